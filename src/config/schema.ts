@@ -1,0 +1,158 @@
+// The workload file's schema: every field, its type, its default and its meaning, in one place.
+// Validation rejects unknown keys (strict objects) so a typo never passes silently.
+import { z } from 'zod';
+
+const int = () => z.number().int();
+const nonNegative = () => z.number().min(0);
+const positiveInt = () => int().min(1);
+const nullableString = () => z.string().min(1).nullable();
+
+/** Where the requests go. */
+export const targetSchema = z.strictObject({
+  /** Base URL of the OpenAI-compatible server (router or engine), `http://` or `https://`.
+   * `null` starts the embedded engine on 127.0.0.1 and targets it. @default null */
+  url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).nullable().default(null),
+  /** Model name sent in every request. @default "deepseek-v4-flash" */
+  model: z.string().min(1).default('deepseek-v4-flash'),
+  /** Name of the environment variable holding the API key (sent as `Authorization: Bearer`).
+   * The key itself never appears in a workload, results or logs. @default null */
+  api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name').nullable().default(null),
+  /** TLS settings for an https target. */
+  tls: z
+    .strictObject({
+      /** PEM file of the CA that signed the server's certificate (added to Node's trusted roots). @default null */
+      ca: nullableString().default(null),
+      /** Skip certificate verification. Off unless you ask; every request record says so. @default false */
+      insecure: z.boolean().default(false),
+      /** SNI / certificate name to verify, when it differs from the URL's host. @default null */
+      servername: nullableString().default(null),
+    })
+    .prefault({}),
+});
+
+/** The agent workers. */
+export const agentsSchema = z.strictObject({
+  /** Number of concurrent agents, each one conversation at a time. @default 4 */
+  count: positiveInt().max(100_000).default(4),
+  /** Rounds (requests) per conversation. @default 8 */
+  rounds: positiveInt().max(100_000).default(8),
+  /** Pause between a response and the agent's next request, like a harness running tools. @default 100 */
+  think_time_ms: nonNegative().default(100),
+  /** Agents start spread over this window instead of all at once. @default 0 */
+  start_stagger_ms: nonNegative().default(0),
+  /** `per-agent`: every agent has its own keep-alive connection (like a harness process);
+   * `pool`: all agents share one pool of `pool_connections` connections. @default "per-agent" */
+  connection: z.enum(['per-agent', 'pool']).default('per-agent'),
+  /** Size of the shared pool in `pool` mode; `null` means one per agent. @default null */
+  pool_connections: positiveInt().nullable().default(null),
+  /** How long the client keeps an idle connection open for reuse (a server's shorter
+   * `Keep-Alive: timeout` hint wins). @default 60000 */
+  keep_alive_timeout_ms: positiveInt().default(60_000),
+});
+
+const toolSchema = z.strictObject({
+  /** Function name the model may call. */
+  name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or -'),
+  /** Description sent to the model. @default "" */
+  description: z.string().default(''),
+  /** JSON schema of the arguments. @default {"type":"object","properties":{}} */
+  parameters: z.record(z.string(), z.unknown()).default({ type: 'object', properties: {} }),
+});
+export type ToolSpec = z.output<typeof toolSchema>;
+
+/** How each conversation is made and grows. Sizes are in tokens (about 4 characters each). */
+export const conversationSchema = z.strictObject({
+  /** Seed of all generated content; the same seed gives the same conversations. @default 1 */
+  seed: int().min(0).default(1),
+  /** Size of the system prompt, shared by every agent (a cross-agent cached prefix). @default 1200 */
+  system_prompt_tokens: int().min(0).default(1200),
+  /** Size of the first user message (the task). @default 200 */
+  first_user_tokens: positiveInt().default(200),
+  /** Size of a user turn appended after a plain-content answer. @default 60 */
+  user_turn_tokens: positiveInt().default(60),
+  /** Size of one tool result in round 1. @default 150 */
+  tool_result_tokens: positiveInt().default(150),
+  /** Added to the tool result size every round, so context grows faster as work goes on. @default 50 */
+  tool_result_growth_tokens: int().min(0).default(50),
+  /** `max_tokens` of every request. @default 256 */
+  max_tokens: positiveInt().default(256),
+  /** Tools offered to the model: `default` (read_file, run_command, search_code), `none`, or a list. @default "default" */
+  tools: z.union([z.enum(['default', 'none']), z.array(toolSchema).min(1)]).default('default'),
+  /** `tool_choice` of every request. @default "auto" */
+  tool_choice: z.enum(['auto', 'required', 'none']).default('auto'),
+  /** Ask for a final usage chunk (`stream_options.include_usage`). Without it token counts are estimated and marked so. @default true */
+  include_usage: z.boolean().default(true),
+  /** Sampling temperature sent. @default 0 */
+  temperature: nonNegative().max(2).default(0),
+});
+
+/** Per-request deadlines. A request past any of them is a hang. */
+export const watchdogSchema = z.strictObject({
+  /** From send to a connected socket. @default 10000 */
+  connect_ms: positiveInt().default(10_000),
+  /** From send to response headers. @default 60000 */
+  headers_ms: positiveInt().default(60_000),
+  /** From send to the first content, reasoning or tool-call token. @default 120000 */
+  first_token_ms: positiveInt().default(120_000),
+  /** Longest silence (no bytes at all) while streaming. @default 30000 */
+  stall_ms: positiveInt().default(30_000),
+  /** Whole request, send to end of stream. @default 600000 */
+  total_ms: positiveInt().default(600_000),
+});
+
+/** The embedded engine, used when `target.url` is null (and by `roundload engine`). */
+export const engineSchema = z.strictObject({
+  /** Seed of generated answers. @default 7 */
+  seed: int().min(0).default(7),
+  /** Prefill cost per 1000 uncached prompt tokens (a per-conversation prefix cache makes repeats cheap). @default 15 */
+  prefill_ms_per_1k_tokens: nonNegative().default(15),
+  /** Time of one decode step (one token for every running stream) with one stream running. @default 8 */
+  decode_step_ms: nonNegative().default(8),
+  /** Added to the decode step per running stream, so streams slow down as concurrency grows. @default 0.15 */
+  decode_step_ms_per_running: nonNegative().default(0.15),
+  /** Divides decode step time: 1.128 is a 12.8% faster decode (for A/B tests). @default 1 */
+  decode_speedup: z.number().positive().default(1),
+  /** KV transfer from prefill to decode, counted in `num_prefill_inflight_queue_reqs`. @default 3 */
+  kv_transfer_ms: nonNegative().default(3),
+  /** Streams decoded at once; more wait in the queue (`num_queue_reqs`). @default 128 */
+  max_running_requests: positiveInt().default(128),
+  /** Share of rounds answered with tool calls when tools are offered and `tool_choice` is `auto`. @default 0.5 */
+  tool_call_ratio: z.number().min(0).max(1).default(0.5),
+  /** Fewest output tokens of a content answer. @default 24 */
+  output_tokens_min: positiveInt().default(24),
+  /** Most output tokens of a content answer (capped by the request's `max_tokens`). @default 96 */
+  output_tokens_max: positiveInt().default(96),
+  /** Most `reasoning_content` tokens streamed before an answer (0: none). @default 0 */
+  reasoning_tokens_max: int().min(0).default(0),
+});
+export type EngineSettings = z.output<typeof engineSchema>;
+
+export const workloadSchema = z
+  .strictObject({
+    /** Name of the workload, used in the results folder name. @default the file name without extension */
+    name: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 letters, digits, ., _ or -').optional(),
+    /** Free-form key/value labels written to run.json (e.g. `arm: baseline`). @default {} */
+    labels: z.record(z.string(), z.string()).default({}),
+    target: targetSchema.prefault({}),
+    agents: agentsSchema.prefault({}),
+    conversation: conversationSchema.prefault({}),
+    watchdog: watchdogSchema.prefault({}),
+    engine: engineSchema.prefault({}),
+  })
+  .superRefine((w, ctx) => {
+    if (w.engine.output_tokens_min > w.engine.output_tokens_max) {
+      ctx.addIssue({ code: 'custom', path: ['engine', 'output_tokens_min'], message: `must not exceed engine.output_tokens_max (${w.engine.output_tokens_max})` });
+    }
+    if (w.target.tls.insecure && w.target.tls.ca !== null) {
+      ctx.addIssue({ code: 'custom', path: ['target', 'tls', 'insecure'], message: 'set either tls.insecure or tls.ca, not both' });
+    }
+    const { headers_ms, first_token_ms, total_ms } = w.watchdog;
+    if (headers_ms > total_ms || first_token_ms > total_ms) {
+      ctx.addIssue({ code: 'custom', path: ['watchdog', 'total_ms'], message: 'must be at least headers_ms and first_token_ms' });
+    }
+  });
+
+/** A workload as written (every field optional). */
+export type WorkloadInput = z.input<typeof workloadSchema>;
+/** A workload with every default filled in; never mutated after validation. */
+export type Workload = z.output<typeof workloadSchema> & { name: string };

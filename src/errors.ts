@@ -1,0 +1,74 @@
+// Every error roundload raises: one base class, one subclass per failure family, each with a stable `code`.
+// Only cli.ts maps these to exit codes; docs/errors.md lists every code.
+
+/** Fields every roundload error may carry to explain itself. */
+export interface ErrorContext {
+  [key: string]: unknown;
+}
+
+export class RoundloadError extends Error {
+  /** Stable machine-readable code, e.g. `ERR_WORKLOAD`. */
+  readonly code: string;
+  /** Exit code the CLI uses when this error ends a command. */
+  readonly exitCode: number;
+  readonly context: ErrorContext;
+
+  constructor(code: string, message: string, options: { exitCode?: number; context?: ErrorContext; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.exitCode = options.exitCode ?? 1;
+    this.context = options.context ?? {};
+  }
+}
+
+/** One located problem in a workload file or an override. */
+export interface WorkloadIssue {
+  /** Where: `file:line:col`, or `--set key` for an override. */
+  where: string;
+  /** Dotted key path, e.g. `agents.count`. */
+  field: string;
+  message: string;
+}
+
+/** The workload file (or an override of it) is wrong. Exit 2. */
+export class WorkloadError extends RoundloadError {
+  readonly issues: readonly WorkloadIssue[];
+  constructor(issues: readonly WorkloadIssue[], options: { cause?: unknown } = {}) {
+    const lines = issues.map((i) => `${i.where}: ${i.field ? `${i.field}: ` : ''}${i.message}`);
+    super('ERR_WORKLOAD', `invalid workload:\n  ${lines.join('\n  ')}`, { exitCode: 2, context: { issues }, ...options });
+    this.issues = issues;
+  }
+}
+
+/** The command line is wrong (bad flag value, missing file). Exit 2. */
+export class UsageError extends RoundloadError {
+  constructor(message: string, options: { context?: ErrorContext; cause?: unknown } = {}) {
+    super('ERR_USAGE', message, { exitCode: 2, ...options });
+  }
+}
+
+/** The target did not answer the start-up check. Exit 3. */
+export class TargetUnreachableError extends RoundloadError {
+  constructor(url: string, options: { cause?: unknown; detail?: string } = {}) {
+    super('ERR_TARGET_UNREACHABLE', `target ${url} is unreachable${options.detail ? `: ${options.detail}` : ''}; check --target, the network path and that the server is up`, {
+      exitCode: 3,
+      context: { url },
+      ...(options.cause === undefined ? {} : { cause: options.cause }),
+    });
+  }
+}
+
+/** A results folder cannot be read back (missing, or not a roundload run). Exit 2. */
+export class ResultsError extends RoundloadError {
+  constructor(message: string, options: { context?: ErrorContext; cause?: unknown } = {}) {
+    super('ERR_RESULTS', message, { exitCode: 2, ...options });
+  }
+}
+
+/** A server we started (engine, hop) could not start. Exit 1. */
+export class ServerStartError extends RoundloadError {
+  constructor(what: string, options: { cause?: unknown; context?: ErrorContext } = {}) {
+    super('ERR_SERVER_START', `could not start ${what}`, { exitCode: 1, ...options });
+  }
+}

@@ -1,0 +1,104 @@
+// A run is a typed stream of events. Writers, the progress line, the watchdog and the monitor subscribe;
+// nothing polls shared state.
+import type { RequestRecord } from './records.js';
+
+/** A request left an agent (not written to disk; the progress line counts in-flight requests with it). */
+export interface RequestStartEvent {
+  kind: 'request_start';
+  agent: number;
+  conversation: string;
+  round: number;
+  run_ms: number;
+}
+
+/** A request reached its terminal state. Written to requests.jsonl. */
+export interface RequestEvent {
+  kind: 'request';
+  record: RequestRecord;
+}
+
+/** The run started: target, path and sizes. Written to events.jsonl. */
+export interface RunStartEvent {
+  kind: 'run_start';
+  t: string;
+  target: string;
+  path: string;
+  agents: number;
+  rounds: number;
+}
+
+/** The run ended (or was interrupted). Written to events.jsonl. */
+export interface RunEndEvent {
+  kind: 'run_end';
+  t: string;
+  run_ms: number;
+  status: 'completed' | 'interrupted' | 'failed';
+  reason: string | null;
+}
+
+/** A phase (warm-up, a sweep level, main) began. Written to events.jsonl. */
+export interface PhaseEvent {
+  kind: 'phase';
+  t: string;
+  run_ms: number;
+  name: string;
+}
+
+/** A request hung: everything needed to diagnose it. Written to events.jsonl beside its request record. */
+export interface HangEvent {
+  kind: 'hang';
+  t: string;
+  run_ms: number;
+  record: RequestRecord;
+}
+
+/** A request failed with a classified error. Written to events.jsonl. */
+export interface ErrorEvent {
+  kind: 'error';
+  t: string;
+  run_ms: number;
+  agent: number;
+  conversation: string;
+  round: number;
+  class: string;
+  message: string;
+}
+
+/** Client health sample: event-loop delay and utilisation over the last window. Written to events.jsonl. */
+export interface ClientSampleEvent {
+  kind: 'client_sample';
+  t: string;
+  run_ms: number;
+  window_ms: number;
+  loop_delay_p99_ms: number;
+  loop_delay_max_ms: number;
+  loop_utilization: number;
+  in_flight: number;
+  rss_bytes: number;
+}
+
+export type RunEvent =
+  | RequestStartEvent
+  | RequestEvent
+  | RunStartEvent
+  | RunEndEvent
+  | PhaseEvent
+  | HangEvent
+  | ErrorEvent
+  | ClientSampleEvent;
+
+export type RunEventKind = RunEvent['kind'];
+export type RunEventOf<K extends RunEventKind> = Extract<RunEvent, { kind: K }>;
+
+/** Which results file each kind goes to (`null`: not written). A mapped type: a new kind must be routed. */
+export type EventFile = 'requests' | 'events' | 'gauges' | null;
+export const EVENT_FILES: { readonly [K in RunEventKind]: EventFile } = {
+  request_start: null,
+  request: 'requests',
+  run_start: 'events',
+  run_end: 'events',
+  phase: 'events',
+  hang: 'events',
+  error: 'events',
+  client_sample: 'events',
+};

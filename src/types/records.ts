@@ -1,0 +1,95 @@
+// The records a run writes, as they appear on disk (snake_case, units in names).
+// These shapes are the results-folder contract of DESIGN.md: change them only with the schema version.
+
+/** Bumped whenever a record shape changes incompatibly. */
+export const RESULTS_SCHEMA_VERSION = 1;
+
+/** Which network path a request took. */
+export type PathKind = 'direct' | 'hop' | 'proxy';
+
+/** Terminal state of a request: exactly one per request. */
+export type RequestStatus = 'ok' | 'error' | 'hang';
+
+/** Where in its life a hung request was when the watchdog gave up on it. */
+export type HangPhase = 'connect' | 'headers' | 'first_token' | 'mid_stream' | 'total';
+
+/** The socket a request went out on (from undici's diagnostics_channel). */
+export interface ConnectionInfo {
+  /** Run-unique id of the socket, e.g. `c7`. */
+  id: string;
+  /** 1 for the first request on this socket, 2 for the first reuse, … */
+  nth: number;
+  local_port: number | null;
+  /** Socket age when this request was sent. */
+  age_ms: number;
+  /** How long the socket sat idle between the previous response's end and this request (null on first use). */
+  idle_ms: number | null;
+  /** TLS only: whether the TLS session was resumed. */
+  tls: { protocol: string | null; session_reused: boolean; authorized: boolean } | null;
+}
+
+export interface ItlStats {
+  count: number;
+  mean_ms: number;
+  p50_ms: number;
+  p99_ms: number;
+  max_ms: number;
+}
+
+export interface ErrorInfo {
+  /** Stable class, e.g. `connection_refused`, `keepalive_race`, `http_5xx`, `malformed_sse`. */
+  class: string;
+  message: string;
+  /** The underlying code (`ECONNRESET`, `UND_ERR_SOCKET`, …) when there is one. */
+  code: string | null;
+}
+
+export interface HangInfo {
+  phase: HangPhase;
+  /** Which deadline fired, e.g. `stall_ms`. */
+  deadline: string;
+  deadline_ms: number;
+  /** Time since the last byte when the watchdog fired (or since send when none came). */
+  last_byte_age_ms: number;
+}
+
+/** One line of requests.jsonl. */
+export interface RequestRecord {
+  /** Wall-clock time the request was sent (ISO 8601). */
+  t: string;
+  /** Milliseconds since the run started, at send. */
+  run_ms: number;
+  agent: number;
+  /** Conversation id, unique in the run: `a<agent>-c<n>`. */
+  conversation: string;
+  round: number;
+  /** Phase of the run (e.g. `main`, or a sweep level). */
+  phase: string;
+  path: PathKind;
+  status: RequestStatus;
+  http_status: number | null;
+  /** Send → response headers. */
+  headers_ms: number | null;
+  /** Send → first content/reasoning/tool-call token. */
+  ttft_ms: number | null;
+  /** Send → end of stream (or → the terminal error/hang). */
+  e2e_ms: number;
+  itl: ItlStats | null;
+  /** SSE data events received. */
+  chunks: number;
+  /** Response body bytes received. */
+  bytes: number;
+  request_bytes: number;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  cached_tokens: number | null;
+  /** True when the token counts are the client's estimate (no usage chunk came). */
+  tokens_estimated: boolean;
+  finish_reason: string | null;
+  tool_calls: { name: string; arguments_bytes: number }[];
+  content_chars: number;
+  reasoning_chars: number;
+  error: ErrorInfo | null;
+  hang: HangInfo | null;
+  connection: ConnectionInfo | null;
+}
