@@ -31,13 +31,23 @@ export interface WorkloadIssue {
   message: string;
 }
 
-/** The workload file (or an override of it) is wrong. Exit 2. */
+/** The workload file (or an override of it) is wrong. Exit 2.
+ * The message is the whole report the CLI prints: `invalid workload <file>:` then one line per issue,
+ * `  <where>  <field>  <message>` (the field is left out when an issue has none, e.g. a YAML syntax error). */
 export class WorkloadError extends RoundloadError {
   readonly issues: readonly WorkloadIssue[];
-  constructor(issues: readonly WorkloadIssue[], options: { cause?: unknown } = {}) {
-    const lines = issues.map((i) => `${i.where}: ${i.field ? `${i.field}: ` : ''}${i.message}`);
-    super('ERR_WORKLOAD', `invalid workload:\n  ${lines.join('\n  ')}`, { exitCode: 2, context: { issues }, ...options });
+  /** The workload file, when the problems are in (or on top of) one. */
+  readonly file: string | undefined;
+  constructor(issues: readonly WorkloadIssue[], options: { file?: string; cause?: unknown } = {}) {
+    const lines = issues.map((i) => `  ${i.where}  ${i.field ? `${i.field}  ` : ''}${i.message}`);
+    const head = options.file === undefined ? 'invalid workload:' : `invalid workload ${options.file}:`;
+    super('ERR_WORKLOAD', [head, ...lines].join('\n'), {
+      exitCode: 2,
+      context: { issues, ...(options.file === undefined ? {} : { file: options.file }) },
+      ...(options.cause === undefined ? {} : { cause: options.cause }),
+    });
     this.issues = issues;
+    this.file = options.file;
   }
 }
 

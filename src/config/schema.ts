@@ -147,8 +147,15 @@ export const workloadSchema = z
       ctx.addIssue({ code: 'custom', path: ['target', 'tls', 'insecure'], message: 'set either tls.insecure or tls.ca, not both' });
     }
     const { headers_ms, first_token_ms, total_ms } = w.watchdog;
-    if (headers_ms > total_ms || first_token_ms > total_ms) {
-      ctx.addIssue({ code: 'custom', path: ['watchdog', 'total_ms'], message: 'must be at least headers_ms and first_token_ms' });
+    // Name the values: the longer deadline is often a default the user never wrote (first_token_ms is 120000).
+    const longer = Object.entries({ headers_ms, first_token_ms }).filter(([, ms]) => ms > total_ms);
+    if (longer.length > 0) {
+      const list = longer.map(([key, ms]) => `${key} (${ms})`).join(' and ');
+      ctx.addIssue({
+        code: 'custom',
+        path: ['watchdog', 'total_ms'],
+        message: `${total_ms} is shorter than ${list}; set ${longer.map(([key]) => key).join(' and ')} to at most ${total_ms}, or raise total_ms`,
+      });
     }
   });
 

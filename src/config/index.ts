@@ -1,0 +1,15 @@
+// The config concern's public face: load and validate workload files, apply command-line overrides,
+// parse durations, and redact a workload for run.json. Code outside src/config imports only this file.
+export { loadWorkload, parseWorkload } from './load.js';
+export type { Overrides } from './overrides.js';
+export { parseDurationMs } from './duration.js';
+export { redactWorkload } from './redact.js';
+export {
+  workloadSchema,
+  targetSchema,
+  agentsSchema,
+  conversationSchema,
+  watchdogSchema,
+  engineSchema,
+} from './schema.js';
+export type { Workload, WorkloadInput, EngineSettings, ToolSpec } from './schema.js';

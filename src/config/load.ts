@@ -1,0 +1,111 @@
+// Reads a workload file: YAML → overrides → schema → a deeply frozen Workload. Every problem, in the file or in
+// an override, is reported together in one WorkloadError with `file:line:col` (or the flag) and the key path.
+import { readFile } from 'node:fs/promises';
+import { basename, extname } from 'node:path';
+import { LineCounter, parseDocument, type Document, type YAMLError } from 'yaml';
+import { UsageError, WorkloadError, type WorkloadIssue } from '../errors.js';
+import { explainIssues, type ExplainedIssue } from './issues.js';
+import { existsInDocument, locate, positionOf } from './locate.js';
+import { applyOverrides, type AppliedOverride, type Overrides } from './overrides.js';
+import { workloadSchema, type Workload } from './schema.js';
+
+const NAME_FALLBACK = 'workload';
+
+/** The default workload name: the file's basename without extension, made to fit the name pattern. */
+export function nameFromFile(file: string): string {
+  const stem = basename(file, extname(file));
+  const cleaned = stem.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 64);
+  return cleaned === '' ? NAME_FALLBACK : cleaned;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+function syntaxIssue(file: string, lineCounter: LineCounter, error: YAMLError): WorkloadIssue {
+  const { line, col } = positionOf(lineCounter, error.pos[0]);
+  const message = error.code === 'MULTIPLE_DOCS' ? 'a workload file holds one YAML document (found a second "---")' : error.message;
+  return { where: `${file}:${line}:${col}`, field: '', message: `YAML syntax: ${message}` };
+}
+
+function startsWith(path: readonly PropertyKey[], prefix: readonly PropertyKey[]): boolean {
+  return prefix.length <= path.length && prefix.every((segment, i) => String(segment) === String(path[i]));
+}
+
+/** The override an issue came from: the last one that wrote at or above it, or that created the path it names. */
+function overrideFor(issue: ExplainedIssue, applied: readonly AppliedOverride[], doc: Document): AppliedOverride | undefined {
+  const full = issue.key === undefined ? issue.path : [...issue.path, issue.key];
+  for (let i = applied.length - 1; i >= 0; i--) {
+    const override = applied[i];
+    if (override === undefined) continue;
+    if (startsWith(full, override.path)) return override;
+    if (startsWith(override.path, full) && !existsInDocument(doc, full)) return override;
+  }
+  return undefined;
+}
+
+/**
+ * Parses and validates workload text. Pure: reads nothing, and never mutates `overrides`.
+ * @param file used in messages and for the default name; need not exist.
+ * @throws WorkloadError listing every problem found.
+ */
+export function parseWorkload(text: string, file: string, overrides: Overrides = {}): Workload {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    throw new WorkloadError(doc.errors.map((e) => syntaxIssue(file, lineCounter, e)), { file });
+  }
+  let parsed: unknown;
+  try {
+    parsed = doc.toJS({ maxAliasCount: 100 });
+  } catch (cause) {
+    // Only alias bombs get here (`maxAliasCount`); say so rather than hang or crash.
+    const message = cause instanceof Error ? cause.message : String(cause);
+    throw new WorkloadError([{ where: `${file}:1:1`, field: '', message: `YAML: ${message}` }], { file, cause });
+  }
+  // An empty file (or one of only comments) is the all-defaults workload.
+  const raw = parsed ?? {};
+
+  const { input, applied, issues: overrideIssues } = applyOverrides(raw, overrides);
+  const result = workloadSchema.safeParse(input);
+  if (!result.success || overrideIssues.length > 0) {
+    const located: { issue: WorkloadIssue; line: number; col: number }[] = [];
+    const fromFlags: WorkloadIssue[] = [...overrideIssues];
+    for (const issue of result.success ? [] : explainIssues(result.error.issues, input)) {
+      const field = [...issue.path, ...(issue.key === undefined ? [] : [issue.key])].map(String).join('.');
+      const override = overrideFor(issue, applied, doc);
+      if (override !== undefined) {
+        fromFlags.push({ where: override.where, field, message: issue.message });
+        continue;
+      }
+      const { line, col } = locate(doc, lineCounter, issue.path, issue.key);
+      located.push({ issue: { where: `${file}:${line}:${col}`, field, message: issue.message }, line, col });
+    }
+    // File order reads best; zod's own order follows the schema, not the file.
+    located.sort((a, b) => a.line - b.line || a.col - b.col);
+    throw new WorkloadError([...located.map((l) => l.issue), ...fromFlags], { file });
+  }
+  const { name, ...sections } = result.data;
+  const workload: Workload = { name: name ?? nameFromFile(file), ...sections };
+  return deepFreeze(workload);
+}
+
+/**
+ * Reads, parses and validates a workload file.
+ * @throws UsageError when the file cannot be read; WorkloadError when it is not a valid workload.
+ */
+export async function loadWorkload(file: string, overrides: Overrides = {}): Promise<Workload> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (cause) {
+    const code = cause instanceof Error && 'code' in cause ? cause.code : undefined;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : cause instanceof Error ? cause.message : String(cause);
+    throw new UsageError(`cannot read workload file ${file}: ${why}`, { context: { file }, cause });
+  }
+  return parseWorkload(text, file, overrides);
+}
