@@ -1,0 +1,114 @@
+// One agent conversation: the message history that grows round after round, and the request body for
+// the next round. Messages only append, so each is serialised once and the body is a join.
+import type { Workload, ToolSpec } from '../config/index.js';
+import type { AssembledMessage } from '../stream/index.js';
+import { Rng } from './rng.js';
+import { filler } from './text.js';
+import { DEFAULT_TOOLS, toolResult, toolsPayload } from './tools.js';
+
+type ConversationSettings = Workload['conversation'];
+
+/** Tools of a workload as a list (`default` and `none` resolved). */
+export function resolveTools(tools: ConversationSettings['tools']): readonly ToolSpec[] {
+  if (tools === 'default') return DEFAULT_TOOLS;
+  if (tools === 'none') return [];
+  return tools;
+}
+
+/** The system prompt every agent shares (a prefix the server can cache across agents). */
+export function systemPrompt(settings: ConversationSettings): string {
+  if (settings.system_prompt_tokens === 0) return '';
+  return `You are a coding agent. Use the tools to inspect and change the workspace.\n${filler(Rng.from('system', settings.seed), settings.system_prompt_tokens)}`;
+}
+
+export interface ConversationInit {
+  id: string;
+  agent: number;
+  /** 1-based count of conversations this agent has started. */
+  ordinal: number;
+  model: string;
+  settings: ConversationSettings;
+  system: string;
+  tools: readonly ToolSpec[];
+}
+
+export class Conversation {
+  readonly id: string;
+  readonly #settings: ConversationSettings;
+  readonly #rng: Rng;
+  readonly #parts: string[] = [];
+  readonly #bodyHead: string;
+  readonly #bodyTail: string;
+  /** Rounds answered so far (successful or not). */
+  #round = 0;
+  #chars = 0;
+
+  constructor(init: ConversationInit) {
+    this.id = init.id;
+    this.#settings = init.settings;
+    this.#rng = Rng.from('conversation', init.settings.seed, init.agent, init.ordinal);
+    if (init.system !== '') this.#push({ role: 'system', content: init.system });
+    this.#push({ role: 'user', content: `Task ${init.id}: ${filler(this.#rng, init.settings.first_user_tokens)}` });
+    const s = init.settings;
+    const head: Record<string, unknown> = { model: init.model, stream: true, max_tokens: s.max_tokens, temperature: s.temperature };
+    if (s.include_usage) head.stream_options = { include_usage: true };
+    if (init.tools.length > 0) {
+      head.tools = toolsPayload(init.tools);
+      head.tool_choice = s.tool_choice;
+    }
+    const headJson = JSON.stringify(head);
+    // `{...head,"messages":[` + parts + `]}`: the fixed fields are serialised once per conversation.
+    this.#bodyHead = `${headJson.slice(0, -1)},"messages":[`;
+    this.#bodyTail = ']}';
+  }
+
+  /** The round the next request will be (1-based). */
+  get nextRound(): number {
+    return this.#round + 1;
+  }
+
+  get messages(): number {
+    return this.#parts.length;
+  }
+
+  /** Characters of message JSON so far (a cheap size measure for context caps). */
+  get contextChars(): number {
+    return this.#chars;
+  }
+
+  /** The JSON body of the next request. */
+  body(): string {
+    return this.#bodyHead + this.#parts.join(',') + this.#bodyTail;
+  }
+
+  /** Appends the model's answer, then tool results (one per call) or a user turn. */
+  answered(message: AssembledMessage): void {
+    this.#round += 1;
+    const round = this.#round;
+    if (message.toolCalls.length > 0) {
+      this.#push({
+        role: 'assistant',
+        content: message.content === '' ? null : message.content,
+        tool_calls: message.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+      });
+      const tokens = this.#settings.tool_result_tokens + this.#settings.tool_result_growth_tokens * (round - 1);
+      for (const call of message.toolCalls) {
+        this.#push({ role: 'tool', tool_call_id: call.id, content: toolResult(this.#rng, call.name, tokens) });
+      }
+    } else {
+      this.#push({ role: 'assistant', content: message.content });
+      this.#push({ role: 'user', content: filler(this.#rng, this.#settings.user_turn_tokens) });
+    }
+  }
+
+  /** The round failed: the history stays as it was, so the next round re-sends it (what a harness retry does). */
+  failed(): void {
+    this.#round += 1;
+  }
+
+  #push(message: Record<string, unknown>): void {
+    const json = JSON.stringify(message);
+    this.#parts.push(json);
+    this.#chars += json.length;
+  }
+}

@@ -1,0 +1,43 @@
+// Seeded randomness for conversation content: the same seed gives the same conversations, byte for byte.
+
+/** FNV-1a 32-bit hash of a string, to derive independent seeds from names. */
+export function hash32(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i += 1) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/** A small fast PRNG (mulberry32): good enough for content, not for cryptography. */
+export class Rng {
+  #state: number;
+  constructor(seed: number) {
+    this.#state = seed >>> 0;
+  }
+
+  static from(...parts: (string | number)[]): Rng {
+    return new Rng(hash32(parts.join('\u0000')));
+  }
+
+  /** Uniform in [0, 1). */
+  next(): number {
+    this.#state = (this.#state + 0x6d2b79f5) >>> 0;
+    let t = this.#state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }
+
+  /** Integer in [min, max]. */
+  int(min: number, max: number): number {
+    return min + Math.floor(this.next() * (max - min + 1));
+  }
+
+  pick<T>(items: readonly T[]): T {
+    const item = items[Math.floor(this.next() * items.length)];
+    if (item === undefined) throw new Error('pick from an empty list');
+    return item;
+  }
+}

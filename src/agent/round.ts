@@ -1,0 +1,225 @@
+// One round's request, through its explicit lifecycle: sent → headers → first token → chunks →
+// done | error | hang. Exactly one terminal state per request; nothing is recorded after it.
+import { performance } from 'node:perf_hooks';
+import { sendStream, REQUEST_ID_HEADER, type Lane, type ConnectionTracker, type Abort } from '../transport/index.js';
+import { ChatStreamParser, MessageAssembler, type AssembledMessage, type StreamEvent } from '../stream/index.js';
+import { RequestWatch, type Clock, type Deadlines } from '../watchdog/index.js';
+import type { ErrorInfo, HangInfo, ItlStats, PathKind, RequestRecord, RequestStatus } from '../types/index.js';
+import { classifyTransportError, errorInfo, httpStatusClass } from './classify.js';
+import { estimateTokens } from './text.js';
+
+export interface RoundTarget {
+  lane: Lane;
+  tracker: ConnectionTracker;
+  clock: Clock;
+  deadlines: Deadlines;
+  path: PathKind;
+  /** Path of the chat completions endpoint, e.g. `/v1/chat/completions`. */
+  endpoint: string;
+  /** Extra headers (Authorization, Host…), already resolved. */
+  headers: Record<string, string>;
+  /** performance.now() at run start, for `run_ms`. */
+  runStartMs: number;
+  /** Called for every inter-token gap, for the round's ITL histogram (the record keeps only stats). */
+  onGap?: (gapMs: number) => void;
+}
+
+export interface RoundRequest {
+  agent: number;
+  conversation: string;
+  round: number;
+  phase: string;
+  body: string;
+}
+
+export interface RoundOutcome {
+  record: RequestRecord;
+  /** The assembled answer when the request completed (status ok). */
+  message: AssembledMessage | null;
+}
+
+const MAX_ERROR_BODY = 2048;
+
+/** Sends one round and resolves with its record; never rejects. `stop` aborts it (run shutdown). */
+export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSignal): Promise<RoundOutcome> {
+  return new Promise<RoundOutcome>((resolve) => {
+    const requestId = target.tracker.nextRequestId();
+    const wallStart = new Date();
+    const t0 = performance.now();
+    let headersAt: number | null = null;
+    let firstTokenAt: number | null = null;
+    let lastTokenAt: number | null = null;
+    let httpStatus: number | null = null;
+    let errorBody = '';
+    let bytes = 0;
+    let finished = false;
+    const gaps: number[] = [];
+    const assembler = new MessageAssembler();
+    let streamProblem: ErrorInfo | null = null;
+    let abort: Abort = () => {};
+
+    const onEvent = (e: StreamEvent): void => {
+      switch (e.kind) {
+        case 'content':
+        case 'reasoning':
+        case 'tool_call_delta': {
+          const now = performance.now();
+          if (firstTokenAt === null) {
+            firstTokenAt = now;
+            watch.firstToken();
+          } else if (lastTokenAt !== null) {
+            const gap = now - lastTokenAt;
+            gaps.push(gap);
+            target.onGap?.(gap);
+          }
+          lastTokenAt = now;
+          break;
+        }
+        case 'server_error':
+          streamProblem ??= errorInfo('server_error_event', `server error in stream: ${e.message}`, e.code === null ? null : String(e.code));
+          break;
+        case 'malformed':
+          streamProblem ??= errorInfo(e.problem === 'invalid_json' ? 'invalid_json' : 'malformed_sse', `${e.detail}: ${e.sample}`);
+          break;
+        default:
+          break;
+      }
+      assembler.apply(e);
+    };
+    const parser = new ChatStreamParser(onEvent);
+
+    const finish = (status: RequestStatus, error: ErrorInfo | null, hang: HangInfo | null): void => {
+      if (finished) return;
+      finished = true;
+      watch.stop();
+      stop?.removeEventListener('abort', onStop);
+      const end = performance.now();
+      const connection = target.tracker.connectionOf(requestId);
+      target.tracker.release(requestId);
+      const message = assembler.result();
+      const usage = message.usage;
+      const estimated = usage === null;
+      const record: RequestRecord = {
+        t: wallStart.toISOString(),
+        run_ms: round3(t0 - target.runStartMs),
+        agent: req.agent,
+        conversation: req.conversation,
+        round: req.round,
+        phase: req.phase,
+        path: target.path,
+        status,
+        http_status: httpStatus,
+        headers_ms: headersAt === null ? null : round3(headersAt - t0),
+        ttft_ms: firstTokenAt === null ? null : round3(firstTokenAt - t0),
+        e2e_ms: round3(end - t0),
+        itl: itlStats(gaps),
+        chunks: parser.dataEvents,
+        bytes,
+        request_bytes: Buffer.byteLength(req.body),
+        prompt_tokens: usage?.promptTokens ?? (status === 'ok' ? estimateTokens(req.body) : null),
+        completion_tokens: usage?.completionTokens ?? (status === 'ok' ? assembler.tokenEvents : null),
+        cached_tokens: usage?.cachedTokens ?? null,
+        tokens_estimated: estimated && status === 'ok',
+        finish_reason: message.finishReason,
+        tool_calls: message.toolCalls.map((c) => ({ name: c.name, arguments_bytes: Buffer.byteLength(c.arguments) })),
+        content_chars: message.content.length,
+        reasoning_chars: message.reasoning.length,
+        error,
+        hang,
+        connection,
+      };
+      resolve({ record, message: status === 'ok' ? message : null });
+    };
+
+    const watch = new RequestWatch(target.deadlines, target.clock, (hang) => {
+      // Terminal first, then abort: the abort's own error must not become a second outcome.
+      finish('hang', null, hang);
+      abort(new Error(`watchdog: ${hang.deadline} ${hang.deadline_ms} ms passed in phase ${hang.phase}`));
+      // Stuck before a socket was had: the lane's queue may be wedged behind it, so start the lane afresh.
+      if (hang.phase === 'connect') target.lane.reset();
+    });
+
+    const onStop = (): void => {
+      finish('error', errorInfo('aborted', 'the run stopped while this request was in flight'), null);
+      abort(new Error('run stopped'));
+    };
+    if (stop?.aborted) {
+      onStop();
+      return;
+    }
+    stop?.addEventListener('abort', onStop, { once: true });
+
+    watch.start();
+    abort = sendStream(
+      target.lane.dispatcher,
+      {
+        method: 'POST',
+        path: target.endpoint,
+        headers: { ...target.headers, 'content-type': 'application/json', accept: 'text/event-stream', [REQUEST_ID_HEADER]: requestId },
+        body: req.body,
+      },
+      {
+        onStart() {
+          watch.connected();
+        },
+        onHeaders(statusCode) {
+          headersAt = performance.now();
+          httpStatus = statusCode;
+          watch.headers();
+        },
+        onData(chunk) {
+          if (finished) return;
+          bytes += chunk.length;
+          watch.bytes();
+          if (httpStatus !== null && httpStatus >= 400) {
+            if (errorBody.length < MAX_ERROR_BODY) errorBody += chunk.toString('utf8', 0, Math.min(chunk.length, MAX_ERROR_BODY));
+            return;
+          }
+          parser.feed(chunk);
+        },
+        onEnd() {
+          if (finished) return;
+          if (httpStatus !== null && httpStatus >= 400) {
+            finish('error', errorInfo(httpStatusClass(httpStatus), `HTTP ${httpStatus}: ${errorBody.slice(0, 300).trim()}`, String(httpStatus)), null);
+            return;
+          }
+          parser.end();
+          const message = assembler.result();
+          if (streamProblem !== null) {
+            finish('error', streamProblem, null);
+            return;
+          }
+          if (message.finishReason === null && !message.sawDone) {
+            finish('error', errorInfo('truncated_stream', `stream ended after ${parser.dataEvents} events without finish_reason or [DONE]`), null);
+            return;
+          }
+          const badCall = message.toolCalls.find((c) => !c.argumentsValid);
+          if (badCall !== undefined) {
+            finish('error', errorInfo('invalid_tool_arguments', `tool call ${badCall.index} (${badCall.name}) arguments are not valid JSON: ${badCall.arguments.slice(0, 120)}`), null);
+            return;
+          }
+          finish('ok', null, null);
+        },
+        onError(error) {
+          if (finished) return;
+          const connection = target.tracker.connectionOf(requestId);
+          const reused = connection !== null && connection.nth > 1 && headersAt === null;
+          finish('error', classifyTransportError(error, reused), null);
+        },
+      },
+    );
+  });
+}
+
+function round3(v: number): number {
+  return Math.round(v * 1000) / 1000;
+}
+
+function itlStats(gaps: number[]): ItlStats | null {
+  if (gaps.length === 0) return null;
+  const sorted = Float64Array.from(gaps).sort();
+  let sum = 0;
+  for (const g of sorted) sum += g;
+  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+  return { count: sorted.length, mean_ms: round3(sum / sorted.length), p50_ms: round3(at(50)), p99_ms: round3(at(99)), max_ms: round3(sorted[sorted.length - 1] ?? 0) };
+}

@@ -1,0 +1,291 @@
+// Pure aggregation: request records (and client samples) in, summary.json out. Streaming, so a night's
+// records are summarised in constant memory, and the same code rebuilds a killed run from its files.
+import { HistogramSet, ALL_ROUNDS, type Percentiles } from '../metrics/index.js';
+import type { ClientSampleEvent, HangPhase, RequestRecord } from '../types/index.js';
+import { RESULTS_SCHEMA_VERSION } from '../types/index.js';
+
+export interface RoundSummary {
+  round: number;
+  requests: number;
+  ok: number;
+  errors: number;
+  hangs: number;
+  prompt_tokens_mean: number;
+  cached_tokens_mean: number;
+  completion_tokens_mean: number;
+  /** Mean decode speed of one stream: (completion tokens − 1) / (last token − first token). */
+  stream_tokens_per_s_mean: number;
+  ttft: Percentiles;
+  itl: Percentiles;
+  e2e: Percentiles;
+}
+
+export interface PhaseSummary {
+  phase: string;
+  requests: number;
+  ok: number;
+  errors: number;
+  hangs: number;
+  wall_s: number;
+  output_tokens_per_s: number;
+  requests_per_s: number;
+  ttft: Percentiles;
+  itl: Percentiles;
+  e2e: Percentiles;
+  rounds: RoundSummary[];
+}
+
+export interface Summary {
+  schema_version: number;
+  run: {
+    name: string;
+    status: string;
+    started_at: string | null;
+    ended_at: string | null;
+    wall_s: number;
+    target: string;
+    path: string;
+    labels: Record<string, string>;
+  };
+  totals: {
+    requests: number;
+    ok: number;
+    errors: number;
+    hangs: number;
+    error_rate: number;
+    prompt_tokens: number;
+    completion_tokens: number;
+    cached_tokens: number;
+    /** Share of prompt tokens the server reported as cached. */
+    cache_hit_ratio: number;
+    /** Requests whose token counts are the client's estimate (no usage chunk). */
+    tokens_estimated: number;
+  };
+  throughput: { output_tokens_per_s: number; requests_per_s: number };
+  phases: PhaseSummary[];
+  errors_by_class: Record<string, number>;
+  hangs: {
+    total: number;
+    by_phase: Partial<Record<HangPhase, number>>;
+    by_round: Record<string, number>;
+    /** Hangs by the `nth` request on their socket: many at nth ≥ 2 points at keep-alive reuse. */
+    by_connection_reuse: Record<string, number>;
+  };
+  connections: { distinct: number; requests_on_reused: number; max_requests_per_connection: number };
+  client: {
+    samples: number;
+    loop_delay_p99_ms_max: number;
+    loop_utilization_max: number;
+    /** Sample windows where the client itself was saturated (its latencies there are suspect). */
+    saturated_windows: number;
+  };
+}
+
+interface RoundAcc {
+  requests: number;
+  ok: number;
+  errors: number;
+  hangs: number;
+  prompt: number;
+  cached: number;
+  completion: number;
+  tokenCounted: number;
+  streamRateSum: number;
+  streamRateN: number;
+}
+
+interface PhaseAcc {
+  requests: number;
+  ok: number;
+  errors: number;
+  hangs: number;
+  completion: number;
+  firstStartMs: number;
+  lastEndMs: number;
+  rounds: Map<number, RoundAcc>;
+}
+
+/** Loop delay p99 above this, or utilisation above 0.9, marks a client sample window as saturated. */
+export const SATURATED_LOOP_DELAY_MS = 50;
+export const SATURATED_UTILIZATION = 0.9;
+
+export class SummaryBuilder {
+  readonly histograms: HistogramSet;
+  /** When false, ITL gaps are recorded by the caller straight into `histograms` (live runs). */
+  readonly #itlFromRecords: boolean;
+  readonly #phases = new Map<string, PhaseAcc>();
+  readonly #errors: Record<string, number> = {};
+  readonly #hangPhase: Partial<Record<HangPhase, number>> = {};
+  readonly #hangRound: Record<string, number> = {};
+  readonly #hangReuse: Record<string, number> = {};
+  readonly #connections = new Set<string>();
+  #reusedRequests = 0;
+  #maxNth = 0;
+  #prompt = 0;
+  #completion = 0;
+  #cached = 0;
+  #estimated = 0;
+  #samples = 0;
+  #loopP99Max = 0;
+  #eluMax = 0;
+  #saturated = 0;
+
+  constructor(options: { histograms?: HistogramSet; itlFromRecords: boolean }) {
+    this.histograms = options.histograms ?? new HistogramSet();
+    this.#itlFromRecords = options.itlFromRecords;
+  }
+
+  add(r: RequestRecord): void {
+    let phase = this.#phases.get(r.phase);
+    if (phase === undefined) {
+      phase = { requests: 0, ok: 0, errors: 0, hangs: 0, completion: 0, firstStartMs: r.run_ms, lastEndMs: r.run_ms + r.e2e_ms, rounds: new Map() };
+      this.#phases.set(r.phase, phase);
+    }
+    phase.firstStartMs = Math.min(phase.firstStartMs, r.run_ms);
+    phase.lastEndMs = Math.max(phase.lastEndMs, r.run_ms + r.e2e_ms);
+    let round = phase.rounds.get(r.round);
+    if (round === undefined) {
+      round = { requests: 0, ok: 0, errors: 0, hangs: 0, prompt: 0, cached: 0, completion: 0, tokenCounted: 0, streamRateSum: 0, streamRateN: 0 };
+      phase.rounds.set(r.round, round);
+    }
+    phase.requests += 1;
+    round.requests += 1;
+    if (r.connection !== null) {
+      this.#connections.add(r.connection.id);
+      if (r.connection.nth > 1) this.#reusedRequests += 1;
+      this.#maxNth = Math.max(this.#maxNth, r.connection.nth);
+    }
+    if (r.status === 'ok') {
+      phase.ok += 1;
+      round.ok += 1;
+      const completion = r.completion_tokens ?? 0;
+      phase.completion += completion;
+      round.prompt += r.prompt_tokens ?? 0;
+      round.cached += r.cached_tokens ?? 0;
+      round.completion += completion;
+      round.tokenCounted += 1;
+      this.#prompt += r.prompt_tokens ?? 0;
+      this.#completion += completion;
+      this.#cached += r.cached_tokens ?? 0;
+      if (r.tokens_estimated) this.#estimated += 1;
+      if (r.ttft_ms !== null) this.histograms.recordMs('ttft', r.phase, r.round, r.ttft_ms);
+      this.histograms.recordMs('e2e', r.phase, r.round, r.e2e_ms);
+      if (r.ttft_ms !== null && completion > 1) {
+        const decodeS = (r.e2e_ms - r.ttft_ms) / 1000;
+        if (decodeS > 0) {
+          round.streamRateSum += (completion - 1) / decodeS;
+          round.streamRateN += 1;
+        }
+      }
+      if (this.#itlFromRecords && r.itl !== null) {
+        // Rebuilding without histograms.json: each request's gaps are known only by their stats.
+        this.histograms.recordMs('itl', r.phase, r.round, r.itl.p50_ms, Math.max(1, r.itl.count - 1));
+        this.histograms.recordMs('itl', r.phase, r.round, r.itl.max_ms, 1);
+      }
+    } else if (r.status === 'hang') {
+      phase.hangs += 1;
+      round.hangs += 1;
+      if (r.hang !== null) this.#hangPhase[r.hang.phase] = (this.#hangPhase[r.hang.phase] ?? 0) + 1;
+      this.#hangRound[String(r.round)] = (this.#hangRound[String(r.round)] ?? 0) + 1;
+      const nth = String(r.connection?.nth ?? 0);
+      this.#hangReuse[nth] = (this.#hangReuse[nth] ?? 0) + 1;
+    } else {
+      phase.errors += 1;
+      round.errors += 1;
+      const cls = r.error?.class ?? 'other';
+      this.#errors[cls] = (this.#errors[cls] ?? 0) + 1;
+    }
+  }
+
+  addClientSample(s: ClientSampleEvent): void {
+    this.#samples += 1;
+    this.#loopP99Max = Math.max(this.#loopP99Max, s.loop_delay_p99_ms);
+    this.#eluMax = Math.max(this.#eluMax, s.loop_utilization);
+    if (s.loop_delay_p99_ms > SATURATED_LOOP_DELAY_MS || s.loop_utilization > SATURATED_UTILIZATION) this.#saturated += 1;
+  }
+
+  build(run: Summary['run']): Summary {
+    const phases: PhaseSummary[] = [];
+    let requests = 0;
+    let ok = 0;
+    let errors = 0;
+    let hangs = 0;
+    let completionAll = 0;
+    let firstAll = Infinity;
+    let lastAll = 0;
+    for (const [name, p] of this.#phases) {
+      const wallS = Math.max(0.001, (p.lastEndMs - p.firstStartMs) / 1000);
+      const rounds: RoundSummary[] = [...p.rounds.entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([round, r]) => ({
+          round,
+          requests: r.requests,
+          ok: r.ok,
+          errors: r.errors,
+          hangs: r.hangs,
+          prompt_tokens_mean: mean(r.prompt, r.tokenCounted),
+          cached_tokens_mean: mean(r.cached, r.tokenCounted),
+          completion_tokens_mean: mean(r.completion, r.tokenCounted),
+          stream_tokens_per_s_mean: mean(r.streamRateSum, r.streamRateN),
+          ttft: this.histograms.percentiles('ttft', name, round),
+          itl: this.histograms.percentiles('itl', name, round),
+          e2e: this.histograms.percentiles('e2e', name, round),
+        }));
+      phases.push({
+        phase: name,
+        requests: p.requests,
+        ok: p.ok,
+        errors: p.errors,
+        hangs: p.hangs,
+        wall_s: round3(wallS),
+        output_tokens_per_s: round3(p.completion / wallS),
+        requests_per_s: round3(p.requests / wallS),
+        ttft: this.histograms.percentiles('ttft', name, ALL_ROUNDS),
+        itl: this.histograms.percentiles('itl', name, ALL_ROUNDS),
+        e2e: this.histograms.percentiles('e2e', name, ALL_ROUNDS),
+        rounds,
+      });
+      requests += p.requests;
+      ok += p.ok;
+      errors += p.errors;
+      hangs += p.hangs;
+      completionAll += p.completion;
+      firstAll = Math.min(firstAll, p.firstStartMs);
+      lastAll = Math.max(lastAll, p.lastEndMs);
+    }
+    const activeS = Number.isFinite(firstAll) ? Math.max(0.001, (lastAll - firstAll) / 1000) : 0;
+    return {
+      schema_version: RESULTS_SCHEMA_VERSION,
+      run,
+      totals: {
+        requests,
+        ok,
+        errors,
+        hangs,
+        error_rate: requests === 0 ? 0 : round3((errors + hangs) / requests),
+        prompt_tokens: this.#prompt,
+        completion_tokens: this.#completion,
+        cached_tokens: this.#cached,
+        cache_hit_ratio: this.#prompt === 0 ? 0 : round3(this.#cached / this.#prompt),
+        tokens_estimated: this.#estimated,
+      },
+      throughput: {
+        output_tokens_per_s: activeS === 0 ? 0 : round3(completionAll / activeS),
+        requests_per_s: activeS === 0 ? 0 : round3(requests / activeS),
+      },
+      phases,
+      errors_by_class: { ...this.#errors },
+      hangs: { total: hangs, by_phase: { ...this.#hangPhase }, by_round: { ...this.#hangRound }, by_connection_reuse: { ...this.#hangReuse } },
+      connections: { distinct: this.#connections.size, requests_on_reused: this.#reusedRequests, max_requests_per_connection: this.#maxNth },
+      client: { samples: this.#samples, loop_delay_p99_ms_max: round3(this.#loopP99Max), loop_utilization_max: round3(this.#eluMax), saturated_windows: this.#saturated },
+    };
+  }
+}
+
+function mean(sum: number, n: number): number {
+  return n === 0 ? 0 : round3(sum / n);
+}
+
+function round3(v: number): number {
+  return Math.round(v * 1000) / 1000;
+}

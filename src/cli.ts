@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+// The command line: commander wiring only. Commands live in commands/; this file alone maps errors to
+// exit codes (0 ok, 1 hangs/thresholds, 2 usage or workload, 3 target unreachable, 130 interrupted).
+import { Command, CommanderError } from 'commander';
+import { RoundloadError } from './errors.js';
+import { VERSION } from './version.js';
+import { runCommand } from './commands/run.js';
+import { engineCommand } from './commands/engine.js';
+import { validateCommand } from './commands/validate.js';
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+function program(): Command {
+  const cli = new Command('roundload')
+    .description('Reproduce the load of multi-round, tool-calling AI agents against an LLM deployment, and catch what goes wrong.')
+    .version(VERSION)
+    .option('--debug', 'print stack traces on errors')
+    .showHelpAfterError()
+    .exitOverride();
+
+  cli
+    .command('run')
+    .description('run a workload (no target anywhere: starts the embedded engine on 127.0.0.1)')
+    .argument('<workload>', 'workload YAML file')
+    .option('--target <url>', 'base URL of the server (overrides target.url)')
+    .option('--agents <n>', 'number of agents (overrides agents.count)')
+    .option('--rounds <n>', 'rounds per conversation (overrides agents.rounds)')
+    .option('--out <dir>', 'results folder (default results/<stamp>-<name>/)')
+    .option('--label <k=v>', 'label the run (repeatable)', collect, [])
+    .option('--set <path=value>', 'override any workload field, e.g. --set watchdog.stall_ms=5000 (repeatable)', collect, [])
+    .option('--json', 'print summary.json to stdout instead of the table')
+    .action(async (file: string, opts) => {
+      process.exitCode = await runCommand(file, opts, process.argv.slice(2));
+    });
+
+  cli
+    .command('engine')
+    .description('run the embedded engine standalone (OpenAI-compatible, SGLang-like metrics)')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port to listen on', '30000')
+    .option('--settings <file>', 'YAML file with engine settings (the workload\'s engine: section)')
+    .action(async (opts: { host: string; port: string; settings?: string }) => {
+      await engineCommand({ host: opts.host, port: Number(opts.port), ...(opts.settings === undefined ? {} : { settingsFile: opts.settings }) });
+    });
+
+  cli
+    .command('validate')
+    .description('check a workload file: exit 0, or 2 with every problem located')
+    .argument('<workload>', 'workload YAML file')
+    .option('--set <path=value>', 'apply an override first (repeatable)', collect, [])
+    .option('--json', 'print the resolved workload as JSON')
+    .action(async (file: string, opts: { set: string[]; json?: boolean }) => {
+      await validateCommand(file, { set: opts.set, ...(opts.json === undefined ? {} : { json: opts.json }) });
+    });
+  return cli;
+}
+
+async function main(): Promise<void> {
+  const cli = program();
+  try {
+    await cli.parseAsync(process.argv);
+  } catch (error) {
+    const debug = cli.opts<{ debug?: boolean }>().debug === true || process.argv.includes('--debug');
+    if (error instanceof CommanderError) {
+      // commander already printed its message; help and version are not errors.
+      process.exitCode = error.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    if (error instanceof RoundloadError) {
+      process.stderr.write(`roundload: ${error.message}\n`);
+      if (debug && error.stack !== undefined) process.stderr.write(`${error.stack}\n`);
+      process.exitCode = error.exitCode;
+      return;
+    }
+    process.stderr.write(`roundload: unexpected error: ${error instanceof Error ? error.message : String(error)}\n`);
+    if (error instanceof Error && error.stack !== undefined) process.stderr.write(`${error.stack}\n`);
+    process.exitCode = 1;
+  }
+}
+
+await main();

@@ -1,0 +1,67 @@
+// Latency histograms (HDR, 3 significant digits) recorded in microseconds, read in milliseconds.
+// The only module that imports hdr-histogram-js; histograms merge exactly through their encoded form.
+import * as hdr from 'hdr-histogram-js';
+
+const US_PER_MS = 1000;
+/** One hour: anything longer is clamped (a total watchdog deadline is far below it). */
+const HIGHEST_US = 3_600_000_000;
+
+/** The percentiles every summary reports. */
+export interface Percentiles {
+  count: number;
+  p50_ms: number;
+  p90_ms: number;
+  p99_ms: number;
+  max_ms: number;
+  mean_ms: number;
+}
+
+export class LatencyHistogram {
+  readonly #h: hdr.Histogram;
+
+  constructor(from?: hdr.Histogram) {
+    this.#h = from ?? hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: HIGHEST_US, numberOfSignificantValueDigits: 3, autoResize: true });
+  }
+
+  /** Records one latency; negative or non-finite values are ignored (they are clock bugs, not latencies). */
+  recordMs(ms: number, count = 1): void {
+    if (!Number.isFinite(ms) || ms < 0 || count < 1) return;
+    this.#h.recordValueWithCount(Math.min(HIGHEST_US, Math.max(1, Math.round(ms * US_PER_MS))), count);
+  }
+
+  get count(): number {
+    return this.#h.totalCount;
+  }
+
+  percentileMs(p: number): number {
+    return this.#h.totalCount === 0 ? 0 : this.#h.getValueAtPercentile(p) / US_PER_MS;
+  }
+
+  percentiles(): Percentiles {
+    const h = this.#h;
+    const round3 = (v: number) => Math.round(v * 1000) / 1000;
+    return {
+      count: h.totalCount,
+      p50_ms: round3(this.percentileMs(50)),
+      p90_ms: round3(this.percentileMs(90)),
+      p99_ms: round3(this.percentileMs(99)),
+      // The bucket's highest equivalent value: the same before and after encoding (maxValue is not).
+      max_ms: round3(this.percentileMs(100)),
+      mean_ms: round3(h.totalCount === 0 ? 0 : h.mean / US_PER_MS),
+    };
+  }
+
+  /** Adds every value of `other` into this one (exact: same bucket layout). */
+  add(other: LatencyHistogram): void {
+    this.#h.add(other.#h);
+  }
+
+  /** Compressed base64 form (the HdrHistogram standard encoding), for histograms.json and merging. */
+  encode(): string {
+    return hdr.encodeIntoCompressedBase64(this.#h);
+  }
+
+  static decode(encoded: string): LatencyHistogram {
+    return new LatencyHistogram(hdr.decodeFromCompressedBase64(encoded));
+  }
+}

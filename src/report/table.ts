@@ -1,0 +1,68 @@
+// The terminal summary: a per-round table and the lines a person reads first (throughput, errors, hangs).
+import type { Summary, PhaseSummary } from '../analysis/index.js';
+
+function fmtMs(v: number, count: number): string {
+  if (count === 0) return '-';
+  if (v >= 10_000) return `${(v / 1000).toFixed(1)}s`;
+  if (v >= 100) return `${Math.round(v)}`;
+  return v.toFixed(1);
+}
+
+function fmtInt(v: number): string {
+  return Math.round(v).toLocaleString('en-US');
+}
+
+function table(rows: string[][], rightAlign: boolean[]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows.map((r) => r.map((c, i) => (rightAlign[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
+}
+
+function phaseTable(p: PhaseSummary): string {
+  const head = ['round', 'req', 'ok', 'err', 'hang', 'prompt tok', 'cached', 'ttft p50', 'ttft p99', 'itl p50', 'itl p99', 'e2e p50', 'e2e p99', 'tok/s/stream'];
+  const rows = [head];
+  for (const r of p.rounds) {
+    rows.push([
+      String(r.round),
+      String(r.requests),
+      String(r.ok),
+      String(r.errors),
+      String(r.hangs),
+      fmtInt(r.prompt_tokens_mean),
+      fmtInt(r.cached_tokens_mean),
+      fmtMs(r.ttft.p50_ms, r.ttft.count),
+      fmtMs(r.ttft.p99_ms, r.ttft.count),
+      fmtMs(r.itl.p50_ms, r.itl.count),
+      fmtMs(r.itl.p99_ms, r.itl.count),
+      fmtMs(r.e2e.p50_ms, r.e2e.count),
+      fmtMs(r.e2e.p99_ms, r.e2e.count),
+      r.stream_tokens_per_s_mean === 0 ? '-' : r.stream_tokens_per_s_mean.toFixed(1),
+    ]);
+  }
+  rows.push(['all', String(p.requests), String(p.ok), String(p.errors), String(p.hangs), '', '', fmtMs(p.ttft.p50_ms, p.ttft.count), fmtMs(p.ttft.p99_ms, p.ttft.count), fmtMs(p.itl.p50_ms, p.itl.count), fmtMs(p.itl.p99_ms, p.itl.count), fmtMs(p.e2e.p50_ms, p.e2e.count), fmtMs(p.e2e.p99_ms, p.e2e.count), '']);
+  return table(rows, head.map((_, i) => i > 0));
+}
+
+function counts(record: Record<string, number>): string {
+  const entries = Object.entries(record).sort(([, a], [, b]) => b - a);
+  return entries.length === 0 ? 'none' : entries.map(([k, v]) => `${k} ${v}`).join(', ');
+}
+
+/** The whole terminal summary, latencies in ms. */
+export function formatSummary(s: Summary, dir: string): string {
+  const out: string[] = [];
+  out.push(`roundload · ${s.run.name} · ${s.run.status} · ${s.run.target} (${s.run.path}) · ${s.run.wall_s.toFixed(1)} s`);
+  for (const p of s.phases) {
+    if (s.phases.length > 1) out.push(`\nphase ${p.phase}`);
+    out.push('', phaseTable(p), '(latencies in ms)');
+  }
+  const t = s.totals;
+  out.push('');
+  out.push(`requests   ${t.requests} (${t.ok} ok, ${t.errors} errors, ${t.hangs} hangs)  ·  ${s.throughput.output_tokens_per_s.toFixed(1)} output tokens/s  ·  ${s.throughput.requests_per_s.toFixed(2)} requests/s`);
+  out.push(`tokens     ${fmtInt(t.prompt_tokens)} prompt (${(t.cache_hit_ratio * 100).toFixed(1)}% cached), ${fmtInt(t.completion_tokens)} completion${t.tokens_estimated > 0 ? `  ·  ${t.tokens_estimated} requests with estimated counts (no usage chunk)` : ''}`);
+  out.push(`sockets    ${s.connections.distinct} distinct, ${s.connections.requests_on_reused} requests on reused keep-alive sockets, up to ${s.connections.max_requests_per_connection} per socket`);
+  out.push(`errors     ${counts(s.errors_by_class)}`);
+  out.push(`hangs      ${s.hangs.total === 0 ? 'none' : `${s.hangs.total}: by phase ${counts(s.hangs.by_phase as Record<string, number>)}; by round ${counts(s.hangs.by_round)}`}`);
+  out.push(`client     event-loop delay p99 ≤ ${s.client.loop_delay_p99_ms_max.toFixed(1)} ms, utilisation ≤ ${(s.client.loop_utilization_max * 100).toFixed(0)}%${s.client.saturated_windows > 0 ? `  ·  ${s.client.saturated_windows} saturated windows: the client itself was the bottleneck there` : ''}`);
+  out.push(`results    ${dir}`);
+  return out.join('\n');
+}

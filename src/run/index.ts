@@ -1,0 +1,3 @@
+// Running a workload: the orchestrator and its event bus.
+export { executeRun, type RunOptions, type RunResult, type RunStatus } from './run.js';
+export { RunBus } from './bus.js';

@@ -1,0 +1,237 @@
+// One run, start to end: results folder, embedded engine when no target, transport, agents, client
+// sampling, and the files at the end. Everything is bounded in time; every outcome is written.
+import { hostname, cpus, platform } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import type { Workload } from '../config/index.js';
+import { redactWorkload } from '../config/index.js';
+import { startEngine, type EngineHandle } from '../engine/index.js';
+import { Transport, ConnectionTracker } from '../transport/index.js';
+import { runAgent, resolveTools, systemPrompt, classifyTransportError, type RoundTarget } from '../agent/index.js';
+import { realClock } from '../watchdog/index.js';
+import { SummaryBuilder, type Summary } from '../analysis/index.js';
+import { createRunFolder, resultPath, writeJsonAtomic } from '../results/index.js';
+import { RESULTS_SCHEMA_VERSION, type PathKind, type RunEvent } from '../types/index.js';
+import { TargetUnreachableError, UsageError } from '../errors.js';
+import { VERSION } from '../version.js';
+import { RunBus } from './bus.js';
+import { EventSinks } from './sinks.js';
+import { ClientSampler } from './client-sampler.js';
+import { servicesFor, type RunContext, type RunService } from './services.js';
+
+export type RunStatus = 'completed' | 'interrupted' | 'failed';
+
+export interface RunOptions {
+  workload: Workload;
+  /** Exact results folder (`--out`); default `results/<stamp>-<name>/`. */
+  out?: string | undefined;
+  /** Parent of default results folders. @default "results" */
+  resultsRoot?: string;
+  argv?: readonly string[];
+  /** Aborting it stops the run: no new requests, in-flight ones end, everything is written. */
+  signal?: AbortSignal;
+  /** Sees every event (the progress line subscribes here). */
+  onEvent?: (event: RunEvent) => void;
+  /** Progress and notices, for stderr. */
+  log?: (line: string) => void;
+}
+
+export interface RunResult {
+  dir: string;
+  status: RunStatus;
+  summary: Summary;
+}
+
+/** Grace for in-flight requests after a stop before their sockets are destroyed. */
+const STOP_GRACE_MS = 2000;
+const PREFLIGHT_TIMEOUT_MS = 5000;
+const CLIENT_SAMPLE_MS = 1000;
+const UNREACHABLE = new Set(['connection_refused', 'dns', 'connect_timeout']);
+
+function resolveHeaders(workload: Workload): Record<string, string> {
+  const name = workload.target.api_key_env;
+  if (name === null) return {};
+  const key = process.env[name];
+  if (key === undefined || key === '') throw new UsageError(`target.api_key_env names ${name}, but that environment variable is not set`);
+  return { authorization: `Bearer ${key}` };
+}
+
+export async function executeRun(options: RunOptions): Promise<RunResult> {
+  const { workload } = options;
+  const log = options.log ?? (() => {});
+  const headers = resolveHeaders(workload);
+  const dir = createRunFolder({ out: options.out, root: options.resultsRoot ?? 'results', name: workload.name });
+  const startedAt = new Date();
+  const runStartMs = performance.now();
+  const path: PathKind = 'direct';
+
+  let engine: EngineHandle | null = null;
+  if (workload.target.url === null) {
+    engine = await startEngine({ settings: workload.engine, modelName: workload.target.model });
+    log(`embedded engine on ${engine.url}`);
+  }
+  const targetUrl = workload.target.url ?? engine!.url;
+
+  const manifest = {
+    schema_version: RESULTS_SCHEMA_VERSION,
+    name: workload.name,
+    status: 'running' as RunStatus | 'running',
+    started_at: startedAt.toISOString(),
+    ended_at: null as string | null,
+    argv: options.argv ?? [],
+    labels: workload.labels,
+    target: { url: targetUrl, embedded: engine !== null, model: workload.target.model, tls_insecure: workload.target.tls.insecure },
+    path,
+    versions: { roundload: VERSION, node: process.version },
+    host: { hostname: hostname(), platform: platform(), cpus: cpus().length },
+    workload: redactWorkload(workload),
+  };
+  writeJsonAtomic(resultPath(dir, 'manifest'), manifest);
+
+  const bus = new RunBus();
+  const sinks = new EventSinks(dir);
+  sinks.attach(bus);
+  const summary = new SummaryBuilder({ itlFromRecords: false });
+  bus.on('request', (e) => summary.add(e.record));
+  bus.on('client_sample', (e) => summary.addClientSample(e));
+  let inFlight = 0;
+  bus.on('request_start', () => {
+    inFlight += 1;
+  });
+  bus.on('request', () => {
+    inFlight -= 1;
+  });
+  if (options.onEvent !== undefined) bus.onAny(options.onEvent);
+
+  const tracker = new ConnectionTracker();
+  const w = workload.watchdog;
+  const transport = new Transport({
+    url: targetUrl,
+    path,
+    tls: { caFile: workload.target.tls.ca, insecure: workload.target.tls.insecure, servername: workload.target.tls.servername },
+    connection: workload.agents.connection,
+    agents: workload.agents.count,
+    poolConnections: workload.agents.pool_connections,
+    keepAliveTimeoutMs: workload.agents.keep_alive_timeout_ms,
+    connectTimeoutMs: w.connect_ms,
+    headersTimeoutMs: w.headers_ms + 5000,
+    bodyTimeoutMs: w.stall_ms + 5000,
+  });
+  const sampler = new ClientSampler();
+  const stop = new AbortController();
+  let status: RunStatus = 'completed';
+  let reason: string | null = null;
+  const onSignal = (): void => {
+    status = 'interrupted';
+    reason = 'stopped by signal';
+    stop.abort();
+  };
+  if (options.signal?.aborted) onSignal();
+  options.signal?.addEventListener('abort', onSignal, { once: true });
+
+  const phase = 'main';
+  // Round of each agent's in-flight request, so ITL gaps land in the right round's histogram.
+  const currentRound = new Map<number, number>();
+  bus.on('request_start', (e) => currentRound.set(e.agent, e.round));
+  let failure: unknown = null;
+  const started: RunService[] = [];
+  try {
+    await preflight(transport, headers, targetUrl);
+    bus.emit({ kind: 'run_start', t: new Date().toISOString(), target: targetUrl, path, agents: workload.agents.count, rounds: workload.agents.rounds });
+    bus.emit({ kind: 'phase', t: new Date().toISOString(), run_ms: 0, name: phase });
+    sampler.start(CLIENT_SAMPLE_MS, runStartMs, () => inFlight, (s) => bus.emit(s));
+    const ctx: RunContext = { workload, dir, bus, runStartMs, requestUrl: targetUrl, engineUrl: targetUrl, path, stop: stop.signal, log, inFlight: () => inFlight };
+    for (const service of servicesFor(workload)) {
+      try {
+        await service.start(ctx);
+        started.push(service);
+      } catch (error) {
+        log(`${service.name} did not start: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+
+    const system = systemPrompt(workload.conversation);
+    const tools = resolveTools(workload.conversation.tools);
+    const endpoint = `${transport.basePath}/v1/chat/completions`;
+    const histograms = summary.histograms;
+    const agents: Promise<number>[] = [];
+    const stagger = workload.agents.count > 1 ? workload.agents.start_stagger_ms / (workload.agents.count - 1) : 0;
+    for (let i = 0; i < workload.agents.count; i += 1) {
+      const target: RoundTarget = {
+        lane: transport.lane(i),
+        tracker,
+        clock: realClock,
+        deadlines: { connectMs: w.connect_ms, headersMs: w.headers_ms, firstTokenMs: w.first_token_ms, stallMs: w.stall_ms, totalMs: w.total_ms },
+        path,
+        endpoint,
+        headers,
+        runStartMs,
+        onGap: (gap) => histograms.recordMs('itl', phase, currentRound.get(i) ?? 0, gap),
+      };
+      const delay = stagger * i;
+      agents.push(
+        (async () => {
+          if (delay > 0) await abortableSleep(delay, stop.signal);
+          return runAgent({ index: i, workload, target, system, tools, phase, emit: (e) => bus.emit(e), stop: stop.signal });
+        })(),
+      );
+    }
+    await Promise.all(agents);
+  } catch (error) {
+    status = 'failed';
+    reason = error instanceof Error ? error.message : String(error);
+    failure = error;
+  }
+  options.signal?.removeEventListener('abort', onSignal);
+  sampler.stop();
+  for (const service of started.reverse()) {
+    await Promise.resolve(service.stop()).catch((error: unknown) => log(`${service.name} did not stop cleanly: ${String(error)}`));
+  }
+  tracker.close();
+  await transport.close(STOP_GRACE_MS);
+  if (engine !== null) await engine.close();
+  const endedAt = new Date();
+  bus.emit({ kind: 'run_end', t: endedAt.toISOString(), run_ms: Math.round(performance.now() - runStartMs), status, reason });
+  sinks.close();
+  writeJsonAtomic(resultPath(dir, 'histograms'), summary.histograms.toFile());
+  manifest.status = status;
+  manifest.ended_at = endedAt.toISOString();
+  writeJsonAtomic(resultPath(dir, 'manifest'), manifest);
+  const built = summary.build({
+    name: workload.name,
+    status,
+    started_at: startedAt.toISOString(),
+    ended_at: endedAt.toISOString(),
+    wall_s: Math.round(performance.now() - runStartMs) / 1000,
+    target: targetUrl,
+    path,
+    labels: workload.labels,
+  });
+  writeJsonAtomic(resultPath(dir, 'summary'), built);
+  if (failure !== null) throw failure;
+  return { dir, status, summary: built };
+}
+
+async function preflight(transport: Transport, headers: Record<string, string>, url: string): Promise<void> {
+  try {
+    await transport.get('/v1/models', { timeoutMs: PREFLIGHT_TIMEOUT_MS, headers });
+  } catch (error) {
+    const info = classifyTransportError(error, false);
+    if (UNREACHABLE.has(info.class) || (error as { code?: string }).code === 'ERR_GET_TIMEOUT') {
+      throw new TargetUnreachableError(url, { cause: error, detail: `${info.class}: ${info.message}` });
+    }
+    // Anything else (a TLS failure, say) is what the run is there to record, request by request.
+  }
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,37 @@
+// What runs beside the agents for the length of a run (the monitor, canaries, probes, a metrics
+// endpoint…). Each is started after the target is reachable and stopped, bounded, before results are
+// written. A service that fails to start is recorded, never fatal to the run.
+import type { Workload } from '../config/index.js';
+import type { PathKind } from '../types/index.js';
+import type { RunBus } from './bus.js';
+
+export interface RunContext {
+  readonly workload: Workload;
+  readonly dir: string;
+  readonly bus: RunBus;
+  /** performance.now() at run start. */
+  readonly runStartMs: number;
+  /** Where agent requests go (the hop or proxy in front of the engine, when there is one). */
+  readonly requestUrl: string;
+  /** The engine itself (the embedded one, or `target.url`). */
+  readonly engineUrl: string;
+  readonly path: PathKind;
+  /** Aborted when the run stops. */
+  readonly stop: AbortSignal;
+  readonly log: (line: string) => void;
+  /** Requests in flight right now. */
+  inFlight(): number;
+}
+
+export interface RunService {
+  readonly name: string;
+  start(ctx: RunContext): Promise<void> | void;
+  /** Must return within a couple of seconds whatever the network does. */
+  stop(): Promise<void> | void;
+}
+
+/** The services a workload asks for, in start order. */
+export function servicesFor(_workload: Workload): RunService[] {
+  const services: RunService[] = [];
+  return services;
+}

@@ -1,0 +1,63 @@
+// A bounded GET for scrapes, health checks and canaries: a deadline of our own races undici's, so a
+// blackholed endpoint costs at most `timeoutMs`.
+import { performance } from 'node:perf_hooks';
+import { request, Agent, type Dispatcher } from 'undici';
+
+export interface GetResult {
+  status: number;
+  body: string;
+  durationMs: number;
+}
+
+const shared = new Agent({ keepAliveTimeout: 30_000, pipelining: 1 });
+
+export class GetTimeoutError extends Error {
+  readonly code = 'ERR_GET_TIMEOUT';
+  constructor(url: string, timeoutMs: number) {
+    super(`GET ${url} got no complete answer within ${timeoutMs} ms`);
+    this.name = 'GetTimeoutError';
+  }
+}
+
+/** GETs `url`, reading at most `maxBytes` of body; rejects on timeout or network error. */
+export async function boundedGet(url: string, options: { timeoutMs: number; maxBytes?: number; dispatcher?: Dispatcher; headers?: Record<string, string> }): Promise<GetResult> {
+  const started = performance.now();
+  const ac = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const err = new GetTimeoutError(url, options.timeoutMs);
+      ac.abort(err);
+      reject(err);
+    }, options.timeoutMs);
+  });
+  const work = (async () => {
+    const res = await request(url, {
+      method: 'GET',
+      signal: ac.signal,
+      dispatcher: options.dispatcher ?? shared,
+      headersTimeout: options.timeoutMs + 1000,
+      bodyTimeout: options.timeoutMs + 1000,
+      ...(options.headers === undefined ? {} : { headers: options.headers }),
+    });
+    const limit = options.maxBytes ?? 8 * 1024 * 1024;
+    const parts: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body) {
+      const b = chunk as Buffer;
+      size += b.length;
+      if (size > limit) {
+        res.body.destroy();
+        throw new Error(`GET ${url}: body larger than ${limit} bytes`);
+      }
+      parts.push(b);
+    }
+    return { status: res.statusCode, body: Buffer.concat(parts).toString('utf8'), durationMs: performance.now() - started };
+  })();
+  work.catch(() => {}); // the deadline may win; never leave a rejection unhandled
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

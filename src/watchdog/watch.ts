@@ -1,0 +1,122 @@
+// The deadlines of one request: connect, headers, first token, stall (silence mid-stream) and total.
+// One timer per request, re-armed only when the request changes phase: bytes just move a timestamp,
+// and a firing timer re-checks the real deadline before calling anything a hang.
+import type { HangInfo, HangPhase } from '../types/index.js';
+import type { Clock } from './clock.js';
+
+export interface Deadlines {
+  connectMs: number;
+  headersMs: number;
+  firstTokenMs: number;
+  stallMs: number;
+  totalMs: number;
+}
+
+type State = 'idle' | 'sent' | 'connected' | 'headers' | 'streaming' | 'stopped';
+
+export class RequestWatch {
+  readonly #deadlines: Deadlines;
+  readonly #clock: Clock;
+  readonly #onHang: (hang: HangInfo) => void;
+  #state: State = 'idle';
+  #sentAt = 0;
+  #lastByteAt = 0;
+  #timer: unknown = null;
+
+  constructor(deadlines: Deadlines, clock: Clock, onHang: (hang: HangInfo) => void) {
+    this.#deadlines = deadlines;
+    this.#clock = clock;
+    this.#onHang = onHang;
+  }
+
+  start(): void {
+    this.#state = 'sent';
+    this.#sentAt = this.#clock.now();
+    this.#lastByteAt = this.#sentAt;
+    this.#arm();
+  }
+
+  connected(): void {
+    if (this.#state !== 'sent') return;
+    this.#state = 'connected';
+    this.#arm();
+  }
+
+  headers(): void {
+    if (this.#state !== 'sent' && this.#state !== 'connected') return;
+    this.#state = 'headers';
+    this.#lastByteAt = this.#clock.now();
+    this.#arm();
+  }
+
+  /** Any bytes arrived: cheap on purpose (called per chunk), no timer work. */
+  bytes(): void {
+    this.#lastByteAt = this.#clock.now();
+  }
+
+  firstToken(): void {
+    if (this.#state === 'stopped' || this.#state === 'streaming') return;
+    this.#state = 'streaming';
+    this.#lastByteAt = this.#clock.now();
+    this.#arm();
+  }
+
+  stop(): void {
+    this.#state = 'stopped';
+    if (this.#timer !== null) this.#clock.clearTimer(this.#timer);
+    this.#timer = null;
+  }
+
+  /** The earliest deadline for the current state, and what it would mean. */
+  #next(): { at: number; phase: HangPhase; deadline: keyof Deadlines } {
+    const d = this.#deadlines;
+    const total = { at: this.#sentAt + d.totalMs, phase: 'total' as HangPhase, deadline: 'totalMs' as keyof Deadlines };
+    let own: { at: number; phase: HangPhase; deadline: keyof Deadlines };
+    switch (this.#state) {
+      case 'sent':
+        own = { at: this.#sentAt + d.connectMs, phase: 'connect', deadline: 'connectMs' };
+        break;
+      case 'connected':
+        own = { at: this.#sentAt + d.headersMs, phase: 'headers', deadline: 'headersMs' };
+        break;
+      case 'headers':
+        // Before the first token a server may legitimately say nothing (a long prefill): only first_token_ms applies.
+        own = { at: this.#sentAt + d.firstTokenMs, phase: 'first_token', deadline: 'firstTokenMs' };
+        break;
+      default:
+        own = { at: this.#lastByteAt + d.stallMs, phase: 'mid_stream', deadline: 'stallMs' };
+    }
+    return own.at <= total.at ? own : total;
+  }
+
+  #arm(): void {
+    if (this.#timer !== null) this.#clock.clearTimer(this.#timer);
+    this.#timer = null;
+    if (this.#state === 'stopped' || this.#state === 'idle') return;
+    const next = this.#next();
+    // +1 ms: a timer may fire a hair early; the check below decides, never the timer alone.
+    this.#timer = this.#clock.setTimer(() => this.#check(), Math.max(0, next.at - this.#clock.now()) + 1);
+  }
+
+  #check(): void {
+    this.#timer = null;
+    if (this.#state === 'stopped') return;
+    const now = this.#clock.now();
+    const next = this.#next();
+    if (now < next.at) {
+      this.#arm();
+      return;
+    }
+    this.stop();
+    this.#onHang({
+      phase: next.phase,
+      deadline: toFieldName(next.deadline),
+      deadline_ms: this.#deadlines[next.deadline],
+      last_byte_age_ms: Math.round(now - this.#lastByteAt),
+    });
+  }
+}
+
+function toFieldName(key: keyof Deadlines): string {
+  return key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}

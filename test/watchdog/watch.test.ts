@@ -1,0 +1,98 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeClock, RequestWatch, type Deadlines } from '../../src/watchdog/index.js';
+import type { HangInfo } from '../../src/types/index.js';
+
+const deadlines: Deadlines = { connectMs: 1000, headersMs: 5000, firstTokenMs: 20_000, stallMs: 3000, totalMs: 60_000 };
+
+function watch() {
+  const clock = new FakeClock();
+  const hangs: HangInfo[] = [];
+  const w = new RequestWatch(deadlines, clock, (h) => hangs.push(h));
+  return { clock, hangs, w };
+}
+
+test('a request that never gets a socket hangs in the connect phase at connect_ms', () => {
+  const { clock, hangs, w } = watch();
+  w.start();
+  clock.advance(999);
+  assert.equal(hangs.length, 0);
+  clock.advance(5);
+  assert.equal(hangs.length, 1);
+  assert.equal(hangs[0]!.phase, 'connect');
+  assert.equal(hangs[0]!.deadline, 'connect_ms');
+});
+
+test('no response headers within headers_ms is a headers hang', () => {
+  const { clock, hangs, w } = watch();
+  w.start();
+  w.connected();
+  clock.advance(4990);
+  assert.equal(hangs.length, 0);
+  clock.advance(20);
+  assert.deepEqual(hangs.map((h) => h.phase), ['headers']);
+});
+
+test('silence before the first token is judged by first_token_ms, not stall_ms (a long prefill is not a stall)', () => {
+  const { clock, hangs, w } = watch();
+  w.start();
+  w.connected();
+  w.headers();
+  clock.advance(10_000);
+  assert.equal(hangs.length, 0, 'stall_ms (3 s) must not apply before the first token');
+  clock.advance(10_010);
+  assert.equal(hangs[0]?.phase, 'first_token');
+});
+
+test('a stream stalled after some chunks is a mid-stream hang with the last byte age', () => {
+  const { clock, hangs, w } = watch();
+  w.start();
+  w.connected();
+  w.headers();
+  w.firstToken();
+  for (let i = 0; i < 3; i += 1) {
+    clock.advance(100);
+    w.bytes();
+  }
+  clock.advance(2990);
+  assert.equal(hangs.length, 0);
+  clock.advance(20);
+  assert.equal(hangs.length, 1);
+  assert.equal(hangs[0]!.phase, 'mid_stream');
+  assert.ok(hangs[0]!.last_byte_age_ms >= 3000);
+});
+
+test('a slow but moving stream (a byte every 2 s) is not a hang until the total deadline', () => {
+  const { clock, hangs, w } = watch();
+  w.start();
+  w.connected();
+  w.headers();
+  w.firstToken();
+  for (let t = 0; t < 58_000; t += 2000) {
+    clock.advance(2000);
+    w.bytes();
+  }
+  assert.equal(hangs.length, 0);
+  clock.advance(2100);
+  assert.equal(hangs[0]?.phase, 'total');
+});
+
+test('a stopped watch never fires and leaves no timer behind', () => {
+  const { clock, hangs, w } = watch();
+  w.start();
+  w.connected();
+  w.stop();
+  clock.advance(100_000);
+  assert.equal(hangs.length, 0);
+  assert.equal(clock.pendingTimers, 0);
+});
+
+test('bytes alone do not create timers (one timer per request, not per chunk)', () => {
+  const { clock, w } = watch();
+  w.start();
+  w.connected();
+  w.headers();
+  w.firstToken();
+  for (let i = 0; i < 1000; i += 1) w.bytes();
+  assert.equal(clock.pendingTimers, 1);
+});
