@@ -1,0 +1,122 @@
+// The latency model seen from a client: decode steps slow down as the batch grows, requests past
+// max_running_requests queue, a client that leaves is dropped at once, and close() ends open streams.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
+import { request } from 'undici';
+import { engine, getText, streamChat, until, USER, type StreamResult } from './helpers.js';
+
+/** Mean gap between token events of one stream, from its first token to its last. */
+function meanGapMs(r: StreamResult): number {
+  // Events: role+first token arrive together; the finish/usage/[DONE] ride with the last token.
+  const firstToken = r.comments[0]?.beforeEvent ?? 1;
+  const times = r.arrivalsMs.slice(firstToken, r.arrivalsMs.length - 3);
+  const first = times[0];
+  const last = times.at(-1);
+  if (first === undefined || last === undefined || times.length < 2) throw new Error('too few tokens to time');
+  return (last - first) / (times.length - 1);
+}
+
+function gauge(text: string, name: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{`));
+  return Number(line?.split(' ').at(-1));
+}
+
+describe('engine scheduler', () => {
+  it('the inter-token gap grows with the number of running streams (one decode loop for the batch)', async (t) => {
+    const settings = { decode_step_ms: 4, decode_step_ms_per_running: 1, prefill_ms_per_1k_tokens: 0, kv_transfer_ms: 0, output_tokens_min: 30, output_tokens_max: 30 };
+    const e = await engine(settings, t);
+    const alone = meanGapMs(await streamChat(e.url, { messages: [USER('alone')] }));
+    const batch = await Promise.all(Array.from({ length: 16 }, (_, i) => streamChat(e.url, { messages: [USER(`together ${i}`)] })));
+    const together = batch.map(meanGapMs).reduce((a, b) => a + b, 0) / batch.length;
+    t.diagnostic(`mean inter-token gap: 1 stream ${alone.toFixed(2)} ms (model 5), 16 streams ${together.toFixed(2)} ms (model 20)`);
+    assert.ok(alone > 3 && alone < 15, `1 stream: ${alone.toFixed(2)} ms`);
+    assert.ok(together > 2 * alone, `16 streams (${together.toFixed(2)} ms) at least twice as slow as 1 (${alone.toFixed(2)} ms)`);
+    assert.ok(together < 40, `16 streams: ${together.toFixed(2)} ms`);
+  });
+
+  it('decode_speedup divides the step time', async (t) => {
+    const base = { decode_step_ms: 12, decode_step_ms_per_running: 0, prefill_ms_per_1k_tokens: 0, kv_transfer_ms: 0, output_tokens_min: 20, output_tokens_max: 20 };
+    const slow = meanGapMs(await streamChat((await engine(base, t)).url, { messages: [USER('speed')] }));
+    const fast = meanGapMs(await streamChat((await engine({ ...base, decode_speedup: 2 }, t)).url, { messages: [USER('speed')] }));
+    t.diagnostic(`step 12 ms: ${slow.toFixed(2)} ms; with speedup 2: ${fast.toFixed(2)} ms`);
+    assert.ok(fast < slow * 0.75, `${fast.toFixed(2)} < 0.75 × ${slow.toFixed(2)}`);
+  });
+
+  it('requests past max_running_requests wait in the queue gauge, then all complete', async (t) => {
+    const e = await engine({ max_running_requests: 2, decode_step_ms: 10, decode_step_ms_per_running: 0, kv_transfer_ms: 0, output_tokens_min: 15, output_tokens_max: 15 }, t);
+    const streams = Array.from({ length: 5 }, (_, i) => streamChat(e.url, { messages: [USER(`queued ${i}`)] }));
+    await until(() => e.stats().running === 2, 2_000, 'two running streams');
+    const metrics = (await getText(e.url, '/metrics')).text;
+    assert.equal(gauge(metrics, 'sglang:num_running_reqs'), 2);
+    assert.ok(gauge(metrics, 'sglang:num_queue_reqs') > 0, 'queue gauge > 0');
+    assert.equal(e.stats().queued, 3);
+    const done = await Promise.all(streams);
+    assert.ok(done.every((r) => r.finishReason === 'stop'));
+    assert.equal(e.stats().completed, 5);
+    assert.equal(e.stats().queued, 0);
+  });
+
+  it('a request queued behind one with the same system prompt finds it cached when admitted', async (t) => {
+    const e = await engine({ max_running_requests: 1, decode_step_ms: 1, kv_transfer_ms: 0, output_tokens_min: 3, output_tokens_max: 3 }, t);
+    const system = { role: 'system', content: 'shared '.repeat(400) };
+    const [a, b] = await Promise.all([streamChat(e.url, { messages: [system, USER('first')] }), streamChat(e.url, { messages: [system, USER('second')] })]);
+    const cached = [a, b].map((r) => r.usage?.prompt_tokens_details.cached_tokens ?? 0).sort((x, y) => x - y);
+    assert.equal(cached[0], 0);
+    assert.ok((cached[1] ?? 0) >= 700, `the later one has the system prompt cached (${cached[1]})`);
+  });
+
+  it('prefill and KV transfer delay the first token; the transfer shows in num_prefill_inflight_queue_reqs', async (t) => {
+    const e = await engine({ prefill_ms_per_1k_tokens: 100, kv_transfer_ms: 150, decode_step_ms: 1, output_tokens_min: 3, output_tokens_max: 3 }, t);
+    const started = performance.now();
+    // About 1000 uncached tokens: ~100 ms prefill, then 150 ms transfer.
+    const pending = streamChat(e.url, { messages: [USER('x'.repeat(4_000))] });
+    await until(() => e.stats().transferring === 1, 1_000, 'the KV transfer');
+    assert.equal(gauge((await getText(e.url, '/metrics')).text, 'sglang:num_prefill_inflight_queue_reqs'), 1);
+    const r = await pending;
+    const ttftMs = Number((r.comments[0]?.text ?? '').split('=')[1]);
+    t.diagnostic(`first token after ${ttftMs.toFixed(1)} ms (model ≈ 100 + 150 + 1)`);
+    assert.ok(ttftMs >= 240 && performance.now() - started >= 240, `ttft ${ttftMs}`);
+    // Round 2 of the same conversation is mostly cached: its prefill is short.
+    const assistant = { role: 'assistant', content: r.content };
+    const r2 = await streamChat(e.url, { messages: [USER('x'.repeat(4_000)), assistant, USER('next')] });
+    assert.ok((r2.usage?.prompt_tokens_details.cached_tokens ?? 0) >= 1_000);
+    const ttft2 = Number((r2.comments[0]?.text ?? '').split('=')[1]);
+    assert.ok(ttft2 < ttftMs - 50, `cached round 2 ttft ${ttft2.toFixed(1)} < round 1 ${ttftMs.toFixed(1)}`);
+  });
+
+  it('a client that disconnects mid-stream is dropped from the batch at once', async (t) => {
+    const e = await engine({ decode_step_ms: 2, decode_step_ms_per_running: 0, kv_transfer_ms: 0, output_tokens_min: 5_000, output_tokens_max: 5_000 }, t);
+    const errors: unknown[] = [];
+    const onError = (err: unknown): void => void errors.push(err);
+    process.on('uncaughtException', onError);
+    t.after(() => process.off('uncaughtException', onError));
+    const r = await streamChat(e.url, { messages: [USER('abort me')] }, (n) => n >= 5);
+    assert.ok(r.events.length >= 5);
+    await until(() => e.stats().running === 0 && e.stats().active === 0, 1_000, 'the stream to leave the batch');
+    const steps = e.stats().decodeSteps;
+    await new Promise((res) => setTimeout(res, 50));
+    assert.equal(e.stats().decodeSteps, steps, 'no decode steps while idle');
+    assert.equal(e.stats().aborted, 1);
+    assert.ok(e.stats().completionTokens < 5_000);
+    const metrics = (await getText(e.url, '/metrics')).text;
+    assert.equal(gauge(metrics, 'sglang:num_running_reqs'), 0);
+    assert.deepEqual(errors, []);
+  });
+
+  it('close() ends within a second while streams are open, and the clients see their streams cut', async () => {
+    const e = await engine({ decode_step_ms: 5, kv_transfer_ms: 0, output_tokens_min: 10_000, output_tokens_max: 10_000 });
+    const res = await request(`${e.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ stream: true, messages: [USER('forever')] }) });
+    const reading = res.body.text().then(
+      () => 'ended',
+      () => 'cut',
+    );
+    await until(() => e.stats().running === 1, 1_000, 'a running stream');
+    const started = performance.now();
+    await e.close();
+    const tookMs = performance.now() - started;
+    assert.ok(tookMs < 1_100, `close took ${tookMs.toFixed(0)} ms`);
+    assert.equal(await reading, 'cut');
+    assert.equal(e.stats().running, 0);
+  });
+});
