@@ -1,7 +1,7 @@
 // Pure aggregation: request records (and client samples) in, summary.json out. Streaming, so a night's
 // records are summarised in constant memory, and the same code rebuilds a killed run from its files.
 import { HistogramSet, ALL_ROUNDS, type Percentiles } from '../metrics/index.js';
-import type { ClientSampleEvent, HangPhase, RequestRecord } from '../types/index.js';
+import type { ClientSampleEvent, Diagnosis, GaugeVerdict, HangPhase, RequestRecord } from '../types/index.js';
 import { RESULTS_SCHEMA_VERSION } from '../types/index.js';
 
 export interface RoundSummary {
@@ -79,6 +79,10 @@ export interface Summary {
     /** Sample windows where the client itself was saturated (its latencies there are suspect). */
     saturated_windows: number;
   };
+  /** Verdict per monitored gauge series (empty when the monitor did not run). */
+  gauges: GaugeVerdict[];
+  /** Where the hangs come from (verdict `none` when there were none). */
+  diagnosis: Diagnosis;
 }
 
 interface RoundAcc {
@@ -278,6 +282,8 @@ export class SummaryBuilder {
       hangs: { total: hangs, by_phase: { ...this.#hangPhase }, by_round: { ...this.#hangRound }, by_connection_reuse: { ...this.#hangReuse } },
       connections: { distinct: this.#connections.size, requests_on_reused: this.#reusedRequests, max_requests_per_connection: this.#maxNth },
       client: { samples: this.#samples, loop_delay_p99_ms_max: round3(this.#loopP99Max), loop_utilization_max: round3(this.#eluMax), saturated_windows: this.#saturated },
+      gauges: [],
+      diagnosis: hangs === 0 ? { verdict: 'none', evidence: [] } : { verdict: 'unknown', evidence: [`${hangs} requests hung; no canary or gauge evidence was collected to place the fault`] },
     };
   }
 }

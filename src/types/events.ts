@@ -1,6 +1,7 @@
 // A run is a typed stream of events. Writers, the progress line, the watchdog and the monitor subscribe;
 // nothing polls shared state.
 import type { RequestRecord } from './records.js';
+import type { ScrapeEvent } from './monitor.js';
 
 /** A request left an agent (not written to disk; the progress line counts in-flight requests with it). */
 export interface RequestStartEvent {
@@ -85,7 +86,8 @@ export type RunEvent =
   | PhaseEvent
   | HangEvent
   | ErrorEvent
-  | ClientSampleEvent;
+  | ClientSampleEvent
+  | ScrapeEvent;
 
 export type RunEventKind = RunEvent['kind'];
 export type RunEventOf<K extends RunEventKind> = Extract<RunEvent, { kind: K }>;
@@ -101,4 +103,5 @@ export const EVENT_FILES: { readonly [K in RunEventKind]: EventFile } = {
   hang: 'events',
   error: 'events',
   client_sample: 'events',
+  scrape: 'gauges',
 };
