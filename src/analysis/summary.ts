@@ -3,6 +3,7 @@
 import { HistogramSet, ALL_ROUNDS, type Percentiles } from '../metrics/index.js';
 import type { ClientSampleEvent, Diagnosis, GaugeVerdict, HangPhase, RequestRecord } from '../types/index.js';
 import { RESULTS_SCHEMA_VERSION } from '../types/index.js';
+import { WindowBuilder, type WindowFigures } from './windows.js';
 
 export interface RoundSummary {
   round: number;
@@ -33,6 +34,17 @@ export interface PhaseSummary {
   itl: Percentiles;
   e2e: Percentiles;
   rounds: RoundSummary[];
+}
+
+/** One threshold checked at the end of a run (`thresholds:` in the workload). */
+export interface ThresholdResult {
+  /** The workload key, e.g. `ttft_p99_ms`. */
+  name: string;
+  limit: number;
+  actual: number;
+  ok: boolean;
+  /** A sentence for people and JUnit, e.g. `ttft p99 6120 ms > limit 5000 ms`. */
+  message: string;
 }
 
 export interface Summary {
@@ -79,10 +91,14 @@ export interface Summary {
     /** Sample windows where the client itself was saturated (its latencies there are suspect). */
     saturated_windows: number;
   };
+  /** Figures per `window_s` time window, in time order (drift over a soak, resampling units for A/B). */
+  windows: WindowFigures[];
   /** Verdict per monitored gauge series (empty when the monitor did not run). */
   gauges: GaugeVerdict[];
   /** Where the hangs come from (verdict `none` when there were none). */
   diagnosis: Diagnosis;
+  /** Thresholds verdict: `ok` false drives exit code 1 and failing JUnit cases. */
+  thresholds: { ok: boolean; results: ThresholdResult[] };
 }
 
 interface RoundAcc {
@@ -134,12 +150,16 @@ export class SummaryBuilder {
   #eluMax = 0;
   #saturated = 0;
 
-  constructor(options: { histograms?: HistogramSet; itlFromRecords: boolean }) {
+  readonly #windows: WindowBuilder;
+
+  constructor(options: { histograms?: HistogramSet; itlFromRecords: boolean; windowS?: number }) {
     this.histograms = options.histograms ?? new HistogramSet();
     this.#itlFromRecords = options.itlFromRecords;
+    this.#windows = new WindowBuilder(options.windowS ?? 10);
   }
 
   add(r: RequestRecord): void {
+    this.#windows.add(r);
     let phase = this.#phases.get(r.phase);
     if (phase === undefined) {
       phase = { requests: 0, ok: 0, errors: 0, hangs: 0, completion: 0, firstStartMs: r.run_ms, lastEndMs: r.run_ms + r.e2e_ms, rounds: new Map() };
@@ -282,8 +302,10 @@ export class SummaryBuilder {
       hangs: { total: hangs, by_phase: { ...this.#hangPhase }, by_round: { ...this.#hangRound }, by_connection_reuse: { ...this.#hangReuse } },
       connections: { distinct: this.#connections.size, requests_on_reused: this.#reusedRequests, max_requests_per_connection: this.#maxNth },
       client: { samples: this.#samples, loop_delay_p99_ms_max: round3(this.#loopP99Max), loop_utilization_max: round3(this.#eluMax), saturated_windows: this.#saturated },
+      windows: this.#windows.build(),
       gauges: [],
       diagnosis: hangs === 0 ? { verdict: 'none', evidence: [] } : { verdict: 'unknown', evidence: [`${hangs} requests hung; no canary or gauge evidence was collected to place the fault`] },
+      thresholds: { ok: true, results: [] },
     };
   }
 }

@@ -133,6 +133,8 @@ export const workloadSchema = z
     name: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 letters, digits, ., _ or -').optional(),
     /** Free-form key/value labels written to run.json (e.g. `arm: baseline`). @default {} */
     labels: z.record(z.string(), z.string()).default({}),
+    /** Length of the time windows summary.json reports figures for (drift over a soak, A/B resampling). @default 10 */
+    window_s: z.number().min(0.1).max(86_400).default(10),
     target: targetSchema.prefault({}),
     agents: agentsSchema.prefault({}),
     conversation: conversationSchema.prefault({}),

@@ -90,7 +90,7 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   const bus = new RunBus();
   const sinks = new EventSinks(dir);
   sinks.attach(bus);
-  const summary = new SummaryBuilder({ itlFromRecords: false });
+  const summary = new SummaryBuilder({ itlFromRecords: false, windowS: workload.window_s });
   bus.on('request', (e) => summary.add(e.record));
   bus.on('client_sample', (e) => summary.addClientSample(e));
   let inFlight = 0;

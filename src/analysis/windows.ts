@@ -1,0 +1,119 @@
+// Figures per fixed time window of a run (e.g. every 10 s): the unit of drift over a night and of
+// resampling in A/B statistics. Output tokens are spread evenly over each request's decode span, so a
+// long stream counts in every window it produced tokens in, not just the one it ended in.
+
+export interface WindowFigures {
+  phase: string;
+  /** Window start and end, seconds since the run started. */
+  start_s: number;
+  end_s: number;
+  /** Requests that ended in this window, by outcome. */
+  requests: number;
+  ok: number;
+  errors: number;
+  hangs: number;
+  output_tokens: number;
+  output_tokens_per_s: number;
+  ttft_p50_ms: number | null;
+  ttft_p99_ms: number | null;
+  e2e_p50_ms: number | null;
+  e2e_p99_ms: number | null;
+}
+
+interface Acc {
+  requests: number;
+  ok: number;
+  errors: number;
+  hangs: number;
+  tokens: number;
+  ttft: number[];
+  e2e: number[];
+}
+
+/** Cap on latencies kept per window for its percentiles (a reservoir would be overkill at window sizes). */
+const MAX_LATENCIES_PER_WINDOW = 20_000;
+
+export class WindowBuilder {
+  readonly windowMs: number;
+  readonly #byPhase = new Map<string, Map<number, Acc>>();
+
+  constructor(windowS: number) {
+    this.windowMs = windowS * 1000;
+  }
+
+  #acc(phase: string, index: number): Acc {
+    let windows = this.#byPhase.get(phase);
+    if (windows === undefined) {
+      windows = new Map();
+      this.#byPhase.set(phase, windows);
+    }
+    let acc = windows.get(index);
+    if (acc === undefined) {
+      acc = { requests: 0, ok: 0, errors: 0, hangs: 0, tokens: 0, ttft: [], e2e: [] };
+      windows.set(index, acc);
+    }
+    return acc;
+  }
+
+  /** One finished request: send time and durations in ms since run start. */
+  add(r: { phase: string; run_ms: number; e2e_ms: number; ttft_ms: number | null; status: string; completion_tokens: number | null }): void {
+    const endMs = r.run_ms + r.e2e_ms;
+    const acc = this.#acc(r.phase, Math.floor(endMs / this.windowMs));
+    acc.requests += 1;
+    if (r.status === 'ok') {
+      acc.ok += 1;
+      if (r.ttft_ms !== null && acc.ttft.length < MAX_LATENCIES_PER_WINDOW) acc.ttft.push(r.ttft_ms);
+      if (acc.e2e.length < MAX_LATENCIES_PER_WINDOW) acc.e2e.push(r.e2e_ms);
+    } else if (r.status === 'hang') acc.hangs += 1;
+    else acc.errors += 1;
+    const tokens = r.completion_tokens ?? 0;
+    if (tokens <= 0) return;
+    const from = r.run_ms + (r.ttft_ms ?? r.e2e_ms);
+    const span = endMs - from;
+    if (span <= 0) {
+      this.#acc(r.phase, Math.floor(endMs / this.windowMs)).tokens += tokens;
+      return;
+    }
+    // Spread over the windows the decode span crosses, in proportion to the overlap.
+    for (let w = Math.floor(from / this.windowMs); w * this.windowMs < endMs; w += 1) {
+      const overlap = Math.min(endMs, (w + 1) * this.windowMs) - Math.max(from, w * this.windowMs);
+      if (overlap > 0) this.#acc(r.phase, w).tokens += (tokens * overlap) / span;
+    }
+  }
+
+  /** Windows in time order; the last, partial window of each phase is measured over its real length. */
+  build(): WindowFigures[] {
+    const out: WindowFigures[] = [];
+    for (const [phase, windows] of this.#byPhase) {
+      for (const [index, acc] of [...windows.entries()].sort(([a], [b]) => a - b)) {
+        const startMs = index * this.windowMs;
+        out.push({
+          phase,
+          start_s: round3(startMs / 1000),
+          end_s: round3((startMs + this.windowMs) / 1000),
+          requests: acc.requests,
+          ok: acc.ok,
+          errors: acc.errors,
+          hangs: acc.hangs,
+          output_tokens: round3(acc.tokens),
+          output_tokens_per_s: round3(acc.tokens / (this.windowMs / 1000)),
+          ttft_p50_ms: pct(acc.ttft, 50),
+          ttft_p99_ms: pct(acc.ttft, 99),
+          e2e_p50_ms: pct(acc.e2e, 50),
+          e2e_p99_ms: pct(acc.e2e, 99),
+        });
+      }
+    }
+    return out.sort((a, b) => a.start_s - b.start_s);
+  }
+}
+
+function pct(values: number[], p: number): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  return round3(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);
+}
+
+function round3(v: number): number {
+  return Math.round(v * 1000) / 1000;
+}
