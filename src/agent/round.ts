@@ -39,6 +39,8 @@ export interface RoundOutcome {
 }
 
 const MAX_ERROR_BODY = 2048;
+/** SSE comment by which a server reports its own first-token time (the embedded engine sends it). */
+const SERVER_TTFT_COMMENT = 'engine-first-token-ms=';
 
 /** Sends one round and resolves with its record; never rejects. `stop` aborts it (run shutdown). */
 export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSignal): Promise<RoundOutcome> {
@@ -50,6 +52,7 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
     let firstTokenAt: number | null = null;
     let lastTokenAt: number | null = null;
     let httpStatus: number | null = null;
+    let serverTtftMs: number | null = null;
     let errorBody = '';
     let bytes = 0;
     let finished = false;
@@ -75,6 +78,12 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
           lastTokenAt = now;
           break;
         }
+        case 'comment':
+          if (e.text.startsWith(SERVER_TTFT_COMMENT)) {
+            const v = Number(e.text.slice(SERVER_TTFT_COMMENT.length));
+            if (Number.isFinite(v)) serverTtftMs = v;
+          }
+          break;
         case 'server_error':
           streamProblem ??= errorInfo('server_error_event', `server error in stream: ${e.message}`, e.code === null ? null : String(e.code));
           break;
@@ -112,6 +121,7 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
         headers_ms: headersAt === null ? null : round3(headersAt - t0),
         ttft_ms: firstTokenAt === null ? null : round3(firstTokenAt - t0),
         e2e_ms: round3(end - t0),
+        server_ttft_ms: serverTtftMs,
         itl: itlStats(gaps),
         chunks: parser.dataEvents,
         bytes,

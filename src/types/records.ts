@@ -74,6 +74,10 @@ export interface RequestRecord {
   ttft_ms: number | null;
   /** Send → end of stream (or → the terminal error/hang). */
   e2e_ms: number;
+  /** The server's own first-token time (arrival → first token), when it reports one in an SSE comment
+   * `: engine-first-token-ms=N` (the embedded engine does); `ttft_ms − server_ttft_ms` is what the network
+   * and the client added. */
+  server_ttft_ms: number | null;
   itl: ItlStats | null;
   /** SSE data events received. */
   chunks: number;
