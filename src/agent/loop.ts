@@ -1,5 +1,6 @@
 // An agent worker: one conversation at a time, round after round, with think time between rounds,
-// until its rounds are done or the run stops. It never throws: every outcome is a record.
+// until its rounds are done (a `duration` run: one conversation after another) or the run stops.
+// It never throws: every outcome is a record.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import type { Workload, ToolSpec } from '../config/index.js';
@@ -14,34 +15,57 @@ export interface AgentSpec {
   system: string;
   tools: readonly ToolSpec[];
   phase: string;
+  /** Ordinal of the agent's first conversation (`a<index>-c<n>`): a sweep's later phases start at 2, 3…
+   * so conversation ids stay unique in the run. @default 1 */
+  conversationOrdinal?: number;
   emit: (event: RunEvent) => void;
   /** Aborted when the run stops: the agent sends nothing more and its in-flight request ends. */
   stop: AbortSignal;
+  /** Aborting it ends the in-flight request (default: `stop`). A run passes a later signal here, so after a
+   * stop (a signal, the end of `duration`) the request in flight gets its grace. */
+  abortInFlight?: AbortSignal;
+  /** Start a fresh conversation (`a<index>-c<n+1>`) whenever one ends, until `stop` (a `duration` run). @default false */
+  loop?: boolean;
 }
 
 /** Runs one agent to completion; resolves with how many requests it sent. */
 export async function runAgent(spec: AgentSpec): Promise<number> {
+  let sent = 0;
+  let ordinal = spec.conversationOrdinal ?? 1;
+  do {
+    sent += await runConversation(spec, ordinal);
+    ordinal += 1;
+  } while (spec.loop === true && !spec.stop.aborted);
+  return sent;
+}
+
+/** One conversation `a<index>-c<ordinal>`: it ends at its last round or, from round 2 on, once its context
+ * reaches `conversation.max_context_tokens` (about 4 characters of message JSON per token). */
+async function runConversation(spec: AgentSpec, ordinal: number): Promise<number> {
   const { workload, index } = spec;
   const rounds = workload.agents.rounds;
+  const abortInFlight = spec.abortInFlight ?? spec.stop;
+  const maxContextChars = workload.conversation.max_context_tokens === null ? Infinity : workload.conversation.max_context_tokens * 4;
   let sent = 0;
   const conversation = new Conversation({
-    id: `a${index}-c1`,
+    id: `a${index}-c${ordinal}`,
     agent: index,
-    ordinal: 1,
+    ordinal,
     model: workload.target.model,
     settings: workload.conversation,
     system: spec.system,
     tools: spec.tools,
   });
-  while (conversation.nextRound <= rounds && !spec.stop.aborted) {
+  const more = (): boolean => conversation.nextRound <= rounds && (conversation.nextRound === 1 || conversation.contextChars < maxContextChars);
+  while (more() && !spec.stop.aborted) {
     const round = conversation.nextRound;
     spec.emit({ kind: 'request_start', agent: index, conversation: conversation.id, round, run_ms: performance.now() - spec.target.runStartMs });
-    const outcome = await sendRound(spec.target, { agent: index, conversation: conversation.id, round, phase: spec.phase, body: conversation.body() }, spec.stop);
+    const outcome = await sendRound(spec.target, { agent: index, conversation: conversation.id, round, phase: spec.phase, body: conversation.body() }, abortInFlight);
     sent += 1;
     emitOutcome(spec.emit, outcome.record);
     if (outcome.message !== null) conversation.answered(outcome.message);
     else conversation.failed();
-    if (conversation.nextRound <= rounds && workload.agents.think_time_ms > 0 && !spec.stop.aborted) {
+    if ((spec.loop === true || more()) && workload.agents.think_time_ms > 0 && !spec.stop.aborted) {
       await sleep(workload.agents.think_time_ms, undefined, { signal: spec.stop }).catch(() => {});
     }
   }

@@ -13,3 +13,4 @@ export {
   engineSchema,
 } from './schema.js';
 export type { Workload, WorkloadInput, EngineSettings, ToolSpec } from './schema.js';
+export { thresholdsSchema, resultsSchema, clientMetricsSchema, type Thresholds } from './schema.js';

@@ -1,6 +1,7 @@
 // The workload file's schema: every field, its type, its default and its meaning, in one place.
 // Validation rejects unknown keys (strict objects) so a typo never passes silently.
 import { z } from 'zod';
+import { parseDurationMs } from './duration.js';
 
 const int = () => z.number().int();
 const nonNegative = () => z.number().min(0);
@@ -84,6 +85,9 @@ export const conversationSchema = z.strictObject({
   include_usage: z.boolean().default(true),
   /** Sampling temperature sent. @default 0 */
   temperature: nonNegative().max(2).default(0),
+  /** Context cap: a conversation whose request body reaches this size (estimated at 4 characters per token)
+   * ends, and in a `duration` run the agent starts a fresh one. `null`: no cap. @default null */
+  max_context_tokens: positiveInt().nullable().default(null),
 });
 
 /** Per-request deadlines. A request past any of them is a hang. */
@@ -127,6 +131,52 @@ export const engineSchema = z.strictObject({
 });
 export type EngineSettings = z.output<typeof engineSchema>;
 
+/** How the results files are written. */
+export const resultsSchema = z.strictObject({
+  /** A JSONL file (requests, events, gauges) past this size is closed as a numbered part
+   * (`requests.1.jsonl`, `requests.2.jsonl`…) and a fresh one started; `null`: never rotate. @default 256 */
+  max_file_mb: z.number().positive().nullable().default(256),
+  /** Gzip closed parts in the background (`requests.1.jsonl.gz`). @default true */
+  compress_rotated: z.boolean().default(true),
+});
+
+/** Pass/fail limits checked at the end of a run; any failure makes exit code 1 and a failing JUnit case. */
+export const thresholdsSchema = z.strictObject({
+  /** Most hung requests allowed; `null`: hangs never fail the run. @default 0 */
+  hangs: int().min(0).nullable().default(0),
+  /** Highest share of requests that errored or hung (0.01 = 1%). @default null */
+  error_rate: z.number().min(0).max(1).nullable().default(null),
+  /** Highest time-to-first-token p99 over the whole run. @default null */
+  ttft_p99_ms: z.number().positive().nullable().default(null),
+  /** Highest inter-token gap p99 over the whole run. @default null */
+  itl_p99_ms: z.number().positive().nullable().default(null),
+  /** Highest end-to-end p99 over the whole run. @default null */
+  e2e_p99_ms: z.number().positive().nullable().default(null),
+  /** Lowest output (decode) tokens per second of all streams together. @default null */
+  decode_tokens_per_s_min: nonNegative().nullable().default(null),
+  /** Also check every `window_s` window (hangs, error rate, ttft/e2e p99, tokens/s), so a bad hour of a
+   * night fails even when the night's totals pass. @default false */
+  per_window: z.boolean().default(false),
+});
+export type Thresholds = z.output<typeof thresholdsSchema>;
+
+/** The client's own Prometheus endpoint (requests in flight, completed, hangs, errors, latencies). */
+export const clientMetricsSchema = z.strictObject({
+  /** Port to serve `/metrics` on during the run (0: any free port, printed at start); `null`: off. @default null */
+  port: int().min(0).max(65_535).nullable().default(null),
+  /** Address to listen on; loopback unless you ask. @default "127.0.0.1" */
+  host: z.string().min(1).default('127.0.0.1'),
+});
+
+const durationSchema = z.union([z.string(), z.number()]).nullable().superRefine((value, ctx) => {
+  if (value === null) return;
+  try {
+    if (parseDurationMs(value) <= 0) ctx.addIssue({ code: 'custom', message: 'must be longer than 0' });
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: error instanceof Error ? error.message : String(error) });
+  }
+});
+
 export const workloadSchema = z
   .strictObject({
     /** Name of the workload, used in the results folder name. @default the file name without extension */
@@ -140,6 +190,13 @@ export const workloadSchema = z
     conversation: conversationSchema.prefault({}),
     watchdog: watchdogSchema.prefault({}),
     engine: engineSchema.prefault({}),
+    /** Run for this long (`30m`, `8h`, a number of seconds): agents start a fresh conversation whenever one
+     * reaches `agents.rounds` or `conversation.max_context_tokens`, until the time is up; then no new requests,
+     * and in-flight ones finish within their deadlines. `null`: each agent runs one conversation. @default null */
+    duration: durationSchema.default(null),
+    thresholds: thresholdsSchema.prefault({}),
+    results: resultsSchema.prefault({}),
+    client_metrics: clientMetricsSchema.prefault({}),
   })
   .superRefine((w, ctx) => {
     if (w.engine.output_tokens_min > w.engine.output_tokens_max) {
