@@ -14,3 +14,4 @@ export {
 } from './schema.js';
 export type { Workload, WorkloadInput, EngineSettings, ToolSpec } from './schema.js';
 export { thresholdsSchema, resultsSchema, clientMetricsSchema, type Thresholds } from './schema.js';
+export { hopFaultSchema, viaSchema, type HopFault, type Via } from './schema.js';

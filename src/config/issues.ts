@@ -163,6 +163,12 @@ function explainOne(issue: z.core.$ZodIssue, input: unknown, prefix: Path, out: 
       return;
     }
     case 'invalid_union': {
+      // A discriminated union (`kind: …`) whose discriminator matched no option lists the options itself.
+      const options = (issue as { options?: unknown }).options;
+      if (Array.isArray(options) && options.length > 0) {
+        out.push({ path, message: invalidValue(options, got) });
+        return;
+      }
       // If some option got past the type check and failed deeper, its inner issues are the useful ones.
       const deeper = issue.errors.find((branch) => branch.length > 0 && branch.every((i) => i.path.length > 0));
       if (deeper !== undefined) {

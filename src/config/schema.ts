@@ -8,6 +8,79 @@ const nonNegative = () => z.number().min(0);
 const positiveInt = () => int().min(1);
 const nullableString = () => z.string().min(1).nullable();
 
+const httpUrl = () => z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
+
+/** One fault of the built-in hop, in a workload (`target.via.faults`) or on the command line
+ * (`roundload hop --fault kind:key=value,…`). Each applies to every connection unless it says otherwise. */
+export const hopFaultSchema = z.discriminatedUnion('kind', [
+  z.strictObject({
+    /** Stall a reused client connection: after it has carried `after_requests` requests, the next ones on it
+     * are read but never forwarded nor answered (the response never starts). */
+    kind: z.literal('stall'),
+    /** Requests a client connection is served normally before it stalls. @default 1 */
+    after_requests: positiveInt().default(1),
+  }),
+  z.strictObject({
+    /** Stop forwarding a streamed response after `after_chunks` SSE events, keeping the socket open. */
+    kind: z.literal('cut'),
+    /** SSE events (`data:` blocks) forwarded before the hop goes silent. @default 3 */
+    after_chunks: int().min(0).default(3),
+  }),
+  z.strictObject({
+    /** Buffer the whole response body and deliver it at the end (headers go at once), like a proxy with
+     * response buffering on. */
+    kind: z.literal('buffer'),
+  }),
+  z.strictObject({
+    /** Drop a client connection that has been idle `after_s` seconds. */
+    kind: z.literal('idle_close'),
+    /** Idle time before the drop. @default 5 */
+    after_s: z.number().positive().default(5),
+    /** `silent`: stop reading and answering but keep the TCP socket (half-open from the client's view: its next
+     * request is never answered); `rst`: reset the socket (TCP RST). @default "silent" */
+    mode: z.enum(['silent', 'rst']).default('silent'),
+  }),
+  z.strictObject({
+    /** Reset (TCP RST) a seeded share of client connections when their first request arrives. */
+    kind: z.literal('reset'),
+    /** Share of connections reset, 0 to 1. @default 0.1 */
+    ratio: z.number().min(0).max(1).default(0.1),
+    /** Seed of the choice, so the same connections are reset run after run. @default 1 */
+    seed: int().min(0).default(1),
+  }),
+  z.strictObject({
+    /** Hold every request this long before forwarding it upstream. */
+    kind: z.literal('latency'),
+    /** Added delay. @default 100 */
+    ms: nonNegative().default(100),
+    /** Up to this much more, seeded per request. @default 0 */
+    jitter_ms: nonNegative().default(0),
+  }),
+]);
+export type HopFault = z.output<typeof hopFaultSchema>;
+
+/** The network path to the target (`target.via`). */
+export const viaSchema = z.discriminatedUnion('kind', [
+  z.strictObject({
+    /** An HTTP CONNECT proxy (`http://` or `https://`); TLS to the target runs inside the tunnel. */
+    kind: z.literal('connect'),
+    url: httpUrl(),
+  }),
+  z.strictObject({
+    /** The built-in TLS hop, started on 127.0.0.1 in front of the target; requests trust its CA. */
+    kind: z.literal('hop'),
+    /** Faults the hop injects. @default [] */
+    faults: z.array(hopFaultSchema).default([]),
+  }),
+  z.strictObject({
+    /** Your own TLS reverse proxy (nginx, envoy…) in front of the target: requests go to `url` (with
+     * `target.tls`), while `target.url` stays the engine, reached directly by canaries. */
+    kind: z.literal('tls-proxy'),
+    url: httpUrl(),
+  }),
+]);
+export type Via = z.output<typeof viaSchema>;
+
 /** Where the requests go. */
 export const targetSchema = z.strictObject({
   /** Base URL of the OpenAI-compatible server (router or engine), `http://` or `https://`.
@@ -29,6 +102,14 @@ export const targetSchema = z.strictObject({
       servername: nullableString().default(null),
     })
     .prefault({}),
+  /** What stands between roundload and `url`: `null` (requests go straight to it), a CONNECT proxy, the
+   * built-in TLS hop (started in front of the target, with optional faults), or your own TLS reverse proxy.
+   * See README, "Paths". @default null */
+  via: viaSchema.nullable().default(null),
+  /** A direct URL of the engine, around any proxy, for canaries (`monitor.canary_interval_s`). With
+   * `via: {kind: hop}` or `{kind: tls-proxy}` it defaults to the target itself (the embedded engine's URL
+   * when `url` is null). @default null */
+  bypass: httpUrl().nullable().default(null),
 });
 
 /** The agent workers. */
