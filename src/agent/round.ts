@@ -53,6 +53,8 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
     let lastTokenAt: number | null = null;
     let httpStatus: number | null = null;
     let serverTtftMs: number | null = null;
+    /** Arrival time of the read being parsed. */
+    let chunkAt = t0;
     let errorBody = '';
     let bytes = 0;
     let finished = false;
@@ -66,7 +68,8 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
         case 'content':
         case 'reasoning':
         case 'tool_call_delta': {
-          const now = performance.now();
+          // Events parsed from one read share its arrival time: parsing must not shift later events.
+          const now = chunkAt;
           if (firstTokenAt === null) {
             firstTokenAt = now;
             watch.firstToken();
@@ -180,6 +183,7 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
         onData(chunk) {
           if (finished) return;
           bytes += chunk.length;
+          chunkAt = performance.now();
           watch.bytes();
           if (httpStatus !== null && httpStatus >= 400) {
             if (errorBody.length < MAX_ERROR_BODY) errorBody += chunk.toString('utf8', 0, Math.min(chunk.length, MAX_ERROR_BODY));

@@ -1,3 +1,4 @@
 // Pure analysis of a run's records: the summary.
 export { SummaryBuilder, SATURATED_LOOP_DELAY_MS, SATURATED_UTILIZATION, type Summary, type PhaseSummary, type RoundSummary, type ThresholdResult } from './summary.js';
 export { WindowBuilder, type WindowFigures } from './windows.js';
+export { evaluateThresholds, DEFAULT_THRESHOLDS, type ThresholdLimits, type ThresholdInput, type ThresholdVerdict } from './thresholds.js';

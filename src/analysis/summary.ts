@@ -1,9 +1,10 @@
 // Pure aggregation: request records (and client samples) in, summary.json out. Streaming, so a night's
 // records are summarised in constant memory, and the same code rebuilds a killed run from its files.
-import { HistogramSet, ALL_ROUNDS, type Percentiles } from '../metrics/index.js';
+import { HistogramSet, LatencyHistogram, LATENCY_METRICS, ALL_ROUNDS, type LatencyMetric, type Percentiles } from '../metrics/index.js';
 import type { ClientSampleEvent, Diagnosis, GaugeVerdict, HangPhase, RequestRecord } from '../types/index.js';
 import { RESULTS_SCHEMA_VERSION } from '../types/index.js';
 import { WindowBuilder, type WindowFigures } from './windows.js';
+import { evaluateThresholds, DEFAULT_THRESHOLDS, type ThresholdLimits } from './thresholds.js';
 
 export interface RoundSummary {
   round: number;
@@ -151,8 +152,11 @@ export class SummaryBuilder {
   #saturated = 0;
 
   readonly #windows: WindowBuilder;
+  readonly #thresholds: ThresholdLimits;
 
-  constructor(options: { histograms?: HistogramSet; itlFromRecords: boolean; windowS?: number }) {
+  /** @param options.thresholds the workload's `thresholds:`; default: a hang fails, nothing else is checked. */
+  constructor(options: { histograms?: HistogramSet; itlFromRecords: boolean; windowS?: number; thresholds?: ThresholdLimits }) {
+    this.#thresholds = options.thresholds ?? DEFAULT_THRESHOLDS;
     this.histograms = options.histograms ?? new HistogramSet();
     this.#itlFromRecords = options.itlFromRecords;
     this.#windows = new WindowBuilder(options.windowS ?? 10);
@@ -221,6 +225,21 @@ export class SummaryBuilder {
     }
   }
 
+  /** Latency percentiles over every phase and round together (for the thresholds). */
+  #overall(phases: readonly PhaseSummary[]): Record<LatencyMetric, Percentiles> {
+    const out = {} as Record<LatencyMetric, Percentiles>;
+    for (const metric of LATENCY_METRICS) {
+      if (phases.length === 1) {
+        out[metric] = phases[0]![metric];
+        continue;
+      }
+      const all = new LatencyHistogram();
+      for (const p of phases) if (this.histograms.has(metric, p.phase, ALL_ROUNDS)) all.add(this.histograms.get(metric, p.phase, ALL_ROUNDS));
+      out[metric] = all.percentiles();
+    }
+    return out;
+  }
+
   addClientSample(s: ClientSampleEvent): void {
     this.#samples += 1;
     this.#loopP99Max = Math.max(this.#loopP99Max, s.loop_delay_p99_ms);
@@ -278,6 +297,7 @@ export class SummaryBuilder {
       lastAll = Math.max(lastAll, p.lastEndMs);
     }
     const activeS = Number.isFinite(firstAll) ? Math.max(0.001, (lastAll - firstAll) / 1000) : 0;
+    const windows = this.#windows.build();
     return {
       schema_version: RESULTS_SCHEMA_VERSION,
       run,
@@ -302,10 +322,10 @@ export class SummaryBuilder {
       hangs: { total: hangs, by_phase: { ...this.#hangPhase }, by_round: { ...this.#hangRound }, by_connection_reuse: { ...this.#hangReuse } },
       connections: { distinct: this.#connections.size, requests_on_reused: this.#reusedRequests, max_requests_per_connection: this.#maxNth },
       client: { samples: this.#samples, loop_delay_p99_ms_max: round3(this.#loopP99Max), loop_utilization_max: round3(this.#eluMax), saturated_windows: this.#saturated },
-      windows: this.#windows.build(),
+      windows,
       gauges: [],
       diagnosis: hangs === 0 ? { verdict: 'none', evidence: [] } : { verdict: 'unknown', evidence: [`${hangs} requests hung; no canary or gauge evidence was collected to place the fault`] },
-      thresholds: { ok: true, results: [] },
+      thresholds: evaluateThresholds(this.#thresholds, { requests, errors, hangs, output_tokens_per_s: activeS === 0 ? 0 : round3(completionAll / activeS), ...this.#overall(phases), windows }),
     };
   }
 }

@@ -1,0 +1,158 @@
+// The `thresholds:` verdict: pure limits over a run's figures (and, with `per_window`, over each time
+// window), one result per limit with a sentence for people and JUnit. Any failed result means exit code 1.
+import type { Percentiles } from '../metrics/index.js';
+import type { WindowFigures } from './windows.js';
+
+/** The limits, as in the workload's `thresholds:` section (`null`: not checked). */
+export interface ThresholdLimits {
+  hangs: number | null;
+  error_rate: number | null;
+  ttft_p99_ms: number | null;
+  itl_p99_ms: number | null;
+  e2e_p99_ms: number | null;
+  decode_tokens_per_s_min: number | null;
+  per_window: boolean;
+}
+
+/** One threshold checked at the end of a run. Mirrors `ThresholdResult` of summary.json. */
+export interface ThresholdVerdict {
+  name: string;
+  limit: number;
+  actual: number;
+  ok: boolean;
+  message: string;
+}
+
+/** What the limits are checked against: the whole run's figures and its windows. */
+export interface ThresholdInput {
+  requests: number;
+  errors: number;
+  hangs: number;
+  output_tokens_per_s: number;
+  /** Over all phases and rounds. */
+  ttft: Percentiles;
+  itl: Percentiles;
+  e2e: Percentiles;
+  windows: readonly WindowFigures[];
+}
+
+/** The default limits: a hang fails the run, nothing else is checked. */
+export const DEFAULT_THRESHOLDS: ThresholdLimits = {
+  hangs: 0,
+  error_rate: null,
+  ttft_p99_ms: null,
+  itl_p99_ms: null,
+  e2e_p99_ms: null,
+  decode_tokens_per_s_min: null,
+  per_window: false,
+};
+
+type LatencyKey = 'ttft_p99_ms' | 'itl_p99_ms' | 'e2e_p99_ms';
+const LATENCY: readonly { key: LatencyKey; metric: 'ttft' | 'itl' | 'e2e'; label: string }[] = [
+  { key: 'ttft_p99_ms', metric: 'ttft', label: 'ttft p99' },
+  { key: 'itl_p99_ms', metric: 'itl', label: 'itl p99' },
+  { key: 'e2e_p99_ms', metric: 'e2e', label: 'e2e p99' },
+];
+
+/** Checks every limit that is set. `ok` is true when all pass (and when none is set). */
+export function evaluateThresholds(limits: ThresholdLimits, input: ThresholdInput): { ok: boolean; results: ThresholdVerdict[] } {
+  const results: ThresholdVerdict[] = [];
+  if (limits.hangs !== null) {
+    const ok = input.hangs <= limits.hangs;
+    results.push({ name: 'hangs', limit: limits.hangs, actual: input.hangs, ok, message: `${input.hangs} hung requests ${ok ? '≤' : '>'} limit ${limits.hangs}` });
+  }
+  if (limits.error_rate !== null) {
+    const rate = input.requests === 0 ? 0 : (input.errors + input.hangs) / input.requests;
+    const ok = rate <= limits.error_rate;
+    results.push({
+      name: 'error_rate',
+      limit: limits.error_rate,
+      actual: round6(rate),
+      ok,
+      message: `error rate ${pct(rate)} (${input.errors} errors + ${input.hangs} hangs of ${input.requests}) ${ok ? '≤' : '>'} limit ${pct(limits.error_rate)}`,
+    });
+  }
+  for (const { key, metric, label } of LATENCY) {
+    const limit = limits[key];
+    if (limit === null) continue;
+    const p = input[metric];
+    if (p.count === 0) {
+      // Nothing measured cannot pass a latency limit: a run where every request failed must not look fast.
+      results.push({ name: key, limit, actual: 0, ok: false, message: `${label}: no ${metric} was measured (no successful request), limit ${limit} ms` });
+      continue;
+    }
+    const ok = p.p99_ms <= limit;
+    results.push({ name: key, limit, actual: p.p99_ms, ok, message: `${label} ${ms(p.p99_ms)} ${ok ? '≤' : '>'} limit ${ms(limit)} (${p.count} samples)` });
+  }
+  if (limits.decode_tokens_per_s_min !== null) {
+    const limit = limits.decode_tokens_per_s_min;
+    const actual = input.output_tokens_per_s;
+    const ok = actual >= limit;
+    results.push({ name: 'decode_tokens_per_s_min', limit, actual, ok, message: `output ${actual.toFixed(1)} tokens/s ${ok ? '≥' : '<'} minimum ${limit} tokens/s` });
+  }
+  if (limits.per_window) results.push(...perWindow(limits, input.windows));
+  return { ok: results.every((r) => r.ok), results };
+}
+
+interface WindowCheck {
+  name: string;
+  limit: number;
+  /** The window's figure, or null when it has none to check (no request ended there, or it is partial). */
+  value: (w: WindowFigures, last: boolean) => number | null;
+  /** Higher is worse (a maximum), or lower is worse (a minimum). */
+  worse: 'higher' | 'lower';
+  show: (v: number) => string;
+}
+
+/** One result per limit over all windows: how many windows failed and the worst one. ITL has no per-window
+ * figure, and the hang count is already a whole-run limit, so those two are checked over the run only. */
+function perWindow(limits: ThresholdLimits, windows: readonly WindowFigures[]): ThresholdVerdict[] {
+  const checks: WindowCheck[] = [];
+  if (limits.error_rate !== null) {
+    checks.push({ name: 'error_rate', limit: limits.error_rate, value: (w) => (w.requests === 0 ? null : (w.errors + w.hangs) / w.requests), worse: 'higher', show: pct });
+  }
+  if (limits.ttft_p99_ms !== null) checks.push({ name: 'ttft_p99_ms', limit: limits.ttft_p99_ms, value: (w) => w.ttft_p99_ms, worse: 'higher', show: ms });
+  if (limits.e2e_p99_ms !== null) checks.push({ name: 'e2e_p99_ms', limit: limits.e2e_p99_ms, value: (w) => w.e2e_p99_ms, worse: 'higher', show: ms });
+  if (limits.decode_tokens_per_s_min !== null) {
+    // A phase's last window is cut short by the end of the run: its rate is not comparable, so it is skipped.
+    checks.push({ name: 'decode_tokens_per_s_min', limit: limits.decode_tokens_per_s_min, value: (w, last) => (last ? null : w.output_tokens_per_s), worse: 'lower', show: (v) => `${v.toFixed(1)} tokens/s` });
+  }
+  const lastOfPhase = new Map<string, WindowFigures>();
+  for (const w of windows) {
+    const seen = lastOfPhase.get(w.phase);
+    if (seen === undefined || w.start_s > seen.start_s) lastOfPhase.set(w.phase, w);
+  }
+  return checks.map((c) => {
+    let checked = 0;
+    let failed = 0;
+    let worst: { w: WindowFigures; v: number } | null = null;
+    for (const w of windows) {
+      const v = c.value(w, lastOfPhase.get(w.phase) === w);
+      if (v === null) continue;
+      checked += 1;
+      const bad = c.worse === 'higher' ? v > c.limit : v < c.limit;
+      if (bad) failed += 1;
+      if (worst === null || (c.worse === 'higher' ? v > worst.v : v < worst.v)) worst = { w, v };
+    }
+    const name = `${c.name} per window`;
+    if (worst === null) return { name, limit: c.limit, actual: 0, ok: true, message: `${name}: no window to check` };
+    const where = `${worst.w.start_s}–${worst.w.end_s} s${worst.w.phase === 'main' ? '' : ` of ${worst.w.phase}`}`;
+    const ok = failed === 0;
+    const message = ok
+      ? `all ${checked} windows within limit ${c.show(c.limit)}; worst ${c.show(worst.v)} at ${where}`
+      : `${failed} of ${checked} windows past limit ${c.show(c.limit)}; worst ${c.show(worst.v)} at ${where}`;
+    return { name, limit: c.limit, actual: round6(worst.v), ok, message };
+  });
+}
+
+function pct(v: number): string {
+  return `${(v * 100).toFixed(v !== 0 && v < 0.001 ? 3 : 2)}%`;
+}
+
+function ms(v: number): string {
+  return `${Math.round(v * 10) / 10} ms`;
+}
+
+function round6(v: number): number {
+  return Math.round(v * 1e6) / 1e6;
+}

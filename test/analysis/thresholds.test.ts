@@ -1,0 +1,124 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { evaluateThresholds, DEFAULT_THRESHOLDS, SummaryBuilder, type ThresholdInput, type ThresholdLimits, type WindowFigures } from '../../src/analysis/index.js';
+import type { Percentiles } from '../../src/metrics/index.js';
+import type { RequestRecord } from '../../src/types/index.js';
+
+const p = (p99: number, count = 100): Percentiles => ({ count, p50_ms: p99 / 2, p90_ms: p99 * 0.9, p99_ms: p99, max_ms: p99, mean_ms: p99 / 2 });
+
+function win(start: number, over: Partial<WindowFigures> = {}): WindowFigures {
+  return { phase: 'main', start_s: start, end_s: start + 60, requests: 100, ok: 100, errors: 0, hangs: 0, output_tokens: 6000, output_tokens_per_s: 100, ttft_p50_ms: 100, ttft_p99_ms: 400, e2e_p50_ms: 900, e2e_p99_ms: 2000, ...over };
+}
+
+const input: ThresholdInput = { requests: 1000, errors: 5, hangs: 0, output_tokens_per_s: 250, ttft: p(400), itl: p(20), e2e: p(2000), windows: [win(0), win(60), win(120)] };
+const none: ThresholdLimits = { ...DEFAULT_THRESHOLDS, hangs: null };
+
+function only(limits: Partial<ThresholdLimits>, over: Partial<ThresholdInput> = {}) {
+  return evaluateThresholds({ ...none, ...limits }, { ...input, ...over });
+}
+
+test('no limits set: the verdict is ok with no results', () => {
+  assert.deepEqual(evaluateThresholds(none, input), { ok: true, results: [] });
+});
+
+test('the default limits fail a run with one hang and pass a run with none', () => {
+  const pass = evaluateThresholds(DEFAULT_THRESHOLDS, input);
+  assert.equal(pass.ok, true);
+  assert.deepEqual(pass.results.map((r) => [r.name, r.limit, r.actual, r.ok]), [['hangs', 0, 0, true]]);
+  const fail = evaluateThresholds(DEFAULT_THRESHOLDS, { ...input, hangs: 1 });
+  assert.equal(fail.ok, false);
+  assert.equal(fail.results[0]!.message, '1 hung requests > limit 0');
+});
+
+test('hangs: a count at the limit passes, one more fails', () => {
+  assert.equal(only({ hangs: 2 }, { hangs: 2 }).ok, true);
+  assert.equal(only({ hangs: 2 }, { hangs: 3 }).ok, false);
+});
+
+test('error_rate counts errors and hangs over all requests', () => {
+  const pass = only({ error_rate: 0.01 }, { errors: 5, hangs: 5 });
+  assert.equal(pass.ok, true);
+  assert.equal(pass.results[0]!.actual, 0.01);
+  const fail = only({ error_rate: 0.01 }, { errors: 10, hangs: 1 });
+  assert.equal(fail.ok, false);
+  assert.equal(fail.results[0]!.actual, 0.011);
+  assert.match(fail.results[0]!.message, /error rate 1\.10% \(10 errors \+ 1 hangs of 1000\) > limit 1\.00%/);
+});
+
+test('each latency p99 limit passes at or below it and fails above it', () => {
+  for (const [key, metric] of [['ttft_p99_ms', 'ttft'], ['itl_p99_ms', 'itl'], ['e2e_p99_ms', 'e2e']] as const) {
+    const value = input[metric].p99_ms;
+    const pass = only({ [key]: value });
+    assert.equal(pass.ok, true, key);
+    assert.equal(pass.results[0]!.name, key);
+    const fail = only({ [key]: value - 1 });
+    assert.equal(fail.ok, false, key);
+    assert.equal(fail.results[0]!.actual, value);
+    assert.match(fail.results[0]!.message, new RegExp(`${metric} p99 ${value} ms > limit ${value - 1} ms`));
+  }
+});
+
+test('a latency limit with nothing measured fails rather than passing silently', () => {
+  const r = only({ ttft_p99_ms: 5000 }, { ttft: p(0, 0) });
+  assert.equal(r.ok, false);
+  assert.match(r.results[0]!.message, /no ttft was measured/);
+});
+
+test('decode_tokens_per_s_min passes at or above the minimum and fails below it', () => {
+  assert.equal(only({ decode_tokens_per_s_min: 250 }).ok, true);
+  const fail = only({ decode_tokens_per_s_min: 300 });
+  assert.equal(fail.ok, false);
+  assert.equal(fail.results[0]!.message, 'output 250.0 tokens/s < minimum 300 tokens/s');
+});
+
+test('per_window fails a limit when one window breaks it, even though the whole run passes', () => {
+  const windows = [win(0), win(60, { ttft_p99_ms: 6120, errors: 10, output_tokens_per_s: 20 }), win(120), win(180, { output_tokens_per_s: 1 })];
+  const limits = { ttft_p99_ms: 5000, error_rate: 0.05, decode_tokens_per_s_min: 50, e2e_p99_ms: 3000 };
+  const whole = only(limits, { windows });
+  assert.equal(whole.ok, true, 'per_window off: only the run figures count');
+  const r = only({ ...limits, per_window: true }, { windows });
+  assert.equal(r.ok, false);
+  const byName = new Map(r.results.map((x) => [x.name, x]));
+  const ttft = byName.get('ttft_p99_ms per window')!;
+  assert.equal(ttft.ok, false);
+  assert.equal(ttft.actual, 6120);
+  assert.equal(ttft.message, '1 of 4 windows past limit 5000 ms; worst 6120 ms at 60–120 s');
+  assert.equal(byName.get('error_rate per window')!.ok, false);
+  const decode = byName.get('decode_tokens_per_s_min per window')!;
+  assert.equal(decode.ok, false);
+  assert.equal(decode.actual, 20, 'the last, partial window (1 token/s) is not held against the minimum');
+  assert.equal(byName.get('e2e_p99_ms per window')!.ok, true);
+  assert.match(byName.get('e2e_p99_ms per window')!.message, /^all 4 windows within limit 3000 ms/);
+});
+
+test('per_window passes when every window is within its limits, skipping windows with nothing measured', () => {
+  const r = only({ ttft_p99_ms: 5000, per_window: true }, { windows: [win(0), win(60, { requests: 0, ok: 0, ttft_p99_ms: null })] });
+  assert.equal(r.ok, true);
+  assert.match(r.results[1]!.message, /^all 1 windows within/);
+});
+
+function record(over: Partial<RequestRecord>): RequestRecord {
+  return {
+    t: '2025-01-01T00:00:00.000Z', run_ms: 0, agent: 0, conversation: 'a0-c1', round: 1, phase: 'main', path: 'direct', status: 'ok', http_status: 200,
+    headers_ms: 5, ttft_ms: 100, server_ttft_ms: null, e2e_ms: 1000, itl: null, chunks: 10, bytes: 1000, request_bytes: 100, prompt_tokens: 100, completion_tokens: 50,
+    cached_tokens: 0, tokens_estimated: false, finish_reason: 'stop', tool_calls: [], content_chars: 100, reasoning_chars: 0, error: null, hang: null, connection: null,
+    ...over,
+  };
+}
+
+test('SummaryBuilder fills summary.thresholds from its limits (a hang fails by default)', () => {
+  const run = { name: 'x', status: 'completed', started_at: null, ended_at: null, wall_s: 1, target: 't', path: 'direct', labels: {} };
+  const plain = new SummaryBuilder({ itlFromRecords: true });
+  plain.add(record({}));
+  plain.add(record({ status: 'hang', ttft_ms: null, completion_tokens: null, hang: { phase: 'mid_stream', deadline: 'stall_ms', deadline_ms: 1, last_byte_age_ms: 1 } }));
+  const s = plain.build(run);
+  assert.equal(s.thresholds.ok, false);
+  assert.equal(s.thresholds.results[0]!.name, 'hangs');
+
+  const limited = new SummaryBuilder({ itlFromRecords: true, thresholds: { ...none, ttft_p99_ms: 50 } });
+  limited.add(record({ ttft_ms: 120 }));
+  const t = limited.build(run).thresholds;
+  assert.equal(t.ok, false);
+  assert.equal(t.results[0]!.name, 'ttft_p99_ms');
+  assert.ok(Math.abs(t.results[0]!.actual - 120) < 0.2, String(t.results[0]!.actual));
+});
