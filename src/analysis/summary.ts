@@ -35,6 +35,9 @@ export interface PhaseSummary {
   itl: Percentiles;
   e2e: Percentiles;
   rounds: RoundSummary[];
+  /** Requests sent during the phase's warm-up (a sweep's `warmup_s`), left out of every figure above but
+   * counted in the run's totals, error classes and hang breakdowns. Present when the phase had any. */
+  warmup?: { requests: number; ok: number; errors: number; hangs: number };
 }
 
 /** One threshold checked at the end of a run (`thresholds:` in the workload). */
@@ -124,6 +127,7 @@ interface PhaseAcc {
   firstStartMs: number;
   lastEndMs: number;
   rounds: Map<number, RoundAcc>;
+  warmup: { requests: number; ok: number; errors: number; hangs: number };
 }
 
 /** Loop delay p99 above this, or utilisation above 0.9, marks a client sample window as saturated. */
@@ -166,8 +170,12 @@ export class SummaryBuilder {
     this.#windows.add(r);
     let phase = this.#phases.get(r.phase);
     if (phase === undefined) {
-      phase = { requests: 0, ok: 0, errors: 0, hangs: 0, completion: 0, firstStartMs: r.run_ms, lastEndMs: r.run_ms + r.e2e_ms, rounds: new Map() };
+      phase = { requests: 0, ok: 0, errors: 0, hangs: 0, completion: 0, firstStartMs: Infinity, lastEndMs: -Infinity, rounds: new Map(), warmup: { requests: 0, ok: 0, errors: 0, hangs: 0 } };
       this.#phases.set(r.phase, phase);
+    }
+    if (r.warmup === true) {
+      this.#addWarmup(phase, r);
+      return;
     }
     phase.firstStartMs = Math.min(phase.firstStartMs, r.run_ms);
     phase.lastEndMs = Math.max(phase.lastEndMs, r.run_ms + r.e2e_ms);
@@ -225,6 +233,33 @@ export class SummaryBuilder {
     }
   }
 
+  /** A warm-up request: out of its phase's figures, in the run's totals and breakdowns (a hang is never hidden). */
+  #addWarmup(phase: PhaseAcc, r: RequestRecord): void {
+    phase.warmup.requests += 1;
+    if (r.connection !== null) {
+      this.#connections.add(r.connection.id);
+      if (r.connection.nth > 1) this.#reusedRequests += 1;
+      this.#maxNth = Math.max(this.#maxNth, r.connection.nth);
+    }
+    if (r.status === 'ok') {
+      phase.warmup.ok += 1;
+      this.#prompt += r.prompt_tokens ?? 0;
+      this.#completion += r.completion_tokens ?? 0;
+      this.#cached += r.cached_tokens ?? 0;
+      if (r.tokens_estimated) this.#estimated += 1;
+    } else if (r.status === 'hang') {
+      phase.warmup.hangs += 1;
+      if (r.hang !== null) this.#hangPhase[r.hang.phase] = (this.#hangPhase[r.hang.phase] ?? 0) + 1;
+      this.#hangRound[String(r.round)] = (this.#hangRound[String(r.round)] ?? 0) + 1;
+      const nth = String(r.connection?.nth ?? 0);
+      this.#hangReuse[nth] = (this.#hangReuse[nth] ?? 0) + 1;
+    } else {
+      phase.warmup.errors += 1;
+      const cls = r.error?.class ?? 'other';
+      this.#errors[cls] = (this.#errors[cls] ?? 0) + 1;
+    }
+  }
+
   /** Latency percentiles over every phase and round together (for the thresholds). */
   #overall(phases: readonly PhaseSummary[]): Record<LatencyMetric, Percentiles> {
     const out = {} as Record<LatencyMetric, Percentiles>;
@@ -257,7 +292,8 @@ export class SummaryBuilder {
     let firstAll = Infinity;
     let lastAll = 0;
     for (const [name, p] of this.#phases) {
-      const wallS = Math.max(0.001, (p.lastEndMs - p.firstStartMs) / 1000);
+      // A phase of warm-up requests only has no steady part to measure.
+      const wallS = p.requests === 0 ? 0 : Math.max(0.001, (p.lastEndMs - p.firstStartMs) / 1000);
       const rounds: RoundSummary[] = [...p.rounds.entries()]
         .sort(([a], [b]) => a - b)
         .map(([round, r]) => ({
@@ -281,20 +317,23 @@ export class SummaryBuilder {
         errors: p.errors,
         hangs: p.hangs,
         wall_s: round3(wallS),
-        output_tokens_per_s: round3(p.completion / wallS),
-        requests_per_s: round3(p.requests / wallS),
+        output_tokens_per_s: wallS === 0 ? 0 : round3(p.completion / wallS),
+        requests_per_s: wallS === 0 ? 0 : round3(p.requests / wallS),
         ttft: this.histograms.percentiles('ttft', name, ALL_ROUNDS),
         itl: this.histograms.percentiles('itl', name, ALL_ROUNDS),
         e2e: this.histograms.percentiles('e2e', name, ALL_ROUNDS),
         rounds,
+        ...(p.warmup.requests > 0 ? { warmup: { ...p.warmup } } : {}),
       });
-      requests += p.requests;
-      ok += p.ok;
-      errors += p.errors;
-      hangs += p.hangs;
+      requests += p.requests + p.warmup.requests;
+      ok += p.ok + p.warmup.ok;
+      errors += p.errors + p.warmup.errors;
+      hangs += p.hangs + p.warmup.hangs;
       completionAll += p.completion;
-      firstAll = Math.min(firstAll, p.firstStartMs);
-      lastAll = Math.max(lastAll, p.lastEndMs);
+      if (p.requests > 0) {
+        firstAll = Math.min(firstAll, p.firstStartMs);
+        lastAll = Math.max(lastAll, p.lastEndMs);
+      }
     }
     const activeS = Number.isFinite(firstAll) ? Math.max(0.001, (lastAll - firstAll) / 1000) : 0;
     const windows = this.#windows.build();

@@ -18,6 +18,11 @@ export interface WindowFigures {
   ttft_p99_ms: number | null;
   e2e_p50_ms: number | null;
   e2e_p99_ms: number | null;
+  /** Inside its phase's steady part: it starts after the phase's first request and its last warm-up
+   * request were sent, and ends before the phase's first agent was done. Edge windows (ramp-up, warm-up,
+   * ramp-down as agents finish) are false; A/B statistics resample only steady windows. Always written;
+   * absent only in summaries from before it existed. */
+  steady?: boolean;
 }
 
 interface Acc {
@@ -33,9 +38,18 @@ interface Acc {
 /** Cap on latencies kept per window for its percentiles (a reservoir would be overkill at window sizes). */
 const MAX_LATENCIES_PER_WINDOW = 20_000;
 
+/** What bounds a phase's steady part (see `WindowFigures.steady`). */
+interface PhaseSpan {
+  firstSendMs: number;
+  lastWarmupSendMs: number;
+  /** Last request end of each agent (records without an agent count as one). */
+  lastEndByAgent: Map<number, number>;
+}
+
 export class WindowBuilder {
   readonly windowMs: number;
   readonly #byPhase = new Map<string, Map<number, Acc>>();
+  readonly #spans = new Map<string, PhaseSpan>();
 
   constructor(windowS: number) {
     this.windowMs = windowS * 1000;
@@ -56,8 +70,17 @@ export class WindowBuilder {
   }
 
   /** One finished request: send time and durations in ms since run start. */
-  add(r: { phase: string; run_ms: number; e2e_ms: number; ttft_ms: number | null; status: string; completion_tokens: number | null }): void {
+  add(r: { phase: string; run_ms: number; e2e_ms: number; ttft_ms: number | null; status: string; completion_tokens: number | null; agent?: number; warmup?: boolean }): void {
     const endMs = r.run_ms + r.e2e_ms;
+    let phaseSpan = this.#spans.get(r.phase);
+    if (phaseSpan === undefined) {
+      phaseSpan = { firstSendMs: r.run_ms, lastWarmupSendMs: -Infinity, lastEndByAgent: new Map() };
+      this.#spans.set(r.phase, phaseSpan);
+    }
+    phaseSpan.firstSendMs = Math.min(phaseSpan.firstSendMs, r.run_ms);
+    if (r.warmup === true) phaseSpan.lastWarmupSendMs = Math.max(phaseSpan.lastWarmupSendMs, r.run_ms);
+    const agent = r.agent ?? -1;
+    phaseSpan.lastEndByAgent.set(agent, Math.max(phaseSpan.lastEndByAgent.get(agent) ?? -Infinity, endMs));
     const acc = this.#acc(r.phase, Math.floor(endMs / this.windowMs));
     acc.requests += 1;
     if (r.status === 'ok') {
@@ -85,6 +108,9 @@ export class WindowBuilder {
   build(): WindowFigures[] {
     const out: WindowFigures[] = [];
     for (const [phase, windows] of this.#byPhase) {
+      const span = this.#spans.get(phase);
+      const steadyFromMs = span === undefined ? Infinity : Math.max(span.firstSendMs, span.lastWarmupSendMs);
+      const steadyUntilMs = span === undefined ? -Infinity : Math.min(...span.lastEndByAgent.values());
       for (const [index, acc] of [...windows.entries()].sort(([a], [b]) => a - b)) {
         const startMs = index * this.windowMs;
         out.push({
@@ -101,6 +127,7 @@ export class WindowBuilder {
           ttft_p99_ms: pct(acc.ttft, 99),
           e2e_p50_ms: pct(acc.e2e, 50),
           e2e_p99_ms: pct(acc.e2e, 99),
+          steady: startMs >= steadyFromMs && startMs + this.windowMs <= steadyUntilMs,
         });
       }
     }

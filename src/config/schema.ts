@@ -258,6 +258,20 @@ const durationSchema = z.union([z.string(), z.number()]).nullable().superRefine(
   }
 });
 
+/** A concurrency sweep: the run becomes one phase per level (`c64`, `c96`…), run one after another, each
+ * with a warm-up left out of its figures. */
+export const sweepSchema = z.strictObject({
+  /** Agent counts, one phase per level in this order; each level replaces `agents.count` for its phase. */
+  agents: z.array(positiveInt().max(100_000)).min(1),
+  /** First seconds of each phase: requests sent then are recorded with `warmup: true` and left out of the
+   * phase's figures; the time windows they overlap are not steady and comparisons skip them. @default 5 */
+  warmup_s: nonNegative().max(86_400).default(5),
+  /** Length of each phase (`30s`, `2m`; a number is seconds): agents start a fresh conversation whenever one
+   * ends, and at the end send no more (in-flight requests finish). `null`: a phase ends when every agent has
+   * done its `agents.rounds` rounds. @default null */
+  phase_duration: durationSchema.default(null),
+});
+
 export const workloadSchema = z
   .strictObject({
     /** Name of the workload, used in the results folder name. @default the file name without extension */
@@ -278,10 +292,19 @@ export const workloadSchema = z
     thresholds: thresholdsSchema.prefault({}),
     results: resultsSchema.prefault({}),
     client_metrics: clientMetricsSchema.prefault({}),
+    /** Concurrency sweep; `null` runs `agents.count` agents in one phase, `main`. @default null */
+    sweep: sweepSchema.nullable().default(null),
   })
   .superRefine((w, ctx) => {
     if (w.engine.output_tokens_min > w.engine.output_tokens_max) {
       ctx.addIssue({ code: 'custom', path: ['engine', 'output_tokens_min'], message: `must not exceed engine.output_tokens_max (${w.engine.output_tokens_max})` });
+    }
+    if (w.sweep !== null) {
+      const seen = new Set<number>();
+      w.sweep.agents.forEach((n, i) => {
+        if (seen.has(n)) ctx.addIssue({ code: 'custom', path: ['sweep', 'agents', i], message: `level ${n} appears twice; each level is one phase (c${n})` });
+        seen.add(n);
+      });
     }
     if (w.target.tls.insecure && w.target.tls.ca !== null) {
       ctx.addIssue({ code: 'custom', path: ['target', 'tls', 'insecure'], message: 'set either tls.insecure or tls.ca, not both' });

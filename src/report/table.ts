@@ -52,7 +52,8 @@ export function formatSummary(s: Summary, dir: string): string {
   const out: string[] = [];
   out.push(`roundload · ${s.run.name} · ${s.run.status} · ${s.run.target} (${s.run.path}) · ${s.run.wall_s.toFixed(1)} s`);
   for (const p of s.phases) {
-    if (s.phases.length > 1) out.push(`\nphase ${p.phase}`);
+    const warm = p.warmup === undefined ? '' : `  (warm-up: ${p.warmup.requests} requests left out of these figures)`;
+    if (s.phases.length > 1 || p.warmup !== undefined) out.push(`\nphase ${p.phase}${warm}`);
     out.push('', phaseTable(p), '(latencies in ms)');
   }
   const t = s.totals;

@@ -6,8 +6,7 @@ import type { Workload } from '../config/index.js';
 import { redactWorkload } from '../config/index.js';
 import { startEngine, type EngineHandle } from '../engine/index.js';
 import { Transport, ConnectionTracker } from '../transport/index.js';
-import { runAgent, resolveTools, systemPrompt, classifyTransportError, type RoundTarget } from '../agent/index.js';
-import { realClock } from '../watchdog/index.js';
+import { resolveTools, systemPrompt, classifyTransportError } from '../agent/index.js';
 import { SummaryBuilder, type Summary } from '../analysis/index.js';
 import { createRunFolder, resultPath, writeJsonAtomic } from '../results/index.js';
 import { RESULTS_SCHEMA_VERSION, type PathKind, type RunEvent } from '../types/index.js';
@@ -17,6 +16,7 @@ import { RunBus } from './bus.js';
 import { EventSinks } from './sinks.js';
 import { ClientSampler } from './client-sampler.js';
 import { servicesFor, type RunContext, type RunService } from './services.js';
+import { planPhases, laneCount, runPhase, type PhaseRunContext } from './phase.js';
 
 export type RunStatus = 'completed' | 'interrupted' | 'failed';
 
@@ -109,7 +109,7 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
     path,
     tls: { caFile: workload.target.tls.ca, insecure: workload.target.tls.insecure, servername: workload.target.tls.servername },
     connection: workload.agents.connection,
-    agents: workload.agents.count,
+    agents: laneCount(workload),
     poolConnections: workload.agents.pool_connections,
     keepAliveTimeoutMs: workload.agents.keep_alive_timeout_ms,
     connectTimeoutMs: w.connect_ms,
@@ -128,16 +128,11 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   if (options.signal?.aborted) onSignal();
   options.signal?.addEventListener('abort', onSignal, { once: true });
 
-  const phase = 'main';
-  // Round of each agent's in-flight request, so ITL gaps land in the right round's histogram.
-  const currentRound = new Map<number, number>();
-  bus.on('request_start', (e) => currentRound.set(e.agent, e.round));
   let failure: unknown = null;
   const started: RunService[] = [];
   try {
     await preflight(transport, headers, targetUrl);
-    bus.emit({ kind: 'run_start', t: new Date().toISOString(), target: targetUrl, path, agents: workload.agents.count, rounds: workload.agents.rounds });
-    bus.emit({ kind: 'phase', t: new Date().toISOString(), run_ms: 0, name: phase });
+    bus.emit({ kind: 'run_start', t: new Date().toISOString(), target: targetUrl, path, agents: laneCount(workload), rounds: workload.agents.rounds });
     sampler.start(CLIENT_SAMPLE_MS, runStartMs, () => inFlight, (s) => bus.emit(s));
     const ctx: RunContext = { workload, dir, bus, runStartMs, requestUrl: targetUrl, engineUrl: targetUrl, path, stop: stop.signal, log, inFlight: () => inFlight };
     for (const service of servicesFor(workload)) {
@@ -149,33 +144,26 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
       }
     }
 
-    const system = systemPrompt(workload.conversation);
-    const tools = resolveTools(workload.conversation.tools);
-    const endpoint = `${transport.basePath}/v1/chat/completions`;
-    const histograms = summary.histograms;
-    const agents: Promise<number>[] = [];
-    const stagger = workload.agents.count > 1 ? workload.agents.start_stagger_ms / (workload.agents.count - 1) : 0;
-    for (let i = 0; i < workload.agents.count; i += 1) {
-      const target: RoundTarget = {
-        lane: transport.lane(i),
-        tracker,
-        clock: realClock,
-        deadlines: { connectMs: w.connect_ms, headersMs: w.headers_ms, firstTokenMs: w.first_token_ms, stallMs: w.stall_ms, totalMs: w.total_ms },
-        path,
-        endpoint,
-        headers,
-        runStartMs,
-        onGap: (gap) => histograms.recordMs('itl', phase, currentRound.get(i) ?? 0, gap),
-      };
-      const delay = stagger * i;
-      agents.push(
-        (async () => {
-          if (delay > 0) await abortableSleep(delay, stop.signal);
-          return runAgent({ index: i, workload, target, system, tools, phase, emit: (e) => bus.emit(e), stop: stop.signal });
-        })(),
-      );
+    const phaseCtx: PhaseRunContext = {
+      workload,
+      bus,
+      transport,
+      tracker,
+      headers,
+      endpoint: `${transport.basePath}/v1/chat/completions`,
+      path,
+      runStartMs,
+      histograms: summary.histograms,
+      system: systemPrompt(workload.conversation),
+      tools: resolveTools(workload.conversation.tools),
+      stop: stop.signal,
+      conversations: new Map(),
+    };
+    // One phase after another (a sweep's levels); a stop ends the running one and starts no other.
+    for (const plan of planPhases(workload)) {
+      if (stop.signal.aborted) break;
+      await runPhase(phaseCtx, plan);
     }
-    await Promise.all(agents);
   } catch (error) {
     status = 'failed';
     reason = error instanceof Error ? error.message : String(error);
@@ -221,17 +209,4 @@ async function preflight(transport: Transport, headers: Record<string, string>, 
     }
     // Anything else (a TLS failure, say) is what the run is there to record, request by request.
   }
-}
-
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -43,6 +43,10 @@ export interface PhaseEvent {
   t: string;
   run_ms: number;
   name: string;
+  /** Agents of this phase (a sweep level). */
+  agents?: number;
+  /** Warm-up of this phase: requests sent before `run_ms + warmup_ms` carry `warmup: true`. */
+  warmup_ms?: number;
 }
 
 /** A request hung: everything needed to diagnose it. Written to events.jsonl beside its request record. */

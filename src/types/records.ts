@@ -65,6 +65,9 @@ export interface RequestRecord {
   round: number;
   /** Phase of the run (e.g. `main`, or a sweep level). */
   phase: string;
+  /** True when sent during its phase's warm-up (a sweep's `warmup_s`): recorded, but left out of the
+   * phase's figures. Absent otherwise. */
+  warmup?: boolean;
   path: PathKind;
   status: RequestStatus;
   http_status: number | null;
