@@ -7,6 +7,7 @@ import { VERSION } from './version.js';
 import { runCommand } from './commands/run.js';
 import { engineCommand } from './commands/engine.js';
 import { validateCommand } from './commands/validate.js';
+import { hopCommand } from './commands/hop.js';
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
@@ -41,6 +42,18 @@ function program(): Command {
     .option('--settings <file>', 'YAML file with engine settings (the workload\'s engine: section)')
     .action(async (opts: { host: string; port: string; settings?: string }) => {
       await engineCommand({ host: opts.host, port: Number(opts.port), ...(opts.settings === undefined ? {} : { settingsFile: opts.settings }) });
+    });
+
+  cli
+    .command('hop')
+    .description('run the built-in TLS hop (a streaming reverse proxy with faults) in front of an upstream; prints its CA file')
+    .requiredOption('--upstream <url>', 'where requests are forwarded (the engine or router), http:// or https://')
+    .option('--listen <host:port>', 'address to listen on', '127.0.0.1:8443')
+    .option('--fault <spec>', 'inject a fault, kind:key=value,… e.g. stall:after_requests=3, cut:after_chunks=5, buffer, idle_close:after_s=2,mode=silent, reset:ratio=0.2, latency:ms=200 (repeatable)', collect, [])
+    .option('--cert-dir <dir>', 'write the CA and certificate here (a CA already there is reused); default a temporary folder removed on exit')
+    .option('--verbose', 'print every fault as it acts')
+    .action(async (opts: { upstream: string; listen: string; fault: string[]; certDir?: string; verbose?: boolean }) => {
+      await hopCommand(opts);
     });
 
   cli
