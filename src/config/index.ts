@@ -15,3 +15,4 @@ export {
 export type { Workload, WorkloadInput, EngineSettings, ToolSpec } from './schema.js';
 export { thresholdsSchema, resultsSchema, clientMetricsSchema, type Thresholds } from './schema.js';
 export { hopFaultSchema, viaSchema, type HopFault, type Via } from './schema.js';
+export { monitorSchema, gaugeFaultSchema, DEFAULT_MONITOR_GAUGES, DEFAULT_MONITOR_COUNTERS, type MonitorSettings, type ProbeSpec, type GaugeFault } from './monitor.js';

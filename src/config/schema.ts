@@ -1,6 +1,7 @@
 // The workload file's schema: every field, its type, its default and its meaning, in one place.
 // Validation rejects unknown keys (strict objects) so a typo never passes silently.
 import { z } from 'zod';
+import { gaugeFaultSchema, monitorSchema } from './monitor.js';
 import { parseDurationMs } from './duration.js';
 
 const int = () => z.number().int();
@@ -209,6 +210,11 @@ export const engineSchema = z.strictObject({
   output_tokens_max: positiveInt().default(96),
   /** Most `reasoning_content` tokens streamed before an answer (0: none). @default 0 */
   reasoning_tokens_max: int().min(0).default(0),
+  /** Scheduler gauges are refreshed, as SGLang does, only when stats are logged: on each prefill batch and
+   * every this many decode steps; an idle engine keeps its last values. 0: gauges always live. @default 40 */
+  stats_interval_steps: int().min(0).default(40),
+  /** A fault of the gauges (`pin` or `rotate`), to prove the monitor's verdicts. @default null */
+  gauge_fault: gaugeFaultSchema.nullable().default(null),
 });
 export type EngineSettings = z.output<typeof engineSchema>;
 
@@ -285,6 +291,8 @@ export const workloadSchema = z
     conversation: conversationSchema.prefault({}),
     watchdog: watchdogSchema.prefault({}),
     engine: engineSchema.prefault({}),
+    /** Gauge scraping, burst sampling, verdicts and probes (README, "Monitor"). */
+    monitor: monitorSchema.prefault({}),
     /** Run for this long (`30m`, `8h`, a number of seconds): agents start a fresh conversation whenever one
      * reaches `agents.rounds` or `conversation.max_context_tokens`, until the time is up; then no new requests,
      * and in-flight ones finish within their deadlines. `null`: each agent runs one conversation. @default null */

@@ -1,3 +1,4 @@
 // The results folder: layout, line-atomic JSONL writers and readers, atomic JSON files.
 export { JsonlWriter, readJsonl, type JsonlReadResult } from './jsonl.js';
+export { RotatingJsonlWriter, jsonlParts, jsonlLines, partPath, type RotationOptions } from './rotate.js';
 export { RESULT_FILES, createRunFolder, resultPath, writeJsonAtomic, writeTextAtomic, type ResultFile } from './folder.js';

@@ -1,7 +1,7 @@
 // Line-atomic JSONL: every record is one write(2) of one whole line, so a killed run leaves only whole
 // lines on disk (at worst a torn last line, which the reader skips and reports).
-import { closeSync, openSync, writeSync, createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { jsonlLines } from './rotate.js';
 
 export class JsonlWriter {
   #fd: number | null;
@@ -37,23 +37,12 @@ export interface JsonlReadResult {
   bad: { line: number; sample: string }[];
 }
 
-/** Streams a JSONL file line by line (constant memory); a missing file reads as empty. */
+/** Streams a JSONL file line by line (constant memory), its rotated parts first (`requests.1.jsonl`,
+ * `requests.2.jsonl.gz`…, see rotate.ts); a missing file reads as empty. */
 export async function readJsonl(path: string, onRecord: (value: unknown) => void): Promise<JsonlReadResult> {
   const result: JsonlReadResult = { lines: 0, bad: [] };
-  let stream;
-  try {
-    stream = createReadStream(path, { encoding: 'utf8' });
-    await new Promise<void>((resolve, reject) => {
-      stream!.once('open', () => resolve());
-      stream!.once('error', reject);
-    });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return result;
-    throw err;
-  }
-  const rl = createInterface({ input: stream, crlfDelay: Infinity });
   let n = 0;
-  for await (const line of rl) {
+  for await (const line of jsonlLines(path)) {
     n += 1;
     if (line.trim() === '') continue;
     try {

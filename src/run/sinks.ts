@@ -1,16 +1,18 @@
-// Writes every event to its results file as it happens (routing fixed by EVENT_FILES).
+// Writes every event to its results file as it happens (routing fixed by EVENT_FILES), rotating files
+// past `results.max_file_mb` so a night's run never grows one file without bound.
 import { EVENT_FILES, type EventFile, type RunEvent } from '../types/index.js';
-import { JsonlWriter, resultPath } from '../results/index.js';
+import { RotatingJsonlWriter, resultPath, type RotationOptions } from '../results/index.js';
 import type { RunBus } from './bus.js';
 
 export class EventSinks {
-  readonly #writers: Record<Exclude<EventFile, null>, JsonlWriter>;
+  readonly #writers: Record<Exclude<EventFile, null>, RotatingJsonlWriter>;
 
-  constructor(dir: string) {
+  /** @param rotation default: never rotate. */
+  constructor(dir: string, rotation: RotationOptions = { maxBytes: null, compress: false }) {
     this.#writers = {
-      requests: new JsonlWriter(resultPath(dir, 'requests')),
-      events: new JsonlWriter(resultPath(dir, 'events')),
-      gauges: new JsonlWriter(resultPath(dir, 'gauges')),
+      requests: new RotatingJsonlWriter(resultPath(dir, 'requests'), rotation),
+      events: new RotatingJsonlWriter(resultPath(dir, 'events'), rotation),
+      gauges: new RotatingJsonlWriter(resultPath(dir, 'gauges'), rotation),
     };
   }
 
@@ -27,5 +29,11 @@ export class EventSinks {
 
   close(): void {
     for (const w of Object.values(this.#writers)) w.close();
+  }
+
+  /** Waits (bounded) for rotated parts still being gzipped; resolves with how many were left running. */
+  async settle(timeoutMs: number): Promise<number> {
+    const left = await Promise.all(Object.values(this.#writers).map((w) => w.settle(timeoutMs)));
+    return left.reduce((a, b) => a + b, 0);
   }
 }

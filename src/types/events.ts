@@ -1,7 +1,7 @@
 // A run is a typed stream of events. Writers, the progress line, the watchdog and the monitor subscribe;
 // nothing polls shared state.
 import type { RequestRecord } from './records.js';
-import type { ScrapeEvent } from './monitor.js';
+import type { BurstEvent, GaugeSnapshot, ProbeEvent, ScrapeEvent } from './monitor.js';
 
 /** A request left an agent (not written to disk; the progress line counts in-flight requests with it). */
 export interface RequestStartEvent {
@@ -55,6 +55,8 @@ export interface HangEvent {
   t: string;
   run_ms: number;
   record: RequestRecord;
+  /** The latest gauge scrape of every monitored target, when the monitor runs. */
+  gauges?: GaugeSnapshot[];
 }
 
 /** A request failed with a classified error. Written to events.jsonl. */
@@ -91,7 +93,9 @@ export type RunEvent =
   | HangEvent
   | ErrorEvent
   | ClientSampleEvent
-  | ScrapeEvent;
+  | ScrapeEvent
+  | BurstEvent
+  | ProbeEvent;
 
 export type RunEventKind = RunEvent['kind'];
 export type RunEventOf<K extends RunEventKind> = Extract<RunEvent, { kind: K }>;
@@ -108,4 +112,6 @@ export const EVENT_FILES: { readonly [K in RunEventKind]: EventFile } = {
   error: 'events',
   client_sample: 'events',
   scrape: 'gauges',
+  burst: 'events',
+  probe: 'events',
 };

@@ -6,6 +6,9 @@ export interface GaugeSample {
   name: string;
   labels: Record<string, string>;
   value: number;
+  /** `counter` or `gauge`, from the exposition's TYPE line (histogram `_count`/`_sum` count as counters).
+   * Absent in files written before it existed: then a `_total` name is a counter. */
+  type?: 'gauge' | 'counter';
 }
 
 /** One scrape of one monitored target. Written to gauges.jsonl. */
@@ -23,6 +26,58 @@ export interface ScrapeEvent {
   /** True while burst sampling (after a hang) is on. */
   burst: boolean;
   samples: GaugeSample[];
+}
+
+/** The latest scrape of one target when a hang was recorded (`HangEvent.gauges`). */
+export interface GaugeSnapshot {
+  target: string;
+  /** When the samples were taken (the latest successful scrape), or null when none has succeeded yet. */
+  run_ms: number | null;
+  /** How old the samples were when the hang was recorded. */
+  age_ms: number | null;
+  /** The error of the latest scrape, when it failed (the samples are then from an earlier one). */
+  last_error: string | null;
+  samples: GaugeSample[];
+}
+
+/** Burst sampling started, was extended by a new trigger, or ended. Written to events.jsonl. */
+export interface BurstEvent {
+  kind: 'burst';
+  t: string;
+  run_ms: number;
+  state: 'start' | 'extend' | 'end';
+  /** What triggered it: a hang, or a request in flight longer than `monitor.burst.latency_ms`. */
+  reason: 'hang' | 'latency';
+  interval_ms: number;
+  /** When the burst ends (ms since run start), as of this event. */
+  until_run_ms: number;
+  /** The request that triggered it (null on `end`). */
+  trigger: { agent: number; conversation: string; round: number } | null;
+}
+
+/** One run of a probe command. Written to events.jsonl. */
+export interface ProbeEvent {
+  kind: 'probe';
+  t: string;
+  /** When it started, ms since run start. */
+  run_ms: number;
+  name: string;
+  on: 'start' | 'hang' | 'end';
+  command: string;
+  /** Exit code, or null when it was killed by a signal (or never started). */
+  exit_code: number | null;
+  signal: string | null;
+  duration_ms: number;
+  /** True when it was killed (its whole process group) at `timeout_s`. */
+  timed_out: boolean;
+  /** Why it could not be started, when it could not. */
+  error: string | null;
+  stdout: string;
+  stderr: string;
+  stdout_truncated: boolean;
+  stderr_truncated: boolean;
+  /** Hang probes: hangs since the last run that did not run it (rate limit: one at a time, one per `probe_min_interval_s`). */
+  skipped: number;
 }
 
 export type GaugeVerdictKind = 'idle' | 'rotating' | 'pinned' | 'stale' | 'insufficient';
