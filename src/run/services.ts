@@ -4,6 +4,7 @@
 import type { Workload } from '../config/index.js';
 import type { PathKind } from '../types/index.js';
 import type { RunBus } from './bus.js';
+import { ClientMetricsService } from './client-metrics.js';
 
 export interface RunContext {
   readonly workload: Workload;
@@ -31,7 +32,8 @@ export interface RunService {
 }
 
 /** The services a workload asks for, in start order. */
-export function servicesFor(_workload: Workload): RunService[] {
+export function servicesFor(workload: Workload): RunService[] {
   const services: RunService[] = [];
+  if (workload.client_metrics.port !== null) services.push(new ClientMetricsService({ host: workload.client_metrics.host, port: workload.client_metrics.port }));
   return services;
 }
