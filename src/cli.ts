@@ -7,6 +7,7 @@ import { VERSION } from './version.js';
 import { runCommand } from './commands/run.js';
 import { engineCommand } from './commands/engine.js';
 import { validateCommand } from './commands/validate.js';
+import { reportCommand } from './commands/report.js';
 import { hopCommand } from './commands/hop.js';
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
@@ -64,6 +65,15 @@ function program(): Command {
     .option('--json', 'print the resolved workload as JSON')
     .action(async (file: string, opts: { set: string[]; json?: boolean }) => {
       await validateCommand(file, { set: opts.set, ...(opts.json === undefined ? {} : { json: opts.json }) });
+    });
+
+  cli
+    .command('report')
+    .description('rebuild summary.json, report.html and junit.xml from a results folder (also a killed run\'s)')
+    .argument('<run>', 'results folder of a run')
+    .option('--json', 'print the rebuilt summary.json to stdout')
+    .action(async (dir: string, opts: { json?: boolean }) => {
+      process.exitCode = await reportCommand(dir, { json: opts.json });
     });
   return cli;
 }

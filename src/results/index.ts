@@ -2,3 +2,5 @@
 export { JsonlWriter, readJsonl, type JsonlReadResult } from './jsonl.js';
 export { RotatingJsonlWriter, jsonlParts, jsonlLines, partPath, type RotationOptions } from './rotate.js';
 export { RESULT_FILES, createRunFolder, resultPath, writeJsonAtomic, writeTextAtomic, type ResultFile } from './folder.js';
+export { readManifest, assertRunFolder, readJsonlFile, describeSkipped, isKindLine, type RunManifest, type JsonlFileReport, type SkippedLine, type SkipReason } from './read.js';
+export { rebuildSummary, isRequestRecord, isScrapeEvent, type RebuildResult } from './rebuild.js';

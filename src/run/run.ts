@@ -9,6 +9,7 @@ import { Transport, ConnectionTracker } from '../transport/index.js';
 import { resolveTools, systemPrompt, classifyTransportError } from '../agent/index.js';
 import { SummaryBuilder, type Summary } from '../analysis/index.js';
 import { createRunFolder, resultPath, writeJsonAtomic } from '../results/index.js';
+import { writeReports } from '../report/index.js';
 import { RESULTS_SCHEMA_VERSION, type PathKind, type RunEvent } from '../types/index.js';
 import { TargetUnreachableError, UsageError } from '../errors.js';
 import { VERSION } from '../version.js';
@@ -195,6 +196,8 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
     labels: workload.labels,
   });
   writeJsonAtomic(resultPath(dir, 'summary'), built);
+  // report.html and junit.xml: never fail the run over them (writeReports logs what it could not write).
+  await writeReports(dir, built, { log }).catch((error: unknown) => log(`reports not written: ${String(error)}`));
   if (failure !== null) throw failure;
   return { dir, status, summary: built };
 }

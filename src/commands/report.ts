@@ -1,0 +1,42 @@
+// `roundload report <run>`: rebuild summary.json, report.html and junit.xml from a results folder alone —
+// a finished run, or one that was killed (no summary.json, run.json still `running`, a torn last line).
+import { resolve } from 'node:path';
+import { rebuildSummary, resultPath, writeJsonAtomic } from '../results/index.js';
+import { writeReports } from '../report/index.js';
+import type { Summary } from '../analysis/index.js';
+
+export interface ReportCommandOptions {
+  /** Print the rebuilt summary.json to stdout instead of the file list. */
+  json?: boolean | undefined;
+}
+
+export interface ReportOutcome {
+  dir: string;
+  summary: Summary;
+  notes: string[];
+  written: string[];
+  problems: string[];
+}
+
+/** The programmatic API behind the command (tests call it): rebuild, then write the three files. */
+export async function rebuildReports(dir: string, log: (line: string) => void = () => {}): Promise<ReportOutcome> {
+  const abs = resolve(dir);
+  const rebuilt = await rebuildSummary(abs);
+  const summaryPath = resultPath(abs, 'summary');
+  writeJsonAtomic(summaryPath, rebuilt.summary);
+  const reports = await writeReports(abs, rebuilt.summary, { notes: rebuilt.notes, log });
+  const written = [summaryPath, reports.report, reports.junit].filter((p): p is string => p !== null);
+  return { dir: abs, summary: rebuilt.summary, notes: rebuilt.notes, written, problems: reports.problems };
+}
+
+/** Exit code: 0 when the files were written (the run's own verdict is in them), 1 if a report failed. */
+export async function reportCommand(dir: string, opts: ReportCommandOptions): Promise<number> {
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const out = await rebuildReports(dir, log);
+  const s = out.summary;
+  log(`roundload report: ${s.run.name} · ${s.run.status} · ${s.totals.requests} requests (${s.totals.ok} ok, ${s.totals.errors} errors, ${s.totals.hangs} hangs)`);
+  for (const note of out.notes) log(`  note: ${note}`);
+  if (opts.json === true) process.stdout.write(`${JSON.stringify(s, null, 2)}\n`);
+  else for (const file of out.written) process.stdout.write(`${file}\n`);
+  return out.problems.length > 0 ? 1 : 0;
+}

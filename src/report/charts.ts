@@ -1,0 +1,403 @@
+// Chart data for report.html, built purely from the summary, scrapes, hangs and client samples:
+// per-round latency lines, throughput and latency over time, one chart per target × gauge family, client
+// health. Long runs are reduced to an envelope (min and max per bucket) so a night stays a few MB.
+import type { Summary } from '../analysis/index.js';
+import type { ClientSampleEvent, GaugeVerdict, ScrapeEvent } from '../types/index.js';
+
+export interface ChartSeries {
+  label: string;
+  values: (number | null)[];
+  /** `y2`: the right-hand axis (a second unit). @default "y" */
+  scale?: 'y' | 'y2';
+}
+
+export interface ChartMarker {
+  x: number;
+  label: string;
+}
+
+/** One chart: the browser draws it with uPlot into the element carrying `data-chart="<id>"`. */
+export interface ChartSpec {
+  id: string;
+  title: string;
+  /** `round`: x is the round number; `seconds`: seconds since the run started. */
+  x_kind: 'round' | 'seconds';
+  x_label: string;
+  y_label: string;
+  y2_label: string | null;
+  x: number[];
+  series: ChartSeries[];
+  /** Vertical lines: hangs (at the time the watchdog fired, or on the round they hung in). */
+  markers: ChartMarker[];
+  /** A caveat shown under the chart (downsampled, series left out…). */
+  note: string | null;
+}
+
+/** Where a hang shows on the time charts. */
+export interface HangMark {
+  run_s: number;
+  round: number;
+  label: string;
+}
+
+/** Most points one chart carries; beyond it a min/max envelope per bucket keeps spikes and dips. */
+export const MAX_CHART_POINTS = 2400;
+/** Most series one gauge chart draws (the ones reaching the highest values are kept). */
+export const MAX_SERIES_PER_CHART = 12;
+const MAX_MARKERS = 300;
+
+function r3(v: number): number {
+  return Math.round(v * 1000) / 1000;
+}
+
+export function chartId(...parts: string[]): string {
+  return parts.map((p) => p.replace(/[^A-Za-z0-9_.-]+/g, '_')).join('-');
+}
+
+/** Points a chart would draw: finite values over all series. */
+export function chartPoints(spec: Pick<ChartSpec, 'series'>): number {
+  let n = 0;
+  for (const s of spec.series) for (const v of s.values) if (v !== null && Number.isFinite(v)) n += 1;
+  return n;
+}
+
+/**
+ * Reduces `x`/`ys` to at most `maxPoints` points: each bucket of consecutive points becomes two, the
+ * minimum (at the bucket's first x) and the maximum (at its last x) of every series, so a one-sample dip
+ * to 0 or a spike survives the reduction. Returns the input unchanged when it is small enough.
+ */
+export function envelope(x: number[], ys: (number | null)[][], maxPoints = MAX_CHART_POINTS): { x: number[]; ys: (number | null)[][]; reduced: boolean } {
+  if (x.length <= maxPoints) return { x, ys, reduced: false };
+  const buckets = Math.max(1, Math.floor(maxPoints / 2));
+  const size = Math.ceil(x.length / buckets);
+  const outX: number[] = [];
+  const outYs: (number | null)[][] = ys.map(() => []);
+  for (let start = 0; start < x.length; start += size) {
+    const end = Math.min(x.length, start + size);
+    outX.push(x[start]!);
+    if (end - 1 > start) outX.push(x[end - 1]!);
+    ys.forEach((values, si) => {
+      let min: number | null = null;
+      let max: number | null = null;
+      for (let i = start; i < end; i += 1) {
+        const v = values[i];
+        if (v === null || v === undefined || !Number.isFinite(v)) continue;
+        min = min === null ? v : Math.min(min, v);
+        max = max === null ? v : Math.max(max, v);
+      }
+      outYs[si]!.push(min);
+      if (end - 1 > start) outYs[si]!.push(max);
+    });
+  }
+  return { x: outX, ys: outYs, reduced: true };
+}
+
+const PCTS = [
+  ['p50', 'p50_ms'],
+  ['p90', 'p90_ms'],
+  ['p99', 'p99_ms'],
+] as const;
+const METRICS = [
+  ['ttft', 'TTFT'],
+  ['itl', 'ITL'],
+  ['e2e', 'end to end'],
+] as const;
+
+/** TTFT, ITL and e2e p50/p90/p99 over the round number, one chart per metric (and phase, when several). */
+export function latencyCharts(summary: Summary): ChartSpec[] {
+  const out: ChartSpec[] = [];
+  const several = summary.phases.length > 1;
+  for (const phase of summary.phases) {
+    if (phase.rounds.length === 0) continue;
+    const markers = phase.rounds.filter((r) => r.hangs > 0).map((r) => ({ x: r.round, label: `${r.hangs} hung` }));
+    for (const [metric, name] of METRICS) {
+      const series: ChartSeries[] = PCTS.map(([label, key]) => ({
+        label,
+        values: phase.rounds.map((r) => (r[metric].count === 0 ? null : r[metric][key])),
+      }));
+      const spec: ChartSpec = {
+        id: several ? chartId('latency', metric, phase.phase) : chartId('latency', metric),
+        title: `${name} by round${several ? ` · ${phase.phase}` : ''}`,
+        x_kind: 'round',
+        x_label: 'round',
+        y_label: 'ms',
+        y2_label: null,
+        x: phase.rounds.map((r) => r.round),
+        series,
+        markers,
+        note: metric === 'itl' ? 'gaps between streamed tokens as the client saw them' : null,
+      };
+      if (chartPoints(spec) > 0) out.push(spec);
+    }
+  }
+  return out;
+}
+
+interface WindowAgg {
+  start_s: number;
+  end_s: number;
+  requests: number;
+  ok: number;
+  failed: number;
+  tokens: number;
+  best: Summary['windows'][number] | null;
+}
+
+/** Output tokens/s and finished requests/s per window, and the window latency percentiles, over time. */
+export function timeCharts(summary: Summary, hangs: HangMark[]): ChartSpec[] {
+  // Phases may share a window: their counts add up; latencies come from the busiest phase there.
+  const byStart = new Map<number, WindowAgg>();
+  for (const w of summary.windows) {
+    let a = byStart.get(w.start_s);
+    if (a === undefined) {
+      a = { start_s: w.start_s, end_s: w.end_s, requests: 0, ok: 0, failed: 0, tokens: 0, best: null };
+      byStart.set(w.start_s, a);
+    }
+    a.requests += w.requests;
+    a.ok += w.ok;
+    a.failed += w.errors + w.hangs;
+    a.tokens += w.output_tokens;
+    if (a.best === null || w.requests > a.best.requests) a.best = w;
+  }
+  const windows = [...byStart.values()].sort((a, b) => a.start_s - b.start_s);
+  if (windows.length === 0) return [];
+  // The last window ends with the run, not at its nominal end: its rates are over the time it covered.
+  const last = windows[windows.length - 1]!;
+  const wallS = summary.run.wall_s;
+  if (wallS > last.start_s && wallS < last.end_s) last.end_s = wallS;
+  const x = windows.map((w) => r3(w.end_s));
+  const markers = hangMarkers(hangs);
+  const lenS = (w: WindowAgg) => Math.max(0.001, w.end_s - w.start_s);
+  const throughput: ChartSpec = {
+    id: 'throughput',
+    title: 'Throughput over time',
+    x_kind: 'seconds',
+    x_label: 's since start (window end)',
+    y_label: 'output tokens/s',
+    y2_label: 'requests/s',
+    x,
+    series: [
+      { label: 'output tokens/s', values: windows.map((w) => r3(w.tokens / lenS(w))) },
+      { label: 'requests finished/s', values: windows.map((w) => r3(w.requests / lenS(w))), scale: 'y2' },
+      { label: 'errors + hangs/s', values: windows.map((w) => r3(w.failed / lenS(w))), scale: 'y2' },
+    ],
+    markers,
+    note: `per ${r3(summary.windows[0]!.end_s - summary.windows[0]!.start_s)} s window${windows.length === 1 ? ' (one window: the run was shorter than window_s)' : ''}`,
+  };
+  const latency: ChartSpec = {
+    id: 'latency-over-time',
+    title: 'Latency over time',
+    x_kind: 'seconds',
+    x_label: 's since start (window end)',
+    y_label: 'ms',
+    y2_label: null,
+    x,
+    series: [
+      { label: 'TTFT p50', values: windows.map((w) => w.best?.ttft_p50_ms ?? null) },
+      { label: 'TTFT p99', values: windows.map((w) => w.best?.ttft_p99_ms ?? null) },
+      { label: 'e2e p50', values: windows.map((w) => w.best?.e2e_p50_ms ?? null) },
+      { label: 'e2e p99', values: windows.map((w) => w.best?.e2e_p99_ms ?? null) },
+    ],
+    markers,
+    note: 'ok requests ending in each window',
+  };
+  return [throughput, latency].filter((c) => chartPoints(c) > 0);
+}
+
+function hangMarkers(hangs: HangMark[]): ChartMarker[] {
+  return hangs.slice(0, MAX_MARKERS).map((h) => ({ x: h.run_s, label: h.label }));
+}
+
+/** Event-loop delay and utilisation, and requests in flight, over the run (from client samples). */
+export function clientCharts(samples: ClientSampleEvent[], hangs: HangMark[]): ChartSpec[] {
+  if (samples.length === 0) return [];
+  const sorted = [...samples].sort((a, b) => a.run_ms - b.run_ms);
+  const x = sorted.map((s) => r3(s.run_ms / 1000));
+  const markers = hangMarkers(hangs);
+  const loop = envelope(x, [sorted.map((s) => s.loop_delay_p99_ms), sorted.map((s) => s.loop_delay_max_ms), sorted.map((s) => s.loop_utilization)]);
+  const inflight = envelope(x, [sorted.map((s) => s.in_flight)]);
+  const reducedNote = (reduced: boolean) => (reduced ? `${sorted.length} samples reduced to their min/max envelope` : null);
+  const charts: ChartSpec[] = [
+    {
+      id: 'client-loop',
+      title: 'Client event loop',
+      x_kind: 'seconds',
+      x_label: 's since start',
+      y_label: 'delay ms',
+      y2_label: 'utilisation',
+      x: loop.x,
+      series: [
+        { label: 'loop delay p99 ms', values: loop.ys[0]! },
+        { label: 'loop delay max ms', values: loop.ys[1]! },
+        { label: 'utilisation', values: loop.ys[2]!, scale: 'y2' },
+      ],
+      markers,
+      note: reducedNote(loop.reduced),
+    },
+    {
+      id: 'in-flight',
+      title: 'Requests in flight',
+      x_kind: 'seconds',
+      x_label: 's since start',
+      y_label: 'requests',
+      y2_label: null,
+      x: inflight.x,
+      series: [{ label: 'in flight', values: inflight.ys[0]! }],
+      markers,
+      note: reducedNote(inflight.reduced),
+    },
+  ];
+  return charts.filter((c) => chartPoints(c) > 0);
+}
+
+function labelKey(labels: Record<string, string>): string {
+  return Object.keys(labels)
+    .sort()
+    .map((k) => `${k}="${labels[k]}"`)
+    .join(',');
+}
+
+function sameLabels(a: Record<string, string>, b: Record<string, string>): boolean {
+  return labelKey(a) === labelKey(b);
+}
+
+const stripPrefix = (name: string) => name.replace(/^sglang:/, '');
+
+/** Counters are drawn as a per-second rate: their level says nothing, their slope is the flow. */
+export function isCounterName(name: string): boolean {
+  return /_total$/.test(name);
+}
+
+interface SeriesAcc {
+  labels: Record<string, string>;
+  values: (number | null)[];
+}
+
+interface TargetAcc {
+  x: number[];
+  scrapes: number;
+  failed: number;
+  firstError: string | null;
+  families: Map<string, Map<string, SeriesAcc>>;
+}
+
+/** Scrape health per monitored target, for the gauges section. */
+export interface TargetHealth {
+  target: string;
+  url: string;
+  scrapes: number;
+  failed: number;
+  first_error: string | null;
+}
+
+/** Collects scrapes (in file order) into aligned series, one family at a time per target. */
+export class GaugeSeriesBuilder {
+  readonly #targets = new Map<string, TargetAcc & { url: string }>();
+
+  add(s: ScrapeEvent): void {
+    let t = this.#targets.get(s.target);
+    if (t === undefined) {
+      t = { x: [], scrapes: 0, failed: 0, firstError: null, families: new Map(), url: s.url };
+      this.#targets.set(s.target, t);
+    }
+    const i = t.x.length;
+    t.x.push(r3(s.run_ms / 1000));
+    t.scrapes += 1;
+    if (!s.ok) {
+      t.failed += 1;
+      t.firstError ??= s.error ?? 'failed';
+    }
+    for (const sample of s.ok ? s.samples : []) {
+      if (!Number.isFinite(sample.value)) continue;
+      let family = t.families.get(sample.name);
+      if (family === undefined) {
+        family = new Map();
+        t.families.set(sample.name, family);
+      }
+      const key = labelKey(sample.labels);
+      let series = family.get(key);
+      if (series === undefined) {
+        series = { labels: sample.labels, values: [] };
+        family.set(key, series);
+      }
+      while (series.values.length < i) series.values.push(null);
+      series.values[i] = sample.value;
+    }
+  }
+
+  health(): TargetHealth[] {
+    return [...this.#targets.entries()].map(([target, t]) => ({ target, url: t.url, scrapes: t.scrapes, failed: t.failed, first_error: t.firstError }));
+  }
+
+  /** One chart per target × family: a series per label set, hang markers, the verdicts in the title. */
+  charts(verdicts: GaugeVerdict[], hangs: HangMark[]): ChartSpec[] {
+    const out: ChartSpec[] = [];
+    const ids = new Set<string>();
+    for (const [target, t] of this.#targets) {
+      const order = [...t.x.keys()].sort((a, b) => t.x[a]! - t.x[b]!);
+      const x = order.map((i) => t.x[i]!);
+      for (const [name, family] of [...t.families.entries()].sort(([a], [b]) => a.localeCompare(b))) {
+        const counter = isCounterName(name);
+        let series = [...family.values()].map((s) => {
+          const raw = order.map((i) => s.values[i] ?? null);
+          return { labels: s.labels, values: counter ? rate(x, raw) : raw };
+        });
+        const total = series.length;
+        if (series.length > MAX_SERIES_PER_CHART) {
+          const peak = (v: (number | null)[]) => v.reduce<number>((m, y) => (y !== null && y > m ? y : m), -Infinity);
+          series = series.sort((a, b) => peak(b.values) - peak(a.values)).slice(0, MAX_SERIES_PER_CHART);
+        }
+        series.sort((a, b) => labelKey(a.labels).localeCompare(labelKey(b.labels)));
+        const matched = series.map((s) => verdicts.find((v) => v.target === target && (v.name === name || stripPrefix(v.name) === stripPrefix(name)) && sameLabels(v.labels, s.labels)) ?? null);
+        const reduced = envelope(
+          x,
+          series.map((s) => s.values),
+        );
+        let id = chartId('gauge', target, name);
+        for (let k = 2; ids.has(id); k += 1) id = chartId('gauge', target, name, String(k));
+        ids.add(id);
+        const notes: string[] = [];
+        if (reduced.reduced) notes.push(`${x.length} scrapes reduced to their min/max envelope`);
+        if (total > series.length) notes.push(`${total - series.length} more label sets not drawn (the ${series.length} reaching the highest values are)`);
+        if (t.failed > 0) notes.push(`${t.failed} of ${t.scrapes} scrapes of ${target} failed (gaps)`);
+        const spec: ChartSpec = {
+          id,
+          title: `${target} · ${name}${counter ? ' (rate/s)' : ''} — ${verdictTitle(matched)}`,
+          x_kind: 'seconds',
+          x_label: 's since start',
+          y_label: counter ? 'per s' : 'value',
+          y2_label: null,
+          x: reduced.x,
+          series: series.map((s, i) => {
+            const lk = labelKey(s.labels);
+            const v = matched[i];
+            return { label: `${lk === '' ? name : `{${lk}}`}${v ? ` · ${v.verdict}` : ''}`, values: reduced.ys[i]! };
+          }),
+          markers: hangMarkers(hangs),
+          note: notes.length === 0 ? null : notes.join('; '),
+        };
+        if (chartPoints(spec) > 0) out.push(spec);
+      }
+    }
+    return out;
+  }
+}
+
+function rate(x: number[], values: (number | null)[]): (number | null)[] {
+  return values.map((v, i) => {
+    if (i === 0) return null;
+    const prev = values[i - 1];
+    const dt = x[i]! - x[i - 1]!;
+    if (v === null || prev === null || prev === undefined || dt <= 0 || v < prev) return null; // a reset or a gap
+    return r3((v - prev) / dt);
+  });
+}
+
+/** `rotating`, or `pinned ×1 · rotating ×3`, or `no verdict` when the summary has none for the series. */
+export function verdictTitle(verdicts: (GaugeVerdict | null)[]): string {
+  const counts = new Map<string, number>();
+  for (const v of verdicts) if (v !== null) counts.set(v.verdict, (counts.get(v.verdict) ?? 0) + 1);
+  if (counts.size === 0) return 'no verdict';
+  if (counts.size === 1 && [...counts.values()][0] === verdicts.length) return [...counts.keys()][0]!;
+  return [...counts.entries()].map(([k, n]) => `${k} ×${n}`).join(' · ') + (verdicts.some((v) => v === null) ? ' · no verdict for the rest' : '');
+}

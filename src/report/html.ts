@@ -1,0 +1,348 @@
+// report.html: one self-contained page (chart library, styles and data inlined; a CSP forbids any
+// request) for people: the run's header and settings, totals, latency by round, throughput and gauges
+// over time with hang markers and verdicts, hangs, errors, diagnosis, thresholds and client health.
+import type { Summary } from '../analysis/index.js';
+import type { GaugeVerdict } from '../types/index.js';
+import { loadChartAssets, type ChartAssets } from './assets.js';
+import type { ChartSpec } from './charts.js';
+import { CLIENT_SCRIPT } from './client-script.js';
+import type { ReportData } from './data.js';
+
+/** Escapes text for HTML element content and attribute values. */
+export function esc(value: unknown): string {
+  return String(value ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+/** JSON safe inside `<script type="application/json">`: no `</script`, no `<!--` (every `<` escaped). */
+export function jsonForScript(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+}
+
+/** A script's text safe inside `<script>`: `</script` and `<!--` cannot close or confuse the element. */
+export function scriptSafe(js: string): string {
+  return js.replace(/<\/(script)/gi, '<\\/$1').replace(/<!--/g, '<\\!--');
+}
+
+function fmtMs(v: number | null | undefined, count = 1): string {
+  if (v === null || v === undefined || count === 0 || !Number.isFinite(v)) return '–';
+  if (v >= 10_000) return `${(v / 1000).toFixed(1)} s`;
+  if (v >= 100) return `${Math.round(v)}`;
+  return v.toFixed(1);
+}
+
+function fmtNum(v: number | null | undefined, digits = 0): string {
+  if (v === null || v === undefined || !Number.isFinite(v)) return '–';
+  return v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+}
+
+function fmtPct(v: number): string {
+  return `${(v * 100).toFixed(1)}%`;
+}
+
+function fmtTime(iso: string | null | undefined): string {
+  if (iso === null || iso === undefined || iso === '') return '–';
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+}
+
+function fmtDuration(s: number): string {
+  if (!Number.isFinite(s) || s <= 0) return '–';
+  if (s < 120) return `${s.toFixed(1)} s`;
+  const m = Math.floor(s / 60);
+  if (m < 120) return `${m} min ${Math.round(s % 60)} s`;
+  return `${Math.floor(m / 60)} h ${m % 60} min`;
+}
+
+const STATUS_TONE: Record<string, string> = { completed: 'good', interrupted: 'warn', killed: 'bad', failed: 'bad', running: 'warn' };
+const VERDICT_TONE: Record<string, string> = { idle: 'muted', rotating: 'good', pinned: 'bad', stale: 'warn', insufficient: 'warn', none: 'good', proxy: 'bad', engine: 'bad', client: 'bad', unknown: 'warn' };
+
+function badge(text: string, tone: string | undefined): string {
+  return `<span class="badge ${tone ?? 'muted'}">${esc(text)}</span>`;
+}
+
+function table(head: string[], rows: string[][], numeric: boolean[] = []): string {
+  const th = head.map((h, i) => `<th${numeric[i] ? ' class="num"' : ''}>${esc(h)}</th>`).join('');
+  const body = rows.map((r) => `<tr>${r.map((c, i) => `<td${numeric[i] ? ' class="num"' : ''}>${c}</td>`).join('')}</tr>`).join('\n');
+  return `<div class="table-wrap"><table><thead><tr>${th}</tr></thead><tbody>${body}</tbody></table></div>`;
+}
+
+function empty(text: string): string {
+  return `<p class="empty-note">${esc(text)}</p>`;
+}
+
+function chartFigure(c: ChartSpec): string {
+  const markers = c.markers.length === 0 ? '' : `<span class="marker-key">┆ ${c.markers.length} hang marker${c.markers.length === 1 ? '' : 's'}</span>`;
+  const note = c.note === null ? '' : `<span>${esc(c.note)}</span>`;
+  return `<figure class="chart" data-chart="${esc(c.id)}"><figcaption>${esc(c.title)}</figcaption><div class="plot"></div><p class="chart-note">${markers}${note}</p></figure>`;
+}
+
+function charts(list: ChartSpec[]): string {
+  return `<div class="charts">${list.map(chartFigure).join('\n')}</div>`;
+}
+
+function kv(pairs: [string, string][]): string {
+  return `<dl class="kv">${pairs.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${v}</dd>`).join('')}</dl>`;
+}
+
+function get(obj: unknown, path: string): unknown {
+  let cur: unknown = obj;
+  for (const part of path.split('.')) {
+    if (typeof cur !== 'object' || cur === null) return undefined;
+    cur = (cur as Record<string, unknown>)[part];
+  }
+  return cur;
+}
+
+function headerSection(d: ReportData): string {
+  const s = d.summary;
+  const m = d.manifest;
+  const w = m?.workload ?? {};
+  const labels = Object.entries(s.run.labels);
+  const setting = (path: string, suffix = ''): string => {
+    const v = get(w, path);
+    return v === undefined || v === null ? '–' : `${esc(typeof v === 'object' ? JSON.stringify(v) : String(v))}${suffix}`;
+  };
+  const pairs: [string, string][] = [
+    ['target', `<code>${esc(s.run.target)}</code>${m?.target.embedded ? ' (embedded engine)' : ''}`],
+    ['path', esc(s.run.path)],
+    ['model', esc(m?.target.model ?? '–')],
+    ['started', esc(fmtTime(s.run.started_at))],
+    ['ended', esc(fmtTime(s.run.ended_at))],
+    ['wall time', esc(fmtDuration(s.run.wall_s))],
+    ['labels', labels.length === 0 ? '–' : labels.map(([k, v]) => `<span class="chip">${esc(k)}=${esc(v)}</span>`).join(' ')],
+    ['versions', m === null ? '–' : esc(Object.entries(m.versions).map(([k, v]) => `${k} ${v}`).join(' · '))],
+    ['host', m === null ? '–' : esc(Object.values(m.host).join(' · '))],
+    ['command', m === null || m.argv.length === 0 ? '–' : `<code>roundload ${esc(m.argv.join(' '))}</code>`],
+  ];
+  const settings: [string, string][] = [
+    ['agents × rounds', `${setting('agents.count')} × ${setting('agents.rounds')}`],
+    ['connection', `${setting('agents.connection')}, keep-alive ${setting('agents.keep_alive_timeout_ms', ' ms')}`],
+    ['think time', setting('agents.think_time_ms', ' ms')],
+    ['max_tokens', setting('conversation.max_tokens')],
+    ['tools', setting('conversation.tools')],
+    ['watchdog', `headers ${setting('watchdog.headers_ms', ' ms')}, first token ${setting('watchdog.first_token_ms', ' ms')}, stall ${setting('watchdog.stall_ms', ' ms')}, total ${setting('watchdog.total_ms', ' ms')}`],
+  ];
+  const notes = d.notes.length === 0 ? '' : `<div class="notes"><strong>Rebuilt from the files; what was missing:</strong><ul>${d.notes.map((n) => `<li>${esc(n)}</li>`).join('')}</ul></div>`;
+  return `<header class="run-header">
+<h1>${esc(s.run.name)} ${badge(s.run.status, STATUS_TONE[s.run.status])}</h1>
+${notes}
+<div class="two-col">${kv(pairs)}<div>${kv(settings)}
+<details><summary>Workload as resolved (run.json)</summary><pre>${esc(JSON.stringify(w, null, 2))}</pre></details></div></div>
+</header>`;
+}
+
+function verdictBar(s: Summary): string {
+  const hangs = s.totals.hangs;
+  const items = [
+    `<div class="verdict ${hangs === 0 ? 'good' : 'bad'}"><b>${fmtNum(hangs)}</b> hang${hangs === 1 ? '' : 's'}</div>`,
+    `<div class="verdict ${s.totals.errors === 0 ? 'good' : 'warn'}"><b>${fmtNum(s.totals.errors)}</b> error${s.totals.errors === 1 ? '' : 's'}</div>`,
+    `<div class="verdict ${s.thresholds.results.length === 0 ? 'muted' : s.thresholds.ok ? 'good' : 'bad'}">thresholds <b>${s.thresholds.results.length === 0 ? 'none set' : s.thresholds.ok ? 'passed' : 'failed'}</b></div>`,
+    `<div class="verdict ${VERDICT_TONE[s.diagnosis.verdict] ?? 'muted'}">diagnosis <b>${esc(s.diagnosis.verdict)}</b></div>`,
+  ];
+  return `<div class="verdicts">${items.join('')}</div>`;
+}
+
+function totalsSection(s: Summary): string {
+  const t = s.totals;
+  const cards: [string, string, string][] = [
+    ['requests', fmtNum(t.requests), `${fmtNum(t.ok)} ok · ${fmtNum(t.errors)} errors · ${fmtNum(t.hangs)} hangs`],
+    ['error + hang rate', fmtPct(t.error_rate), ''],
+    ['output tokens/s', fmtNum(s.throughput.output_tokens_per_s, 1), `${fmtNum(s.throughput.requests_per_s, 2)} requests/s`],
+    ['prompt tokens', fmtNum(t.prompt_tokens), `${fmtPct(t.cache_hit_ratio)} cached`],
+    ['completion tokens', fmtNum(t.completion_tokens), t.tokens_estimated > 0 ? `${fmtNum(t.tokens_estimated)} requests estimated` : 'from usage chunks'],
+    ['sockets', fmtNum(s.connections.distinct), `${fmtNum(s.connections.requests_on_reused)} requests on reused · max ${fmtNum(s.connections.max_requests_per_connection)}/socket`],
+  ];
+  const html = cards.map(([k, v, sub]) => `<div class="card"><div class="card-k">${esc(k)}</div><div class="card-v">${esc(v)}</div><div class="card-s">${esc(sub)}</div></div>`).join('');
+  return `<section id="totals"><h2>Totals</h2><div class="cards">${html}</div></section>`;
+}
+
+function roundsTable(s: Summary): string {
+  if (s.phases.length === 0) return '';
+  const head = ['phase', 'round', 'req', 'ok', 'err', 'hang', 'prompt tok', 'cached', 'TTFT p50', 'TTFT p99', 'ITL p50', 'ITL p99', 'e2e p50', 'e2e p99', 'tok/s/stream'];
+  const rows: string[][] = [];
+  for (const p of s.phases) {
+    for (const r of p.rounds) {
+      rows.push([esc(p.phase), String(r.round), fmtNum(r.requests), fmtNum(r.ok), fmtNum(r.errors), r.hangs > 0 ? `<b class="bad-text">${r.hangs}</b>` : '0', fmtNum(r.prompt_tokens_mean), fmtNum(r.cached_tokens_mean), fmtMs(r.ttft.p50_ms, r.ttft.count), fmtMs(r.ttft.p99_ms, r.ttft.count), fmtMs(r.itl.p50_ms, r.itl.count), fmtMs(r.itl.p99_ms, r.itl.count), fmtMs(r.e2e.p50_ms, r.e2e.count), fmtMs(r.e2e.p99_ms, r.e2e.count), r.stream_tokens_per_s_mean === 0 ? '–' : r.stream_tokens_per_s_mean.toFixed(1)]);
+    }
+    rows.push([`<b>${esc(p.phase)}</b>`, '<b>all</b>', fmtNum(p.requests), fmtNum(p.ok), fmtNum(p.errors), fmtNum(p.hangs), '', '', fmtMs(p.ttft.p50_ms, p.ttft.count), fmtMs(p.ttft.p99_ms, p.ttft.count), fmtMs(p.itl.p50_ms, p.itl.count), fmtMs(p.itl.p99_ms, p.itl.count), fmtMs(p.e2e.p50_ms, p.e2e.count), fmtMs(p.e2e.p99_ms, p.e2e.count), '']);
+  }
+  return `<details open><summary>Per-round figures (latencies in ms)</summary>${table(head, rows, head.map((_, i) => i > 1))}</details>`;
+}
+
+function latencySection(d: ReportData): string {
+  const body = d.charts.latency.length === 0 ? empty('no completed requests: no latencies to plot') : charts(d.charts.latency);
+  return `<section id="latency"><h2>Latency by round</h2><p class="lead">p50, p90 and p99 of each round over all agents; a round where requests hung carries a red marker.</p>${body}${roundsTable(d.summary)}</section>`;
+}
+
+function timeSection(d: ReportData): string {
+  const list = [...d.charts.time, ...d.charts.client.filter((c) => c.id === 'in-flight')];
+  const body = list.length === 0 ? empty('no request finished: nothing to plot over time') : charts(list);
+  return `<section id="over-time"><h2>Over time</h2><p class="lead">Red dashed lines mark the moments the watchdog declared a hang.</p>${body}</section>`;
+}
+
+function verdictRow(v: GaugeVerdict): string[] {
+  const labels = Object.entries(v.labels).map(([k, x]) => `${k}="${x}"`).join(', ');
+  return [esc(v.target), `<code>${esc(v.name)}</code>`, esc(labels || '–'), badge(v.verdict, VERDICT_TONE[v.verdict]), fmtNum(v.samples), fmtNum(v.window_s, 1), fmtNum(v.longest_nonzero_s, 1), fmtNum(v.dips), fmtNum(v.last_value, 2), v.needed_s === null ? '–' : fmtNum(v.needed_s, 0), v.evidence.map(esc).join('<br>')];
+}
+
+function gaugesSection(d: ReportData): string {
+  const verdicts = d.summary.gauges ?? [];
+  if (d.targets.length === 0 && verdicts.length === 0) {
+    return `<section id="gauges"><h2>Gauges</h2>${empty('no gauges were monitored (no monitor targets, or the monitor was off): gauges.jsonl is empty')}</section>`;
+  }
+  const health = d.targets.length === 0 ? '' : table(['target', 'url', 'scrapes', 'failed', 'first error'], d.targets.map((t) => [esc(t.target), `<code>${esc(t.url)}</code>`, fmtNum(t.scrapes), t.failed > 0 ? `<b class="bad-text">${fmtNum(t.failed)}</b>` : '0', esc(t.first_error ?? '–')]), [false, false, true, true, false]);
+  const plots = d.charts.gauges.length === 0 ? empty('the scrapes carried no values to plot') : charts(d.charts.gauges);
+  const vt = verdicts.length === 0 ? empty('no gauge verdicts in the summary') : `<h3>Verdicts</h3>${table(['target', 'gauge', 'labels', 'verdict', 'samples', 'window s', 'longest non-zero s', 'dips', 'last', 'needed s', 'evidence'], verdicts.map(verdictRow), [false, false, false, false, true, true, true, true, true, true, false])}`;
+  return `<section id="gauges"><h2>Gauges</h2><p class="lead">Every monitored series over time, one chart per target and gauge; the verdict (idle, rotating, pinned, stale, insufficient) is in each title.</p>${health}${plots}${vt}</section>`;
+}
+
+function countsLine(rec: Record<string, number>): string {
+  const e = Object.entries(rec).sort(([, a], [, b]) => b - a);
+  return e.length === 0 ? 'none' : e.map(([k, v]) => `${esc(k)} ${fmtNum(v)}`).join(' · ');
+}
+
+function hangsSection(d: ReportData): string {
+  const h = d.summary.hangs;
+  if (h.total === 0 && d.hangs_total === 0) return `<section id="hangs"><h2>Hangs</h2>${empty('no hangs: every request reached a terminal state within its deadlines')}</section>`;
+  const by = kv([
+    ['by phase', countsLine(h.by_phase as Record<string, number>)],
+    ['by round', countsLine(h.by_round)],
+    ['by socket reuse (nth request)', countsLine(h.by_connection_reuse)],
+  ]);
+  const rows = d.hangs.map((r) => [esc(fmtTime(r.t)), fmtNum(r.run_s, 1), String(r.agent), esc(r.conversation), String(r.round), badge(r.hang_phase, 'bad'), esc(r.deadline) + (r.deadline_ms === null ? '' : ` ${fmtNum(r.deadline_ms)}`), fmtNum(r.last_byte_age_ms), esc(r.connection_id ?? '–'), r.connection_nth === null ? '–' : String(r.connection_nth), fmtNum(r.connection_idle_ms), esc(r.path), fmtNum(r.chunks)]);
+  const more = d.hangs_total > d.hangs.length ? `<p class="chart-note">${fmtNum(d.hangs_total - d.hangs.length)} more hangs in events.jsonl</p>` : '';
+  const tableHtml = rows.length === 0 ? empty('events.jsonl holds no hang events (the counts come from requests.jsonl)') : table(['time', 's', 'agent', 'conversation', 'round', 'phase', 'deadline ms', 'last byte age ms', 'socket', 'nth on socket', 'idle ms before', 'path', 'chunks'], rows, [false, true, true, false, true, false, false, true, false, true, true, false, true]);
+  return `<section id="hangs"><h2>Hangs <span class="count">${fmtNum(h.total)}</span></h2>${by}${tableHtml}${more}</section>`;
+}
+
+function errorsSection(s: Summary): string {
+  const e = Object.entries(s.errors_by_class).sort(([, a], [, b]) => b - a);
+  const body = e.length === 0 ? empty('no errors') : table(['class', 'requests', 'share of requests'], e.map(([k, v]) => [`<code>${esc(k)}</code>`, fmtNum(v), fmtPct(s.totals.requests === 0 ? 0 : v / s.totals.requests)]), [false, true, true]);
+  return `<section id="errors"><h2>Errors by class</h2>${body}</section>`;
+}
+
+function diagnosisSection(s: Summary): string {
+  const ev = s.diagnosis.evidence.length === 0 ? '' : `<ul class="evidence">${s.diagnosis.evidence.map((x) => `<li>${esc(x)}</li>`).join('')}</ul>`;
+  return `<section id="diagnosis"><h2>Diagnosis</h2><p>Where the hangs come from: ${badge(s.diagnosis.verdict, VERDICT_TONE[s.diagnosis.verdict])}</p>${ev}</section>`;
+}
+
+function thresholdsSection(s: Summary): string {
+  const r = s.thresholds.results;
+  const body = r.length === 0 ? empty('no thresholds were set in the workload') : table(['threshold', 'limit', 'actual', 'result', 'message'], r.map((t) => [`<code>${esc(t.name)}</code>`, fmtNum(t.limit, 3), fmtNum(t.actual, 3), badge(t.ok ? 'pass' : 'fail', t.ok ? 'good' : 'bad'), esc(t.message)]), [false, true, true, false, false]);
+  return `<section id="thresholds"><h2>Thresholds</h2>${body}</section>`;
+}
+
+function clientSection(d: ReportData): string {
+  const c = d.summary.client;
+  const facts = kv([
+    ['samples', fmtNum(c.samples)],
+    ['worst loop delay p99', `${fmtMs(c.loop_delay_p99_ms_max)} ms`],
+    ['highest loop utilisation', fmtPct(c.loop_utilization_max)],
+    ['saturated windows', c.saturated_windows === 0 ? '0 (the client kept up; its timings are sound)' : `<b class="bad-text">${fmtNum(c.saturated_windows)}</b> (the client was busy there: latencies measured then are suspect)`],
+  ]);
+  const list = d.charts.client.filter((x) => x.id !== 'in-flight');
+  const plots = list.length === 0 ? empty('no client samples in events.jsonl') : charts(list);
+  return `<section id="client"><h2>Client health</h2>${facts}${plots}</section>`;
+}
+
+function eventsSection(d: ReportData): string {
+  const counts = Object.keys(d.events_by_kind).length === 0 ? 'none' : countsLine(d.events_by_kind);
+  const rows = d.events.map((e) => [esc(fmtTime(e.t)), e.run_s === null ? '–' : fmtNum(e.run_s, 1), `<code>${esc(e.kind)}</code>`, `<span class="event-text">${esc(e.text)}</span>`]);
+  const body = rows.length === 0 ? '' : table(['time', 's', 'kind', 'details'], rows, [false, true, false, false]);
+  return `<section id="events"><h2>Events</h2><p>events.jsonl: ${counts}</p>${body}</section>`;
+}
+
+const CSS = `
+:root{--fg:#0f172a;--muted:#64748b;--line:#e2e8f0;--bg:#f8fafc;--card:#fff;--good:#047857;--good-bg:#d1fae5;--warn:#b45309;--warn-bg:#fef3c7;--bad:#b91c1c;--bad-bg:#fee2e2;--accent:#2563eb}
+*{box-sizing:border-box}
+body{margin:0;background:var(--bg);color:var(--fg);font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
+main{max-width:1280px;margin:0 auto;padding:24px 28px 64px}
+h1{font-size:26px;margin:0 0 12px;display:flex;align-items:center;gap:12px}
+h2{font-size:19px;margin:36px 0 10px;padding-bottom:6px;border-bottom:1px solid var(--line)}
+h3{font-size:15px;margin:18px 0 8px}
+code{font:12.5px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:#f1f5f9;padding:1px 4px;border-radius:4px}
+pre{font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:#0f172a;color:#e2e8f0;padding:12px;border-radius:8px;overflow:auto;max-height:420px}
+.lead{color:var(--muted);margin:0 0 12px}
+.run-header{background:var(--card);border:1px solid var(--line);border-radius:12px;padding:20px 22px}
+.two-col{display:grid;grid-template-columns:1fr 1fr;gap:24px}
+@media (max-width:900px){.two-col{grid-template-columns:1fr}}
+.kv{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px;margin:0}
+.kv dt{color:var(--muted)}
+.kv dd{margin:0;overflow-wrap:anywhere}
+details{margin-top:10px}
+summary{cursor:pointer;color:var(--accent)}
+.badge{display:inline-block;padding:1px 9px;border-radius:999px;font-size:12.5px;font-weight:600;background:#e2e8f0;color:#334155;vertical-align:middle}
+.badge.good{background:var(--good-bg);color:var(--good)}.badge.warn{background:var(--warn-bg);color:var(--warn)}.badge.bad{background:var(--bad-bg);color:var(--bad)}
+h1 .badge{font-size:14px}
+.chip{display:inline-block;background:#eef2ff;color:#3730a3;border-radius:6px;padding:0 6px;margin:1px 0;font-size:12.5px}
+.notes{background:var(--warn-bg);border:1px solid #fcd34d;border-radius:8px;padding:10px 14px;margin:0 0 14px}
+.notes ul{margin:4px 0 0;padding-left:20px}
+.verdicts{display:flex;flex-wrap:wrap;gap:10px;margin:18px 0 0}
+.verdict{padding:8px 14px;border-radius:8px;background:var(--card);border:1px solid var(--line);border-left-width:5px}
+.verdict.good{border-left-color:var(--good)}.verdict.warn{border-left-color:var(--warn)}.verdict.bad{border-left-color:var(--bad)}.verdict.muted{border-left-color:#94a3b8}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(190px,1fr));gap:12px}
+.card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:12px 14px}
+.card-k{color:var(--muted);font-size:12.5px}.card-v{font-size:22px;font-weight:650;margin:2px 0}.card-s{color:var(--muted);font-size:12.5px}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(560px,1fr));gap:14px}
+@media (max-width:700px){.charts{grid-template-columns:1fr}}
+.chart{margin:0;background:var(--card);border:1px solid var(--line);border-radius:10px;padding:10px 12px;min-width:0}
+.chart figcaption{font-weight:600;margin-bottom:4px}
+.chart .plot{width:100%;min-height:60px;overflow:hidden}
+.chart.empty .plot{display:flex;align-items:center;justify-content:center;color:var(--bad);min-height:120px}
+.chart-note{color:var(--muted);font-size:12px;margin:4px 0 0;display:flex;gap:12px;flex-wrap:wrap}
+.marker-key{color:var(--bad)}
+.uplot{font-family:inherit}.u-legend{font-size:12px}
+.table-wrap{overflow-x:auto;background:var(--card);border:1px solid var(--line);border-radius:10px;margin:8px 0}
+table{border-collapse:collapse;width:100%;font-size:13px}
+th,td{padding:6px 10px;text-align:left;border-bottom:1px solid var(--line);vertical-align:top}
+th{background:#f1f5f9;font-weight:600;white-space:nowrap;position:sticky;top:0}
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+tbody tr:nth-child(even){background:#f8fafc}
+tbody tr:last-child td{border-bottom:none}
+.empty-note{color:var(--muted);font-style:italic}
+.bad-text{color:var(--bad)}
+.count{font-size:14px;background:var(--bad-bg);color:var(--bad);border-radius:999px;padding:1px 9px;vertical-align:middle}
+.evidence li{margin:2px 0}
+.event-text{font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow-wrap:anywhere}
+footer{color:var(--muted);font-size:12px;margin-top:40px}
+`;
+
+/** The whole page. `assets` defaults to uPlot from node_modules (tests may pass their own). */
+export function renderReportHtml(d: ReportData, assets: ChartAssets = loadChartAssets()): string {
+  const s = d.summary;
+  const allCharts = [...d.charts.latency, ...d.charts.time, ...d.charts.gauges, ...d.charts.client];
+  const payload = { charts: allCharts, summary: s };
+  const version = d.manifest?.versions.roundload ?? '';
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">
+<title>roundload · ${esc(s.run.name)} · ${esc(s.run.status)}</title>
+<style>${assets.css.replace(/<\//g, '<\\/')}</style>
+<style>${CSS}</style>
+</head>
+<body>
+<main>
+${headerSection(d)}
+${verdictBar(s)}
+${totalsSection(s)}
+${latencySection(d)}
+${timeSection(d)}
+${gaugesSection(d)}
+${hangsSection(d)}
+${errorsSection(s)}
+${diagnosisSection(s)}
+${thresholdsSection(s)}
+${clientSection(d)}
+${eventsSection(d)}
+<footer>report.html generated ${esc(fmtTime(d.generated_at))} by roundload ${esc(version)} · self-contained: charts drawn with uPlot (MIT), inlined; the data is in the <code>report-data</code> script element.</footer>
+</main>
+<script type="application/json" id="report-data">${jsonForScript(payload)}</script>
+<script>${scriptSafe(assets.js)}</script>
+<script>${scriptSafe(CLIENT_SCRIPT)}</script>
+</body>
+</html>
+`;
+}

@@ -1,0 +1,41 @@
+// Writes report.html and junit.xml for a results folder. Never throws: a report that cannot be made is
+// logged, and the run (whose data is already on disk) is not failed by it.
+import type { Summary } from '../analysis/index.js';
+import { resultPath, writeTextAtomic } from '../results/index.js';
+import { collectReportData } from './data.js';
+import { renderReportHtml } from './html.js';
+import { renderJunit } from './junit.js';
+
+export interface WrittenReports {
+  /** Paths written (absent when that file failed). */
+  report: string | null;
+  junit: string | null;
+  /** What went wrong, one sentence per file that failed. */
+  problems: string[];
+}
+
+export async function writeReports(dir: string, summary: Summary, options: { notes?: readonly string[]; log?: (line: string) => void } = {}): Promise<WrittenReports> {
+  const out: WrittenReports = { report: null, junit: null, problems: [] };
+  const fail = (file: string, error: unknown): void => {
+    const line = `${file} not written: ${error instanceof Error ? error.message : String(error)}`;
+    out.problems.push(line);
+    options.log?.(line);
+  };
+  // JUnit first: it needs only the summary, so CI gets its verdict even if the HTML cannot be built.
+  try {
+    const path = resultPath(dir, 'junit');
+    writeTextAtomic(path, renderJunit(summary));
+    out.junit = path;
+  } catch (error) {
+    fail('junit.xml', error);
+  }
+  try {
+    const data = await collectReportData(dir, summary, { notes: options.notes ?? [] });
+    const path = resultPath(dir, 'report');
+    writeTextAtomic(path, renderReportHtml(data));
+    out.report = path;
+  } catch (error) {
+    fail('report.html', error);
+  }
+  return out;
+}

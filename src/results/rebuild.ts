@@ -1,0 +1,174 @@
+// Rebuilds a run's summary from its folder alone: requests.jsonl through the same SummaryBuilder a live
+// run uses, client samples from events.jsonl, scrapes from gauges.jsonl. Works on a killed run (no
+// summary.json, run.json still `running`, a torn last line) and says what was missing. Reads only.
+import { existsSync, readFileSync } from 'node:fs';
+import { SummaryBuilder, type Summary } from '../analysis/index.js';
+import { HistogramSet, type HistogramsFile } from '../metrics/index.js';
+import type { ClientSampleEvent, RequestRecord, RunEndEvent, ScrapeEvent } from '../types/index.js';
+import { resultPath } from './folder.js';
+import { describeSkipped, isKindLine, readJsonlFile, readManifest, type JsonlFileReport, type RunManifest } from './read.js';
+
+export interface RebuildResult {
+  summary: Summary;
+  manifest: RunManifest;
+  /** What was missing or approximated, one sentence each (the `report` command prints them). */
+  notes: string[];
+  files: { requests: JsonlFileReport; events: JsonlFileReport; gauges: JsonlFileReport };
+  /** Whether summary.json / histograms.json were there before the rebuild. */
+  had: { summary: boolean; histograms: boolean };
+}
+
+const REQUEST_STATUSES = new Set(['ok', 'error', 'hang']);
+
+function isObj(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Enough of a RequestRecord for the SummaryBuilder to use it safely. */
+export function isRequestRecord(v: unknown): v is RequestRecord {
+  if (!isObj(v)) return false;
+  if (typeof v.status !== 'string' || !REQUEST_STATUSES.has(v.status)) return false;
+  if (typeof v.run_ms !== 'number' || typeof v.e2e_ms !== 'number' || typeof v.round !== 'number' || typeof v.phase !== 'string') return false;
+  if (v.connection !== null && v.connection !== undefined && !(isObj(v.connection) && typeof v.connection.id === 'string' && typeof v.connection.nth === 'number')) return false;
+  if (v.itl !== null && v.itl !== undefined && !(isObj(v.itl) && typeof v.itl.p50_ms === 'number' && typeof v.itl.max_ms === 'number' && typeof v.itl.count === 'number')) return false;
+  if (v.status === 'hang' && v.hang !== null && !(isObj(v.hang) && typeof v.hang.phase === 'string')) return false;
+  return true;
+}
+
+function isClientSample(v: unknown): v is ClientSampleEvent {
+  return isKindLine(v) && v.kind === 'client_sample' && typeof v.loop_delay_p99_ms === 'number' && typeof v.loop_utilization === 'number';
+}
+
+export function isScrapeEvent(v: unknown): v is ScrapeEvent {
+  return isKindLine(v) && v.kind === 'scrape' && typeof v.run_ms === 'number' && typeof v.target === 'string' && Array.isArray(v.samples);
+}
+
+function readHistograms(dir: string, notes: string[]): HistogramSet | null {
+  const path = resultPath(dir, 'histograms');
+  if (!existsSync(path)) {
+    notes.push('histograms.json missing: ITL percentiles approximated from per-request stats (each request\'s ITL p50 and max)');
+    return null;
+  }
+  try {
+    const file = JSON.parse(readFileSync(path, 'utf8')) as HistogramsFile;
+    if (!Array.isArray(file.histograms)) throw new Error('no histograms array');
+    return HistogramSet.fromFile(file);
+  } catch (error) {
+    notes.push(`histograms.json unreadable (${error instanceof Error ? error.message : String(error)}): ITL percentiles approximated from per-request stats`);
+    return null;
+  }
+}
+
+function readPreviousSummary(dir: string): Summary | null {
+  const path = resultPath(dir, 'summary');
+  if (!existsSync(path)) return null;
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as Summary;
+  } catch {
+    return null;
+  }
+}
+
+function windowSOf(manifest: RunManifest): number {
+  const w = manifest.workload.window_s;
+  return typeof w === 'number' && w > 0 ? w : 10;
+}
+
+/** Rebuilds the summary of the run in `dir`. Throws ResultsError when `dir` is not a results folder. */
+export async function rebuildSummary(dir: string): Promise<RebuildResult> {
+  const manifest = readManifest(dir);
+  const notes: string[] = [];
+  const previous = readPreviousSummary(dir);
+  const hadSummary = existsSync(resultPath(dir, 'summary'));
+  if (!hadSummary) notes.push('summary.json was missing');
+  else if (previous === null) notes.push('summary.json was unreadable');
+
+  const fileHistograms = readHistograms(dir, notes);
+  const builder = new SummaryBuilder({ itlFromRecords: fileHistograms === null, windowS: windowSOf(manifest) });
+  let lastWallMs = 0;
+  const seen = (t: unknown, plusMs = 0): void => {
+    const ms = typeof t === 'string' ? Date.parse(t) : NaN;
+    if (Number.isFinite(ms)) lastWallMs = Math.max(lastWallMs, ms + plusMs);
+  };
+
+  const requests = await readJsonlFile(resultPath(dir, 'requests'), isRequestRecord, (r) => {
+    builder.add(r);
+    seen(r.t, r.e2e_ms);
+  });
+  if (!requests.exists) notes.push('requests.jsonl missing: no request records');
+
+  let runEnd: RunEndEvent | null = null;
+  const events = await readJsonlFile(resultPath(dir, 'events'), isKindLine, (e) => {
+    seen(e.t);
+    if (isClientSample(e)) builder.addClientSample(e);
+    else if (e.kind === 'run_end') runEnd = e as unknown as RunEndEvent;
+  });
+  if (!events.exists) notes.push('events.jsonl missing: no client samples, hangs or run events');
+
+  // The monitor's verdicts come from the scrapes, when the builder takes them.
+  const scrapeSink = builder as SummaryBuilder & { addScrape?: (s: ScrapeEvent) => void };
+  let scrapesUsed = typeof scrapeSink.addScrape === 'function';
+  const gauges = await readJsonlFile(resultPath(dir, 'gauges'), isScrapeEvent, (s) => {
+    seen(s.t);
+    if (scrapesUsed) scrapeSink.addScrape!(s);
+  });
+  if (!scrapesUsed && gauges.records > 0) notes.push('gauge verdicts not recomputed: this build\'s SummaryBuilder has no addScrape');
+  scrapesUsed = scrapesUsed && gauges.records > 0;
+
+  if (fileHistograms !== null) {
+    // ttft and e2e come from the records (the builder recorded them); ITL gaps only exist in the file.
+    for (const key of fileHistograms.keys()) {
+      if (key.metric === 'itl') builder.histograms.get('itl', key.phase, key.round).add(fileHistograms.get('itl', key.phase, key.round));
+    }
+  }
+  for (const f of [requests, events, gauges]) notes.push(...describeSkipped(f));
+
+  const end = runEnd as RunEndEvent | null;
+  let status = manifest.status;
+  if (status === 'running') {
+    if (end !== null) {
+      status = end.status;
+      notes.push(`run.json still said "running" but events.jsonl has run_end (${end.status}): the process died while writing its final files`);
+    } else {
+      status = 'killed';
+      notes.push(`run.json still said "running" and events.jsonl has no run_end: the run was killed before it finished (status "killed"); the summary covers the ${requests.records} requests it recorded`);
+    }
+  }
+  let endedAt = manifest.ended_at ?? end?.t ?? null;
+  if (endedAt === null && lastWallMs > 0) {
+    endedAt = new Date(lastWallMs).toISOString();
+    notes.push('end time estimated from the last record written');
+  }
+  const startMs = manifest.started_at === null ? NaN : Date.parse(manifest.started_at);
+  const endMs = endedAt === null ? NaN : Date.parse(endedAt);
+  const summary = builder.build({
+    name: manifest.name,
+    status,
+    started_at: manifest.started_at,
+    ended_at: endedAt,
+    wall_s: Number.isFinite(startMs) && Number.isFinite(endMs) ? Math.max(0, endMs - startMs) / 1000 : 0,
+    target: manifest.target.url,
+    path: manifest.path,
+    labels: manifest.labels,
+  });
+
+  // What only the live run could compute (verdicts from sources not in the folder) is kept from the
+  // previous summary rather than silently dropped.
+  if (previous !== null) {
+    const kept: string[] = [];
+    if (!scrapesUsed && summary.gauges.length === 0 && Array.isArray(previous.gauges) && previous.gauges.length > 0) {
+      summary.gauges = previous.gauges;
+      kept.push('gauge verdicts');
+    }
+    if (summary.thresholds.results.length === 0 && previous.thresholds !== undefined && Array.isArray(previous.thresholds.results) && previous.thresholds.results.length > 0) {
+      summary.thresholds = previous.thresholds;
+      kept.push('thresholds');
+    }
+    if (previous.diagnosis !== undefined && previous.diagnosis.verdict !== summary.diagnosis.verdict && summary.diagnosis.verdict === 'unknown' && summary.totals.hangs === previous.totals?.hangs) {
+      summary.diagnosis = previous.diagnosis;
+      kept.push('diagnosis');
+    }
+    if (kept.length > 0) notes.push(`${kept.join(', ')} kept from the previous summary.json (not recomputable from the folder)`);
+  }
+  return { summary, manifest, notes, files: { requests, events, gauges }, had: { summary: hadSummary, histograms: fileHistograms !== null } };
+}

@@ -1,0 +1,118 @@
+// Headless Chromium (the Debian package, driven by playwright-core) for checking report.html as a person
+// would see it: every chart drawn with data, no console errors, no request other than the file itself.
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { chromium, type BrowserContext } from 'playwright-core';
+
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Flags for a quiet, offline, sandbox-free headless Chromium (no QUIC, no background fetches, no sync). */
+export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+export function chromiumAvailable(): boolean {
+  return existsSync(CHROMIUM_PATH);
+}
+
+export interface ChartCheck {
+  id: string;
+  /** `data-points` after drawing (null: the page never marked the chart). */
+  points: number | null;
+  canvas: boolean;
+  error: string | null;
+}
+
+export interface ReportCheck {
+  title: string;
+  charts: ChartCheck[];
+  /** Charts without data: no `data-points` > 0 or no canvas. */
+  empty: string[];
+  /** console.error messages and uncaught page errors. */
+  consoleErrors: string[];
+  /** Every URL the page requested that is not file:// (must stay empty: the report is self-contained). */
+  foreignRequests: string[];
+  /** Every URL requested, for the record. */
+  requests: string[];
+}
+
+export interface ReportBrowser {
+  check(file: string, options?: { screenshot?: string; timeoutMs?: number }): Promise<ReportCheck>;
+  close(): Promise<void>;
+}
+
+// Page-side code as strings: it runs in the browser (DOM types are not in this project's lib).
+const ALL_MARKED_JS = `[...document.querySelectorAll('[data-chart]')].every((el) => el.hasAttribute('data-points'))`;
+const CHARTS_JS = `[...document.querySelectorAll('[data-chart]')].map((el) => ({
+  id: el.getAttribute('data-chart') ?? '',
+  points: el.hasAttribute('data-points') ? Number(el.getAttribute('data-points')) : null,
+  canvas: el.querySelector('canvas') !== null,
+  error: el.getAttribute('data-error'),
+}))`;
+
+function bounded<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+    }),
+  ]);
+}
+
+/** Launches Chromium with a fresh profile that is removed on close. */
+export async function openReportBrowser(options: { timeoutMs?: number } = {}): Promise<ReportBrowser> {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const profile = mkdtempSync(join(tmpdir(), 'roundload-chromium-'));
+  let context: BrowserContext;
+  try {
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM_PATH,
+      headless: true,
+      args: CHROMIUM_ARGS,
+      viewport: { width: 1360, height: 900 },
+      deviceScaleFactor: 1,
+      timeout: timeoutMs,
+      offline: true,
+    });
+  } catch (error) {
+    rmSync(profile, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    async check(file, opts = {}) {
+      const limit = opts.timeoutMs ?? 20_000;
+      const page = await context.newPage();
+      const consoleErrors: string[] = [];
+      const requests: string[] = [];
+      page.on('console', (m) => {
+        if (m.type() === 'error') consoleErrors.push(m.text());
+      });
+      page.on('pageerror', (e) => consoleErrors.push(`page error: ${e.message}`));
+      page.on('request', (r) => requests.push(r.url()));
+      try {
+        await page.goto(pathToFileURL(file).href, { waitUntil: 'load', timeout: limit });
+        await page.waitForSelector('html[data-report-ready="1"]', { timeout: limit });
+        // Charts mark themselves in uPlot's first draw; give each a moment after the script finished.
+        await page.waitForFunction(ALL_MARKED_JS, undefined, { timeout: 5000 }).catch(() => undefined);
+        const charts = (await page.evaluate(CHARTS_JS)) as ChartCheck[];
+        const title = await page.title();
+        if (opts.screenshot !== undefined) await page.screenshot({ path: opts.screenshot, fullPage: true, timeout: limit });
+        return {
+          title,
+          charts,
+          empty: charts.filter((c) => c.points === null || c.points <= 0 || !c.canvas).map((c) => c.id),
+          consoleErrors,
+          foreignRequests: requests.filter((u) => !u.startsWith('file://')),
+          requests,
+        };
+      } finally {
+        await bounded(page.close(), 10_000, 'closing the page').catch(() => undefined);
+      }
+    },
+    async close() {
+      await bounded(context.close(), 15_000, 'closing Chromium').catch(() => undefined);
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
