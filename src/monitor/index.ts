@@ -1,0 +1,6 @@
+// The monitor: Prometheus scrapes of the deployment's servers beside the agents, burst sampling on hangs,
+// probes, and the verdict on every gauge (idle, rotating, pinned, stale, insufficient).
+export { ExpositionParser, parseExposition, parseFloatToken, type Exposition, type ExpositionFamily, type ExpositionSample, type ExpositionIssue, type MetricType, type ParserOptions } from './exposition.js';
+export { SeriesSelector, baseName, isCounter, keyGaugeValues, FLOW_COUNTERS, KEY_GAUGES } from './select.js';
+export { GaugeStore, ClientActivity, flowCounter, labelKey, type GaugeSeries, type Stretch, type StretchEnd, type CounterTrack, type TargetTrack } from './series.js';
+export { judgeGauges, judgeSeries, gaugeVerdicts, type VerdictOptions } from './verdict.js';

@@ -1,0 +1,336 @@
+// Scrapes folded into compact series, in constant memory per change: for each gauge series the stretches it
+// stayed non-zero and unchanged (not every sample), for each target when its counters moved (merged runs of
+// scrape intervals), and the client's requests as (start, end, ok). The verdicts (verdict.ts) read these.
+import type { GaugeSample, ScrapeEvent } from '../types/index.js';
+import { baseName, FLOW_COUNTERS, isCounter } from './select.js';
+
+/** How a stretch of unchanged non-zero value ended. */
+export type StretchEnd = 'open' | 'changed' | 'unobserved';
+
+export interface Stretch {
+  value: number;
+  /** First and last sample (ms since run start) with this value. */
+  startMs: number;
+  lastMs: number;
+  samples: number;
+  end: StretchEnd;
+}
+
+/** One gauge series (target, name, labels) over the run. */
+export interface GaugeSeries {
+  readonly target: string;
+  readonly name: string;
+  readonly labels: Record<string, string>;
+  samples: number;
+  firstMs: number;
+  lastMs: number;
+  lastValue: number;
+  nonZeroSamples: number;
+  /** Zero samples after the first non-zero one: a gauge that never returns to 0 has a floor. */
+  zerosAfterNonZero: number;
+  minAfterNonZero: number;
+  firstNonZeroMs: number | null;
+  /** Drops (to a lower value or 0) after being non-zero. */
+  dips: number;
+  longestMs: number;
+  longestValue: number;
+  /** Stretches kept: all while the gauge has never dipped; after that only those of at least `keepMinMs`
+   * (shorter ones cannot change the verdict once it has dipped) and the last one. */
+  readonly stretches: Stretch[];
+}
+
+/** When one counter of a target moved: merged runs of scrape intervals with a change. */
+export interface CounterTrack {
+  /** Name as exposed (first seen). */
+  readonly name: string;
+  /** Scrape intervals observed / with a change. */
+  intervals: number;
+  movedIntervals: number;
+  /** Sum of increases over the run (a reset counts its new value). */
+  increase: number;
+  /** [start, end] pairs, flattened: the counter changed between consecutive scrapes over each. */
+  readonly moved: number[];
+  lastMs: number | null;
+  readonly last: Map<string, number>;
+}
+
+export interface TargetTrack {
+  readonly name: string;
+  scrapes: number;
+  failed: number;
+  firstMs: number | null;
+  lastMs: number | null;
+  lastError: string | null;
+  /** By base name (no `sglang:` prefix). */
+  readonly counters: Map<string, CounterTrack>;
+}
+
+export function labelKey(labels: Record<string, string>): string {
+  const keys = Object.keys(labels).sort();
+  return keys.map((k) => `${k}=${JSON.stringify(labels[k])}`).join(',');
+}
+
+export class GaugeStore {
+  readonly series = new Map<string, GaugeSeries>();
+  readonly targets = new Map<string, TargetTrack>();
+  readonly #keepMinMs: number;
+  /** Series of each target, and the scrape that last saw each one (a series missing from an ok scrape is a gap). */
+  readonly #byTarget = new Map<string, Set<GaugeSeries>>();
+  readonly #seenAt = new WeakMap<GaugeSeries, number>();
+  #scrapeSeq = 0;
+
+  /** @param keepMinMs stretches at least this long are always kept (the pin threshold). */
+  constructor(keepMinMs: number) {
+    this.#keepMinMs = keepMinMs;
+  }
+
+  add(e: ScrapeEvent): void {
+    this.#scrapeSeq += 1;
+    const t = e.run_ms;
+    let target = this.targets.get(e.target);
+    if (target === undefined) {
+      target = { name: e.target, scrapes: 0, failed: 0, firstMs: null, lastMs: null, lastError: null, counters: new Map() };
+      this.targets.set(e.target, target);
+    }
+    target.scrapes += 1;
+    const own = this.#byTarget.get(e.target) ?? new Set<GaugeSeries>();
+    this.#byTarget.set(e.target, own);
+    if (!e.ok) {
+      target.failed += 1;
+      target.lastError = e.error;
+      for (const s of own) breakSeries(s);
+      return;
+    }
+    target.firstMs ??= t;
+    target.lastMs = t;
+    const counters = new Map<string, GaugeSample[]>();
+    for (const sample of e.samples) {
+      if (isCounter(sample)) {
+        const base = baseName(sample.name);
+        const list = counters.get(base) ?? [];
+        list.push(sample);
+        counters.set(base, list);
+        continue;
+      }
+      const key = `${e.target}\u0000${sample.name}\u0000${labelKey(sample.labels)}`;
+      let s = this.series.get(key);
+      if (s === undefined) {
+        s = newSeries(e.target, sample.name, sample.labels);
+        this.series.set(key, s);
+        own.add(s);
+      }
+      this.#seenAt.set(s, this.#scrapeSeq);
+      if (Number.isNaN(sample.value)) breakSeries(s);
+      else this.#observe(s, t, sample.value);
+    }
+    for (const s of own) if (this.#seenAt.get(s) !== this.#scrapeSeq) breakSeries(s);
+    for (const [base, samples] of counters) observeCounter(target, base, samples, t);
+  }
+
+  #observe(s: GaugeSeries, t: number, v: number): void {
+    // A drop across a gap in observation still counts: the gauge was seen non-zero, then lower.
+    if (s.samples > 0 && s.lastValue > 0 && v < s.lastValue) {
+      s.dips += 1;
+      if (s.dips === 1) this.#compact(s);
+    }
+    s.samples += 1;
+    if (s.samples === 1) s.firstMs = t;
+    s.lastMs = t;
+    if (v !== 0) {
+      s.nonZeroSamples += 1;
+      s.firstNonZeroMs ??= t;
+      s.minAfterNonZero = Math.min(s.minAfterNonZero, v);
+    } else if (s.firstNonZeroMs !== null) {
+      s.zerosAfterNonZero += 1;
+      s.minAfterNonZero = 0;
+    }
+    const open = s.stretches.at(-1);
+    if (open !== undefined && open.end === 'open') {
+      if (open.value === v) {
+        open.lastMs = t;
+        open.samples += 1;
+        if (open.lastMs - open.startMs > s.longestMs) {
+          s.longestMs = open.lastMs - open.startMs;
+          s.longestValue = v;
+        }
+      } else {
+        open.end = 'changed';
+        this.#closed(s);
+      }
+    }
+    const last = s.stretches.at(-1);
+    if (v !== 0 && (last === undefined || last.end !== 'open')) {
+      s.stretches.push({ value: v, startMs: t, lastMs: t, samples: 1, end: 'open' });
+      if (s.longestValue === 0) s.longestValue = v;
+    }
+    s.lastValue = v;
+  }
+
+  /** A stretch just closed: once the gauge has dipped, a short one cannot change the verdict. */
+  #closed(s: GaugeSeries): void {
+    const last = s.stretches.at(-1);
+    if (last !== undefined && s.dips > 0 && last.lastMs - last.startMs < this.#keepMinMs) s.stretches.pop();
+  }
+
+  #compact(s: GaugeSeries): void {
+    const open = s.stretches.at(-1)?.end === 'open' ? s.stretches.pop() : undefined;
+    const kept = s.stretches.filter((x) => x.lastMs - x.startMs >= this.#keepMinMs);
+    s.stretches.length = 0;
+    s.stretches.push(...kept);
+    if (open !== undefined) s.stretches.push(open);
+  }
+}
+
+function newSeries(target: string, name: string, labels: Record<string, string>): GaugeSeries {
+  return {
+    target,
+    name,
+    labels: { ...labels },
+    samples: 0,
+    firstMs: 0,
+    lastMs: 0,
+    lastValue: 0,
+    nonZeroSamples: 0,
+    zerosAfterNonZero: 0,
+    minAfterNonZero: Infinity,
+    firstNonZeroMs: null,
+    dips: 0,
+    longestMs: 0,
+    longestValue: 0,
+    stretches: [],
+  };
+}
+
+/** A gap in observation (failed scrape, series missing, NaN): the current stretch ends unobserved. */
+function breakSeries(s: GaugeSeries): void {
+  const open = s.stretches.at(-1);
+  if (open !== undefined && open.end === 'open') open.end = 'unobserved';
+}
+
+function observeCounter(target: TargetTrack, base: string, samples: readonly GaugeSample[], t: number): void {
+  let c = target.counters.get(base);
+  if (c === undefined) {
+    c = { name: samples[0]?.name ?? base, intervals: 0, movedIntervals: 0, increase: 0, moved: [], lastMs: null, last: new Map() };
+    target.counters.set(base, c);
+  }
+  let changed = false;
+  for (const s of samples) {
+    if (Number.isNaN(s.value)) continue;
+    const key = labelKey(s.labels);
+    const before = c.last.get(key);
+    if (before !== undefined && s.value !== before) {
+      changed = true;
+      c.increase += s.value > before ? s.value - before : s.value;
+    }
+    c.last.set(key, s.value);
+  }
+  if (c.lastMs !== null) {
+    c.intervals += 1;
+    if (changed) {
+      c.movedIntervals += 1;
+      const n = c.moved.length;
+      // Contiguous with the previous run of moving intervals: extend it.
+      if (n >= 2 && c.moved[n - 1] === c.lastMs) c.moved[n - 1] = t;
+      else c.moved.push(c.lastMs, t);
+    }
+  }
+  c.lastMs = t;
+}
+
+/** The counter that proves flow on a target: the first of FLOW_COUNTERS it exposes. */
+export function flowCounter(target: TargetTrack | undefined): CounterTrack | null {
+  if (target === undefined) return null;
+  for (const name of FLOW_COUNTERS) {
+    const c = target.counters.get(name);
+    if (c !== undefined) return c;
+  }
+  return null;
+}
+
+/** The client's requests: when each was in flight and whether it completed. */
+export class ClientActivity {
+  readonly #starts: number[] = [];
+  readonly #ends: number[] = [];
+  readonly #ok: boolean[] = [];
+  #okEnds: number[] | null = null;
+  #union: number[] | null = null;
+
+  add(startMs: number, endMs: number, ok: boolean): void {
+    this.#starts.push(startMs);
+    this.#ends.push(Math.max(startMs, endMs));
+    this.#ok.push(ok);
+    this.#okEnds = null;
+    this.#union = null;
+  }
+
+  get size(): number {
+    return this.#starts.length;
+  }
+
+  /** End times of completed (ok) requests, sorted. */
+  okEnds(): readonly number[] {
+    if (this.#okEnds === null) {
+      const ends: number[] = [];
+      for (let i = 0; i < this.#ends.length; i += 1) if (this.#ok[i] === true) ends.push(this.#ends[i]!);
+      this.#okEnds = ends.sort((a, b) => a - b);
+    }
+    return this.#okEnds;
+  }
+
+  /** Completed requests that ended in (fromMs, toMs]. */
+  completionsIn(fromMs: number, toMs: number): number {
+    const ends = this.okEnds();
+    return lowerBound(ends, toMs, true) - lowerBound(ends, fromMs, true);
+  }
+
+  /** Share of [fromMs, toMs] with at least one request in flight. */
+  coverage(fromMs: number, toMs: number): number {
+    if (toMs <= fromMs) return 0;
+    const u = this.#merged();
+    let covered = 0;
+    // Index of the first merged interval ending after fromMs.
+    let lo = 0;
+    let hi = u.length / 2;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (u[mid * 2 + 1]! <= fromMs) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo; i < u.length / 2; i += 1) {
+      const s = u[i * 2]!;
+      const e = u[i * 2 + 1]!;
+      if (s >= toMs) break;
+      covered += Math.min(e, toMs) - Math.max(s, fromMs);
+    }
+    return Math.max(0, covered) / (toMs - fromMs);
+  }
+
+  /** The union of in-flight intervals, as sorted, disjoint [start, end] pairs (flattened). */
+  #merged(): number[] {
+    if (this.#union !== null) return this.#union;
+    const order = this.#starts.map((_, i) => i).sort((a, b) => this.#starts[a]! - this.#starts[b]!);
+    const out: number[] = [];
+    for (const i of order) {
+      const s = this.#starts[i]!;
+      const e = this.#ends[i]!;
+      const n = out.length;
+      if (n > 0 && s <= out[n - 1]!) out[n - 1] = Math.max(out[n - 1]!, e);
+      else out.push(s, e);
+    }
+    this.#union = out;
+    return out;
+  }
+}
+
+/** Index of the first element > x (inclusive: ≥ x when false). */
+function lowerBound(sorted: readonly number[], x: number, strictlyAbove: boolean): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    const v = sorted[mid]!;
+    if (strictlyAbove ? v <= x : v < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

@@ -1,0 +1,163 @@
+// Gauge verdicts on synthetic series (no servers, no real time): the incident's 18 s vs 85 s, pins, stale
+// readings of an idle engine, idle gauges, gaps in observation, and memory over a night of samples.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ClientActivity, GaugeStore, gaugeVerdicts, judgeGauges } from '../../src/monitor/index.js';
+import type { GaugeSample, GaugeVerdict, ScrapeEvent } from '../../src/types/index.js';
+
+const LABELS = { model_name: 'm', engine_type: 'prefill', tp_rank: '0' };
+const GAUGE = 'sglang:num_prefill_inflight_queue_reqs';
+
+interface Series {
+  intervalMs: number;
+  durationS: number;
+  gauge: (ms: number) => number;
+  /** generation_tokens_total at a time; omitted: the target exposes no flow counter. */
+  tokens?: (ms: number) => number;
+  /** Times the target is down. */
+  down?: (ms: number) => boolean;
+  target?: string;
+}
+
+function scrapes(s: Series): ScrapeEvent[] {
+  const out: ScrapeEvent[] = [];
+  for (let ms = 0; ms <= s.durationS * 1000; ms += s.intervalMs) {
+    const down = s.down?.(ms) === true;
+    const samples: GaugeSample[] = [{ name: GAUGE, labels: LABELS, value: s.gauge(ms), type: 'gauge' }];
+    if (s.tokens !== undefined) samples.push({ name: 'sglang:generation_tokens_total', labels: { model_name: 'm' }, value: s.tokens(ms), type: 'counter' });
+    out.push({ kind: 'scrape', t: new Date(ms).toISOString(), run_ms: ms, target: s.target ?? 'prefill', url: 'http://prefill/metrics', duration_ms: 3, ok: !down, error: down ? 'connect ECONNREFUSED' : null, burst: false, samples: down ? [] : samples });
+  }
+  return out;
+}
+
+/** Requests completing one after another, each `everyMs` long, from `fromMs` to `toMs`. */
+function steadyRequests(fromMs: number, toMs: number, everyMs: number) {
+  const out: { run_ms: number; e2e_ms: number; status: string }[] = [];
+  for (let t = fromMs; t + everyMs <= toMs; t += everyMs) out.push({ run_ms: t, e2e_ms: everyMs, status: 'ok' });
+  return out;
+}
+
+function only(verdicts: GaugeVerdict[]): GaugeVerdict {
+  const v = verdicts.filter((x) => x.name === GAUGE);
+  assert.equal(v.length, 1, JSON.stringify(verdicts));
+  return v[0]!;
+}
+
+const PIN = { pinAfterS: 30 };
+/** The incident's rotating load: 1 nearly all the time, 0 for 1.5 s every 30 s, requests completing throughout. */
+const rotating = (ms: number): number => (ms < 1000 ? 0 : ms % 30_000 >= 28_500 ? 0 : 1);
+
+describe('gauge verdicts', () => {
+  it('rotating load with a dip period beyond the first 18 s is insufficient at 18 s and rotating at 85 s', () => {
+    const series = (durationS: number) => scrapes({ intervalMs: 1000, durationS, gauge: rotating, tokens: (ms) => Math.floor(ms / 10) });
+    const requests = steadyRequests(0, 85_000, 2000);
+    const early = only(gaugeVerdicts(series(18), requests.filter((r) => r.run_ms + r.e2e_ms <= 18_000), PIN));
+    assert.equal(early.verdict, 'insufficient', early.evidence.join('\n'));
+    assert.equal(early.dips, 0);
+    assert.equal(early.longest_nonzero_s, 17);
+    assert.equal(early.needed_s, 31, 'the first 1 s plus 30 s');
+    assert.match(early.evidence[0]!, /unchanged at 1 for 17\.0 s with no dip seen.*about 31 s/);
+    const late = only(gaugeVerdicts(series(85), requests, PIN));
+    assert.equal(late.verdict, 'rotating', late.evidence.join('\n'));
+    assert.equal(late.dips, 2);
+    assert.equal(late.needed_s, null);
+    assert.match(late.evidence[0]!, /^2 dips over 85\.0 s; non-zero and unchanged 28\.0 s at most$/);
+    assert.ok(late.evidence.some((e) => /generation_tokens_total moved in 85 of 85 scrape intervals/.test(e)), late.evidence.join('\n'));
+    assert.ok(late.evidence.some((e) => /42 client requests completed in the window/.test(e)), late.evidence.join('\n'));
+  });
+
+  it('a steady gauge whose dips fall between samples is rotating once it has stayed past pin_after_s with work flowing', () => {
+    // Dips of 200 ms at 29.8 s, 59.8 s…: a 1 s sampling never sees them.
+    const gauge = (ms: number): number => (ms < 1000 ? 0 : ms % 30_000 >= 29_800 ? 0 : 1);
+    const v = only(gaugeVerdicts(scrapes({ intervalMs: 1000, durationS: 85, gauge, tokens: (ms) => Math.floor(ms / 10) }), steadyRequests(0, 85_000, 2000), PIN));
+    assert.equal(v.dips, 0);
+    assert.equal(v.verdict, 'rotating', v.evidence.join('\n'));
+    assert.match(v.evidence[0]!, /steady at 1 for 84\.0 s while work flowed through it: generation_tokens_total moved, 42 client requests completed/);
+  });
+
+  it('a gauge stuck at 1 with no flow while a client waits is pinned once past pin_after_s, and insufficient before', () => {
+    const gauge = (ms: number): number => (ms < 2000 ? 0 : 1);
+    const tokens = (ms: number): number => Math.min(ms, 2000);
+    const hung = [{ run_ms: 2000, e2e_ms: 70_000, status: 'hang' }];
+    const v = only(gaugeVerdicts(scrapes({ intervalMs: 1000, durationS: 62, gauge, tokens }), hung, PIN));
+    assert.equal(v.verdict, 'pinned', v.evidence.join('\n'));
+    assert.equal(v.longest_nonzero_s, 60);
+    assert.match(v.evidence[0]!, /unchanged at 1 for 60\.0 s \(2\.0 s to 62\.0 s into the run\) with nothing flowing: generation_tokens_total did not move, no client request completed, and client requests were in flight 100% of that time/);
+    assert.match(v.evidence[1]!, /still at 1 at the last sample/);
+    const early = only(gaugeVerdicts(scrapes({ intervalMs: 1000, durationS: 20, gauge, tokens }), hung, PIN));
+    assert.equal(early.verdict, 'insufficient');
+    assert.equal(early.needed_s, 32);
+  });
+
+  it('a pin is found by client evidence alone when the target has no flow counter, and survives its release', () => {
+    const gauge = (ms: number): number => (ms >= 5000 && ms < 50_000 ? 1 : 0);
+    const requests = [...steadyRequests(0, 5000, 1000), { run_ms: 5000, e2e_ms: 45_500, status: 'hang' }, ...steadyRequests(51_000, 60_000, 1000)];
+    const v = only(gaugeVerdicts(scrapes({ intervalMs: 1000, durationS: 60, gauge }), requests, PIN));
+    assert.equal(v.verdict, 'pinned', v.evidence.join('\n'));
+    assert.equal(v.dips, 1);
+    assert.match(v.evidence[1]!, /moved again at last/);
+    assert.ok(v.evidence.some((e) => /no flow counter .* on prefill: judged by client completions only/.test(e)));
+  });
+
+  it('a gauge left at 1 by an idle engine is stale, not pinned: counters flat and nothing in flight', () => {
+    const v = only(gaugeVerdicts(scrapes({ intervalMs: 1000, durationS: 120, gauge: () => 1, tokens: () => 5000 }), [], PIN));
+    assert.equal(v.verdict, 'stale', v.evidence.join('\n'));
+    assert.match(v.evidence[0]!, /unchanged at 1 for 120 s while no client request was in flight and generation_tokens_total did not move: a stale reading/);
+    // Short, too: nothing was asked of the engine, so the value cannot be serving anything.
+    const short = only(gaugeVerdicts(scrapes({ intervalMs: 1000, durationS: 5, gauge: () => 1, tokens: () => 5000 }), [], PIN));
+    assert.equal(short.verdict, 'stale');
+  });
+
+  it('after rotating load, the value an idle engine keeps is named as a stale tail of a rotating gauge', () => {
+    // Load for 40 s (dips every 10 s), then the engine idles with the gauge left at 1.
+    const gauge = (ms: number): number => (ms < 40_000 ? (ms % 10_000 < 2000 ? 0 : 1) : 1);
+    const tokens = (ms: number): number => Math.floor(Math.min(ms, 40_000) / 10);
+    const v = only(gaugeVerdicts(scrapes({ intervalMs: 1000, durationS: 100, gauge, tokens }), steadyRequests(0, 40_000, 1000), PIN));
+    assert.equal(v.verdict, 'rotating');
+    assert.ok(v.evidence.some((e) => /^ended at 1, unchanged for 60\.0 s while no client request was in flight/.test(e)), v.evidence.join('\n'));
+  });
+
+  it('a gauge at 0 throughout is idle; one sample is insufficient', () => {
+    const v = only(gaugeVerdicts(scrapes({ intervalMs: 500, durationS: 10, gauge: () => 0, tokens: (ms) => ms }), [], PIN));
+    assert.equal(v.verdict, 'idle');
+    assert.equal(v.samples, 21);
+    assert.match(v.evidence[0]!, /0 in all 21 samples over 10\.0 s/);
+    const one = only(gaugeVerdicts(scrapes({ intervalMs: 1000, durationS: 0, gauge: () => 1 }), [], PIN));
+    assert.equal(one.verdict, 'insufficient');
+    assert.equal(one.needed_s, 30);
+  });
+
+  it('a target down in the middle breaks a steady stretch: two 20 s halves are not a 50 s pin', () => {
+    const down = (ms: number): boolean => ms > 20_000 && ms < 30_000;
+    const hung = [{ run_ms: 0, e2e_ms: 60_000, status: 'hang' }];
+    const v = only(gaugeVerdicts(scrapes({ intervalMs: 1000, durationS: 50, gauge: () => 1, tokens: () => 7, down }), hung, PIN));
+    assert.equal(v.verdict, 'insufficient', v.evidence.join('\n'));
+    assert.equal(v.longest_nonzero_s, 20);
+  });
+
+  it('series are kept per target and label set, judged with their own target’s counters', () => {
+    const a = scrapes({ target: 'prefill', intervalMs: 1000, durationS: 40, gauge: () => 1, tokens: () => 1 });
+    const b = scrapes({ target: 'decode', intervalMs: 1000, durationS: 40, gauge: () => 1, tokens: (ms) => ms });
+    const verdicts = gaugeVerdicts([...a, ...b].sort((x, y) => x.run_ms - y.run_ms), [{ run_ms: 0, e2e_ms: 41_000, status: 'hang' }], PIN);
+    assert.deepEqual(verdicts.map((v) => [v.target, v.verdict]), [['decode', 'rotating'], ['prefill', 'pinned']]);
+    assert.deepEqual(verdicts[0]!.labels, LABELS);
+  });
+
+  it('an hour at 100 ms keeps a handful of stretches, not every sample', () => {
+    const store = new GaugeStore(30_000);
+    const client = new ClientActivity();
+    let n = 0;
+    for (let ms = 0; ms <= 3_600_000; ms += 100) {
+      // Busy: the gauge changes every few samples.
+      const value = Math.floor(ms / 300) % 4;
+      store.add({ kind: 'scrape', t: '', run_ms: ms, target: 'engine', url: '', duration_ms: 1, ok: true, error: null, burst: false, samples: [{ name: 'sglang:num_running_reqs', labels: {}, value, type: 'gauge' }, { name: 'sglang:generation_tokens_total', labels: {}, value: ms, type: 'counter' }] });
+      n += 1;
+    }
+    const series = [...store.series.values()][0]!;
+    assert.equal(series.samples, n);
+    assert.ok(series.stretches.length <= 2, `${series.stretches.length} stretches kept`);
+    assert.equal(store.targets.get('engine')!.counters.get('generation_tokens_total')!.moved.length, 2, 'one merged run of movement');
+    const [v] = judgeGauges(store, client, PIN);
+    assert.equal(v?.verdict, 'rotating');
+  });
+});
