@@ -31,6 +31,9 @@ function program(): Command {
     .option('--label <k=v>', 'label the run (repeatable)', collect, [])
     .option('--set <path=value>', 'override any workload field, e.g. --set watchdog.stall_ms=5000 (repeatable)', collect, [])
     .option('--json', 'print summary.json to stdout instead of the table')
+    .option('--duration <time>', 'run for this long (30m, 8h), agents starting fresh conversations (overrides duration)')
+    .option('--shard <i/N>', 'run shard i (0-based) of N: agents i, i+N, … (merge the shards with `roundload merge`)')
+    .option('--metrics-port <port>', 'serve the client\'s Prometheus metrics on 127.0.0.1:PORT/metrics (overrides client_metrics.port)')
     .action(async (file: string, opts) => {
       process.exitCode = await runCommand(file, opts, process.argv.slice(2));
     });

@@ -1,6 +1,6 @@
 // `roundload run`: load the workload, run it, print the summary, set the exit code.
 import { loadWorkload } from '../config/index.js';
-import { executeRun } from '../run/index.js';
+import { executeRun, parseShard, shardAgents } from '../run/index.js';
 import { formatSummary, progressLine } from '../report/index.js';
 import { UsageError } from '../errors.js';
 
@@ -12,6 +12,12 @@ export interface RunCommandOptions {
   label: string[];
   set: string[];
   json?: boolean;
+  /** `--duration 8h`: same as `--set duration=8h`. */
+  duration?: string;
+  /** `--shard i/N`. */
+  shard?: string;
+  /** `--metrics-port N`: same as `--set client_metrics.port=N`. */
+  metricsPort?: string;
 }
 
 function positive(flag: string, value: string | undefined): number | undefined {
@@ -21,17 +27,28 @@ function positive(flag: string, value: string | undefined): number | undefined {
   return n;
 }
 
-/** Exit code of a finished run: 130 interrupted, 1 hangs, else 0. */
+/** Exit code of a finished run: 130 interrupted, 1 a threshold failed (by default: any hang), else 0. */
 export async function runCommand(file: string, opts: RunCommandOptions, argv: readonly string[]): Promise<number> {
   const agents = positive('--agents', opts.agents);
   const rounds = positive('--rounds', opts.rounds);
+  const shard = opts.shard === undefined ? null : parseShard(opts.shard);
+  if (opts.metricsPort !== undefined && !/^\d{1,5}$/.test(opts.metricsPort.trim())) throw new UsageError(`--metrics-port must be a port number (0 picks a free one), got "${opts.metricsPort}"`);
+  // Shortcuts are `--set`s applied last, so they win and the schema validates them like the file.
+  const set = [
+    ...opts.set,
+    ...(opts.duration === undefined ? [] : [`duration=${opts.duration}`]),
+    ...(opts.metricsPort === undefined ? [] : [`client_metrics.port=${opts.metricsPort.trim()}`]),
+  ];
   const workload = await loadWorkload(file, {
-    set: opts.set,
+    set,
     labels: opts.label,
     ...(agents === undefined ? {} : { agents }),
     ...(rounds === undefined ? {} : { rounds }),
     ...(opts.target === undefined ? {} : { target: opts.target }),
   });
+  if (shard !== null && shardAgents(workload.agents.count, shard).length === 0) {
+    throw new UsageError(`--shard ${shard.index}/${shard.count} would run no agents: agents.count is ${workload.agents.count}; use at most ${workload.agents.count} shards`);
+  }
   const stop = new AbortController();
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -47,21 +64,25 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
   process.on('SIGTERM', onSignal);
   const log = (line: string) => process.stderr.write(`${line}\n`);
   try {
-    log(`roundload: ${workload.name}: ${workload.agents.count} agents × ${workload.agents.rounds} rounds → ${workload.target.url ?? 'embedded engine'}`);
+    const share = shard === null ? '' : ` (shard ${shard.index}/${shard.count}: ${shardAgents(workload.agents.count, shard).length} of them)`;
+    const length = workload.duration === null ? `${workload.agents.rounds} rounds` : `conversations of ${workload.agents.rounds} rounds for ${workload.duration}`;
+    log(`roundload: ${workload.name}: ${workload.agents.count} agents${share} × ${length} → ${workload.target.url ?? 'embedded engine'}`);
     // The live line only on a terminal: piped stderr (CI logs) gets plain notices.
-    const progress = process.stderr.isTTY ? progressLine(process.stderr, workload.agents.count * workload.agents.rounds) : null;
+    const planned = workload.duration === null ? shardAgents(workload.agents.count, shard).length * workload.agents.rounds : null;
+    const progress = process.stderr.isTTY ? progressLine(process.stderr, planned) : null;
     const result = await executeRun({
       workload,
       out: opts.out,
       argv,
       signal: stop.signal,
       log,
+      shard,
       ...(progress === null ? {} : { onEvent: (e) => progress.onEvent(e) }),
     }).finally(() => progress?.stop());
     if (opts.json === true) process.stdout.write(`${JSON.stringify(result.summary, null, 2)}\n`);
     else process.stdout.write(`${formatSummary(result.summary, result.dir)}\n`);
     if (result.status === 'interrupted') return 130;
-    return result.summary.totals.hangs > 0 ? 1 : 0;
+    return result.summary.thresholds.ok ? 0 : 1;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -314,6 +314,9 @@ export const workloadSchema = z
         seen.add(n);
       });
     }
+    if (w.duration !== null && w.sweep !== null) {
+      ctx.addIssue({ code: 'custom', path: ['duration'], message: 'a sweep runs its levels one after another; give each a length with sweep.phase_duration instead' });
+    }
     if (w.target.tls.insecure && w.target.tls.ca !== null) {
       ctx.addIssue({ code: 'custom', path: ['target', 'tls', 'insecure'], message: 'set either tls.insecure or tls.ca, not both' });
     }

@@ -47,6 +47,13 @@ function counts(record: Record<string, number>): string {
   return entries.length === 0 ? 'none' : entries.map(([k, v]) => `${k} ${v}`).join(', ');
 }
 
+/** `3 passed` or `FAILED 1 of 3: ttft p99 6120 ms > limit 5000 ms`, each failed limit named. */
+function thresholdsLine(t: Summary['thresholds']): string {
+  const failed = t.results.filter((r) => !r.ok);
+  if (failed.length === 0) return t.results.length === 0 ? 'none set' : `${t.results.length} passed (${t.results.map((r) => r.name).join(', ')})`;
+  return `FAILED ${failed.length} of ${t.results.length}: ${failed.map((r) => `${r.name}: ${r.message}`).join('; ')}`;
+}
+
 /** The whole terminal summary, latencies in ms. */
 export function formatSummary(s: Summary, dir: string): string {
   const out: string[] = [];
@@ -64,6 +71,7 @@ export function formatSummary(s: Summary, dir: string): string {
   out.push(`errors     ${counts(s.errors_by_class)}`);
   out.push(`hangs      ${s.hangs.total === 0 ? 'none' : `${s.hangs.total}: by phase ${counts(s.hangs.by_phase as Record<string, number>)}; by round ${counts(s.hangs.by_round)}`}`);
   out.push(`client     event-loop delay p99 ≤ ${s.client.loop_delay_p99_ms_max.toFixed(1)} ms, utilisation ≤ ${(s.client.loop_utilization_max * 100).toFixed(0)}%${s.client.saturated_windows > 0 ? `  ·  ${s.client.saturated_windows} saturated windows: the client itself was the bottleneck there` : ''}`);
+  out.push(`thresholds ${thresholdsLine(s.thresholds)}`);
   out.push(`results    ${dir}`);
   return out.join('\n');
 }

@@ -1,3 +1,4 @@
 // Running a workload: the orchestrator and its event bus.
 export { executeRun, type RunOptions, type RunResult, type RunStatus } from './run.js';
 export { RunBus } from './bus.js';
+export { parseShard, shardAgents, type Shard } from './shard.js';

@@ -9,6 +9,7 @@ import type { HistogramSet } from '../metrics/index.js';
 import { realClock } from '../watchdog/index.js';
 import type { PathKind, RunEvent } from '../types/index.js';
 import type { RunBus } from './bus.js';
+import { shardAgents, type Shard } from './shard.js';
 
 export interface PhasePlan {
   /** `main`, or `c<agents>` for a sweep level. */
@@ -23,7 +24,7 @@ export interface PhasePlan {
 /** The phases a workload runs, in order. */
 export function planPhases(workload: Workload): PhasePlan[] {
   const sweep = workload.sweep;
-  if (sweep === null) return [{ name: 'main', agents: workload.agents.count, warmupMs: 0, durationMs: null }];
+  if (sweep === null) return [{ name: 'main', agents: workload.agents.count, warmupMs: 0, durationMs: workload.duration === null ? null : parseDurationMs(workload.duration) }];
   const durationMs = sweep.phase_duration === null ? null : parseDurationMs(sweep.phase_duration);
   return sweep.agents.map((agents) => ({ name: `c${agents}`, agents, warmupMs: sweep.warmup_s * 1000, durationMs }));
 }
@@ -60,6 +61,8 @@ export interface PhaseRunContext {
   abortInFlight?: AbortSignal;
   /** Conversations each agent has started so far in the run, so a later phase's ids continue (`a0-c2`…). */
   conversations: Map<number, number>;
+  /** This process's share of every phase's agents (`--shard i/N`); none: all of them. */
+  shard?: Shard | null;
 }
 
 /** Runs one phase to its end: every agent done with its rounds, or `durationMs` up, or the run stopped.
@@ -103,9 +106,10 @@ export async function runPhase(ctx: PhaseRunContext, plan: PhasePlan): Promise<v
   const timer = plan.durationMs === null ? null : setTimeout(endPhase, plan.durationMs);
   const agents: Promise<number>[] = [];
   const stagger = plan.agents > 1 ? workload.agents.start_stagger_ms / (plan.agents - 1) : 0;
-  for (let i = 0; i < plan.agents; i += 1) {
+  // Agent indices are global (a shard runs i, i+N…); lanes are this process's own, 0 to its agent count.
+  for (const [laneIndex, i] of shardAgents(plan.agents, ctx.shard).entries()) {
     const target: RoundTarget = {
-      lane: ctx.transport.lane(i),
+      lane: ctx.transport.lane(laneIndex),
       tracker: ctx.tracker,
       clock: realClock,
       deadlines: { connectMs: w.connect_ms, headersMs: w.headers_ms, firstTokenMs: w.first_token_ms, stallMs: w.stall_ms, totalMs: w.total_ms },

@@ -18,6 +18,7 @@ import { EventSinks } from './sinks.js';
 import { ClientSampler } from './client-sampler.js';
 import { servicesFor, type RunContext, type RunService } from './services.js';
 import { planPhases, laneCount, runPhase, type PhaseRunContext } from './phase.js';
+import { shardAgents, type Shard } from './shard.js';
 
 export type RunStatus = 'completed' | 'interrupted' | 'failed';
 
@@ -34,6 +35,8 @@ export interface RunOptions {
   onEvent?: (event: RunEvent) => void;
   /** Progress and notices, for stderr. */
   log?: (line: string) => void;
+  /** Run only this shard's agents (`--shard i/N`); recorded in run.json for `roundload merge`. */
+  shard?: Shard | null;
 }
 
 export interface RunResult {
@@ -82,6 +85,7 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
     labels: workload.labels,
     target: { url: targetUrl, embedded: engine !== null, model: workload.target.model, tls_insecure: workload.target.tls.insecure },
     path,
+    shard: options.shard ?? null,
     versions: { roundload: VERSION, node: process.version },
     host: { hostname: hostname(), platform: platform(), cpus: cpus().length },
     workload: redactWorkload(workload),
@@ -89,9 +93,10 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   writeJsonAtomic(resultPath(dir, 'manifest'), manifest);
 
   const bus = new RunBus();
-  const sinks = new EventSinks(dir);
+  const maxFileMb = workload.results.max_file_mb;
+  const sinks = new EventSinks(dir, { maxBytes: maxFileMb === null ? null : maxFileMb * 1024 * 1024, compress: workload.results.compress_rotated, log });
   sinks.attach(bus);
-  const summary = new SummaryBuilder({ itlFromRecords: false, windowS: workload.window_s });
+  const summary = new SummaryBuilder({ itlFromRecords: false, windowS: workload.window_s, thresholds: workload.thresholds });
   bus.on('request', (e) => summary.add(e.record));
   bus.on('client_sample', (e) => summary.addClientSample(e));
   let inFlight = 0;
@@ -110,7 +115,7 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
     path,
     tls: { caFile: workload.target.tls.ca, insecure: workload.target.tls.insecure, servername: workload.target.tls.servername },
     connection: workload.agents.connection,
-    agents: laneCount(workload),
+    agents: shardAgents(laneCount(workload), options.shard).length,
     poolConnections: workload.agents.pool_connections,
     keepAliveTimeoutMs: workload.agents.keep_alive_timeout_ms,
     connectTimeoutMs: w.connect_ms,
@@ -119,12 +124,15 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   });
   const sampler = new ClientSampler();
   const stop = new AbortController();
+  // In-flight requests end on their own signal, STOP_GRACE_MS after a stop, so they may finish first.
+  const abortInFlight = new AbortController();
   let status: RunStatus = 'completed';
   let reason: string | null = null;
   const onSignal = (): void => {
     status = 'interrupted';
     reason = 'stopped by signal';
     stop.abort();
+    setTimeout(() => abortInFlight.abort(), STOP_GRACE_MS).unref();
   };
   if (options.signal?.aborted) onSignal();
   options.signal?.addEventListener('abort', onSignal, { once: true });
@@ -158,7 +166,9 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
       system: systemPrompt(workload.conversation),
       tools: resolveTools(workload.conversation.tools),
       stop: stop.signal,
+      abortInFlight: abortInFlight.signal,
       conversations: new Map(),
+      shard: options.shard ?? null,
     };
     // One phase after another (a sweep's levels); a stop ends the running one and starts no other.
     for (const plan of planPhases(workload)) {
@@ -181,6 +191,8 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   const endedAt = new Date();
   bus.emit({ kind: 'run_end', t: endedAt.toISOString(), run_ms: Math.round(performance.now() - runStartMs), status, reason });
   sinks.close();
+  // Rotated parts still being gzipped: wait a little (a plain part stays readable if the process ends first).
+  if ((await sinks.settle(stop.signal.aborted ? 0 : 30_000)) > 0) log('a rotated results part is still being compressed; its plain copy stays until that is done');
   writeJsonAtomic(resultPath(dir, 'histograms'), summary.histograms.toFile());
   manifest.status = status;
   manifest.ended_at = endedAt.toISOString();
