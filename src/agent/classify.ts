@@ -18,11 +18,14 @@ export const ERROR_CLASSES = {
   invalid_tool_arguments: 'a tool call\'s arguments were not valid JSON',
   truncated_stream: 'the stream ended without a finish_reason or [DONE]',
   aborted: 'the run stopped (signal) while the request was in flight',
+  proxy_refused: 'the CONNECT proxy refused the tunnel (answered the CONNECT with a status other than 200, e.g. 403 or 407)',
   other: 'an error roundload has no class for (see message)',
 } as const;
 export type ErrorClass = keyof typeof ERROR_CLASSES;
 
 const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|HOSTNAME_MISMATCH|ERR_OSSL_)/;
+
+const PROXY_REFUSAL = /^Proxy response \(\d{3}\)/;
 
 function chain(error: unknown): { code: string | null; name: string; message: string }[] {
   const out: { code: string | null; name: string; message: string }[] = [];
@@ -49,6 +52,8 @@ export function classifyTransportError(error: unknown, reusedSocket: boolean): E
   else if (codes.some((c) => TLS_CODES.test(c))) cls = 'tls';
   else if (has('UND_ERR_CONNECT_TIMEOUT') || has('ETIMEDOUT')) cls = 'connect_timeout';
   else if (has('UND_ERR_SOCKET') || has('ECONNRESET') || has('EPIPE') || has('UND_ERR_CLOSED')) cls = reusedSocket ? 'keepalive_race' : 'connection_reset';
+  // undici reports a refused CONNECT as an abort (UND_ERR_ABORTED) that no one asked for; its message carries the status.
+  else if (links.some((l) => l.code === 'UND_ERR_ABORTED' && PROXY_REFUSAL.test(l.message))) cls = 'proxy_refused';
   return { class: cls, message, code };
 }
 

@@ -17,6 +17,7 @@ import { RunBus } from './bus.js';
 import { EventSinks } from './sinks.js';
 import { ClientSampler } from './client-sampler.js';
 import { servicesFor, type RunContext, type RunService } from './services.js';
+import { openRoute, type Route } from './route.js';
 import { planPhases, laneCount, runPhase, type PhaseRunContext } from './phase.js';
 import { shardAgents, type Shard } from './shard.js';
 
@@ -66,14 +67,22 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   const dir = createRunFolder({ out: options.out, root: options.resultsRoot ?? 'results', name: workload.name });
   const startedAt = new Date();
   const runStartMs = performance.now();
-  const path: PathKind = 'direct';
-
   let engine: EngineHandle | null = null;
   if (workload.target.url === null) {
     engine = await startEngine({ settings: workload.engine, modelName: workload.target.model });
     log(`embedded engine on ${engine.url}`);
   }
   const targetUrl = workload.target.url ?? engine!.url;
+  // The path requests take (direct, the built-in hop, a proxy) and where they go: decided once, here.
+  let route: Route;
+  try {
+    route = await openRoute(workload, targetUrl, { onFault: (f) => bus.emit({ kind: 'hop_fault', t: new Date().toISOString(), run_ms: Math.round(performance.now() - runStartMs), ...f }) });
+  } catch (error) {
+    if (engine !== null) await engine.close();
+    throw error;
+  }
+  const path: PathKind = route.path;
+  if (path !== 'direct') log(`path: ${route.description}`);
 
   const manifest = {
     schema_version: RESULTS_SCHEMA_VERSION,
@@ -85,6 +94,7 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
     labels: workload.labels,
     target: { url: targetUrl, embedded: engine !== null, model: workload.target.model, tls_insecure: workload.target.tls.insecure },
     path,
+    route: { request_url: route.requestUrl, connect_proxy: route.connectProxy, bypass_url: route.bypassUrl },
     shard: options.shard ?? null,
     versions: { roundload: VERSION, node: process.version },
     host: { hostname: hostname(), platform: platform(), cpus: cpus().length },
@@ -111,9 +121,10 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   const tracker = new ConnectionTracker();
   const w = workload.watchdog;
   const transport = new Transport({
-    url: targetUrl,
+    url: route.requestUrl,
     path,
-    tls: { caFile: workload.target.tls.ca, insecure: workload.target.tls.insecure, servername: workload.target.tls.servername },
+    tls: route.tls,
+    connectProxy: route.connectProxy,
     connection: workload.agents.connection,
     agents: shardAgents(laneCount(workload), options.shard).length,
     poolConnections: workload.agents.pool_connections,
@@ -140,10 +151,10 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   let failure: unknown = null;
   const started: RunService[] = [];
   try {
-    await preflight(transport, headers, targetUrl);
+    await preflight(transport, headers, route.requestUrl);
     bus.emit({ kind: 'run_start', t: new Date().toISOString(), target: targetUrl, path, agents: laneCount(workload), rounds: workload.agents.rounds });
     sampler.start(CLIENT_SAMPLE_MS, runStartMs, () => inFlight, (s) => bus.emit(s));
-    const ctx: RunContext = { workload, dir, bus, runStartMs, requestUrl: targetUrl, engineUrl: targetUrl, path, stop: stop.signal, log, inFlight: () => inFlight };
+    const ctx: RunContext = { workload, dir, bus, runStartMs, requestUrl: route.requestUrl, engineUrl: targetUrl, path, route, stop: stop.signal, log, inFlight: () => inFlight };
     for (const service of servicesFor(workload)) {
       try {
         await service.start(ctx);
@@ -187,6 +198,7 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   }
   tracker.close();
   await transport.close(STOP_GRACE_MS);
+  await route.close();
   if (engine !== null) await engine.close();
   const endedAt = new Date();
   bus.emit({ kind: 'run_end', t: endedAt.toISOString(), run_ms: Math.round(performance.now() - runStartMs), status, reason });

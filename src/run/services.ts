@@ -4,6 +4,7 @@
 import type { Workload } from '../config/index.js';
 import type { PathKind } from '../types/index.js';
 import type { RunBus } from './bus.js';
+import type { RouteInfo } from './route.js';
 import { ClientMetricsService } from './client-metrics.js';
 
 export interface RunContext {
@@ -17,6 +18,9 @@ export interface RunContext {
   /** The engine itself (the embedded one, or `target.url`). */
   readonly engineUrl: string;
   readonly path: PathKind;
+  /** The whole path: TLS, CONNECT proxy, and the direct URL around it (`bypassUrl`) for canaries.
+   * Always set by a run; a context built by hand (tests) may leave it out: direct to `requestUrl`, no bypass. */
+  readonly route?: RouteInfo;
   /** Aborted when the run stops. */
   readonly stop: AbortSignal;
   readonly log: (line: string) => void;

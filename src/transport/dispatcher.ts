@@ -1,23 +1,20 @@
-// One dispatcher factory per network path. Agents get a "lane" (their own keep-alive Client, or a shared
-// Pool) and never branch on the path: TLS and proxy details live here only.
-import { readFileSync } from 'node:fs';
-import { Client, Pool, type Dispatcher } from 'undici';
+// Agents get a "lane" (their own keep-alive connection, or a shared pool) and never branch on the path:
+// which dispatcher makes it (direct, TLS, CONNECT proxy) is decided once, here, by paths.ts.
+import type { Dispatcher } from 'undici';
 import { boundedGet, type GetResult } from './get.js';
+import { connectFactory, directFactory, type DispatcherFactory, type TlsOptions } from './paths.js';
 import type { PathKind } from '../types/index.js';
-import { UsageError } from '../errors.js';
 
-export interface TlsOptions {
-  /** PEM file of a CA to trust in addition to Node's roots. */
-  caFile: string | null;
-  insecure: boolean;
-  servername: string | null;
-}
+export type { TlsOptions } from './paths.js';
 
 export interface TransportOptions {
   /** Base URL requests go to (the engine, the router, or the hop in front of them). */
   url: string;
   path: PathKind;
+  /** TLS settings for an https `url` (inside the tunnel when there is a CONNECT proxy). */
   tls: TlsOptions;
+  /** An HTTP CONNECT proxy to tunnel through. @default null */
+  connectProxy?: string | null;
   connection: 'per-agent' | 'pool';
   agents: number;
   poolConnections: number | null;
@@ -35,29 +32,14 @@ export interface Lane {
   reset(): void;
 }
 
-function tlsConnectOptions(tls: TlsOptions, url: URL): Record<string, unknown> {
-  if (url.protocol !== 'https:') return {};
-  const options: Record<string, unknown> = { rejectUnauthorized: !tls.insecure };
-  if (tls.caFile !== null) {
-    try {
-      // Trust Node's roots and the given CA, like curl --cacert plus the system store.
-      options.ca = readFileSync(tls.caFile, 'utf8');
-    } catch (cause) {
-      throw new UsageError(`cannot read target.tls.ca file ${tls.caFile}`, { cause });
-    }
-  }
-  if (tls.servername !== null) options.servername = tls.servername;
-  return options;
-}
-
 export class Transport {
   readonly options: TransportOptions;
   readonly origin: string;
   readonly basePath: string;
-  readonly #connect: Record<string, unknown>;
+  readonly #factory: DispatcherFactory;
   readonly #lanes: Lane[] = [];
-  #shared: Pool | null = null;
-  #probe: Client | null = null;
+  #shared: Dispatcher | null = null;
+  #probe: Dispatcher | null = null;
   readonly #made = new Set<Dispatcher>();
 
   constructor(options: TransportOptions) {
@@ -65,30 +47,25 @@ export class Transport {
     const url = new URL(options.url);
     this.origin = url.origin;
     this.basePath = url.pathname.replace(/\/+$/, '');
-    this.#connect = { ...tlsConnectOptions(options.tls, url), timeout: options.connectTimeoutMs };
-  }
-
-  #common() {
-    return {
-      connect: this.#connect,
-      keepAliveTimeout: this.options.keepAliveTimeoutMs,
-      keepAliveMaxTimeout: Math.max(this.options.keepAliveTimeoutMs, 600_000),
-      headersTimeout: this.options.headersTimeoutMs,
-      bodyTimeout: this.options.bodyTimeoutMs,
-      // POST streams do not pipeline; one request per socket at a time.
-      pipelining: 1,
+    const common = {
+      keepAliveTimeoutMs: options.keepAliveTimeoutMs,
+      connectTimeoutMs: options.connectTimeoutMs,
+      headersTimeoutMs: options.headersTimeoutMs,
+      bodyTimeoutMs: options.bodyTimeoutMs,
     };
+    const proxy = options.connectProxy ?? null;
+    this.#factory = proxy === null ? directFactory(url, options.tls, common) : connectFactory(url, new URL(proxy), options.tls, common);
   }
 
-  #client(): Client {
-    const c = new Client(this.origin, this.#common());
+  #client(): Dispatcher {
+    const c = this.#factory.single();
     this.#made.add(c);
     return c;
   }
 
-  #pool(): Pool {
+  #pool(): Dispatcher {
     if (this.#shared === null) {
-      this.#shared = new Pool(this.origin, { ...this.#common(), connections: this.options.poolConnections ?? this.options.agents });
+      this.#shared = this.#factory.pool(this.options.poolConnections ?? this.options.agents);
       this.#made.add(this.#shared);
     }
     return this.#shared;
@@ -119,7 +96,7 @@ export class Transport {
   /** A bounded GET on the target with the path's TLS settings, on a connection of its own (health checks). */
   async get(path: string, options: { timeoutMs: number; headers?: Record<string, string> }): Promise<GetResult> {
     if (this.#probe === null) {
-      this.#probe = new Client(this.origin, { ...this.#common(), keepAliveTimeout: 1000 });
+      this.#probe = this.#factory.single({ keepAliveTimeoutMs: 1000 });
       this.#made.add(this.#probe);
     }
     return boundedGet(`${this.origin}${this.basePath}${path}`, { ...options, dispatcher: this.#probe });

@@ -2,6 +2,7 @@
 // nothing polls shared state.
 import type { RequestRecord } from './records.js';
 import type { BurstEvent, GaugeSnapshot, ProbeEvent, ScrapeEvent } from './monitor.js';
+import type { CanaryEvent, HopFaultEvent } from './paths.js';
 
 /** A request left an agent (not written to disk; the progress line counts in-flight requests with it). */
 export interface RequestStartEvent {
@@ -95,7 +96,9 @@ export type RunEvent =
   | ClientSampleEvent
   | ScrapeEvent
   | BurstEvent
-  | ProbeEvent;
+  | ProbeEvent
+  | CanaryEvent
+  | HopFaultEvent;
 
 export type RunEventKind = RunEvent['kind'];
 export type RunEventOf<K extends RunEventKind> = Extract<RunEvent, { kind: K }>;
@@ -114,4 +117,6 @@ export const EVENT_FILES: { readonly [K in RunEventKind]: EventFile } = {
   scrape: 'gauges',
   burst: 'events',
   probe: 'events',
+  canary: 'events',
+  hop_fault: 'events',
 };
