@@ -44,8 +44,14 @@ function program(): Command {
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on', '30000')
     .option('--settings <file>', 'YAML file with engine settings (the workload\'s engine: section)')
-    .action(async (opts: { host: string; port: string; settings?: string }) => {
-      await engineCommand({ host: opts.host, port: Number(opts.port), ...(opts.settings === undefined ? {} : { settingsFile: opts.settings }) });
+    .option('--faults <file>', 'YAML list of engine faults to inject (README, "Engine faults")')
+    .action(async (opts: { host: string; port: string; settings?: string; faults?: string }) => {
+      await engineCommand({
+        host: opts.host,
+        port: Number(opts.port),
+        ...(opts.settings === undefined ? {} : { settingsFile: opts.settings }),
+        ...(opts.faults === undefined ? {} : { faultsFile: opts.faults }),
+      });
     });
 
   cli

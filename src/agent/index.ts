@@ -5,3 +5,4 @@ export { Conversation, resolveTools, systemPrompt } from './conversation.js';
 export { DEFAULT_TOOLS } from './tools.js';
 export { ERROR_CLASSES, classifyTransportError, type ErrorClass } from './classify.js';
 export { Rng, hash32 } from './rng.js';
+export { shouldRetry, type RetryPolicy } from './retry.js';

@@ -6,7 +6,8 @@ import { performance } from 'node:perf_hooks';
 import type { Workload, ToolSpec } from '../config/index.js';
 import type { RequestRecord, RunEvent } from '../types/index.js';
 import { Conversation } from './conversation.js';
-import { sendRound, type RoundTarget } from './round.js';
+import { sendRound, type RoundOptions, type RoundRequest, type RoundTarget } from './round.js';
+import { shouldRetry } from './retry.js';
 
 export interface AgentSpec {
   index: number;
@@ -32,16 +33,17 @@ export interface AgentSpec {
 export async function runAgent(spec: AgentSpec): Promise<number> {
   let sent = 0;
   let ordinal = spec.conversationOrdinal ?? 1;
+  const halt = { halted: false };
   do {
-    sent += await runConversation(spec, ordinal);
+    sent += await runConversation(spec, ordinal, halt);
     ordinal += 1;
-  } while (spec.loop === true && !spec.stop.aborted);
+  } while (spec.loop === true && !spec.stop.aborted && !halt.halted);
   return sent;
 }
 
 /** One conversation `a<index>-c<ordinal>`: it ends at its last round or, from round 2 on, once its context
  * reaches `conversation.max_context_tokens` (about 4 characters of message JSON per token). */
-async function runConversation(spec: AgentSpec, ordinal: number): Promise<number> {
+async function runConversation(spec: AgentSpec, ordinal: number, halt: { halted: boolean }): Promise<number> {
   const { workload, index } = spec;
   const rounds = workload.agents.rounds;
   const abortInFlight = spec.abortInFlight ?? spec.stop;
@@ -59,12 +61,29 @@ async function runConversation(spec: AgentSpec, ordinal: number): Promise<number
   const more = (): boolean => conversation.nextRound <= rounds && (conversation.nextRound === 1 || conversation.contextChars < maxContextChars);
   while (more() && !spec.stop.aborted) {
     const round = conversation.nextRound;
+    const request: RoundRequest = { agent: index, conversation: conversation.id, round, phase: spec.phase, body: conversation.body() };
+    const options: RoundOptions = {
+      onHang: workload.watchdog.on_hang,
+      // The hang event goes out the moment the deadline passes (under `wait` the request is still open).
+      onHangDetected: (snapshot) => spec.emit({ kind: 'hang', t: new Date().toISOString(), run_ms: snapshot.run_ms + snapshot.e2e_ms, record: snapshot }),
+    };
     spec.emit({ kind: 'request_start', agent: index, conversation: conversation.id, round, run_ms: performance.now() - spec.target.runStartMs });
-    const outcome = await sendRound(spec.target, { agent: index, conversation: conversation.id, round, phase: spec.phase, body: conversation.body() }, abortInFlight);
+    let outcome = await sendRound(spec.target, request, abortInFlight, options);
     sent += 1;
     emitOutcome(spec.emit, outcome.record);
+    // `retry:` resends once, at once; both attempts are recorded, the second with `attempt: 2`.
+    if (shouldRetry(workload.retry, outcome.record) && !spec.stop.aborted) {
+      spec.emit({ kind: 'request_start', agent: index, conversation: conversation.id, round, run_ms: performance.now() - spec.target.runStartMs });
+      outcome = await sendRound(spec.target, { ...request, attempt: 2 }, abortInFlight, options);
+      sent += 1;
+      emitOutcome(spec.emit, outcome.record);
+    }
     if (outcome.message !== null) conversation.answered(outcome.message);
     else conversation.failed();
+    if (outcome.record.status === 'hang' && workload.watchdog.on_hang === 'abort-agent') {
+      halt.halted = true;
+      break;
+    }
     if ((spec.loop === true || more()) && workload.agents.think_time_ms > 0 && !spec.stop.aborted) {
       await sleep(workload.agents.think_time_ms, undefined, { signal: spec.stop }).catch(() => {});
     }
@@ -72,10 +91,10 @@ async function runConversation(spec: AgentSpec, ordinal: number): Promise<number
   return sent;
 }
 
+/** The terminal record, and an error event for an error (a hang's event went out when its deadline passed). */
 function emitOutcome(emit: (event: RunEvent) => void, record: RequestRecord): void {
   emit({ kind: 'request', record });
-  if (record.status === 'hang') emit({ kind: 'hang', t: new Date().toISOString(), run_ms: record.run_ms + record.e2e_ms, record });
-  else if (record.status === 'error' && record.error !== null) {
+  if (record.status === 'error' && record.error !== null) {
     emit({ kind: 'error', t: new Date().toISOString(), run_ms: record.run_ms + record.e2e_ms, agent: record.agent, conversation: record.conversation, round: record.round, class: record.error.class, message: record.error.message });
   }
 }

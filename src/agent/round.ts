@@ -3,7 +3,8 @@
 import { performance } from 'node:perf_hooks';
 import { sendStream, REQUEST_ID_HEADER, type Lane, type ConnectionTracker, type Abort } from '../transport/index.js';
 import { ChatStreamParser, MessageAssembler, type AssembledMessage, type StreamEvent } from '../stream/index.js';
-import { RequestWatch, type Clock, type Deadlines } from '../watchdog/index.js';
+import { RequestWatch, type Clock, type Deadlines, type HangVerdict } from '../watchdog/index.js';
+import type { HangPolicy } from '../config/index.js';
 import type { ErrorInfo, HangInfo, ItlStats, PathKind, RequestRecord, RequestStatus } from '../types/index.js';
 import { classifyTransportError, errorInfo, httpStatusClass } from './classify.js';
 import { estimateTokens } from './text.js';
@@ -30,6 +31,15 @@ export interface RoundRequest {
   round: number;
   phase: string;
   body: string;
+  /** 2 when this is the resend of a failed request (`retry:`); recorded as `attempt`. */
+  attempt?: number;
+}
+
+export interface RoundOptions {
+  /** `watchdog.on_hang`: `wait` keeps a hung request open until total_ms; the others abort it at once. @default "abort" */
+  onHang?: HangPolicy;
+  /** Called once, the moment a deadline passes, with the request as it stands (for the hang event). */
+  onHangDetected?: (snapshot: RequestRecord) => void;
 }
 
 export interface RoundOutcome {
@@ -43,7 +53,8 @@ const MAX_ERROR_BODY = 2048;
 const SERVER_TTFT_COMMENT = 'engine-first-token-ms=';
 
 /** Sends one round and resolves with its record; never rejects. `stop` aborts it (run shutdown). */
-export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSignal): Promise<RoundOutcome> {
+export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSignal, options: RoundOptions = {}): Promise<RoundOutcome> {
+  const policy = options.onHang ?? 'abort';
   return new Promise<RoundOutcome>((resolve) => {
     const requestId = target.tracker.nextRequestId();
     const wallStart = new Date();
@@ -58,6 +69,11 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
     let errorBody = '';
     let bytes = 0;
     let finished = false;
+    /** Arrival of the read that completed the last SSE data event. */
+    let lastChunkAt: number | null = null;
+    /** The first deadline that passed (under `wait` the request goes on), and when. */
+    let hangSeen: HangInfo | null = null;
+    let hangSeenAt = 0;
     const gaps: number[] = [];
     const assembler = new MessageAssembler();
     let streamProblem: ErrorInfo | null = null;
@@ -100,15 +116,9 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
     };
     const parser = new ChatStreamParser(onEvent);
 
-    const finish = (status: RequestStatus, error: ErrorInfo | null, hang: HangInfo | null): void => {
-      if (finished) return;
-      finished = true;
-      watch.stop();
-      stop?.removeEventListener('abort', onStop);
-      const end = performance.now();
+    /** The request as a record, as it stands at `end` (the terminal record, or a hang event's snapshot). */
+    const snapshot = (status: RequestStatus, error: ErrorInfo | null, hang: HangInfo | null, end: number, message = assembler.result()): RequestRecord => {
       const connection = target.tracker.connectionOf(requestId);
-      target.tracker.release(requestId);
-      const message = assembler.result();
       const usage = message.usage;
       const estimated = usage === null;
       const record: RequestRecord = {
@@ -140,16 +150,63 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
         error,
         hang,
         connection,
+        ...(req.attempt === undefined ? {} : { attempt: req.attempt }),
       };
+      return record;
+    };
+
+    const finish = (status: RequestStatus, error: ErrorInfo | null, hang: HangInfo | null): void => {
+      if (finished) return;
+      finished = true;
+      watch.stop();
+      stop?.removeEventListener('abort', onStop);
+      const end = performance.now();
+      if (hangSeen !== null && hang === null) {
+        // Under `wait` a request that hung stays a hang, whatever came after: one terminal state, the first
+        // phase that stalled, and how it ended in `outcome`.
+        const outcome = status === 'ok' ? 'completed' : error?.class === 'aborted' ? 'stopped' : 'error';
+        hang = { ...hangSeen, outcome, waited_ms: Math.round(end - hangSeenAt) };
+        status = 'hang';
+        error = null;
+      }
+      const message = assembler.result();
+      const record = snapshot(status, error, hang, end, message);
+      target.tracker.release(requestId);
       resolve({ record, message: status === 'ok' ? message : null });
     };
 
-    const watch = new RequestWatch(target.deadlines, target.clock, (hang) => {
+    const giveUp = (verdict: HangVerdict, hang: HangInfo): void => {
       // Terminal first, then abort: the abort's own error must not become a second outcome.
       finish('hang', null, hang);
-      abort(new Error(`watchdog: ${hang.deadline} ${hang.deadline_ms} ms passed in phase ${hang.phase}`));
+      abort(new Error(`watchdog: ${verdict.deadline} ${verdict.deadline_ms} ms passed in phase ${verdict.phase}`));
       // Stuck before a socket was had: the lane's queue may be wedged behind it, so start the lane afresh.
       if (hang.phase === 'connect') target.lane.reset();
+    };
+    const watch = new RequestWatch(target.deadlines, target.clock, (verdict) => {
+      if (finished) return;
+      const now = performance.now();
+      if (hangSeen !== null) {
+        // `wait`: total_ms has passed too; the record keeps the first phase that stalled.
+        giveUp(verdict, { ...hangSeen, outcome: 'total', waited_ms: Math.round(now - hangSeenAt) });
+        return;
+      }
+      const hang: HangInfo = {
+        ...verdict,
+        chunks: parser.dataEvents,
+        bytes,
+        last_chunk_age_ms: lastChunkAt === null ? null : Math.round(now - lastChunkAt),
+        policy,
+        outcome: 'aborted',
+        waited_ms: 0,
+      };
+      options.onHangDetected?.(snapshot('hang', null, hang, now));
+      if (policy === 'wait' && verdict.phase !== 'total') {
+        hangSeen = hang;
+        hangSeenAt = now;
+        watch.waitForTotal();
+        return;
+      }
+      giveUp(verdict, hang);
     });
 
     const onStop = (): void => {
@@ -189,7 +246,9 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
             if (errorBody.length < MAX_ERROR_BODY) errorBody += chunk.toString('utf8', 0, Math.min(chunk.length, MAX_ERROR_BODY));
             return;
           }
+          const before = parser.dataEvents;
           parser.feed(chunk);
+          if (parser.dataEvents !== before) lastChunkAt = chunkAt;
         },
         onEnd() {
           if (finished) return;

@@ -1,8 +1,7 @@
-// `roundload engine`: the embedded engine standalone, with default settings or those of a YAML file, until
-// SIGINT or SIGTERM. Progress goes to stderr; bad settings throw a UsageError (cli.ts maps it to exit 2).
-import { readFile } from 'node:fs/promises';
-import { parse as parseYaml } from 'yaml';
-import { engineSchema, type EngineSettings } from '../config/schema.js';
+// `roundload engine`: the embedded engine standalone, with default settings or those of a YAML file, and
+// optional faults from another, until SIGINT or SIGTERM. Progress goes to stderr; bad settings throw a
+// located WorkloadError or a UsageError (cli.ts maps both to exit 2).
+import { engineSchema, loadEngineFaults, loadEngineSettings, type EngineSettings } from '../config/index.js';
 import { startEngine } from '../engine/index.js';
 import { UsageError } from '../errors.js';
 
@@ -11,48 +10,29 @@ export interface EngineCommandOptions {
   port: number;
   /** YAML mapping of engine settings, or a workload file whose `engine:` section holds them. */
   settingsFile?: string;
+  /** YAML list of engine faults (or a mapping with `faults:`, or a workload file): added after the settings' own. */
+  faultsFile?: string;
 }
 
-function isMapping(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-async function loadSettings(file: string | undefined): Promise<EngineSettings> {
-  if (file === undefined) return engineSchema.parse({});
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    throw new UsageError(`cannot read engine settings ${file}: ${(err as Error).message}`, { cause: err, context: { file } });
-  }
-  let doc: unknown;
-  try {
-    doc = parseYaml(text) ?? {};
-  } catch (err) {
-    throw new UsageError(`engine settings ${file} is not valid YAML: ${(err as Error).message}`, { cause: err, context: { file } });
-  }
-  // A whole workload file works too: take its engine: section.
-  const section = isMapping(doc) && isMapping(doc['engine']) ? doc['engine'] : doc;
-  const result = engineSchema.safeParse(section);
-  if (!result.success) {
-    const lines = result.error.issues.map((i) => `  ${i.path.join('.') || '(top level)'}  ${i.message}`);
-    throw new UsageError(`invalid engine settings ${file}:\n${lines.join('\n')}`, { context: { file } });
-  }
-  const settings = result.data;
-  if (settings.output_tokens_min > settings.output_tokens_max) {
-    throw new UsageError(`invalid engine settings ${file}:\n  output_tokens_min  must not exceed output_tokens_max (${settings.output_tokens_max})`, { context: { file } });
-  }
-  return settings;
+/** The engine settings the options describe: defaults, a settings file, plus a faults file. */
+export async function resolveEngineSettings(opts: Pick<EngineCommandOptions, 'settingsFile' | 'faultsFile'>): Promise<EngineSettings> {
+  const settings = opts.settingsFile === undefined ? engineSchema.parse({}) : await loadEngineSettings(opts.settingsFile);
+  if (opts.faultsFile === undefined) return settings;
+  const faults = await loadEngineFaults(opts.faultsFile);
+  return { ...settings, faults: [...settings.faults, ...faults] };
 }
 
 export async function engineCommand(opts: EngineCommandOptions): Promise<void> {
   if (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65_535) {
     throw new UsageError(`--port must be a whole number from 0 to 65535, got "${opts.port}"`);
   }
-  const settings = await loadSettings(opts.settingsFile);
+  const settings = await resolveEngineSettings(opts);
   const modelName = 'deepseek-v4-flash';
   const engine = await startEngine({ settings, host: opts.host, port: opts.port, modelName });
   process.stderr.write(`roundload engine listening on ${engine.url} (model ${modelName})\n`);
+  if (settings.faults.length > 0) {
+    process.stderr.write(`faults: ${settings.faults.map((f) => f.kind).join(', ')}\n`);
+  }
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {
       process.off('SIGINT', stop);

@@ -1,6 +1,7 @@
 // The workload file's schema: every field, its type, its default and its meaning, in one place.
 // Validation rejects unknown keys (strict objects) so a typo never passes silently.
 import { z } from 'zod';
+import { engineFaultSchema } from './engine-faults.js';
 import { gaugeFaultSchema, monitorSchema } from './monitor.js';
 import { parseDurationMs } from './duration.js';
 
@@ -184,7 +185,12 @@ export const watchdogSchema = z.strictObject({
   stall_ms: positiveInt().default(30_000),
   /** Whole request, send to end of stream. @default 600000 */
   total_ms: positiveInt().default(600_000),
+  /** What a hang does: `abort` the request (recorded `hang`) and go on with the next round; `abort-agent`:
+   * the same, then that agent stops; `wait`: record the hang event when the deadline passes but keep the
+   * request open until `total_ms`, to watch it develop (the record still says `hang`). @default "abort" */
+  on_hang: z.enum(['abort', 'abort-agent', 'wait']).default('abort'),
 });
+export type HangPolicy = z.output<typeof watchdogSchema>['on_hang'];
 
 /** The embedded engine, used when `target.url` is null (and by `roundload engine`). */
 export const engineSchema = z.strictObject({
@@ -210,6 +216,8 @@ export const engineSchema = z.strictObject({
   output_tokens_max: positiveInt().default(96),
   /** Most `reasoning_content` tokens streamed before an answer (0: none). @default 0 */
   reasoning_tokens_max: int().min(0).default(0),
+  /** Faults to inject, for tests and demos (README, "Engine faults"). @default [] */
+  faults: z.array(engineFaultSchema).default([]),
   /** Scheduler gauges are refreshed, as SGLang does, only when stats are logged: on each prefill batch and
    * every this many decode steps; an idle engine keeps its last values. 0: gauges always live. @default 40 */
   stats_interval_steps: int().min(0).default(40),
@@ -293,6 +301,10 @@ export const workloadSchema = z
     engine: engineSchema.prefault({}),
     /** Gauge scraping, burst sampling, verdicts and probes (README, "Monitor"). */
     monitor: monitorSchema.prefault({}),
+    /** Resending a failed request, once: `none` (a reproducer must not hide the fault); `idempotent-safe`:
+     * only failures that never got an answer started (connection refused, the keep-alive race);
+     * `always`: any error (never a hang). Both attempts are recorded. @default "none" */
+    retry: z.enum(['none', 'idempotent-safe', 'always']).default('none'),
     /** Run for this long (`30m`, `8h`, a number of seconds): agents start a fresh conversation whenever one
      * reaches `agents.rounds` or `conversation.max_context_tokens`, until the time is up; then no new requests,
      * and in-flight ones finish within their deadlines. `null`: each agent runs one conversation. @default null */

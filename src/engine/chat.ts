@@ -1,11 +1,11 @@
 // One chat completion from admission to its last byte: prefix-cache lookup, the seeded answer plan, a scheduler
 // job, and the wire format (SSE chunks or one JSON object). Each request ends exactly once: completed or aborted.
-import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { planAnswer, toChatMessage, type AssembledMessage, type Delta, type FinishReason } from './answer.js';
 import { extendChain, prefixChain } from './prefix-cache.js';
 import type { ChatRequest } from './protocol.js';
 import type { EngineState } from './state.js';
+import type { ChatResponse } from './faults.js';
 
 interface Usage {
   prompt_tokens: number;
@@ -57,7 +57,7 @@ function completion(env: Envelope, message: AssembledMessage, finishReason: Fini
  * Answers one validated request. `arrivedAtMs` (performance.now() when the request arrived) anchors the
  * `: engine-first-token-ms=` comment and the latency histograms.
  */
-export function handleChat(state: EngineState, request: ChatRequest, res: ServerResponse, arrivedAtMs: number, requestId: string): void {
+export function handleChat(state: EngineState, request: ChatRequest, res: ChatResponse, arrivedAtMs: number, requestId: string): void {
   const chain = prefixChain(request.toolsJson, request.messages);
   const head = chain[chain.length - 1];
   if (head === undefined) throw new Error('a prefix chain always starts with the tools link');

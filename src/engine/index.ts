@@ -46,6 +46,8 @@ export function startEngine(opts: EngineOptions): Promise<EngineHandle> {
         close: () =>
           (closing ??= new Promise<void>((done) => {
             state.scheduler.stop();
+            // Hung and stalled responses too: their sockets go with closeAllConnections, their timers here.
+            state.faults.close();
             const bound = setTimeout(done, CLOSE_BOUND_MS);
             bound.unref();
             server.close(() => {

@@ -65,11 +65,16 @@ async function chatCompletions(state: EngineState, req: IncomingMessage, res: Se
     return;
   }
   state.requests += 1;
-  handleChat(state, request, res, arrivedAtMs, `chatcmpl-${randomBytes(12).toString('hex')}`);
+  const requestId = `chatcmpl-${randomBytes(12).toString('hex')}`;
+  // A fault may answer the request itself (an HTTP error), never answer it (a hang), or stand in front of it.
+  const out = state.faults.respond(req, res, request, requestId);
+  if (out !== null) handleChat(state, request, out, arrivedAtMs, requestId);
 }
 
 function route(state: EngineState, req: IncomingMessage, res: ServerResponse): void {
   const arrivedAtMs = performance.now();
+  // close_idle may drop the socket of a request arriving on a connection it counts as closed.
+  if (state.faults.arrive(req, res)) return;
   const path = (req.url ?? '/').split('?')[0] ?? '/';
   const method = req.method ?? 'GET';
   const allow = (methods: string): boolean => {

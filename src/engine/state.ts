@@ -1,9 +1,11 @@
 // Everything one engine instance shares across requests: settings, prefix cache, scheduler, counters and
 // histograms, and the two views of them: stats() for tests and callers, metricFamilies() for /metrics.
 import type { EngineSettings } from '../config/schema.js';
+import type { EngineFaultKind } from '../config/index.js';
 import { Histogram, type MetricFamily } from './metrics.js';
 import { PrefixCache } from './prefix-cache.js';
 import { Scheduler } from './scheduler.js';
+import { FaultInjector } from './faults.js';
 
 /** Counters and current state of an engine. Token totals are over finished (or aborted) requests. */
 export interface EngineStats {
@@ -27,6 +29,8 @@ export interface EngineStats {
   readonly cachedTokens: number;
   readonly completionTokens: number;
   readonly decodeSteps: number;
+  /** Times each `engine.faults` kind fired. */
+  readonly faultsFired: Readonly<Partial<Record<EngineFaultKind, number>>>;
 }
 
 /** Tokens of KV cache the engine pretends to have, for `token_usage`. */
@@ -37,6 +41,8 @@ const E2E_BUCKETS_S = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128, 
 export class EngineState {
   readonly cache = new PrefixCache();
   readonly scheduler: Scheduler;
+  /** `engine.faults`: which requests hang, stall, drip, fail… */
+  readonly faults: FaultInjector;
   readonly ttftSeconds = new Histogram(TTFT_BUCKETS_S);
   readonly e2eSeconds = new Histogram(E2E_BUCKETS_S);
   requests = 0;
@@ -56,6 +62,7 @@ export class EngineState {
     readonly modelName: string,
   ) {
     this.scheduler = new Scheduler(settings);
+    this.faults = new FaultInjector(settings.faults, settings.seed);
   }
 
   stats(): EngineStats {
@@ -74,6 +81,7 @@ export class EngineState {
       cachedTokens: this.cachedTokens,
       completionTokens: this.completionTokens,
       decodeSteps: g.decodeSteps,
+      faultsFired: this.faults.fired(),
     };
   }
 

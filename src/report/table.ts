@@ -47,6 +47,24 @@ function counts(record: Record<string, number>): string {
   return entries.length === 0 ? 'none' : entries.map(([k, v]) => `${k} ${v}`).join(', ');
 }
 
+/** Hangs on fresh vs reused keep-alive sockets (`nth` 1 vs ≥ 2; 0: no socket was had), e.g. `on reused sockets 3 (nth 4: 2, nth 5: 1)`. */
+function bySocketUse(byNth: Record<string, number>): string {
+  let fresh = 0;
+  let none = 0;
+  const reused: [number, number][] = [];
+  for (const [key, n] of Object.entries(byNth)) {
+    const nth = Number(key);
+    if (nth === 0) none += n;
+    else if (nth === 1) fresh += n;
+    else reused.push([nth, n]);
+  }
+  reused.sort((a, b) => a[0] - b[0]);
+  const reusedTotal = reused.reduce((sum, [, n]) => sum + n, 0);
+  const parts = [`on fresh sockets ${fresh}`, `on reused sockets ${reusedTotal}${reused.length === 0 ? '' : ` (${reused.map(([nth, n]) => `nth ${nth}: ${n}`).join(', ')})`}`];
+  if (none > 0) parts.push(`before any socket ${none}`);
+  return parts.join(', ');
+}
+
 /** `3 passed` or `FAILED 1 of 3: ttft p99 6120 ms > limit 5000 ms`, each failed limit named. */
 function thresholdsLine(t: Summary['thresholds']): string {
   const failed = t.results.filter((r) => !r.ok);
@@ -69,7 +87,7 @@ export function formatSummary(s: Summary, dir: string): string {
   out.push(`tokens     ${fmtInt(t.prompt_tokens)} prompt (${(t.cache_hit_ratio * 100).toFixed(1)}% cached), ${fmtInt(t.completion_tokens)} completion${t.tokens_estimated > 0 ? `  ·  ${t.tokens_estimated} requests with estimated counts (no usage chunk)` : ''}`);
   out.push(`sockets    ${s.connections.distinct} distinct, ${s.connections.requests_on_reused} requests on reused keep-alive sockets, up to ${s.connections.max_requests_per_connection} per socket`);
   out.push(`errors     ${counts(s.errors_by_class)}`);
-  out.push(`hangs      ${s.hangs.total === 0 ? 'none' : `${s.hangs.total}: by phase ${counts(s.hangs.by_phase as Record<string, number>)}; by round ${counts(s.hangs.by_round)}`}`);
+  out.push(`hangs      ${s.hangs.total === 0 ? 'none' : `${s.hangs.total}: by phase ${counts(s.hangs.by_phase as Record<string, number>)}; by round ${counts(s.hangs.by_round)}; ${bySocketUse(s.hangs.by_connection_reuse)}`}`);
   out.push(`client     event-loop delay p99 ≤ ${s.client.loop_delay_p99_ms_max.toFixed(1)} ms, utilisation ≤ ${(s.client.loop_utilization_max * 100).toFixed(0)}%${s.client.saturated_windows > 0 ? `  ·  ${s.client.saturated_windows} saturated windows: the client itself was the bottleneck there` : ''}`);
   out.push(`thresholds ${thresholdsLine(s.thresholds)}`);
   out.push(`results    ${dir}`);

@@ -55,6 +55,8 @@ export interface HangEvent {
   kind: 'hang';
   t: string;
   run_ms: number;
+  /** The request as it stood when the deadline passed (one event per hung request, at that moment: under
+   * `on_hang: wait` the request goes on, and its requests.jsonl record comes at its end). */
   record: RequestRecord;
   /** The latest gauge scrape of every monitored target, when the monitor runs. */
   gauges?: GaugeSnapshot[];

@@ -51,6 +51,21 @@ export interface HangInfo {
   deadline_ms: number;
   /** Time since the last byte when the watchdog fired (or since send when none came). */
   last_byte_age_ms: number;
+  // The fields below are always written by this version; optional only so older records still type-check.
+  /** SSE data events and body bytes received when the deadline passed (the record's own `chunks`/`bytes`
+   * are at its end, later under `on_hang: wait`). */
+  chunks?: number;
+  bytes?: number;
+  /** Time since the last SSE data event when the deadline passed; null when none had come. */
+  last_chunk_age_ms?: number | null;
+  /** The `watchdog.on_hang` policy in force. */
+  policy?: 'abort' | 'abort-agent' | 'wait';
+  /** How the request ended after the deadline: `aborted` at once (abort, abort-agent); under `wait`:
+   * `total` (still stuck at total_ms), `completed` or `error` (it moved again and ended so), `stopped` (the
+   * run ended first). */
+  outcome?: 'aborted' | 'total' | 'completed' | 'error' | 'stopped';
+  /** From the deadline passing to the request's end (0 when aborted at once). */
+  waited_ms?: number;
 }
 
 /** One line of requests.jsonl. */
@@ -99,4 +114,7 @@ export interface RequestRecord {
   error: ErrorInfo | null;
   hang: HangInfo | null;
   connection: ConnectionInfo | null;
+  /** 2 on the resend of a failed request (`retry:`); absent on a first attempt. The failed attempt has its
+   * own record just before, with its error. */
+  attempt?: number;
 }

@@ -1,3 +1,3 @@
 // Per-request deadlines and the clock they run on.
-export { RequestWatch, type Deadlines } from './watch.js';
+export { RequestWatch, type Deadlines, type HangVerdict } from './watch.js';
 export { realClock, FakeClock, type Clock } from './clock.js';

@@ -1,6 +1,7 @@
 // The deadlines of one request: connect, headers, first token, stall (silence mid-stream) and total.
 // One timer per request, re-armed only when the request changes phase: bytes just move a timestamp,
-// and a firing timer re-checks the real deadline before calling anything a hang.
+// and a firing timer re-checks the real deadline before calling anything a hang. Under `on_hang: wait` the
+// watch goes on after a verdict, to the total deadline only.
 import type { HangInfo, HangPhase } from '../types/index.js';
 import type { Clock } from './clock.js';
 
@@ -12,18 +13,21 @@ export interface Deadlines {
   totalMs: number;
 }
 
-type State = 'idle' | 'sent' | 'connected' | 'headers' | 'streaming' | 'stopped';
+/** What the watch itself knows when a deadline passes; the request adds bytes, chunks and its policy. */
+export type HangVerdict = Pick<HangInfo, 'phase' | 'deadline' | 'deadline_ms' | 'last_byte_age_ms'>;
+
+type State = 'idle' | 'sent' | 'connected' | 'headers' | 'streaming' | 'waiting' | 'stopped';
 
 export class RequestWatch {
   readonly #deadlines: Deadlines;
   readonly #clock: Clock;
-  readonly #onHang: (hang: HangInfo) => void;
+  readonly #onHang: (hang: HangVerdict) => void;
   #state: State = 'idle';
   #sentAt = 0;
   #lastByteAt = 0;
   #timer: unknown = null;
 
-  constructor(deadlines: Deadlines, clock: Clock, onHang: (hang: HangInfo) => void) {
+  constructor(deadlines: Deadlines, clock: Clock, onHang: (hang: HangVerdict) => void) {
     this.#deadlines = deadlines;
     this.#clock = clock;
     this.#onHang = onHang;
@@ -55,9 +59,19 @@ export class RequestWatch {
   }
 
   firstToken(): void {
-    if (this.#state === 'stopped' || this.#state === 'streaming') return;
+    if (this.#state === 'stopped' || this.#state === 'streaming' || this.#state === 'waiting' || this.#state === 'idle') return;
     this.#state = 'streaming';
     this.#lastByteAt = this.#clock.now();
+    this.#arm();
+  }
+
+  /**
+   * Called from the hang callback (`on_hang: wait`): keep the request, and call back once more, with phase
+   * `total`, when `total_ms` since send has passed. Nothing else is judged from now on.
+   */
+  waitForTotal(): void {
+    if (this.#state !== 'stopped') return;
+    this.#state = 'waiting';
     this.#arm();
   }
 
@@ -73,6 +87,8 @@ export class RequestWatch {
     const total = { at: this.#sentAt + d.totalMs, phase: 'total' as HangPhase, deadline: 'totalMs' as keyof Deadlines };
     let own: { at: number; phase: HangPhase; deadline: keyof Deadlines };
     switch (this.#state) {
+      case 'waiting':
+        return total;
       case 'sent':
         own = { at: this.#sentAt + d.connectMs, phase: 'connect', deadline: 'connectMs' };
         break;

@@ -1,13 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock, RequestWatch, type Deadlines } from '../../src/watchdog/index.js';
-import type { HangInfo } from '../../src/types/index.js';
+import type { HangVerdict } from '../../src/watchdog/index.js';
 
 const deadlines: Deadlines = { connectMs: 1000, headersMs: 5000, firstTokenMs: 20_000, stallMs: 3000, totalMs: 60_000 };
 
 function watch() {
   const clock = new FakeClock();
-  const hangs: HangInfo[] = [];
+  const hangs: HangVerdict[] = [];
   const w = new RequestWatch(deadlines, clock, (h) => hangs.push(h));
   return { clock, hangs, w };
 }
@@ -95,4 +95,45 @@ test('bytes alone do not create timers (one timer per request, not per chunk)', 
   w.firstToken();
   for (let i = 0; i < 1000; i += 1) w.bytes();
   assert.equal(clock.pendingTimers, 1);
+});
+
+test('under on_hang wait the watch goes on after a stall and fires once more, as total, at total_ms since send', () => {
+  const clock = new FakeClock();
+  const hangs: HangVerdict[] = [];
+  const w = new RequestWatch(deadlines, clock, (h) => {
+    hangs.push(h);
+    if (hangs.length === 1) w.waitForTotal();
+  });
+  w.start();
+  w.connected();
+  w.headers();
+  w.firstToken();
+  clock.advance(3010);
+  assert.deepEqual(hangs.map((h) => h.phase), ['mid_stream']);
+  // Bytes and a "first token" after the verdict change nothing: only the total deadline is left.
+  w.bytes();
+  w.firstToken();
+  clock.advance(50_000);
+  assert.equal(hangs.length, 1);
+  assert.equal(clock.pendingTimers, 1, 'one timer while waiting');
+  clock.advance(7000);
+  assert.deepEqual(hangs.map((h) => h.phase), ['mid_stream', 'total']);
+  assert.equal(hangs[1]!.deadline, 'total_ms');
+  assert.equal(clock.pendingTimers, 0);
+});
+
+test('waitForTotal outside a hang callback does nothing, and a stop while waiting leaves no timer', () => {
+  const { clock, hangs, w } = watch();
+  w.start();
+  w.waitForTotal();
+  w.connected();
+  clock.advance(5010);
+  assert.deepEqual(hangs.map((h) => h.phase), ['headers'], 'the watch judged normally');
+  const clock2 = new FakeClock();
+  const w2 = new RequestWatch(deadlines, clock2, () => w2.waitForTotal());
+  w2.start();
+  clock2.advance(1001);
+  assert.equal(clock2.pendingTimers, 1);
+  w2.stop();
+  assert.equal(clock2.pendingTimers, 0);
 });

@@ -1,0 +1,100 @@
+// The schema of the embedded engine's faults (`engine.faults`): what each fault does, which requests it hits,
+// and its defaults. Part of the workload schema (schema.ts mounts it); kept apart because it is long.
+import { z } from 'zod';
+
+const int = () => z.number().int();
+const positiveInt = () => int().min(1);
+
+/** Which requests an engine fault hits. Every condition must hold; `every` and `ratio` then thin them out. */
+const selector = {
+  /** Only requests after the first N on their connection (N = 2: the 3rd, 4th… on each socket). @default 0 */
+  after_requests: int().min(0).default(0),
+  /** Only requests of this round or later (the round is 1 + the assistant messages in the request). @default 1 */
+  from_round: positiveInt().default(1),
+  /** Only every Nth request that passes the conditions above (1: each one). @default 1 */
+  every: positiveInt().default(1),
+  /** Share of those, chosen by `engine.seed` in arrival order. @default 1 */
+  ratio: z.number().min(0).max(1).default(1),
+  /** Fire at most this many times over the engine's life; `null`: no limit. @default null */
+  times: positiveInt().nullable().default(null),
+};
+const afterChunks = (n: number) => int().min(0).default(n);
+
+/** One fault of the embedded engine (`engine.faults`, or `roundload engine --faults FILE`). Tests and demos
+ * use them to make each watchdog verdict and error class fire. The first fault in the list that selects a
+ * request applies to it; the stream faults (`stall_mid_stream` … `bad_tool_arguments`) count SSE `data:`
+ * events and apply to streamed requests only. */
+export const engineFaultSchema = z.discriminatedUnion('kind', [
+  /** Send the response headers (as SGLang does at once), then nothing, ever: a `first_token` hang. */
+  z.strictObject({ kind: z.literal('hang'), ...selector }),
+  /** Read the request and never answer, not even headers: a `headers` hang. */
+  z.strictObject({ kind: z.literal('hang_before_headers'), ...selector }),
+  /** Stream `after_chunks` data events, then go silent with the socket open: a `mid_stream` hang. */
+  z.strictObject({
+    kind: z.literal('stall_mid_stream'),
+    /** Data events sent before the silence. @default 3 */
+    after_chunks: afterChunks(3),
+    ...selector,
+  }),
+  /** After `after_chunks` data events, hold the stream and send one byte of an SSE comment every
+   * `interval_ms`, `bytes` times, then resume: slow but moving, not a hang while `interval_ms` < `stall_ms`. */
+  z.strictObject({
+    kind: z.literal('drip'),
+    /** Data events sent before the drip. @default 2 */
+    after_chunks: afterChunks(2),
+    /** Gap between two dripped bytes. @default 1000 */
+    interval_ms: positiveInt().default(1000),
+    /** Bytes dripped before the stream resumes. @default 3 */
+    bytes: positiveInt().max(10_000).default(3),
+    ...selector,
+  }),
+  /** Stream `after_chunks` data events, then close the socket (an unfinished chunked body). */
+  z.strictObject({
+    kind: z.literal('close_mid_stream'),
+    /** Data events sent before the close. @default 2 */
+    after_chunks: afterChunks(2),
+    ...selector,
+  }),
+  /** Answer with an HTTP error (an OpenAI-style JSON error body) instead of a completion. */
+  z.strictObject({
+    kind: z.literal('http_error'),
+    /** The status sent: 500, 503, 429… @default 500 */
+    status: int().min(400).max(599).default(500),
+    /** `Retry-After` header in seconds (useful with 429); `null`: none. @default null */
+    retry_after_s: int().min(0).nullable().default(null),
+    ...selector,
+  }),
+  /** After `after_chunks` data events, send one bad line (then a blank line) and go on with the stream. */
+  z.strictObject({
+    kind: z.literal('malformed_sse'),
+    /** Data events sent before the bad line. @default 1 */
+    after_chunks: afterChunks(1),
+    /** The line, without its line end. The default is no SSE field at all (class `malformed_sse`);
+     * `data: {oops` gives `invalid_json`, `data: {"error": {"message": "boom"}}` gives `server_error_event`.
+     * @default "this line is not server-sent events" */
+    line: z.string().regex(/^[^\r\n]*$/, 'must be one line (no line breaks)').default('this line is not server-sent events'),
+    ...selector,
+  }),
+  /** After `after_chunks` data events, add a tool call whose arguments are cut-off JSON (class `invalid_tool_arguments`). */
+  z.strictObject({
+    kind: z.literal('bad_tool_arguments'),
+    /** Data events sent before the bad tool call. @default 1 */
+    after_chunks: afterChunks(1),
+    ...selector,
+  }),
+  /** Close keep-alive connections idle for `idle_ms`, while advertising `Keep-Alive: timeout=advertise_timeout_s`
+   * so clients keep reusing them: the keep-alive race. `on: arrival` drops the socket, unanswered, when a
+   * request arrives on it after `idle_ms` (the race, made certain: class `keepalive_race`); `on: timer` closes
+   * it at `idle_ms` like a real server (a client mostly sees the close and reconnects). */
+  z.strictObject({
+    kind: z.literal('close_idle'),
+    /** Idle time after a response after which the connection counts as closed. */
+    idle_ms: positiveInt(),
+    /** The `Keep-Alive: timeout=N` hint sent (undici reuses a socket for the hint minus 2 s). @default 60 */
+    advertise_timeout_s: positiveInt().default(60),
+    /** `arrival` or `timer` (see above). @default "arrival" */
+    on: z.enum(['arrival', 'timer']).default('arrival'),
+  }),
+]);
+export type EngineFault = z.output<typeof engineFaultSchema>;
+export type EngineFaultKind = EngineFault['kind'];
