@@ -393,11 +393,21 @@ function rate(x: number[], values: (number | null)[]): (number | null)[] {
   });
 }
 
+/** Worst first, so a title leads with what needs a look. */
+const VERDICT_ORDER: readonly string[] = ['pinned', 'stale', 'insufficient', 'rotating', 'idle'];
+
 /** `rotating`, or `pinned ×1 · rotating ×3`, or `no verdict` when the summary has none for the series. */
 export function verdictTitle(verdicts: (GaugeVerdict | null)[]): string {
   const counts = new Map<string, number>();
   for (const v of verdicts) if (v !== null) counts.set(v.verdict, (counts.get(v.verdict) ?? 0) + 1);
   if (counts.size === 0) return 'no verdict';
   if (counts.size === 1 && [...counts.values()][0] === verdicts.length) return [...counts.keys()][0]!;
-  return [...counts.entries()].map(([k, n]) => `${k} ×${n}`).join(' · ') + (verdicts.some((v) => v === null) ? ' · no verdict for the rest' : '');
+  const rank = (k: string) => {
+    const i = VERDICT_ORDER.indexOf(k);
+    return i < 0 ? VERDICT_ORDER.length : i;
+  };
+  return [...counts.entries()]
+    .sort(([a], [b]) => rank(a) - rank(b))
+    .map(([k, n]) => `${k} ×${n}`)
+    .join(' · ') + (verdicts.some((v) => v === null) ? ' · no verdict for the rest' : '');
 }

@@ -2,7 +2,8 @@
 // run uses, client samples from events.jsonl, scrapes from gauges.jsonl. Works on a killed run (no
 // summary.json, run.json still `running`, a torn last line) and says what was missing. Reads only.
 import { existsSync, readFileSync } from 'node:fs';
-import { SummaryBuilder, type Summary } from '../analysis/index.js';
+import { SummaryBuilder, DEFAULT_THRESHOLDS, type Summary, type ThresholdLimits } from '../analysis/index.js';
+import { thresholdsSchema } from '../config/index.js';
 import { HistogramSet, type HistogramsFile } from '../metrics/index.js';
 import type { ClientSampleEvent, RequestRecord, RunEndEvent, ScrapeEvent } from '../types/index.js';
 import { resultPath } from './folder.js';
@@ -69,6 +70,16 @@ function readPreviousSummary(dir: string): Summary | null {
   }
 }
 
+/** The run's own limits from run.json (so a rebuild judges the run as the run itself did). */
+function thresholdsOf(manifest: RunManifest, notes: string[]): ThresholdLimits {
+  const raw = manifest.workload.thresholds;
+  if (raw === undefined) return DEFAULT_THRESHOLDS;
+  const parsed = thresholdsSchema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  notes.push('run.json thresholds unreadable: checked against the defaults (a hang fails)');
+  return DEFAULT_THRESHOLDS;
+}
+
 function windowSOf(manifest: RunManifest): number {
   const w = manifest.workload.window_s;
   return typeof w === 'number' && w > 0 ? w : 10;
@@ -84,7 +95,7 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
   else if (previous === null) notes.push('summary.json was unreadable');
 
   const fileHistograms = readHistograms(dir, notes);
-  const builder = new SummaryBuilder({ itlFromRecords: fileHistograms === null, windowS: windowSOf(manifest) });
+  const builder = new SummaryBuilder({ itlFromRecords: fileHistograms === null, windowS: windowSOf(manifest), thresholds: thresholdsOf(manifest, notes) });
   let lastWallMs = 0;
   const seen = (t: unknown, plusMs = 0): void => {
     const ms = typeof t === 'string' ? Date.parse(t) : NaN;
@@ -159,10 +170,6 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
     if (!scrapesUsed && summary.gauges.length === 0 && Array.isArray(previous.gauges) && previous.gauges.length > 0) {
       summary.gauges = previous.gauges;
       kept.push('gauge verdicts');
-    }
-    if (summary.thresholds.results.length === 0 && previous.thresholds !== undefined && Array.isArray(previous.thresholds.results) && previous.thresholds.results.length > 0) {
-      summary.thresholds = previous.thresholds;
-      kept.push('thresholds');
     }
     if (previous.diagnosis !== undefined && previous.diagnosis.verdict !== summary.diagnosis.verdict && summary.diagnosis.verdict === 'unknown' && summary.totals.hangs === previous.totals?.hangs) {
       summary.diagnosis = previous.diagnosis;

@@ -1,0 +1,111 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SummaryBuilder } from '../../src/analysis/index.js';
+import { chartPoints, envelope, GaugeSeriesBuilder, latencyCharts, timeCharts, verdictTitle, clientCharts } from '../../src/report/index.js';
+import type { GaugeVerdict } from '../../src/types/index.js';
+import { gauge, hangRecord, record, scrape } from './fixtures.js';
+
+function verdict(over: Partial<GaugeVerdict>): GaugeVerdict {
+  return { target: 'engine', name: 'sglang:num_running_reqs', labels: {}, verdict: 'rotating', samples: 10, window_s: 10, longest_nonzero_s: 2, dips: 3, last_value: 1, needed_s: null, evidence: [], ...over };
+}
+
+test('envelope keeps a one-sample dip and spike of a long series within the point budget', () => {
+  const n = 100_000;
+  const x = Array.from({ length: n }, (_, i) => i);
+  const y: (number | null)[] = x.map(() => 1);
+  y[31_337] = 0;
+  y[77_001] = 9;
+  const out = envelope(x, [y], 1000);
+  assert.equal(out.reduced, true);
+  assert.ok(out.x.length <= 1000, String(out.x.length));
+  assert.equal(Math.min(...(out.ys[0]!.filter((v) => v !== null) as number[])), 0, 'the dip survives');
+  assert.equal(Math.max(...(out.ys[0]!.filter((v) => v !== null) as number[])), 9, 'the spike survives');
+  assert.ok(out.x.every((v, i) => i === 0 || v >= out.x[i - 1]!), 'x stays in order');
+  const small = envelope([1, 2, 3], [[1, null, 3]]);
+  assert.deepEqual(small, { x: [1, 2, 3], ys: [[1, null, 3]], reduced: false });
+});
+
+test('gauge series: one chart per target × family, a series per label set, gaps for failed scrapes and late label sets', () => {
+  const g = new GaugeSeriesBuilder();
+  g.add(scrape(0, [gauge('sglang:num_running_reqs', 1, { gpu: '0' })]));
+  g.add(scrape(1000, [gauge('sglang:num_running_reqs', 2, { gpu: '0' }), gauge('sglang:num_running_reqs', 5, { gpu: '1' })]));
+  g.add(scrape(2000, [], { ok: false, error: 'timeout after 1000 ms' }));
+  g.add(scrape(3000, [gauge('sglang:num_running_reqs', 0, { gpu: '0' }), gauge('sglang:num_running_reqs', 4, { gpu: '1' })]));
+  g.add(scrape(500, [gauge('sglang:num_queue_reqs', 3)], { target: 'router', url: 'http://r/metrics' }));
+  const charts = g.charts([verdict({ labels: { gpu: '0' } }), verdict({ labels: { gpu: '1' }, verdict: 'pinned' })], [{ run_s: 2.5, round: 3, label: 'hang a0 r3 mid_stream' }]);
+  assert.deepEqual(charts.map((c) => c.id), ['gauge-engine-sglang_num_running_reqs', 'gauge-router-sglang_num_queue_reqs']);
+  const c = charts[0]!;
+  assert.deepEqual(c.x, [0, 1, 2, 3]);
+  assert.deepEqual(c.series.map((s) => s.values), [[1, 2, null, 0], [null, 5, null, 4]]);
+  assert.deepEqual(c.series.map((s) => s.label), ['{gpu="0"} · rotating', '{gpu="1"} · pinned']);
+  assert.equal(c.title, 'engine · sglang:num_running_reqs — pinned ×1 · rotating ×1');
+  assert.deepEqual(c.markers, [{ x: 2.5, label: 'hang a0 r3 mid_stream' }]);
+  assert.match(c.note ?? '', /1 of 4 scrapes of engine failed/);
+  assert.equal(chartPoints(c), 5);
+  assert.equal(charts[1]!.title, 'router · sglang:num_queue_reqs — no verdict');
+  assert.deepEqual(g.health().map((h) => [h.target, h.scrapes, h.failed, h.first_error]), [['engine', 4, 1, 'timeout after 1000 ms'], ['router', 1, 0, null]]);
+});
+
+test('a verdict named without the sglang: prefix still matches its series', () => {
+  const g = new GaugeSeriesBuilder();
+  g.add(scrape(0, [gauge('sglang:num_prefill_inflight_queue_reqs', 1)]));
+  const [c] = g.charts([verdict({ name: 'num_prefill_inflight_queue_reqs', verdict: 'pinned' })], []);
+  assert.match(c!.title, /— pinned$/);
+});
+
+test('counters are drawn as a per-second rate, a reset leaves a gap', () => {
+  const g = new GaugeSeriesBuilder();
+  [0, 10, 30, 5, 15].forEach((v, i) => g.add(scrape(i * 2000, [gauge('sglang:num_requests_total', v)])));
+  const [c] = g.charts([], []);
+  assert.match(c!.title, /\(rate\/s\)/);
+  assert.deepEqual(c!.series[0]!.values, [null, 5, 10, null, 5]);
+});
+
+test('a family whose scrapes never carried a value gets no chart', () => {
+  const g = new GaugeSeriesBuilder();
+  g.add(scrape(0, [], { ok: false, error: 'connection refused' }));
+  assert.deepEqual(g.charts([], []), []);
+  assert.equal(g.health()[0]!.failed, 1);
+});
+
+test('verdict titles: one verdict, a mix, none', () => {
+  assert.equal(verdictTitle([verdict({}), verdict({})]), 'rotating');
+  assert.equal(verdictTitle([verdict({ verdict: 'stale' }), null]), 'stale ×1 · no verdict for the rest');
+  assert.equal(verdictTitle([null]), 'no verdict');
+});
+
+test('latency by round: p50/p90/p99 lines over the round number, null where a round has no ok request, a marker on hung rounds', () => {
+  const b = new SummaryBuilder({ itlFromRecords: true });
+  b.add(record({ round: 1, ttft_ms: 10 }));
+  b.add(record({ round: 1, ttft_ms: 30 }));
+  b.add(hangRecord({ round: 2 }));
+  b.add(record({ round: 3, ttft_ms: 50 }));
+  const s = b.build({ name: 'x', status: 'completed', started_at: null, ended_at: null, wall_s: 5, target: 't', path: 'direct', labels: {} });
+  const charts = latencyCharts(s);
+  assert.deepEqual(charts.map((c) => c.id), ['latency-ttft', 'latency-itl', 'latency-e2e']);
+  const ttft = charts[0]!;
+  assert.deepEqual(ttft.x, [1, 2, 3]);
+  assert.deepEqual(ttft.series.map((x) => x.label), ['p50', 'p90', 'p99']);
+  assert.equal(ttft.series[0]!.values[1], null, 'round 2 only hung');
+  assert.ok(Math.abs(ttft.series[2]!.values[2]! - 50) < 1);
+  assert.deepEqual(ttft.markers, [{ x: 2, label: '1 hung' }]);
+});
+
+test('throughput over time: the last window is measured over the time the run covered, not its nominal length', () => {
+  const b = new SummaryBuilder({ itlFromRecords: true, windowS: 10 });
+  b.add(record({ run_ms: 1000, ttft_ms: 100, e2e_ms: 1100, completion_tokens: 101 }));
+  b.add(record({ run_ms: 12_000, ttft_ms: 100, e2e_ms: 1100, completion_tokens: 101 }));
+  const s = b.build({ name: 'x', status: 'completed', started_at: null, ended_at: null, wall_s: 15, target: 't', path: 'direct', labels: {} });
+  const [tp] = timeCharts(s, []);
+  assert.deepEqual(tp!.x, [10, 15]);
+  assert.deepEqual(tp!.series[0]!.values, [10.1, 20.2], 'tokens/s over 10 s, then over the 5 s the run covered');
+  assert.equal(timeCharts({ ...s, windows: [] }, []).length, 0);
+});
+
+test('client charts: loop delay and utilisation, requests in flight; none without samples', () => {
+  const samples = [0, 1000, 2000].map((ms, i) => ({ kind: 'client_sample' as const, t: '', run_ms: ms, window_ms: 1000, loop_delay_p99_ms: 2 + i, loop_delay_max_ms: 5, loop_utilization: 0.1, in_flight: i, rss_bytes: 1 }));
+  const charts = clientCharts(samples, []);
+  assert.deepEqual(charts.map((c) => c.id), ['client-loop', 'in-flight']);
+  assert.deepEqual(charts[1]!.series[0]!.values, [0, 1, 2]);
+  assert.deepEqual(clientCharts([], []), []);
+});

@@ -1,0 +1,102 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { rebuildSummary } from '../../src/results/index.js';
+import { collectReportData, jsonForScript, renderReportHtml, scriptSafe, type ReportData } from '../../src/report/index.js';
+import { tempDir } from '../helpers/tmp.js';
+import { gauge, hangRecord, record, scrape, writeFolder } from './fixtures.js';
+
+async function dataFor(dir: string): Promise<ReportData> {
+  const r = await rebuildSummary(dir);
+  return collectReportData(dir, r.summary, { notes: r.notes });
+}
+
+function embedded(html: string): { charts: { id: string }[]; summary: { run: { name: string; labels: Record<string, string> } } } {
+  const m = /<script type="application\/json" id="report-data">([\s\S]*?)<\/script>/.exec(html);
+  assert.ok(m, 'the data script element is there');
+  return JSON.parse(m[1]!) as ReturnType<typeof embedded>;
+}
+
+function busyFolder(dir: string): string {
+  const records = [1, 2, 3, 4].flatMap((round) => [0, 1].map((agent) => record({ agent, conversation: `a${agent}-c1`, round, run_ms: round * 1000 + agent * 100, ttft_ms: 10 * round, t: new Date(Date.parse('2026-01-01T00:00:00Z') + round * 1000).toISOString() })));
+  const hang = hangRecord({ agent: 1, conversation: 'a1-c1', round: 5, run_ms: 5000, e2e_ms: 1500 });
+  return writeFolder(dir, {
+    status: 'completed',
+    endedAt: '2026-01-01T00:00:08.000Z',
+    records: [...records, hang],
+    events: [
+      { kind: 'run_start', t: '2026-01-01T00:00:00.000Z', target: 'http://127.0.0.1:1', path: 'direct', agents: 2, rounds: 5 },
+      { kind: 'hang', t: '2026-01-01T00:00:06.500Z', run_ms: 6500, record: hang },
+      { kind: 'probe', t: '2026-01-01T00:00:06.600Z', run_ms: 6600, name: 'journal', on: 'hang', exit_code: 0, output: 'watchdog: <no> stuck & fine' },
+      ...[1, 2, 3, 4, 5, 6, 7].map((s) => ({ kind: 'client_sample', t: '', run_ms: s * 1000, window_ms: 1000, loop_delay_p99_ms: 3, loop_delay_max_ms: 4, loop_utilization: 0.1, in_flight: 2, rss_bytes: 1 })),
+      { kind: 'run_end', t: '2026-01-01T00:00:08.000Z', run_ms: 8000, status: 'completed', reason: null },
+    ],
+    scrapes: [0, 1, 2, 3, 4, 5, 6, 7].map((s) => scrape(s * 1000, [gauge('sglang:num_running_reqs', s % 3), gauge('sglang:num_prefill_inflight_queue_reqs', s === 4 ? 0 : 1)])),
+  });
+}
+
+test('the page is self-contained: the chart library and data inline, a CSP allowing no requests, no external reference', async (t) => {
+  const dir = busyFolder(join(tempDir(t), 'run'));
+  const html = renderReportHtml(await dataFor(dir));
+  assert.match(html, /<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">/);
+  assert.match(html, /var uPlot=function\(\)/, 'uPlot is inlined');
+  assert.doesNotMatch(html, /<link\b|<script[^>]+src=|<img[^>]+src="?http|@import|url\(\s*['"]?https?:/i, 'nothing is fetched');
+  assert.equal(html.match(/<script\b/g)?.length, 3);
+  assert.equal(html.match(/<\/script>/g)?.length, 3);
+});
+
+test('every chart in the data has its data-chart element, and the sections carry hangs, gauges, events and settings', async (t) => {
+  const dir = busyFolder(join(tempDir(t), 'run'));
+  const data = await dataFor(dir);
+  const html = renderReportHtml(data);
+  const ids = embedded(html).charts.map((c) => c.id);
+  assert.deepEqual(ids, ['latency-ttft', 'latency-itl', 'latency-e2e', 'throughput', 'latency-over-time', 'gauge-engine-sglang_num_prefill_inflight_queue_reqs', 'gauge-engine-sglang_num_running_reqs', 'client-loop', 'in-flight']);
+  for (const id of ids) assert.equal(html.split(`data-chart="${id}"`).length - 1, 1, `one element for ${id}`);
+  // The hang table: agent, conversation, round, phase, socket, nth, idle, path.
+  const hangRow = /<tr><td>2026-01-01 00:00:06Z<\/td><td class="num">6\.5<\/td><td class="num">1<\/td><td>a1-c1<\/td><td class="num">5<\/td><td><span class="badge bad">mid_stream<\/span><\/td><td>stall_ms 500<\/td><td class="num">500<\/td><td>c2<\/td><td class="num">3<\/td><td class="num">110<\/td><td>direct<\/td>/;
+  assert.match(html, hangRow);
+  assert.match(html, /Hangs <span class="count">1<\/span>/);
+  assert.match(html, /probe/);
+  assert.match(html, /watchdog: &lt;no&gt; stuck &amp; fine/, 'event text is escaped');
+  assert.match(html, /<span class="chip">arm=a<\/span>/);
+  assert.match(html, /Workload as resolved/);
+  assert.match(html, /agents × rounds<\/dt><dd>2 × 3/);
+  assert.match(html, /<code>hangs<\/code><\/td><td class="num">0\.000<\/td><td class="num">1\.000<\/td><td><span class="badge bad">fail<\/span>/, 'the default hangs threshold fails');
+  assert.ok(data.charts.gauges.every((c) => c.markers.some((m) => m.x === 6.5)), 'hang markers at the time the watchdog fired');
+});
+
+test('text that could close the script element or open a comment is escaped, and the data reads back intact', async (t) => {
+  const dir = writeFolder(join(tempDir(t), 'run'), { status: 'completed', records: [record()] });
+  const data = await dataFor(dir);
+  data.summary.run.name = 'x</script><script>alert(1)</script><!--';
+  data.summary.run.labels = { note: '</SCRIPT ><!-- \u2028' };
+  const html = renderReportHtml(data);
+  assert.doesNotMatch(html, /alert\(1\)<\/script>/);
+  assert.equal(html.match(/<\/script>/gi)?.length, 3);
+  assert.doesNotMatch(html.slice(html.indexOf('id="report-data"')), /<!--/);
+  const back = embedded(html);
+  assert.equal(back.summary.run.name, data.summary.run.name);
+  assert.deepEqual(back.summary.run.labels, data.summary.run.labels);
+  assert.match(html, /<h1>x&lt;\/script&gt;&lt;script&gt;alert\(1\)/);
+  assert.equal(JSON.parse(jsonForScript({ a: '</script><!--' })).a, '</script><!--');
+  assert.equal(scriptSafe('var s = "</script>"; // <!-- x'), 'var s = "<\\/script>"; // <\\!-- x');
+});
+
+test('a run without gauges, hangs, errors or events says so instead of drawing empty charts', async (t) => {
+  const dir = writeFolder(join(tempDir(t), 'run'), { status: 'completed', records: [record()], workload: { thresholds: { hangs: null } } });
+  const data = await dataFor(dir);
+  const html = renderReportHtml(data);
+  assert.match(html, /no gauges were monitored/);
+  assert.match(html, /no hangs: every request reached a terminal state/);
+  assert.match(html, /no errors/);
+  assert.match(html, /no thresholds were set/);
+  assert.match(html, /no client samples in events\.jsonl/);
+  assert.deepEqual(data.charts.gauges, []);
+});
+
+test('what a rebuild found missing is shown at the top', async (t) => {
+  const dir = writeFolder(join(tempDir(t), 'run'), { records: [record()], requestsTail: '{"torn' });
+  const html = renderReportHtml(await dataFor(dir));
+  assert.match(html, /<span class="badge bad">killed<\/span>/);
+  assert.match(html, /<div class="notes">.*requests\.jsonl: last line truncated \(line 2\), skipped/s);
+});
