@@ -83,6 +83,12 @@ export const monitorSchema = z.strictObject({
   probe_min_interval_s: z.number().min(0).max(86_400).default(30),
   /** Most bytes of a probe's stdout and of its stderr kept (the rest is cut, and marked so). @default 65536 */
   probe_max_output_bytes: positiveInt().max(16 * 1024 * 1024).default(65_536),
+  /** Seconds between two canaries: a tiny request on the agents' path and one straight to the engine
+   * (`target.bypass`), so a hang can be placed in the proxy or the engine. Runs whenever a bypass is known
+   * (set, or implied by `target.via` hop / tls-proxy), whatever `enabled` says; 0: no canaries. @default 5 */
+  canary_interval_s: z.number().min(0).max(3600).default(5),
+  /** One canary's deadline (connect, headers, first token and total alike). @default 5000 */
+  canary_timeout_ms: positiveInt().max(600_000).default(5000),
 });
 export type MonitorSettings = z.output<typeof monitorSchema>;
 

@@ -4,3 +4,4 @@ export { ExpositionParser, parseExposition, parseFloatToken, type Exposition, ty
 export { SeriesSelector, baseName, isCounter, keyGaugeValues, FLOW_COUNTERS, KEY_GAUGES } from './select.js';
 export { GaugeStore, ClientActivity, flowCounter, labelKey, type GaugeSeries, type Stretch, type StretchEnd, type CounterTrack, type TargetTrack } from './series.js';
 export { judgeGauges, judgeSeries, gaugeVerdicts, type VerdictOptions } from './verdict.js';
+export { startCanaries, type CanaryOptions, type CanaryLegSpec, type CanaryHandle } from './canary.js';

@@ -6,6 +6,7 @@ import type { PathKind } from '../types/index.js';
 import type { RunBus } from './bus.js';
 import type { RouteInfo } from './route.js';
 import { ClientMetricsService } from './client-metrics.js';
+import { CanaryService } from './canary-service.js';
 
 export interface RunContext {
   readonly workload: Workload;
@@ -39,5 +40,6 @@ export interface RunService {
 export function servicesFor(workload: Workload): RunService[] {
   const services: RunService[] = [];
   if (workload.client_metrics.port !== null) services.push(new ClientMetricsService({ host: workload.client_metrics.host, port: workload.client_metrics.port }));
+  if (workload.monitor.canary_interval_s > 0) services.push(new CanaryService());
   return services;
 }

@@ -1,0 +1,157 @@
+// Canaries: every few seconds a tiny streaming request on the agents' path (through the proxy or hop) and
+// one straight to the engine around it. When agents hang, which of the two still answers says where the
+// fault is (lesson 3 of the incident: compare the proxied path with a direct canary before blaming the engine).
+import { Transport, ConnectionTracker, type TlsOptions } from '../transport/index.js';
+import { sendRound, type RoundTarget } from '../agent/index.js';
+import { realClock } from '../watchdog/index.js';
+import type { CanaryEvent, CanaryLeg, PathKind } from '../types/index.js';
+
+/** One side of the comparison: where its canaries go and how. */
+export interface CanaryLegSpec {
+  url: string;
+  path: PathKind;
+  tls: TlsOptions;
+  connectProxy: string | null;
+}
+
+export interface CanaryOptions {
+  proxied: CanaryLegSpec;
+  direct: CanaryLegSpec;
+  model: string;
+  /** Authorization and the like, already resolved. */
+  headers: Record<string, string>;
+  intervalMs: number;
+  /** One canary's deadline, for every phase of it. */
+  timeoutMs: number;
+  /** performance.now() at run start, for `run_ms`. */
+  runStartMs: number;
+  emit: (event: CanaryEvent) => void;
+}
+
+export interface CanaryHandle {
+  /** Stops sending; in-flight canaries are dropped unrecorded (the run is ending). Bounded. */
+  stop(): Promise<void>;
+}
+
+/** A few tokens are enough: the canary asks "does a request get through", not "how fast is decode". */
+const CANARY_MAX_TOKENS = 2;
+const CLOSE_GRACE_MS = 500;
+
+function canaryBody(model: string): string {
+  return JSON.stringify({
+    model,
+    messages: [{ role: 'user', content: 'roundload canary: answer with one word.' }],
+    max_tokens: CANARY_MAX_TOKENS,
+    temperature: 0,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+}
+
+class Leg {
+  readonly #transport: Transport;
+  readonly #tracker = new ConnectionTracker();
+  readonly #target: RoundTarget;
+  readonly #spec: CanaryLegSpec;
+  readonly #name: CanaryLeg;
+  #inFlight = false;
+  #sent = 0;
+
+  constructor(name: CanaryLeg, spec: CanaryLegSpec, options: CanaryOptions) {
+    this.#name = name;
+    this.#spec = spec;
+    this.#transport = new Transport({
+      url: spec.url,
+      path: spec.path,
+      tls: spec.tls,
+      connectProxy: spec.connectProxy,
+      connection: 'per-agent',
+      agents: 1,
+      poolConnections: null,
+      // Kept alive from one canary to the next, like an agent's socket between rounds.
+      keepAliveTimeoutMs: options.intervalMs + 10_000,
+      connectTimeoutMs: options.timeoutMs,
+      headersTimeoutMs: options.timeoutMs + 5000,
+      bodyTimeoutMs: options.timeoutMs + 5000,
+    });
+    const t = options.timeoutMs;
+    this.#target = {
+      lane: this.#transport.lane(0),
+      tracker: this.#tracker,
+      clock: realClock,
+      deadlines: { connectMs: t, headersMs: t, firstTokenMs: t, stallMs: t, totalMs: t },
+      path: spec.path,
+      endpoint: `${this.#transport.basePath}/v1/chat/completions`,
+      headers: options.headers,
+      runStartMs: options.runStartMs,
+    };
+  }
+
+  /** Sends one canary unless the previous one is still out; resolves with its event (null when skipped or stopped). */
+  async send(body: string, stop: AbortSignal): Promise<CanaryEvent | null> {
+    if (this.#inFlight || stop.aborted) return null;
+    this.#inFlight = true;
+    this.#sent += 1;
+    try {
+      const { record: r } = await sendRound(this.#target, { agent: -1, conversation: `canary-${this.#name}`, round: this.#sent, phase: 'canary', body }, stop);
+      if (stop.aborted) return null;
+      return {
+        kind: 'canary',
+        t: r.t,
+        run_ms: r.run_ms,
+        leg: this.#name,
+        path: this.#spec.path,
+        url: this.#spec.url,
+        ok: r.status === 'ok',
+        status: r.status,
+        latency_ms: r.e2e_ms,
+        ttft_ms: r.ttft_ms,
+        http_status: r.http_status,
+        error_class: r.error?.class ?? null,
+        hang_phase: r.hang?.phase ?? null,
+        connection_nth: r.connection?.nth ?? null,
+      };
+    } finally {
+      this.#inFlight = false;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#tracker.close();
+    await this.#transport.close(CLOSE_GRACE_MS);
+  }
+}
+
+/** Starts sending canaries on both legs now and then every `intervalMs`. */
+export function startCanaries(options: CanaryOptions): CanaryHandle {
+  const legs = [new Leg('proxied', options.proxied, options), new Leg('direct', options.direct, options)];
+  const body = canaryBody(options.model);
+  const stop = new AbortController();
+  const pending = new Set<Promise<void>>();
+  const tick = (): void => {
+    for (const leg of legs) {
+      const p = leg
+        .send(body, stop.signal)
+        .then((event) => {
+          if (event !== null && !stop.signal.aborted) options.emit(event);
+        })
+        .catch(() => {}) // sendRound never rejects; belt and braces for a canary that must never crash a run
+        .finally(() => pending.delete(p));
+      pending.add(p);
+    }
+  };
+  tick();
+  const timer = setInterval(tick, options.intervalMs);
+  timer.unref();
+  let stopping: Promise<void> | null = null;
+  return {
+    stop: () =>
+      (stopping ??= (async () => {
+        clearInterval(timer);
+        stop.abort();
+        const bound = new Promise<void>((resolve) => setTimeout(resolve, options.timeoutMs + CLOSE_GRACE_MS).unref());
+        await Promise.race([Promise.all([...pending]), bound]);
+        await Promise.all(legs.map((l) => l.close()));
+      })()),
+  };
+}

@@ -1,0 +1,38 @@
+// The canaries as a run service: started once the target answers, on the agents' path and around it
+// (the route's bypass URL), their events on the bus (events.jsonl, the summary's diagnosis).
+import { startCanaries, type CanaryHandle } from '../monitor/index.js';
+import type { RunContext, RunService } from './services.js';
+
+export class CanaryService implements RunService {
+  readonly name = 'canaries';
+  #handle: CanaryHandle | null = null;
+
+  start(ctx: RunContext): void {
+    const route = ctx.route;
+    const m = ctx.workload.monitor;
+    if (route === undefined || m.canary_interval_s <= 0) return;
+    if (route.bypassUrl === null) {
+      // Only worth saying when there is a proxy to compare with.
+      if (route.path !== 'direct') ctx.log('canaries off: no target.bypass (a direct URL of the engine) to compare the proxied path with');
+      return;
+    }
+    const keyEnv = ctx.workload.target.api_key_env;
+    const key = keyEnv === null ? undefined : process.env[keyEnv];
+    this.#handle = startCanaries({
+      proxied: { url: route.requestUrl, path: route.path, tls: route.tls, connectProxy: route.connectProxy },
+      direct: { url: route.bypassUrl, path: 'direct', tls: route.bypassTls, connectProxy: null },
+      model: ctx.workload.target.model,
+      headers: key === undefined || key === '' ? {} : { authorization: `Bearer ${key}` },
+      intervalMs: m.canary_interval_s * 1000,
+      timeoutMs: m.canary_timeout_ms,
+      runStartMs: ctx.runStartMs,
+      emit: (event) => ctx.bus.emit(event),
+    });
+    ctx.log(`canaries every ${m.canary_interval_s} s: ${route.requestUrl} (${route.path}) and ${route.bypassUrl} (direct)`);
+  }
+
+  async stop(): Promise<void> {
+    await this.#handle?.stop();
+    this.#handle = null;
+  }
+}
