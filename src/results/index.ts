@@ -4,3 +4,4 @@ export { RotatingJsonlWriter, jsonlParts, jsonlLines, partPath, type RotationOpt
 export { RESULT_FILES, createRunFolder, resultPath, writeJsonAtomic, writeTextAtomic, type ResultFile } from './folder.js';
 export { readManifest, assertRunFolder, readJsonlFile, describeSkipped, isKindLine, type RunManifest, type JsonlFileReport, type SkippedLine, type SkipReason } from './read.js';
 export { rebuildSummary, isRequestRecord, isScrapeEvent, type RebuildResult } from './rebuild.js';
+export { mergeRuns, firstDifference, type MergeOptions, type MergeResult, type ShardInfo } from './merge.js';

@@ -1,0 +1,23 @@
+// `roundload merge <run>… --out DIR`: combines the shards of one run (from several machines) into one
+// results folder with its summary, report.html and junit.xml; the exit code is the merged verdict.
+import { mergeRuns } from '../results/index.js';
+import { formatSummary, writeReports } from '../report/index.js';
+
+export interface MergeCommandOptions {
+  out: string;
+  json?: boolean | undefined;
+}
+
+/** 0: every shard there and completed, thresholds pass; 1: a threshold failed, or a shard is missing or did not complete. */
+export async function mergeCommand(dirs: readonly string[], opts: MergeCommandOptions): Promise<number> {
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const result = await mergeRuns(dirs, { out: opts.out, log });
+  for (const note of result.notes) log(`note: ${note}`);
+  await writeReports(result.dir, result.summary, { notes: result.notes, log });
+  if (opts.json === true) process.stdout.write(`${JSON.stringify(result.summary, null, 2)}\n`);
+  else process.stdout.write(`${formatSummary(result.summary, result.dir)}\n`);
+  const shards = result.manifest.shards as { count: number; merged: number };
+  const complete = shards.merged === shards.count && result.summary.run.status === 'completed';
+  if (!complete) log(`merged ${shards.merged} of ${shards.count} shards, status ${result.summary.run.status}: exit 1`);
+  return result.summary.thresholds.ok && complete ? 0 : 1;
+}

@@ -1,0 +1,326 @@
+// Merging the shards of one run (`roundload run --shard i/N` on several machines) into one results folder:
+// requests, events and gauges interleaved on a common clock, histograms merged exactly through their
+// encoding, and the summary rebuilt by the same SummaryBuilder a live run uses. Streams, so a night of
+// records merges in constant memory.
+import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { hostname, platform, cpus } from 'node:os';
+import { resolve } from 'node:path';
+import { SummaryBuilder, DEFAULT_THRESHOLDS, type Summary, type ThresholdLimits } from '../analysis/index.js';
+import { HistogramSet, type HistogramsFile } from '../metrics/index.js';
+import { RESULTS_SCHEMA_VERSION, type ClientSampleEvent, type RequestRecord } from '../types/index.js';
+import { ResultsError } from '../errors.js';
+import { VERSION } from '../version.js';
+import { resultPath, writeJsonAtomic } from './folder.js';
+import { readManifest, isKindLine, type RunManifest } from './read.js';
+import { isRequestRecord } from './rebuild.js';
+import { RotatingJsonlWriter, jsonlLines } from './rotate.js';
+
+export interface ShardInfo {
+  index: number;
+  count: number;
+}
+
+export interface MergeOptions {
+  /** The merged folder; created, and refused when it already holds a run. */
+  out: string;
+  log?: (line: string) => void;
+}
+
+export interface MergeResult {
+  dir: string;
+  summary: Summary;
+  /** The merged run.json. */
+  manifest: Record<string, unknown>;
+  /** What was missing or skipped, one sentence each. */
+  notes: string[];
+}
+
+interface Input {
+  dir: string;
+  manifest: RunManifest;
+  shard: ShardInfo;
+  /** ms from the earliest shard's start to this one's: added to its `run_ms`. */
+  offsetMs: number;
+  status: string;
+}
+
+const STATUS_RANK: Record<string, number> = { completed: 0, interrupted: 1, failed: 2, killed: 3, running: 3 };
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function shardOf(dir: string): ShardInfo | null {
+  const raw: unknown = JSON.parse(readFileSync(resultPath(dir, 'manifest'), 'utf8'));
+  const s = isObject(raw) ? raw.shard : undefined;
+  if (!isObject(s) || typeof s.index !== 'number' || typeof s.count !== 'number') return null;
+  return { index: s.index, count: s.count };
+}
+
+/** The first key path where two JSON values differ (`agents.count`), or null when they are equal. */
+export function firstDifference(a: unknown, b: unknown, path = ''): string | null {
+  if (isObject(a) && isObject(b)) {
+    for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
+      const d = firstDifference(a[key], b[key], path === '' ? key : `${path}.${key}`);
+      if (d !== null) return d;
+    }
+    return null;
+  }
+  if (Array.isArray(a) && Array.isArray(b)) {
+    if (a.length !== b.length) return path === '' ? '(length)' : path;
+    for (let i = 0; i < a.length; i += 1) {
+      const d = firstDifference(a[i], b[i], `${path}.${i}`);
+      if (d !== null) return d;
+    }
+    return null;
+  }
+  return Object.is(a, b) ? null : path === '' ? '(value)' : path;
+}
+
+function thresholdsOf(workload: Record<string, unknown>): ThresholdLimits {
+  const t = workload.thresholds;
+  if (!isObject(t)) return DEFAULT_THRESHOLDS;
+  const num = (k: keyof ThresholdLimits): number | null => (typeof t[k] === 'number' ? (t[k] as number) : null);
+  return {
+    hangs: t.hangs === null ? null : (num('hangs') ?? 0),
+    error_rate: num('error_rate'),
+    ttft_p99_ms: num('ttft_p99_ms'),
+    itl_p99_ms: num('itl_p99_ms'),
+    e2e_p99_ms: num('e2e_p99_ms'),
+    decode_tokens_per_s_min: num('decode_tokens_per_s_min'),
+    per_window: t.per_window === true,
+  };
+}
+
+/** Checks the inputs are shards of one workload and lays them on a common clock. @throws ResultsError */
+function readInputs(dirs: readonly string[], out: string): { inputs: Input[]; notes: string[] } {
+  if (dirs.length === 0) throw new ResultsError('merge needs at least one results folder (one per shard)');
+  const notes: string[] = [];
+  const inputs: Omit<Input, 'offsetMs'>[] = [];
+  for (const dir of dirs) {
+    if (resolve(dir) === resolve(out)) throw new ResultsError(`--out ${out} is one of the folders being merged; pick a new folder`);
+    const manifest = readManifest(dir);
+    const shard = shardOf(dir);
+    if (shard === null) throw new ResultsError(`${dir} is not a shard (it was not run with --shard i/N); merge combines the shards of one run`, { context: { dir } });
+    inputs.push({ dir, manifest, shard, status: manifest.status });
+  }
+  const [first] = inputs;
+  for (const input of inputs.slice(1)) {
+    const difference = firstDifference(first!.manifest.workload, input.manifest.workload);
+    if (difference !== null) {
+      throw new ResultsError(`${input.dir} ran a different workload than ${first!.dir} (they differ at ${difference}); merge only shards of one run`, { context: { dir: input.dir, field: difference } });
+    }
+    if (input.shard.count !== first!.shard.count) throw new ResultsError(`${input.dir} is shard ${input.shard.index}/${input.shard.count} but ${first!.dir} is shard ${first!.shard.index}/${first!.shard.count}: shard counts differ`);
+  }
+  const seen = new Map<number, string>();
+  for (const input of inputs) {
+    const other = seen.get(input.shard.index);
+    if (other !== undefined) throw new ResultsError(`${input.dir} and ${other} are both shard ${input.shard.index}/${input.shard.count}`);
+    seen.set(input.shard.index, input.dir);
+  }
+  const missing = Array.from({ length: first!.shard.count }, (_, i) => i).filter((i) => !seen.has(i));
+  if (missing.length > 0) notes.push(`shards ${missing.map((i) => `${i}/${first!.shard.count}`).join(', ')} missing: the merge covers ${inputs.length} of ${first!.shard.count}`);
+  for (const input of inputs) if (input.status !== 'completed') notes.push(`shard ${input.shard.index}/${input.shard.count} (${input.dir}) ended ${input.status}`);
+  const startMs = (m: RunManifest): number => (m.started_at === null ? NaN : Date.parse(m.started_at));
+  const starts = inputs.map((i) => startMs(i.manifest));
+  if (starts.some((s) => !Number.isFinite(s))) throw new ResultsError('a shard\'s run.json has no started_at; cannot lay the shards on one clock');
+  const t0 = Math.min(...starts);
+  const placed = inputs.map((input, i) => ({ ...input, offsetMs: starts[i]! - t0 })).sort((a, b) => a.shard.index - b.shard.index);
+  return { inputs: placed, notes };
+}
+
+/** A pull reader over one shard's JSONL file (with its rotated parts), skipping lines that do not parse. */
+class Cursor<T> {
+  readonly #lines: AsyncGenerator<string>;
+  readonly #parse: (line: string) => T | null;
+  current: T | null = null;
+  skipped = 0;
+
+  constructor(path: string, parse: (line: string) => T | null) {
+    this.#lines = jsonlLines(path);
+    this.#parse = parse;
+  }
+
+  async next(): Promise<T | null> {
+    for (;;) {
+      const r = await this.#lines.next();
+      if (r.done === true) return (this.current = null);
+      if (r.value.trim() === '') continue;
+      const value = this.#parse(r.value);
+      if (value === null) {
+        this.skipped += 1;
+        continue;
+      }
+      return (this.current = value);
+    }
+  }
+}
+
+function parseOr<T>(accept: (v: unknown) => v is T): (line: string) => T | null {
+  return (line) => {
+    try {
+      const v: unknown = JSON.parse(line);
+      return accept(v) ? v : null;
+    } catch {
+      return null;
+    }
+  };
+}
+
+/** k-way merge of already ordered streams by `key` (each shard's file is in its own time order). */
+async function mergeStreams<T>(cursors: Cursor<T>[], key: (value: T, i: number) => number, emit: (value: T, i: number) => void): Promise<void> {
+  await Promise.all(cursors.map((c) => c.next()));
+  for (;;) {
+    let best = -1;
+    let bestKey = Infinity;
+    cursors.forEach((c, i) => {
+      if (c.current === null) return;
+      const k = key(c.current, i);
+      if (best < 0 || k < bestKey) {
+        best = i;
+        bestKey = k;
+      }
+    });
+    if (best < 0) return;
+    const cursor = cursors[best]!;
+    emit(cursor.current!, best);
+    await cursor.next();
+  }
+}
+
+function round3(v: number): number {
+  return Math.round(v * 1000) / 1000;
+}
+
+function readHistograms(dir: string): HistogramSet | null {
+  const path = resultPath(dir, 'histograms');
+  if (!existsSync(path)) return null;
+  try {
+    return HistogramSet.fromFile(JSON.parse(readFileSync(path, 'utf8')) as HistogramsFile);
+  } catch {
+    return null;
+  }
+}
+
+/** Merges shard folders into `options.out`. @throws ResultsError when they are not shards of one run. */
+export async function mergeRuns(dirs: readonly string[], options: MergeOptions): Promise<MergeResult> {
+  const out = resolve(options.out);
+  const { inputs, notes } = readInputs(dirs, out);
+  if (existsSync(out) && readdirSync(out).length > 0) throw new ResultsError(`--out ${options.out} already exists and is not empty; merge writes a new folder`);
+  mkdirSync(out, { recursive: true });
+  const first = inputs[0]!;
+  const workload = first.manifest.workload;
+  const results = isObject(workload.results) ? workload.results : {};
+  const maxFileMb = typeof results.max_file_mb === 'number' ? results.max_file_mb : null;
+  const rotation = { maxBytes: maxFileMb === null ? null : maxFileMb * 1024 * 1024, compress: results.compress_rotated === true, ...(options.log === undefined ? {} : { log: options.log }) };
+
+  // ITL gaps exist only in histograms.json; without one from every shard, fall back to per-request stats.
+  const fileSets = inputs.map((i) => readHistograms(i.dir));
+  const itlFromRecords = fileSets.some((s) => s === null);
+  if (itlFromRecords) notes.push('a shard has no readable histograms.json: ITL percentiles approximated from per-request stats');
+  const windowS = typeof workload.window_s === 'number' && workload.window_s > 0 ? workload.window_s : 10;
+  const builder = new SummaryBuilder({ itlFromRecords, windowS, thresholds: thresholdsOf(workload) });
+
+  // Requests, in the order one run would have written them (by end time on the common clock). Socket ids
+  // are per process, so they get the shard's index in front (`s1-c3`) to stay distinct.
+  const requests = new RotatingJsonlWriter(resultPath(out, 'requests'), rotation);
+  const requestCursors = inputs.map((i) => new Cursor(resultPath(i.dir, 'requests'), parseOr(isRequestRecord)));
+  const counts = inputs.map(() => 0);
+  await mergeStreams(
+    requestCursors,
+    (r, i) => r.run_ms + inputs[i]!.offsetMs + r.e2e_ms,
+    (r, i) => {
+      const input = inputs[i]!;
+      const record: RequestRecord = {
+        ...r,
+        run_ms: round3(r.run_ms + input.offsetMs),
+        connection: r.connection === null ? null : { ...r.connection, id: `s${input.shard.index}-${r.connection.id}` },
+      };
+      requests.write(record);
+      builder.add(record);
+      counts[i]! += 1;
+    },
+  );
+  requests.close();
+
+  // Events and gauges, by wall-clock time, each line tagged with its shard.
+  for (const file of ['events', 'gauges'] as const) {
+    const writer = new RotatingJsonlWriter(resultPath(out, file), rotation);
+    const cursors = inputs.map((i) => new Cursor(resultPath(i.dir, file), parseOr(isKindLine)));
+    await mergeStreams(
+      cursors,
+      (e) => (typeof e.t === 'string' ? Date.parse(e.t) : 0) || 0,
+      (e, i) => {
+        const input = inputs[i]!;
+        const line: Record<string, unknown> = { ...e, shard: input.shard.index };
+        if (typeof e.run_ms === 'number') line.run_ms = round3(e.run_ms + input.offsetMs);
+        // A hang event carries its request record: on the common clock too, like requests.jsonl.
+        if (isRequestRecord(e.record)) line.record = { ...e.record, run_ms: round3(e.record.run_ms + input.offsetMs) };
+        if (file === 'events' && e.kind === 'client_sample' && typeof e.loop_delay_p99_ms === 'number' && typeof e.loop_utilization === 'number') {
+          builder.addClientSample(e as unknown as ClientSampleEvent);
+        }
+        writer.write(line);
+      },
+    );
+    writer.close();
+    const skipped = cursors.reduce((n, c) => n + c.skipped, 0);
+    if (skipped > 0) notes.push(`${file}.jsonl: ${skipped} lines of the shards did not parse and were skipped`);
+    await writer.settle(30_000);
+  }
+  const skippedRequests = requestCursors.reduce((n, c) => n + c.skipped, 0);
+  if (skippedRequests > 0) notes.push(`requests.jsonl: ${skippedRequests} lines of the shards were not request records and were skipped`);
+  await requests.settle(30_000);
+
+  if (!itlFromRecords) {
+    // ttft and e2e were recorded from the records; ITL gaps come from the shards' histograms, merged exactly.
+    const itl = new HistogramSet();
+    for (const set of fileSets) itl.merge(set!);
+    for (const key of itl.keys()) if (key.metric === 'itl') builder.histograms.get('itl', key.phase, key.round).add(itl.get('itl', key.phase, key.round));
+  }
+  writeJsonAtomic(resultPath(out, 'histograms'), builder.histograms.toFile());
+
+  const status = inputs.map((i) => i.status).reduce((worst, s) => ((STATUS_RANK[s] ?? 3) > (STATUS_RANK[worst] ?? 3) ? s : worst), 'completed');
+  const startedAt = new Date(Math.min(...inputs.map((i) => Date.parse(i.manifest.started_at!)))).toISOString();
+  const ends = inputs.map((i) => (i.manifest.ended_at === null ? NaN : Date.parse(i.manifest.ended_at))).filter(Number.isFinite);
+  const endedAt = ends.length === 0 ? null : new Date(Math.max(...ends)).toISOString();
+  const targets = [...new Set(inputs.map((i) => i.manifest.target.url))];
+  const summary = builder.build({
+    name: first.manifest.name,
+    status,
+    started_at: startedAt,
+    ended_at: endedAt,
+    wall_s: endedAt === null ? 0 : (Date.parse(endedAt) - Date.parse(startedAt)) / 1000,
+    target: targets.join(', '),
+    path: first.manifest.path,
+    labels: first.manifest.labels,
+  });
+  writeJsonAtomic(resultPath(out, 'summary'), summary);
+  const manifest: Record<string, unknown> = {
+    schema_version: RESULTS_SCHEMA_VERSION,
+    name: first.manifest.name,
+    status,
+    started_at: startedAt,
+    ended_at: endedAt,
+    argv: [],
+    labels: first.manifest.labels,
+    target: { ...first.manifest.target, url: targets.join(', ') },
+    path: first.manifest.path,
+    shard: null,
+    merged_from: inputs.map((i, n) => ({
+      dir: resolve(i.dir),
+      shard: i.shard,
+      status: i.status,
+      started_at: i.manifest.started_at,
+      ended_at: i.manifest.ended_at,
+      host: i.manifest.host,
+      requests: counts[n],
+      offset_ms: i.offsetMs,
+    })),
+    shards: { count: first.shard.count, merged: inputs.length },
+    versions: { roundload: VERSION, node: process.version },
+    host: { hostname: hostname(), platform: platform(), cpus: cpus().length },
+    workload,
+  };
+  writeJsonAtomic(resultPath(out, 'manifest'), manifest);
+  return { dir: out, summary, manifest, notes };
+}
