@@ -5,3 +5,7 @@ export { SeriesSelector, baseName, isCounter, keyGaugeValues, FLOW_COUNTERS, KEY
 export { GaugeStore, ClientActivity, flowCounter, labelKey, type GaugeSeries, type Stretch, type StretchEnd, type CounterTrack, type TargetTrack } from './series.js';
 export { judgeGauges, judgeSeries, gaugeVerdicts, type VerdictOptions } from './verdict.js';
 export { startCanaries, type CanaryOptions, type CanaryLegSpec, type CanaryHandle } from './canary.js';
+export { Scraper, metricsUrl, scrapeError, type ScrapeTarget, type FetchText, type ScraperOptions } from './scraper.js';
+export { LatestGauges } from './snapshot.js';
+export { ProbeRunner, runCommand, type ProbeCommand, type ProbeOutcome, type ProbeRunnerOptions, type ProbeWhen } from './probes.js';
+export { MonitorService, monitorTargets, fetchMetrics, type MonitorContext, type MonitorServiceOptions } from './service.js';
