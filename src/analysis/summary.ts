@@ -1,9 +1,10 @@
 // Pure aggregation: request records (and client samples) in, summary.json out. Streaming, so a night's
 // records are summarised in constant memory, and the same code rebuilds a killed run from its files.
 import { HistogramSet, LatencyHistogram, LATENCY_METRICS, ALL_ROUNDS, type LatencyMetric, type Percentiles } from '../metrics/index.js';
-import type { ClientSampleEvent, Diagnosis, GaugeVerdict, HangPhase, RequestRecord } from '../types/index.js';
+import type { CanaryEvent, ClientSampleEvent, Diagnosis, GaugeVerdict, HangPhase, RequestRecord } from '../types/index.js';
 import { RESULTS_SCHEMA_VERSION } from '../types/index.js';
 import { WindowBuilder, type WindowFigures } from './windows.js';
+import { DiagnosisCollector } from './diagnosis.js';
 import { evaluateThresholds, DEFAULT_THRESHOLDS, type ThresholdLimits } from './thresholds.js';
 
 export interface RoundSummary {
@@ -156,6 +157,8 @@ export class SummaryBuilder {
   #saturated = 0;
 
   readonly #windows: WindowBuilder;
+  /** Hangs, canaries and saturated client windows, for the diagnosis. */
+  readonly #diagnosis = new DiagnosisCollector();
   readonly #thresholds: ThresholdLimits;
 
   /** @param options.thresholds the workload's `thresholds:`; default: a hang fails, nothing else is checked. */
@@ -168,6 +171,7 @@ export class SummaryBuilder {
 
   add(r: RequestRecord): void {
     this.#windows.add(r);
+    this.#diagnosis.add(r);
     let phase = this.#phases.get(r.phase);
     if (phase === undefined) {
       phase = { requests: 0, ok: 0, errors: 0, hangs: 0, completion: 0, firstStartMs: Infinity, lastEndMs: -Infinity, rounds: new Map(), warmup: { requests: 0, ok: 0, errors: 0, hangs: 0 } };
@@ -279,7 +283,15 @@ export class SummaryBuilder {
     this.#samples += 1;
     this.#loopP99Max = Math.max(this.#loopP99Max, s.loop_delay_p99_ms);
     this.#eluMax = Math.max(this.#eluMax, s.loop_utilization);
-    if (s.loop_delay_p99_ms > SATURATED_LOOP_DELAY_MS || s.loop_utilization > SATURATED_UTILIZATION) this.#saturated += 1;
+    if (s.loop_delay_p99_ms > SATURATED_LOOP_DELAY_MS || s.loop_utilization > SATURATED_UTILIZATION) {
+      this.#saturated += 1;
+      this.#diagnosis.addSaturated(s);
+    }
+  }
+
+  /** A canary result (events.jsonl `canary`): the diagnosis compares the proxied path with the direct one. */
+  addCanary(e: CanaryEvent): void {
+    this.#diagnosis.addCanary(e);
   }
 
   build(run: Summary['run']): Summary {
@@ -337,7 +349,7 @@ export class SummaryBuilder {
     }
     const activeS = Number.isFinite(firstAll) ? Math.max(0.001, (lastAll - firstAll) / 1000) : 0;
     const windows = this.#windows.build();
-    return {
+    const summary: Summary = {
       schema_version: RESULTS_SCHEMA_VERSION,
       run,
       totals: {
@@ -363,9 +375,12 @@ export class SummaryBuilder {
       client: { samples: this.#samples, loop_delay_p99_ms_max: round3(this.#loopP99Max), loop_utilization_max: round3(this.#eluMax), saturated_windows: this.#saturated },
       windows,
       gauges: [],
-      diagnosis: hangs === 0 ? { verdict: 'none', evidence: [] } : { verdict: 'unknown', evidence: [`${hangs} requests hung; no canary or gauge evidence was collected to place the fault`] },
+      // Set below, once the gauge verdicts are in.
+      diagnosis: { verdict: 'none', evidence: [] },
       thresholds: evaluateThresholds(this.#thresholds, { requests, errors, hangs, output_tokens_per_s: activeS === 0 ? 0 : round3(completionAll / activeS), ...this.#overall(phases), windows }),
     };
+    summary.diagnosis = this.#diagnosis.diagnose(summary.gauges);
+    return summary;
   }
 }
 

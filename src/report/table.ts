@@ -72,6 +72,14 @@ function thresholdsLine(t: Summary['thresholds']): string {
   return `FAILED ${failed.length} of ${t.results.length}: ${failed.map((r) => `${r.name}: ${r.message}`).join('; ')}`;
 }
 
+const DIAGNOSIS_MEANING: Record<Summary['diagnosis']['verdict'], string> = {
+  none: '',
+  proxy: ': the hangs come from the proxy/hop in front of the engine',
+  engine: ': the hangs come from the engine (or what is behind it)',
+  client: ': the client itself stalled (event loop saturated)',
+  unknown: ': the evidence does not place the hangs',
+};
+
 /** The whole terminal summary, latencies in ms. */
 export function formatSummary(s: Summary, dir: string): string {
   const out: string[] = [];
@@ -89,6 +97,11 @@ export function formatSummary(s: Summary, dir: string): string {
   out.push(`errors     ${counts(s.errors_by_class)}`);
   out.push(`hangs      ${s.hangs.total === 0 ? 'none' : `${s.hangs.total}: by phase ${counts(s.hangs.by_phase as Record<string, number>)}; by round ${counts(s.hangs.by_round)}; ${bySocketUse(s.hangs.by_connection_reuse)}`}`);
   out.push(`client     event-loop delay p99 ≤ ${s.client.loop_delay_p99_ms_max.toFixed(1)} ms, utilisation ≤ ${(s.client.loop_utilization_max * 100).toFixed(0)}%${s.client.saturated_windows > 0 ? `  ·  ${s.client.saturated_windows} saturated windows: the client itself was the bottleneck there` : ''}`);
+  if (s.diagnosis.verdict !== 'none') {
+    // The call first, then its evidence, one sentence a line: this is what a person reads after a hang.
+    out.push(`diagnosis  ${s.diagnosis.verdict}${DIAGNOSIS_MEANING[s.diagnosis.verdict]}`);
+    for (const line of s.diagnosis.evidence) out.push(`           · ${line}`);
+  }
   out.push(`thresholds ${thresholdsLine(s.thresholds)}`);
   out.push(`results    ${dir}`);
   return out.join('\n');

@@ -109,6 +109,7 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   const summary = new SummaryBuilder({ itlFromRecords: false, windowS: workload.window_s, thresholds: workload.thresholds });
   bus.on('request', (e) => summary.add(e.record));
   bus.on('client_sample', (e) => summary.addClientSample(e));
+  bus.on('canary', (e) => summary.addCanary(e));
   let inFlight = 0;
   bus.on('request_start', () => {
     inFlight += 1;
