@@ -153,7 +153,7 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   const started: RunService[] = [];
   try {
     await preflight(transport, headers, route.requestUrl);
-    bus.emit({ kind: 'run_start', t: new Date().toISOString(), target: targetUrl, path, agents: laneCount(workload), rounds: workload.agents.rounds });
+    bus.emit({ kind: 'run_start', t: new Date().toISOString(), target: targetUrl, path, agents: shardAgents(laneCount(workload), options.shard).length, rounds: workload.agents.rounds });
     sampler.start(CLIENT_SAMPLE_MS, runStartMs, () => inFlight, (s) => bus.emit(s));
     const ctx: RunContext = { workload, dir, bus, runStartMs, requestUrl: route.requestUrl, engineUrl: targetUrl, path, route, stop: stop.signal, log, inFlight: () => inFlight };
     for (const service of servicesFor(workload)) {
