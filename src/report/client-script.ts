@@ -22,7 +22,11 @@ export const CLIENT_SCRIPT = String.raw`
 
   function fmtSeconds(v, step) {
     if (v == null) return '';
-    if (step !== undefined && step < 1) return v.toFixed(Math.min(3, Math.ceil(-Math.log10(step)))) + 's';
+    if (step !== undefined && step < 1) {
+      var d = 1;
+      while (d < 3 && Math.abs(Math.round(step * Math.pow(10, d)) - step * Math.pow(10, d)) > 1e-6) d += 1;
+      return v.toFixed(d) + 's';
+    }
     var s = Math.round(v);
     if (Math.abs(s) < 120) return s + 's';
     var m = Math.floor(s / 60);

@@ -283,7 +283,7 @@ h1 .badge{font-size:14px}
 .cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(190px,1fr));gap:12px}
 .card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:12px 14px}
 .card-k{color:var(--muted);font-size:12.5px}.card-v{font-size:22px;font-weight:650;margin:2px 0}.card-s{color:var(--muted);font-size:12.5px}
-.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(560px,1fr));gap:14px}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(380px,1fr));gap:14px}
 @media (max-width:700px){.charts{grid-template-columns:1fr}}
 .chart{margin:0;background:var(--card);border:1px solid var(--line);border-radius:10px;padding:10px 12px;min-width:0}
 .chart figcaption{font-weight:600;margin-bottom:4px}

@@ -26,6 +26,8 @@ export interface ChartCheck {
 export interface ReportCheck {
   title: string;
   charts: ChartCheck[];
+  /** Rows of the hang table. */
+  hangRows: number;
   /** Charts without data: no `data-points` > 0 or no canvas. */
   empty: string[];
   /** console.error messages and uncaught page errors. */
@@ -38,6 +40,8 @@ export interface ReportCheck {
 
 export interface ReportBrowser {
   check(file: string, options?: { screenshot?: string; timeoutMs?: number }): Promise<ReportCheck>;
+  /** Parses XML with the browser's DOMParser: the parser error, and the testcase/failure counts of JUnit. */
+  parseXml(xml: string): Promise<{ error: string | null; testcases: number; failures: number }>;
   close(): Promise<void>;
 }
 
@@ -49,6 +53,8 @@ const CHARTS_JS = `[...document.querySelectorAll('[data-chart]')].map((el) => ({
   canvas: el.querySelector('canvas') !== null,
   error: el.getAttribute('data-error'),
 }))`;
+
+const HANG_ROWS_JS = `document.querySelectorAll('#hangs tbody tr').length`;
 
 function bounded<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -97,15 +103,30 @@ export async function openReportBrowser(options: { timeoutMs?: number } = {}): P
         await page.waitForFunction(ALL_MARKED_JS, undefined, { timeout: 5000 }).catch(() => undefined);
         const charts = (await page.evaluate(CHARTS_JS)) as ChartCheck[];
         const title = await page.title();
+        const hangRows = (await page.evaluate(HANG_ROWS_JS)) as number;
         if (opts.screenshot !== undefined) await page.screenshot({ path: opts.screenshot, fullPage: true, timeout: limit });
         return {
           title,
           charts,
+          hangRows,
           empty: charts.filter((c) => c.points === null || c.points <= 0 || !c.canvas).map((c) => c.id),
           consoleErrors,
           foreignRequests: requests.filter((u) => !u.startsWith('file://')),
           requests,
         };
+      } finally {
+        await bounded(page.close(), 10_000, 'closing the page').catch(() => undefined);
+      }
+    },
+    async parseXml(xml) {
+      const page = await context.newPage();
+      try {
+        const js = `((xml) => {
+          const doc = new DOMParser().parseFromString(xml, 'application/xml');
+          const err = doc.getElementsByTagName('parsererror')[0];
+          return { error: err ? err.textContent : null, testcases: doc.getElementsByTagName('testcase').length, failures: doc.getElementsByTagName('failure').length };
+        })(${JSON.stringify(xml)})`;
+        return (await page.evaluate(js)) as { error: string | null; testcases: number; failures: number };
       } finally {
         await bounded(page.close(), 10_000, 'closing the page').catch(() => undefined);
       }

@@ -1,0 +1,105 @@
+// report.html in a real browser: headless Chromium opens a real run's report from file:// and must find
+// every chart drawn with data, no console error and no request but the file itself. The same code path
+// makes docs/report.png: `npm run docs:screenshot` (ROUNDLOAD_DOCS_SCREENSHOT=1).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadWorkload } from '../../src/config/index.js';
+import { executeRun } from '../../src/run/index.js';
+import { collectReportData, junitCases, renderJunit, renderReportHtml, type ReportData } from '../../src/report/index.js';
+import { readJsonl } from '../helpers/tmp.js';
+import { CHROMIUM_PATH, chromiumAvailable, openReportBrowser, type ReportBrowser } from '../helpers/browser.js';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const SCREENSHOT = process.env.ROUNDLOAD_DOCS_SCREENSHOT === '1' ? join(ROOT, 'docs', 'report.png') : undefined;
+
+// Without Chromium the test skips on a workstation, but fails in CI (which installs it: see .ci/run).
+const missing = chromiumAvailable() ? null : `Chromium not found at ${CHROMIUM_PATH} (apt-get install chromium; CHROMIUM_PATH overrides)`;
+const skip = missing !== null && process.env.CI === undefined ? missing : false;
+
+let browser: ReportBrowser | null = null;
+before(async () => {
+  if (missing !== null) return;
+  browser = await openReportBrowser();
+});
+after(async () => {
+  await browser?.close();
+  if (workDir !== null) rmSync(workDir, { recursive: true, force: true });
+});
+
+test('Chromium is installed where CI expects it', { skip }, () => {
+  assert.equal(missing, null, missing ?? '');
+});
+
+// One real run serves both tests (the second breaks a copy of its data).
+let shared: Promise<{ out: string; data: ReportData }> | null = null;
+let workDir: string | null = null;
+function realRun(): Promise<{ out: string; data: ReportData }> {
+  workDir ??= mkdtempSync(join(tmpdir(), 'roundload-report-browser-'));
+  shared ??= makeRun(workDir);
+  return shared;
+}
+
+async function makeRun(dir: string): Promise<{ out: string; data: ReportData }> {
+  const out = join(dir, 'run');
+  // Small windows so a few seconds of run give lines over time, not single points; one stream stalls in
+  // round 3 so the hang table, the hang markers and a failing JUnit case are on the page too.
+  const workload = await loadWorkload('workloads/smoke.yaml', {
+    agents: 3,
+    rounds: 6,
+    set: ['window_s=1', 'watchdog.stall_ms=1000', 'engine.faults=[{kind: stall_mid_stream, from_round: 3, times: 1}]'],
+  });
+  const result = await executeRun({ workload, out });
+  assert.equal(result.status, 'completed');
+  return { out, data: await collectReportData(out, result.summary) };
+}
+
+test('a real run\'s report.html opens offline with every chart drawn with data, no console errors and no request but file://', { skip, timeout: 90_000 }, async () => {
+  assert.ok(browser, missing ?? 'browser');
+  const { out, data } = await realRun();
+  const expected = [...data.charts.latency, ...data.charts.time, ...data.charts.gauges, ...data.charts.client].map((c) => c.id);
+  for (const id of ['latency-ttft', 'latency-itl', 'latency-e2e', 'throughput', 'latency-over-time', 'in-flight', 'client-loop']) assert.ok(expected.includes(id), `${id} is in the report data`);
+  const scrapes = readJsonl(join(out, 'gauges.jsonl')).length;
+  assert.equal(data.charts.gauges.length > 0, scrapes > 0, `gauge charts exactly when gauges.jsonl has scrapes (${scrapes})`);
+
+  if (SCREENSHOT !== undefined) mkdirSync(join(ROOT, 'docs'), { recursive: true });
+  const page = await browser.check(join(out, 'report.html'), SCREENSHOT === undefined ? {} : { screenshot: SCREENSHOT });
+  assert.equal(page.title, 'roundload · smoke · completed');
+  assert.equal(data.summary.totals.hangs, 1, 'the stall fault fired once');
+  assert.equal(page.hangRows, 1, 'the hang is in the table');
+  assert.ok(data.charts.time.every((c) => c.markers.length === 1), 'and marked on the time charts');
+  assert.deepEqual(page.charts.map((c) => c.id).sort(), [...expected].sort(), 'every chart of the data has its element');
+  assert.deepEqual(page.empty, [], `charts without data: ${JSON.stringify(page.charts)}`);
+  for (const c of page.charts) assert.ok(c.points !== null && c.points > 0 && c.canvas && c.error === null, JSON.stringify(c));
+  assert.deepEqual(page.consoleErrors, []);
+  assert.deepEqual(page.foreignRequests, []);
+  assert.deepEqual(page.requests, [new URL(`file://${join(out, 'report.html')}`).href]);
+
+  // junit.xml of the same run is well-formed XML by the browser's own parser, with the cases counted.
+  const xml = await browser.parseXml(readFileSync(join(out, 'junit.xml'), 'utf8'));
+  assert.equal(xml.error, null);
+  assert.equal(xml.testcases, Number(/<testsuite [^>]*tests="(\d+)"/.exec(renderJunit(data.summary))![1]));
+  assert.deepEqual(xml.failures, junitCases(data.summary).filter((c) => c.failure !== null).length);
+  assert.ok(xml.failures >= 1, 'the hang fails "no hangs"');
+});
+
+test('the checker catches a chart whose data is empty (the same page, one chart\'s series broken)', { skip, timeout: 90_000 }, async () => {
+  assert.ok(browser, missing ?? 'browser');
+  const { out, data } = await realRun();
+  const broken = structuredClone(data);
+  const victim = broken.charts.latency[1]!;
+  victim.series = victim.series.map((s) => ({ ...s, values: s.values.map(() => null) }));
+  const file = join(out, 'broken.html');
+  writeFileSync(file, renderReportHtml(broken));
+  const page = await browser.check(file);
+  assert.deepEqual(page.empty, [victim.id], 'exactly the broken chart is reported empty');
+  const c = page.charts.find((x) => x.id === victim.id)!;
+  assert.equal(c.points, 0);
+  assert.equal(c.canvas, false);
+  // And the intact page of the same run passes, so the difference is the data alone.
+  const intact = join(out, 'intact.html');
+  writeFileSync(intact, renderReportHtml(data));
+  assert.deepEqual((await browser.check(intact)).empty, []);
+});
