@@ -7,7 +7,7 @@ import { hostname, platform, cpus } from 'node:os';
 import { resolve } from 'node:path';
 import { SummaryBuilder, DEFAULT_THRESHOLDS, type Summary, type ThresholdLimits } from '../analysis/index.js';
 import { HistogramSet, type HistogramsFile } from '../metrics/index.js';
-import { RESULTS_SCHEMA_VERSION, type ClientSampleEvent, type RequestRecord } from '../types/index.js';
+import { RESULTS_SCHEMA_VERSION, type CanaryEvent, type ClientSampleEvent, type RequestRecord } from '../types/index.js';
 import { ResultsError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { resultPath, writeJsonAtomic } from './folder.js';
@@ -259,6 +259,7 @@ export async function mergeRuns(dirs: readonly string[], options: MergeOptions):
         if (file === 'events' && e.kind === 'client_sample' && typeof e.loop_delay_p99_ms === 'number' && typeof e.loop_utilization === 'number') {
           builder.addClientSample(e as unknown as ClientSampleEvent);
         }
+        if (file === 'events' && e.kind === 'canary' && typeof line.run_ms === 'number' && (e.leg === 'proxied' || e.leg === 'direct')) builder.addCanary(line as unknown as CanaryEvent);
         writer.write(line);
       },
     );

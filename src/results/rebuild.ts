@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { SummaryBuilder, DEFAULT_THRESHOLDS, type Summary, type ThresholdLimits } from '../analysis/index.js';
 import { thresholdsSchema } from '../config/index.js';
 import { HistogramSet, type HistogramsFile } from '../metrics/index.js';
-import type { ClientSampleEvent, RequestRecord, RunEndEvent, ScrapeEvent } from '../types/index.js';
+import type { CanaryEvent, ClientSampleEvent, RequestRecord, RunEndEvent, ScrapeEvent } from '../types/index.js';
 import { resultPath } from './folder.js';
 import { describeSkipped, isKindLine, readJsonlFile, readManifest, type JsonlFileReport, type RunManifest } from './read.js';
 
@@ -38,6 +38,10 @@ export function isRequestRecord(v: unknown): v is RequestRecord {
 
 function isClientSample(v: unknown): v is ClientSampleEvent {
   return isKindLine(v) && v.kind === 'client_sample' && typeof v.loop_delay_p99_ms === 'number' && typeof v.loop_utilization === 'number';
+}
+
+function isCanary(v: unknown): v is CanaryEvent {
+  return isKindLine(v) && v.kind === 'canary' && typeof v.run_ms === 'number' && (v.leg === 'proxied' || v.leg === 'direct') && typeof v.status === 'string';
 }
 
 export function isScrapeEvent(v: unknown): v is ScrapeEvent {
@@ -112,6 +116,7 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
   const events = await readJsonlFile(resultPath(dir, 'events'), isKindLine, (e) => {
     seen(e.t);
     if (isClientSample(e)) builder.addClientSample(e);
+    else if (isCanary(e)) builder.addCanary(e);
     else if (e.kind === 'run_end') runEnd = e as unknown as RunEndEvent;
   });
   if (!events.exists) notes.push('events.jsonl missing: no client samples, hangs or run events');
