@@ -55,6 +55,14 @@ export const engineFaultSchema = z.discriminatedUnion('kind', [
     after_chunks: afterChunks(2),
     ...selector,
   }),
+  /** Stream `after_chunks` data events, then end the response cleanly, without a finish_reason or [DONE]
+   * (class `truncated_stream`). */
+  z.strictObject({
+    kind: z.literal('end_mid_stream'),
+    /** Data events sent before the end. @default 2 */
+    after_chunks: afterChunks(2),
+    ...selector,
+  }),
   /** Answer with an HTTP error (an OpenAI-style JSON error body) instead of a completion. */
   z.strictObject({
     kind: z.literal('http_error'),

@@ -23,7 +23,7 @@ type CloseIdle = Extract<EngineFault, { kind: 'close_idle' }>;
 type RequestFault = Exclude<EngineFault, CloseIdle>;
 type StreamFault = Extract<RequestFault, { after_chunks: number }>;
 
-const STREAM_KINDS: ReadonlySet<EngineFaultKind> = new Set(['stall_mid_stream', 'drip', 'close_mid_stream', 'malformed_sse', 'bad_tool_arguments']);
+const STREAM_KINDS: ReadonlySet<EngineFaultKind> = new Set(['stall_mid_stream', 'drip', 'close_mid_stream', 'end_mid_stream', 'malformed_sse', 'bad_tool_arguments']);
 /** After a graceful close mid-stream, a socket the client does not close is destroyed this much later. */
 const CLOSE_FALLBACK_MS = 1000;
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' } as const;
@@ -337,6 +337,10 @@ class FaultedStream implements ChatResponse {
         this.#injector.timer(() => socket?.destroy(), CLOSE_FALLBACK_MS);
         return;
       }
+      case 'end_mid_stream':
+        this.#state = 'closed';
+        res.end();
+        return;
       case 'malformed_sse':
         res.write(`${this.#fault.line}\n\n`);
         return;
