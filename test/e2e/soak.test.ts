@@ -1,0 +1,85 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseWorkload } from '../../src/config/index.js';
+import { executeRun } from '../../src/run/index.js';
+import { readJsonl, resultPath } from '../../src/results/index.js';
+import type { RequestRecord } from '../../src/types/index.js';
+import { tempDir } from '../helpers/tmp.js';
+
+async function records(dir: string): Promise<RequestRecord[]> {
+  const out: RequestRecord[] = [];
+  await readJsonl(resultPath(dir, 'requests'), (v) => out.push(v as RequestRecord));
+  return out;
+}
+
+function byConversation(rs: readonly RequestRecord[]): Map<string, RequestRecord[]> {
+  const out = new Map<string, RequestRecord[]>();
+  for (const r of rs) out.set(r.conversation, [...(out.get(r.conversation) ?? []), r]);
+  for (const list of out.values()) list.sort((a, b) => a.round - b.round);
+  return out;
+}
+
+const ENGINE = 'engine: {decode_step_ms: 3, output_tokens_min: 10, output_tokens_max: 40}\n';
+
+test('an 8 s soak: agents restart conversations at agents.rounds until the duration, and every 2 s window shows figures', async (t) => {
+  const workload = parseWorkload(`name: soak\nduration: 8s\nwindow_s: 2\nagents: {count: 4, rounds: 3, think_time_ms: 50}\n${ENGINE}`, 'soak.yaml');
+  const out = join(tempDir(t), 'run');
+  const started = performance.now();
+  const result = await executeRun({ workload, out });
+  const wallS = (performance.now() - started) / 1000;
+  assert.equal(result.status, 'completed');
+  assert.ok(wallS >= 8 && wallS < 12, `ran ${wallS.toFixed(1)} s for an 8 s duration`);
+  const rs = await records(out);
+  assert.equal(result.summary.totals.requests, rs.length);
+  assert.ok(rs.every((r) => r.status === 'ok'), JSON.stringify(rs.find((r) => r.status !== 'ok')));
+  assert.ok(Math.max(...rs.map((r) => r.run_ms)) < 8000 + 1000, 'no request is sent after the duration');
+
+  const conversations = byConversation(rs);
+  for (let agent = 0; agent < 4; agent += 1) {
+    const ids = [...conversations.keys()].filter((id) => id.startsWith(`a${agent}-`));
+    assert.ok(ids.length >= 3, `agent ${agent} ran ${ids.length} conversations`);
+    const ordinals = ids.map((id) => Number(id.split('-c')[1])).sort((a, b) => a - b);
+    assert.deepEqual(ordinals, Array.from({ length: ids.length }, (_, i) => i + 1), 'a<agent>-c1, -c2, … with no gap');
+    for (const id of ids) {
+      const rounds = conversations.get(id)!.map((r) => r.round);
+      // Every conversation counts rounds from 1; only the one the duration cut short has fewer than 3.
+      assert.deepEqual(rounds, Array.from({ length: rounds.length }, (_, i) => i + 1), id);
+      if (id !== `a${agent}-c${ids.length}`) assert.equal(rounds.length, 3, id);
+    }
+  }
+  // A fresh conversation starts from the first prompt again: round 1 prompts stay level, round 3 is bigger.
+  const round1 = rs.filter((r) => r.round === 1).map((r) => r.prompt_tokens!);
+  const round3 = rs.filter((r) => r.round === 3).map((r) => r.prompt_tokens!);
+  assert.ok(Math.max(...round1) - Math.min(...round1) < 0.1 * Math.min(...round1), `round 1 prompts ${Math.min(...round1)}–${Math.max(...round1)}`);
+  assert.ok(Math.min(...round3) > Math.max(...round1));
+
+  const windows = result.summary.windows;
+  assert.ok(windows.length >= 4, `${windows.length} windows`);
+  assert.deepEqual(windows.slice(0, 4).map((w) => w.start_s), [0, 2, 4, 6], 'consecutive 2 s windows');
+  for (const w of windows.slice(0, 4)) {
+    assert.ok(w.requests > 0 && w.output_tokens_per_s > 0 && w.ttft_p99_ms !== null, JSON.stringify(w));
+  }
+  assert.equal(windows.reduce((n, w) => n + w.requests, 0), rs.length, 'every request is in exactly one window');
+  assert.deepEqual(result.summary.thresholds, { ok: true, results: [{ name: 'hangs', limit: 0, actual: 0, ok: true, message: '0 hung requests ≤ limit 0' }] });
+});
+
+test('a context cap ends conversations before their rounds, and the agent starts a fresh one', async (t) => {
+  const workload = parseWorkload(`name: capped\nduration: 3s\nagents: {count: 2, rounds: 50, think_time_ms: 0}\nconversation: {max_context_tokens: 2500}\n${ENGINE}`, 'capped.yaml');
+  const out = join(tempDir(t), 'run');
+  const result = await executeRun({ workload, out });
+  assert.equal(result.status, 'completed');
+  const conversations = byConversation(await records(out));
+  for (let agent = 0; agent < 2; agent += 1) {
+    const ids = [...conversations.keys()].filter((id) => id.startsWith(`a${agent}-`)).sort((a, b) => Number(a.split('-c')[1]) - Number(b.split('-c')[1]));
+    assert.ok(ids.length >= 2, `agent ${agent} restarted (${ids.length} conversations)`);
+    for (const id of ids.slice(0, -1)) {
+      const list = conversations.get(id)!;
+      assert.ok(list.length >= 2 && list.length < 50, `${id} ended at the cap after ${list.length} rounds`);
+      // The request that took it to the cap went out; the next one would have been past it.
+      const last = list.at(-1)!;
+      assert.ok(last.request_bytes / 4 < 2500 * 1.3, `${id}'s last request was near the cap (${Math.round(last.request_bytes / 4)} tokens)`);
+    }
+  }
+});
