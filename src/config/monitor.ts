@@ -92,21 +92,23 @@ export const monitorSchema = z.strictObject({
 });
 export type MonitorSettings = z.output<typeof monitorSchema>;
 
+const faultGauge = () => z.enum(['num_prefill_inflight_queue_reqs', 'num_running_reqs', 'num_queue_reqs']).default('num_prefill_inflight_queue_reqs');
+
 /** A fault of the embedded engine's gauges, to prove the verdicts: `pin` sticks a gauge at 1 and stops the
  * flow (KV transfers never finish); `rotate` shows rotating load (the gauge at 1, dropping to 0 for `dip_ms`
  * at the end of every `period_s`) while requests complete normally. */
 export const gaugeFaultSchema = z.discriminatedUnion('kind', [
   z.strictObject({
     kind: z.literal('pin'),
-    /** The gauge reported stuck at 1. @default "num_prefill_inflight_queue_reqs" */
-    gauge: metricName().default('num_prefill_inflight_queue_reqs'),
+    /** The gauge reported stuck at 1 (one of the engine's request gauges). @default "num_prefill_inflight_queue_reqs" */
+    gauge: faultGauge(),
     /** Seconds after the engine starts when the pin begins (before it, all is normal). @default 0 */
     after_s: z.number().min(0).default(0),
   }),
   z.strictObject({
     kind: z.literal('rotate'),
-    /** The gauge that rotates. @default "num_prefill_inflight_queue_reqs" */
-    gauge: metricName().default('num_prefill_inflight_queue_reqs'),
+    /** The gauge that rotates (one of the engine's request gauges). @default "num_prefill_inflight_queue_reqs" */
+    gauge: faultGauge(),
     /** One rotation: at 1 for `period_s` minus `dip_ms`, then 0 for `dip_ms`. @default 30 */
     period_s: z.number().positive().default(30),
     /** How long each dip to 0 lasts. @default 500 */

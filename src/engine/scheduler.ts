@@ -37,6 +37,13 @@ export interface SchedulerGauges {
   readonly genTokensPerSec: number;
 }
 
+/** Where the published gauges (gauges.ts) hook in: stats logging, and the pin fault holding transfers. */
+export interface SchedulerHooks {
+  onPrefillBatch?(): void;
+  onDecodeStep?(step: number): void;
+  holdTransfers?(): boolean;
+}
+
 type Stage = 'waiting' | 'prefill' | 'transfer' | 'running' | 'done' | 'cancelled';
 
 interface Task {
@@ -92,6 +99,7 @@ export class Scheduler {
   private steps = 0;
   private readonly rate = new TokenRate();
   private closed = false;
+  hooks: SchedulerHooks = {};
 
   constructor(private readonly settings: EngineSettings) {}
 
@@ -156,6 +164,7 @@ export class Scheduler {
     }
     if (this.prefillBatch.length === 0) return;
     this.prefillBusy = true;
+    this.hooks.onPrefillBatch?.();
     const ms = (tokens / 1000) * this.settings.prefill_ms_per_1k_tokens;
     this.cancelPrefillTimer = this.after(ms, () => this.finishPrefill());
   }
@@ -174,6 +183,12 @@ export class Scheduler {
   }
 
   private transfer(task: Task): void {
+    if (this.hooks.holdTransfers?.() === true) {
+      // A pinned transfer: it never completes (until the client goes away and cancels it).
+      task.stage = 'transfer';
+      this.transferring.add(task);
+      return;
+    }
     if (this.settings.kv_transfer_ms <= 0) {
       this.join(task);
       return;
@@ -223,6 +238,7 @@ export class Scheduler {
       }
     }
     this.rate.add(tokens, performance.now());
+    this.hooks.onDecodeStep?.(this.steps);
     this.startPrefill();
     this.scheduleStep(true);
   }

@@ -5,6 +5,7 @@ import type { EngineFaultKind } from '../config/index.js';
 import { Histogram, type MetricFamily } from './metrics.js';
 import { PrefixCache } from './prefix-cache.js';
 import { Scheduler } from './scheduler.js';
+import { PublishedGauges, type SchedulerGaugeValues } from './gauges.js';
 import { FaultInjector } from './faults.js';
 
 /** Counters and current state of an engine. Token totals are over finished (or aborted) requests. */
@@ -45,6 +46,8 @@ export class EngineState {
   readonly faults: FaultInjector;
   readonly ttftSeconds = new Histogram(TTFT_BUCKETS_S);
   readonly e2eSeconds = new Histogram(E2E_BUCKETS_S);
+  /** Scheduler gauges as /metrics shows them: refreshed on stats logging, with `engine.gauge_fault`. */
+  readonly published: PublishedGauges;
   requests = 0;
   rejected = 0;
   active = 0;
@@ -62,6 +65,8 @@ export class EngineState {
     readonly modelName: string,
   ) {
     this.scheduler = new Scheduler(settings);
+    this.published = new PublishedGauges(settings, () => this.liveGauges());
+    this.scheduler.hooks = this.published;
     this.faults = new FaultInjector(settings.faults, settings.seed);
   }
 
@@ -85,18 +90,32 @@ export class EngineState {
     };
   }
 
-  /** The SGLang series this engine exposes, read live (SGLang refreshes its gauges only every few steps). */
-  metricFamilies(): MetricFamily[] {
+  /** The scheduler gauges as they are right now (what a stats log publishes). */
+  liveGauges(): SchedulerGaugeValues {
     const g = this.scheduler.gauges();
-    const hitRate = this.admittedPromptTokens === 0 ? 0 : this.admittedCachedTokens / this.admittedPromptTokens;
+    return {
+      num_running_reqs: g.running,
+      num_queue_reqs: g.waiting,
+      num_prefill_inflight_queue_reqs: g.transferring,
+      num_used_tokens: g.usedTokens,
+      token_usage: g.usedTokens / KV_CAPACITY_TOKENS,
+      gen_throughput: g.genTokensPerSec,
+      cache_hit_rate: this.admittedPromptTokens === 0 ? 0 : this.admittedCachedTokens / this.admittedPromptTokens,
+    };
+  }
+
+  /** The SGLang series this engine exposes: scheduler gauges as last published (SGLang refreshes them only when
+   * it logs stats), counters and histograms live. */
+  metricFamilies(): MetricFamily[] {
+    const g = this.published.read();
     return [
-      { name: 'sglang:num_running_reqs', help: 'The number of running requests.', type: 'gauge', value: g.running },
-      { name: 'sglang:num_queue_reqs', help: 'The number of requests in the waiting queue.', type: 'gauge', value: g.waiting },
-      { name: 'sglang:num_prefill_inflight_queue_reqs', help: 'The number of requests in the prefill inflight (KV transfer) queue.', type: 'gauge', value: g.transferring },
-      { name: 'sglang:num_used_tokens', help: 'The number of used KV cache tokens.', type: 'gauge', value: g.usedTokens },
-      { name: 'sglang:token_usage', help: 'The token usage (fraction of the KV cache in use).', type: 'gauge', value: g.usedTokens / KV_CAPACITY_TOKENS },
-      { name: 'sglang:gen_throughput', help: 'The generation throughput (token/s).', type: 'gauge', value: g.genTokensPerSec },
-      { name: 'sglang:cache_hit_rate', help: 'The prefix cache hit rate.', type: 'gauge', value: hitRate },
+      { name: 'sglang:num_running_reqs', help: 'The number of running requests.', type: 'gauge', value: g.num_running_reqs },
+      { name: 'sglang:num_queue_reqs', help: 'The number of requests in the waiting queue.', type: 'gauge', value: g.num_queue_reqs },
+      { name: 'sglang:num_prefill_inflight_queue_reqs', help: 'The number of requests in the prefill inflight (KV transfer) queue.', type: 'gauge', value: g.num_prefill_inflight_queue_reqs },
+      { name: 'sglang:num_used_tokens', help: 'The number of used KV cache tokens.', type: 'gauge', value: g.num_used_tokens },
+      { name: 'sglang:token_usage', help: 'The token usage (fraction of the KV cache in use).', type: 'gauge', value: g.token_usage },
+      { name: 'sglang:gen_throughput', help: 'The generation throughput (token/s).', type: 'gauge', value: g.gen_throughput },
+      { name: 'sglang:cache_hit_rate', help: 'The prefix cache hit rate.', type: 'gauge', value: g.cache_hit_rate },
       { name: 'sglang:prompt_tokens_total', help: 'Number of prefill tokens processed.', type: 'counter', value: this.promptTokens },
       { name: 'sglang:generation_tokens_total', help: 'Number of generation tokens processed.', type: 'counter', value: this.completionTokens },
       { name: 'sglang:num_requests_total', help: 'Number of requests processed.', type: 'counter', value: this.completed + this.aborted },

@@ -44,7 +44,7 @@ describe('engine scheduler', () => {
   });
 
   it('requests past max_running_requests wait in the queue gauge, then all complete', async (t) => {
-    const e = await engine({ max_running_requests: 2, decode_step_ms: 10, decode_step_ms_per_running: 0, kv_transfer_ms: 0, output_tokens_min: 15, output_tokens_max: 15 }, t);
+    const e = await engine({ max_running_requests: 2, decode_step_ms: 10, decode_step_ms_per_running: 0, kv_transfer_ms: 0, output_tokens_min: 15, output_tokens_max: 15, stats_interval_steps: 0 }, t);
     const streams = Array.from({ length: 5 }, (_, i) => streamChat(e.url, { messages: [USER(`queued ${i}`)] }));
     await until(() => e.stats().running === 2, 2_000, 'two running streams');
     const metrics = (await getText(e.url, '/metrics')).text;
@@ -67,7 +67,7 @@ describe('engine scheduler', () => {
   });
 
   it('prefill and KV transfer delay the first token; the transfer shows in num_prefill_inflight_queue_reqs', async (t) => {
-    const e = await engine({ prefill_ms_per_1k_tokens: 100, kv_transfer_ms: 150, decode_step_ms: 1, output_tokens_min: 3, output_tokens_max: 3 }, t);
+    const e = await engine({ prefill_ms_per_1k_tokens: 100, kv_transfer_ms: 150, decode_step_ms: 1, output_tokens_min: 3, output_tokens_max: 3, stats_interval_steps: 0 }, t);
     const started = performance.now();
     // About 1000 uncached tokens: ~100 ms prefill, then 150 ms transfer.
     const pending = streamChat(e.url, { messages: [USER('x'.repeat(4_000))] });
@@ -86,7 +86,7 @@ describe('engine scheduler', () => {
   });
 
   it('a client that disconnects mid-stream is dropped from the batch at once', async (t) => {
-    const e = await engine({ decode_step_ms: 2, decode_step_ms_per_running: 0, kv_transfer_ms: 0, output_tokens_min: 5_000, output_tokens_max: 5_000 }, t);
+    const e = await engine({ decode_step_ms: 2, decode_step_ms_per_running: 0, kv_transfer_ms: 0, output_tokens_min: 5_000, output_tokens_max: 5_000, stats_interval_steps: 0 }, t);
     const errors: unknown[] = [];
     const onError = (err: unknown): void => void errors.push(err);
     process.on('uncaughtException', onError);
