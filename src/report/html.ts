@@ -45,6 +45,11 @@ function fmtTime(iso: string | null | undefined): string {
   return Number.isNaN(d.getTime()) ? iso : d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
 }
 
+/** A time that must not wrap (the table cell carries its own nowrap span). */
+function timeCell(iso: string): string {
+  return `<span class="time">${esc(fmtTime(iso))}</span>`;
+}
+
 function fmtDuration(s: number): string {
   if (!Number.isFinite(s) || s <= 0) return '–';
   if (s < 120) return `${s.toFixed(1)} s`;
@@ -209,7 +214,7 @@ function hangsSection(d: ReportData): string {
     ['by round', countsLine(h.by_round)],
     ['by socket reuse (nth request)', countsLine(h.by_connection_reuse)],
   ]);
-  const rows = d.hangs.map((r) => [esc(fmtTime(r.t)), fmtNum(r.run_s, 1), String(r.agent), esc(r.conversation), String(r.round), badge(r.hang_phase, 'bad'), esc(r.deadline) + (r.deadline_ms === null ? '' : ` ${fmtNum(r.deadline_ms)}`), fmtNum(r.last_byte_age_ms), esc(r.connection_id ?? '–'), r.connection_nth === null ? '–' : String(r.connection_nth), fmtNum(r.connection_idle_ms), esc(r.path), fmtNum(r.chunks)]);
+  const rows = d.hangs.map((r) => [timeCell(r.t), fmtNum(r.run_s, 1), String(r.agent), esc(r.conversation), String(r.round), badge(r.hang_phase, 'bad'), esc(r.deadline) + (r.deadline_ms === null ? '' : ` ${fmtNum(r.deadline_ms)}`), fmtNum(r.last_byte_age_ms), esc(r.connection_id ?? '–'), r.connection_nth === null ? '–' : String(r.connection_nth), fmtNum(r.connection_idle_ms), esc(r.path), fmtNum(r.chunks)]);
   const more = d.hangs_total > d.hangs.length ? `<p class="chart-note">${fmtNum(d.hangs_total - d.hangs.length)} more hangs in events.jsonl</p>` : '';
   const tableHtml = rows.length === 0 ? empty('events.jsonl holds no hang events (the counts come from requests.jsonl)') : table(['time', 's', 'agent', 'conversation', 'round', 'phase', 'deadline ms', 'last byte age ms', 'socket', 'nth on socket', 'idle ms before', 'path', 'chunks'], rows, [false, true, true, false, true, false, false, true, false, true, true, false, true]);
   return `<section id="hangs"><h2>Hangs <span class="count">${fmtNum(h.total)}</span></h2>${by}${tableHtml}${more}</section>`;
@@ -247,7 +252,7 @@ function clientSection(d: ReportData): string {
 
 function eventsSection(d: ReportData): string {
   const counts = Object.keys(d.events_by_kind).length === 0 ? 'none' : countsLine(d.events_by_kind);
-  const rows = d.events.map((e) => [esc(fmtTime(e.t)), e.run_s === null ? '–' : fmtNum(e.run_s, 1), `<code>${esc(e.kind)}</code>`, `<span class="event-text">${esc(e.text)}</span>`]);
+  const rows = d.events.map((e) => [timeCell(e.t), e.run_s === null ? '–' : fmtNum(e.run_s, 1), `<code>${esc(e.kind)}</code>`, `<span class="event-text">${esc(e.text)}</span>`]);
   const body = rows.length === 0 ? '' : table(['time', 's', 'kind', 'details'], rows, [false, true, false, false]);
   return `<section id="events"><h2>Events</h2><p>events.jsonl: ${counts}</p>${body}</section>`;
 }
@@ -297,6 +302,7 @@ table{border-collapse:collapse;width:100%;font-size:13px}
 th,td{padding:6px 10px;text-align:left;border-bottom:1px solid var(--line);vertical-align:top}
 th{background:#f1f5f9;font-weight:600;white-space:nowrap;position:sticky;top:0}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.time{white-space:nowrap}
 tbody tr:nth-child(even){background:#f8fafc}
 tbody tr:last-child td{border-bottom:none}
 .empty-note{color:var(--muted);font-style:italic}

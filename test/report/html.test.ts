@@ -53,7 +53,7 @@ test('every chart in the data has its data-chart element, and the sections carry
   assert.deepEqual(ids, ['latency-ttft', 'latency-itl', 'latency-e2e', 'throughput', 'latency-over-time', 'gauge-engine-sglang_num_prefill_inflight_queue_reqs', 'gauge-engine-sglang_num_running_reqs', 'client-loop', 'in-flight']);
   for (const id of ids) assert.equal(html.split(`data-chart="${id}"`).length - 1, 1, `one element for ${id}`);
   // The hang table: agent, conversation, round, phase, socket, nth, idle, path.
-  const hangRow = /<tr><td>2026-01-01 00:00:06Z<\/td><td class="num">6\.5<\/td><td class="num">1<\/td><td>a1-c1<\/td><td class="num">5<\/td><td><span class="badge bad">mid_stream<\/span><\/td><td>stall_ms 500<\/td><td class="num">500<\/td><td>c2<\/td><td class="num">3<\/td><td class="num">110<\/td><td>direct<\/td>/;
+  const hangRow = /<tr><td><span class="time">2026-01-01 00:00:06Z<\/span><\/td><td class="num">6\.5<\/td><td class="num">1<\/td><td>a1-c1<\/td><td class="num">5<\/td><td><span class="badge bad">mid_stream<\/span><\/td><td>stall_ms 500<\/td><td class="num">500<\/td><td>c2<\/td><td class="num">3<\/td><td class="num">110<\/td><td>direct<\/td>/;
   assert.match(html, hangRow);
   assert.match(html, /Hangs <span class="count">1<\/span>/);
   assert.match(html, /probe/);
