@@ -263,9 +263,10 @@ function sameLabels(a: Record<string, string>, b: Record<string, string>): boole
 
 const stripPrefix = (name: string) => name.replace(/^sglang:/, '');
 
-/** Counters are drawn as a per-second rate: their level says nothing, their slope is the flow. */
-export function isCounterName(name: string): boolean {
-  return /_total$/.test(name);
+/** Counters are drawn as a per-second rate: their level says nothing, their slope is the flow. The
+ * exposition's TYPE (a sample's `type`) decides; files without it fall back to the `_total` suffix. */
+export function isCounterName(name: string, type?: 'gauge' | 'counter'): boolean {
+  return type === undefined ? /_total$/.test(name) : type === 'counter';
 }
 
 interface SeriesAcc {
@@ -278,7 +279,7 @@ interface TargetAcc {
   scrapes: number;
   failed: number;
   firstError: string | null;
-  families: Map<string, Map<string, SeriesAcc>>;
+  families: Map<string, { type: 'gauge' | 'counter' | undefined; series: Map<string, SeriesAcc> }>;
 }
 
 /** Scrape health per monitored target, for the gauges section. */
@@ -311,14 +312,15 @@ export class GaugeSeriesBuilder {
       if (!Number.isFinite(sample.value)) continue;
       let family = t.families.get(sample.name);
       if (family === undefined) {
-        family = new Map();
+        family = { type: sample.type, series: new Map() };
         t.families.set(sample.name, family);
       }
+      family.type ??= sample.type;
       const key = labelKey(sample.labels);
-      let series = family.get(key);
+      let series = family.series.get(key);
       if (series === undefined) {
         series = { labels: sample.labels, values: [] };
-        family.set(key, series);
+        family.series.set(key, series);
       }
       while (series.values.length < i) series.values.push(null);
       series.values[i] = sample.value;
@@ -337,8 +339,8 @@ export class GaugeSeriesBuilder {
       const order = [...t.x.keys()].sort((a, b) => t.x[a]! - t.x[b]!);
       const x = order.map((i) => t.x[i]!);
       for (const [name, family] of [...t.families.entries()].sort(([a], [b]) => a.localeCompare(b))) {
-        const counter = isCounterName(name);
-        let series = [...family.values()].map((s) => {
+        const counter = isCounterName(name, family.type);
+        let series = [...family.series.values()].map((s) => {
           const raw = order.map((i) => s.values[i] ?? null);
           return { labels: s.labels, values: counter ? rate(x, raw) : raw };
         });

@@ -61,6 +61,18 @@ test('counters are drawn as a per-second rate, a reset leaves a gap', () => {
   assert.deepEqual(c!.series[0]!.values, [null, 5, 10, null, 5]);
 });
 
+test('the exposition TYPE decides what is a counter; the _total suffix only when a file has no type', () => {
+  const g = new GaugeSeriesBuilder();
+  [0, 4, 8].forEach((v, i) =>
+    g.add(scrape(i * 1000, [{ ...gauge('sglang:cache_hit_tokens', v), type: 'counter' }, { ...gauge('odd_total', v), type: 'gauge' }])),
+  );
+  const charts = g.charts([], []);
+  assert.deepEqual(charts.map((c) => [c.id, c.series[0]!.values]), [
+    ['gauge-engine-odd_total', [0, 4, 8]],
+    ['gauge-engine-sglang_cache_hit_tokens', [null, 4, 4]],
+  ]);
+});
+
 test('a family whose scrapes never carried a value gets no chart', () => {
   const g = new GaugeSeriesBuilder();
   g.add(scrape(0, [], { ok: false, error: 'connection refused' }));
