@@ -147,7 +147,7 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
       notes.push(`run.json still said "running" but events.jsonl has run_end (${end.status}): the process died while writing its final files`);
     } else {
       status = 'killed';
-      notes.push(`run.json still said "running" and events.jsonl has no run_end: the run was killed before it finished (status "killed"); the summary covers the ${requests.records} requests it recorded`);
+      notes.push(`run.json still said "running" and events.jsonl has no run_end: the run was killed before it finished (status "killed"; if it is in fact still going, report it again once it ends); the summary covers the ${requests.records} requests it recorded`);
     }
   }
   let endedAt = manifest.ended_at ?? end?.t ?? null;

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeClock, RequestWatch, type Deadlines } from '../../src/watchdog/index.js';
+import { FakeClock, RequestWatch, backstopTimeouts, BACKSTOP_SLACK_MS, type Deadlines } from '../../src/watchdog/index.js';
 import type { HangVerdict } from '../../src/watchdog/index.js';
 
 const deadlines: Deadlines = { connectMs: 1000, headersMs: 5000, firstTokenMs: 20_000, stallMs: 3000, totalMs: 60_000 };
@@ -136,4 +136,12 @@ test('waitForTotal outside a hang callback does nothing, and a stop while waitin
   assert.equal(clock2.pendingTimers, 1);
   w2.stop();
   assert.equal(clock2.pendingTimers, 0);
+});
+
+test('undici backstops never fire before a watchdog deadline: the body timer covers a silent prefill, and wait keeps both to total_ms', () => {
+  const w = { connect_ms: 10_000, headers_ms: 60_000, first_token_ms: 120_000, stall_ms: 30_000, total_ms: 600_000, on_hang: 'abort' as const };
+  // Regression: bodyTimeout was stall_ms + 5 s, so a 40 s prefill (within first_token_ms) became an `other` error.
+  assert.deepEqual(backstopTimeouts(w), { headersTimeoutMs: 60_000 + BACKSTOP_SLACK_MS, bodyTimeoutMs: 120_000 + BACKSTOP_SLACK_MS });
+  assert.deepEqual(backstopTimeouts({ ...w, first_token_ms: 1000 }).bodyTimeoutMs, 30_000 + BACKSTOP_SLACK_MS);
+  assert.deepEqual(backstopTimeouts({ ...w, on_hang: 'wait' }), { headersTimeoutMs: 600_000 + BACKSTOP_SLACK_MS, bodyTimeoutMs: 600_000 + BACKSTOP_SLACK_MS });
 });
