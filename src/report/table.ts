@@ -1,4 +1,5 @@
 // The terminal summary: a per-round table and the lines a person reads first (throughput, errors, hangs).
+import { join } from 'node:path';
 import type { Summary, PhaseSummary } from '../analysis/index.js';
 
 function fmtMs(v: number, count: number): string {
@@ -104,5 +105,6 @@ export function formatSummary(s: Summary, dir: string): string {
   }
   out.push(`thresholds ${thresholdsLine(s.thresholds)}`);
   out.push(`results    ${dir}`);
+  out.push(`report     ${join(dir, 'report.html')}  (junit.xml beside it)`);
   return out.join('\n');
 }
