@@ -2,13 +2,13 @@
 // sampling, and the files at the end. Everything is bounded in time; every outcome is written.
 import { hostname, cpus, platform } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { setMaxListeners } from 'node:events';
 import type { Workload } from '../config/index.js';
 import { redactWorkload } from '../config/index.js';
 import { startEngine, type EngineHandle } from '../engine/index.js';
 import { Transport, ConnectionTracker } from '../transport/index.js';
 import { resolveTools, systemPrompt, classifyTransportError } from '../agent/index.js';
 import { SummaryBuilder, type Summary } from '../analysis/index.js';
-import { backstopTimeouts } from '../watchdog/index.js';
 import { createRunFolder, resultPath, writeJsonAtomic } from '../results/index.js';
 import { writeReports } from '../report/index.js';
 import { RESULTS_SCHEMA_VERSION, type PathKind, type RunEvent } from '../types/index.js';
@@ -132,13 +132,15 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
     poolConnections: workload.agents.pool_connections,
     keepAliveTimeoutMs: workload.agents.keep_alive_timeout_ms,
     connectTimeoutMs: w.connect_ms,
-    // undici's deadlines only back the watchdog up and must never fire first.
-    ...backstopTimeouts(w),
+    headersTimeoutMs: w.headers_ms + 5000,
+    bodyTimeoutMs: w.stall_ms + 5000,
   });
   const sampler = new ClientSampler();
   const stop = new AbortController();
   // In-flight requests end on their own signal, STOP_GRACE_MS after a stop, so they may finish first.
   const abortInFlight = new AbortController();
+  // Every in-flight request listens on it.
+  setMaxListeners(0, abortInFlight.signal);
   let status: RunStatus = 'completed';
   let reason: string | null = null;
   const onSignal = (): void => {
