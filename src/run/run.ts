@@ -9,6 +9,7 @@ import { startEngine, type EngineHandle } from '../engine/index.js';
 import { Transport, ConnectionTracker } from '../transport/index.js';
 import { resolveTools, systemPrompt, classifyTransportError } from '../agent/index.js';
 import { SummaryBuilder, type Summary } from '../analysis/index.js';
+import { backstopTimeouts } from '../watchdog/index.js';
 import { createRunFolder, resultPath, writeJsonAtomic } from '../results/index.js';
 import { writeReports } from '../report/index.js';
 import { RESULTS_SCHEMA_VERSION, type PathKind, type RunEvent } from '../types/index.js';
@@ -132,8 +133,8 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
     poolConnections: workload.agents.pool_connections,
     keepAliveTimeoutMs: workload.agents.keep_alive_timeout_ms,
     connectTimeoutMs: w.connect_ms,
-    headersTimeoutMs: w.headers_ms + 5000,
-    bodyTimeoutMs: w.stall_ms + 5000,
+    // undici's deadlines only back the watchdog up and must never fire first.
+    ...backstopTimeouts(w),
   });
   const sampler = new ClientSampler();
   const stop = new AbortController();
