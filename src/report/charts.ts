@@ -165,9 +165,14 @@ export function timeCharts(summary: Summary, hangs: HangMark[]): ChartSpec[] {
   const last = windows[windows.length - 1]!;
   const wallS = summary.run.wall_s;
   if (wallS > last.start_s && wallS < last.end_s) last.end_s = wallS;
-  const x = windows.map((w) => r3(w.end_s));
   const markers = hangMarkers(hangs);
   const lenS = (w: WindowAgg) => Math.max(0.001, w.end_s - w.start_s);
+  const windowS = r3(summary.windows[0]!.end_s - summary.windows[0]!.start_s);
+  const reducedNote = (reduced: boolean) => (reduced ? `; ${windows.length} windows reduced to their min/max envelope` : '');
+  const rates = envelope(
+    windows.map((w) => r3(w.end_s)),
+    [windows.map((w) => r3(w.tokens / lenS(w))), windows.map((w) => r3(w.requests / lenS(w))), windows.map((w) => r3(w.failed / lenS(w)))],
+  );
   const throughput: ChartSpec = {
     id: 'throughput',
     title: 'Throughput over time',
@@ -175,15 +180,19 @@ export function timeCharts(summary: Summary, hangs: HangMark[]): ChartSpec[] {
     x_label: 's since start (window end)',
     y_label: 'output tokens/s',
     y2_label: 'requests/s',
-    x,
+    x: rates.x,
     series: [
-      { label: 'output tokens/s', values: windows.map((w) => r3(w.tokens / lenS(w))) },
-      { label: 'requests finished/s', values: windows.map((w) => r3(w.requests / lenS(w))), scale: 'y2' },
-      { label: 'errors + hangs/s', values: windows.map((w) => r3(w.failed / lenS(w))), scale: 'y2' },
+      { label: 'output tokens/s', values: rates.ys[0]! },
+      { label: 'requests finished/s', values: rates.ys[1]!, scale: 'y2' },
+      { label: 'errors + hangs/s', values: rates.ys[2]!, scale: 'y2' },
     ],
     markers,
-    note: `per ${r3(summary.windows[0]!.end_s - summary.windows[0]!.start_s)} s window${windows.length === 1 ? ' (one window: the run was shorter than window_s)' : ''}`,
+    note: `per ${windowS} s window${windows.length === 1 ? ' (one window: the run was shorter than window_s)' : ''}${reducedNote(rates.reduced)}`,
   };
+  const lat = envelope(
+    windows.map((w) => r3(w.end_s)),
+    [windows.map((w) => w.best?.ttft_p50_ms ?? null), windows.map((w) => w.best?.ttft_p99_ms ?? null), windows.map((w) => w.best?.e2e_p50_ms ?? null), windows.map((w) => w.best?.e2e_p99_ms ?? null)],
+  );
   const latency: ChartSpec = {
     id: 'latency-over-time',
     title: 'Latency over time',
@@ -191,15 +200,15 @@ export function timeCharts(summary: Summary, hangs: HangMark[]): ChartSpec[] {
     x_label: 's since start (window end)',
     y_label: 'ms',
     y2_label: null,
-    x,
+    x: lat.x,
     series: [
-      { label: 'TTFT p50', values: windows.map((w) => w.best?.ttft_p50_ms ?? null) },
-      { label: 'TTFT p99', values: windows.map((w) => w.best?.ttft_p99_ms ?? null) },
-      { label: 'e2e p50', values: windows.map((w) => w.best?.e2e_p50_ms ?? null) },
-      { label: 'e2e p99', values: windows.map((w) => w.best?.e2e_p99_ms ?? null) },
+      { label: 'TTFT p50', values: lat.ys[0]! },
+      { label: 'TTFT p99', values: lat.ys[1]! },
+      { label: 'e2e p50', values: lat.ys[2]! },
+      { label: 'e2e p99', values: lat.ys[3]! },
     ],
     markers,
-    note: 'ok requests ending in each window',
+    note: `ok requests ending in each window${reducedNote(lat.reduced)}`,
   };
   return [throughput, latency].filter((c) => chartPoints(c) > 0);
 }

@@ -112,6 +112,11 @@ test('throughput over time: the last window is measured over the time the run co
   assert.deepEqual(tp!.x, [10, 15]);
   assert.deepEqual(tp!.series[0]!.values, [10.1, 20.2], 'tokens/s over 10 s, then over the 5 s the run covered');
   assert.equal(timeCharts({ ...s, windows: [] }, []).length, 0);
+  // A long soak's windows stay within the point budget.
+  const many = Array.from({ length: 30_000 }, (_, i) => ({ ...s.windows[0]!, start_s: i * 10, end_s: (i + 1) * 10 }));
+  const [big] = timeCharts({ ...s, windows: many, run: { ...s.run, wall_s: 300_000 } }, []);
+  assert.ok(big!.x.length <= 2400, String(big!.x.length));
+  assert.match(big!.note ?? '', /30000 windows reduced/);
 });
 
 test('client charts: loop delay and utilisation, requests in flight; none without samples', () => {
