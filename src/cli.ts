@@ -7,6 +7,8 @@ import { VERSION } from './version.js';
 import { runCommand } from './commands/run.js';
 import { engineCommand } from './commands/engine.js';
 import { validateCommand } from './commands/validate.js';
+import { compareCommand } from './commands/compare.js';
+import { abCommand } from './commands/ab.js';
 import { mergeCommand } from './commands/merge.js';
 import { reportCommand } from './commands/report.js';
 import { hopCommand } from './commands/hop.js';
@@ -94,6 +96,29 @@ function program(): Command {
     .option('--json', 'print the merged summary.json to stdout instead of the table')
     .action(async (dirs: string[], opts: { out: string; json?: boolean }) => {
       process.exitCode = await mergeCommand(dirs, opts);
+    });
+
+  cli
+    .command('compare')
+    .description('compare runs: per phase, B vs A deltas with 95% block-bootstrap intervals over time windows and a verdict; writes compare.html and compare.json')
+    .argument('<runs...>', 'results folders: the baseline A first, then one or more B; join repeats of one arm with commas (a1,a2)')
+    .option('--force', 'compare even when the runs are of different workloads')
+    .option('--out <file>', 'where to write compare.html (compare.json goes beside it)', 'compare.html')
+    .option('--seed <n>', 'seed of the bootstrap resampling', '1')
+    .option('--resamples <n>', 'bootstrap resamples', '2000')
+    .option('--json', 'print the comparison as JSON instead of the table')
+    .action(async (runs: string[], opts: { force?: boolean; out: string; seed: string; resamples: string; json?: boolean }) => {
+      process.exitCode = await compareCommand(runs, opts);
+    });
+
+  cli
+    .command('ab')
+    .description('run the arms of an ab file alternately (A B A B …), one results folder per run, then compare every arm with the first')
+    .argument('<ab-file>', 'ab YAML file (base workload, arms, repeats)')
+    .option('--out <dir>', 'parent folder of the arm runs (default results/<stamp>-ab-<name>/)')
+    .option('--force', 'run even when an arm changes the load itself (its set touches more than the server)')
+    .action(async (file: string, opts: { out?: string; force?: boolean }) => {
+      process.exitCode = await abCommand(file, opts);
     });
   return cli;
 }

@@ -38,9 +38,11 @@ export class WorkloadError extends RoundloadError {
   readonly issues: readonly WorkloadIssue[];
   /** The workload file, when the problems are in (or on top of) one. */
   readonly file: string | undefined;
-  constructor(issues: readonly WorkloadIssue[], options: { file?: string; cause?: unknown } = {}) {
+  /** @param options.what the kind of file, for the head line. @default "workload" (an ab file says `ab file`) */
+  constructor(issues: readonly WorkloadIssue[], options: { file?: string; cause?: unknown; what?: string } = {}) {
     const lines = issues.map((i) => `  ${i.where}  ${i.field ? `${i.field}  ` : ''}${i.message}`);
-    const head = options.file === undefined ? 'invalid workload:' : `invalid workload ${options.file}:`;
+    const what = options.what ?? 'workload';
+    const head = options.file === undefined ? `invalid ${what}:` : `invalid ${what} ${options.file}:`;
     super('ERR_WORKLOAD', [head, ...lines].join('\n'), {
       exitCode: 2,
       context: { issues, ...(options.file === undefined ? {} : { file: options.file }) },
@@ -80,5 +82,22 @@ export class ResultsError extends RoundloadError {
 export class ServerStartError extends RoundloadError {
   constructor(what: string, options: { cause?: unknown; context?: ErrorContext } = {}) {
     super('ERR_SERVER_START', `could not start ${what}`, { exitCode: 1, ...options });
+  }
+}
+
+/** `compare`/`ab` refused to compare runs of different workloads (without --force). Exit 2. */
+export class DifferentWorkloadsError extends RoundloadError {
+  /** Where the workloads differ, e.g. `agents.count: 4 vs 8`. */
+  readonly differences: readonly string[];
+  constructor(message: string, differences: readonly string[]) {
+    super('ERR_DIFFERENT_WORKLOADS', message, { exitCode: 2, context: { differences } });
+    this.differences = differences;
+  }
+}
+
+/** An A/B run could not go on: an arm's setup or teardown command failed, or its health check timed out. Exit 1. */
+export class ArmError extends RoundloadError {
+  constructor(message: string, options: { context?: ErrorContext; cause?: unknown } = {}) {
+    super('ERR_ARM', message, { exitCode: 1, ...options });
   }
 }

@@ -19,3 +19,6 @@ export { engineFaultSchema, type EngineFault, type EngineFaultKind } from './eng
 export type { HangPolicy } from './schema.js';
 export { loadEngineSettings, loadEngineFaults } from './engine-file.js';
 export { monitorSchema, gaugeFaultSchema, DEFAULT_MONITOR_GAUGES, DEFAULT_MONITOR_COUNTERS, type MonitorSettings, type ProbeSpec, type GaugeFault } from './monitor.js';
+export { loadAbFile, parseAbFile, abFileSchema, abArmSchema, type AbPlan, type AbArm, type AbFile } from './ab-file.js';
+export { parseYaml, validateYaml, workloadFromYaml, type ParsedYaml } from './load.js';
+export { sweepSchema } from './schema.js';

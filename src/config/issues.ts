@@ -127,12 +127,12 @@ function unionExpectations(branches: readonly (readonly z.core.$ZodIssue[])[]): 
   return wanted;
 }
 
-function explainOne(issue: z.core.$ZodIssue, input: unknown, prefix: Path, out: ExplainedIssue[]): void {
+function explainOne(issue: z.core.$ZodIssue, input: unknown, prefix: Path, out: ExplainedIssue[], schema: z.ZodType): void {
   const path = [...prefix, ...issue.path];
   const got = valueAt(input, path);
   switch (issue.code) {
     case 'unrecognized_keys': {
-      const valid = keysAt(path);
+      const valid = keysAt(path, schema);
       for (const key of issue.keys) {
         const guess = closest(key, valid);
         const hint = guess !== undefined ? ` (did you mean "${guess}"?)` : valid.length > 0 ? `; valid keys: ${valid.join(', ')}` : '';
@@ -172,7 +172,7 @@ function explainOne(issue: z.core.$ZodIssue, input: unknown, prefix: Path, out: 
       // If some option got past the type check and failed deeper, its inner issues are the useful ones.
       const deeper = issue.errors.find((branch) => branch.length > 0 && branch.every((i) => i.path.length > 0));
       if (deeper !== undefined) {
-        for (const inner of deeper) explainOne(inner, input, path, out);
+        for (const inner of deeper) explainOne(inner, input, path, out, schema);
         return;
       }
       const wanted = unionExpectations(issue.errors);
@@ -182,7 +182,7 @@ function explainOne(issue: z.core.$ZodIssue, input: unknown, prefix: Path, out: 
     }
     case 'invalid_key':
     case 'invalid_element':
-      for (const inner of issue.issues) explainOne(inner, input, path, out);
+      for (const inner of issue.issues) explainOne(inner, input, path, out, schema);
       return;
     case 'not_multiple_of':
       out.push({ path, message: `must be a multiple of ${issue.divisor}, got ${describeValue(got)}` });
@@ -193,9 +193,10 @@ function explainOne(issue: z.core.$ZodIssue, input: unknown, prefix: Path, out: 
   }
 }
 
-/** Every zod issue as one or more worded problems (an unknown-keys issue becomes one per key). */
-export function explainIssues(issues: readonly z.core.$ZodIssue[], input: unknown): ExplainedIssue[] {
+/** Every zod issue as one or more worded problems (an unknown-keys issue becomes one per key).
+ * `schema` is the one validated against (for "did you mean" suggestions). */
+export function explainIssues(issues: readonly z.core.$ZodIssue[], input: unknown, schema: z.ZodType = workloadSchema): ExplainedIssue[] {
   const out: ExplainedIssue[] = [];
-  for (const issue of issues) explainOne(issue, input, [], out);
+  for (const issue of issues) explainOne(issue, input, [], out, schema);
   return out;
 }

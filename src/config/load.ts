@@ -3,6 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import { LineCounter, parseDocument, type Document, type YAMLError } from 'yaml';
+import type { z } from 'zod';
 import { UsageError, WorkloadError, type WorkloadIssue } from '../errors.js';
 import { explainIssues, type ExplainedIssue } from './issues.js';
 import { existsInDocument, locate, positionOf } from './locate.js';
@@ -36,16 +37,95 @@ function startsWith(path: readonly PropertyKey[], prefix: readonly PropertyKey[]
   return prefix.length <= path.length && prefix.every((segment, i) => String(segment) === String(path[i]));
 }
 
-/** The override an issue came from: the last one that wrote at or above it, or that created the path it names. */
-function overrideFor(issue: ExplainedIssue, applied: readonly AppliedOverride[], doc: Document): AppliedOverride | undefined {
+/** The override an issue came from: the last one that wrote at or above it, or that created the path it names.
+ * `at` is where the workload sits in the document (override paths are relative to the workload). */
+function overrideFor(issue: ExplainedIssue, applied: readonly AppliedOverride[], doc: Document, at: readonly PropertyKey[]): AppliedOverride | undefined {
   const full = issue.key === undefined ? issue.path : [...issue.path, issue.key];
   for (let i = applied.length - 1; i >= 0; i--) {
     const override = applied[i];
     if (override === undefined) continue;
     if (startsWith(full, override.path)) return override;
-    if (startsWith(override.path, full) && !existsInDocument(doc, full)) return override;
+    if (startsWith(override.path, full) && !existsInDocument(doc, [...at, ...full])) return override;
   }
   return undefined;
+}
+
+/** A YAML text parsed for validation: its document and line counter (to locate problems) and its value. */
+export interface ParsedYaml {
+  doc: Document;
+  lineCounter: LineCounter;
+  value: unknown;
+}
+
+/**
+ * Parses one YAML document. @param what names the file kind in the error (`workload`, `ab file`).
+ * @throws WorkloadError on a syntax error or an alias bomb.
+ */
+export function parseYaml(text: string, file: string, what = 'workload'): ParsedYaml {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    throw new WorkloadError(doc.errors.map((e) => syntaxIssue(file, lineCounter, e)), { file, what });
+  }
+  try {
+    return { doc, lineCounter, value: doc.toJS({ maxAliasCount: 100 }) as unknown };
+  } catch (cause) {
+    // Only alias bombs get here (`maxAliasCount`); say so rather than hang or crash.
+    const message = cause instanceof Error ? cause.message : String(cause);
+    throw new WorkloadError([{ where: `${file}:1:1`, field: '', message: `YAML: ${message}` }], { file, cause, what });
+  }
+}
+
+/** The issues of a failed validation, located in the document under `at` (or at the override that caused them), file order. */
+function locatedIssues(issues: readonly ExplainedIssue[], parsed: ParsedYaml, file: string, at: readonly PropertyKey[], applied: readonly AppliedOverride[]): { located: WorkloadIssue[]; fromFlags: WorkloadIssue[] } {
+  const located: { issue: WorkloadIssue; line: number; col: number }[] = [];
+  const fromFlags: WorkloadIssue[] = [];
+  for (const issue of issues) {
+    const path = [...at, ...issue.path];
+    const field = [...path, ...(issue.key === undefined ? [] : [issue.key])].map(String).join('.');
+    const override = overrideFor(issue, applied, parsed.doc, at);
+    if (override !== undefined) {
+      fromFlags.push({ where: override.where, field, message: issue.message });
+      continue;
+    }
+    const { line, col } = locate(parsed.doc, parsed.lineCounter, path, issue.key);
+    located.push({ issue: { where: `${file}:${line}:${col}`, field, message: issue.message }, line, col });
+  }
+  // File order reads best; zod's own order follows the schema, not the file.
+  located.sort((a, b) => a.line - b.line || a.col - b.col);
+  return { located: located.map((l) => l.issue), fromFlags };
+}
+
+/**
+ * Validates `input` (the value at `at` inside `parsed`, e.g. `[]` for a whole file) with `schema`, every
+ * problem located as `file:line:col`. For files that are not workloads (an ab file).
+ * @throws WorkloadError listing every problem found.
+ */
+export function validateYaml<S extends z.ZodType>(schema: S, input: unknown, parsed: ParsedYaml, file: string, options: { at?: readonly PropertyKey[]; what?: string } = {}): z.output<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const { located } = locatedIssues(explainIssues(result.error.issues, input, schema), parsed, file, options.at ?? [], []);
+  throw new WorkloadError(located, { file, ...(options.what === undefined ? {} : { what: options.what }) });
+}
+
+/**
+ * Validates a workload value found at `at` inside a parsed file (`[]`: the file is the workload; `['workload']`:
+ * written inline in an ab file), with overrides applied first. Never mutates `raw` or `overrides`.
+ * @param name the default name when the workload gives none.
+ * @throws WorkloadError listing every problem found.
+ */
+export function workloadFromYaml(raw: unknown, parsed: ParsedYaml, file: string, options: { at?: readonly PropertyKey[]; overrides?: Overrides; name: string; what?: string }): Workload {
+  const at = options.at ?? [];
+  // An empty file (or one of only comments) is the all-defaults workload.
+  const { input, applied, issues: overrideIssues } = applyOverrides(raw ?? {}, options.overrides ?? {});
+  const result = workloadSchema.safeParse(input);
+  if (!result.success || overrideIssues.length > 0) {
+    const { located, fromFlags } = locatedIssues(result.success ? [] : explainIssues(result.error.issues, input), parsed, file, at, applied);
+    throw new WorkloadError([...located, ...overrideIssues, ...fromFlags], { file, ...(options.what === undefined ? {} : { what: options.what }) });
+  }
+  const { name, ...sections } = result.data;
+  const workload: Workload = { name: name ?? options.name, ...sections };
+  return deepFreeze(workload);
 }
 
 /**
@@ -54,44 +134,8 @@ function overrideFor(issue: ExplainedIssue, applied: readonly AppliedOverride[],
  * @throws WorkloadError listing every problem found.
  */
 export function parseWorkload(text: string, file: string, overrides: Overrides = {}): Workload {
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
-  if (doc.errors.length > 0) {
-    throw new WorkloadError(doc.errors.map((e) => syntaxIssue(file, lineCounter, e)), { file });
-  }
-  let parsed: unknown;
-  try {
-    parsed = doc.toJS({ maxAliasCount: 100 });
-  } catch (cause) {
-    // Only alias bombs get here (`maxAliasCount`); say so rather than hang or crash.
-    const message = cause instanceof Error ? cause.message : String(cause);
-    throw new WorkloadError([{ where: `${file}:1:1`, field: '', message: `YAML: ${message}` }], { file, cause });
-  }
-  // An empty file (or one of only comments) is the all-defaults workload.
-  const raw = parsed ?? {};
-
-  const { input, applied, issues: overrideIssues } = applyOverrides(raw, overrides);
-  const result = workloadSchema.safeParse(input);
-  if (!result.success || overrideIssues.length > 0) {
-    const located: { issue: WorkloadIssue; line: number; col: number }[] = [];
-    const fromFlags: WorkloadIssue[] = [...overrideIssues];
-    for (const issue of result.success ? [] : explainIssues(result.error.issues, input)) {
-      const field = [...issue.path, ...(issue.key === undefined ? [] : [issue.key])].map(String).join('.');
-      const override = overrideFor(issue, applied, doc);
-      if (override !== undefined) {
-        fromFlags.push({ where: override.where, field, message: issue.message });
-        continue;
-      }
-      const { line, col } = locate(doc, lineCounter, issue.path, issue.key);
-      located.push({ issue: { where: `${file}:${line}:${col}`, field, message: issue.message }, line, col });
-    }
-    // File order reads best; zod's own order follows the schema, not the file.
-    located.sort((a, b) => a.line - b.line || a.col - b.col);
-    throw new WorkloadError([...located.map((l) => l.issue), ...fromFlags], { file });
-  }
-  const { name, ...sections } = result.data;
-  const workload: Workload = { name: name ?? nameFromFile(file), ...sections };
-  return deepFreeze(workload);
+  const parsed = parseYaml(text, file);
+  return workloadFromYaml(parsed.value, parsed, file, { overrides, name: nameFromFile(file) });
 }
 
 /**

@@ -1,0 +1,44 @@
+// `roundload ab <ab.yaml>`: run the arms alternately, then print and write the comparison (compare.html,
+// compare.json) in the A/B's folder. Exit 0, 1 when a run hung or an arm's command failed, 2 bad file, 130 interrupted.
+import { join } from 'node:path';
+import { loadAbFile } from '../config/index.js';
+import { runAb, formatComparison } from '../compare/index.js';
+import { writeComparisons } from './compare.js';
+
+export interface AbCommandOptions {
+  out?: string;
+  force?: boolean;
+}
+
+export async function abCommand(file: string, opts: AbCommandOptions): Promise<number> {
+  const plan = await loadAbFile(file);
+  const stop = new AbortController();
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    signals += 1;
+    if (signals > 1) {
+      process.stderr.write(`\n${signal} again: exiting now, results may be incomplete\n`);
+      process.exit(130);
+    }
+    process.stderr.write(`\n${signal}: stopping the running arm (its teardown still runs; ${signal} again to exit at once)\n`);
+    stop.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const result = await runAb({ plan, out: opts.out, force: opts.force === true, signal: stop.signal, log: (line) => process.stderr.write(`${line}\n`) });
+    const lines = result.runs.map((r) => `  ${String(r.seq).padStart(2)}  ${r.arm.padEnd(12)} r${r.repeat}  ${r.status.padEnd(11)} ${r.dir}`);
+    process.stdout.write(`roundload ab · ${plan.file} · ${result.status}\nruns (in the order they ran):\n${lines.join('\n')}\n\n`);
+    if (result.comparisons.length > 0) {
+      const written = writeComparisons(result.comparisons, join(result.dir, 'compare.html'));
+      process.stdout.write(`${result.comparisons.map(formatComparison).join('\n\n')}\n\nwritten      ${written.html}\n             ${written.json}\n`);
+    } else {
+      process.stdout.write('no comparison: not every arm has a completed run\n');
+    }
+    if (result.status === 'interrupted') return 130;
+    return result.runs.some((r) => r.hangs > 0) ? 1 : 0;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}

@@ -1,0 +1,62 @@
+// `roundload compare <runA> <runB>…`: the first argument is the baseline arm A, each other one an arm B
+// compared with it; an argument may list several runs (repeats) joined by commas, pooled as one arm.
+import { dirname, extname, join, resolve } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { loadRun, compareArms, formatComparison, comparisonHtml, type Arm, type Comparison } from '../compare/index.js';
+import { writeJsonAtomic, writeTextAtomic } from '../results/index.js';
+import { UsageError } from '../errors.js';
+
+export interface CompareCommandOptions {
+  force?: boolean;
+  /** compare.html path; compare.json is written beside it. @default "compare.html" */
+  out?: string;
+  seed?: string;
+  resamples?: string;
+  json?: boolean;
+}
+
+function whole(flag: string, value: string | undefined, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`${flag} must be a whole number ≥ ${min}, got "${value}"`);
+  return n;
+}
+
+/** An arm from one argument: `dir` or `dir1,dir2,…` (repeats pooled). */
+async function armOf(arg: string): Promise<Arm> {
+  const dirs = arg.split(',').map((d) => d.trim()).filter((d) => d !== '');
+  if (dirs.length === 0) throw new UsageError(`an empty run list: "${arg}"`);
+  const runs = await Promise.all(dirs.map((d) => loadRun(d)));
+  const label = runs[0]!.labels.arm;
+  return { name: label ?? runs[0]!.name, runs };
+}
+
+/** Writes compare.html and compare.json (beside it); returns their paths. */
+export function writeComparisons(comparisons: readonly Comparison[], htmlPath: string): { html: string; json: string } {
+  const html = resolve(htmlPath);
+  const json = join(dirname(html), `${html.slice(dirname(html).length + 1, html.length - extname(html).length)}.json`);
+  mkdirSync(dirname(html), { recursive: true });
+  writeTextAtomic(html, comparisonHtml(comparisons));
+  writeJsonAtomic(json, { schema_version: 1, comparisons });
+  return { html, json };
+}
+
+export async function compareCommand(args: readonly string[], opts: CompareCommandOptions): Promise<number> {
+  if (args.length < 2) throw new UsageError('compare needs at least two results folders: the baseline A, then B (or several B)');
+  const seed = whole('--seed', opts.seed, 1, 0);
+  const resamples = whole('--resamples', opts.resamples, 2000, 100);
+  const arms = [];
+  for (const arg of args) arms.push(await armOf(arg));
+  // Arms that came out with the same name (two runs of one workload) are told apart by position.
+  if (new Set(arms.map((a) => a.name)).size < arms.length) arms.forEach((a, i) => (a.name = `${String.fromCharCode(65 + Math.min(i, 25))}:${a.name}`));
+  const [base, ...others] = arms;
+  const comparisons = others.map((b) => compareArms(base!, b, { force: opts.force === true, seed, resamples }));
+  const written = writeComparisons(comparisons, opts.out ?? 'compare.html');
+  if (opts.json === true) process.stdout.write(`${JSON.stringify({ schema_version: 1, comparisons }, null, 2)}\n`);
+  else process.stdout.write(`${comparisons.map(formatComparison).join('\n\n')}\n\nwritten      ${written.html}\n             ${written.json}\n`);
+  for (const run of arms.flatMap((a) => a.runs)) {
+    if (run.status !== 'completed') process.stderr.write(`roundload: note: ${run.dir} is ${run.status}, not completed\n`);
+    if (run.badLines > 0) process.stderr.write(`roundload: note: ${run.dir}: ${run.badLines} unreadable lines in requests.jsonl were skipped\n`);
+  }
+  return 0;
+}

@@ -1,0 +1,189 @@
+// `roundload ab`: runs the arms of an ab file alternately (A B A B … for `repeats` rounds) so drift of the
+// server or the machine hits every arm alike, each run in its own results folder with the arm's setup,
+// health wait and teardown around it; then compares every arm with the first, repeats pooled.
+import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { AbArm, AbPlan } from '../config/index.js';
+import { executeRun, type RunStatus } from '../run/index.js';
+import { boundedGet } from '../transport/index.js';
+import { createRunFolder, writeJsonAtomic } from '../results/index.js';
+import { ArmError, DifferentWorkloadsError } from '../errors.js';
+import { compareArms, type Comparison } from './compare.js';
+import { identityDifferences, workloadHash } from './identity.js';
+import { loadRun } from './load.js';
+import { runShell } from './shell.js';
+
+export interface AbOptions {
+  plan: AbPlan;
+  /** Parent folder of the arm runs; default `results/<stamp>-ab-<workload name>/`. */
+  out?: string | undefined;
+  /** Run even when arms change the load itself (their `set` touches more than engine/target/labels). */
+  force?: boolean;
+  /** Aborting it stops the running arm run (its teardown still runs) and starts no other. */
+  signal?: AbortSignal;
+  /** Progress and command output, for stderr (also written to <out>/ab.log). */
+  log?: (line: string) => void;
+}
+
+export interface AbRun {
+  seq: number;
+  arm: string;
+  repeat: number;
+  dir: string;
+  status: RunStatus | 'not run';
+  hangs: number;
+}
+
+export interface AbResult {
+  dir: string;
+  status: 'completed' | 'interrupted';
+  runs: AbRun[];
+  comparisons: Comparison[];
+}
+
+/** Run order: every arm once per repeat, in file order (A B A B …). */
+export function abOrder(arms: readonly { name: string }[], repeats: number): { arm: number; repeat: number }[] {
+  const order: { arm: number; repeat: number }[] = [];
+  for (let repeat = 1; repeat <= repeats; repeat += 1) for (let arm = 0; arm < arms.length; arm += 1) order.push({ arm, repeat });
+  return order;
+}
+
+/** Polls `url` with bounded GETs until it answers 200, or throws ArmError at the deadline. */
+export async function waitHealthy(url: string, timeoutMs: number, intervalMs: number, signal?: AbortSignal): Promise<number> {
+  const started = Date.now();
+  let last = 'no answer yet';
+  for (let attempt = 1; ; attempt += 1) {
+    const remaining = timeoutMs - (Date.now() - started);
+    if (remaining <= 0) break;
+    try {
+      const res = await boundedGet(url, { timeoutMs: Math.max(1, Math.min(5000, remaining)), maxBytes: 64 * 1024 });
+      if (res.status === 200) return attempt;
+      last = `HTTP ${res.status}`;
+    } catch (error) {
+      last = error instanceof Error ? error.message : String(error);
+    }
+    if (signal?.aborted) throw new ArmError(`health wait for ${url} stopped by signal`);
+    const pause = Math.min(intervalMs, timeoutMs - (Date.now() - started));
+    if (pause > 0) await sleep(pause, undefined, signal === undefined ? {} : { signal }).catch(() => {});
+  }
+  throw new ArmError(`${url} did not answer 200 within ${Math.round(timeoutMs / 1000)} s (last: ${last})`, { context: { url } });
+}
+
+/** The arms must differ only in what an A/B varies (engine, target, labels…), or the comparison is void. */
+function checkArms(plan: AbPlan, force: boolean): void {
+  const [first, ...rest] = plan.arms;
+  for (const arm of rest) {
+    if (workloadHash(arm.workload) === workloadHash(first!.workload)) continue;
+    const differences = identityDifferences(first!.workload, arm.workload);
+    if (force) continue;
+    throw new DifferentWorkloadsError(
+      `${plan.file}: arm ${arm.name} changes the load itself, not only the server (${differences.join('; ')}); ` +
+        'an A/B varies engine, target or labels with the same load. Pass --force to run it anyway.',
+      differences,
+    );
+  }
+}
+
+export async function runAb(options: AbOptions): Promise<AbResult> {
+  const { plan } = options;
+  checkArms(plan, options.force === true);
+  const baseName = plan.arms[0]!.workload.name;
+  const dir = createRunFolder({ out: options.out, root: 'results', name: `ab-${baseName}` });
+  const logFile = join(dir, 'ab.log');
+  const log = (line: string): void => {
+    appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`);
+    options.log?.(line);
+  };
+  const order = abOrder(plan.arms, plan.repeats);
+  const runs: AbRun[] = order.map(({ arm, repeat }, i) => ({
+    seq: i + 1,
+    arm: plan.arms[arm]!.name,
+    repeat,
+    dir: join(dir, `${String(i + 1).padStart(2, '0')}-${plan.arms[arm]!.name}-r${repeat}`),
+    status: 'not run',
+    hangs: 0,
+  }));
+  const manifest = (status: string) => ({ schema_version: 1, file: plan.file, status, arms: plan.arms.map((a) => a.name), repeats: plan.repeats, runs });
+  writeJsonAtomic(join(dir, 'ab.json'), manifest('running'));
+  log(`ab: ${plan.arms.length} arms × ${plan.repeats} repeats, order ${runs.map((r) => r.arm).join(' ')} → ${dir}`);
+
+  let status: AbResult['status'] = 'completed';
+  for (const [i, step] of order.entries()) {
+    if (options.signal?.aborted) {
+      status = 'interrupted';
+      break;
+    }
+    const arm = plan.arms[step.arm]!;
+    const run = runs[i]!;
+    if (i > 0 && plan.pauseMs > 0) await sleep(plan.pauseMs, undefined, options.signal === undefined ? {} : { signal: options.signal }).catch(() => {});
+    log(`ab: run ${run.seq}/${runs.length}: arm ${arm.name}, repeat ${run.repeat}`);
+    const env = { ROUNDLOAD_ARM: arm.name, ROUNDLOAD_REPEAT: String(run.repeat), ROUNDLOAD_RUN_DIR: run.dir };
+    let failure: unknown = null;
+    try {
+      if (arm.setup !== null) await command(arm, 'setup', arm.setup, plan.commandTimeoutMs, env, log);
+      if (arm.health !== null) {
+        const attempts = await waitHealthy(arm.health.url, arm.health.timeout_s * 1000, arm.health.interval_ms, options.signal).catch((error: unknown) => {
+          throw new ArmError(`arm ${arm.name} (run ${run.seq}): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+        });
+        log(`ab: arm ${arm.name}: ${arm.health.url} healthy after ${attempts} ${attempts === 1 ? 'poll' : 'polls'}`);
+      }
+      const workload = { ...arm.workload, labels: { ...arm.workload.labels, repeat: String(run.repeat) } };
+      const result = await executeRun({
+        workload,
+        out: run.dir,
+        argv: ['ab', plan.file, `arm=${arm.name}`, `repeat=${run.repeat}`],
+        log: (line) => log(`  ${line}`),
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+      });
+      run.status = result.status;
+      run.hangs = result.summary.totals.hangs;
+      const t = result.summary.totals;
+      log(`ab: arm ${arm.name} r${run.repeat}: ${result.status}, ${t.requests} requests (${t.errors} errors, ${t.hangs} hangs), ${result.summary.throughput.output_tokens_per_s.toFixed(1)} output tok/s`);
+      if (result.status === 'interrupted') status = 'interrupted';
+    } catch (error) {
+      failure = error;
+    }
+    // Teardown runs whatever happened, so the next arm starts from a clean server.
+    if (arm.teardown !== null) {
+      await command(arm, 'teardown', arm.teardown, plan.commandTimeoutMs, env, log).catch((error: unknown) => {
+        if (failure === null) failure = error;
+        else log(`ab: arm ${arm.name} teardown failed too: ${error instanceof Error ? error.message : String(error)}`);
+      });
+    }
+    if (failure !== null) {
+      if (run.status === 'not run') run.status = 'failed';
+      writeJsonAtomic(join(dir, 'ab.json'), manifest('failed'));
+      log(`ab: stopped at run ${run.seq}: ${failure instanceof Error ? failure.message : String(failure)}`);
+      throw failure;
+    }
+    writeJsonAtomic(join(dir, 'ab.json'), manifest('running'));
+    if (status === 'interrupted') break;
+  }
+
+  const comparisons: Comparison[] = [];
+  const byArm = new Map<string, string[]>();
+  for (const run of runs) if (run.status === 'completed') byArm.set(run.arm, [...(byArm.get(run.arm) ?? []), run.dir]);
+  const base = plan.arms[0]!;
+  const baseDirs = byArm.get(base.name) ?? [];
+  if (baseDirs.length > 0) {
+    const baseArm = { name: base.name, runs: await Promise.all(baseDirs.map((d) => loadRun(d))) };
+    for (const arm of plan.arms.slice(1)) {
+      const dirs = byArm.get(arm.name) ?? [];
+      if (dirs.length === 0) continue;
+      comparisons.push(compareArms(baseArm, { name: arm.name, runs: await Promise.all(dirs.map((d) => loadRun(d))) }, { seed: plan.seed, force: options.force === true }));
+    }
+  }
+  writeJsonAtomic(join(dir, 'ab.json'), manifest(status));
+  return { dir, status, runs, comparisons };
+}
+
+async function command(arm: AbArm, what: 'setup' | 'teardown', text: string, timeoutMs: number, env: Record<string, string>, log: (line: string) => void): Promise<void> {
+  log(`ab: arm ${arm.name} ${what}: $ ${text}`);
+  const result = await runShell(text, { timeoutMs, env, onLine: (line) => log(`  [${arm.name} ${what}] ${line}`) });
+  const how = result.timedOut ? `killed after ${Math.round(timeoutMs / 1000)} s (command_timeout_s)` : result.code === 0 ? 'ok' : result.code === null ? `killed by ${result.signal}` : `exit ${result.code}`;
+  log(`ab: arm ${arm.name} ${what}: ${how} in ${(result.durationMs / 1000).toFixed(1)} s`);
+  if (result.timedOut || result.code !== 0) {
+    throw new ArmError(`arm ${arm.name} ${what} failed (${how}): $ ${text}${result.tail.length > 0 ? `\n  last output:\n    ${result.tail.slice(-5).join('\n    ')}` : ''}`, { context: { arm: arm.name, what, code: result.code } });
+  }
+}

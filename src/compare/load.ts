@@ -1,0 +1,138 @@
+// Reads a results folder into what a comparison needs: per phase, its time windows (tokens/s, outcomes,
+// steady or not, from summary.json) each holding the latencies of the requests that ended in it (from
+// requests.jsonl, warm-up requests left out). Streams requests.jsonl, so a long run costs bins, not records.
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { readJsonl, RESULT_FILES } from '../results/index.js';
+import type { Summary, WindowFigures } from '../analysis/index.js';
+import type { RequestRecord } from '../types/index.js';
+import { ResultsError } from '../errors.js';
+import { Bins } from './bins.js';
+import { workloadHash } from './identity.js';
+
+export interface RunWindow {
+  startS: number;
+  endS: number;
+  steady: boolean;
+  tokensPerS: number;
+  requests: number;
+  errors: number;
+  hangs: number;
+  ttft: Bins;
+  e2e: Bins;
+  /** Each request's own ITL p50 and p99, weighted by its gaps (the records keep no single gaps). */
+  itlP50: Bins;
+  itlP99: Bins;
+}
+
+export interface RunPhase {
+  name: string;
+  /** In time order. */
+  windows: RunWindow[];
+  /** Requests sent in the phase's warm-up (not in any latency figure). */
+  warmupRequests: number;
+}
+
+export interface RunData {
+  dir: string;
+  name: string;
+  status: string;
+  labels: Record<string, string>;
+  /** The resolved workload from run.json. */
+  workload: unknown;
+  hash: string;
+  windowS: number;
+  phases: Map<string, RunPhase>;
+  /** Lines of requests.jsonl that did not parse (a killed run's torn last line). */
+  badLines: number;
+}
+
+function readJson(path: string, what: string, dir: string): unknown {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as unknown;
+  } catch (cause) {
+    const why = existsSync(path) ? 'it is not valid JSON' : 'it is missing';
+    throw new ResultsError(`cannot compare ${dir}: ${what} ${why}${what === RESULT_FILES.summary ? ` (rebuild it with \`roundload report ${dir}\`)` : ''}`, { context: { dir, file: path }, cause });
+  }
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Summaries written before windows said whether they are steady: every window but each phase's first and last. */
+function steadyFallback(windows: WindowFigures[]): boolean[] {
+  const byPhase = new Map<string, number[]>();
+  windows.forEach((w, i) => byPhase.set(w.phase, [...(byPhase.get(w.phase) ?? []), i]));
+  const steady = windows.map(() => true);
+  for (const indexes of byPhase.values()) {
+    steady[indexes[0]!] = false;
+    steady[indexes[indexes.length - 1]!] = false;
+  }
+  return steady;
+}
+
+/** Reads one results folder. @throws ResultsError when it is not a finished roundload run folder. */
+export async function loadRun(dirArg: string): Promise<RunData> {
+  const dir = resolve(dirArg);
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new ResultsError(`cannot compare ${dirArg}: no such results folder`, { context: { dir } });
+  const manifest = readJson(join(dir, RESULT_FILES.manifest), RESULT_FILES.manifest, dirArg);
+  const summary = readJson(join(dir, RESULT_FILES.summary), RESULT_FILES.summary, dirArg) as Summary;
+  if (!isObject(manifest) || !isObject(summary) || !Array.isArray(summary.windows) || !Array.isArray(summary.phases)) {
+    throw new ResultsError(`cannot compare ${dirArg}: run.json or summary.json is not a roundload results file`, { context: { dir } });
+  }
+  const workload = manifest.workload;
+  const windowS = isObject(workload) && typeof workload.window_s === 'number' ? workload.window_s : 10;
+  const fallback = summary.windows.some((w) => w.steady === undefined) ? steadyFallback(summary.windows) : null;
+  const phases = new Map<string, RunPhase>();
+  const byKey = new Map<string, RunWindow>();
+  summary.windows.forEach((w, i) => {
+    let phase = phases.get(w.phase);
+    if (phase === undefined) {
+      const warm = summary.phases.find((p) => p.phase === w.phase)?.warmup?.requests ?? 0;
+      phase = { name: w.phase, windows: [], warmupRequests: warm };
+      phases.set(w.phase, phase);
+    }
+    const window: RunWindow = {
+      startS: w.start_s,
+      endS: w.end_s,
+      steady: fallback === null ? w.steady === true : fallback[i]!,
+      tokensPerS: w.output_tokens_per_s,
+      requests: w.requests,
+      errors: w.errors,
+      hangs: w.hangs,
+      ttft: new Bins(),
+      e2e: new Bins(),
+      itlP50: new Bins(),
+      itlP99: new Bins(),
+    };
+    phase.windows.push(window);
+    byKey.set(`${w.phase}\u0000${Math.round(w.start_s / windowS)}`, window);
+  });
+  for (const phase of phases.values()) phase.windows.sort((a, b) => a.startS - b.startS);
+
+  const windowMs = windowS * 1000;
+  const read = await readJsonl(join(dir, RESULT_FILES.requests), (value) => {
+    const r = value as Partial<RequestRecord>;
+    if (r.status !== 'ok' || r.warmup === true || typeof r.phase !== 'string' || typeof r.run_ms !== 'number' || typeof r.e2e_ms !== 'number') return;
+    const window = byKey.get(`${r.phase}\u0000${Math.floor((r.run_ms + r.e2e_ms) / windowMs)}`);
+    if (window === undefined) return;
+    if (typeof r.ttft_ms === 'number') window.ttft.add(r.ttft_ms);
+    window.e2e.add(r.e2e_ms);
+    if (r.itl !== null && r.itl !== undefined && r.itl.count > 0) {
+      window.itlP50.add(r.itl.p50_ms, r.itl.count);
+      window.itlP99.add(r.itl.p99_ms, r.itl.count);
+    }
+  });
+  return {
+    dir,
+    name: typeof manifest.name === 'string' ? manifest.name : summary.run.name,
+    status: typeof manifest.status === 'string' ? manifest.status : summary.run.status,
+    labels: isObject(manifest.labels) ? (manifest.labels as Record<string, string>) : {},
+    workload,
+    hash: workloadHash(workload),
+    windowS,
+    phases,
+    badLines: read.bad.length,
+  };
+}
