@@ -137,7 +137,7 @@ export class FaultInjector {
     this.#count(fault.kind);
     switch (fault.kind) {
       case 'hang':
-        res.writeHead(200, { ...SSE_HEADERS, 'x-engine-request-id': requestId });
+        res.writeHead(200, { ...(request.stream ? SSE_HEADERS : { 'content-type': 'application/json' }), 'x-engine-request-id': requestId });
         res.flushHeaders();
         this.#hold(res);
         return null;

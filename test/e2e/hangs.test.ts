@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseWorkload } from '../../src/config/index.js';
@@ -288,4 +289,40 @@ test('`roundload run` against an engine that hangs every request after round 3 e
   assert.equal(summary.hangs.total, 8);
   assert.deepEqual(summary.hangs.by_round, { '4': 4, '5': 4 });
   assert.match(res.stdout, /hangs +8: by phase first_token 8; by round 4 4, 5 4; on fresh sockets 4, on reused sockets 4 \(nth 4: 4\)/, 'round 4 hangs on the reused socket, its re-send on a fresh one');
+});
+
+test('`roundload engine --faults FILE` serves with the faults; a bad faults file exits 2 with a located error', async (t) => {
+  const dir = tempDir(t);
+  const bad = join(dir, 'bad.yaml');
+  writeFileSync(bad, '- kind: stall_mid_stream\n  after_chunk: 3\n');
+  const res = await runCli(['engine', '--port', '0', '--faults', bad], { timeoutMs: 20_000 });
+  assert.equal(res.code, 2, res.stderr);
+  assert.match(res.stderr, /bad\.yaml:2:3 +engine\.faults\.0\.after_chunk +unknown key "after_chunk"/);
+  assert.doesNotMatch(res.stderr, /\n\s+at /, 'no stack trace');
+
+  const good = join(dir, 'faults.yaml');
+  writeFileSync(good, 'faults:\n  - kind: http_error\n    status: 503\n');
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'engine', '--port', '0', '--faults', good], { cwd: new URL('../../', import.meta.url).pathname, stdio: ['ignore', 'ignore', 'pipe'] });
+  t.after(() => child.kill('SIGKILL'));
+  let stderr = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no "listening" and "faults" lines: ${stderr}`)), 15_000);
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      const m = /listening on (http:\/\/\S+).*\nfaults: /.exec(stderr);
+      if (m !== null) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+  });
+  assert.match(stderr, /faults: http_error/);
+  const answer = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }) });
+  assert.equal(answer.status, 503);
+  await answer.text();
+  const code = await new Promise<number | null>((resolve) => {
+    child.once('close', (c) => resolve(c));
+    child.kill('SIGINT');
+  });
+  assert.equal(code, 0);
 });
