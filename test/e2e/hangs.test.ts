@@ -131,16 +131,21 @@ test('a socket closed mid-stream is a connection_reset after the chunks that cam
   assert.equal(rs[2]!.chunks, 3);
 });
 
-test('HTTP 429 and 500 are http_429 and http_5xx errors; the next request is fine', async (t) => {
+test('HTTP 429, 500 and 400 are http_429, http_5xx and http_4xx errors; the next request is fine', async (t) => {
   const faults = [
     { kind: 'http_error', status: 429, retry_after_s: 1, times: 1 },
     { kind: 'http_error', status: 500, times: 1 },
+    { kind: 'http_error', status: 400, times: 1 },
   ];
-  const { records, result } = await run(t, { agents: { count: 1, rounds: 3 }, engine: { faults } });
+  const { records, result } = await run(t, { agents: { count: 1, rounds: 4 }, engine: { faults } });
   const rs = byAgentRound(records);
-  assert.deepEqual(rs.map((r) => [r.status, r.http_status, r.error?.class ?? null]), [['error', 429, 'http_429'], ['error', 500, 'http_5xx'], ['ok', 200, null]], show(rs));
-  assert.match(rs[1]!.error!.message, /HTTP 500/);
-  assert.deepEqual(result.summary.errors_by_class, { http_429: 1, http_5xx: 1 });
+  assert.deepEqual(
+    rs.map((r) => [r.status, r.http_status, r.error?.class ?? null]),
+    [['error', 429, 'http_429'], ['error', 500, 'http_5xx'], ['error', 400, 'http_4xx'], ['ok', 200, null]],
+    show(rs),
+  );
+  assert.match(rs[1]!.error!.message, /HTTP 500: .*engine fault: HTTP 500/, 'the message holds the start of the body');
+  assert.deepEqual(result.summary.errors_by_class, { http_429: 1, http_5xx: 1, http_4xx: 1 });
 });
 
 test('malformed SSE, invalid JSON, an error event and bad tool-call arguments are each their own class', async (t) => {
