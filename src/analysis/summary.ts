@@ -1,11 +1,12 @@
 // Pure aggregation: request records (and client samples) in, summary.json out. Streaming, so a night's
 // records are summarised in constant memory, and the same code rebuilds a killed run from its files.
 import { HistogramSet, LatencyHistogram, LATENCY_METRICS, ALL_ROUNDS, type LatencyMetric, type Percentiles } from '../metrics/index.js';
-import type { CanaryEvent, ClientSampleEvent, Diagnosis, GaugeVerdict, HangPhase, RequestRecord } from '../types/index.js';
+import type { CanaryEvent, ClientSampleEvent, Diagnosis, GaugeVerdict, HangPhase, RequestRecord, ScrapeEvent, ScrapeTargetSummary } from '../types/index.js';
 import { RESULTS_SCHEMA_VERSION } from '../types/index.js';
 import { WindowBuilder, type WindowFigures } from './windows.js';
 import { DiagnosisCollector } from './diagnosis.js';
 import { evaluateThresholds, DEFAULT_THRESHOLDS, type ThresholdLimits } from './thresholds.js';
+import { ClientActivity, GaugeStore, judgeGauges, scrapeTargets } from '../monitor/index.js';
 
 export interface RoundSummary {
   round: number;
@@ -100,6 +101,8 @@ export interface Summary {
   windows: WindowFigures[];
   /** Verdict per monitored gauge series (empty when the monitor did not run). */
   gauges: GaugeVerdict[];
+  /** How scraping each monitored target went (absent in summaries written before it existed). */
+  scrape_targets?: ScrapeTargetSummary[];
   /** Where the hangs come from (verdict `none` when there were none). */
   diagnosis: Diagnosis;
   /** Thresholds verdict: `ok` false drives exit code 1 and failing JUnit cases. */
@@ -160,16 +163,24 @@ export class SummaryBuilder {
   /** Hangs, canaries and saturated client windows, for the diagnosis. */
   readonly #diagnosis = new DiagnosisCollector();
   readonly #thresholds: ThresholdLimits;
+  /** Gauge scrapes folded compactly, and the client's requests, for the gauge verdicts. */
+  readonly #gauges: GaugeStore;
+  readonly #client = new ClientActivity();
+  readonly #pinAfterS: number;
 
-  /** @param options.thresholds the workload's `thresholds:`; default: a hang fails, nothing else is checked. */
-  constructor(options: { histograms?: HistogramSet; itlFromRecords: boolean; windowS?: number; thresholds?: ThresholdLimits }) {
+  /** @param options.thresholds the workload's `thresholds:`; default: a hang fails, nothing else is checked.
+   * @param options.pinAfterS `monitor.pin_after_s` for the gauge verdicts (default 30). */
+  constructor(options: { histograms?: HistogramSet; itlFromRecords: boolean; windowS?: number; thresholds?: ThresholdLimits; pinAfterS?: number }) {
     this.#thresholds = options.thresholds ?? DEFAULT_THRESHOLDS;
+    this.#pinAfterS = options.pinAfterS ?? 30;
+    this.#gauges = new GaugeStore(this.#pinAfterS * 1000);
     this.histograms = options.histograms ?? new HistogramSet();
     this.#itlFromRecords = options.itlFromRecords;
     this.#windows = new WindowBuilder(options.windowS ?? 10);
   }
 
   add(r: RequestRecord): void {
+    this.#client.add(r.run_ms, r.run_ms + r.e2e_ms, r.status === 'ok');
     this.#windows.add(r);
     this.#diagnosis.add(r);
     let phase = this.#phases.get(r.phase);
@@ -289,6 +300,11 @@ export class SummaryBuilder {
     }
   }
 
+  /** A gauge scrape (gauges.jsonl): folded into run-length series for the verdicts, not kept sample by sample. */
+  addScrape(e: ScrapeEvent): void {
+    this.#gauges.add(e);
+  }
+
   /** A canary result (events.jsonl `canary`): the diagnosis compares the proxied path with the direct one. */
   addCanary(e: CanaryEvent): void {
     this.#diagnosis.addCanary(e);
@@ -374,7 +390,8 @@ export class SummaryBuilder {
       connections: { distinct: this.#connections.size, requests_on_reused: this.#reusedRequests, max_requests_per_connection: this.#maxNth },
       client: { samples: this.#samples, loop_delay_p99_ms_max: round3(this.#loopP99Max), loop_utilization_max: round3(this.#eluMax), saturated_windows: this.#saturated },
       windows,
-      gauges: [],
+      gauges: judgeGauges(this.#gauges, this.#client, { pinAfterS: this.#pinAfterS }),
+      scrape_targets: scrapeTargets(this.#gauges),
       // Set below, once the gauge verdicts are in.
       diagnosis: { verdict: 'none', evidence: [] },
       thresholds: evaluateThresholds(this.#thresholds, { requests, errors, hangs, output_tokens_per_s: activeS === 0 ? 0 : round3(completionAll / activeS), ...this.#overall(phases), windows }),

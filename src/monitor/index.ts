@@ -2,7 +2,7 @@
 // probes, and the verdict on every gauge (idle, rotating, pinned, stale, insufficient).
 export { ExpositionParser, parseExposition, parseFloatToken, type Exposition, type ExpositionFamily, type ExpositionSample, type ExpositionIssue, type MetricType, type ParserOptions } from './exposition.js';
 export { SeriesSelector, baseName, isCounter, keyGaugeValues, FLOW_COUNTERS, KEY_GAUGES } from './select.js';
-export { GaugeStore, ClientActivity, flowCounter, labelKey, type GaugeSeries, type Stretch, type StretchEnd, type CounterTrack, type TargetTrack } from './series.js';
+export { GaugeStore, ClientActivity, flowCounter, labelKey, scrapeTargets, type GaugeSeries, type Stretch, type StretchEnd, type CounterTrack, type TargetTrack } from './series.js';
 export { judgeGauges, judgeSeries, gaugeVerdicts, type VerdictOptions } from './verdict.js';
 export { startCanaries, type CanaryOptions, type CanaryLegSpec, type CanaryHandle } from './canary.js';
 export { Scraper, metricsUrl, scrapeError, type ScrapeTarget, type FetchText, type ScraperOptions } from './scraper.js';

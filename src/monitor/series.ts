@@ -1,7 +1,7 @@
 // Scrapes folded into compact series, in constant memory per change: for each gauge series the stretches it
 // stayed non-zero and unchanged (not every sample), for each target when its counters moved (merged runs of
 // scrape intervals), and the client's requests as (start, end, ok). The verdicts (verdict.ts) read these.
-import type { GaugeSample, ScrapeEvent } from '../types/index.js';
+import type { GaugeSample, ScrapeEvent, ScrapeTargetSummary } from '../types/index.js';
 import { baseName, FLOW_COUNTERS, isCounter } from './select.js';
 
 /** How a stretch of unchanged non-zero value ended. */
@@ -32,6 +32,8 @@ export interface GaugeSeries {
   firstNonZeroMs: number | null;
   /** Drops (to a lower value or 0) after being non-zero. */
   dips: number;
+  /** Samples whose value differs from the one before (rises and dips). */
+  changes: number;
   longestMs: number;
   longestValue: number;
   /** Stretches kept: all while the gauge has never dipped; after that only those of at least `keepMinMs`
@@ -56,8 +58,14 @@ export interface CounterTrack {
 
 export interface TargetTrack {
   readonly name: string;
+  url: string;
   scrapes: number;
   failed: number;
+  burst: number;
+  /** Gaps between consecutive scrapes outside bursts, rounded to ms → count (few distinct values). */
+  readonly intervals: Map<number, number>;
+  prevScrapeMs: number | null;
+  prevBurst: boolean;
   firstMs: number | null;
   lastMs: number | null;
   lastError: string | null;
@@ -89,10 +97,17 @@ export class GaugeStore {
     const t = e.run_ms;
     let target = this.targets.get(e.target);
     if (target === undefined) {
-      target = { name: e.target, scrapes: 0, failed: 0, firstMs: null, lastMs: null, lastError: null, counters: new Map() };
+      target = { name: e.target, url: e.url, scrapes: 0, failed: 0, burst: 0, intervals: new Map(), prevScrapeMs: null, prevBurst: false, firstMs: null, lastMs: null, lastError: null, counters: new Map() };
       this.targets.set(e.target, target);
     }
     target.scrapes += 1;
+    if (e.burst) target.burst += 1;
+    if (target.prevScrapeMs !== null && !e.burst && !target.prevBurst) {
+      const gap = Math.round(t - target.prevScrapeMs);
+      target.intervals.set(gap, (target.intervals.get(gap) ?? 0) + 1);
+    }
+    target.prevScrapeMs = t;
+    target.prevBurst = e.burst;
     const own = this.#byTarget.get(e.target) ?? new Set<GaugeSeries>();
     this.#byTarget.set(e.target, own);
     if (!e.ok) {
@@ -129,6 +144,7 @@ export class GaugeStore {
 
   #observe(s: GaugeSeries, t: number, v: number): void {
     // A drop across a gap in observation still counts: the gauge was seen non-zero, then lower.
+    if (s.samples > 0 && v !== s.lastValue) s.changes += 1;
     if (s.samples > 0 && s.lastValue > 0 && v < s.lastValue) {
       s.dips += 1;
       if (s.dips === 1) this.#compact(s);
@@ -195,6 +211,7 @@ function newSeries(target: string, name: string, labels: Record<string, string>)
     minAfterNonZero: Infinity,
     firstNonZeroMs: null,
     dips: 0,
+    changes: 0,
     longestMs: 0,
     longestValue: 0,
     stretches: [],
@@ -333,4 +350,27 @@ function lowerBound(sorted: readonly number[], x: number, strictlyAbove: boolean
     else hi = mid;
   }
   return lo;
+}
+
+/** How scraping each target went: counts, the cadence outside bursts, the last error, series seen. */
+export function scrapeTargets(store: GaugeStore): ScrapeTargetSummary[] {
+  const out: ScrapeTargetSummary[] = [];
+  for (const t of store.targets.values()) {
+    const gaps = [...t.intervals].sort(([a], [b]) => a - b);
+    const total = gaps.reduce((n, [, c]) => n + c, 0);
+    let median: number | null = null;
+    let seen = 0;
+    for (const [gap, count] of gaps) {
+      seen += count;
+      if (seen * 2 >= total) {
+        median = gap;
+        break;
+      }
+    }
+    let series = 0;
+    for (const s of store.series.values()) if (s.target === t.name) series += 1;
+    for (const c of t.counters.values()) series += c.last.size;
+    out.push({ target: t.name, url: t.url, scrapes: t.scrapes, failed: t.failed, burst: t.burst, interval_ms_p50: median, interval_ms_max: gaps.at(-1)?.[0] ?? null, last_error: t.lastError, series });
+  }
+  return out.sort((a, b) => a.target.localeCompare(b.target));
 }

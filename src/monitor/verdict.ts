@@ -1,7 +1,7 @@
 // The call on each gauge series: idle, rotating, pinned, stale, or insufficient (too short a window to tell).
 // Pure: folded scrapes and the client's requests in, verdicts out. A gauge is never judged alone: a steady
 // value is read together with the target's flow counter, client completions and requests in flight.
-import type { GaugeVerdict, GaugeVerdictKind, ScrapeEvent } from '../types/index.js';
+import type { GaugeFlow, GaugeVerdict, GaugeVerdictKind, ScrapeEvent } from '../types/index.js';
 import { ClientActivity, flowCounter, GaugeStore, labelKey, type CounterTrack, type GaugeSeries, type Stretch } from './series.js';
 import { baseName } from './select.js';
 
@@ -57,8 +57,9 @@ export function judgeSeries(s: GaugeSeries, flow: CounterTrack | null, client: C
     dips: s.dips,
     last_value: s.lastValue,
   };
-  const verdict = (kind: GaugeVerdictKind, neededS: number | null, evidence: string[]): GaugeVerdict => ({ ...base, verdict: kind, needed_s: neededS, evidence });
-  const context = flowSentences(s, flow, client);
+  const figures = flowFigures(s, flow, client);
+  const verdict = (kind: GaugeVerdictKind, neededS: number | null, evidence: string[]): GaugeVerdict => ({ ...base, verdict: kind, needed_s: neededS, evidence, flow: figures });
+  const context = flowSentences(s, figures, flow, client);
   if (s.samples < 2) return verdict('insufficient', options.pinAfterS, [`only ${s.samples} sample${s.samples === 1 ? '' : 's'}: nothing to compare`, ...context]);
   if (s.nonZeroSamples === 0) return verdict('idle', null, [`0 in all ${s.samples} samples over ${fmtS(windowMs)}`, ...context]);
 
@@ -99,13 +100,20 @@ export function judgeSeries(s: GaugeSeries, flow: CounterTrack | null, client: C
   const undecided = longestOf('undecided');
   if (stale !== undefined && undecided === undefined) return verdict('stale', null, [staleSentence(stale, flowName, 'was'), ...context]);
 
-  // Steady, no dip, and not long enough without flow to call a pin: say how long a window would tell.
-  const open = undecided ?? stale ?? judged.at(-1);
+  // No dip, and no stretch long enough to call a pin or steady flow: say how long a window would tell. The
+  // stretch that matters is the last one when it is still undecided (a longer window extends it).
+  const last = judged.at(-1);
+  const open = last?.kind === 'undecided' ? last : (undecided ?? stale ?? last);
   const startMs = open?.stretch.startMs ?? s.firstMs;
   const neededS = Math.ceil((startMs - s.firstMs + pinMs) / 1000);
   const lengthMs = open === undefined ? 0 : open.stretch.lastMs - open.stretch.startMs;
+  const rises = s.changes - s.dips;
+  const seen =
+    rises > (s.firstNonZeroMs === null ? 0 : 1)
+      ? `rose ${rises} times and never dropped in ${fmtS(windowMs)}, unchanged ${fmtS(s.longestMs)} at most (now ${fmtV(s.lastValue)} for ${fmtS(lengthMs)})`
+      : `unchanged at ${fmtV(open?.stretch.value ?? s.lastValue)} for ${fmtS(lengthMs)} with no dip seen`;
   return verdict('insufficient', neededS, [
-    `unchanged at ${fmtV(open?.stretch.value ?? s.lastValue)} for ${fmtS(lengthMs)} with no dip seen: a steady gauge tells a pin from rotating load only after ${fmtS(pinMs)}; a window of about ${neededS} s (the first ${fmtS(startMs - s.firstMs)} plus ${fmtS(pinMs)}) would tell`,
+    `${seen}: a gauge that has not dipped tells a pin from rotating load only after ${fmtS(pinMs)} unchanged; a window of about ${neededS} s (the first ${fmtS(startMs - s.firstMs)} plus ${fmtS(pinMs)}) would tell`,
     ...context,
   ]);
 }
@@ -165,17 +173,24 @@ function staleSentence(j: Judged, flowName: string | null, tense: 'was' | 'ended
   return `${what} while ${busy} and ${counters}: a stale reading of an idle engine (SGLang refreshes scheduler gauges only when it logs stats), not a pinned request`;
 }
 
-/** The window's flow evidence, shared by every verdict of a series. */
-function flowSentences(s: GaugeSeries, flow: CounterTrack | null, client: ClientActivity): string[] {
+/** The window's flow evidence as figures. */
+function flowFigures(s: GaugeSeries, flow: CounterTrack | null, client: ClientActivity): GaugeFlow {
+  return {
+    counter: flow === null ? null : baseName(flow.name),
+    counter_moved_intervals: flow?.movedIntervals ?? 0,
+    intervals: flow?.intervals ?? 0,
+    completions: client.completionsIn(s.firstMs, s.lastMs),
+    in_flight_share: Math.round(client.coverage(s.firstMs, s.lastMs) * 1000) / 1000,
+  };
+}
+
+/** The window's flow evidence as sentences, shared by every verdict of a series. */
+function flowSentences(s: GaugeSeries, f: GaugeFlow, flow: CounterTrack | null, client: ClientActivity): string[] {
   const out: string[] = [];
   if (flow === null) out.push(`no flow counter (generation_tokens_total, prompt_tokens_total, num_requests_total) on ${s.target}: judged by client completions only`);
-  else {
-    out.push(`${baseName(flow.name)} moved in ${flow.movedIntervals} of ${flow.intervals} scrape intervals (+${fmtV(flow.increase)} over the run)`);
-  }
-  if (client.size > 0) {
-    const done = client.completionsIn(s.firstMs, s.lastMs);
-    out.push(`${done} client request${done === 1 ? '' : 's'} completed in the window; requests in flight ${pct(client.coverage(s.firstMs, s.lastMs))} of it`);
-  } else out.push('no client requests recorded');
+  else out.push(`${f.counter} moved in ${f.counter_moved_intervals} of ${f.intervals} scrape intervals (+${fmtV(flow.increase)} over the run)`);
+  if (client.size > 0) out.push(`${f.completions} client request${f.completions === 1 ? '' : 's'} completed in the window; requests in flight ${pct(f.in_flight_share)} of it`);
+  else out.push('no client requests recorded');
   return out;
 }
 

@@ -1,5 +1,6 @@
 // The live terminal line during a run (TTY only, on stderr): rounds done, in flight, errors, hangs, and
 // the latest values of key gauges when the monitor reports them. It only subscribes to run events.
+import { keyGaugeValues } from '../monitor/index.js';
 import type { RunEvent } from '../types/index.js';
 
 export interface ProgressLine {
@@ -18,6 +19,7 @@ export function progressLine(stream: NodeJS.WriteStream, totalRequests: number |
   let hangs = 0;
   let lastLength = 0;
   const gauges = new Map<string, number>();
+  const targets = new Set<string>();
   const started = Date.now();
   const draw = (): void => {
     const secs = ((Date.now() - started) / 1000).toFixed(0);
@@ -39,6 +41,10 @@ export function progressLine(stream: NodeJS.WriteStream, totalRequests: number |
         done += 1;
         if (event.record.status === 'error') errors += 1;
         if (event.record.status === 'hang') hangs += 1;
+      } else if (event.kind === 'scrape' && event.ok) {
+        // Key gauges of each monitored target (prefixed by the target once there are several).
+        targets.add(event.target);
+        for (const [name, value] of keyGaugeValues(event.samples)) gauges.set(targets.size > 1 ? `${event.target}.${name}` : name, value);
       }
     },
     gauge(name, value) {

@@ -1,6 +1,7 @@
 // The terminal summary: a per-round table and the lines a person reads first (throughput, errors, hangs).
 import { join } from 'node:path';
 import type { Summary, PhaseSummary } from '../analysis/index.js';
+import { gaugeLines } from './gauges.js';
 
 function fmtMs(v: number, count: number): string {
   if (count === 0) return '-';
@@ -98,6 +99,7 @@ export function formatSummary(s: Summary, dir: string): string {
   out.push(`errors     ${counts(s.errors_by_class)}`);
   out.push(`hangs      ${s.hangs.total === 0 ? 'none' : `${s.hangs.total}: by phase ${counts(s.hangs.by_phase as Record<string, number>)}; by round ${counts(s.hangs.by_round)}; ${bySocketUse(s.hangs.by_connection_reuse)}`}`);
   out.push(`client     event-loop delay p99 ≤ ${s.client.loop_delay_p99_ms_max.toFixed(1)} ms, utilisation ≤ ${(s.client.loop_utilization_max * 100).toFixed(0)}%${s.client.saturated_windows > 0 ? `  ·  ${s.client.saturated_windows} saturated windows: the client itself was the bottleneck there` : ''}`);
+  out.push(...gaugeLines(s.gauges, s.scrape_targets ?? []));
   if (s.diagnosis.verdict !== 'none') {
     // The call first, then its evidence, one sentence a line: this is what a person reads after a hang.
     out.push(`diagnosis  ${s.diagnosis.verdict}${DIAGNOSIS_MEANING[s.diagnosis.verdict]}`);

@@ -7,7 +7,7 @@ import type { Transport, ConnectionTracker } from '../transport/index.js';
 import { runAgent, type RoundTarget } from '../agent/index.js';
 import type { HistogramSet } from '../metrics/index.js';
 import { realClock } from '../watchdog/index.js';
-import type { PathKind, RunEvent } from '../types/index.js';
+import type { HangEvent, PathKind, RunEvent } from '../types/index.js';
 import type { RunBus } from './bus.js';
 import { shardAgents, type Shard } from './shard.js';
 
@@ -63,6 +63,8 @@ export interface PhaseRunContext {
   conversations: Map<number, number>;
   /** This process's share of every phase's agents (`--shard i/N`); none: all of them. */
   shard?: Shard | null;
+  /** Adds what the monitor knows to a hang event before anyone sees it. */
+  enrichHang?: (event: HangEvent) => HangEvent;
 }
 
 /** Runs one phase to its end: every agent done with its rounds, or `durationMs` up, or the run stopped.
@@ -83,7 +85,9 @@ export async function runPhase(ctx: PhaseRunContext, plan: PhasePlan): Promise<v
   // Per agent: the round of its in-flight request and whether it went out in the warm-up, so live ITL
   // gaps land in the right round's histogram and warm-up gaps stay out of the phase's figures.
   const current = new Map<number, { round: number; warmup: boolean }>();
-  const emit = (index: number, event: RunEvent): void => {
+  const emit = (index: number, raw: RunEvent): void => {
+    // A hang record carries the latest gauges of every monitored target (when the monitor runs).
+    const event = raw.kind === 'hang' && ctx.enrichHang !== undefined ? ctx.enrichHang(raw) : raw;
     if (event.kind === 'request_start') {
       current.set(index, { round: event.round, warmup: event.run_ms < warmupEndMs });
       if (event.round === 1) ctx.conversations.set(index, (ctx.conversations.get(index) ?? 0) + 1);

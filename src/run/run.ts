@@ -9,6 +9,7 @@ import { startEngine, type EngineHandle } from '../engine/index.js';
 import { Transport, ConnectionTracker } from '../transport/index.js';
 import { resolveTools, systemPrompt, classifyTransportError } from '../agent/index.js';
 import { SummaryBuilder, type Summary } from '../analysis/index.js';
+import { LatestGauges } from '../monitor/index.js';
 import { backstopTimeouts } from '../watchdog/index.js';
 import { createRunFolder, resultPath, writeJsonAtomic } from '../results/index.js';
 import { writeReports } from '../report/index.js';
@@ -108,7 +109,12 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   const maxFileMb = workload.results.max_file_mb;
   const sinks = new EventSinks(dir, { maxBytes: maxFileMb === null ? null : maxFileMb * 1024 * 1024, compress: workload.results.compress_rotated, log });
   sinks.attach(bus);
-  const summary = new SummaryBuilder({ itlFromRecords: false, windowS: workload.window_s, thresholds: workload.thresholds });
+  const summary = new SummaryBuilder({ itlFromRecords: false, windowS: workload.window_s, thresholds: workload.thresholds, pinAfterS: workload.monitor.pin_after_s });
+  const latestGauges = new LatestGauges();
+  bus.on('scrape', (e) => {
+    summary.addScrape(e);
+    latestGauges.add(e);
+  });
   bus.on('request', (e) => summary.add(e.record));
   bus.on('client_sample', (e) => summary.addClientSample(e));
   bus.on('canary', (e) => summary.addCanary(e));
@@ -185,6 +191,7 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
       abortInFlight: abortInFlight.signal,
       conversations: new Map(),
       shard: options.shard ?? null,
+      enrichHang: (e) => latestGauges.enrich(e),
     };
     // One phase after another (a sweep's levels); a stop ends the running one and starts no other.
     for (const plan of planPhases(workload)) {

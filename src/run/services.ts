@@ -7,6 +7,7 @@ import type { RunBus } from './bus.js';
 import type { RouteInfo } from './route.js';
 import { ClientMetricsService } from './client-metrics.js';
 import { CanaryService } from './canary-service.js';
+import { MonitorService } from '../monitor/index.js';
 
 export interface RunContext {
   readonly workload: Workload;
@@ -41,5 +42,6 @@ export function servicesFor(workload: Workload): RunService[] {
   const services: RunService[] = [];
   if (workload.client_metrics.port !== null) services.push(new ClientMetricsService({ host: workload.client_metrics.host, port: workload.client_metrics.port }));
   if (workload.monitor.canary_interval_s > 0) services.push(new CanaryService());
+  if (workload.monitor.enabled) services.push(new MonitorService());
   return services;
 }

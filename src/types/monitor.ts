@@ -99,6 +99,38 @@ export interface GaugeVerdict {
   needed_s: number | null;
   /** Plain sentences: which counters moved, whether client requests completed meanwhile. */
   evidence: string[];
+  /** The flow evidence over the series' window, as figures. */
+  flow?: GaugeFlow;
+}
+
+/** What flowed while a gauge was watched: the target's flow counter and the client's requests. */
+export interface GaugeFlow {
+  /** The flow counter judged (`generation_tokens_total`, else `prompt_tokens_total`, else `num_requests_total`), or null. */
+  counter: string | null;
+  /** Scrape intervals over which it moved / observed. */
+  counter_moved_intervals: number;
+  intervals: number;
+  /** Client requests that completed (ok) in the window. */
+  completions: number;
+  /** Share of the window with a client request in flight. */
+  in_flight_share: number;
+}
+
+/** How scraping one target went over the run (summary.json `scrape_targets`). */
+export interface ScrapeTargetSummary {
+  target: string;
+  url: string;
+  scrapes: number;
+  failed: number;
+  /** Scrapes taken while burst sampling. */
+  burst: number;
+  /** Time between consecutive scrapes outside bursts: median and largest. */
+  interval_ms_p50: number | null;
+  interval_ms_max: number | null;
+  /** The most recent failure, if any. */
+  last_error: string | null;
+  /** Selected series seen (gauges and counters). */
+  series: number;
 }
 
 export type DiagnosisVerdict = 'none' | 'proxy' | 'engine' | 'client' | 'unknown';

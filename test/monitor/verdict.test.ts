@@ -117,6 +117,13 @@ describe('gauge verdicts', () => {
     assert.ok(v.evidence.some((e) => /^ended at 1, unchanged for 60\.0 s while no client request was in flight/.test(e)), v.evidence.join('\n'));
   });
 
+  it('a gauge that only rises in a short window is insufficient, and says it rose', () => {
+    const v = only(gaugeVerdicts(scrapes({ intervalMs: 1000, durationS: 5, gauge: (ms) => ms / 1000, tokens: (ms) => ms }), steadyRequests(0, 5000, 1000), PIN));
+    assert.equal(v.verdict, 'insufficient');
+    assert.match(v.evidence[0]!, /^rose 5 times and never dropped in 5\.0 s, unchanged 0\.0 s at most \(now 5 for 0\.0 s\)/);
+    assert.equal(v.needed_s, 35, 'the last stretch started at 5 s');
+  });
+
   it('a gauge at 0 throughout is idle; one sample is insufficient', () => {
     const v = only(gaugeVerdicts(scrapes({ intervalMs: 500, durationS: 10, gauge: () => 0, tokens: (ms) => ms }), [], PIN));
     assert.equal(v.verdict, 'idle');

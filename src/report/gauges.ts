@@ -1,0 +1,64 @@
+// The gauges section of the terminal summary: per target how scraping went, then one line per pinned,
+// stale or rotating series, and the idle and too-short ones grouped, so the call a person needs is on top.
+import type { GaugeVerdict, ScrapeTargetSummary } from '../types/index.js';
+
+const INDENT = '           ';
+
+/** A series as people read it: the name and the labels that tell series apart (model_name is the same everywhere). */
+export function seriesName(v: Pick<GaugeVerdict, 'name' | 'labels'>): string {
+  const labels = Object.entries(v.labels).filter(([k]) => k !== 'model_name');
+  return labels.length === 0 ? v.name : `${v.name}{${labels.map(([k, val]) => `${k}="${val}"`).join(',')}}`;
+}
+
+function flowNote(v: GaugeVerdict): string {
+  const f = v.flow;
+  if (f === undefined) return '';
+  const parts: string[] = [];
+  if (f.counter !== null) parts.push(f.counter_moved_intervals > 0 ? `${f.counter} moved` : `${f.counter} flat`);
+  parts.push(f.completions > 0 ? `${f.completions} completions` : 'no completions');
+  return `; ${parts.join(', ')}`;
+}
+
+function line(v: GaugeVerdict): string {
+  const head = `${v.target} ${seriesName(v)}`;
+  switch (v.verdict) {
+    case 'pinned':
+      return `${head} PINNED: ${v.evidence[0] ?? ''}`;
+    case 'stale':
+      return `${head} stale: ${v.evidence[0] ?? ''}`;
+    case 'rotating': {
+      const steady = v.dips === 0 ? `steady ${v.longest_nonzero_s.toFixed(1)} s with work flowing` : `non-zero ${v.longest_nonzero_s.toFixed(1)} s at most, ${v.dips} dip${v.dips === 1 ? '' : 's'}`;
+      const floor = v.evidence.find((e) => e.startsWith('never back to 0'));
+      const tail = v.evidence.find((e) => e.startsWith('ended at'));
+      return `${head} rotating: ${steady}${flowNote(v)}${floor === undefined ? '' : ` (${floor.split(':')[0]})`}${tail === undefined ? '' : ` (${tail.split(' while')[0]} at the end: stale)`}`;
+    }
+    default:
+      return `${head} ${v.verdict}`;
+  }
+}
+
+function targetLine(t: ScrapeTargetSummary): string {
+  const every = t.interval_ms_p50 === null ? '' : `, every ${t.interval_ms_p50} ms`;
+  const burst = t.burst > 0 ? `, ${t.burst} in bursts` : '';
+  const failed = t.failed > 0 ? `, ${t.failed} failed (last: ${t.last_error ?? 'unknown'})` : '';
+  return `${t.target}: ${t.scrapes} scrapes${every}${burst}${failed}; ${t.series} series`;
+}
+
+/** Lines for the terminal summary (none when the monitor did not run). */
+export function gaugeLines(gauges: readonly GaugeVerdict[], targets: readonly ScrapeTargetSummary[] = []): string[] {
+  if (gauges.length === 0 && targets.length === 0) return [];
+  const out: string[] = [];
+  const head = targets.length === 0 ? 'gauges' : targets.map(targetLine).join('  ·  ');
+  out.push(`gauges     ${head}`);
+  const order: GaugeVerdict['verdict'][] = ['pinned', 'stale', 'rotating'];
+  for (const kind of order) for (const v of gauges.filter((g) => g.verdict === kind)) out.push(`${INDENT}${line(v)}`);
+  const insufficient = gauges.filter((g) => g.verdict === 'insufficient');
+  if (insufficient.length > 0) {
+    const needed = Math.max(...insufficient.map((g) => g.needed_s ?? 0));
+    const window = Math.max(...insufficient.map((g) => g.window_s));
+    out.push(`${INDENT}too short to tell (${window.toFixed(1)} s watched, about ${needed} s needed, no dip seen): ${insufficient.map((g) => `${g.target} ${seriesName(g)}`).join(', ')}`);
+  }
+  const idle = gauges.filter((g) => g.verdict === 'idle');
+  if (idle.length > 0) out.push(`${INDENT}idle (0 throughout): ${idle.map((g) => `${g.target} ${seriesName(g)}`).join(', ')}`);
+  return out;
+}

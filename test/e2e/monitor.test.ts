@@ -1,0 +1,76 @@
+// The monitor in whole runs on the embedded engine: gauges.jsonl at the set interval, verdicts in the summary
+// and the terminal, a down target recorded without stopping the run, the monitor switched off.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseWorkload } from '../../src/config/index.js';
+import { executeRun } from '../../src/run/index.js';
+import type { Summary } from '../../src/analysis/index.js';
+import type { ScrapeEvent } from '../../src/types/index.js';
+import { readJsonl, runCli, tempDir } from '../helpers/tmp.js';
+
+const BASE = `
+agents: {count: 3, rounds: 6, think_time_ms: 50}
+conversation: {system_prompt_tokens: 300, max_tokens: 64}
+engine: {decode_step_ms: 4}
+`;
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+test('a run scrapes the embedded engine every monitor.interval_ms into gauges.jsonl and judges every gauge', async (t) => {
+  const out = join(tempDir(t), 'run');
+  const workload = parseWorkload(`${BASE}monitor: {interval_ms: 200}\n`, 'monitor.yaml');
+  const result = await executeRun({ workload, out });
+  assert.equal(result.status, 'completed');
+  const scrapes = readJsonl<ScrapeEvent>(join(out, 'gauges.jsonl'));
+  assert.ok(scrapes.length >= 5, `${scrapes.length} scrapes`);
+  assert.ok(scrapes.every((s) => s.kind === 'scrape' && s.target === 'engine' && s.ok && !s.burst && s.url.endsWith('/metrics')));
+  const gaps = scrapes.slice(1).map((s, i) => s.run_ms - scrapes[i]!.run_ms);
+  t.diagnostic(`${scrapes.length} scrapes, gaps ${gaps.join(' ')} ms`);
+  assert.ok(median(gaps) >= 170 && median(gaps) <= 260, `median gap ${median(gaps)} ms`);
+  assert.ok(gaps.every((g) => g >= 100 && g <= 700), `every gap near 200 ms: ${gaps.join(' ')}`);
+  const first = scrapes[0]!;
+  const names = new Set(first.samples.map((s) => s.name));
+  for (const n of ['sglang:num_running_reqs', 'sglang:num_queue_reqs', 'sglang:num_prefill_inflight_queue_reqs', 'sglang:generation_tokens_total', 'sglang:num_requests_total']) assert.ok(names.has(n), n);
+  assert.deepEqual(first.samples.find((s) => s.name === 'sglang:num_running_reqs')?.labels, { model_name: 'deepseek-v4-flash' });
+  const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Summary;
+  assert.equal(summary.gauges.length, 7, 'one verdict per gauge series (counters are evidence, not judged)');
+  const running = summary.gauges.find((g) => g.name === 'sglang:num_running_reqs')!;
+  assert.equal(running.verdict, 'rotating', running.evidence.join('\n'));
+  assert.ok(running.dips > 0);
+  assert.equal(running.flow?.counter, 'generation_tokens_total');
+  assert.ok((running.flow?.completions ?? 0) > 0);
+  assert.equal(summary.gauges.find((g) => g.name === 'sglang:num_queue_reqs')?.verdict, 'idle');
+  assert.deepEqual(summary.scrape_targets?.map((s) => [s.target, s.failed, s.series]), [['engine', 0, 10]]);
+  assert.ok(Math.abs((summary.scrape_targets?.[0]?.interval_ms_p50 ?? 0) - 200) <= 40);
+});
+
+test('`--set monitor.interval_ms=…` works from the command line; a down target is recorded, retried, and the run exits 0', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'w.yaml');
+  // Port 9 (discard) on loopback: nothing listens, every scrape is refused.
+  writeFileSync(file, `${BASE}monitor:\n  targets: [{name: decode, url: "http://127.0.0.1:9"}]\n`);
+  const out = join(dir, 'run');
+  const res = await runCli(['run', file, '--out', out, '--set', 'monitor.interval_ms=150']);
+  assert.equal(res.code, 0, res.stderr);
+  const scrapes = readJsonl<ScrapeEvent>(join(out, 'gauges.jsonl'));
+  assert.ok(scrapes.length >= 4, `${scrapes.length} scrapes`);
+  assert.ok(scrapes.every((s) => s.target === 'decode' && !s.ok && s.samples.length === 0 && typeof s.duration_ms === 'number'));
+  assert.match(scrapes[0]!.error ?? '', /ECONNREFUSED/);
+  assert.ok(median(scrapes.slice(1).map((s, i) => s.run_ms - scrapes[i]!.run_ms)) < 260, 'retried at the interval');
+  assert.equal(JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')).totals.ok, 18);
+  assert.match(res.stdout, /^gauges {5}decode: \d+ scrapes, every 1\d\d ms, \d+ failed \(last: ECONNREFUSED/m);
+});
+
+test('monitor.enabled false scrapes nothing and judges nothing', async (t) => {
+  const out = join(tempDir(t), 'run');
+  const result = await executeRun({ workload: parseWorkload(`${BASE}monitor: {enabled: false}\n`, 'off.yaml', { agents: 1, rounds: 2 }), out });
+  assert.equal(result.status, 'completed');
+  assert.equal(readJsonl(join(out, 'gauges.jsonl')).length, 0);
+  assert.deepEqual(result.summary.gauges, []);
+  assert.deepEqual(result.summary.scrape_targets, []);
+});
