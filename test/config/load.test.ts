@@ -47,7 +47,7 @@ describe('parseWorkload', () => {
 
   it('an unknown key with no close match lists the valid keys', () => {
     const [issue] = issuesOf('watchdog:\n  zzzzzz: 1\n');
-    assert.equal(issue?.message, 'unknown key "zzzzzz"; valid keys: connect_ms, headers_ms, first_token_ms, stall_ms, total_ms');
+    assert.equal(issue?.message, 'unknown key "zzzzzz"; valid keys: connect_ms, headers_ms, first_token_ms, stall_ms, total_ms, on_hang');
   });
 
   it('a wrong type names the line:col of the value, the field and what was found', () => {
