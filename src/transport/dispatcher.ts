@@ -32,6 +32,28 @@ export interface Lane {
   reset(): void;
 }
 
+/**
+ * undici 7 leaves a Client unable to connect again after a certificate-name mismatch
+ * (ERR_TLS_CERT_ALTNAME_INVALID fails the queued request but counts it as still running), so the next
+ * request would wait forever for a socket. The lane starts afresh instead, and every request of a
+ * mismatched target is recorded as the `tls` error it is, not as a connect hang.
+ */
+function guardAgainstPoison(client: Dispatcher, reset: () => void): Dispatcher {
+  return client.compose((dispatch) => (opts, handler) =>
+    dispatch(opts, {
+      onRequestStart: (c, ctx) => handler.onRequestStart?.(c, ctx),
+      onRequestUpgrade: (c, status, headers, socket) => handler.onRequestUpgrade?.(c, status, headers, socket),
+      onResponseStart: (c, status, headers, message) => handler.onResponseStart?.(c, status, headers, message),
+      onResponseData: (c, chunk) => handler.onResponseData?.(c, chunk),
+      onResponseEnd: (c, trailers) => handler.onResponseEnd?.(c, trailers),
+      onResponseError: (c, error) => {
+        if ((error as { code?: unknown }).code === 'ERR_TLS_CERT_ALTNAME_INVALID') queueMicrotask(reset);
+        handler.onResponseError?.(c, error);
+      },
+    }),
+  );
+}
+
 export class Transport {
   readonly options: TransportOptions;
   readonly origin: string;
@@ -76,17 +98,28 @@ export class Transport {
     const existing = this.#lanes[index];
     if (existing !== undefined) return existing;
     const transport = this;
-    let dispatcher: Dispatcher = this.options.connection === 'pool' ? this.#pool() : this.#client();
+    // `raw` is the undici Client (what close() and reset() act on); `dispatcher` is it with the guard.
+    let raw: Dispatcher = this.options.connection === 'pool' ? this.#pool() : this.#client();
+    const guarded = (): Dispatcher => {
+      if (this.options.connection === 'pool') return raw;
+      const mine = raw;
+      // Only the client that was poisoned is replaced, never a fresh one made since.
+      return guardAgainstPoison(mine, () => {
+        if (raw === mine) lane.reset();
+      });
+    };
+    let dispatcher = guarded();
     const lane: Lane = {
       get dispatcher() {
         return dispatcher;
       },
       reset() {
         if (transport.options.connection === 'pool') return; // a shared pool is not one agent's to drop
-        const old = dispatcher;
+        const old = raw;
         transport.#made.delete(old);
         old.destroy().catch(() => {});
-        dispatcher = transport.#client();
+        raw = transport.#client();
+        dispatcher = guarded();
       },
     };
     this.#lanes[index] = lane;
@@ -96,8 +129,14 @@ export class Transport {
   /** A bounded GET on the target with the path's TLS settings, on a connection of its own (health checks). */
   async get(path: string, options: { timeoutMs: number; headers?: Record<string, string> }): Promise<GetResult> {
     if (this.#probe === null) {
-      this.#probe = this.#factory.single({ keepAliveTimeoutMs: 1000 });
-      this.#made.add(this.#probe);
+      const probe = this.#factory.single({ keepAliveTimeoutMs: 1000 });
+      this.#made.add(probe);
+      this.#probe = guardAgainstPoison(probe, () => {
+        // A poisoned client never closes gracefully either: drop it now, not at the end of the run.
+        this.#made.delete(probe);
+        probe.destroy().catch(() => {});
+        this.#probe = null;
+      });
     }
     return boundedGet(`${this.origin}${this.basePath}${path}`, { ...options, dispatcher: this.#probe });
   }

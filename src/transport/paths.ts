@@ -43,6 +43,9 @@ export function tlsConnectOptions(tls: TlsOptions, origin: URL): Record<string, 
   return options;
 }
 
+/** undici's timers are coarse (about 0.5 s): this much later than our own deadline, theirs never wins. */
+const CONNECT_BACKSTOP_MS = 2000;
+
 function base(common: CommonOptions, keepAliveTimeoutMs = common.keepAliveTimeoutMs) {
   return {
     keepAliveTimeout: keepAliveTimeoutMs,
@@ -80,7 +83,9 @@ export function connectFactory(origin: URL, proxyUrl: URL, tls: TlsOptions, comm
       connections,
       requestTls,
       proxyTls,
-      clientFactory: (url, opts) => new Pool(url, { ...opts, headersTimeout: common.connectTimeoutMs, bodyTimeout: common.connectTimeoutMs }),
+      // A backstop behind the watchdog's connect deadline (which must win, to record a connect hang), so a
+      // stalled CONNECT frees its socket soon after.
+      clientFactory: (url, opts) => new Pool(url, { ...opts, headersTimeout: common.connectTimeoutMs + CONNECT_BACKSTOP_MS, bodyTimeout: common.connectTimeoutMs + CONNECT_BACKSTOP_MS }),
     });
     // A ProxyAgent serves any origin, so each request must name one; Client and Pool know theirs.
     return agent.compose((dispatch) => (opts, handler) => dispatch({ ...opts, origin: origin.origin }, handler));
