@@ -47,13 +47,21 @@ export function valueAt(root: unknown, path: Path): unknown {
 }
 
 /** The keys the schema allows in the object at `path` (for suggestions), or [] when it is not an object. */
-export function keysAt(path: Path, schema: z.ZodType = workloadSchema): string[] {
+export function keysAt(path: Path, schema: z.ZodType = workloadSchema, value?: unknown): string[] {
   let node: z.ZodType | undefined = schema;
   let i = 0;
   while (node !== undefined) {
     if (node instanceof z.ZodDefault || node instanceof z.ZodPrefault || node instanceof z.ZodOptional || node instanceof z.ZodNullable) {
       node = node.unwrap() as z.ZodType;
       continue;
+    }
+    if (node instanceof z.ZodDiscriminatedUnion && i === path.length) {
+      // The object itself is one of a `kind: …` union (a fault): its keys are those of the option its
+      // discriminator names, e.g. `kind: drip` → after_chunks, interval_ms, bytes…
+      const key = String((node.def as { discriminator: unknown }).discriminator);
+      const tag = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+      const option = (node.options as readonly z.ZodType[]).find((o) => o instanceof z.ZodObject && (o.shape as Record<string, z.ZodType>)[key]?.safeParse(tag).success === true);
+      return option === undefined ? [] : keysAt([], option);
     }
     if (node instanceof z.ZodObject) {
       const shape = node.shape as Record<string, z.ZodType>;
@@ -132,7 +140,7 @@ function explainOne(issue: z.core.$ZodIssue, input: unknown, prefix: Path, out: 
   const got = valueAt(input, path);
   switch (issue.code) {
     case 'unrecognized_keys': {
-      const valid = keysAt(path, schema);
+      const valid = keysAt(path, schema, got);
       for (const key of issue.keys) {
         const guess = closest(key, valid);
         const hint = guess !== undefined ? ` (did you mean "${guess}"?)` : valid.length > 0 ? `; valid keys: ${valid.join(', ')}` : '';

@@ -203,6 +203,11 @@ test('a fault list is validated with the workload: unknown keys and kinds are lo
     () => parseWorkload('engine:\n  faults:\n    - kind: stall_mid_stream\n      after_chunk: 3\n', 'w.yaml'),
     (e: Error) => /w\.yaml:4:7 +engine\.faults\.0\.after_chunk +unknown key "after_chunk"/.test(e.message),
   );
+  // The valid keys are those of the fault's own kind, not of the first kind in the list.
+  assert.throws(
+    () => parseWorkload('engine:\n  faults: [{kind: drip, interval: 3}]\n', 'w.yaml'),
+    (e: Error) => /unknown key "interval"; valid keys: kind, after_chunks, interval_ms, bytes, after_requests/.test(e.message),
+  );
   assert.throws(() => parseWorkload('engine:\n  faults: [{kind: freeze}]\n', 'w.yaml'), (e: Error) => /engine\.faults\.0\.kind +must be one of hang, hang_before_headers/.test(e.message));
   assert.throws(() => parseWorkload('engine:\n  faults: [{kind: close_idle}]\n', 'w.yaml'), (e: Error) => /engine\.faults\.0\.idle_ms +is required/.test(e.message));
   const w = parseWorkload('engine:\n  faults: [{kind: drip}]\n', 'w.yaml');
