@@ -1,7 +1,8 @@
 // The soak benchmark: proves memory stays flat over a long run. Drives ≥ 200k requests (agents looping
 // conversations, `duration` mode) against the embedded engine in-process with zero delays, rotating and
 // gzipping the results files as a night's run would, and prints RSS at start, middle and end.
-// Claim checked: RSS at the end within 10% of the middle. `--requests N` changes the count, `--keep` keeps the folder.
+// Claim checked: RSS at the end within 10% of the middle (medians of samples over each stretch).
+// `--requests N` changes the count, `--keep` keeps the results folder, `--trace` prints every sample.
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,11 +23,23 @@ results: {max_file_mb: 32, compress_rotated: true}
 `;
 
 interface Sample {
-  at: string;
   requests: number;
   s: number;
   rssMb: number;
   heapMb: number;
+}
+
+/** The three figures: the median of the samples in a stretch of the run (RSS moves ±10% from one GC or
+ * gzip to the next, so a single reading would measure the allocator, not the trend). */
+const STRETCHES = [
+  { at: 'start', from: 0.05, to: 0.1 },
+  { at: 'middle', from: 0.45, to: 0.55 },
+  { at: 'end', from: 0.9, to: 1 },
+] as const;
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? NaN;
 }
 
 function mb(bytes: number): number {
@@ -38,22 +51,23 @@ export async function soakBench(args: string[]): Promise<number> {
   const total = at >= 0 ? Number(args[at + 1]) : 200_000;
   if (!Number.isInteger(total) || total < 1000) throw new Error('--requests must be a whole number ≥ 1000');
   const keep = args.includes('--keep');
+  const trace = args.includes('--trace');
   // A full GC before each sample, so heap figures are live objects rather than garbage not yet collected.
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as () => void;
   const dir = mkdtempSync(join(tmpdir(), 'roundload-soak-'));
   const out = join(dir, 'run');
-  const marks = new Map([[Math.min(5000, total / 10), 'start'], [Math.floor(total / 2), 'middle'], [total, 'end']]);
+  const step = Math.max(100, Math.floor(total / 100));
   const samples: Sample[] = [];
   const stop = new AbortController();
   const t0 = performance.now();
   let done = 0;
-  const sample = (label: string): void => {
+  const sample = (): void => {
     gc();
     const m = process.memoryUsage();
-    const s: Sample = { at: label, requests: done, s: Math.round((performance.now() - t0) / 100) / 10, rssMb: mb(m.rss), heapMb: mb(m.heapUsed) };
+    const s: Sample = { requests: done, s: Math.round((performance.now() - t0) / 100) / 10, rssMb: mb(m.rss), heapMb: mb(m.heapUsed) };
     samples.push(s);
-    process.stderr.write(`  ${label.padEnd(6)} ${String(s.requests).padStart(7)} requests  ${String(s.s).padStart(6)} s  rss ${s.rssMb} MB  heap ${s.heapMb} MB\n`);
+    if (trace || done % (step * 10) === 0) process.stderr.write(`  ${String(s.requests).padStart(7)} requests  ${String(s.s).padStart(6)} s  rss ${s.rssMb} MB  heap ${s.heapMb} MB  external ${mb(m.external)} MB\n`);
   };
   process.stderr.write(`soak: ${total} requests, 32 agents looping 8-round conversations, embedded engine with zero delays, results in ${out}\n`);
   const result = await executeRun({
@@ -63,10 +77,8 @@ export async function soakBench(args: string[]): Promise<number> {
     onEvent: (e) => {
       if (e.kind !== 'request') return;
       done += 1;
-      const label = marks.get(done);
-      if (label === undefined) return;
-      sample(label);
-      if (label === 'end') stop.abort();
+      if (done % step === 0) sample();
+      if (done === total) stop.abort();
     },
   });
   const wallS = (performance.now() - t0) / 1000;
@@ -75,9 +87,14 @@ export async function soakBench(args: string[]): Promise<number> {
   const files = readdirSync(out);
   const parts = files.filter((f) => /^requests\.\d+\.jsonl(\.gz)?$/.test(f));
   const bytes = files.reduce((n, f) => n + statSync(join(out, f)).size, 0);
-  const middle = samples.find((s) => s.at === 'middle')!;
-  const end = samples.find((s) => s.at === 'end')!;
-  const growth = (end.rssMb - middle.rssMb) / middle.rssMb;
+  const figures = STRETCHES.map((st) => {
+    const inside = samples.filter((x) => x.requests > st.from * total && x.requests <= st.to * total);
+    const rss = inside.map((x) => x.rssMb);
+    return { at: st.at, from: Math.round(st.from * total), to: Math.round(st.to * total), n: inside.length, rss: median(rss), rssMin: Math.min(...rss), rssMax: Math.max(...rss), heap: median(inside.map((x) => x.heapMb)) };
+  });
+  const middle = figures[1]!;
+  const end = figures[2]!;
+  const growth = (end.rss - middle.rss) / middle.rss;
   const flat = Math.abs(growth) <= 0.1;
   const t = result.summary.totals;
   process.stdout.write(
@@ -86,8 +103,9 @@ export async function soakBench(args: string[]): Promise<number> {
       `requests   ${t.requests} (${t.ok} ok, ${t.errors} errors, ${t.hangs} hangs) in ${wallS.toFixed(1)} s, ${(t.requests / wallS).toFixed(0)}/s; ${result.summary.windows.length} windows`,
       `files      requests.jsonl + ${parts.length} rotated parts (${parts.filter((p) => p.endsWith('.gz')).length} gzipped), ${mb(bytes)} MB on disk; ${lines} request lines read back across the parts`,
       '',
-      'sample   requests       s   rss MB  heap MB',
-      ...samples.map((s) => `${s.at.padEnd(6)} ${String(s.requests).padStart(9)} ${String(s.s).padStart(7)} ${String(s.rssMb).padStart(8)} ${String(s.heapMb).padStart(8)}`),
+      `RSS and heap after a full GC, sampled every ${step} requests; each figure the median over its stretch`,
+      'figure   requests          samples   rss MB (min–max)        heap MB',
+      ...figures.map((f) => `${f.at.padEnd(7)}  ${`${f.from}–${f.to}`.padEnd(16)}  ${String(f.n).padStart(7)}   ${`${f.rss} (${f.rssMin}–${f.rssMax})`.padEnd(22)}  ${f.heap}`),
       '',
       `rss end vs middle: ${growth >= 0 ? '+' : ''}${(growth * 100).toFixed(1)}% → ${flat ? 'flat (within 10%)' : 'NOT flat (more than 10%)'}`,
       '',

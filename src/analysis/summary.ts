@@ -147,7 +147,8 @@ export class SummaryBuilder {
   readonly #hangPhase: Partial<Record<HangPhase, number>> = {};
   readonly #hangRound: Record<string, number> = {};
   readonly #hangReuse: Record<string, number> = {};
-  readonly #connections = new Set<string>();
+  /** Sockets seen: each socket's first request (nth 1) counts it, so no per-socket id is kept in memory. */
+  #connections = 0;
   #reusedRequests = 0;
   #maxNth = 0;
   #prompt = 0;
@@ -202,7 +203,7 @@ export class SummaryBuilder {
     phase.requests += 1;
     round.requests += 1;
     if (r.connection !== null) {
-      this.#connections.add(r.connection.id);
+      if (r.connection.nth === 1) this.#connections += 1;
       if (r.connection.nth > 1) this.#reusedRequests += 1;
       this.#maxNth = Math.max(this.#maxNth, r.connection.nth);
     }
@@ -252,7 +253,7 @@ export class SummaryBuilder {
   #addWarmup(phase: PhaseAcc, r: RequestRecord): void {
     phase.warmup.requests += 1;
     if (r.connection !== null) {
-      this.#connections.add(r.connection.id);
+      if (r.connection.nth === 1) this.#connections += 1;
       if (r.connection.nth > 1) this.#reusedRequests += 1;
       this.#maxNth = Math.max(this.#maxNth, r.connection.nth);
     }
@@ -387,7 +388,7 @@ export class SummaryBuilder {
       phases,
       errors_by_class: { ...this.#errors },
       hangs: { total: hangs, by_phase: { ...this.#hangPhase }, by_round: { ...this.#hangRound }, by_connection_reuse: { ...this.#hangReuse } },
-      connections: { distinct: this.#connections.size, requests_on_reused: this.#reusedRequests, max_requests_per_connection: this.#maxNth },
+      connections: { distinct: this.#connections, requests_on_reused: this.#reusedRequests, max_requests_per_connection: this.#maxNth },
       client: { samples: this.#samples, loop_delay_p99_ms_max: round3(this.#loopP99Max), loop_utilization_max: round3(this.#eluMax), saturated_windows: this.#saturated },
       windows,
       gauges: judgeGauges(this.#gauges, this.#client, { pinAfterS: this.#pinAfterS }),

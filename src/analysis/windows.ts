@@ -33,10 +33,17 @@ interface Acc {
   tokens: number;
   ttft: number[];
   e2e: number[];
+  /** Percentiles of a closed window (its latency arrays are freed then). */
+  closed: { ttft50: number | null; ttft99: number | null; e2e50: number | null; e2e99: number | null } | null;
 }
 
 /** Cap on latencies kept per window for its percentiles (a reservoir would be overkill at window sizes). */
 const MAX_LATENCIES_PER_WINDOW = 20_000;
+/** A window this many behind the newest request end is closed: its latencies become its percentiles and
+ * are freed, so a night of windows costs a few numbers each (memory stays flat over a soak). Records come
+ * in end order (live, rebuilt from requests.jsonl, merged), so only a record ending two windows late would
+ * miss its window's percentiles (it is still counted). */
+const OPEN_WINDOWS = 2;
 
 /** What bounds a phase's steady part (see `WindowFigures.steady`). */
 interface PhaseSpan {
@@ -50,6 +57,9 @@ export class WindowBuilder {
   readonly windowMs: number;
   readonly #byPhase = new Map<string, Map<number, Acc>>();
   readonly #spans = new Map<string, PhaseSpan>();
+  /** Windows not closed yet, and the newest window index a request ended in. */
+  #open: { index: number; acc: Acc }[] = [];
+  #newest = -Infinity;
 
   constructor(windowS: number) {
     this.windowMs = windowS * 1000;
@@ -63,8 +73,9 @@ export class WindowBuilder {
     }
     let acc = windows.get(index);
     if (acc === undefined) {
-      acc = { requests: 0, ok: 0, errors: 0, hangs: 0, tokens: 0, ttft: [], e2e: [] };
+      acc = { requests: 0, ok: 0, errors: 0, hangs: 0, tokens: 0, ttft: [], e2e: [], closed: null };
       windows.set(index, acc);
+      this.#open.push({ index, acc });
     }
     return acc;
   }
@@ -81,12 +92,17 @@ export class WindowBuilder {
     if (r.warmup === true) phaseSpan.lastWarmupSendMs = Math.max(phaseSpan.lastWarmupSendMs, r.run_ms);
     const agent = r.agent ?? -1;
     phaseSpan.lastEndByAgent.set(agent, Math.max(phaseSpan.lastEndByAgent.get(agent) ?? -Infinity, endMs));
-    const acc = this.#acc(r.phase, Math.floor(endMs / this.windowMs));
+    const endIndex = Math.floor(endMs / this.windowMs);
+    if (endIndex > this.#newest) {
+      this.#newest = endIndex;
+      this.#close(endIndex - OPEN_WINDOWS);
+    }
+    const acc = this.#acc(r.phase, endIndex);
     acc.requests += 1;
     if (r.status === 'ok') {
       acc.ok += 1;
-      if (r.ttft_ms !== null && acc.ttft.length < MAX_LATENCIES_PER_WINDOW) acc.ttft.push(r.ttft_ms);
-      if (acc.e2e.length < MAX_LATENCIES_PER_WINDOW) acc.e2e.push(r.e2e_ms);
+      if (acc.closed === null && r.ttft_ms !== null && acc.ttft.length < MAX_LATENCIES_PER_WINDOW) acc.ttft.push(r.ttft_ms);
+      if (acc.closed === null && acc.e2e.length < MAX_LATENCIES_PER_WINDOW) acc.e2e.push(r.e2e_ms);
     } else if (r.status === 'hang') acc.hangs += 1;
     else acc.errors += 1;
     const tokens = r.completion_tokens ?? 0;
@@ -102,6 +118,22 @@ export class WindowBuilder {
       const overlap = Math.min(endMs, (w + 1) * this.windowMs) - Math.max(from, w * this.windowMs);
       if (overlap > 0) this.#acc(r.phase, w).tokens += (tokens * overlap) / span;
     }
+  }
+
+  /** Closes every open window up to `index` (all phases: they share the run's clock). */
+  #close(index: number): void {
+    const still: { index: number; acc: Acc }[] = [];
+    for (const w of this.#open) {
+      if (w.index > index) {
+        still.push(w);
+        continue;
+      }
+      const a = w.acc;
+      a.closed = { ttft50: pct(a.ttft, 50), ttft99: pct(a.ttft, 99), e2e50: pct(a.e2e, 50), e2e99: pct(a.e2e, 99) };
+      a.ttft = [];
+      a.e2e = [];
+    }
+    this.#open = still;
   }
 
   /** Windows in time order; the last, partial window of each phase is measured over its real length. */
@@ -123,10 +155,10 @@ export class WindowBuilder {
           hangs: acc.hangs,
           output_tokens: round3(acc.tokens),
           output_tokens_per_s: round3(acc.tokens / (this.windowMs / 1000)),
-          ttft_p50_ms: pct(acc.ttft, 50),
-          ttft_p99_ms: pct(acc.ttft, 99),
-          e2e_p50_ms: pct(acc.e2e, 50),
-          e2e_p99_ms: pct(acc.e2e, 99),
+          ttft_p50_ms: acc.closed?.ttft50 ?? pct(acc.ttft, 50),
+          ttft_p99_ms: acc.closed?.ttft99 ?? pct(acc.ttft, 99),
+          e2e_p50_ms: acc.closed?.e2e50 ?? pct(acc.e2e, 50),
+          e2e_p99_ms: acc.closed?.e2e99 ?? pct(acc.e2e, 99),
           steady: startMs >= steadyFromMs && startMs + this.windowMs <= steadyUntilMs,
         });
       }

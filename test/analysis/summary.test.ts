@@ -20,7 +20,8 @@ test('totals, per-round figures, errors by class and hangs by phase, round and r
   const b = new SummaryBuilder({ itlFromRecords: true });
   b.add(rec({ round: 1, run_ms: 0 }));
   b.add(rec({ round: 2, run_ms: 300, prompt_tokens: 2000, cached_tokens: 1500, connection: { id: 'c1', nth: 2, local_port: 5000, age_ms: 300, idle_ms: 80, tls: null } }));
-  b.add(rec({ round: 2, agent: 1, status: 'error', error: { class: 'http_5xx', message: 'x', code: '500' }, ttft_ms: null }));
+  // No socket: a second first-request (nth 1) on socket c1 could not happen, and sockets are counted by their first request.
+  b.add(rec({ round: 2, agent: 1, status: 'error', error: { class: 'http_5xx', message: 'x', code: '500' }, ttft_ms: null, connection: null }));
   b.add(rec({ round: 3, status: 'hang', hang: { phase: 'mid_stream', deadline: 'stall_ms', deadline_ms: 100, last_byte_age_ms: 100 }, connection: { id: 'c1', nth: 3, local_port: 5000, age_ms: 600, idle_ms: 10, tls: null } }));
   const s = b.build(run);
   assert.equal(s.totals.requests, 4);
