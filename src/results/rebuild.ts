@@ -1,5 +1,5 @@
 // Rebuilds a run's summary from its folder alone: requests.jsonl through the same SummaryBuilder a live
-// run uses, client samples from events.jsonl, scrapes from gauges.jsonl. Works on a killed run (no
+// run uses, client samples and canaries from events.jsonl, scrapes from gauges.jsonl. Works on a killed run (no
 // summary.json, run.json still `running`, a torn last line) and says what was missing. Reads only.
 import { existsSync, readFileSync } from 'node:fs';
 import { SummaryBuilder, DEFAULT_THRESHOLDS, type Summary, type ThresholdLimits } from '../analysis/index.js';
@@ -121,15 +121,11 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
   });
   if (!events.exists) notes.push('events.jsonl missing: no client samples, hangs or run events');
 
-  // The monitor's verdicts come from the scrapes, when the builder takes them.
-  const scrapeSink = builder as SummaryBuilder & { addScrape?: (s: ScrapeEvent) => void };
-  let scrapesUsed = typeof scrapeSink.addScrape === 'function';
+  // The gauge verdicts come from the scrapes, judged as the live run judged them.
   const gauges = await readJsonlFile(resultPath(dir, 'gauges'), isScrapeEvent, (s) => {
     seen(s.t);
-    if (scrapesUsed) scrapeSink.addScrape!(s);
+    builder.addScrape(s);
   });
-  if (!scrapesUsed && gauges.records > 0) notes.push('gauge verdicts not recomputed: this build\'s SummaryBuilder has no addScrape');
-  scrapesUsed = scrapesUsed && gauges.records > 0;
 
   if (fileHistograms !== null) {
     // ttft and e2e come from the records (the builder recorded them); ITL gaps only exist in the file.
@@ -172,7 +168,7 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
   // previous summary rather than silently dropped.
   if (previous !== null) {
     const kept: string[] = [];
-    if (!scrapesUsed && summary.gauges.length === 0 && Array.isArray(previous.gauges) && previous.gauges.length > 0) {
+    if (gauges.records === 0 && summary.gauges.length === 0 && Array.isArray(previous.gauges) && previous.gauges.length > 0) {
       summary.gauges = previous.gauges;
       kept.push('gauge verdicts');
     }

@@ -80,13 +80,21 @@ test('ITL comes from histograms.json when it is there, and ttft/e2e are not coun
   assert.doesNotMatch(r.notes.join('\n'), /histograms\.json/);
 });
 
-test('gauge verdicts only the live run could compute are kept from a previous summary.json, and said so', async (t) => {
-  const dir = writeFolder(join(tempDir(t), 'g'), { status: 'completed', records: [record()], scrapes: [scrape(0, [gauge('sglang:num_running_reqs', 1)])] });
+test('gauge verdicts are judged again from gauges.jsonl', async (t) => {
+  const scrapes = Array.from({ length: 61 }, (_, i) => scrape(i * 1000, [gauge('sglang:num_running_reqs', 0)]));
+  const dir = writeFolder(join(tempDir(t), 'g'), { status: 'completed', records: [record()], scrapes });
+  const r = await rebuildSummary(dir);
+  assert.equal(r.files.gauges.records, 61);
+  assert.deepEqual(r.summary.gauges.map((g) => [g.target, g.name, g.verdict, g.samples]), [['engine', 'sglang:num_running_reqs', 'idle', 61]]);
+  assert.doesNotMatch(r.notes.join('\n'), /kept from the previous/);
+});
+
+test('verdicts of a previous summary.json are kept (and said so) when the folder no longer has the scrapes', async (t) => {
+  const dir = writeFolder(join(tempDir(t), 'g'), { status: 'completed', records: [record()] });
   const verdict = { target: 'engine', name: 'sglang:num_running_reqs', labels: {}, verdict: 'rotating', samples: 1, window_s: 1, longest_nonzero_s: 1, dips: 0, last_value: 1, needed_s: null, evidence: [] };
   const first = await rebuildSummary(dir);
   writeFileSync(join(dir, 'summary.json'), JSON.stringify({ ...first.summary, gauges: [verdict] }));
   const r = await rebuildSummary(dir);
-  if (r.summary.gauges.length > 0 && !r.notes.some((n) => /kept from the previous/.test(n))) return; // recomputed from the scrapes
   assert.deepEqual(r.summary.gauges, [verdict]);
   assert.match(r.notes.join('\n'), /gauge verdicts kept from the previous summary\.json/);
 });
