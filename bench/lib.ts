@@ -1,0 +1,91 @@
+// Benchmark helpers: an engine in its own process (so the client's CPU is its own), CPU and RSS sampling,
+// and table printing. Benchmarks print figures; they assert nothing.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { stringify } from 'yaml';
+
+const ROOT = new URL('../', import.meta.url).pathname;
+
+export interface EngineProcess {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts `roundload engine` in a child process with the given engine settings; resolves once it listens. */
+export async function startEngineProcess(settings: Record<string, unknown>): Promise<EngineProcess> {
+  const dir = mkdtempSync(join(tmpdir(), 'roundload-bench-'));
+  const file = join(dir, 'engine.yaml');
+  writeFileSync(file, stringify(settings));
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'engine', '--port', '0', '--settings', file], { stdio: ['ignore', 'ignore', 'pipe'], cwd: ROOT });
+  const url = await new Promise<string>((resolve, reject) => {
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`engine did not start in 20 s: ${err}`)), 20_000);
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      const m = /listening on (http:\/\/[^\s]+)/.exec(err);
+      if (m !== null) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`engine exited (${code}): ${err}`)));
+  });
+  return {
+    url,
+    child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        const t = setTimeout(() => child.kill('SIGKILL'), 3000);
+        child.once('exit', () => {
+          clearTimeout(t);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** CPU seconds (user + system) and wall seconds spent by this process inside `fn`. */
+export async function measure<T>(fn: () => Promise<T>): Promise<{ value: T; cpuS: number; wallS: number; rssPeakMb: number }> {
+  let rssPeak = process.memoryUsage.rss();
+  const sampler = setInterval(() => {
+    rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
+  }, 100);
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  try {
+    const value = await fn();
+    const cpu = process.cpuUsage(cpu0);
+    return { value, cpuS: (cpu.user + cpu.system) / 1e6, wallS: (performance.now() - t0) / 1000, rssPeakMb: rssPeak / 1048576 };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+export function printTable(title: string, head: string[], rows: (string | number)[][]): void {
+  const cells = [head, ...rows.map((r) => r.map((c) => (typeof c === 'number' ? fmt(c) : c)))];
+  const widths = head.map((_, i) => Math.max(...cells.map((r) => String(r[i] ?? '').length)));
+  process.stdout.write(`\n${title}\n`);
+  for (const [n, r] of cells.entries()) {
+    process.stdout.write(`${r.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]!) : String(c).padStart(widths[i]!))).join('  ')}\n`);
+    if (n === 0) process.stdout.write(`${widths.map((w) => '-'.repeat(w)).join('  ')}\n`);
+  }
+}
+
+function fmt(v: number): string {
+  if (!Number.isFinite(v)) return '-';
+  if (Math.abs(v) >= 1000) return Math.round(v).toLocaleString('en-US');
+  if (Math.abs(v) >= 10) return v.toFixed(1);
+  return v.toFixed(2);
+}
+
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+}
