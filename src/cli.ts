@@ -28,6 +28,7 @@ function program(): Command {
     .description('run a workload (no target anywhere: starts the embedded engine on 127.0.0.1)')
     .argument('<workload>', 'workload YAML file')
     .option('--target <url>', 'base URL of the server (overrides target.url)')
+    .option('--via <hop|url>', '"hop": through the built-in TLS hop; a URL: through that HTTP CONNECT proxy (overrides target.via)')
     .option('--agents <n>', 'number of agents (overrides agents.count)')
     .option('--rounds <n>', 'rounds per conversation (overrides agents.rounds)')
     .option('--out <dir>', 'results folder (default results/<stamp>-<name>/)')

@@ -18,6 +18,24 @@ export interface RunCommandOptions {
   shard?: string;
   /** `--metrics-port N`: same as `--set client_metrics.port=N`. */
   metricsPort?: string;
+  /** `--via hop` (the built-in hop) or `--via URL` (a CONNECT proxy): sets `target.via`. */
+  via?: string;
+}
+
+/** `--via hop` or `--via http(s)://proxy:3128` as the `target.via` override it stands for. */
+export function viaOverride(value: string): string {
+  const v = value.trim();
+  if (v === 'hop') return 'target.via={kind: hop}';
+  let url: URL | null = null;
+  try {
+    url = new URL(v);
+  } catch {
+    // not a URL: the message below
+  }
+  if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new UsageError(`--via must be "hop" (the built-in TLS hop) or the http:// or https:// URL of a CONNECT proxy, got "${value}"`);
+  }
+  return `target.via={kind: connect, url: ${JSON.stringify(url.href)}}`;
 }
 
 function positive(flag: string, value: string | undefined): number | undefined {
@@ -38,6 +56,7 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
     ...opts.set,
     ...(opts.duration === undefined ? [] : [`duration=${opts.duration}`]),
     ...(opts.metricsPort === undefined ? [] : [`client_metrics.port=${opts.metricsPort.trim()}`]),
+    ...(opts.via === undefined ? [] : [viaOverride(opts.via)]),
   ];
   const workload = await loadWorkload(file, {
     set,
