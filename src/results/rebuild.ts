@@ -89,6 +89,12 @@ function windowSOf(manifest: RunManifest): number {
   return typeof w === 'number' && w > 0 ? w : 10;
 }
 
+/** `monitor.pin_after_s` of the run, so the gauge verdicts are rebuilt as the run made them. */
+function pinAfterSOf(manifest: RunManifest): number {
+  const m = manifest.workload.monitor as { pin_after_s?: unknown } | undefined;
+  return typeof m?.pin_after_s === 'number' && m.pin_after_s > 0 ? m.pin_after_s : 30;
+}
+
 /** Rebuilds the summary of the run in `dir`. Throws ResultsError when `dir` is not a results folder. */
 export async function rebuildSummary(dir: string): Promise<RebuildResult> {
   const manifest = readManifest(dir);
@@ -99,7 +105,7 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
   else if (previous === null) notes.push('summary.json was unreadable');
 
   const fileHistograms = readHistograms(dir, notes);
-  const builder = new SummaryBuilder({ itlFromRecords: fileHistograms === null, windowS: windowSOf(manifest), thresholds: thresholdsOf(manifest, notes) });
+  const builder = new SummaryBuilder({ itlFromRecords: fileHistograms === null, windowS: windowSOf(manifest), thresholds: thresholdsOf(manifest, notes), pinAfterS: pinAfterSOf(manifest) });
   let lastWallMs = 0;
   const seen = (t: unknown, plusMs = 0): void => {
     const ms = typeof t === 'string' ? Date.parse(t) : NaN;

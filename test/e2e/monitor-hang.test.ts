@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { parseWorkload } from '../../src/config/index.js';
 import { executeRun } from '../../src/run/index.js';
+import { rebuildSummary } from '../../src/results/index.js';
 import type { BurstEvent, HangEvent, ProbeEvent, RunEvent, ScrapeEvent } from '../../src/types/index.js';
 import { readJsonl, tempDir } from '../helpers/tmp.js';
 
@@ -81,6 +82,9 @@ monitor: {interval_ms: 100, pin_after_s: 1, burst: {interval_ms: 100}}
   assert.equal(v.flow?.completions, 0);
   assert.equal(v.flow?.counter_moved_intervals, 0, 'generation_tokens_total never moved');
   assert.ok(v.longest_nonzero_s >= 2);
+  // `roundload report` rebuilds the same verdicts from gauges.jsonl (with the run's pin_after_s).
+  const rebuilt = await rebuildSummary(out);
+  assert.deepEqual(rebuilt.summary.gauges.map((g) => [g.name, g.verdict]), result.summary.gauges.map((g) => [g.name, g.verdict]));
 });
 
 test('the rotate fault (1 with a dip to 0 every period while requests complete) is called rotating', async (t) => {
