@@ -31,7 +31,11 @@ export class ConnectionTracker {
   readonly #onSendHeaders = (message: unknown): void => this.#sendHeaders(message as SendHeadersMessage);
   #closed = false;
 
-  constructor() {
+  readonly #idPrefix: string;
+
+  /** `idPrefix` keeps socket ids apart when several trackers feed one run (worker threads: `w1.c3`). */
+  constructor(options: { idPrefix?: string } = {}) {
+    this.#idPrefix = options.idPrefix ?? '';
     trackerSeq += 1;
     this.#prefix = `${process.pid.toString(36)}${trackerSeq.toString(36)}-`;
     diagnostics.subscribe('undici:client:sendHeaders', this.#onSendHeaders);
@@ -77,7 +81,7 @@ export class ConnectionTracker {
     let state = this.#sockets.get(socket);
     if (state === undefined) {
       this.#socketSeq += 1;
-      state = { id: `c${this.#socketSeq}`, openedAtMs: now, sent: 0, lastEndAtMs: null };
+      state = { id: `${this.#idPrefix}c${this.#socketSeq}`, openedAtMs: now, sent: 0, lastEndAtMs: null };
       this.#sockets.set(socket, state);
     }
     state.sent += 1;
