@@ -1,0 +1,89 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { compareArms, formatComparison, comparisonHtml, workloadHash, identityDifferences } from '../../src/compare/index.js';
+import { DifferentWorkloadsError } from '../../src/errors.js';
+import { SeededRandom } from '../../src/compare/stats.js';
+import { ar1, run, window } from './helpers.js';
+
+const base = { name: 'w', window_s: 1, labels: { arm: 'a' }, target: { url: 'http://a:1', model: 'm' }, agents: { count: 8, rounds: 10 }, engine: { decode_speedup: 1 }, thresholds: { hangs: 0 } };
+
+test('the workload identity ignores name, labels, engine, target url and thresholds, but not the load', () => {
+  const other = { ...base, name: 'x', labels: { arm: 'b' }, target: { url: 'http://b:2', model: 'm' }, engine: { decode_speedup: 1.128 }, thresholds: { hangs: 3 } };
+  assert.equal(workloadHash(other), workloadHash(base));
+  assert.notEqual(workloadHash({ ...base, agents: { count: 16, rounds: 10 } }), workloadHash(base));
+  assert.notEqual(workloadHash({ ...base, target: { url: 'http://a:1', model: 'other' } }), workloadHash(base));
+  assert.deepEqual(identityDifferences(base, { ...base, agents: { count: 16, rounds: 10 }, sweep: { agents: [64] } }), ['agents.count: 8 vs 16', 'sweep: (absent) vs {"agents":[64]}']);
+});
+
+test('runs of different workloads are refused with where they differ (exit 2), and compared with --force', () => {
+  const rng = new SeededRandom(1);
+  const a = run('a', ar1(rng, 10, 1000, 0.02, 0), { workload: base });
+  const b = run('b', ar1(rng, 10, 1000, 0.02, 0), { workload: { ...base, agents: { count: 16, rounds: 10 } } });
+  assert.throws(
+    () => compareArms({ name: 'A', runs: [a] }, { name: 'B', runs: [b] }),
+    (e: unknown) => e instanceof DifferentWorkloadsError && e.exitCode === 2 && /agents\.count: 8 vs 16/.test(e.message) && /--force/.test(e.message),
+  );
+  const forced = compareArms({ name: 'A', runs: [a] }, { name: 'B', runs: [b] }, { force: true });
+  assert.equal(forced.forced, true);
+  assert.deepEqual(forced.differences, ['agents.count: 8 vs 16']);
+  assert.match(formatComparison(forced), /--force: the workloads differ \(agents\.count: 8 vs 16\)/);
+  // Two repeats of one arm must be one workload too.
+  assert.throws(() => compareArms({ name: 'A', runs: [a, b] }, { name: 'B', runs: [a] }), DifferentWorkloadsError);
+});
+
+test('only steady windows count for throughput: low edge windows do not drag the mean', () => {
+  const series = [100, 1000, 1000, 1000, 1000, 1000, 1000, 50];
+  const a = run('a', series, { edges: true });
+  const b = run('b', series.map((v) => v * 1.1), { edges: true });
+  const p = compareArms({ name: 'A', runs: [a] }, { name: 'B', runs: [b] }).phases[0]!;
+  assert.equal(p.windowsA, 6);
+  const tput = p.rows.find((r) => r.figure === 'decode_tokens_per_s')!;
+  assert.equal(tput.a, 1000);
+  assert.ok(Math.abs(tput.delta! - 10) < 1e-6);
+});
+
+test('latencies 20% lower in B are found better, errors only in B are worse, and the whole-phase counts keep every request', () => {
+  const rng = new SeededRandom(5);
+  const a = run('a', ar1(rng, 16, 1000, 0.02, 0), { requests: 20 });
+  const b = run('b', ar1(rng, 16, 1000, 0.02, 0), { latencyScale: 0.8, requests: 20 });
+  // B: every window has 1 error among its 20 requests.
+  b.phases.get('main')!.windows.forEach((w, i) => Object.assign(w, window(i, w.tokensPerS, { requests: 20, errors: 1, latencyScale: 0.8, rng: new SeededRandom(i) })));
+  const p = compareArms({ name: 'A', runs: [a] }, { name: 'B', runs: [b] }).phases[0]!;
+  const row = (f: string) => p.rows.find((r) => r.figure === f)!;
+  for (const f of ['ttft_p50_ms', 'itl_p50_ms', 'e2e_p50_ms']) {
+    assert.equal(row(f).verdict, 'better', f);
+    assert.ok(Math.abs(row(f).delta! + 20) < 2, `${f} ${row(f).delta}`);
+  }
+  assert.equal(row('error_rate').verdict, 'worse');
+  assert.ok(Math.abs(row('error_rate').delta! - 5) < 1e-6, 'B − A in percentage points');
+  assert.deepEqual(p.countsB, { requests: 320, errors: 16, hangs: 0 });
+  // 16 windows × 19 or 20 completed requests is under 500 per arm: no interval for the p99s, and the note says why.
+  assert.equal(row('ttft_p99_ms').verdict, 'insufficient data');
+  assert.ok(p.notes.some((n) => /too few for an interval on ttft p99 \(needs 500\)/.test(n)), p.notes.join(' | '));
+});
+
+test('too few steady windows give "insufficient data", and phases in one arm only are listed, not compared', () => {
+  const a = run('a', [1000, 1000, 1000], { phase: 'c64' });
+  const b = run('b', [1100, 1100, 1100], { phase: 'c64' });
+  b.phases.set('c96', { name: 'c96', windows: [window(0, 5)], warmupRequests: 0 });
+  const c = compareArms({ name: 'A', runs: [a] }, { name: 'B', runs: [b] });
+  assert.deepEqual(c.phases.map((p) => p.phase), ['c64']);
+  assert.deepEqual(c.unmatched, ['c96']);
+  assert.equal(c.phases[0]!.rows[0]!.verdict, 'insufficient data');
+  assert.match(c.phases[0]!.notes[0]!, /only 3 and 3 steady windows/);
+  assert.match(formatComparison(c), /phases in only one arm \(not compared\): c96/);
+});
+
+test('the table and compare.html show every figure with delta, interval and verdict; the page is self-contained', () => {
+  const rng = new SeededRandom(8);
+  const c = compareArms({ name: 'base<1>', runs: [run('a', ar1(rng, 20, 1000, 0.01, 0))] }, { name: 'fast', runs: [run('b', ar1(rng, 20, 1128, 0.01, 0))] });
+  const text = formatComparison(c);
+  assert.match(text, /^figure +A +B +delta +95% interval +verdict$/m);
+  assert.match(text, /^decode tok\/s +[\d,.]+ +1,1\d\d +\+1\d\.\d% +\+1\d\.\d% … \+1\d\.\d% +better$/m);
+  for (const label of ['ttft p50 ms', 'ttft p99 ms', 'itl p50 ms', 'itl p99 ms', 'e2e p50 ms', 'e2e p99 ms', 'errors+hangs %']) assert.match(text, new RegExp(`^${label.replace('+', '\\+')} `, 'm'));
+  const html = comparisonHtml([c]);
+  assert.match(html, /^<!doctype html>/);
+  assert.doesNotMatch(html, /<script|https?:\/\//);
+  assert.match(html, /base&lt;1&gt;/, 'names are escaped');
+  assert.match(html, /<td class="v better">better<\/td>/);
+});
