@@ -158,7 +158,12 @@ export class Scraper {
   /** Stops scheduling; waits (bounded by the scrape timeout) for scrapes under way, so their events are written. */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.#burstTimer !== null) this.clock.clearTimer(this.#burstTimer);
+    if (this.#burstTimer !== null) {
+      // The run ends mid-burst: the burst ends here.
+      this.clock.clearTimer(this.#burstTimer);
+      this.#burstUntilMs = this.clock.now();
+      this.#emitBurst('end', this.#burstReason, null);
+    }
     this.#burstTimer = null;
     for (const loop of this.#loops) loop.cancel();
     await Promise.all(this.#loops.map((l) => l.busy));
