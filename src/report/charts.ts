@@ -266,6 +266,13 @@ function labelKey(labels: Record<string, string>): string {
     .join(',');
 }
 
+/** Label pairs with the same value in every label set. */
+function commonLabels(sets: Record<string, string>[]): Record<string, string> {
+  const [first, ...rest] = sets;
+  if (first === undefined) return {};
+  return Object.fromEntries(Object.entries(first).filter(([k, v]) => rest.every((r) => r[k] === v)));
+}
+
 function sameLabels(a: Record<string, string>, b: Record<string, string>): boolean {
   return labelKey(a) === labelKey(b);
 }
@@ -342,7 +349,7 @@ export class GaugeSeriesBuilder {
 
   /** One chart per target × family: a series per label set, hang markers, the verdicts in the title. */
   charts(verdicts: GaugeVerdict[], hangs: HangMark[]): ChartSpec[] {
-    const out: ChartSpec[] = [];
+    const out: { spec: ChartSpec; target: string; counter: boolean; rank: number; name: string }[] = [];
     const ids = new Set<string>();
     for (const [target, t] of this.#targets) {
       const order = [...t.x.keys()].sort((a, b) => t.x[a]! - t.x[b]!);
@@ -371,26 +378,35 @@ export class GaugeSeriesBuilder {
         if (reduced.reduced) notes.push(`${x.length} scrapes reduced to their min/max envelope`);
         if (total > series.length) notes.push(`${total - series.length} more label sets not drawn (the ${series.length} reaching the highest values are)`);
         if (t.failed > 0) notes.push(`${t.failed} of ${t.scrapes} scrapes of ${target} failed (gaps)`);
+        // Labels every series shares (model_name, say) are said once, so each legend entry shows what differs.
+        const common = commonLabels(series.map((s) => s.labels));
+        if (Object.keys(common).length > 0) notes.unshift(labelKey(common));
+        const anyVerdict = matched.some((v) => v !== null);
         const spec: ChartSpec = {
           id,
-          title: `${target} · ${name}${counter ? ' (rate/s)' : ''} — ${verdictTitle(matched)}`,
+          title: `${target} · ${name}${counter ? ' (rate/s)' : ''} — ${counter && !anyVerdict ? 'flow counter' : verdictTitle(matched)}`,
           x_kind: 'seconds',
           x_label: 's since start',
           y_label: counter ? 'per s' : 'value',
           y2_label: null,
           x: reduced.x,
           series: series.map((s, i) => {
-            const lk = labelKey(s.labels);
+            const lk = labelKey(Object.fromEntries(Object.entries(s.labels).filter(([k]) => !(k in common))));
             const v = matched[i];
-            return { label: `${lk === '' ? name : `{${lk}}`}${v ? ` · ${v.verdict}` : ''}`, values: reduced.ys[i]! };
+            const base = lk === '' ? (counter ? 'per s' : 'value') : `{${lk}}`;
+            return { label: `${base}${v ? ` · ${v.verdict}` : ''}`, values: reduced.ys[i]! };
           }),
           markers: hangMarkers(hangs),
           note: notes.length === 0 ? null : notes.join('; '),
         };
-        if (chartPoints(spec) > 0) out.push(spec);
+        const rank = Math.min(...matched.map((v) => verdictRank(v?.verdict ?? '')));
+        if (chartPoints(spec) > 0) out.push({ spec, target, counter, rank, name });
       }
     }
-    return out;
+    // Per target: gauges before counters, the worst verdict first (a pinned gauge is what to look at).
+    const targets = [...this.#targets.keys()];
+    out.sort((a, b) => targets.indexOf(a.target) - targets.indexOf(b.target) || Number(a.counter) - Number(b.counter) || a.rank - b.rank || a.name.localeCompare(b.name));
+    return out.map((o) => o.spec);
   }
 }
 
@@ -407,18 +423,19 @@ function rate(x: number[], values: (number | null)[]): (number | null)[] {
 /** Worst first, so a title leads with what needs a look. */
 const VERDICT_ORDER: readonly string[] = ['pinned', 'stale', 'insufficient', 'rotating', 'idle'];
 
+function verdictRank(k: string): number {
+  const i = VERDICT_ORDER.indexOf(k);
+  return i < 0 ? VERDICT_ORDER.length : i;
+}
+
 /** `rotating`, or `pinned ×1 · rotating ×3`, or `no verdict` when the summary has none for the series. */
 export function verdictTitle(verdicts: (GaugeVerdict | null)[]): string {
   const counts = new Map<string, number>();
   for (const v of verdicts) if (v !== null) counts.set(v.verdict, (counts.get(v.verdict) ?? 0) + 1);
   if (counts.size === 0) return 'no verdict';
   if (counts.size === 1 && [...counts.values()][0] === verdicts.length) return [...counts.keys()][0]!;
-  const rank = (k: string) => {
-    const i = VERDICT_ORDER.indexOf(k);
-    return i < 0 ? VERDICT_ORDER.length : i;
-  };
   return [...counts.entries()]
-    .sort(([a], [b]) => rank(a) - rank(b))
+    .sort(([a], [b]) => verdictRank(a) - verdictRank(b))
     .map(([k, n]) => `${k} ×${n}`)
     .join(' · ') + (verdicts.some((v) => v === null) ? ' · no verdict for the rest' : '');
 }

@@ -185,9 +185,19 @@ function timeSection(d: ReportData): string {
   return `<section id="over-time"><h2>Over time</h2><p class="lead">Red dashed lines mark the moments the watchdog declared a hang.</p>${body}</section>`;
 }
 
-function verdictRow(v: GaugeVerdict): string[] {
-  const labels = Object.entries(v.labels).map(([k, x]) => `${k}="${x}"`).join(', ');
-  return [esc(v.target), `<code>${esc(v.name)}</code>`, esc(labels || '–'), badge(v.verdict, VERDICT_TONE[v.verdict]), fmtNum(v.samples), fmtNum(v.window_s, 1), fmtNum(v.longest_nonzero_s, 1), fmtNum(v.dips), fmtNum(v.last_value, 2), v.needed_s === null ? '–' : fmtNum(v.needed_s, 0), v.evidence.map(esc).join('<br>')];
+/** The verdict table: one row of figures per series, its evidence sentences on a full-width row below. */
+function verdictTable(verdicts: GaugeVerdict[]): string {
+  const head = ['target', 'gauge', 'labels', 'verdict', 'samples', 'window s', 'longest non-zero s', 'dips', 'last', 'needed s'];
+  const numeric = [false, false, false, false, true, true, true, true, true, true];
+  const th = head.map((h, i) => `<th${numeric[i] ? ' class="num"' : ''}>${esc(h)}</th>`).join('');
+  const bodies = verdicts.map((v) => {
+    const labels = Object.entries(v.labels).map(([k, x]) => `${k}="${x}"`).join(', ');
+    const cells = [esc(v.target), `<code>${esc(v.name)}</code>`, esc(labels || '–'), badge(v.verdict, VERDICT_TONE[v.verdict]), fmtNum(v.samples), fmtNum(v.window_s, 1), fmtNum(v.longest_nonzero_s, 1), fmtNum(v.dips), fmtNum(v.last_value, 2), v.needed_s === null ? '–' : fmtNum(v.needed_s, 0)];
+    const row = `<tr>${cells.map((c, i) => `<td${numeric[i] ? ' class="num"' : ''}>${c}</td>`).join('')}</tr>`;
+    const evidence = v.evidence.length === 0 ? '' : `<tr class="evidence-row"><td colspan="${head.length}">${v.evidence.map(esc).join(' · ')}</td></tr>`;
+    return `<tbody>${row}${evidence}</tbody>`;
+  });
+  return `<div class="table-wrap"><table class="verdicts-table"><thead><tr>${th}</tr></thead>${bodies.join('\n')}</table></div>`;
 }
 
 function gaugesSection(d: ReportData): string {
@@ -195,9 +205,21 @@ function gaugesSection(d: ReportData): string {
   if (d.targets.length === 0 && verdicts.length === 0) {
     return `<section id="gauges"><h2>Gauges</h2>${empty('no gauges were monitored (no monitor targets, or the monitor was off): gauges.jsonl is empty')}</section>`;
   }
-  const health = d.targets.length === 0 ? '' : table(['target', 'url', 'scrapes', 'failed', 'first error'], d.targets.map((t) => [esc(t.target), `<code>${esc(t.url)}</code>`, fmtNum(t.scrapes), t.failed > 0 ? `<b class="bad-text">${fmtNum(t.failed)}</b>` : '0', esc(t.first_error ?? '–')]), [false, false, true, true, false]);
+  const failedCell = (n: number) => (n > 0 ? `<b class="bad-text">${fmtNum(n)}</b>` : '0');
+  // The summary's per-target figures when it has them (interval, bursts); else what the scrapes themselves say.
+  const st = d.summary.scrape_targets ?? [];
+  const health =
+    st.length > 0
+      ? table(
+          ['target', 'url', 'scrapes', 'in bursts', 'failed', 'interval p50 ms', 'interval max ms', 'series', 'last error'],
+          st.map((t) => [esc(t.target), `<code>${esc(t.url)}</code>`, fmtNum(t.scrapes), fmtNum(t.burst), failedCell(t.failed), fmtNum(t.interval_ms_p50), fmtNum(t.interval_ms_max), fmtNum(t.series), esc(t.last_error ?? '–')]),
+          [false, false, true, true, true, true, true, true, false],
+        )
+      : d.targets.length === 0
+        ? ''
+        : table(['target', 'url', 'scrapes', 'failed', 'first error'], d.targets.map((t) => [esc(t.target), `<code>${esc(t.url)}</code>`, fmtNum(t.scrapes), failedCell(t.failed), esc(t.first_error ?? '–')]), [false, false, true, true, false]);
   const plots = d.charts.gauges.length === 0 ? empty('the scrapes carried no values to plot') : charts(d.charts.gauges);
-  const vt = verdicts.length === 0 ? empty('no gauge verdicts in the summary') : `<h3>Verdicts</h3>${table(['target', 'gauge', 'labels', 'verdict', 'samples', 'window s', 'longest non-zero s', 'dips', 'last', 'needed s', 'evidence'], verdicts.map(verdictRow), [false, false, false, false, true, true, true, true, true, true, false])}`;
+  const vt = verdicts.length === 0 ? empty('no gauge verdicts in the summary') : `<h3>Verdicts</h3>${verdictTable(verdicts)}`;
   return `<section id="gauges"><h2>Gauges</h2><p class="lead">Every monitored series over time, one chart per target and gauge; the verdict (idle, rotating, pinned, stale, insufficient) is in each title.</p>${health}${plots}${vt}</section>`;
 }
 
@@ -304,6 +326,10 @@ th{background:#f1f5f9;font-weight:600;white-space:nowrap;position:sticky;top:0}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .time{white-space:nowrap}
 tbody tr:nth-child(even){background:#f8fafc}
+.verdicts-table tbody:nth-of-type(even){background:#f8fafc}
+.verdicts-table tbody tr{background:transparent}
+.verdicts-table tr:has(+ .evidence-row) td{border-bottom:none}
+.evidence-row td{color:var(--muted);font-size:12.5px;padding-top:0}
 tbody tr:last-child td{border-bottom:none}
 .empty-note{color:var(--muted);font-style:italic}
 .bad-text{color:var(--bad)}

@@ -39,7 +39,9 @@ export interface ReportCheck {
 }
 
 export interface ReportBrowser {
-  check(file: string, options?: { screenshot?: string; timeoutMs?: number }): Promise<ReportCheck>;
+  /** `screenshot`: a PNG of the page from the top down to the bottom of the first `screenshotTo` selector
+   * found (the whole page without one). */
+  check(file: string, options?: { screenshot?: string; screenshotTo?: string[]; timeoutMs?: number }): Promise<ReportCheck>;
   /** Parses XML with the browser's DOMParser: the parser error, and the testcase/failure counts of JUnit. */
   parseXml(xml: string): Promise<{ error: string | null; testcases: number; failures: number }>;
   close(): Promise<void>;
@@ -104,7 +106,18 @@ export async function openReportBrowser(options: { timeoutMs?: number } = {}): P
         const charts = (await page.evaluate(CHARTS_JS)) as ChartCheck[];
         const title = await page.title();
         const hangRows = (await page.evaluate(HANG_ROWS_JS)) as number;
-        if (opts.screenshot !== undefined) await page.screenshot({ path: opts.screenshot, fullPage: true, timeout: limit });
+        if (opts.screenshot !== undefined) {
+          let bottom: number | null = null;
+          for (const selector of opts.screenshotTo ?? []) {
+            const box = await page.locator(selector).first().boundingBox().catch(() => null);
+            if (box !== null) {
+              bottom = Math.ceil(box.y + box.height + 16);
+              break;
+            }
+          }
+          const width = page.viewportSize()?.width ?? 1360;
+          await page.screenshot({ path: opts.screenshot, fullPage: true, timeout: limit, ...(bottom === null ? {} : { clip: { x: 0, y: 0, width, height: bottom } }) });
+        }
         return {
           title,
           charts,

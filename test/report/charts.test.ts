@@ -46,6 +46,17 @@ test('gauge series: one chart per target × family, a series per label set, gaps
   assert.deepEqual(g.health().map((h) => [h.target, h.scrapes, h.failed, h.first_error]), [['engine', 4, 1, 'timeout after 1000 ms'], ['router', 1, 0, null]]);
 });
 
+test('labels every series shares are said once in the note; legends show what differs; a counter without verdict is a flow counter', () => {
+  const g = new GaugeSeriesBuilder();
+  g.add(scrape(0, [gauge('sglang:num_running_reqs', 1, { model_name: 'm', dp: '0' }), gauge('sglang:num_running_reqs', 2, { model_name: 'm', dp: '1' }), { ...gauge('sglang:num_requests_total', 1, { model_name: 'm' }), type: 'counter' }]));
+  g.add(scrape(1000, [gauge('sglang:num_running_reqs', 1, { model_name: 'm', dp: '0' }), { ...gauge('sglang:num_requests_total', 3, { model_name: 'm' }), type: 'counter' }]));
+  const [running, requests] = g.charts([verdict({ labels: { model_name: 'm', dp: '0' } })], []);
+  assert.deepEqual(running!.series.map((s) => s.label), ['{dp="0"} · rotating', '{dp="1"}']);
+  assert.equal(running!.note, 'model_name="m"');
+  assert.equal(requests!.title, 'engine · sglang:num_requests_total (rate/s) — flow counter');
+  assert.deepEqual(requests!.series.map((s) => s.label), ['per s']);
+});
+
 test('a verdict named without the sglang: prefix still matches its series', () => {
   const g = new GaugeSeriesBuilder();
   g.add(scrape(0, [gauge('sglang:num_prefill_inflight_queue_reqs', 1)]));
@@ -71,6 +82,15 @@ test('the exposition TYPE decides what is a counter; the _total suffix only when
     ['gauge-engine-odd_total', [0, 4, 8]],
     ['gauge-engine-sglang_cache_hit_tokens', [null, 4, 4]],
   ]);
+});
+
+test('gauge charts come per target, gauges before counters, the worst verdict first', () => {
+  const g = new GaugeSeriesBuilder();
+  g.add(scrape(0, [gauge('a_gauge', 1), gauge('b_gauge', 1), { ...gauge('c_total', 1), type: 'counter' }, gauge('d_gauge', 0)]));
+  g.add(scrape(1000, [gauge('a_gauge', 1), gauge('b_gauge', 1), { ...gauge('c_total', 2), type: 'counter' }, gauge('d_gauge', 0)]));
+  g.add(scrape(500, [gauge('z', 1)], { target: 'router' }));
+  const ids = g.charts([verdict({ name: 'b_gauge', verdict: 'pinned' }), verdict({ name: 'a_gauge', verdict: 'rotating' }), verdict({ name: 'd_gauge', verdict: 'idle' })], []).map((c) => c.id);
+  assert.deepEqual(ids, ['gauge-engine-b_gauge', 'gauge-engine-a_gauge', 'gauge-engine-d_gauge', 'gauge-engine-c_total', 'gauge-router-z']);
 });
 
 test('a family whose scrapes never carried a value gets no chart', () => {
