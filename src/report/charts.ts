@@ -2,7 +2,7 @@
 // per-round latency lines, throughput and latency over time, one chart per target × gauge family, client
 // health. Long runs are reduced to an envelope (min and max per bucket) so a night stays a few MB.
 import type { Summary } from '../analysis/index.js';
-import type { ClientSampleEvent, GaugeVerdict, ScrapeEvent } from '../types/index.js';
+import type { CanaryEvent, ClientSampleEvent, GaugeVerdict, ScrapeEvent } from '../types/index.js';
 
 export interface ChartSeries {
   label: string;
@@ -438,4 +438,28 @@ export function verdictTitle(verdicts: (GaugeVerdict | null)[]): string {
     .sort(([a], [b]) => verdictRank(a) - verdictRank(b))
     .map(([k, n]) => `${k} ×${n}`)
     .join(' · ') + (verdicts.some((v) => v === null) ? ' · no verdict for the rest' : '');
+}
+
+/** Canary latency over time, the proxied leg against the direct one (failed canaries leave a gap). */
+export function canaryCharts(canaries: CanaryEvent[], hangs: HangMark[]): ChartSpec[] {
+  if (canaries.length === 0) return [];
+  const sorted = [...canaries].sort((a, b) => a.run_ms - b.run_ms);
+  const x = sorted.map((c) => r3(c.run_ms / 1000));
+  const leg = (name: CanaryEvent['leg']) => sorted.map((c) => (c.leg === name && c.ok ? c.latency_ms : null));
+  const legs = (['proxied', 'direct'] as const).filter((l) => sorted.some((c) => c.leg === l));
+  const reduced = envelope(x, legs.map(leg));
+  const failed = sorted.filter((c) => !c.ok).length;
+  const spec: ChartSpec = {
+    id: 'canaries',
+    title: 'Canaries: latency of the proxied path and the direct one',
+    x_kind: 'seconds',
+    x_label: 's since start',
+    y_label: 'ms',
+    y2_label: null,
+    x: reduced.x,
+    series: legs.map((l, i) => ({ label: `${l} ok ms`, values: reduced.ys[i]! })),
+    markers: hangMarkers(hangs),
+    note: [failed > 0 ? `${failed} failed canaries leave gaps` : null, reduced.reduced ? `${sorted.length} canaries reduced to their min/max envelope` : null].filter((n) => n !== null).join('; ') || null,
+  };
+  return chartPoints(spec) > 0 ? [spec] : [];
 }

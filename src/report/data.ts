@@ -2,8 +2,8 @@
 // and other notable events (events.jsonl), the scrapes (gauges.jsonl) and the chart data built from them.
 import type { Summary } from '../analysis/index.js';
 import { describeSkipped, isKindLine, isScrapeEvent, readJsonlFile, readManifest, resultPath, type RunManifest } from '../results/index.js';
-import type { ClientSampleEvent, HangEvent, RequestRecord } from '../types/index.js';
-import { clientCharts, GaugeSeriesBuilder, latencyCharts, timeCharts, type ChartSpec, type HangMark, type TargetHealth } from './charts.js';
+import type { CanaryEvent, ClientSampleEvent, GaugeSnapshot, HangEvent, RequestRecord } from '../types/index.js';
+import { canaryCharts, clientCharts, GaugeSeriesBuilder, isCounterName, latencyCharts, timeCharts, type ChartSpec, type HangMark, type TargetHealth } from './charts.js';
 
 /** One row of the hang table. */
 export interface HangRow {
@@ -24,6 +24,18 @@ export interface HangRow {
   local_port: number | null;
   path: string;
   chunks: number;
+  /** What the monitored targets' gauges read at the hang (from the hang event), one line per target. */
+  gauges: string[];
+}
+
+/** Canary outcomes per leg (proxied / direct). */
+export interface CanaryLegSummary {
+  leg: string;
+  total: number;
+  ok: number;
+  /** Failures by status and class, e.g. `hang first_token 2`, `error connection_reset 1`. */
+  failures: Record<string, number>;
+  latency_ms_p50: number | null;
 }
 
 /** A notable event other than hangs and client samples (probes, canaries, bursts, phases, run start/end). */
@@ -45,16 +57,34 @@ export interface ReportData {
   events: EventRow[];
   events_by_kind: Record<string, number>;
   targets: TargetHealth[];
-  charts: { latency: ChartSpec[]; time: ChartSpec[]; gauges: ChartSpec[]; client: ChartSpec[] };
+  canaries: CanaryLegSummary[];
+  charts: { latency: ChartSpec[]; time: ChartSpec[]; gauges: ChartSpec[]; client: ChartSpec[]; canaries: ChartSpec[] };
 }
 
 export const MAX_HANG_ROWS = 500;
 export const MAX_EVENT_ROWS = 300;
 /** Kinds that have their own section (or are too many to list one by one). */
-const NOT_LISTED = new Set(['client_sample', 'hang', 'error', 'request', 'request_start', 'scrape']);
+const NOT_LISTED = new Set(['client_sample', 'hang', 'error', 'request', 'request_start', 'scrape', 'canary']);
+/** Canaries kept for the chart and the per-leg figures (one every few seconds: a week is ~120k). */
+const MAX_CANARIES = 200_000;
 
 function r3(v: number): number {
   return Math.round(v * 1000) / 1000;
+}
+
+/** `engine (0.2 s old): num_running_reqs 2 · num_queue_reqs 0`: the gauges (not counters) at a hang. */
+function gaugeLines(snapshots: GaugeSnapshot[] | undefined): string[] {
+  if (!Array.isArray(snapshots)) return [];
+  return snapshots.map((g) => {
+    const age = g.age_ms === null ? 'no scrape yet' : `${(g.age_ms / 1000).toFixed(1)} s old`;
+    const values = (g.samples ?? [])
+      .filter((x) => !isCounterName(x.name, x.type))
+      .map((x) => {
+        const labels = Object.entries(x.labels).filter(([k]) => k !== 'model_name');
+        return `${x.name.replace(/^sglang:/, '')}${labels.length === 0 ? '' : `{${labels.map(([k, v]) => `${k}="${v}"`).join(',')}}`} ${Math.round(x.value * 1000) / 1000}`;
+      });
+    return `${g.target} (${age}${g.last_error === null ? '' : `, last scrape failed: ${g.last_error}`}): ${values.length === 0 ? 'no gauges' : values.join(' · ')}`;
+  });
 }
 
 function hangRow(e: HangEvent): HangRow {
@@ -76,6 +106,7 @@ function hangRow(e: HangEvent): HangRow {
     local_port: r.connection?.local_port ?? null,
     path: r.path,
     chunks: r.chunks,
+    gauges: gaugeLines(e.gauges),
   };
 }
 
@@ -110,6 +141,7 @@ export async function collectReportData(dir: string, summary: Summary, options: 
   let hangsTotal = 0;
   const samples: ClientSampleEvent[] = [];
   const events: EventRow[] = [];
+  const canaries: CanaryEvent[] = [];
   const byKind: Record<string, number> = {};
   const eventsRead = await readJsonlFile(resultPath(dir, 'events'), isKindLine, (e) => {
     byKind[e.kind] = (byKind[e.kind] ?? 0) + 1;
@@ -118,6 +150,8 @@ export async function collectReportData(dir: string, summary: Summary, options: 
       const row = hangRow(e);
       marks.push({ run_s: row.run_s, round: row.round, label: `hang a${row.agent} r${row.round} ${row.hang_phase}` });
       if (hangs.length < MAX_HANG_ROWS) hangs.push(row);
+    } else if (e.kind === 'canary') {
+      if (typeof e.run_ms === 'number' && typeof e.latency_ms === 'number' && typeof e.leg === 'string' && canaries.length < MAX_CANARIES) canaries.push(e as unknown as CanaryEvent);
     } else if (e.kind === 'client_sample') {
       if (typeof e.run_ms === 'number' && typeof e.loop_delay_p99_ms === 'number') samples.push(e as unknown as ClientSampleEvent);
     } else if (!NOT_LISTED.has(e.kind) && events.length < MAX_EVENT_ROWS) {
@@ -138,11 +172,36 @@ export async function collectReportData(dir: string, summary: Summary, options: 
     events,
     events_by_kind: byKind,
     targets: gauges.health(),
+    canaries: canaryLegs(canaries),
     charts: {
       latency: latencyCharts(summary),
       time: timeCharts(summary, marks),
       gauges: gauges.charts(summary.gauges ?? [], marks),
       client: clientCharts(samples, marks),
+      canaries: canaryCharts(canaries, marks),
     },
   };
+}
+
+function canaryLegs(canaries: CanaryEvent[]): CanaryLegSummary[] {
+  const legs = new Map<string, { total: number; ok: number; failures: Record<string, number>; latencies: number[] }>();
+  for (const c of canaries) {
+    let l = legs.get(c.leg);
+    if (l === undefined) {
+      l = { total: 0, ok: 0, failures: {}, latencies: [] };
+      legs.set(c.leg, l);
+    }
+    l.total += 1;
+    if (c.ok) {
+      l.ok += 1;
+      l.latencies.push(c.latency_ms);
+    } else {
+      const key = [c.status, c.hang_phase ?? c.error_class ?? (c.http_status === null ? null : `http ${c.http_status}`)].filter((x) => x !== null).join(' ');
+      l.failures[key] = (l.failures[key] ?? 0) + 1;
+    }
+  }
+  return [...legs.entries()].map(([leg, l]) => {
+    const sorted = l.latencies.sort((a, b) => a - b);
+    return { leg, total: l.total, ok: l.ok, failures: l.failures, latency_ms_p50: sorted.length === 0 ? null : r3(sorted[Math.floor(sorted.length / 2)]!) };
+  });
 }

@@ -238,7 +238,16 @@ function hangsSection(d: ReportData): string {
   ]);
   const rows = d.hangs.map((r) => [timeCell(r.t), fmtNum(r.run_s, 1), String(r.agent), esc(r.conversation), String(r.round), badge(r.hang_phase, 'bad'), esc(r.deadline) + (r.deadline_ms === null ? '' : ` ${fmtNum(r.deadline_ms)}`), fmtNum(r.last_byte_age_ms), esc(r.connection_id ?? '–'), r.connection_nth === null ? '–' : String(r.connection_nth), fmtNum(r.connection_idle_ms), esc(r.path), fmtNum(r.chunks)]);
   const more = d.hangs_total > d.hangs.length ? `<p class="chart-note">${fmtNum(d.hangs_total - d.hangs.length)} more hangs in events.jsonl</p>` : '';
-  const tableHtml = rows.length === 0 ? empty('events.jsonl holds no hang events (the counts come from requests.jsonl)') : table(['time', 's', 'agent', 'conversation', 'round', 'phase', 'deadline ms', 'last byte age ms', 'socket', 'nth on socket', 'idle ms before', 'path', 'chunks'], rows, [false, true, true, false, true, false, false, true, false, true, true, false, true]);
+  const head = ['time', 's', 'agent', 'conversation', 'round', 'phase', 'deadline ms', 'last byte age ms', 'socket', 'nth on socket', 'idle ms before', 'path', 'chunks'];
+  const numeric = [false, true, true, false, true, false, false, true, false, true, true, false, true];
+  // Each hang a tbody: its row, then what the gauges read at that moment (when the monitor ran).
+  const bodies = rows.map((cells, i) => {
+    const row = `<tr class="hang-row">${cells.map((c, j) => `<td${numeric[j] ? ' class="num"' : ''}>${c}</td>`).join('')}</tr>`;
+    const g = d.hangs[i]!.gauges;
+    return `<tbody>${row}${g.length === 0 ? '' : `<tr class="evidence-row"><td colspan="${head.length}">gauges at the hang: ${g.map(esc).join('<br>')}</td></tr>`}</tbody>`;
+  });
+  const th = head.map((h, j) => `<th${numeric[j] ? ' class="num"' : ''}>${esc(h)}</th>`).join('');
+  const tableHtml = rows.length === 0 ? empty('events.jsonl holds no hang events (the counts come from requests.jsonl)') : `<div class="table-wrap"><table class="verdicts-table"><thead><tr>${th}</tr></thead>${bodies.join('\n')}</table></div>`;
   return `<section id="hangs"><h2>Hangs <span class="count">${fmtNum(h.total)}</span></h2>${by}${tableHtml}${more}</section>`;
 }
 
@@ -248,9 +257,18 @@ function errorsSection(s: Summary): string {
   return `<section id="errors"><h2>Errors by class</h2>${body}</section>`;
 }
 
-function diagnosisSection(s: Summary): string {
+function diagnosisSection(d: ReportData): string {
+  const s = d.summary;
   const ev = s.diagnosis.evidence.length === 0 ? '' : `<ul class="evidence">${s.diagnosis.evidence.map((x) => `<li>${esc(x)}</li>`).join('')}</ul>`;
-  return `<section id="diagnosis"><h2>Diagnosis</h2><p>Where the hangs come from: ${badge(s.diagnosis.verdict, VERDICT_TONE[s.diagnosis.verdict])}</p>${ev}</section>`;
+  const legs =
+    d.canaries.length === 0
+      ? empty('no canaries ran (monitor.canary_interval_s; with target.bypass a direct leg runs beside the proxied one)')
+      : `<h3>Canaries</h3>${table(
+          ['leg', 'canaries', 'ok', 'failed', 'latency p50 ms', 'failures'],
+          d.canaries.map((c) => [esc(c.leg), fmtNum(c.total), fmtNum(c.ok), c.total - c.ok > 0 ? `<b class="bad-text">${fmtNum(c.total - c.ok)}</b>` : '0', fmtMs(c.latency_ms_p50), esc(countsLine(c.failures))]),
+          [false, true, true, true, true, false],
+        )}${d.charts.canaries.length === 0 ? '' : charts(d.charts.canaries)}`;
+  return `<section id="diagnosis"><h2>Diagnosis</h2><p>Where the hangs come from: ${badge(s.diagnosis.verdict, VERDICT_TONE[s.diagnosis.verdict])}</p>${ev}${legs}</section>`;
 }
 
 function thresholdsSection(s: Summary): string {
@@ -342,7 +360,7 @@ footer{color:var(--muted);font-size:12px;margin-top:40px}
 /** The whole page. `assets` defaults to uPlot from node_modules (tests may pass their own). */
 export function renderReportHtml(d: ReportData, assets: ChartAssets = loadChartAssets()): string {
   const s = d.summary;
-  const allCharts = [...d.charts.latency, ...d.charts.time, ...d.charts.gauges, ...d.charts.client];
+  const allCharts = [...d.charts.latency, ...d.charts.time, ...d.charts.gauges, ...d.charts.canaries, ...d.charts.client];
   const payload = { charts: allCharts, summary: s };
   const version = d.manifest?.versions.roundload ?? '';
   return `<!doctype html>
@@ -365,7 +383,7 @@ ${timeSection(d)}
 ${gaugesSection(d)}
 ${hangsSection(d)}
 ${errorsSection(s)}
-${diagnosisSection(s)}
+${diagnosisSection(d)}
 ${thresholdsSection(s)}
 ${clientSection(d)}
 ${eventsSection(d)}

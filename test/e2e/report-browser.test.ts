@@ -59,7 +59,7 @@ async function makeRun(dir: string): Promise<{ out: string; data: ReportData }> 
 test('a real run\'s report.html opens offline with every chart drawn with data, no console errors and no request but file://', { skip, timeout: 90_000 }, async () => {
   assert.ok(browser, missing ?? 'browser');
   const { out, data } = await realRun();
-  const expected = [...data.charts.latency, ...data.charts.time, ...data.charts.gauges, ...data.charts.client].map((c) => c.id);
+  const expected = [...data.charts.latency, ...data.charts.time, ...data.charts.gauges, ...data.charts.canaries, ...data.charts.client].map((c) => c.id);
   for (const id of ['latency-ttft', 'latency-itl', 'latency-e2e', 'throughput', 'latency-over-time', 'in-flight', 'client-loop']) assert.ok(expected.includes(id), `${id} is in the report data`);
   const scrapes = readJsonl(join(out, 'gauges.jsonl')).length;
   assert.equal(data.charts.gauges.length > 0, scrapes > 0, `gauge charts exactly when gauges.jsonl has scrapes (${scrapes})`);

@@ -56,7 +56,7 @@ const CHARTS_JS = `[...document.querySelectorAll('[data-chart]')].map((el) => ({
   error: el.getAttribute('data-error'),
 }))`;
 
-const HANG_ROWS_JS = `document.querySelectorAll('#hangs tbody tr').length`;
+const HANG_ROWS_JS = `document.querySelectorAll('#hangs tr.hang-row').length`;
 
 function bounded<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

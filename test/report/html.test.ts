@@ -26,7 +26,17 @@ function busyFolder(dir: string): string {
     records: [...records, hang],
     events: [
       { kind: 'run_start', t: '2026-01-01T00:00:00.000Z', target: 'http://127.0.0.1:1', path: 'direct', agents: 2, rounds: 5 },
-      { kind: 'hang', t: '2026-01-01T00:00:06.500Z', run_ms: 6500, record: hang },
+      {
+        kind: 'hang',
+        t: '2026-01-01T00:00:06.500Z',
+        run_ms: 6500,
+        record: hang,
+        gauges: [{ target: 'engine', run_ms: 6300, age_ms: 200, last_error: null, samples: [{ ...gauge('sglang:num_prefill_inflight_queue_reqs', 1, { model_name: 'm' }), type: 'gauge' }, { ...gauge('sglang:num_requests_total', 40), type: 'counter' }] }],
+      },
+      ...[0, 1, 2, 3].flatMap((i) => [
+        { kind: 'canary', t: '', run_ms: i * 2000, leg: 'proxied', path: 'hop', url: 'u', ok: i !== 3, status: i === 3 ? 'hang' : 'ok', latency_ms: 40 + i, ttft_ms: 10, http_status: 200, error_class: null, hang_phase: i === 3 ? 'first_token' : null, connection_nth: 1 },
+        { kind: 'canary', t: '', run_ms: i * 2000 + 5, leg: 'direct', path: 'direct', url: 'u', ok: true, status: 'ok', latency_ms: 20 + i, ttft_ms: 5, http_status: 200, error_class: null, hang_phase: null, connection_nth: 1 },
+      ]),
       { kind: 'probe', t: '2026-01-01T00:00:06.600Z', run_ms: 6600, name: 'journal', on: 'hang', exit_code: 0, output: 'watchdog: <no> stuck & fine' },
       ...[1, 2, 3, 4, 5, 6, 7].map((s) => ({ kind: 'client_sample', t: '', run_ms: s * 1000, window_ms: 1000, loop_delay_p99_ms: 3, loop_delay_max_ms: 4, loop_utilization: 0.1, in_flight: 2, rss_bytes: 1 })),
       { kind: 'run_end', t: '2026-01-01T00:00:08.000Z', run_ms: 8000, status: 'completed', reason: null },
@@ -50,10 +60,19 @@ test('every chart in the data has its data-chart element, and the sections carry
   const data = await dataFor(dir);
   const html = renderReportHtml(data);
   const ids = embedded(html).charts.map((c) => c.id);
-  assert.deepEqual(ids, ['latency-ttft', 'latency-itl', 'latency-e2e', 'throughput', 'latency-over-time', 'gauge-engine-sglang_num_prefill_inflight_queue_reqs', 'gauge-engine-sglang_num_running_reqs', 'client-loop', 'in-flight']);
+  assert.deepEqual(ids.filter((id) => !id.startsWith('gauge-')), ['latency-ttft', 'latency-itl', 'latency-e2e', 'throughput', 'latency-over-time', 'canaries', 'client-loop', 'in-flight']);
+  assert.deepEqual(ids.filter((id) => id.startsWith('gauge-')).sort(), ['gauge-engine-sglang_num_prefill_inflight_queue_reqs', 'gauge-engine-sglang_num_running_reqs']);
+  // What the gauges read at the hang (gauges only, counters left out), under the hang's row.
+  assert.match(html, /<tr class="evidence-row"><td colspan="13">gauges at the hang: engine \(0\.2 s old\): num_prefill_inflight_queue_reqs 1<\/td><\/tr>/);
+  // Canaries per leg, and their chart with a gap where the proxied one hung.
+  assert.deepEqual(data.canaries.map((c) => [c.leg, c.total, c.ok, c.failures]), [['proxied', 4, 3, { 'hang first_token': 1 }], ['direct', 4, 4, {}]]);
+  const canary = data.charts.canaries[0]!;
+  assert.deepEqual(canary.series.map((x) => x.label), ['proxied ok ms', 'direct ok ms']);
+  assert.equal(canary.series[0]!.values.filter((v) => v !== null).length, 3);
+  assert.match(html, /<td>proxied<\/td><td class="num">4<\/td><td class="num">3<\/td><td class="num"><b class="bad-text">1<\/b><\/td>/);
   for (const id of ids) assert.equal(html.split(`data-chart="${id}"`).length - 1, 1, `one element for ${id}`);
   // The hang table: agent, conversation, round, phase, socket, nth, idle, path.
-  const hangRow = /<tr><td><span class="time">2026-01-01 00:00:06Z<\/span><\/td><td class="num">6\.5<\/td><td class="num">1<\/td><td>a1-c1<\/td><td class="num">5<\/td><td><span class="badge bad">mid_stream<\/span><\/td><td>stall_ms 500<\/td><td class="num">500<\/td><td>c2<\/td><td class="num">3<\/td><td class="num">110<\/td><td>direct<\/td>/;
+  const hangRow = /<tr class="hang-row"><td><span class="time">2026-01-01 00:00:06Z<\/span><\/td><td class="num">6\.5<\/td><td class="num">1<\/td><td>a1-c1<\/td><td class="num">5<\/td><td><span class="badge bad">mid_stream<\/span><\/td><td>stall_ms 500<\/td><td class="num">500<\/td><td>c2<\/td><td class="num">3<\/td><td class="num">110<\/td><td>direct<\/td>/;
   assert.match(html, hangRow);
   assert.match(html, /Hangs <span class="count">1<\/span>/);
   assert.match(html, /probe/);
