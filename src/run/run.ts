@@ -9,8 +9,8 @@ import { startEngine, type EngineHandle } from '../engine/index.js';
 import { Transport, ConnectionTracker } from '../transport/index.js';
 import { resolveTools, systemPrompt, classifyTransportError } from '../agent/index.js';
 import { SummaryBuilder, type Summary } from '../analysis/index.js';
-import { LatestGauges } from '../monitor/index.js';
 import { backstopTimeouts } from '../watchdog/index.js';
+import { LatestGauges } from '../monitor/index.js';
 import { createRunFolder, resultPath, writeJsonAtomic } from '../results/index.js';
 import { writeReports } from '../report/index.js';
 import { RESULTS_SCHEMA_VERSION, type PathKind, type RunEvent } from '../types/index.js';
@@ -23,6 +23,7 @@ import { servicesFor, type RunContext, type RunService } from './services.js';
 import { openRoute, type Route } from './route.js';
 import { planPhases, laneCount, runPhase, type PhaseRunContext } from './phase.js';
 import { shardAgents, type Shard } from './shard.js';
+import { runInWorkers, workerCount } from './workers.js';
 
 export type RunStatus = 'completed' | 'interrupted' | 'failed';
 
@@ -148,6 +149,8 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   const abortInFlight = new AbortController();
   // Every in-flight request listens on it.
   setMaxListeners(0, abortInFlight.signal);
+  // Every in-flight request and think-time sleep listens on it: hundreds of listeners are expected.
+  setMaxListeners(0, stop.signal);
   let status: RunStatus = 'completed';
   let reason: string | null = null;
   const onSignal = (): void => {
@@ -193,10 +196,26 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
       shard: options.shard ?? null,
       enrichHang: (e) => latestGauges.enrich(e),
     };
-    // One phase after another (a sweep's levels); a stop ends the running one and starts no other.
-    for (const plan of planPhases(workload)) {
-      if (stop.signal.aborted) break;
-      await runPhase(phaseCtx, plan);
+    const threads = workerCount(workload);
+    if (threads > 1) {
+      await runInWorkers({
+        count: threads,
+        init: { workload, requestUrl: route.requestUrl, tls: route.tls, connectProxy: route.connectProxy, path, headers, stopGraceMs: STOP_GRACE_MS },
+        processShard: options.shard ?? null,
+        runStartMs,
+        bus,
+        histograms: summary.histograms,
+        enrichHang: (e) => latestGauges.enrich(e),
+        stop: stop.signal,
+        abortInFlight: abortInFlight.signal,
+        log,
+      });
+    } else {
+      // One phase after another (a sweep's levels); a stop ends the running one and starts no other.
+      for (const plan of planPhases(workload)) {
+        if (stop.signal.aborted) break;
+        await runPhase(phaseCtx, plan);
+      }
     }
   } catch (error) {
     status = 'failed';

@@ -1,0 +1,82 @@
+// A worker thread's share of a run: its sub-shard of the agents, with its own transport and connection
+// tracker, every phase in order; events go to the main thread as they happen, ITL histograms at the end.
+import { parentPort, workerData } from 'node:worker_threads';
+import { performance } from 'node:perf_hooks';
+import { setMaxListeners } from 'node:events';
+import { resolveTools, systemPrompt } from '../agent/index.js';
+import { HistogramSet } from '../metrics/index.js';
+import { Transport, ConnectionTracker } from '../transport/index.js';
+import { backstopTimeouts } from '../watchdog/index.js';
+import { RunBus } from './bus.js';
+import { planPhases, runPhase, type PhaseRunContext } from './phase.js';
+import { shardAgents } from './shard.js';
+import type { WorkerInit, ToMainMessage, ToWorkerMessage } from './workers.js';
+
+const init = workerData as WorkerInit;
+const port = parentPort!;
+const post = (m: ToMainMessage): void => port.postMessage(m);
+
+async function main(): Promise<void> {
+  const { workload } = init;
+  // The main thread's run start, on this thread's clock (each thread's performance.now has its own origin).
+  const runStartMs = init.runStartEpochMs - performance.timeOrigin;
+  const stop = new AbortController();
+  const abortInFlight = new AbortController();
+  setMaxListeners(0, stop.signal);
+  setMaxListeners(0, abortInFlight.signal);
+  port.on('message', (m: ToWorkerMessage) => {
+    if (m.type === 'stop') stop.abort();
+    else if (m.type === 'abort') abortInFlight.abort();
+  });
+  const bus = new RunBus();
+  bus.onAny((event) => {
+    // Phase boundaries are announced once, by worker 0.
+    if (event.kind === 'phase' && init.workerIndex !== 0) return;
+    post({ type: 'event', event });
+  });
+  const tracker = new ConnectionTracker({ idPrefix: `w${init.workerIndex}.` });
+  const w = workload.watchdog;
+  const lanes = Math.max(1, ...planPhases(workload).map((p) => shardAgents(p.agents, init.shard).length));
+  const transport = new Transport({
+    url: init.requestUrl,
+    path: init.path,
+    tls: init.tls,
+    connectProxy: init.connectProxy,
+    connection: workload.agents.connection,
+    agents: lanes,
+    poolConnections: workload.agents.pool_connections === null ? null : Math.max(1, Math.ceil(workload.agents.pool_connections / init.workerCount)),
+    keepAliveTimeoutMs: workload.agents.keep_alive_timeout_ms,
+    connectTimeoutMs: w.connect_ms,
+    ...backstopTimeouts(w),
+  });
+  const histograms = new HistogramSet();
+  const ctx: PhaseRunContext = {
+    workload,
+    bus,
+    transport,
+    tracker,
+    headers: init.headers,
+    endpoint: `${transport.basePath}/v1/chat/completions`,
+    path: init.path,
+    runStartMs,
+    histograms,
+    system: systemPrompt(workload.conversation),
+    tools: resolveTools(workload.conversation.tools),
+    stop: stop.signal,
+    abortInFlight: abortInFlight.signal,
+    conversations: new Map(),
+    shard: init.shard,
+  };
+  try {
+    for (const plan of planPhases(workload)) {
+      if (stop.signal.aborted) break;
+      await runPhase(ctx, plan);
+    }
+  } finally {
+    tracker.close();
+    await transport.close(init.stopGraceMs);
+  }
+  post({ type: 'done', histograms: histograms.toFile() });
+}
+
+main().catch((error: unknown) => post({ type: 'failed', message: error instanceof Error ? (error.stack ?? error.message) : String(error) }));
