@@ -67,7 +67,7 @@ export async function waitHealthy(url: string, timeoutMs: number, intervalMs: nu
     const pause = Math.min(intervalMs, timeoutMs - (Date.now() - started));
     if (pause > 0) await sleep(pause, undefined, signal === undefined ? {} : { signal }).catch(() => {});
   }
-  throw new ArmError(`${url} did not answer 200 within ${Math.round(timeoutMs / 1000)} s (last: ${last})`, { context: { url } });
+  throw new ArmError(`${url} did not answer 200 within ${seconds(timeoutMs)} s (last: ${last})`, { context: { url } });
 }
 
 /** The arms must differ only in what an A/B varies (engine, target, labels…), or the comparison is void. */
@@ -181,9 +181,13 @@ export async function runAb(options: AbOptions): Promise<AbResult> {
 async function command(arm: AbArm, what: 'setup' | 'teardown', text: string, timeoutMs: number, env: Record<string, string>, log: (line: string) => void): Promise<void> {
   log(`ab: arm ${arm.name} ${what}: $ ${text}`);
   const result = await runShell(text, { timeoutMs, env, onLine: (line) => log(`  [${arm.name} ${what}] ${line}`) });
-  const how = result.timedOut ? `killed after ${Math.round(timeoutMs / 1000)} s (command_timeout_s)` : result.code === 0 ? 'ok' : result.code === null ? `killed by ${result.signal}` : `exit ${result.code}`;
+  const how = result.timedOut ? `killed after ${seconds(timeoutMs)} s (command_timeout_s)` : result.code === 0 ? 'ok' : result.code === null ? `killed by ${result.signal}` : `exit ${result.code}`;
   log(`ab: arm ${arm.name} ${what}: ${how} in ${(result.durationMs / 1000).toFixed(1)} s`);
   if (result.timedOut || result.code !== 0) {
     throw new ArmError(`arm ${arm.name} ${what} failed (${how}): $ ${text}${result.tail.length > 0 ? `\n  last output:\n    ${result.tail.slice(-5).join('\n    ')}` : ''}`, { context: { arm: arm.name, what, code: result.code } });
   }
+}
+
+function seconds(ms: number): string {
+  return (ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1);
 }

@@ -1,0 +1,98 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { parseAbFile } from '../../src/config/index.js';
+import { runAb, abOrder, waitHealthy, runShell } from '../../src/compare/index.js';
+import { ArmError, DifferentWorkloadsError } from '../../src/errors.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const TINY = `workload:
+  window_s: 0.5
+  agents: {count: 1, rounds: 2, think_time_ms: 0}
+  conversation: {tools: none, system_prompt_tokens: 20, first_user_tokens: 10, max_tokens: 8}
+  engine: {decode_step_ms: 1, output_tokens_min: 4, output_tokens_max: 8}
+`;
+
+test('arms run alternately A B A B, each run between its setup and teardown, and the log keeps their output', async (t) => {
+  const dir = tempDir(t);
+  const plan = await parseAbFile(
+    `${TINY}repeats: 2
+arms:
+  - name: A
+    setup: echo "setup $ROUNDLOAD_ARM $ROUNDLOAD_REPEAT"
+    teardown: echo "teardown $ROUNDLOAD_ARM" >&2
+  - name: B
+    set: [engine.decode_speedup=2]
+    setup: echo "setup $ROUNDLOAD_ARM $ROUNDLOAD_REPEAT"
+    teardown: echo "teardown $ROUNDLOAD_ARM"
+`,
+    join(dir, 'ab.yaml'),
+  );
+  assert.deepEqual(abOrder(plan.arms, 3).map((s) => `${plan.arms[s.arm]!.name}${s.repeat}`), ['A1', 'B1', 'A2', 'B2', 'A3', 'B3']);
+  const lines: string[] = [];
+  const result = await runAb({ plan, out: join(dir, 'ab'), log: (l) => lines.push(l) });
+  assert.equal(result.status, 'completed');
+  assert.deepEqual(result.runs.map((r) => `${r.arm}${r.repeat}:${r.status}`), ['A1:completed', 'B1:completed', 'A2:completed', 'B2:completed']);
+  assert.deepEqual(result.runs.map((r) => r.dir.slice(r.dir.lastIndexOf('/') + 1)), ['01-A-r1', '02-B-r1', '03-A-r2', '04-B-r2']);
+  const log = readFileSync(join(dir, 'ab', 'ab.log'), 'utf8');
+  const output = log.split('\n').filter((l) => /\[(A|B) (setup|teardown)\]/.test(l)).map((l) => l.replace(/^\S+ +/, ''));
+  assert.deepEqual(output, ['[A setup] setup A 1', '[A teardown] teardown A', '[B setup] setup B 1', '[B teardown] teardown B', '[A setup] setup A 2', '[A teardown] teardown A', '[B setup] setup B 2', '[B teardown] teardown B']);
+  // Each run sits between its arm's setup and teardown.
+  const at = (needle: string, from = 0) => log.indexOf(needle, from);
+  const firstB = at('[B setup] setup B 1');
+  assert.ok(at('arm A r1: completed') < firstB && firstB < at('arm B r1: completed') && at('arm B r1: completed') < at('[B teardown]'));
+  assert.deepEqual(lines.filter((l) => l.includes('setup A 1')), ['  [A setup] setup A 1'], 'the output also goes to the log callback (stderr)');
+  for (const r of result.runs) {
+    const manifest = JSON.parse(readFileSync(join(r.dir, 'run.json'), 'utf8')) as { labels: Record<string, string>; workload: { engine: { decode_speedup: number } } };
+    assert.deepEqual(manifest.labels, { arm: r.arm, repeat: String(r.repeat) });
+    assert.equal(manifest.workload.engine.decode_speedup, r.arm === 'B' ? 2 : 1, 'each arm run started its own engine with its settings');
+  }
+  assert.equal(result.comparisons.length, 1);
+  assert.equal(result.comparisons[0]!.a.runs.length, 2, 'repeats are pooled');
+  const ab = JSON.parse(readFileSync(join(dir, 'ab', 'ab.json'), 'utf8')) as { status: string; runs: unknown[] };
+  assert.equal(ab.status, 'completed');
+});
+
+test('a failing setup stops the A/B with the arm, the exit code and the output; the teardown still runs', async (t) => {
+  const dir = tempDir(t);
+  const plan = await parseAbFile(`${TINY}arms:\n  - name: A\n    setup: echo cannot restart; exit 3\n    teardown: echo cleaned\n  - name: B\n`, join(dir, 'ab.yaml'));
+  await assert.rejects(runAb({ plan, out: join(dir, 'ab') }), (e: unknown) => e instanceof ArmError && /arm A setup failed \(exit 3\)/.test(e.message) && /cannot restart/.test(e.message));
+  const log = readFileSync(join(dir, 'ab', 'ab.log'), 'utf8');
+  assert.match(log, /\[A teardown\] cleaned/);
+  assert.doesNotMatch(log, /run 2\/4/, 'nothing runs after the failure');
+  assert.equal(existsSync(join(dir, 'ab', '01-A-r1', 'run.json')), false, 'the run itself never started');
+  assert.equal((JSON.parse(readFileSync(join(dir, 'ab', 'ab.json'), 'utf8')) as { status: string }).status, 'failed');
+});
+
+test('a setup past command_timeout_s is killed, group and all, within the deadline', async () => {
+  const started = Date.now();
+  const result = await runShell('sleep 30 & sleep 30; echo never', { timeoutMs: 300 });
+  assert.equal(result.timedOut, true);
+  assert.ok(Date.now() - started < 5000, `${Date.now() - started} ms`);
+});
+
+test('the health wait polls until a 200, and fails clearly when none comes in time', async (t) => {
+  let calls = 0;
+  const server = createServer((_req, res) => {
+    calls += 1;
+    res.writeHead(calls < 3 ? 503 : 200).end();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => server.close());
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/health`;
+  assert.equal(await waitHealthy(url, 5000, 20), 3);
+  calls = -1_000_000;
+  const started = Date.now();
+  await assert.rejects(waitHealthy(url, 300, 50), (e: unknown) => e instanceof ArmError && /did not answer 200 within 0\.3 s \(last: HTTP 503\)/.test(e.message));
+  assert.ok(Date.now() - started < 2000);
+});
+
+test('an arm whose set changes the load (not only the server) is refused before anything runs', async (t) => {
+  const dir = tempDir(t);
+  const plan = await parseAbFile(`${TINY}arms:\n  - name: A\n  - name: B\n    set: [agents.count=2]\n`, join(dir, 'ab.yaml'));
+  await assert.rejects(runAb({ plan, out: join(dir, 'ab') }), (e: unknown) => e instanceof DifferentWorkloadsError && /arm B changes the load itself.*agents\.count: 1 vs 2/.test(e.message));
+  assert.equal(existsSync(join(dir, 'ab')), false);
+});
