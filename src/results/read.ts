@@ -1,13 +1,13 @@
 // Reading a results folder back: the manifest, and JSONL files (with their rotated parts) streamed line
 // by line with every skipped line accounted for (a killed run can leave a torn last line: it is skipped
 // and reported, never fatal).
-import { closeSync, createReadStream, existsSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
 import { ResultsError } from '../errors.js';
 import { RESULT_FILES, resultPath } from './folder.js';
-import { jsonlParts } from './rotate.js';
+import { jsonlParts, openPart } from './rotate.js';
 
 /** run.json as written by the orchestrator (fields a report needs; anything else is kept as is). */
 export interface RunManifest {
@@ -129,12 +129,15 @@ function endsWithNewline(path: string): boolean {
  */
 export async function readJsonlFile<T>(path: string, accept: (value: unknown) => value is T, onRecord: (record: T) => void): Promise<JsonlFileReport> {
   const report: JsonlFileReport = { file: basename(path), exists: false, records: 0, skipped: [] };
-  for (const part of jsonlParts(path)) {
+  const parts = jsonlParts(path);
+  for (const part of parts) {
     report.exists = true;
-    const file = basename(part);
-    const gz = part.endsWith('.gz');
-    const complete = gz || endsWithNewline(part);
-    const raw = createReadStream(part);
+    const opened = openPart(part);
+    const file = basename(opened.file);
+    const gz = opened.gz;
+    // Only the live file can end mid-line: a part is closed between whole lines (and may be gzipped by now).
+    const complete = gz || part !== parts.at(-1) || endsWithNewline(part);
+    const raw = opened.raw;
     const input = gz ? raw.pipe(createGunzip()) : raw.setEncoding('utf8');
     raw.on('error', (error) => input.destroy(error));
     const rl = createInterface({ input, crlfDelay: Infinity });

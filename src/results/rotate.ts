@@ -1,7 +1,7 @@
 // JSONL files that stay a manageable size over a night: past `maxBytes` the live file is closed as the
 // next numbered part (requests.jsonl → requests.1.jsonl, then requests.2.jsonl…) and, optionally, gzipped
 // in the background. Readers see the parts oldest first, then the live file: one stream of lines.
-import { closeSync, createReadStream, createWriteStream, existsSync, openSync, readdirSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, createWriteStream, existsSync, openSync, readdirSync, renameSync, statSync, unlinkSync, writeSync, type ReadStream } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pipeline } from 'node:stream/promises';
@@ -44,11 +44,26 @@ export function jsonlParts(path: string): string[] {
   return parts;
 }
 
+/** Opens one part of {@link jsonlParts}. A plain part whose gzip finished between the listing and now is
+ * gone: its `.gz` is opened instead (the writer removes the plain file only once the gzip is complete). */
+export function openPart(part: string): { raw: ReadStream; gz: boolean; file: string } {
+  let fd: number;
+  let file = part;
+  try {
+    fd = openSync(part, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || part.endsWith('.gz')) throw error;
+    file = `${part}.gz`;
+    fd = openSync(file, 'r');
+  }
+  return { raw: createReadStream(file, { fd }), gz: file.endsWith('.gz'), file };
+}
+
 /** Lines of `path` across its rotated parts, in order (gzipped parts decompressed on the fly). Constant memory. */
 export async function* jsonlLines(path: string): AsyncGenerator<string> {
-  for (const file of jsonlParts(path)) {
-    const raw = createReadStream(file);
-    const input = file.endsWith('.gz') ? raw.pipe(createGunzip()) : raw;
+  for (const part of jsonlParts(path)) {
+    const { raw, gz } = openPart(part);
+    const input = gz ? raw.pipe(createGunzip()) : raw;
     raw.on('error', (error) => input.destroy(error));
     const rl = createInterface({ input, crlfDelay: Infinity });
     try {

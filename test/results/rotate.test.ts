@@ -71,3 +71,14 @@ test('a writer reopening a folder that has parts continues their numbering', asy
   const values = (await readAll(path)) as { i: number }[];
   assert.deepEqual(values.map((v) => v.i), Array.from({ length: 20 }, (_, i) => i));
 });
+
+test('a part listed as plain whose gzip finished before it was opened is read from its .gz', async (t) => {
+  const dir = tempDir(t);
+  const { openPart } = await import('../../src/results/rotate.js');
+  writeFileSync(join(dir, 'requests.1.jsonl.gz'), gzipSync(`${JSON.stringify({ i: 1 })}\n`));
+  // The listing said requests.1.jsonl; by the time it is opened only the .gz is left.
+  const opened = openPart(join(dir, 'requests.1.jsonl'));
+  assert.equal(opened.gz, true);
+  assert.ok(opened.file.endsWith('requests.1.jsonl.gz'));
+  opened.raw.destroy();
+});
