@@ -1,6 +1,6 @@
 // `roundload run`: load the workload, run it, print the summary, set the exit code.
 import { loadWorkload } from '../config/index.js';
-import { executeRun, parseShard, shardAgents } from '../run/index.js';
+import { planPhases, plannedRequests, executeRun, parseShard, shardAgents } from '../run/index.js';
 import { formatSummary, progressLine } from '../report/index.js';
 import { UsageError } from '../errors.js';
 
@@ -85,9 +85,12 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
   try {
     const share = shard === null ? '' : ` (shard ${shard.index}/${shard.count}: ${shardAgents(workload.agents.count, shard).length} of them)`;
     const length = workload.duration === null ? `${workload.agents.rounds} rounds` : `conversations of ${workload.agents.rounds} rounds for ${workload.duration}`;
-    log(`roundload: ${workload.name}: ${workload.agents.count} agents${share} × ${length} → ${workload.target.url ?? 'embedded engine'}`);
+    const sweep = workload.sweep;
+    const who = sweep === null ? `${workload.agents.count} agents${share}` : `sweep of ${sweep.agents.join(' → ')} agents (phases ${planPhases(workload).map((p) => p.name).join(', ')}, ${sweep.warmup_s} s warm-up each${sweep.phase_duration === null ? '' : `, ${sweep.phase_duration} each`})`;
+    const each = sweep !== null && sweep.phase_duration !== null && workload.duration === null ? `conversations of ${workload.agents.rounds} rounds` : length;
+    log(`roundload: ${workload.name}: ${who} × ${each} → ${workload.target.url ?? 'embedded engine'}`);
     // The live line only on a terminal: piped stderr (CI logs) gets plain notices.
-    const planned = workload.duration === null ? shardAgents(workload.agents.count, shard).length * workload.agents.rounds : null;
+    const planned = plannedRequests(workload, shard);
     const progress = process.stderr.isTTY ? progressLine(process.stderr, planned) : null;
     const result = await executeRun({
       workload,

@@ -2,3 +2,4 @@
 export { executeRun, type RunOptions, type RunResult, type RunStatus } from './run.js';
 export { RunBus } from './bus.js';
 export { parseShard, shardAgents, type Shard } from './shard.js';
+export { planPhases, plannedRequests, type PhasePlan } from './phase.js';

@@ -34,11 +34,11 @@ export function laneCount(workload: Workload): number {
   return Math.max(...planPhases(workload).map((p) => p.agents));
 }
 
-/** Requests a run plans to send (for the progress line); null when phases last a time, not rounds. */
-export function plannedRequests(workload: Workload): number | null {
+/** Requests a run (or one shard of it) plans to send, for the progress line; null when it lasts a time, not rounds. */
+export function plannedRequests(workload: Workload, shard: Shard | null = null): number | null {
   const phases = planPhases(workload);
-  if (phases.some((p) => p.durationMs !== null)) return null;
-  return phases.reduce((sum, p) => sum + p.agents * workload.agents.rounds, 0);
+  if (workload.duration !== null || phases.some((p) => p.durationMs !== null)) return null;
+  return phases.reduce((sum, p) => sum + shardAgents(p.agents, shard).length * workload.agents.rounds, 0);
 }
 
 /** What every phase of a run shares. */
