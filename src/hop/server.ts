@@ -28,6 +28,10 @@ export interface HopOptions {
   certDir?: string;
   /** PEM text of a CA to trust for an https upstream (besides Node's roots). @default null */
   upstreamCa?: string | null;
+  /** Skip verifying an https upstream's certificate (the run passes `target.tls.insecure`). @default false */
+  upstreamInsecure?: boolean;
+  /** Name to verify an https upstream's certificate against (the run passes `target.tls.servername`). @default null */
+  upstreamServername?: string | null;
   /** Idle keep-alive time of client connections (sent as the `Keep-Alive: timeout=` hint). @default 60000 */
   keepAliveTimeoutMs?: number;
   /** Longest upstream silence — before response headers or between chunks — before the hop gives up on an
@@ -135,7 +139,12 @@ export async function startHop(opts: HopOptions): Promise<HopHandle> {
   const upstreamHttps = upstream.protocol === 'https:';
   const agentOptions = { keepAlive: true, maxSockets: opts.upstreamConnections ?? 256, scheduling: 'lifo' as const };
   const agent = upstreamHttps
-    ? new https.Agent({ ...agentOptions, ...(opts.upstreamCa ? { ca: opts.upstreamCa } : {}) })
+    ? new https.Agent({
+        ...agentOptions,
+        rejectUnauthorized: opts.upstreamInsecure !== true,
+        ...(opts.upstreamCa ? { ca: opts.upstreamCa } : {}),
+        ...(opts.upstreamServername ? { servername: opts.upstreamServername } : {}),
+      })
     : new http.Agent(agentOptions);
   const requestUpstream = upstreamHttps ? https.request : http.request;
 

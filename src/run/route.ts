@@ -67,6 +67,8 @@ export async function openRoute(workload: Workload, engineUrl: string, hooks: Ro
     upstream: engineUrl,
     faults: via.faults,
     upstreamCa,
+    upstreamInsecure: t.tls.insecure,
+    upstreamServername: t.tls.servername,
     // The client's keep-alive decides reuse, not the hop's: a shorter hint from the hop would cap it.
     keepAliveTimeoutMs: Math.max(60_000, workload.agents.keep_alive_timeout_ms + 5_000),
     // Never cut a request the client still waits for: the client's watchdog is the judge.

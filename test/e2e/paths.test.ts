@@ -65,3 +65,13 @@ test('target.tls.servername is the name verified; tls.insecure skips verificatio
   assert.deepEqual(new Set(classes(insecure)), new Set(['ok']));
   assert.ok(insecure.every((r) => r.connection?.tls?.authorized === false), 'unverified, and recorded as such');
 });
+
+test('the built-in hop in front of an https target verifies it with target.tls: ok with its CA, a 502 without', async (t) => {
+  const { hop: inner } = await backend(t);
+  const trusted = await run(t, `{url: "${inner.url}", tls: {ca: "${inner.caFile}"}, via: {kind: hop}}`);
+  assert.deepEqual(new Set(classes(trusted)), new Set(['ok']));
+  assert.ok(trusted.every((r) => r.path === 'hop' && r.connection?.tls?.authorized === true));
+  const untrusted = await run(t, `{url: "${inner.url}", via: {kind: hop}}`);
+  assert.deepEqual(new Set(classes(untrusted)), new Set(['error:http_5xx']));
+  assert.match(untrusted[0]!.error!.message, /HTTP 502.*roundload hop: upstream/);
+});
