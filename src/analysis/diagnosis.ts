@@ -131,7 +131,7 @@ export function diagnose(input: DiagnosisInput): Diagnosis {
   const pinned = gauges.filter((g) => g.verdict === 'pinned');
   for (const g of pinned) {
     const labels = Object.entries(g.labels).map(([k, v]) => `${k}="${v}"`).join(',');
-    evidence.push(`engine gauge ${g.name}${labels === '' ? '' : `{${labels}}`} on ${g.target} is pinned at ${g.last_value} (unchanged and non-zero for ${g.longest_nonzero_s.toFixed(1)} s with no flow)`);
+    evidence.push(`engine gauge ${g.name}${labels === '' ? '' : `{${labels}}`} on ${g.target} is pinned at ${Number.isInteger(g.last_value) ? g.last_value : Number(g.last_value.toPrecision(4))} (unchanged and non-zero for ${g.longest_nonzero_s.toFixed(1)} s with no flow)`);
   }
   const directBroken = direct.total > 0 && direct.failed / direct.total >= DIRECT_BROKEN_MIN_FAILED;
   if (pinned.length > 0 || directBroken) {
