@@ -1,5 +1,5 @@
 // Reads a results folder into what a comparison needs: per phase, its time windows (tokens/s, outcomes,
-// steady or not, from summary.json) each holding the latencies of the requests that ended in it (from
+// steady or not, from summary.json) each holding the latencies of the requests sent in it (from
 // requests.jsonl, warm-up requests left out). Streams requests.jsonl, so a long run costs bins, not records.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -18,6 +18,7 @@ export interface RunWindow {
   requests: number;
   errors: number;
   hangs: number;
+  /** Latencies of the completed requests sent in this window. */
   ttft: Bins;
   e2e: Bins;
   /** Each request's own ITL p50 and p99, weighted by its gaps (the records keep no single gaps). */
@@ -115,7 +116,9 @@ export async function loadRun(dirArg: string): Promise<RunData> {
   const read = await readJsonl(join(dir, RESULT_FILES.requests), (value) => {
     const r = value as Partial<RequestRecord>;
     if (r.status !== 'ok' || r.warmup === true || typeof r.phase !== 'string' || typeof r.run_ms !== 'number' || typeof r.e2e_ms !== 'number') return;
-    const window = byKey.get(`${r.phase}\u0000${Math.floor((r.run_ms + r.e2e_ms) / windowMs)}`);
+    // By send time, not end time: in a window of a short phase only the short requests would have ended, so
+    // latencies by end time lean short early on; every request sent under steady load counts, however long.
+    const window = byKey.get(`${r.phase}\u0000${Math.floor(r.run_ms / windowMs)}`);
     if (window === undefined) return;
     if (typeof r.ttft_ms === 'number') window.ttft.add(r.ttft_ms);
     window.e2e.add(r.e2e_ms);
