@@ -66,3 +66,13 @@ test('a wrong set entry is reported at that entry of that arm; an inline workloa
 test('an unreadable base workload file is located at the workload key', async () => {
   assert.deepEqual(await problems('arms: [{name: A}, {name: B}]\nworkload: nope.yaml\n'), ['ab.yaml:2:11  workload  cannot read the workload file /x/nope.yaml: no such file']);
 });
+
+test('workloads/ab-target-ctas.yaml is a valid ab file: two arms at 64 and 96 agents, B 12.8% faster on the embedded engine', async () => {
+  const { loadAbFile } = await import('../../src/config/index.js');
+  const plan = await loadAbFile('workloads/ab-target-ctas.yaml');
+  assert.deepEqual(plan.arms.map((a) => a.name), ['reverted', 'ctas512']);
+  assert.deepEqual(plan.arms[0]!.workload.sweep?.agents, [64, 96]);
+  assert.deepEqual(plan.arms.map((a) => a.workload.engine.decode_speedup), [1, 1.128]);
+  assert.equal(plan.arms[0]!.workload.target.url, null, 'runnable out of the box on embedded engines');
+  assert.equal(plan.repeats, 2);
+});
