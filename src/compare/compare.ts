@@ -1,6 +1,7 @@
 // Comparing two arms (one or more runs each), phase by phase: decode throughput over steady windows,
 // pooled latency percentiles, the error-and-hang rate; each with B's delta against A, a 95% block-bootstrap
 // interval over time windows, and a verdict. Pure: loaded runs in, a Comparison out.
+import { isAbsolute, relative } from 'node:path';
 import { DifferentWorkloadsError } from '../errors.js';
 import { BIN_COUNT, pooledQuantile, type Bins } from './bins.js';
 import { identityDifferences } from './identity.js';
@@ -83,13 +84,19 @@ export function checkSameWorkload(a: Arm, b: Arm, force: boolean): string[] {
     const differences = identityDifferences(first.workload, run.workload);
     if (force) return differences;
     throw new DifferentWorkloadsError(
-      `${first.dir} and ${run.dir} are runs of different workloads (${first.name} ${first.hash} vs ${run.name} ${run.hash}): ${differences.join('; ')}. ` +
+      `${shown(first.dir)} and ${shown(run.dir)} are runs of different workloads (${first.name} ${first.hash} vs ${run.name} ${run.hash}): ${differences.join('; ')}. ` +
         'A comparison ignores name, labels, engine, target (but its model), thresholds, results, client_metrics and monitor; ' +
         'anything else changes the load. Pass --force to compare them anyway.',
       differences,
     );
   }
   return [];
+}
+
+/** A folder as a person typed it: relative to the working directory when inside it. */
+function shown(dir: string): string {
+  const rel = relative(process.cwd(), dir);
+  return rel === '' || rel.startsWith('..') || isAbsolute(rel) ? dir : rel;
 }
 
 interface Spec {
