@@ -264,92 +264,106 @@ export function flowCounter(target: TargetTrack | undefined): CounterTrack | nul
   return null;
 }
 
-/** The client's requests: when each was in flight and whether it completed. */
+/** The client's requests: when any was in flight, and when requests completed (to 50 ms). */
 export class ClientActivity {
-  readonly #starts: number[] = [];
-  readonly #ends: number[] = [];
-  readonly #ok: boolean[] = [];
+  // Kept per 50 ms bucket of run time, not per request, so a night of requests costs a few MB at most
+  // (bounded by the run's length): completions counted per bucket, and whether any request was in flight.
+  #counts = new Uint32Array(1024);
+  #busy = new Uint8Array(1024);
+  #buckets = 0;
+  #size = 0;
   #okEnds: number[] | null = null;
-  #union: number[] | null = null;
+  #countPrefix: Float64Array | null = null;
+  #busyPrefix: Uint32Array | null = null;
 
   add(startMs: number, endMs: number, ok: boolean): void {
-    this.#starts.push(startMs);
-    this.#ends.push(Math.max(startMs, endMs));
-    this.#ok.push(ok);
+    // Busy from the start's bucket through the bucket holding the end (an end on a boundary stays out of
+    // the next bucket); a completion counts in the bucket holding its end.
+    const from = bucketOf(startMs);
+    const to = Math.max(from, Math.ceil(Math.max(startMs, endMs) / CLIENT_BUCKET_MS) - 1);
+    this.#grow(to + 1);
+    this.#busy.fill(1, from, to + 1);
+    if (ok) this.#counts[to] = this.#counts[to]! + 1;
+    this.#size += 1;
     this.#okEnds = null;
-    this.#union = null;
+    this.#countPrefix = null;
+    this.#busyPrefix = null;
   }
 
   get size(): number {
-    return this.#starts.length;
+    return this.#size;
   }
 
-  /** End times of completed (ok) requests, sorted. */
+  /** Times of completed (ok) requests, sorted: one per 50 ms bucket that had any, at the bucket's end
+   * (never before the real end, so a gap measured from it holds no request). */
   okEnds(): readonly number[] {
     if (this.#okEnds === null) {
       const ends: number[] = [];
-      for (let i = 0; i < this.#ends.length; i += 1) if (this.#ok[i] === true) ends.push(this.#ends[i]!);
-      this.#okEnds = ends.sort((a, b) => a - b);
+      for (let i = 0; i < this.#buckets; i += 1) if (this.#counts[i]! > 0) ends.push((i + 1) * CLIENT_BUCKET_MS);
+      this.#okEnds = ends;
     }
     return this.#okEnds;
   }
 
-  /** Completed requests that ended in (fromMs, toMs]. */
+  /** Completed requests that ended in (fromMs, toMs] (to the bucket). */
   completionsIn(fromMs: number, toMs: number): number {
-    const ends = this.okEnds();
-    return lowerBound(ends, toMs, true) - lowerBound(ends, fromMs, true);
+    if (this.#countPrefix === null) {
+      const p = new Float64Array(this.#buckets + 1);
+      for (let i = 0; i < this.#buckets; i += 1) p[i + 1] = p[i]! + this.#counts[i]!;
+      this.#countPrefix = p;
+    }
+    // Bucket i counts as "in" when its end, (i + 1) × bucket, is in (from, to].
+    const lo = this.#clamp(Math.floor(fromMs / CLIENT_BUCKET_MS));
+    const hi = this.#clamp(Math.floor(toMs / CLIENT_BUCKET_MS));
+    return hi > lo ? this.#countPrefix[hi]! - this.#countPrefix[lo]! : 0;
   }
 
-  /** Share of [fromMs, toMs] with at least one request in flight. */
+  /** Share of [fromMs, toMs] with at least one request in flight (to the bucket). */
   coverage(fromMs: number, toMs: number): number {
     if (toMs <= fromMs) return 0;
-    const u = this.#merged();
+    if (this.#busyPrefix === null) {
+      const p = new Uint32Array(this.#buckets + 1);
+      for (let i = 0; i < this.#buckets; i += 1) p[i + 1] = p[i]! + this.#busy[i]!;
+      this.#busyPrefix = p;
+    }
+    const first = bucketOf(fromMs);
+    const last = bucketOf(toMs);
     let covered = 0;
-    // Index of the first merged interval ending after fromMs.
-    let lo = 0;
-    let hi = u.length / 2;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (u[mid * 2 + 1]! <= fromMs) lo = mid + 1;
-      else hi = mid;
-    }
-    for (let i = lo; i < u.length / 2; i += 1) {
-      const s = u[i * 2]!;
-      const e = u[i * 2 + 1]!;
-      if (s >= toMs) break;
-      covered += Math.min(e, toMs) - Math.max(s, fromMs);
-    }
-    return Math.max(0, covered) / (toMs - fromMs);
+    // Whole buckets inside, plus the partial first and last ones by their overlap.
+    const busyAt = (i: number): number => (i < this.#buckets ? this.#busy[i]! : 0);
+    if (first === last) return busyAt(first);
+    covered += busyAt(first) * ((first + 1) * CLIENT_BUCKET_MS - fromMs);
+    covered += busyAt(last) * (toMs - last * CLIENT_BUCKET_MS);
+    const lo = this.#clamp(first + 1);
+    const hi = this.#clamp(last);
+    if (hi > lo) covered += (this.#busyPrefix[hi]! - this.#busyPrefix[lo]!) * CLIENT_BUCKET_MS;
+    return Math.min(1, Math.max(0, covered / (toMs - fromMs)));
   }
 
-  /** The union of in-flight intervals, as sorted, disjoint [start, end] pairs (flattened). */
-  #merged(): number[] {
-    if (this.#union !== null) return this.#union;
-    const order = this.#starts.map((_, i) => i).sort((a, b) => this.#starts[a]! - this.#starts[b]!);
-    const out: number[] = [];
-    for (const i of order) {
-      const s = this.#starts[i]!;
-      const e = this.#ends[i]!;
-      const n = out.length;
-      if (n > 0 && s <= out[n - 1]!) out[n - 1] = Math.max(out[n - 1]!, e);
-      else out.push(s, e);
+  #clamp(i: number): number {
+    return Math.max(0, Math.min(this.#buckets, i));
+  }
+
+  #grow(buckets: number): void {
+    if (buckets > this.#counts.length) {
+      let n = this.#counts.length;
+      while (n < buckets) n *= 2;
+      const counts = new Uint32Array(n);
+      counts.set(this.#counts);
+      const busy = new Uint8Array(n);
+      busy.set(this.#busy);
+      this.#counts = counts;
+      this.#busy = busy;
     }
-    this.#union = out;
-    return out;
+    this.#buckets = Math.max(this.#buckets, buckets);
   }
 }
 
-/** Index of the first element > x (inclusive: ≥ x when false). */
-function lowerBound(sorted: readonly number[], x: number, strictlyAbove: boolean): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    const v = sorted[mid]!;
-    if (strictlyAbove ? v <= x : v < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+/** Resolution of the client activity the verdicts judge gauges against. */
+export const CLIENT_BUCKET_MS = 50;
+
+function bucketOf(ms: number): number {
+  return Math.max(0, Math.floor(ms / CLIENT_BUCKET_MS));
 }
 
 /** How scraping each target went: counts, the cadence outside bursts, the last error, series seen. */
