@@ -17,6 +17,8 @@ interface Level {
   agents: number;
   rounds: number;
   maxTokens: number;
+  /** `agents.workers` (threads the agents are spread over). @default 1 */
+  workers?: number;
 }
 
 interface Regime {
@@ -46,11 +48,12 @@ export const REGIMES: Regime[] = [
   },
 ];
 
-function workloadYaml(url: string, agents: number, rounds: number, maxTokens = 256): string {
+function workloadYaml(url: string, agents: number, rounds: number, maxTokens = 256, workers = 1): string {
   return [
     'name: bench',
     `target: {url: "${url}"}`,
-    `agents: {count: ${agents}, rounds: ${rounds}, think_time_ms: 0}`,
+    `agents: {count: ${agents}, rounds: ${rounds}, think_time_ms: 0, workers: ${workers}}`,
+    'monitor: {enabled: false, canary_interval_s: 0}',
     `conversation: {system_prompt_tokens: 200, first_user_tokens: 50, user_turn_tokens: 20, max_tokens: ${maxTokens}}`,
     'watchdog: {headers_ms: 120000, first_token_ms: 120000, stall_ms: 60000, total_ms: 300000}',
     'window_s: 1',
@@ -72,7 +75,7 @@ export interface RoundloadFigures {
  * last request's end, so set-up and the final files (fixed costs) do not blur the per-event figure.
  */
 export async function roundloadRun(url: string, level: Level, extra = ''): Promise<RoundloadFigures> {
-  const workload = parseWorkload(`${workloadYaml(url, level.agents, level.rounds, level.maxTokens)}\n${extra}`, 'bench.yaml');
+  const workload = parseWorkload(`${workloadYaml(url, level.agents, level.rounds, level.maxTokens, level.workers)}\n${extra}`, 'bench.yaml');
   const out = mkdtempSync(join(tmpdir(), 'roundload-bench-run-'));
   const records: RequestRecord[] = [];
   let cpu0: NodeJS.CpuUsage | null = null;
@@ -156,6 +159,7 @@ export async function clientCostBench(levels: number[]): Promise<void> {
     const engine = await startEngineProcess(regime.engine);
     const rows: (string | number)[][] = [];
     const fidelity: (string | number)[][] = [];
+    const beyond: (string | number)[][] = [];
     try {
       // Warm the JIT and the engine's caches once, so the first level is not charged for it.
       await roundloadRun(engine.url, { agents: 4, rounds: 2, maxTokens: 50 });
@@ -173,10 +177,23 @@ export async function clientCostBench(levels: number[]): Promise<void> {
           fidelity.push([String(agents), deltas.length, percentile(deltas, 50), percentile(deltas, 99), rl.loopDelayP99Ms, rl.saturatedWindows]);
         }
       }
+      if (regime.name.startsWith('paced') && levels.includes(1024)) beyond.push(...(await beyondOneCore(engine.url, regime.level(1024))));
     } finally {
       await engine.stop();
     }
     printTable(`client cost, ${regime.name}: SSE events per CPU-second of the client process (engine in its own process)`, ['agents', 'requests', 'tokens/req', 'events', 'roundload ev/cpu-s', 'roundload ev/s', 'bare ev/cpu-s', 'bare ev/s', 'overhead ×', 'loop p99 ms', 'saturated win', 'rss peak MB'], rows);
+    if (beyond.length > 0) printTable('beyond one core, paced, 1024 agents: the same load on 1 and 2 agent threads (offered about 51k events/s)', ['threads', 'events/s', 'cpu-s/s', 'ttft − engine p50 ms', 'p99 ms', 'loop delay p99 ms', 'saturated win'], beyond);
     if (fidelity.length > 0) printTable(`timing fidelity, ${regime.name}: client TTFT − engine-stamped TTFT`, ['agents', 'requests', 'p50 ms', 'p99 ms', 'loop delay p99 ms', 'saturated win'], fidelity);
   }
+}
+
+/** The 1024-agent paced load on one thread and on two, to see what spreading the agents buys. */
+async function beyondOneCore(url: string, level: Level): Promise<(string | number)[][]> {
+  const rows: (string | number)[][] = [];
+  for (const workers of [1, 2]) {
+    const rl = await roundloadRun(url, { ...level, workers });
+    const deltas = rl.records.filter((r) => r.ttft_ms !== null && r.server_ttft_ms !== null).map((r) => r.ttft_ms! - r.server_ttft_ms!);
+    rows.push([String(workers), rl.events / rl.wallS, rl.cpuS / rl.wallS, percentile(deltas, 50), percentile(deltas, 99), rl.loopDelayP99Ms, rl.saturatedWindows]);
+  }
+  return rows;
 }

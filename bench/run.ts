@@ -1,16 +1,25 @@
-// `npm run bench -- <name> [args…]`: runs one benchmark by name (no name: lists them). Benchmarks print
-// their figures; the ones with a pass/fail claim (soak: flat memory) also set the exit code.
+// `npm run bench` runs the benchmark suite (client cost, timing fidelity, monitor cost, growth: under five
+// minutes); `npm run bench -- <name> [args…]` runs one benchmark by name; `npm run bench -- list` lists them.
+// Benchmarks print their figures; the ones with a pass/fail claim (soak: flat memory) also set the exit code.
 import { soakBench } from './soak.js';
+import { suite } from './suite.js';
+import { clientCostBench } from './client-cost.js';
+import { monitorCostBench } from './monitor-cost.js';
+import { growthBench } from './growth.js';
 
 const BENCHES: Record<string, { about: string; run: (args: string[]) => Promise<number> }> = {
-  soak: { about: '≥ 200k requests on the embedded engine with zero delays; RSS at start, middle and end (end within 10% of middle)', run: soakBench },
+  suite: { about: 'everything below but soak, in under 5 minutes (`--quick`: fewer agent levels)', run: async (args) => (await suite(args), 0) },
+  client: { about: 'SSE events per CPU-second vs a bare undici+SSE loop at 1/16/96/1024 agents, batched and paced; TTFT fidelity', run: async (args) => (await clientCostBench(args.length > 0 ? args.map(Number) : [1, 16, 96, 1024]), 0) },
+  monitor: { about: 'CPU share and start jitter of scraping 3 targets every 100 ms', run: async () => (await monitorCostBench(), 0) },
+  growth: { about: 'request body cost per round as the conversation grows to 32k tokens', run: async () => (growthBench(), 0) },
+  soak: { about: '≥ 200k requests on the embedded engine with zero delays; RSS at start, middle and end (end within 10% of middle); about 5 minutes', run: soakBench },
 };
 
-const [name, ...args] = process.argv.slice(2);
-const bench = name === undefined ? undefined : BENCHES[name];
+const [name = 'suite', ...args] = process.argv.slice(2);
+const bench = BENCHES[name];
 if (bench === undefined) {
-  process.stderr.write(`${name === undefined ? '' : `unknown benchmark "${name}"\n`}usage: npm run bench -- <name> [args]\n${Object.entries(BENCHES).map(([n, b]) => `  ${n.padEnd(8)} ${b.about}`).join('\n')}\n`);
-  process.exitCode = name === undefined ? 0 : 2;
+  process.stderr.write(`${name === 'list' ? '' : `unknown benchmark "${name}"\n`}usage: npm run bench [-- <name> [args]]\n${Object.entries(BENCHES).map(([n, b]) => `  ${n.padEnd(8)} ${b.about}`).join('\n')}\n`);
+  process.exitCode = name === 'list' ? 0 : 2;
 } else {
   process.exitCode = await bench.run(args);
 }

@@ -1,4 +1,4 @@
-// The benchmark suite of issue 9, runnable alone: `node --import tsx bench/suite.ts [--quick]`.
+// The benchmark suite `npm run bench` runs: client cost and timing fidelity, monitor cost, growth.
 import { clientCostBench } from './client-cost.js';
 import { growthBench } from './growth.js';
 import { monitorCostBench } from './monitor-cost.js';
@@ -12,4 +12,3 @@ export async function suite(args: string[]): Promise<void> {
   process.stdout.write(`\nsuite done in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await suite(process.argv.slice(2));

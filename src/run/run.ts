@@ -200,7 +200,7 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
     if (threads > 1) {
       await runInWorkers({
         count: threads,
-        init: { workload, requestUrl: route.requestUrl, tls: route.tls, connectProxy: route.connectProxy, path, headers, stopGraceMs: STOP_GRACE_MS },
+        init: { workload, requestUrl: route.requestUrl, tls: route.tls, connectProxy: route.connectProxy, path, headers, stopGraceMs: STOP_GRACE_MS, clientSampleMs: CLIENT_SAMPLE_MS },
         processShard: options.shard ?? null,
         runStartMs,
         bus,

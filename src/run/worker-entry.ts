@@ -10,6 +10,7 @@ import { backstopTimeouts } from '../watchdog/index.js';
 import { RunBus } from './bus.js';
 import { planPhases, runPhase, type PhaseRunContext } from './phase.js';
 import { shardAgents } from './shard.js';
+import { ClientSampler } from './client-sampler.js';
 import type { WorkerInit, ToMainMessage, ToWorkerMessage } from './workers.js';
 
 const init = workerData as WorkerInit;
@@ -34,6 +35,16 @@ async function main(): Promise<void> {
     if (event.kind === 'phase' && init.workerIndex !== 0) return;
     post({ type: 'event', event });
   });
+  // This thread's own event loop is what its agents' timings depend on: sample it too.
+  let inFlight = 0;
+  bus.on('request_start', () => {
+    inFlight += 1;
+  });
+  bus.on('request', () => {
+    inFlight -= 1;
+  });
+  const sampler = new ClientSampler();
+  sampler.start(init.clientSampleMs, runStartMs, () => inFlight, (sample) => bus.emit({ ...sample, thread: init.workerIndex }));
   const tracker = new ConnectionTracker({ idPrefix: `w${init.workerIndex}.` });
   const w = workload.watchdog;
   const lanes = Math.max(1, ...planPhases(workload).map((p) => shardAgents(p.agents, init.shard).length));
@@ -73,6 +84,9 @@ async function main(): Promise<void> {
       await runPhase(ctx, plan);
     }
   } finally {
+    // The last, partial window too: a short run must still show how this thread's loop fared.
+    bus.emit({ ...sampler.sample(runStartMs, inFlight), thread: init.workerIndex });
+    sampler.stop();
     tracker.close();
     await transport.close(init.stopGraceMs);
   }

@@ -24,6 +24,7 @@ export interface WorkerInit {
   path: PathKind;
   headers: Record<string, string>;
   stopGraceMs: number;
+  clientSampleMs: number;
 }
 
 export type ToWorkerMessage = { type: 'stop' } | { type: 'abort' };

@@ -85,6 +85,8 @@ export interface ClientSampleEvent {
   loop_utilization: number;
   in_flight: number;
   rss_bytes: number;
+  /** The worker thread the sample is of (`agents.workers` > 1); absent: the main thread. */
+  thread?: number;
 }
 
 export type RunEvent =

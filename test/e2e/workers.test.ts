@@ -30,6 +30,8 @@ test('agents spread over two worker threads: every request recorded once, socket
   assert.ok(result.summary.phases[0]!.itl.count > 0, 'the workers\' ITL histograms reached the summary');
   const phases = readJsonl<{ kind: string }>(join(out, 'events.jsonl')).filter((e) => e.kind === 'phase');
   assert.equal(phases.length, 1, 'the phase is announced once');
+  const samples = readJsonl<{ kind: string; thread?: number }>(join(out, 'events.jsonl')).filter((e) => e.kind === 'client_sample');
+  assert.ok(samples.some((s) => s.thread === 0) && samples.some((s) => s.thread === 1), 'each worker thread samples its own event loop');
 });
 
 test('a shard split over worker threads runs exactly the shard\'s agents', async (t) => {
