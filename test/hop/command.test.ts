@@ -41,7 +41,8 @@ test('`roundload hop` prints its URL and CA file, serves over TLS with keep-aliv
     clearTimeout(kill);
     child.kill('SIGKILL');
   });
-  for (let i = 0; i < 300 && !/listening on https:\/\/127\.0\.0\.1:\d+/.test(stderr); i += 1) await new Promise((r) => setTimeout(r, 50));
+  // The start-up lines arrive in separate writes: wait for the last of them (the faults line), bounded.
+  for (let i = 0; i < 300 && !(/listening on https:\/\/127\.0\.0\.1:\d+/.test(stderr) && /faults: /.test(stderr) && stdout.includes('\n')); i += 1) await new Promise((r) => setTimeout(r, 50));
   const url = /listening on (https:\/\/127\.0\.0\.1:\d+)/.exec(stderr)?.[1];
   assert.ok(url !== undefined, stderr);
   assert.match(stderr, /faults: stall:after_requests=1/);
