@@ -3,6 +3,7 @@
 // delay, many events per TCP read) and paced (one token per write, 50 tokens/s per stream, like a real engine).
 import { Client } from 'undici';
 import { createParser } from 'eventsource-parser';
+import { ChatStreamParser, MessageAssembler } from '../src/stream/index.js';
 import { parseWorkload } from '../src/config/index.js';
 import { executeRun } from '../src/run/index.js';
 import type { RequestRecord, RunEvent } from '../src/types/index.js';
@@ -78,6 +79,7 @@ export async function roundloadRun(url: string, level: Level, extra = ''): Promi
   const workload = parseWorkload(`${workloadYaml(url, level.agents, level.rounds, level.maxTokens, level.workers)}\n${extra}`, 'bench.yaml');
   const out = mkdtempSync(join(tmpdir(), 'roundload-bench-run-'));
   const records: RequestRecord[] = [];
+  const planned = level.agents * level.rounds;
   let cpu0: NodeJS.CpuUsage | null = null;
   let cpu1: NodeJS.CpuUsage | null = null;
   let t0 = 0;
@@ -88,15 +90,19 @@ export async function roundloadRun(url: string, level: Level, extra = ''): Promi
       t0 = performance.now();
     } else if (e.kind === 'request') {
       records.push(e.record);
-      cpu1 = process.cpuUsage();
-      t1 = performance.now();
+      // Only at the last request: process.cpuUsage() is a syscall, and charging one per request to
+      // roundload would be the bench's cost, not roundload's.
+      if (records.length === planned) {
+        cpu1 = process.cpuUsage();
+        t1 = performance.now();
+      }
     }
   };
   try {
     const m = await measure(() => executeRun({ workload, out, onEvent }));
     const events = records.reduce((s, r) => s + r.chunks, 0);
     const cpu = cpu0 !== null && cpu1 !== null ? cpuSeconds(cpu0, cpu1) : m.cpuS;
-    return { events, cpuS: cpu, wallS: (t1 - t0) / 1000, rssPeakMb: m.rssPeakMb, records, loopDelayP99Ms: m.value.summary.client.loop_delay_p99_ms_max, saturatedWindows: m.value.summary.client.saturated_windows };
+    return { events, cpuS: cpu, wallS: cpu1 === null ? m.wallS : (t1 - t0) / 1000, rssPeakMb: m.rssPeakMb, records, loopDelayP99Ms: m.value.summary.client.loop_delay_p99_ms_max, saturatedWindows: m.value.summary.client.saturated_windows };
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
@@ -107,7 +113,7 @@ function cpuSeconds(a: NodeJS.CpuUsage, b: NodeJS.CpuUsage): number {
 }
 
 /** The bare loop: `agents` workers, each a keep-alive Client, POST + SSE parse + JSON.parse, nothing else. */
-export async function bareRun(url: string, agents: number, requests: number, body: string): Promise<{ events: number; cpuS: number; wallS: number }> {
+export async function bareRun(url: string, agents: number, requests: number, body: string, parse: 'plain' | 'roundload' = 'plain'): Promise<{ events: number; cpuS: number; wallS: number }> {
   const perAgent = Math.max(1, Math.ceil(requests / agents));
   const m = await measure(async () => {
     let events = 0;
@@ -117,15 +123,29 @@ export async function bareRun(url: string, agents: number, requests: number, bod
         try {
           for (let i = 0; i < perAgent; i += 1) {
             const res = await client.request({ method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, body });
-            const decoder = new TextDecoder();
-            const parser = createParser({
-              onEvent(ev) {
-                if (ev.data !== '[DONE]') JSON.parse(ev.data);
-                events += 1;
-              },
-            });
+            // `roundload`: the same loop with roundload's stream parser and message assembler instead, to
+            // split the parsing cost from the rest of roundload's per-request work.
+            let feed: (chunk: Buffer) => void;
+            if (parse === 'plain') {
+              const decoder = new TextDecoder();
+              const parser = createParser({
+                onEvent(ev) {
+                  if (ev.data !== '[DONE]') JSON.parse(ev.data);
+                  events += 1;
+                },
+              });
+              feed = (chunk) => parser.feed(decoder.decode(chunk, { stream: true }));
+            } else {
+              const assembler = new MessageAssembler();
+              const parser = new ChatStreamParser((e) => assembler.apply(e));
+              feed = (chunk) => parser.feed(chunk);
+              res.body.once('end', () => {
+                parser.end();
+                events += parser.dataEvents;
+              });
+            }
             await new Promise<void>((resolve, reject) => {
-              res.body.on('data', (chunk: Buffer) => parser.feed(decoder.decode(chunk, { stream: true })));
+              res.body.on('data', feed);
               res.body.on('end', () => resolve());
               res.body.on('error', reject);
             });
@@ -169,9 +189,11 @@ export async function clientCostBench(levels: number[]): Promise<void> {
         const requests = level.agents * level.rounds;
         const rl = await roundloadRun(engine.url, level);
         const bare = await bareRun(engine.url, agents, requests, firstBody(level.maxTokens));
+        const bareOurs = await bareRun(engine.url, agents, requests, firstBody(level.maxTokens), 'roundload');
         const rlRate = rl.events / rl.cpuS;
         const bareRate = bare.events / bare.cpuS;
-        rows.push([String(agents), requests, level.maxTokens, rl.events, rlRate, rl.events / rl.wallS, bareRate, bare.events / bare.wallS, bareRate / rlRate, rl.loopDelayP99Ms, rl.saturatedWindows, rl.rssPeakMb]);
+        const oursRate = bareOurs.events / bareOurs.cpuS;
+        rows.push([String(agents), requests, level.maxTokens, rl.events, rlRate, rl.events / rl.wallS, bareRate, bare.events / bare.wallS, oursRate, bareRate / rlRate, rl.loopDelayP99Ms, rl.saturatedWindows, rl.rssPeakMb]);
         if (agents === 96 || agents === 1024) {
           const deltas = rl.records.filter((r) => r.ttft_ms !== null && r.server_ttft_ms !== null).map((r) => r.ttft_ms! - r.server_ttft_ms!);
           fidelity.push([String(agents), deltas.length, percentile(deltas, 50), percentile(deltas, 99), rl.loopDelayP99Ms, rl.saturatedWindows]);
@@ -181,7 +203,7 @@ export async function clientCostBench(levels: number[]): Promise<void> {
     } finally {
       await engine.stop();
     }
-    printTable(`client cost, ${regime.name}: SSE events per CPU-second of the client process (engine in its own process)`, ['agents', 'requests', 'tokens/req', 'events', 'roundload ev/cpu-s', 'roundload ev/s', 'bare ev/cpu-s', 'bare ev/s', 'overhead ×', 'loop p99 ms', 'saturated win', 'rss peak MB'], rows);
+    printTable(`client cost, ${regime.name}: SSE events per CPU-second of the client process (engine in its own process)`, ['agents', 'requests', 'tokens/req', 'events', 'roundload ev/cpu-s', 'roundload ev/s', 'bare ev/cpu-s', 'bare ev/s', 'bare+our parser ev/cpu-s', 'overhead ×', 'loop p99 ms', 'saturated win', 'rss peak MB'], rows);
     if (beyond.length > 0) printTable('beyond one core, paced, 1024 agents: the same load on 1 and 2 agent threads (offered about 51k events/s)', ['threads', 'events/s', 'cpu-s/s', 'ttft − engine p50 ms', 'p99 ms', 'loop delay p99 ms', 'saturated win'], beyond);
     if (fidelity.length > 0) printTable(`timing fidelity, ${regime.name}: client TTFT − engine-stamped TTFT`, ['agents', 'requests', 'p50 ms', 'p99 ms', 'loop delay p99 ms', 'saturated win'], fidelity);
   }

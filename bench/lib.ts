@@ -79,6 +79,7 @@ export function printTable(title: string, head: string[], rows: (string | number
 
 function fmt(v: number): string {
   if (!Number.isFinite(v)) return '-';
+  if (Number.isInteger(v)) return v.toLocaleString('en-US');
   if (Math.abs(v) >= 1000) return Math.round(v).toLocaleString('en-US');
   if (Math.abs(v) >= 10) return v.toFixed(1);
   return v.toFixed(2);

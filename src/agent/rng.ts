@@ -1,4 +1,5 @@
 // Seeded randomness for conversation content: the same seed gives the same conversations, byte for byte.
+import { Mulberry32 } from '../util/index.js';
 
 /** FNV-1a 32-bit hash of a string, to derive independent seeds from names. */
 export function hash32(text: string): number {
@@ -10,24 +11,10 @@ export function hash32(text: string): number {
   return h >>> 0;
 }
 
-/** A small fast PRNG (mulberry32): good enough for content, not for cryptography. */
-export class Rng {
-  #state: number;
-  constructor(seed: number) {
-    this.#state = seed >>> 0;
-  }
-
+/** The seeded generator of conversation content. */
+export class Rng extends Mulberry32 {
   static from(...parts: (string | number)[]): Rng {
     return new Rng(hash32(parts.join('\u0000')));
-  }
-
-  /** Uniform in [0, 1). */
-  next(): number {
-    this.#state = (this.#state + 0x6d2b79f5) >>> 0;
-    let t = this.#state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   }
 
   /** Integer in [min, max]. */

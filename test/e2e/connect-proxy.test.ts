@@ -1,50 +1,15 @@
 // Runs through an HTTP CONNECT proxy (a tiny one in the test): plain and with TLS inside the tunnel, a
 // refusal, and a proxy that never answers the CONNECT.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { connect as netConnect, type Socket } from 'node:net';
-import { join } from 'node:path';
-import { parseWorkload } from '../../src/config/index.js';
-import { executeRun } from '../../src/run/index.js';
-import { startEngine, type EngineHandle } from '../../src/engine/index.js';
-import { startHop, type HopHandle } from '../../src/hop/index.js';
-import type { RequestRecord } from '../../src/types/index.js';
-import { engineSchema } from '../../src/config/schema.js';
-import { readJsonl, tempDir } from '../helpers/tmp.js';
+import { backend, classes, runTarget } from '../helpers/paths.js';
 
-type Ctx = import('node:test').TestContext;
 
-async function backend(t: Ctx): Promise<{ engine: EngineHandle; hop: HopHandle }> {
-  const engine = await startEngine({ settings: engineSchema.parse({ decode_step_ms: 3, output_tokens_max: 16 }) });
-  const hop = await startHop({ upstream: engine.url });
-  t.after(async () => {
-    await hop.close();
-    await engine.close();
-  });
-  return { engine, hop };
-}
-
-async function run(t: Ctx, target: string): Promise<RequestRecord[]> {
-  const out = join(tempDir(t), 'run');
-  const workload = parseWorkload(
-    `name: paths
-target: ${target}
-agents: {count: 2, rounds: 3, think_time_ms: 20}
-conversation: {max_tokens: 64, system_prompt_tokens: 200, first_user_tokens: 50}
-watchdog: {connect_ms: 800, headers_ms: 3000, first_token_ms: 3000, stall_ms: 3000, total_ms: 8000}
-monitor: {canary_interval_s: 0}
-`,
-    'paths.yaml',
-  );
-  await executeRun({ workload, out });
-  return readJsonl<RequestRecord>(join(out, 'requests.jsonl')).sort((a, b) => a.agent - b.agent || a.round - b.round);
-}
-
-const classes = (rs: RequestRecord[]) => rs.map((r) => (r.status === 'ok' ? 'ok' : `${r.status}:${r.error?.class ?? r.hang?.phase}`));
 
 /** A tiny CONNECT proxy: tunnels, refuses with 403, or never answers. */
-async function connectProxy(t: Ctx, mode: 'tunnel' | 'refuse' | 'stall'): Promise<{ url: string; connects: () => number }> {
+async function connectProxy(t: TestContext, mode: 'tunnel' | 'refuse' | 'stall'): Promise<{ url: string; connects: () => number }> {
   let connects = 0;
   const held = new Set<Socket>();
   const server: Server = createServer((_req, res) => {
@@ -85,13 +50,13 @@ async function connectProxy(t: Ctx, mode: 'tunnel' | 'refuse' | 'stall'): Promis
 test('through a CONNECT proxy: path proxy, one tunnel per agent reused round after round, plain and with TLS inside', async (t) => {
   const { engine, hop } = await backend(t);
   const proxy = await connectProxy(t, 'tunnel');
-  const plain = await run(t, `{url: "${engine.url}", via: {kind: connect, url: "${proxy.url}"}}`);
+  const plain = await runTarget(t, `{url: "${engine.url}", via: {kind: connect, url: "${proxy.url}"}}`);
   assert.deepEqual(new Set(classes(plain)), new Set(['ok']));
   assert.ok(plain.every((r) => r.path === 'proxy' && r.connection?.tls === null));
   for (const agent of [0, 1]) assert.deepEqual(plain.filter((r) => r.agent === agent).map((r) => r.connection?.nth), [1, 2, 3]);
   // Two agents' tunnels and the start-up check's: requests never open tunnels of their own.
   assert.equal(proxy.connects(), 3);
-  const tls = await run(t, `{url: "${hop.url}", tls: {ca: "${hop.caFile}"}, via: {kind: connect, url: "${proxy.url}"}}`);
+  const tls = await runTarget(t, `{url: "${hop.url}", tls: {ca: "${hop.caFile}"}, via: {kind: connect, url: "${proxy.url}"}}`);
   assert.deepEqual(new Set(classes(tls)), new Set(['ok']));
   assert.ok(tls.every((r) => r.path === 'proxy' && r.connection?.tls?.authorized === true), 'TLS to the target inside the tunnel, verified');
 });
@@ -99,7 +64,7 @@ test('through a CONNECT proxy: path proxy, one tunnel per agent reused round aft
 test('a CONNECT proxy that refuses the tunnel: every request is proxy_refused, not an abort', async (t) => {
   const { engine } = await backend(t);
   const proxy = await connectProxy(t, 'refuse');
-  const rs = await run(t, `{url: "${engine.url}", via: {kind: connect, url: "${proxy.url}"}}`);
+  const rs = await runTarget(t, `{url: "${engine.url}", via: {kind: connect, url: "${proxy.url}"}}`);
   assert.equal(rs.length, 6);
   assert.deepEqual(new Set(classes(rs)), new Set(['error:proxy_refused']), JSON.stringify(rs[0]?.error));
   assert.match(rs[0]!.error!.message, /403/);
@@ -109,7 +74,7 @@ test('a CONNECT proxy that never answers: the requests hang at connect and the r
   const { engine } = await backend(t);
   const proxy = await connectProxy(t, 'stall');
   const started = performance.now();
-  const rs = await run(t, `{url: "${engine.url}", via: {kind: connect, url: "${proxy.url}"}}`);
+  const rs = await runTarget(t, `{url: "${engine.url}", via: {kind: connect, url: "${proxy.url}"}}`);
   assert.deepEqual(new Set(classes(rs)), new Set(['hang:connect']), JSON.stringify(rs.map((r) => r.error)));
   // 3 rounds × 0.8 s connect deadline per agent, the start-up check's 0.8 s, and the stop grace.
   assert.ok(performance.now() - started < 8000, `ended in ${Math.round(performance.now() - started)} ms`);

@@ -1,0 +1,2 @@
+// Small shared pieces with no home of their own.
+export { Mulberry32 } from './random.js';
