@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { loadAbFile } from '../config/index.js';
 import { runAb, formatComparison } from '../compare/index.js';
 import { writeComparisons } from './compare.js';
+import { stopOnSignals } from './signals.js';
 
 export interface AbCommandOptions {
   out?: string;
@@ -13,18 +14,7 @@ export interface AbCommandOptions {
 export async function abCommand(file: string, opts: AbCommandOptions): Promise<number> {
   const plan = await loadAbFile(file);
   const stop = new AbortController();
-  let signals = 0;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    signals += 1;
-    if (signals > 1) {
-      process.stderr.write(`\n${signal} again: exiting now, results may be incomplete\n`);
-      process.exit(130);
-    }
-    process.stderr.write(`\n${signal}: stopping the running arm (its teardown still runs; ${signal} again to exit at once)\n`);
-    stop.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const removeSignalHandlers = stopOnSignals(stop, (signal) => `${signal}: stopping the running arm (its teardown still runs; ${signal} again to exit at once)`);
   try {
     const result = await runAb({ plan, out: opts.out, force: opts.force === true, signal: stop.signal, log: (line) => process.stderr.write(`${line}\n`) });
     const lines = result.runs.map((r) => `  ${String(r.seq).padStart(2)}  ${r.arm.padEnd(12)} r${r.repeat}  ${r.status.padEnd(11)} ${r.dir}`);
@@ -38,7 +28,6 @@ export async function abCommand(file: string, opts: AbCommandOptions): Promise<n
     if (result.status === 'interrupted') return 130;
     return result.runs.some((r) => r.hangs > 0) ? 1 : 0;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    removeSignalHandlers();
   }
 }

@@ -3,6 +3,7 @@ import { loadWorkload } from '../config/index.js';
 import { planPhases, plannedRequests, executeRun, parseShard, shardAgents } from '../run/index.js';
 import { formatSummary, progressLine } from '../report/index.js';
 import { UsageError } from '../errors.js';
+import { stopOnSignals } from './signals.js';
 
 export interface RunCommandOptions {
   target?: string;
@@ -69,18 +70,7 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
     throw new UsageError(`--shard ${shard.index}/${shard.count} would run no agents: agents.count is ${workload.agents.count}; use at most ${workload.agents.count} shards`);
   }
   const stop = new AbortController();
-  let signals = 0;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    signals += 1;
-    if (signals > 1) {
-      process.stderr.write(`\n${signal} again: exiting now, results may be incomplete\n`);
-      process.exit(130);
-    }
-    process.stderr.write(`\n${signal}: stopping (in-flight requests get a short grace, then results are written; ${signal} again to exit at once)\n`);
-    stop.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const removeSignalHandlers = stopOnSignals(stop, (signal) => `${signal}: stopping (in-flight requests get a short grace, then results are written; ${signal} again to exit at once)`);
   const log = (line: string) => process.stderr.write(`${line}\n`);
   try {
     const share = shard === null ? '' : ` (shard ${shard.index}/${shard.count}: ${shardAgents(workload.agents.count, shard).length} of them)`;
@@ -106,7 +96,6 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
     if (result.status === 'interrupted') return 130;
     return result.summary.thresholds.ok ? 0 : 1;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    removeSignalHandlers();
   }
 }

@@ -14,17 +14,8 @@ export interface ProbeCommand {
   timeout_s: number;
 }
 
-export interface ProbeOutcome {
-  exit_code: number | null;
-  signal: string | null;
-  duration_ms: number;
-  timed_out: boolean;
-  error: string | null;
-  stdout: string;
-  stderr: string;
-  stdout_truncated: boolean;
-  stderr_truncated: boolean;
-}
+/** What one run of a probe gave: the result fields of a `probe` event. */
+export type ProbeOutcome = Pick<ProbeEvent, 'exit_code' | 'signal' | 'duration_ms' | 'timed_out' | 'error' | 'stdout' | 'stderr' | 'stdout_truncated' | 'stderr_truncated'>;
 
 /** After SIGTERM to the group, SIGKILL follows this much later; then we stop waiting at all. */
 const KILL_GRACE_MS = 500;
