@@ -52,21 +52,26 @@ function s1(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
-function countBy<T>(items: readonly T[], key: (t: T) => string): string {
+/** How often each key occurs, most frequent first. */
+function counted<T>(items: readonly T[], key: (t: T) => string): [string, number][] {
   const counts = new Map<string, number>();
-  for (const it of items) counts.set(key(it), (counts.get(key(it)) ?? 0) + 1);
-  return [...counts.entries()]
-    .sort(([, a], [, b]) => b - a)
+  for (const it of items) {
+    const k = key(it);
+    counts.set(k, (counts.get(k) ?? 0) + 1);
+  }
+  return [...counts.entries()].sort(([, a], [, b]) => b - a);
+}
+
+/** `headers 3, mid_stream 1`. */
+function countBy<T>(items: readonly T[], key: (t: T) => string): string {
+  return counted(items, key)
     .map(([k, n]) => `${k} ${n}`)
     .join(', ');
 }
 
 /** `3 hung at headers, 1 failed with connection_reset`. */
 function tally<T>(items: readonly T[], label: (t: T) => string): string {
-  const counts = new Map<string, number>();
-  for (const it of items) counts.set(label(it), (counts.get(label(it)) ?? 0) + 1);
-  return [...counts.entries()]
-    .sort(([, a], [, b]) => b - a)
+  return counted(items, label)
     .map(([k, n]) => `${n} ${k}`)
     .join(', ');
 }
