@@ -5,7 +5,7 @@ import { setMaxListeners } from 'node:events';
 import { parseDurationMs, type Workload, type ToolSpec } from '../config/index.js';
 import type { Transport, ConnectionTracker } from '../transport/index.js';
 import { runAgent, type RoundTarget } from '../agent/index.js';
-import type { HistogramSet } from '../metrics/index.js';
+import { ALL_ROUNDS, type HistogramSet, type LatencyHistogram } from '../metrics/index.js';
 import { realClock } from '../watchdog/index.js';
 import type { HangEvent, PathKind, RunEvent } from '../types/index.js';
 import type { RunBus } from './bus.js';
@@ -82,14 +82,14 @@ export async function runPhase(ctx: PhaseRunContext, plan: PhasePlan): Promise<v
     agents: plan.agents,
     ...(plan.warmupMs > 0 ? { warmup_ms: plan.warmupMs } : {}),
   });
-  // Per agent: the round of its in-flight request and whether it went out in the warm-up, so live ITL
-  // gaps land in the right round's histogram and warm-up gaps stay out of the phase's figures.
-  const current = new Map<number, { round: number; warmup: boolean }>();
+  // Per agent: the ITL histograms of its in-flight request's round (null in the warm-up, whose gaps stay
+  // out of the phase's figures), looked up once per request rather than once per gap.
+  const current = new Map<number, { round: LatencyHistogram; phase: LatencyHistogram } | null>();
   const emit = (index: number, raw: RunEvent): void => {
     // A hang record carries the latest gauges of every monitored target (when the monitor runs).
     const event = raw.kind === 'hang' && ctx.enrichHang !== undefined ? ctx.enrichHang(raw) : raw;
     if (event.kind === 'request_start') {
-      current.set(index, { round: event.round, warmup: event.run_ms < warmupEndMs });
+      current.set(index, event.run_ms < warmupEndMs ? null : { round: ctx.histograms.get('itl', plan.name, event.round), phase: ctx.histograms.get('itl', plan.name, ALL_ROUNDS) });
       if (event.round === 1) ctx.conversations.set(index, (ctx.conversations.get(index) ?? 0) + 1);
     }
     else if ((event.kind === 'request' || event.kind === 'hang') && event.record.run_ms < warmupEndMs) {
@@ -123,7 +123,11 @@ export async function runPhase(ctx: PhaseRunContext, plan: PhasePlan): Promise<v
       runStartMs: ctx.runStartMs,
       onGap: (gap) => {
         const now = current.get(i);
-        if (now?.warmup !== true) ctx.histograms.recordMs('itl', plan.name, now?.round ?? 0, gap);
+        if (now === undefined) ctx.histograms.recordMs('itl', plan.name, 0, gap);
+        else if (now !== null) {
+          now.round.recordMs(gap);
+          now.phase.recordMs(gap);
+        }
       },
     };
     const delay = stagger * i;
