@@ -2,4 +2,4 @@
 export { SummaryBuilder, SATURATED_LOOP_DELAY_MS, SATURATED_UTILIZATION, type Summary, type PhaseSummary, type RoundSummary, type ThresholdResult } from './summary.js';
 export { WindowBuilder, type WindowFigures } from './windows.js';
 export { evaluateThresholds, DEFAULT_THRESHOLDS, type ThresholdLimits, type ThresholdInput, type ThresholdVerdict } from './thresholds.js';
-export { diagnose, DiagnosisCollector, CANARY_SLACK_MS, type DiagnosisInput, type HangSpan, type CanaryPoint, type SaturatedWindow } from './diagnosis.js';
+export { diagnose, DiagnosisCollector, answererOf, fisherGreater, wilson, type DiagnosisInput, type HangSpan, type ErrorSpan, type CanaryPoint, type ScrapePoint, type ClientWindow, type FlowTrack, type RequestActivity } from './diagnosis/index.js';

@@ -4,7 +4,7 @@ import { HistogramSet, LatencyHistogram, LATENCY_METRICS, ALL_ROUNDS, type Laten
 import type { CanaryEvent, ClientSampleEvent, Diagnosis, GaugeVerdict, HangPhase, RequestRecord, ScrapeEvent, ScrapeTargetSummary } from '../types/index.js';
 import { RESULTS_SCHEMA_VERSION } from '../types/index.js';
 import { WindowBuilder, type WindowFigures } from './windows.js';
-import { DiagnosisCollector } from './diagnosis.js';
+import { DiagnosisCollector } from './diagnosis/index.js';
 import { evaluateThresholds, DEFAULT_THRESHOLDS, type ThresholdLimits } from './thresholds.js';
 import { ClientActivity, GaugeStore, judgeGauges, scrapeTargets } from '../monitor/index.js';
 
@@ -181,7 +181,7 @@ export class SummaryBuilder {
   }
 
   add(r: RequestRecord): void {
-    this.#client.add(r.run_ms, r.run_ms + r.e2e_ms, r.status === 'ok');
+    this.#client.addRecord(r);
     this.#windows.add(r);
     this.#diagnosis.add(r);
     let phase = this.#phases.get(r.phase);
@@ -295,15 +295,14 @@ export class SummaryBuilder {
     this.#samples += 1;
     this.#loopP99Max = Math.max(this.#loopP99Max, s.loop_delay_p99_ms);
     this.#eluMax = Math.max(this.#eluMax, s.loop_utilization);
-    if (s.loop_delay_p99_ms > SATURATED_LOOP_DELAY_MS || s.loop_utilization > SATURATED_UTILIZATION) {
-      this.#saturated += 1;
-      this.#diagnosis.addSaturated(s);
-    }
+    if (s.loop_delay_p99_ms > SATURATED_LOOP_DELAY_MS || s.loop_utilization > SATURATED_UTILIZATION) this.#saturated += 1;
+    this.#diagnosis.addClientSample(s);
   }
 
   /** A gauge scrape (gauges.jsonl): folded into run-length series for the verdicts, not kept sample by sample. */
   addScrape(e: ScrapeEvent): void {
     this.#gauges.add(e);
+    this.#diagnosis.addScrape(e);
   }
 
   /** A canary result (events.jsonl `canary`): the diagnosis compares the proxied path with the direct one. */
@@ -397,7 +396,7 @@ export class SummaryBuilder {
       diagnosis: { verdict: 'none', evidence: [] },
       thresholds: evaluateThresholds(this.#thresholds, { requests, errors, hangs, output_tokens_per_s: activeS === 0 ? 0 : round3(completionAll / activeS), ...this.#overall(phases), windows }),
     };
-    summary.diagnosis = this.#diagnosis.diagnose(summary.gauges);
+    summary.diagnosis = this.#diagnosis.diagnose(summary.gauges, this.#gauges, this.#client);
     return summary;
   }
 }

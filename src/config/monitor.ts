@@ -6,7 +6,9 @@ import { z } from 'zod';
 const int = () => z.number().int();
 const positiveInt = () => int().min(1);
 
-/** SGLang's scheduler and disaggregation gauges, with the spellings older and newer versions use. */
+/** The gauges kept by default: SGLang's scheduler and disaggregation gauges (with the spellings older and
+ * newer versions use), then the running/waiting gauges of vLLM, llama.cpp and TGI. Matched without the
+ * family prefix (`sglang:`, `vllm:`, `llamacpp:`). */
 export const DEFAULT_MONITOR_GAUGES: readonly string[] = [
   'num_running_reqs',
   'num_queue_reqs',
@@ -21,10 +23,42 @@ export const DEFAULT_MONITOR_GAUGES: readonly string[] = [
   'num_prefill_infight_queue_reqs',
   'num_decode_prealloc_queue_reqs',
   'num_decode_transfer_queue_reqs',
+  // vLLM
+  'num_requests_running',
+  'num_requests_waiting',
+  'kv_cache_usage_perc',
+  'gpu_cache_usage_perc',
+  // llama.cpp
+  'requests_processing',
+  'requests_deferred',
+  'kv_cache_usage_ratio',
+  // TGI
+  'tgi_queue_size',
+  'tgi_batch_current_size',
 ];
 
-/** Counters that prove flow, and the failure counters some versions expose. */
-export const DEFAULT_MONITOR_COUNTERS: readonly string[] = ['num_requests_total', 'generation_tokens_total', 'prompt_tokens_total', 'num_bootstrap_failed_reqs_total', 'num_transfer_failed_reqs_total'];
+/** The counters kept by default, per server family: those that prove flow (token counters first, finished
+ * requests last) and the failure counters some versions expose. The verdicts and the diagnosis judge flow by
+ * these (docs/monitor.md, "Flow counters"). */
+export const DEFAULT_MONITOR_COUNTERS: readonly string[] = [
+  // SGLang (vLLM and llama.cpp share prompt_tokens_total; vLLM generation_tokens_total)
+  'realtime_tokens_total',
+  'generation_tokens_total',
+  'prompt_tokens_total',
+  'num_requests_total',
+  'num_bootstrap_failed_reqs_total',
+  'num_transfer_failed_reqs_total',
+  // vLLM
+  'request_success_total',
+  // llama.cpp
+  'n_decode_total',
+  'tokens_predicted_total',
+  // TGI
+  'tgi_batch_inference_count',
+  'tgi_request_generated_tokens_sum',
+  'tgi_request_success',
+  'tgi_request_failure',
+];
 
 const metricName = () => z.string().regex(/^[A-Za-z_:][A-Za-z0-9_:]*$/, 'must be a Prometheus metric name (letters, digits, _ and :)');
 
@@ -68,10 +102,12 @@ export const monitorSchema = z.strictObject({
   interval_ms: int().min(50).max(3_600_000).default(1000),
   /** One scrape's deadline; a target that misses it is recorded down and tried again. @default 2000 */
   timeout_ms: positiveInt().max(600_000).default(2000),
-  /** Gauges to keep, matched with or without the `sglang:` prefix. @default SGLang's scheduler and disaggregation gauges */
+  /** Gauges to keep, matched with or without a family prefix (`sglang:`, `vllm:`, `llamacpp:`).
+   * @default SGLang's scheduler and disaggregation gauges, and the running/waiting gauges of vLLM, llama.cpp and TGI */
   gauges: z.array(metricName()).default([...DEFAULT_MONITOR_GAUGES]),
-  /** Counters to keep (with or without `sglang:` and `_total`); `generation_tokens_total`,
-   * `prompt_tokens_total` and `num_requests_total` prove flow. @default the flow and failure counters */
+  /** Counters to keep (with or without a family prefix and `_total`). Every one of them that is not a
+   * failure counter can prove flow to the verdicts: a token counter that moved first, then any other that
+   * moved, finished-request counters last. @default the flow and failure counters of SGLang, vLLM, llama.cpp and TGI */
   counters: z.array(metricName()).default([...DEFAULT_MONITOR_COUNTERS]),
   /** A gauge unchanged and non-zero this long with no flow is pinned; shorter than this, a steady gauge
    * tells nothing (the incident: 18 s looked pinned, 85 s showed rotating load). @default 30 */
@@ -89,6 +125,10 @@ export const monitorSchema = z.strictObject({
   canary_interval_s: z.number().min(0).max(3600).default(5),
   /** One canary's deadline (connect, headers, first token and total alike). @default 5000 */
   canary_timeout_ms: positiveInt().max(600_000).default(5000),
+  /** Canaries of one leg allowed out at once. Each leg sends on a fixed grid (every `canary_interval_s`,
+   * whatever its earlier canaries do), so both legs sample the same moments; a slot whose leg already has
+   * this many out is recorded `not_sent` and counts as failed (the path held every canary). @default 2 */
+  canary_concurrency: positiveInt().max(64).default(2),
 });
 export type MonitorSettings = z.output<typeof monitorSchema>;
 

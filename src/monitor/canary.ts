@@ -1,6 +1,10 @@
 // Canaries: every few seconds a tiny streaming request on the agents' path (through the proxy or hop) and
 // one straight to the engine around it. When agents hang, which of the two still answers says where the
 // fault is (lesson 3 of the incident: compare the proxied path with a direct canary before blaming the engine).
+// Both legs send on one fixed grid, whatever their earlier canaries do, so they sample the same moments:
+// each canary has its own deadline, at most `concurrency` are out per leg, and a slot with no room is
+// recorded `not_sent` (failed time), never skipped silently.
+import { performance } from 'node:perf_hooks';
 import { Transport, ConnectionTracker, type TlsOptions } from '../transport/index.js';
 import { sendRound, type RoundTarget } from '../agent/index.js';
 import { realClock } from '../watchdog/index.js';
@@ -23,6 +27,8 @@ export interface CanaryOptions {
   intervalMs: number;
   /** One canary's deadline, for every phase of it. */
   timeoutMs: number;
+  /** Canaries of one leg out at once, at most (each on its own socket). @default 2 */
+  concurrency?: number;
   /** performance.now() at run start, for `run_ms`. */
   runStartMs: number;
   emit: (event: CanaryEvent) => void;
@@ -48,26 +54,33 @@ function canaryBody(model: string): string {
   });
 }
 
+const MAX_ERROR_CHARS = 300;
+
 class Leg {
   readonly #transport: Transport;
   readonly #tracker = new ConnectionTracker();
   readonly #target: RoundTarget;
   readonly #spec: CanaryLegSpec;
   readonly #name: CanaryLeg;
-  #inFlight = false;
+  readonly #concurrency: number;
+  readonly #runStartMs: number;
+  #inFlight = 0;
   #sent = 0;
 
   constructor(name: CanaryLeg, spec: CanaryLegSpec, options: CanaryOptions) {
     this.#name = name;
     this.#spec = spec;
+    this.#concurrency = options.concurrency ?? 2;
+    this.#runStartMs = options.runStartMs;
     this.#transport = new Transport({
       url: spec.url,
       path: spec.path,
       tls: spec.tls,
       connectProxy: spec.connectProxy,
-      connection: 'per-agent',
-      agents: 1,
-      poolConnections: null,
+      // One socket per canary out at once, kept alive between them.
+      connection: 'pool',
+      agents: this.#concurrency,
+      poolConnections: this.#concurrency,
       // Kept alive from one canary to the next, like an agent's socket between rounds.
       keepAliveTimeoutMs: options.intervalMs + 10_000,
       connectTimeoutMs: options.timeoutMs,
@@ -87,10 +100,34 @@ class Leg {
     };
   }
 
-  /** Sends one canary unless the previous one is still out; resolves with its event (null when skipped or stopped). */
+  /** The event of a slot with no room: every canary allowed at once was still out. */
+  notSent(): CanaryEvent {
+    const now = performance.now();
+    return {
+      kind: 'canary',
+      t: new Date().toISOString(),
+      run_ms: Math.round((now - this.#runStartMs) * 1000) / 1000,
+      leg: this.#name,
+      path: this.#spec.path,
+      url: this.#spec.url,
+      ok: false,
+      status: 'error',
+      latency_ms: 0,
+      ttft_ms: null,
+      http_status: null,
+      error_class: 'not_sent',
+      hang_phase: null,
+      connection_nth: null,
+      error: `not sent: the leg's ${this.#concurrency} canar${this.#concurrency === 1 ? 'y' : 'ies'} allowed at once were all still out`,
+      not_sent: true,
+    };
+  }
+
+  /** Sends the canary of one slot, or records it not sent when the leg has no room; null once stopped. */
   async send(body: string, stop: AbortSignal): Promise<CanaryEvent | null> {
-    if (this.#inFlight || stop.aborted) return null;
-    this.#inFlight = true;
+    if (stop.aborted) return null;
+    if (this.#inFlight >= this.#concurrency) return this.notSent();
+    this.#inFlight += 1;
     this.#sent += 1;
     try {
       const { record: r } = await sendRound(this.#target, { agent: -1, conversation: `canary-${this.#name}`, round: this.#sent, phase: 'canary', body }, stop);
@@ -110,9 +147,10 @@ class Leg {
         error_class: r.error?.class ?? null,
         hang_phase: r.hang?.phase ?? null,
         connection_nth: r.connection?.nth ?? null,
+        error: r.error === null ? null : r.error.message.slice(0, MAX_ERROR_CHARS),
       };
     } finally {
-      this.#inFlight = false;
+      this.#inFlight -= 1;
     }
   }
 
@@ -122,13 +160,25 @@ class Leg {
   }
 }
 
-/** Starts sending canaries on both legs now and then every `intervalMs`. */
+/** Starts sending canaries on both legs now and then at every `intervalMs` of a fixed grid (a slot missed
+ * because the client's own loop was late is skipped: the run's client samples show that time). */
 export function startCanaries(options: CanaryOptions): CanaryHandle {
   const legs = [new Leg('proxied', options.proxied, options), new Leg('direct', options.direct, options)];
   const body = canaryBody(options.model);
   const stop = new AbortController();
   const pending = new Set<Promise<void>>();
+  const gridStartMs = performance.now();
+  let slot = 0;
+  let timer: NodeJS.Timeout | null = null;
+  const schedule = (): void => {
+    if (stop.signal.aborted) return;
+    const now = performance.now();
+    slot = Math.max(slot + 1, Math.ceil((now - gridStartMs) / options.intervalMs));
+    timer = setTimeout(tick, Math.max(0, gridStartMs + slot * options.intervalMs - now));
+    timer.unref();
+  };
   const tick = (): void => {
+    schedule();
     for (const leg of legs) {
       const p = leg
         .send(body, stop.signal)
@@ -141,13 +191,11 @@ export function startCanaries(options: CanaryOptions): CanaryHandle {
     }
   };
   tick();
-  const timer = setInterval(tick, options.intervalMs);
-  timer.unref();
   let stopping: Promise<void> | null = null;
   return {
     stop: () =>
       (stopping ??= (async () => {
-        clearInterval(timer);
+        if (timer !== null) clearTimeout(timer);
         stop.abort();
         const bound = new Promise<void>((resolve) => setTimeout(resolve, options.timeoutMs + CLOSE_GRACE_MS).unref());
         await Promise.race([Promise.all([...pending]), bound]);

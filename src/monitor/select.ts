@@ -1,14 +1,42 @@
-// Which series a scrape keeps: the configured gauges and counters, matched with or without the `sglang:`
-// prefix (and a counter with or without `_total`), every label kept. Also the names the verdict and the
-// progress line treat specially (flow counters, key gauges).
+// Which series a scrape keeps: the configured gauges and counters, matched with or without a server family's
+// prefix (`sglang:`, `vllm:`, `llamacpp:`; a counter also with or without `_total`), every label kept. Also
+// the names the verdicts and the progress line treat specially (flow counters, ratio gauges, key gauges).
 import type { GaugeSample } from '../types/index.js';
 import type { ExpositionSample } from './exposition.js';
 
 /**
- * The counters that prove work flowed, best first: a target's flow is judged by the first of these it exposes.
- * Tokens generated move only on real work; `num_requests_total` also counts aborted requests, so it comes last.
+ * Counters that count tokens, best first: they move as work is done (SGLang's `realtime_tokens_total` and
+ * llama.cpp's `n_decode_total` while streams run; the others when requests finish, or per engine step in vLLM).
+ * Names without the family prefix; TGI's names carry their own `tgi_`.
  */
+export const TOKEN_COUNTERS: readonly string[] = ['realtime_tokens_total', 'n_decode_total', 'tgi_batch_inference_count', 'generation_tokens_total', 'tokens_predicted_total', 'tgi_request_generated_tokens_sum', 'prompt_tokens_total'];
+/** Counters of finished requests: they count aborted ones too (a client giving up moves them), so they come last. */
+export const REQUEST_COUNTERS: readonly string[] = ['num_requests_total', 'request_success_total', 'tgi_request_success'];
+/** For compatibility: the SGLang flow counters, best first. */
 export const FLOW_COUNTERS = ['generation_tokens_total', 'prompt_tokens_total', 'num_requests_total'] as const;
+
+/** A counter of failures, not of work (never proof of flow). */
+export function isFailureCounter(base: string): boolean {
+  return /(fail|error|abort|retract|timeout|reject|preempt|evict)/.test(base);
+}
+
+/** Lower is better: a token counter (in TOKEN_COUNTERS order), then any other (a counter of your own), then
+ * a request counter. */
+export function flowRank(base: string): number {
+  const at = (list: readonly string[]): number => {
+    const i = list.indexOf(base);
+    return i >= 0 ? i : list.indexOf(base.endsWith('_total') ? base.slice(0, -'_total'.length) : `${base}_total`);
+  };
+  const token = at(TOKEN_COUNTERS);
+  if (token >= 0) return token / 100;
+  const request = at(REQUEST_COUNTERS);
+  return request >= 0 ? 2 + request / 100 : 1;
+}
+
+/** Ratio and rate gauges: they hold still under steady load as well as when stuck, so they are never pinned. */
+export function isRatioGauge(name: string): boolean {
+  return /(_rate|_ratio|_perc|_percent|_usage|usage_ratio|throughput|_per_second|_seconds|_per_decode|balancedness|utilization)$/.test(baseName(name));
+}
 
 /** Gauges the live terminal line shows, with their short names. */
 export const KEY_GAUGES: readonly (readonly [string, string])[] = [
@@ -21,11 +49,12 @@ export const KEY_GAUGES: readonly (readonly [string, string])[] = [
   ['num_decode_transfer_queue_reqs', 'transfer'],
 ];
 
-const PREFIX = 'sglang:';
+/** Server families whose metric names carry a `family:` prefix (TGI's `tgi_` is part of its names). */
+const FAMILY_PREFIX = /^(sglang|vllm|llamacpp):/;
 
-/** A name without the `sglang:` prefix. */
+/** A name without its server family's prefix (`sglang:num_running_reqs` → `num_running_reqs`). */
 export function baseName(name: string): string {
-  return name.startsWith(PREFIX) ? name.slice(PREFIX.length) : name;
+  return name.replace(FAMILY_PREFIX, '');
 }
 
 /** Matches exposed sample names against configured names. */

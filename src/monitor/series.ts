@@ -1,8 +1,9 @@
 // Scrapes folded into compact series, in constant memory per change: for each gauge series the stretches it
 // stayed non-zero and unchanged (not every sample), for each target when its counters moved (merged runs of
-// scrape intervals), and the client's requests as (start, end, ok). The verdicts (verdict.ts) read these.
-import type { GaugeSample, ScrapeEvent, ScrapeTargetSummary } from '../types/index.js';
-import { baseName, FLOW_COUNTERS, isCounter } from './select.js';
+// scrape intervals) and when it did not answer, and the client's requests as (start, end, ok) and when tokens
+// streamed. The verdicts (verdict.ts) and the diagnosis read these.
+import type { GaugeSample, RequestRecord, ScrapeEvent, ScrapeTargetSummary, TargetDown } from '../types/index.js';
+import { baseName, flowRank, isCounter, isFailureCounter } from './select.js';
 
 /** How a stretch of unchanged non-zero value ended. */
 export type StretchEnd = 'open' | 'changed' | 'unobserved';
@@ -45,7 +46,7 @@ export interface GaugeSeries {
 export interface CounterTrack {
   /** Name as exposed (first seen). */
   readonly name: string;
-  /** Scrape intervals observed / with a change. */
+  /** Scrape intervals observed (between two good scrapes with no failed one between) / with a change. */
   intervals: number;
   movedIntervals: number;
   /** Sum of increases over the run (a reset counts its new value). */
@@ -69,9 +70,15 @@ export interface TargetTrack {
   firstMs: number | null;
   lastMs: number | null;
   lastError: string | null;
-  /** By base name (no `sglang:` prefix). */
+  /** By base name (no family prefix). */
   readonly counters: Map<string, CounterTrack>;
+  /** Stretches of failed scrapes, in order (the first MAX_DOWN_PERIODS; `downPeriods` counts them all). */
+  readonly down: TargetDown[];
+  downPeriods: number;
 }
+
+/** Down stretches kept per target (the rest counted). */
+const MAX_DOWN_PERIODS = 100;
 
 export function labelKey(labels: Record<string, string>): string {
   const keys = Object.keys(labels).sort();
@@ -97,7 +104,7 @@ export class GaugeStore {
     const t = e.run_ms;
     let target = this.targets.get(e.target);
     if (target === undefined) {
-      target = { name: e.target, url: e.url, scrapes: 0, failed: 0, burst: 0, intervals: new Map(), prevScrapeMs: null, prevBurst: false, firstMs: null, lastMs: null, lastError: null, counters: new Map() };
+      target = { name: e.target, url: e.url, scrapes: 0, failed: 0, burst: 0, intervals: new Map(), prevScrapeMs: null, prevBurst: false, firstMs: null, lastMs: null, lastError: null, counters: new Map(), down: [], downPeriods: 0 };
       this.targets.set(e.target, target);
     }
     target.scrapes += 1;
@@ -110,12 +117,23 @@ export class GaugeStore {
     target.prevBurst = e.burst;
     const own = this.#byTarget.get(e.target) ?? new Set<GaugeSeries>();
     this.#byTarget.set(e.target, own);
+    const openDown = target.down.at(-1)?.to_ms === null ? target.down.at(-1) : undefined;
     if (!e.ok) {
       target.failed += 1;
       target.lastError = e.error;
       for (const s of own) breakSeries(s);
+      // A counter is not watched across a gap: its change over the gap says nothing about when work flowed.
+      for (const c of target.counters.values()) c.lastMs = null;
+      if (openDown !== undefined) {
+        openDown.failed += 1;
+        openDown.error = e.error;
+      } else {
+        target.downPeriods += 1;
+        if (target.down.length < MAX_DOWN_PERIODS) target.down.push({ from_ms: t, to_ms: null, failed: 1, error: e.error });
+      }
       return;
     }
+    if (openDown !== undefined) openDown.to_ms = t;
     target.firstMs ??= t;
     target.lastMs = t;
     const counters = new Map<string, GaugeSample[]>();
@@ -254,14 +272,20 @@ function observeCounter(target: TargetTrack, base: string, samples: readonly Gau
   c.lastMs = t;
 }
 
-/** The counter that proves flow on a target: the first of FLOW_COUNTERS it exposes. */
+/**
+ * The counter that proves flow on a target, among its selected counters (`monitor.counters`, failure
+ * counters left out): one that moved before one that never did, a token counter before any other and a
+ * finished-request counter last, then the one that moved in the most intervals. Null: none exposed.
+ */
 export function flowCounter(target: TargetTrack | undefined): CounterTrack | null {
   if (target === undefined) return null;
-  for (const name of FLOW_COUNTERS) {
-    const c = target.counters.get(name);
-    if (c !== undefined) return c;
+  let best: { c: CounterTrack; key: [number, number, number] } | null = null;
+  for (const [base, c] of target.counters) {
+    if (isFailureCounter(base)) continue;
+    const key: [number, number, number] = [c.movedIntervals > 0 ? 0 : 1, flowRank(base), -c.movedIntervals];
+    if (best === null || key[0] < best.key[0] || (key[0] === best.key[0] && (key[1] < best.key[1] || (key[1] === best.key[1] && key[2] < best.key[2])))) best = { c, key };
   }
-  return null;
+  return best?.c ?? null;
 }
 
 /** The client's requests: when any was in flight, and when requests completed (to 50 ms). */
@@ -270,11 +294,37 @@ export class ClientActivity {
   // (bounded by the run's length): completions counted per bucket, and whether any request was in flight.
   #counts = new Uint32Array(1024);
   #busy = new Uint8Array(1024);
+  /** Tokens arriving on some stream (first token to last). */
+  #streaming = new Uint8Array(1024);
   #buckets = 0;
   #size = 0;
   #okEnds: number[] | null = null;
   #countPrefix: Float64Array | null = null;
   #busyPrefix: Uint32Array | null = null;
+  #streamPrefix: Uint32Array | null = null;
+
+  /** A request record: in flight from send to end, completed when ok, streaming from its first token to its
+   * last byte (a hung stream: to its last data event). */
+  addRecord(r: Pick<RequestRecord, 'run_ms' | 'e2e_ms' | 'status' | 'ttft_ms' | 'hang'>): void {
+    this.add(r.run_ms, r.run_ms + r.e2e_ms, r.status === 'ok');
+    if (typeof r.ttft_ms !== 'number') return;
+    let end = r.run_ms + r.e2e_ms;
+    if (r.status === 'hang' && r.hang !== null) {
+      const detected = end - (r.hang.waited_ms ?? 0);
+      end = detected - (r.hang.last_chunk_age_ms ?? r.hang.last_byte_age_ms);
+    }
+    this.addStreaming(r.run_ms + r.ttft_ms, end);
+  }
+
+  /** Tokens arrived on some stream over [fromMs, toMs]. */
+  addStreaming(fromMs: number, toMs: number): void {
+    if (!(toMs > fromMs)) return;
+    const from = bucketOf(fromMs);
+    const to = Math.max(from, Math.ceil(toMs / CLIENT_BUCKET_MS) - 1);
+    this.#grow(to + 1);
+    this.#streaming.fill(1, from, to + 1);
+    this.#streamPrefix = null;
+  }
 
   add(startMs: number, endMs: number, ok: boolean): void {
     // Busy from the start's bucket through the bucket holding the end (an end on a boundary stays out of
@@ -288,6 +338,7 @@ export class ClientActivity {
     this.#okEnds = null;
     this.#countPrefix = null;
     this.#busyPrefix = null;
+    this.#streamPrefix = null;
   }
 
   get size(): number {
@@ -320,23 +371,45 @@ export class ClientActivity {
 
   /** Share of [fromMs, toMs] with at least one request in flight (to the bucket). */
   coverage(fromMs: number, toMs: number): number {
-    if (toMs <= fromMs) return 0;
-    if (this.#busyPrefix === null) {
-      const p = new Uint32Array(this.#buckets + 1);
-      for (let i = 0; i < this.#buckets; i += 1) p[i + 1] = p[i]! + this.#busy[i]!;
-      this.#busyPrefix = p;
+    this.#busyPrefix ??= prefixOf(this.#busy, this.#buckets);
+    return this.#share(this.#busy, this.#busyPrefix, fromMs, toMs);
+  }
+
+  /** Share of [fromMs, toMs] with tokens arriving on some stream (to the bucket). */
+  streamingCoverage(fromMs: number, toMs: number): number {
+    this.#streamPrefix ??= prefixOf(this.#streaming, this.#buckets);
+    return this.#share(this.#streaming, this.#streamPrefix, fromMs, toMs);
+  }
+
+  /** The stretches of [fromMs, toMs] with tokens arriving, as [from, to] pairs (to the bucket). */
+  streamingRuns(fromMs: number, toMs: number): [number, number][] {
+    const runs: [number, number][] = [];
+    let open: number | null = null;
+    const last = Math.min(this.#buckets - 1, bucketOf(toMs));
+    for (let i = bucketOf(fromMs); i <= last; i += 1) {
+      if (this.#streaming[i] === 1) open ??= Math.max(fromMs, i * CLIENT_BUCKET_MS);
+      else if (open !== null) {
+        runs.push([open, i * CLIENT_BUCKET_MS]);
+        open = null;
+      }
     }
+    if (open !== null) runs.push([open, Math.min(toMs, (last + 1) * CLIENT_BUCKET_MS)]);
+    return runs;
+  }
+
+  #share(bits: Uint8Array, prefix: Uint32Array, fromMs: number, toMs: number): number {
+    if (toMs <= fromMs) return 0;
     const first = bucketOf(fromMs);
     const last = bucketOf(toMs);
     let covered = 0;
     // Whole buckets inside, plus the partial first and last ones by their overlap.
-    const busyAt = (i: number): number => (i < this.#buckets ? this.#busy[i]! : 0);
-    if (first === last) return busyAt(first);
-    covered += busyAt(first) * ((first + 1) * CLIENT_BUCKET_MS - fromMs);
-    covered += busyAt(last) * (toMs - last * CLIENT_BUCKET_MS);
+    const at = (i: number): number => (i < this.#buckets ? bits[i]! : 0);
+    if (first === last) return at(first);
+    covered += at(first) * ((first + 1) * CLIENT_BUCKET_MS - fromMs);
+    covered += at(last) * (toMs - last * CLIENT_BUCKET_MS);
     const lo = this.#clamp(first + 1);
     const hi = this.#clamp(last);
-    if (hi > lo) covered += (this.#busyPrefix[hi]! - this.#busyPrefix[lo]!) * CLIENT_BUCKET_MS;
+    if (hi > lo) covered += (prefix[hi]! - prefix[lo]!) * CLIENT_BUCKET_MS;
     return Math.min(1, Math.max(0, covered / (toMs - fromMs)));
   }
 
@@ -352,8 +425,11 @@ export class ClientActivity {
       counts.set(this.#counts);
       const busy = new Uint8Array(n);
       busy.set(this.#busy);
+      const streaming = new Uint8Array(n);
+      streaming.set(this.#streaming);
       this.#counts = counts;
       this.#busy = busy;
+      this.#streaming = streaming;
     }
     this.#buckets = Math.max(this.#buckets, buckets);
   }
@@ -361,6 +437,12 @@ export class ClientActivity {
 
 /** Resolution of the client activity the verdicts judge gauges against. */
 export const CLIENT_BUCKET_MS = 50;
+
+function prefixOf(bits: Uint8Array, n: number): Uint32Array {
+  const p = new Uint32Array(n + 1);
+  for (let i = 0; i < n; i += 1) p[i + 1] = p[i]! + bits[i]!;
+  return p;
+}
 
 function bucketOf(ms: number): number {
   return Math.max(0, Math.floor(ms / CLIENT_BUCKET_MS));
@@ -384,7 +466,7 @@ export function scrapeTargets(store: GaugeStore): ScrapeTargetSummary[] {
     let series = 0;
     for (const s of store.series.values()) if (s.target === t.name) series += 1;
     for (const c of t.counters.values()) series += c.last.size;
-    out.push({ target: t.name, url: t.url, scrapes: t.scrapes, failed: t.failed, burst: t.burst, interval_ms_p50: median, interval_ms_max: gaps.at(-1)?.[0] ?? null, last_error: t.lastError, series });
+    out.push({ target: t.name, url: t.url, scrapes: t.scrapes, failed: t.failed, burst: t.burst, interval_ms_p50: median, interval_ms_max: gaps.at(-1)?.[0] ?? null, last_error: t.lastError, series, down: t.down.map((d) => ({ ...d })) });
   }
   return out.sort((a, b) => a.target.localeCompare(b.target));
 }

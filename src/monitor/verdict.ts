@@ -1,9 +1,10 @@
-// The call on each gauge series: idle, rotating, pinned, stale, or insufficient (too short a window to tell).
-// Pure: folded scrapes and the client's requests in, verdicts out. A gauge is never judged alone: a steady
-// value is read together with the target's flow counter, client completions and requests in flight.
-import type { GaugeFlow, GaugeVerdict, GaugeVerdictKind, ScrapeEvent } from '../types/index.js';
-import { ClientActivity, flowCounter, GaugeStore, labelKey, type CounterTrack, type GaugeSeries, type Stretch } from './series.js';
-import { baseName } from './select.js';
+// The call on each gauge series: idle, rotating, pinned, stale, insufficient (too short a window to tell), or
+// ratio (a ratio or rate gauge, never pinned). Pure: folded scrapes and the client's requests in, verdicts
+// out. A gauge is never judged alone: a steady value is read together with the target's own flow counter and
+// with the client's completions and streaming tokens — unless the target's counter shows those went elsewhere.
+import type { GaugeFlow, GaugeVerdict, GaugeVerdictKind, HangInfo, ScrapeEvent, TargetDown } from '../types/index.js';
+import { ClientActivity, flowCounter, GaugeStore, labelKey, type CounterTrack, type GaugeSeries, type Stretch, type TargetTrack } from './series.js';
+import { baseName, isRatioGauge } from './select.js';
 
 export interface VerdictOptions {
   /** Non-zero and unchanged this long with no flow is a pin; a shorter steady stretch tells nothing. */
@@ -12,6 +13,35 @@ export interface VerdictOptions {
 
 /** Share of a no-flow stretch with client requests in flight above which it is a pin, not a stale reading. */
 const PIN_IN_FLIGHT_SHARE = 0.5;
+/** Client completions inside a stretch (away from its edges by this many scrape intervals) while the
+ * target's own counter did not move at all: they went through another server, not this one. */
+const DISOWN_COMPLETIONS = 2;
+const DISOWN_EDGE_INTERVALS = 2;
+
+/** What a target is judged with: its flow counter, its cadence, when it was down. */
+interface TargetFlow {
+  counter: CounterTrack | null;
+  /** Typical gap between its scrapes (ms). */
+  intervalMs: number;
+  down: readonly TargetDown[];
+}
+
+function targetFlow(t: TargetTrack | undefined): TargetFlow {
+  let intervalMs = 1000;
+  if (t !== undefined && t.intervals.size > 0) {
+    const gaps = [...t.intervals].sort(([a], [b]) => a - b);
+    const total = gaps.reduce((n, [, c]) => n + c, 0);
+    let seen = 0;
+    for (const [gap, count] of gaps) {
+      seen += count;
+      if (seen * 2 >= total) {
+        intervalMs = gap;
+        break;
+      }
+    }
+  }
+  return { counter: flowCounter(t), intervalMs, down: t?.down ?? [] };
+}
 
 type StretchKind = 'pinned' | 'stale' | 'steady_flow' | 'undecided';
 
@@ -25,26 +55,31 @@ interface Judged {
   inFlight: number;
   completions: number;
   counterMoves: number;
+  /** Share of the stretch with tokens streaming to the client (counted as flow when the client counts). */
+  streaming: number;
+  /** False: the client's completions went elsewhere (the target's counter stood still through them). */
+  clientCounted: boolean;
 }
 
 /** Verdicts of every gauge series in `store`, in target, name, labels order. */
 export function judgeGauges(store: GaugeStore, client: ClientActivity, options: VerdictOptions): GaugeVerdict[] {
   const out: GaugeVerdict[] = [];
   const series = [...store.series.values()].sort((a, b) => a.target.localeCompare(b.target) || a.name.localeCompare(b.name) || labelKey(a.labels).localeCompare(labelKey(b.labels)));
-  for (const s of series) out.push(judgeSeries(s, flowCounter(store.targets.get(s.target)), client, options));
+  for (const s of series) out.push(judgeSeries(s, targetFlow(store.targets.get(s.target)), client, options));
   return out;
 }
 
 /** Convenience for tests and rebuilds: scrapes and request records straight to verdicts. */
-export function gaugeVerdicts(scrapes: Iterable<ScrapeEvent>, requests: Iterable<{ run_ms: number; e2e_ms: number; status: string }>, options: VerdictOptions): GaugeVerdict[] {
+export function gaugeVerdicts(scrapes: Iterable<ScrapeEvent>, requests: Iterable<{ run_ms: number; e2e_ms: number; status: string; ttft_ms?: number | null; hang?: HangInfo | null }>, options: VerdictOptions): GaugeVerdict[] {
   const store = new GaugeStore(options.pinAfterS * 1000);
   for (const e of scrapes) store.add(e);
   const client = new ClientActivity();
-  for (const r of requests) client.add(r.run_ms, r.run_ms + r.e2e_ms, r.status === 'ok');
+  for (const r of requests) client.addRecord({ run_ms: r.run_ms, e2e_ms: r.e2e_ms, status: r.status === 'ok' ? 'ok' : r.status === 'hang' ? 'hang' : 'error', ttft_ms: r.ttft_ms ?? null, hang: r.hang ?? null });
   return judgeGauges(store, client, options);
 }
 
-export function judgeSeries(s: GaugeSeries, flow: CounterTrack | null, client: ClientActivity, options: VerdictOptions): GaugeVerdict {
+export function judgeSeries(s: GaugeSeries, target: TargetFlow, client: ClientActivity, options: VerdictOptions): GaugeVerdict {
+  const flow = target.counter;
   const pinMs = options.pinAfterS * 1000;
   const windowMs = s.lastMs - s.firstMs;
   const base = {
@@ -57,13 +92,19 @@ export function judgeSeries(s: GaugeSeries, flow: CounterTrack | null, client: C
     dips: s.dips,
     last_value: s.lastValue,
   };
-  const figures = flowFigures(s, flow, client);
-  const verdict = (kind: GaugeVerdictKind, neededS: number | null, evidence: string[]): GaugeVerdict => ({ ...base, verdict: kind, needed_s: neededS, evidence, flow: figures });
-  const context = flowSentences(s, figures, flow, client);
+  const judged = s.stretches.map((st) => judgeStretch(st, target, client, pinMs));
+  const figures = flowFigures(s, flow, client, judged);
+  const verdict = (kind: GaugeVerdictKind, neededS: number | null, evidence: string[], extra: Partial<GaugeVerdict> = {}): GaugeVerdict => ({ ...base, verdict: kind, needed_s: neededS, evidence, flow: figures, ...extra });
+  const context = [...flowSentences(s, figures, flow, client), ...downSentences(s, target.down)];
   if (s.samples < 2) return verdict('insufficient', options.pinAfterS, [`only ${s.samples} sample${s.samples === 1 ? '' : 's'}: nothing to compare`, ...context]);
   if (s.nonZeroSamples === 0) return verdict('idle', null, [`0 in all ${s.samples} samples over ${fmtS(windowMs)}`, ...context]);
+  if (isRatioGauge(s.name)) {
+    return verdict('ratio', null, [
+      `a ratio or rate, not a count of requests: it holds still under steady load as well as when stuck, so it is not judged for pins (last ${fmtV(s.lastValue)}, unchanged ${fmtS(s.longestMs)} at most, ${s.dips} dip${s.dips === 1 ? '' : 's'})`,
+      ...context,
+    ]);
+  }
 
-  const judged = s.stretches.map((st) => judgeStretch(st, flow, client, pinMs));
   const longestOf = (kind: StretchKind): Judged | undefined =>
     judged.filter((j) => j.kind === kind).sort((a, b) => b.stretch.lastMs - b.stretch.startMs - (a.stretch.lastMs - a.stretch.startMs))[0];
   const flowName = flow === null ? null : baseName(flow.name);
@@ -71,11 +112,25 @@ export function judgeSeries(s: GaugeSeries, flow: CounterTrack | null, client: C
   const pinned = longestOf('pinned');
   if (pinned !== undefined) {
     const st = pinned.stretch;
-    return verdict('pinned', null, [
-      `unchanged at ${fmtV(st.value)} for ${fmtS(pinned.gapEndMs - pinned.gapStartMs)} (${fmtS(pinned.gapStartMs)} to ${fmtS(pinned.gapEndMs)} into the run) with nothing flowing: ${flowName === null ? 'no flow counter on this target' : `${flowName} did not move`}, no client request completed, and client requests were in flight ${pct(pinned.inFlight)} of that time`,
-      st.end === 'changed' ? `it moved again at last (a stuck request released or cancelled)` : `still at ${fmtV(st.value)} at the last sample`,
-      ...context,
-    ]);
+    const client = pinned.clientCounted
+      ? 'no client request completed and no token streamed'
+      : `${pinned.completions} client requests completed meanwhile, but through another server (this target's own counter did not count them)`;
+    const tail =
+      st.end === 'changed'
+        ? 'it moved again at last (a stuck request released or cancelled)'
+        : st.end === 'unobserved'
+          ? 'then the target stopped answering scrapes (see below)'
+          : `still at ${fmtV(st.value)} at the last sample`;
+    return verdict(
+      'pinned',
+      null,
+      [
+        `unchanged at ${fmtV(st.value)} for ${fmtS(pinned.gapEndMs - pinned.gapStartMs)} (${fmtS(pinned.gapStartMs)} to ${fmtS(pinned.gapEndMs)} into the run) with nothing flowing: ${flowName === null ? 'no flow counter on this target' : `${flowName} did not move`}, ${client}, and client requests were in flight ${pct(pinned.inFlight)} of that time`,
+        tail,
+        ...context,
+      ],
+      { stuck: { from_ms: Math.round(pinned.gapStartMs), to_ms: Math.round(pinned.gapEndMs) } },
+    );
   }
 
   const steady = longestOf('steady_flow');
@@ -85,8 +140,9 @@ export function judgeSeries(s: GaugeSeries, flow: CounterTrack | null, client: C
     if (s.dips > 0) evidence.push(`${s.dips} dip${s.dips === 1 ? '' : 's'} over ${fmtS(windowMs)}; non-zero and unchanged ${fmtS(s.longestMs)} at most`);
     if (steady !== undefined) {
       const st = steady.stretch;
+      const streamed = steady.streaming > 0 ? `, tokens streamed to the client ${pct(steady.streaming)} of it` : '';
       evidence.push(
-        `steady at ${fmtV(st.value)} for ${fmtS(st.lastMs - st.startMs)} while work flowed through it: ${steady.counterMoves > 0 && flowName !== null ? `${flowName} moved` : 'the flow counter did not move'}, ${steady.completions} client request${steady.completions === 1 ? '' : 's'} completed, never ${fmtS(pinMs)} without flow`,
+        `steady at ${fmtV(st.value)} for ${fmtS(st.lastMs - st.startMs)} while work flowed through it: ${steady.counterMoves > 0 && flowName !== null ? `${flowName} moved` : 'the flow counter did not move'}, ${steady.completions} client request${steady.completions === 1 ? '' : 's'} completed${streamed}, never ${fmtS(pinMs)} without flow`,
       );
     }
     if (s.zerosAfterNonZero === 0 && s.firstNonZeroMs !== null && s.lastMs - s.firstNonZeroMs >= pinMs) {
@@ -118,9 +174,10 @@ export function judgeSeries(s: GaugeSeries, flow: CounterTrack | null, client: C
   ]);
 }
 
-function judgeStretch(st: Stretch, flow: CounterTrack | null, client: ClientActivity, pinMs: number): Judged {
+function judgeStretch(st: Stretch, target: TargetFlow, client: ClientActivity, pinMs: number): Judged {
   const a = st.startMs;
   const b = st.lastMs;
+  const flow = target.counter;
   const pieces: [number, number][] = [];
   let counterMoves = 0;
   if (flow !== null) {
@@ -133,12 +190,19 @@ function judgeStretch(st: Stretch, flow: CounterTrack | null, client: ClientActi
       pieces.push([Math.max(p, a), Math.min(q, b)]);
     }
   }
+  // The client's completions and tokens count for this target unless its own counter shows they went
+  // elsewhere: several completed well inside the stretch while the counter never moved.
+  const edge = DISOWN_EDGE_INTERVALS * target.intervalMs;
+  const inside = b - a > 2 * edge ? client.completionsIn(a + edge, b - edge) : 0;
+  const clientCounted = flow === null || counterMoves > 0 || inside < DISOWN_COMPLETIONS;
   const ends = client.okEnds();
   let completions = 0;
   for (let i = firstAbove(ends, a); i < ends.length && ends[i]! <= b; i += 1) {
     completions += 1;
-    pieces.push([ends[i]!, ends[i]!]);
+    if (clientCounted) pieces.push([ends[i]!, ends[i]!]);
   }
+  const streaming = client.streamingCoverage(a, b);
+  if (clientCounted && streaming > 0) for (const run of client.streamingRuns(a, b)) pieces.push(run);
   pieces.sort((x, y) => x[0] - y[0]);
   let cursor = a;
   let gapStart = a;
@@ -155,7 +219,7 @@ function judgeStretch(st: Stretch, flow: CounterTrack | null, client: ClientActi
     gapEnd = b;
   }
   const gapMs = gapEnd - gapStart;
-  const judged = { stretch: st, gapStartMs: gapStart, gapEndMs: gapEnd, completions, counterMoves };
+  const judged = { stretch: st, gapStartMs: gapStart, gapEndMs: gapEnd, completions, counterMoves, streaming, clientCounted };
   if (gapMs >= pinMs) {
     const inFlight = client.coverage(gapStart, gapEnd);
     return { ...judged, inFlight, kind: inFlight >= PIN_IN_FLIGHT_SHARE ? 'pinned' : 'stale' };
@@ -174,24 +238,40 @@ function staleSentence(j: Judged, flowName: string | null, tense: 'was' | 'ended
 }
 
 /** The window's flow evidence as figures. */
-function flowFigures(s: GaugeSeries, flow: CounterTrack | null, client: ClientActivity): GaugeFlow {
+function flowFigures(s: GaugeSeries, flow: CounterTrack | null, client: ClientActivity, judged: readonly Judged[]): GaugeFlow {
   return {
     counter: flow === null ? null : baseName(flow.name),
     counter_moved_intervals: flow?.movedIntervals ?? 0,
     intervals: flow?.intervals ?? 0,
     completions: client.completionsIn(s.firstMs, s.lastMs),
-    in_flight_share: Math.round(client.coverage(s.firstMs, s.lastMs) * 1000) / 1000,
+    in_flight_share: round3(client.coverage(s.firstMs, s.lastMs)),
+    streaming_share: round3(client.streamingCoverage(s.firstMs, s.lastMs)),
+    client_counted: judged.every((j) => j.clientCounted),
   };
 }
 
 /** The window's flow evidence as sentences, shared by every verdict of a series. */
 function flowSentences(s: GaugeSeries, f: GaugeFlow, flow: CounterTrack | null, client: ClientActivity): string[] {
   const out: string[] = [];
-  if (flow === null) out.push(`no flow counter (generation_tokens_total, prompt_tokens_total, num_requests_total) on ${s.target}: judged by client completions only`);
+  if (flow === null) out.push(`no flow counter (of monitor.counters) on ${s.target}: judged by the client's completions and tokens only`);
   else out.push(`${f.counter} moved in ${f.counter_moved_intervals} of ${f.intervals} scrape intervals (+${fmtV(flow.increase)} over the run)`);
-  if (client.size > 0) out.push(`${f.completions} client request${f.completions === 1 ? '' : 's'} completed in the window; requests in flight ${pct(f.in_flight_share)} of it`);
-  else out.push('no client requests recorded');
+  if (client.size > 0) {
+    out.push(`${f.completions} client request${f.completions === 1 ? '' : 's'} completed in the window; requests in flight ${pct(f.in_flight_share)} of it, tokens streaming ${pct(f.streaming_share ?? 0)}`);
+    if (f.client_counted === false) out.push(`the client's completions were not counted for ${s.target}: they went on while its own ${f.counter} stood still, so they went through another server`);
+  } else out.push('no client requests recorded');
   return out;
+}
+
+/** When the target stopped answering scrapes over the series' window. */
+function downSentences(s: GaugeSeries, down: readonly TargetDown[]): string[] {
+  return down
+    .filter((d) => d.from_ms >= s.firstMs || (d.to_ms ?? Infinity) >= s.firstMs)
+    .slice(0, 5)
+    .map((d) => `${s.target} stopped answering scrapes ${d.to_ms === null ? `at ${fmtS(d.from_ms)} and never answered again (` : `from ${fmtS(d.from_ms)} to ${fmtS(d.to_ms)} (`}${d.failed} failed${d.error === null ? '' : `: ${d.error.slice(0, 80)}`})`);
+}
+
+function round3(v: number): number {
+  return Math.round(v * 1000) / 1000;
 }
 
 function firstAbove(sorted: readonly number[], x: number): number {

@@ -2,7 +2,7 @@
 // request) for people: the run's header and settings, totals, latency by round, throughput and gauges
 // over time with hang markers and verdicts, hangs, errors, diagnosis, thresholds and client health.
 import type { Summary } from '../analysis/index.js';
-import type { GaugeVerdict } from '../types/index.js';
+import type { DiagnosisEpisode, GaugeVerdict } from '../types/index.js';
 import { loadChartAssets, type ChartAssets } from './assets.js';
 import type { ChartSpec } from './charts.js';
 import { CLIENT_SCRIPT } from './client-script.js';
@@ -59,7 +59,22 @@ function fmtDuration(s: number): string {
 }
 
 const STATUS_TONE: Record<string, string> = { completed: 'good', interrupted: 'warn', killed: 'bad', failed: 'bad', running: 'warn' };
-const VERDICT_TONE: Record<string, string> = { idle: 'muted', rotating: 'good', pinned: 'bad', stale: 'warn', insufficient: 'warn', none: 'good', proxy: 'bad', engine: 'bad', client: 'bad', unknown: 'warn' };
+const VERDICT_TONE: Record<string, string> = {
+  idle: 'muted',
+  rotating: 'good',
+  pinned: 'bad',
+  stale: 'warn',
+  insufficient: 'warn',
+  ratio: 'muted',
+  none: 'good',
+  proxy: 'bad',
+  engine: 'bad',
+  engine_overloaded: 'bad',
+  client: 'bad',
+  host_starved: 'warn',
+  network: 'bad',
+  unknown: 'warn',
+};
 
 function badge(text: string, tone: string | undefined): string {
   return `<span class="badge ${tone ?? 'muted'}">${esc(text)}</span>`;
@@ -257,9 +272,60 @@ function errorsSection(s: Summary): string {
   return `<section id="errors"><h2>Errors by class</h2>${body}</section>`;
 }
 
+const DIAGNOSIS_MEANING: Record<string, string> = {
+  none: 'nothing hung or failed',
+  proxy: 'the failures come from the proxy or hop in front of the engine',
+  engine: 'the failures come from the engine (or what is behind it): it stopped answering or making progress',
+  engine_overloaded: 'the engine is overloaded: work flows, slowly (queues and TTFT high)',
+  client: 'the client itself stalled: its event loop was too busy to read its sockets',
+  host_starved: 'the client was starved of CPU by its host: its timers ran late while it used little CPU',
+  network: 'connections could not be established (the network, or an accept queue)',
+  unknown: 'the evidence does not place the failures',
+};
+
+function list(items: readonly string[], cls: string): string {
+  return items.length === 0 ? '' : `<ul class="${cls}">${items.map((x) => `<li>${esc(x)}</li>`).join('')}</ul>`;
+}
+
+/** One episode: its call, the evidence for and against it, the facts, and the canary comparison as figures. */
+function episodeBlock(e: DiagnosisEpisode): string {
+  const call = `${badge(e.verdict, VERDICT_TONE[e.verdict])}${e.verdict === 'unknown' ? '' : ` confidence ${e.confidence.toFixed(2)}`}`;
+  const head = `<h3>${esc(e.kind)} ${fmtNum(e.start_ms / 1000, 1)}–${fmtNum(e.end_ms / 1000, 1)} s · ${fmtNum(e.requests)} request${e.requests === 1 ? '' : 's'} · ${call}</h3>`;
+  const c = e.canaries;
+  const comparison =
+    c === null
+      ? ''
+      : table(
+          ['leg', 'slots', 'failed', 'not sent', 'failure rate (95% interval)'],
+          (
+            [
+              ['direct', c.direct],
+              ['proxied', c.proxied],
+            ] as const
+          ).map(([leg, f]) => [esc(leg), fmtNum(f.slots), f.failed > 0 ? `<b class="bad-text">${fmtNum(f.failed)}</b>` : '0', fmtNum(f.not_sent), `${fmtPct(f.slots === 0 ? 0 : f.failed / f.slots)} (${fmtPct(f.failed_rate_low)}–${fmtPct(f.failed_rate_high)})`]),
+          [false, true, true, true, true],
+        ) + `<p class="chart-note">canaries ${fmtNum(c.from_ms / 1000, 1)}–${fmtNum(c.to_ms / 1000, 1)} s; one-sided Fisher exact p: proxied fails more ${fmtNum(c.p_proxied_worse, 3)}, direct fails more ${fmtNum(c.p_direct_worse, 3)}${c.excluded_client_late > 0 ? `; ${fmtNum(c.excluded_client_late)} left out (client late)` : ''}</p>`;
+  const scores = Object.entries(e.scores)
+    .sort(([, a], [, b]) => (b ?? 0) - (a ?? 0))
+    .map(([k, v]) => `${k} ${v}`)
+    .join(' · ');
+  return `<div class="episode">${head}${list(e.facts.slice(0, 1), 'facts')}${e.evidence_for.length === 0 ? '' : `<p class="ev-head">for</p>${list(e.evidence_for, 'evidence for')}`}${e.evidence_against.length === 0 ? '' : `<p class="ev-head">against, or pointing elsewhere</p>${list(e.evidence_against, 'evidence against')}`}${list(e.facts.slice(1), 'facts')}${comparison}${scores === '' ? '' : `<p class="chart-note">scores (for minus against): ${esc(scores)}</p>`}</div>`;
+}
+
 function diagnosisSection(d: ReportData): string {
   const s = d.summary;
-  const ev = s.diagnosis.evidence.length === 0 ? '' : `<ul class="evidence">${s.diagnosis.evidence.map((x) => `<li>${esc(x)}</li>`).join('')}</ul>`;
+  const dg = s.diagnosis;
+  const confidence = typeof dg.confidence === 'number' && dg.verdict !== 'unknown' && dg.verdict !== 'none' ? ` confidence ${dg.confidence.toFixed(2)}` : '';
+  const b = dg.buffering;
+  const buffering =
+    b === undefined || b.buffered === 0
+      ? ''
+      : `<p class="${b.share >= 0.5 ? 'bad-text' : ''}">${fmtNum(b.buffered)} of ${fmtNum(b.judged)} streams arrived whole (all their tokens in one or two reads at the end)${b.share >= 0.5 ? ': the path buffers streams: TTFT and ITL are the proxy’s, not the engine’s' : ''}.</p>`;
+  const episodes = dg.episodes ?? [];
+  const body =
+    episodes.length > 0
+      ? `${episodes.map(episodeBlock).join('\n')}${(dg.episodes_omitted ?? 0) > 0 ? `<p class="chart-note">${fmtNum(dg.episodes_omitted ?? 0)} smaller episodes not judged in full</p>` : ''}`
+      : list(dg.evidence, 'evidence');
   const legs =
     d.canaries.length === 0
       ? empty('no canaries ran (monitor.canary_interval_s; with target.bypass a direct leg runs beside the proxied one)')
@@ -268,7 +334,7 @@ function diagnosisSection(d: ReportData): string {
           d.canaries.map((c) => [esc(c.leg), fmtNum(c.total), fmtNum(c.ok), c.total - c.ok > 0 ? `<b class="bad-text">${fmtNum(c.total - c.ok)}</b>` : '0', fmtMs(c.latency_ms_p50), esc(countsLine(c.failures))]),
           [false, true, true, true, true, false],
         )}${d.charts.canaries.length === 0 ? '' : charts(d.charts.canaries)}`;
-  return `<section id="diagnosis"><h2>Diagnosis</h2><p>Where the hangs come from: ${badge(s.diagnosis.verdict, VERDICT_TONE[s.diagnosis.verdict])}</p>${ev}${legs}</section>`;
+  return `<section id="diagnosis"><h2>Diagnosis</h2><p>Where the hangs and errors come from: ${badge(dg.verdict, VERDICT_TONE[dg.verdict])}${confidence} — ${esc(DIAGNOSIS_MEANING[dg.verdict] ?? '')}</p>${buffering}${body}${legs}</section>`;
 }
 
 function thresholdsSection(s: Summary): string {
@@ -353,6 +419,10 @@ tbody tr:last-child td{border-bottom:none}
 .bad-text{color:var(--bad)}
 .count{font-size:14px;background:var(--bad-bg);color:var(--bad);border-radius:999px;padding:1px 9px;vertical-align:middle}
 .evidence li{margin:2px 0}
+.episode{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:4px 14px 10px;margin:10px 0}
+.episode ul{margin:4px 0;padding-left:20px}.episode li{margin:2px 0}
+.evidence.for li::marker{content:'+ ';color:var(--good)}.evidence.against li::marker{content:'− ';color:var(--bad)}
+.ev-head{margin:6px 0 0;color:var(--muted);font-size:12.5px}
 .event-text{font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow-wrap:anywhere}
 footer{color:var(--muted);font-size:12px;margin-top:40px}
 `;

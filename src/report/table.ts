@@ -76,11 +76,49 @@ function thresholdsLine(t: Summary['thresholds']): string {
 
 const DIAGNOSIS_MEANING: Record<Summary['diagnosis']['verdict'], string> = {
   none: '',
-  proxy: ': the hangs come from the proxy/hop in front of the engine',
-  engine: ': the hangs come from the engine (or what is behind it)',
-  client: ': the client itself stalled (event loop saturated)',
-  unknown: ': the evidence does not place the hangs',
+  proxy: 'the failures come from the proxy/hop in front of the engine',
+  engine: 'the failures come from the engine (or what is behind it): it stopped answering or making progress',
+  engine_overloaded: 'the engine is overloaded: work flows, slowly (queues and TTFT high)',
+  client: 'the client itself stalled: its event loop was too busy to read its sockets',
+  host_starved: 'the client was starved of CPU by its host: its timers ran late while it used little CPU',
+  network: 'connections could not be established (the network, or an accept queue)',
+  unknown: 'the evidence does not place the failures',
 };
+
+/** Episodes printed in full on the terminal (summary.json and report.html have them all). */
+const TERMINAL_EPISODES = 4;
+
+/** The diagnosis: the call, then each episode with its evidence for (+) and against (−), one sentence a line. */
+function diagnosisLines(d: Summary['diagnosis']): string[] {
+  const out: string[] = [];
+  const pad = '           ';
+  const buffering = d.buffering;
+  if (buffering !== undefined && buffering.buffered > 0) {
+    const whole = `${buffering.buffered} of ${buffering.judged} streams arrived whole (all their tokens in one or two reads at the end)`;
+    out.push(`streams    ${whole}${buffering.share >= 0.5 ? ": the path buffers streams: TTFT and ITL are the proxy's, not the engine's" : ''}`);
+  }
+  if (d.verdict === 'none') return out;
+  const confidence = typeof d.confidence === 'number' && d.verdict !== 'unknown' ? ` (confidence ${d.confidence.toFixed(2)})` : '';
+  out.push(`diagnosis  ${d.verdict}${confidence}: ${DIAGNOSIS_MEANING[d.verdict] ?? ''}`);
+  const episodes = d.episodes;
+  if (episodes === undefined || episodes.length === 0) {
+    // A summary written before episodes existed: its evidence as it was.
+    for (const line of d.evidence) out.push(`${pad}· ${line}`);
+    return out;
+  }
+  for (const e of episodes.slice(0, TERMINAL_EPISODES)) {
+    const call = e.verdict === 'unknown' ? 'unknown' : `${e.verdict} (confidence ${e.confidence.toFixed(2)})`;
+    out.push(`${pad}${e.kind} ${(e.start_ms / 1000).toFixed(1)}–${(e.end_ms / 1000).toFixed(1)} s, ${e.requests} request${e.requests === 1 ? '' : 's'}: ${call}`);
+    const [what, ...rest] = e.facts;
+    if (what !== undefined) out.push(`${pad}  · ${what}`);
+    for (const line of e.evidence_for) out.push(`${pad}  + ${line}`);
+    for (const line of e.evidence_against) out.push(`${pad}  − ${line}`);
+    for (const line of rest) out.push(`${pad}  · ${line}`);
+  }
+  const more = episodes.length - TERMINAL_EPISODES + (d.episodes_omitted ?? 0);
+  if (more > 0) out.push(`${pad}${more} more episode${more === 1 ? '' : 's'} in summary.json and report.html`);
+  return out;
+}
 
 /** The whole terminal summary, latencies in ms. */
 export function formatSummary(s: Summary, dir: string): string {
@@ -98,13 +136,10 @@ export function formatSummary(s: Summary, dir: string): string {
   out.push(`sockets    ${s.connections.distinct} distinct, ${s.connections.requests_on_reused} requests on reused keep-alive sockets, up to ${s.connections.max_requests_per_connection} per socket`);
   out.push(`errors     ${counts(s.errors_by_class)}`);
   out.push(`hangs      ${s.hangs.total === 0 ? 'none' : `${s.hangs.total}: by phase ${counts(s.hangs.by_phase as Record<string, number>)}; by round ${counts(s.hangs.by_round)}; ${bySocketUse(s.hangs.by_connection_reuse)}`}`);
-  out.push(`client     event-loop delay p99 ≤ ${s.client.loop_delay_p99_ms_max.toFixed(1)} ms, utilisation ≤ ${(s.client.loop_utilization_max * 100).toFixed(0)}%${s.client.saturated_windows > 0 ? `  ·  ${s.client.saturated_windows} saturated windows: the client itself was the bottleneck there` : ''}`);
+  out.push(`client     event-loop delay p99 ≤ ${s.client.loop_delay_p99_ms_max.toFixed(1)} ms, utilisation ≤ ${(s.client.loop_utilization_max * 100).toFixed(0)}%${s.client.saturated_windows > 0 ? `  ·  ${s.client.saturated_windows} windows with the loop late or busy: latencies measured then are suspect (the diagnosis says whether the client was busy or starved)` : ''}`);
   out.push(...gaugeLines(s.gauges, s.scrape_targets ?? []));
-  if (s.diagnosis.verdict !== 'none') {
-    // The call first, then its evidence, one sentence a line: this is what a person reads after a hang.
-    out.push(`diagnosis  ${s.diagnosis.verdict}${DIAGNOSIS_MEANING[s.diagnosis.verdict]}`);
-    for (const line of s.diagnosis.evidence) out.push(`           · ${line}`);
-  }
+  // The call first, then its evidence, one sentence a line: this is what a person reads after a hang.
+  out.push(...diagnosisLines(s.diagnosis));
   out.push(`thresholds ${thresholdsLine(s.thresholds)}`);
   out.push(`results    ${dir}`);
   out.push(`report     ${join(dir, 'report.html')}  (junit.xml beside it)`);

@@ -25,10 +25,11 @@ export class CanaryService implements RunService {
       headers: key === undefined || key === '' ? {} : { authorization: `Bearer ${key}` },
       intervalMs: m.canary_interval_s * 1000,
       timeoutMs: m.canary_timeout_ms,
+      concurrency: m.canary_concurrency,
       runStartMs: ctx.runStartMs,
       emit: (event) => ctx.bus.emit(event),
     });
-    ctx.log(`canaries every ${m.canary_interval_s} s: ${route.requestUrl} (${route.path}) and ${route.bypassUrl} (direct)`);
+    ctx.log(`canaries every ${m.canary_interval_s} s (up to ${m.canary_concurrency} out per leg): ${route.requestUrl} (${route.path}) and ${route.bypassUrl} (direct)`);
   }
 
   async stop(): Promise<void> {

@@ -1,5 +1,5 @@
-// The client's own health every second: event-loop delay and utilisation, so a stall of ours is never
-// blamed on the server.
+// The client's own health every second: event-loop delay, utilisation and the process's CPU time, so a stall
+// of ours is never blamed on the server, and a busy client is told from one its host starved of CPU.
 import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { ClientSampleEvent } from '../types/index.js';
 
@@ -10,6 +10,7 @@ export class ClientSampler {
   #timer: NodeJS.Timeout | null = null;
   #lastElu: EventLoopUtilization = performance.eventLoopUtilization();
   #lastAt = performance.now();
+  #lastCpu: NodeJS.CpuUsage = process.cpuUsage();
 
   start(intervalMs: number, runStartMs: number, inFlight: () => number, emit: (s: ClientSampleEvent) => void): void {
     this.#histogram.enable();
@@ -22,6 +23,8 @@ export class ClientSampler {
     const now = performance.now();
     const elu = performance.eventLoopUtilization(this.#lastElu);
     this.#lastElu = performance.eventLoopUtilization();
+    const cpu = process.cpuUsage(this.#lastCpu);
+    this.#lastCpu = process.cpuUsage();
     const h = this.#histogram;
     // Node 20's values include the sampling resolution: subtract it.
     const ms = (ns: number) => Math.max(0, Math.round((ns / 1e6 - RESOLUTION_MS) * 1000) / 1000);
@@ -35,6 +38,7 @@ export class ClientSampler {
       loop_utilization: Math.round(elu.utilization * 1000) / 1000,
       in_flight: inFlight,
       rss_bytes: process.memoryUsage.rss(),
+      cpu_ms: Math.round((cpu.user + cpu.system) / 100) / 10,
     };
     h.reset();
     this.#lastAt = now;

@@ -85,6 +85,10 @@ export interface ClientSampleEvent {
   loop_utilization: number;
   in_flight: number;
   rss_bytes: number;
+  /** CPU time the whole process used over the window (user + system, from process.cpuUsage()): with the
+   * loop delay high, a low `cpu_ms / window_ms` means the host did not give the process the CPU (starved),
+   * a high one that the client itself was busy. Absent in files written before it existed. */
+  cpu_ms?: number;
   /** The worker thread the sample is of (`agents.workers` > 1); absent: the main thread. */
   thread?: number;
 }

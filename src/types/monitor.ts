@@ -80,7 +80,9 @@ export interface ProbeEvent {
   skipped: number;
 }
 
-export type GaugeVerdictKind = 'idle' | 'rotating' | 'pinned' | 'stale' | 'insufficient';
+/** `ratio`: a ratio or rate gauge (`cache_hit_rate`, `token_usage`, `gen_throughput`, `*_perc`…) that was not
+ * always 0: it holds still under steady load as well as when stuck, so it is never judged a pin. */
+export type GaugeVerdictKind = 'idle' | 'rotating' | 'pinned' | 'stale' | 'insufficient' | 'ratio';
 
 /** The call on one gauge series over the run (see README, "Reading the gauge verdicts"). */
 export interface GaugeVerdict {
@@ -101,11 +103,14 @@ export interface GaugeVerdict {
   evidence: string[];
   /** The flow evidence over the series' window, as figures. */
   flow?: GaugeFlow;
+  /** For `pinned`: the stretch with nothing flowing (ms since run start), so the diagnosis can place it. */
+  stuck?: { from_ms: number; to_ms: number };
 }
 
 /** What flowed while a gauge was watched: the target's flow counter and the client's requests. */
 export interface GaugeFlow {
-  /** The flow counter judged (`generation_tokens_total`, else `prompt_tokens_total`, else `num_requests_total`), or null. */
+  /** The flow counter judged: of the target's `monitor.counters`, a token counter that moved, else any that
+   * moved (request counters last), else the first exposed; null when the target exposes none. */
   counter: string | null;
   /** Scrape intervals over which it moved / observed. */
   counter_moved_intervals: number;
@@ -114,6 +119,11 @@ export interface GaugeFlow {
   completions: number;
   /** Share of the window with a client request in flight. */
   in_flight_share: number;
+  /** Share of the window with tokens streaming to the client (absent in files written before it existed). */
+  streaming_share?: number;
+  /** False when the client's completions did not go through this target: they completed while its own flow
+   * counter stood still, so only its counter speaks for it. Absent in files written before it existed. */
+  client_counted?: boolean;
 }
 
 /** How scraping one target went over the run (summary.json `scrape_targets`). */
@@ -131,12 +141,87 @@ export interface ScrapeTargetSummary {
   last_error: string | null;
   /** Selected series seen (gauges and counters). */
   series: number;
+  /** Stretches the target did not answer (scrapes failed from `from_ms` until the next good one at `to_ms`,
+   * null: still down at the end). Absent in summaries written before it existed. */
+  down?: TargetDown[];
 }
 
-export type DiagnosisVerdict = 'none' | 'proxy' | 'engine' | 'client' | 'unknown';
+/** A stretch of failed scrapes of one target. */
+export interface TargetDown {
+  from_ms: number;
+  to_ms: number | null;
+  failed: number;
+  error: string | null;
+}
 
-/** Where the run's hangs most likely come from, with the evidence for the call. */
+/** Where the failures come from. `engine_overloaded`: the engine makes progress, slowly (completions and
+ * counters advance while TTFT and queues are high); `host_starved`: the client's timers ran late while the
+ * process itself used little CPU (the host did not schedule it); `network`: connections could not be
+ * established. */
+export type DiagnosisVerdict = 'none' | 'proxy' | 'engine' | 'engine_overloaded' | 'client' | 'host_starved' | 'network' | 'unknown';
+
+/** One leg of the canary comparison over an episode: grid slots (a canary due every interval), failed ones
+ * (error, hang, or not sent because the leg's earlier canaries were all still out). */
+export interface CanaryLegFigures {
+  slots: number;
+  failed: number;
+  not_sent: number;
+  /** Wilson 95% interval of the failure rate. */
+  failed_rate_low: number;
+  failed_rate_high: number;
+}
+
+/** The two canary legs over the same time span. */
+export interface CanaryComparison {
+  from_ms: number;
+  to_ms: number;
+  direct: CanaryLegFigures;
+  proxied: CanaryLegFigures;
+  /** One-sided Fisher exact p-values: the proxied leg failed more often than the direct one, and the other way. */
+  p_proxied_worse: number;
+  p_direct_worse: number;
+  /** Canary slots left out because the client itself was late then (its timings measure itself). */
+  excluded_client_late: number;
+}
+
+/** A stretch of hangs, or of errors, judged on its own. */
+export interface DiagnosisEpisode {
+  kind: 'hangs' | 'errors';
+  /** From the first failed request's trouble (its send, or its last byte) to the last one recorded. */
+  start_ms: number;
+  end_ms: number;
+  requests: number;
+  verdict: Exclude<DiagnosisVerdict, 'none'>;
+  /** 0..1: how much of the weighed evidence agrees with the verdict (see docs/diagnosis.md). */
+  confidence: number;
+  evidence_for: string[];
+  evidence_against: string[];
+  /** What happened, with no weight for any verdict. */
+  facts: string[];
+  /** Score of every verdict considered (evidence for minus against, weighed). */
+  scores: Partial<Record<Exclude<DiagnosisVerdict, 'none' | 'unknown'>, number>>;
+  canaries: CanaryComparison | null;
+}
+
+/** Streams that arrived whole: buffered somewhere on the path. */
+export interface BufferingFigures {
+  /** Completed streams long enough to tell (at least 8 token events). */
+  judged: number;
+  buffered: number;
+  share: number;
+}
+
+/** Where the run's hangs and errors most likely come from, with the evidence for the call. */
 export interface Diagnosis {
   verdict: DiagnosisVerdict;
+  /** 0..1 (null with verdict `none`). Absent in summaries written before it existed. */
+  confidence?: number | null;
+  /** The call's evidence as sentences: the episodes in brief, then the main episode's evidence. */
   evidence: string[];
+  /** Each hang and error episode judged on its own, in time order (absent in older summaries). */
+  episodes?: DiagnosisEpisode[];
+  /** Episodes beyond those listed (the smallest ones). */
+  episodes_omitted?: number;
+  /** Streams flagged `buffered_stream` (absent in older summaries, and when no stream could be judged). */
+  buffering?: BufferingFigures;
 }

@@ -28,6 +28,13 @@ export interface CanaryEvent {
   hang_phase: HangPhase | null;
   /** Which request on its socket (1 = fresh connection), when it got one. */
   connection_nth: number | null;
+  /** The error's message (an HTTP error's body starts it), when status is `error`. Absent in files written
+   * before it existed. */
+  error?: string | null;
+  /** True when the canary due at this slot of the grid was not sent: all the leg's canaries allowed at once
+   * (`monitor.canary_concurrency`) were still out. Then `status` is `error`, `error_class` `not_sent`, and it
+   * counts as failed: time the path could not be sampled because it held every canary. Absent otherwise. */
+  not_sent?: true;
 }
 
 /** A fault of the built-in hop acted on a request or a connection. */

@@ -26,6 +26,18 @@ export interface ConnectionInfo {
   idle_ms: number | null;
   /** TLS only: whether the TLS session was resumed. */
   tls: { protocol: string | null; session_reused: boolean; authorized: boolean } | null;
+  // The fields below are written by this version; optional only so older records still type-check.
+  /** TCP connect time, when this request opened the socket; null on reuse, or not measured (through a
+   * CONNECT proxy the tunnel hides it). */
+  connect_ms?: number | null;
+  /** TLS handshake time, when this request opened a TLS socket; null on reuse or plain http. */
+  tls_ms?: number | null;
+  /** From the request's send to its headers going out on the socket, less connect and TLS: time spent
+   * waiting for a socket or for the client's own event loop. */
+  queued_ms?: number | null;
+  /** Sockets of the run being opened at that moment when this one began opening (itself included; null on
+   * reuse): a request sent in the client's start-up rush carries the client's own delay in its TTFT. */
+  opening?: number | null;
 }
 
 export interface ItlStats {
@@ -117,4 +129,7 @@ export interface RequestRecord {
   /** 2 on the resend of a failed request (`retry:`); absent on a first attempt. The failed attempt has its
    * own record just before, with its error. */
   attempt?: number;
+  /** True when the stream arrived whole: at least 8 token events, all in one or two reads at its very end
+   * (TTFT ≈ e2e). Something on the path buffered it; its TTFT and ITL are that buffer's. Absent otherwise. */
+  buffered_stream?: true;
 }

@@ -1,107 +1,247 @@
+// The diagnosis on synthetic timelines, one test per misreading it once made: an engine frozen behind an
+// untouched proxy called `proxy`, errors with no verdict, one saturated client second overriding the rest,
+// a starved host called `client`, a slow engine called `unknown`. Plus the statistics it rests on.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { diagnose, type CanaryPoint, type HangSpan, type SaturatedWindow } from '../../src/analysis/index.js';
-import type { GaugeVerdict } from '../../src/types/index.js';
+import { answererOf, diagnose, fisherGreater, wilson, type DiagnosisInput } from '../../src/analysis/index.js';
+import type { Diagnosis } from '../../src/types/index.js';
+import { activity, canaries, client, error, flow, hang, inside, pinnedGauge, scrapes, steadyRequests, type Span } from './diagnosis-fixtures.js';
 
-const hang = (start_ms: number, end_ms = start_ms + 1000, path: HangSpan['path'] = 'hop', nth: number | null = 2): HangSpan => ({ start_ms, end_ms, phase: 'headers', path, nth });
-const ok = (run_ms: number, leg: CanaryPoint['leg']): CanaryPoint => ({ run_ms, leg, path: leg === 'direct' ? 'direct' : 'hop', status: 'ok', error_class: null, hang_phase: null });
-const hung = (run_ms: number, leg: CanaryPoint['leg']): CanaryPoint => ({ ...ok(run_ms, leg), status: 'hang', hang_phase: 'headers' });
-const failed = (run_ms: number, leg: CanaryPoint['leg']): CanaryPoint => ({ ...ok(run_ms, leg), status: 'error', error_class: 'connection_reset' });
-const gauge = (verdict: GaugeVerdict['verdict']): GaugeVerdict => ({
-  target: 'engine',
-  name: 'sglang:num_prefill_inflight_queue_reqs',
-  labels: {},
-  verdict,
-  samples: 90,
-  window_s: 90,
-  longest_nonzero_s: 60,
-  dips: 0,
-  last_value: 1,
-  needed_s: null,
-  evidence: [],
-});
-const busy = (start_ms: number, end_ms: number): SaturatedWindow => ({ start_ms, end_ms, loop_delay_p99_ms: 180, loop_utilization: 0.97 });
-const every = (fromMs: number, toMs: number, stepMs: number, make: (ms: number) => CanaryPoint): CanaryPoint[] => {
-  const out: CanaryPoint[] = [];
-  for (let ms = fromMs; ms <= toMs; ms += stepMs) out.push(make(ms));
+const RUN_MS = 60_000;
+const text = (d: Diagnosis): string => d.evidence.join('\n');
+
+/** Hangs at headers every 500 ms through each span (agents' requests stuck while it lasts). */
+function hangsIn(spans: readonly Span[], path: 'proxy' | 'direct' = 'proxy', phase: 'headers' | 'first_token' = 'headers') {
+  const out = [];
+  for (const s of spans) for (let ms = s.from; ms + 1500 <= s.to; ms += 500) out.push(hang(ms, ms + 1500, phase, path));
   return out;
-};
+}
 
-test('no hangs: verdict none, no evidence', () => {
-  assert.deepEqual(diagnose({ hangs: [], canaries: every(0, 10_000, 1000, (ms) => hung(ms, 'proxied')), gauges: [gauge('pinned')], saturated: [busy(0, 1000)] }), { verdict: 'none', evidence: [] });
+/** An engine frozen (SIGSTOP) over `frozen` behind a healthy proxy: both legs fail alike, /metrics times out, nothing flows. */
+function frozenEngine(frozen: readonly Span[], extra: Partial<DiagnosisInput> = {}): DiagnosisInput {
+  const same = (ms: number): 'hang' | 'ok' => (inside(ms, frozen) ? 'hang' : 'ok');
+  return {
+    path: 'proxy',
+    hangs: hangsIn(frozen),
+    canaries: [...canaries('direct', RUN_MS, 1000, same), ...canaries('proxied', RUN_MS, 1000, same)],
+    scrapes: scrapes('engine', RUN_MS, 250, frozen),
+    flows: [flow('engine', RUN_MS, 250, frozen)],
+    gauges: [],
+    client: client(RUN_MS),
+    activity: activity(steadyRequests(RUN_MS, frozen)),
+    ...extra,
+  };
+}
+
+test('an engine frozen twice behind an untouched proxy is engine in both episodes, never proxy', () => {
+  const frozen = [
+    { from: 10_000, to: 22_000 },
+    { from: 35_000, to: 47_000 },
+  ];
+  const d = diagnose(frozenEngine(frozen));
+  assert.equal(d.verdict, 'engine', text(d));
+  assert.equal(d.episodes?.length, 2);
+  for (const e of d.episodes!) {
+    assert.equal(e.kind, 'hangs');
+    assert.equal(e.verdict, 'engine', [...e.evidence_for, ...e.evidence_against].join('\n'));
+    assert.ok(e.confidence >= 0.5, `confidence ${e.confidence}`);
+    assert.ok(e.canaries !== null && e.canaries.direct.failed >= 10 && e.canaries.proxied.failed >= 10);
+    assert.ok((e.scores.proxy ?? 0) < 0, `proxy scored ${e.scores.proxy}`);
+  }
+  assert.match(text(d), /direct canaries failed as often as proxied ones/);
+  assert.match(text(d), /engine's \/metrics failed \d+ of \d+ scrapes over the episode \(timeout \d+\)/);
+  assert.match(text(d), /nothing flowed through most of the episode/);
+  assert.ok(typeof d.confidence === 'number' && d.confidence > 0.5);
 });
 
-test('proxied requests hang while direct canaries succeed and proxied ones fail: proxy, with counts and times', () => {
+test('the incident\'s picture: identical failures on both legs and no scrapes is still engine, not proxy', () => {
+  const frozen = [{ from: 20_000, to: 32_000 }];
+  const d = diagnose(frozenEngine(frozen, { scrapes: [], flows: [] }));
+  assert.equal(d.verdict, 'engine', text(d));
+  assert.doesNotMatch(d.episodes![0]!.evidence_for.join('\n'), /skip the proxy/);
+});
+
+test('a freeze on a direct path with no proxy is engine, and proxy is never considered', () => {
+  const frozen = [{ from: 20_000, to: 40_000 }];
+  const d = diagnose(frozenEngine(frozen, { path: 'direct', hangs: hangsIn(frozen, 'direct'), canaries: [] }));
+  assert.equal(d.verdict, 'engine', text(d));
+  assert.equal(d.episodes![0]!.scores.proxy, undefined);
+  assert.match(text(d), /set target\.bypass/);
+});
+
+test('a proxy that stalls while the engine answers direct canaries is proxy, with the exact test\'s p-value', () => {
+  const stalled = [{ from: 10_000, to: 22_000 }];
   const d = diagnose({
-    hangs: [hang(4000), hang(6000), hang(8000)],
-    canaries: [...every(0, 12_000, 1000, (ms) => ok(ms, 'direct')), ...every(0, 12_000, 1000, (ms) => (ms >= 4000 ? hung(ms, 'proxied') : ok(ms, 'proxied')))],
-    gauges: [gauge('rotating')],
-    saturated: [],
+    path: 'proxy',
+    hangs: hangsIn(stalled),
+    canaries: [...canaries('direct', RUN_MS, 1000, () => 'ok'), ...canaries('proxied', RUN_MS, 1000, (ms) => (inside(ms, stalled) ? 'hang' : 'ok'))],
+    scrapes: scrapes('engine', RUN_MS, 250, []),
+    flows: [flow('engine', RUN_MS, 250, [])],
+    gauges: [],
+    client: client(RUN_MS),
+    activity: activity(steadyRequests(RUN_MS, stalled)),
   });
-  assert.equal(d.verdict, 'proxy');
-  const text = d.evidence.join('\n');
-  assert.match(text, /3 requests hung between 4\.0 s and 9\.0 s/);
-  assert.match(text, /by path: hop 3/);
-  assert.match(text, /direct canaries .*: 13 of 13 ok/);
-  assert.match(text, /proxied canaries .*: 4 of 13 ok, 9 hung at headers/);
-  assert.match(text, /no engine gauge was pinned \(1 series judged: rotating 1\)/);
+  assert.equal(d.verdict, 'proxy', text(d));
+  const e = d.episodes![0]!;
+  assert.ok(e.canaries!.p_proxied_worse < 0.001, String(e.canaries!.p_proxied_worse));
+  assert.equal(e.canaries!.direct.failed, 0);
+  assert.match(e.evidence_for.join('\n'), /proxied canaries failed in \d+ of \d+ slots and direct ones in 0 of \d+ \(one-sided Fisher exact test p = /);
+  assert.match(e.evidence_against.join('\n'), /answered all \d+ scrapes/);
 });
 
-test('one direct canary failing among many does not clear the proxy: the direct path still counts as healthy', () => {
-  const direct = every(0, 10_000, 1000, (ms) => (ms === 5000 ? failed(ms, 'direct') : ok(ms, 'direct')));
-  const d = diagnose({ hangs: [hang(5000)], canaries: [...direct, hung(5000, 'proxied'), hung(6000, 'proxied')], gauges: [], saturated: [] });
-  assert.equal(d.verdict, 'proxy');
+test('HAProxy killed: agents refused, proxied canaries refused or reset, direct ones fine: the error burst is proxy', () => {
+  const dead = [{ from: 30_000, to: 47_000 }];
+  const errors = [];
+  for (let ms = 30_000; ms < 47_000; ms += 200) errors.push(error(ms, 'connection_refused'));
+  const proxied = canaries('proxied', RUN_MS, 1000, (ms) => (ms === 30_000 ? 'reset' : inside(ms, dead) ? 'refused' : 'ok'));
+  const d = diagnose({ path: 'proxy', hangs: [], errors, canaries: [...canaries('direct', RUN_MS, 1000, () => 'ok'), ...proxied], scrapes: scrapes('engine', RUN_MS, 1000, []), gauges: [], client: client(RUN_MS) });
+  assert.equal(d.verdict, 'proxy', text(d));
+  const e = d.episodes![0]!;
+  assert.equal(e.kind, 'errors');
+  assert.match(e.facts[0]!, /85 requests failed from 30\.0 s .* \(by class: connection_refused 85/);
+  assert.match(e.evidence_for.join('\n'), /refused at the proxy's address/);
 });
 
-test('direct canaries fail too: engine', () => {
-  const d = diagnose({ hangs: [hang(2000), hang(3000)], canaries: [...every(0, 6000, 1000, (ms) => hung(ms, 'direct')), ...every(0, 6000, 1000, (ms) => hung(ms, 'proxied'))], gauges: [], saturated: [] });
-  assert.equal(d.verdict, 'engine');
-  assert.match(d.evidence.join('\n'), /7 of 7 direct canaries failed: requests that never touch the proxy fail too/);
-});
-
-test('a pinned engine gauge: engine, naming the gauge, even without canaries', () => {
-  const d = diagnose({ hangs: [hang(2000)], canaries: [], gauges: [gauge('pinned'), gauge('idle')], saturated: [] });
-  assert.equal(d.verdict, 'engine');
-  assert.match(d.evidence.join('\n'), /sglang:num_prefill_inflight_queue_reqs on engine is pinned at 1 .*60\.0 s/);
-});
-
-test('a saturated client overlapping most hangs: client, before anything else', () => {
+test('an engine killed behind HAProxy: the proxy\'s own 503 pages and refused direct canaries make it engine', () => {
+  const dead = [{ from: 30_000, to: RUN_MS + 1 }];
+  const page = { http_status: 503, answered_by: 'page' as const, detail: '503 Service Unavailable No server is available to handle this request.' };
+  const errors = [];
+  for (let ms = 30_000; ms < RUN_MS; ms += 100) errors.push(error(ms, 'http_5xx', page));
   const d = diagnose({
-    hangs: [hang(1000, 1500), hang(1200, 1800), hang(9000, 9500)],
-    canaries: every(0, 10_000, 1000, (ms) => hung(ms, 'direct')),
-    gauges: [gauge('pinned')],
-    saturated: [busy(800, 2000)],
+    path: 'proxy',
+    hangs: [],
+    errors,
+    canaries: [...canaries('direct', RUN_MS, 1000, (ms) => (inside(ms, dead) ? 'refused' : 'ok')), ...canaries('proxied', RUN_MS, 1000, (ms) => (inside(ms, dead) ? 'page503' : 'ok'))],
+    scrapes: scrapes('engine', RUN_MS, 1000, []).map((s) => (inside(s.run_ms, dead) ? { ...s, ok: false, error: 'ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:30000' } : s)),
+    gauges: [],
+    client: client(RUN_MS),
   });
-  assert.equal(d.verdict, 'client');
-  assert.match(d.evidence.join('\n'), /2 of 3 hangs overlap the client's 1 saturated sample windows \(event-loop delay p99 up to 180 ms, utilisation up to 97%\)/);
+  assert.equal(d.verdict, 'engine', text(d));
+  assert.match(text(d), /the proxy answered 300 requests itself with an error page \(HTTP 503\) \("503 Service Unavailable No server is available/);
+  assert.match(text(d), /nothing listened at its address: the engine process was down/);
 });
 
-test('saturated windows far from the hangs are noted but do not make the call', () => {
-  const d = diagnose({ hangs: [hang(20_000)], canaries: [ok(20_000, 'direct'), hung(20_000, 'proxied')], gauges: [], saturated: [busy(0, 1000)] });
-  assert.equal(d.verdict, 'proxy');
-  assert.match(d.evidence.join('\n'), /saturated in 1 sample windows, overlapping only 0 of 1 hangs: not the explanation/);
+test('one saturated client second overlapping a freeze does not make it client, and the other evidence stays', () => {
+  const frozen = [{ from: 20_000, to: 32_000 }];
+  const d = diagnose(frozenEngine(frozen, { client: client(RUN_MS, [{ from: 25_000, to: 26_000 }], 180, 0.97, 0.97) }));
+  assert.equal(d.verdict, 'engine', text(d));
+  assert.match(text(d), /against: the client's event loop ran at most 180 ms late over the episode .*it explains \d+ of \d+ hangs, not the episode/);
+  assert.match(text(d), /engine's \/metrics failed/);
 });
 
-test('no canaries and no pinned gauge: unknown, saying how to get the evidence', () => {
-  const d = diagnose({ hangs: [hang(1000)], canaries: [], gauges: [], saturated: [] });
+test('event-loop delay p99 70 ms at 0.8% utilisation is not the client: far below the deadlines', () => {
+  const frozen = [{ from: 20_000, to: 32_000 }];
+  const d = diagnose(frozenEngine(frozen, { client: client(RUN_MS, frozen, 70, 0.01, 0.008) }));
+  assert.equal(d.verdict, 'engine', text(d));
+  assert.equal(d.episodes![0]!.scores.client ?? 0, -2);
+});
+
+test('a starved host: timers late by a second while the process used 2% of a core is host_starved, not client', () => {
+  const starved = [{ from: 20_000, to: 28_000 }];
+  // What the starved client measured: its own deadlines fired, and its canaries and scrapes timed out too.
+  const d = diagnose(frozenEngine(starved, { client: client(RUN_MS, starved, 1200, 0.02, 0.3) }));
+  assert.equal(d.verdict, 'host_starved', text(d));
+  const e = d.episodes![0]!;
+  assert.match(e.evidence_for.join('\n'), /ran up to 1\.2 s late .*the process used 2% of a CPU core meanwhile: it was not busy, the host did not give it the CPU/);
+  assert.ok(e.canaries!.excluded_client_late > 0, 'canaries sent while the client was late are left out');
+});
+
+test('the same late timers with the process using a whole core is client', () => {
+  const busy = [{ from: 20_000, to: 28_000 }];
+  const d = diagnose(frozenEngine(busy, { client: client(RUN_MS, busy, 1200, 0.98, 0.99) }));
+  assert.equal(d.verdict, 'client', text(d));
+  assert.match(text(d), /used 98% of a CPU core meanwhile: the client itself was too busy/);
+});
+
+test('a slow engine (completions continue, TTFT rising, queue high, canaries queued) is engine_overloaded, not unknown', () => {
+  const slow = [{ from: 20_000, to: 40_000 }];
+  const req = steadyRequests(RUN_MS, [], (ms) => (inside(ms, slow) ? 4000 : 200));
+  const queued = (ms: number): 'hang' | 'ok' => (inside(ms, slow) ? 'hang' : 'ok');
+  const d = diagnose({
+    path: 'proxy',
+    hangs: hangsIn(slow, 'proxy', 'first_token'),
+    canaries: [...canaries('direct', RUN_MS, 1000, queued), ...canaries('proxied', RUN_MS, 1000, queued)].map((c) => (c.status === 'hang' ? { ...c, hang_phase: 'first_token' as const } : c)),
+    scrapes: scrapes('engine', RUN_MS, 250, [], (ms) => (inside(ms, slow) ? 6 : 0)),
+    flows: [flow('engine', RUN_MS, 250, [])],
+    gauges: [],
+    client: client(RUN_MS),
+    activity: activity(req),
+  });
+  assert.equal(d.verdict, 'engine_overloaded', text(d));
+  const e = d.episodes![0]!;
+  assert.match(e.evidence_for.join('\n'), /work kept flowing through the episode/);
+  assert.match(e.evidence_for.join('\n'), /TTFT rising: a mean of [34]\.\d s for the \d+ requests sent over the episode that completed, against 200 ms before it/);
+  assert.match(e.evidence_for.join('\n'), /queue gauge was ≥ 1 in \d+ of \d+ scrapes over the episode \(up to 6\)/);
+});
+
+test('a pinned engine gauge over the episode makes it engine even without canaries', () => {
+  const stuck = [{ from: 20_000, to: 40_000 }];
+  const d = diagnose({ path: 'proxy', hangs: hangsIn(stuck, 'proxy', 'first_token'), canaries: [], scrapes: scrapes('prefill', RUN_MS, 1000, []), gauges: [pinnedGauge(15_000, 45_000)], client: client(RUN_MS) });
+  assert.equal(d.verdict, 'engine', text(d));
+  assert.match(text(d), /sglang:num_prefill_inflight_queue_reqs on prefill is pinned at 1 from 15\.0 s to 45\.0 s/);
+});
+
+test('one hang with nothing else to go on is unknown: no verdict from a second of data', () => {
+  const d = diagnose({ hangs: [hang(5000, 5800)], canaries: [], gauges: [] });
   assert.equal(d.verdict, 'unknown');
-  assert.match(d.evidence.join('\n'), /set target\.bypass/);
+  assert.equal(d.episodes?.[0]?.verdict, 'unknown');
+  assert.match(text(d), /set target\.bypass/);
 });
 
-test('both canary paths healthy: unknown, pointing at what is special about the agents\' requests', () => {
-  const d = diagnose({ hangs: [hang(3000), hang(4000, 5000, 'hop', 1)], canaries: [...every(0, 8000, 1000, (ms) => ok(ms, 'direct')), ...every(0, 8000, 1000, (ms) => ok(ms, 'proxied'))], gauges: [], saturated: [] });
-  assert.equal(d.verdict, 'unknown');
-  assert.match(d.evidence.join('\n'), /both canary paths stayed healthy.*1 of 2 hangs came on reused ones/);
+test('both canary legs healthy while the agents hang: unknown, pointing at what is special about the agents\' requests', () => {
+  const d = diagnose({ path: 'hop', hangs: [hang(10_000, 11_500, 'headers', 'hop'), hang(12_000, 13_500, 'headers', 'hop')], canaries: [...canaries('direct', 30_000, 500, () => 'ok'), ...canaries('proxied', 30_000, 500, () => 'ok', 'hop')], gauges: [] });
+  assert.equal(d.verdict, 'unknown', text(d));
+  assert.match(text(d), /both legs answered every canary .*specific to the agents' requests/);
 });
 
-test('only canaries far from the hangs: the whole run\'s canaries are used, and the evidence says so', () => {
-  const d = diagnose({ hangs: [hang(60_000)], canaries: [ok(1000, 'direct'), hung(1000, 'proxied')], gauges: [], saturated: [] });
-  assert.equal(d.verdict, 'proxy');
-  assert.match(d.evidence.join('\n'), /over the whole run \(none ran near the hangs\)/);
+test('a slot whose canary could not be sent counts as a failed slot', () => {
+  const stalled = [{ from: 10_000, to: 22_000 }];
+  const d = diagnose({ path: 'proxy', hangs: hangsIn(stalled), canaries: [...canaries('direct', RUN_MS, 1000, () => 'ok'), ...canaries('proxied', RUN_MS, 1000, (ms) => (inside(ms, stalled) ? (ms % 3000 === 0 ? 'hang' : 'not_sent') : 'ok'))], gauges: [] });
+  const e = d.episodes![0]!;
+  assert.ok(e.canaries!.proxied.not_sent >= 6, JSON.stringify(e.canaries));
+  assert.equal(e.canaries!.proxied.failed, e.canaries!.proxied.slots - 1 - (e.canaries!.proxied.slots - 13));
+  assert.equal(d.verdict, 'proxy', text(d));
 });
 
-test('half the direct canaries failing neither clears nor blames the engine: unknown', () => {
-  const direct = [ok(1000, 'direct'), ok(2000, 'direct'), ok(3000, 'direct'), hung(4000, 'direct'), hung(5000, 'direct')];
-  const d = diagnose({ hangs: [hang(3000)], canaries: [...direct, hung(3000, 'proxied')], gauges: [], saturated: [] });
-  assert.equal(d.verdict, 'unknown');
+test('nothing failed: verdict none, no evidence, buffering still reported', () => {
+  assert.deepEqual(diagnose({ hangs: [], canaries: [], gauges: [], buffering: { judged: 12, buffered: 12, share: 1 } }), { verdict: 'none', confidence: null, evidence: [], episodes: [], buffering: { judged: 12, buffered: 12, share: 1 } });
+});
+
+test('errors and hangs make separate episodes, each judged, and the run\'s call is the heaviest one', () => {
+  const frozen = [{ from: 10_000, to: 16_000 }];
+  const page = { http_status: 503, answered_by: 'page' as const, detail: '503 Service Unavailable' };
+  const errors = [];
+  for (let ms = 12_000; ms < 16_000; ms += 100) errors.push(error(ms, 'http_5xx', page));
+  const d = diagnose(frozenEngine(frozen, { errors }));
+  assert.deepEqual(
+    d.episodes!.map((e) => [e.kind, e.verdict]),
+    [
+      ['hangs', 'engine'],
+      ['errors', 'engine'],
+    ],
+  );
+  assert.match(d.evidence[0]!, /^2 episodes: hangs 10\.0–16\.0 s: engine \(confidence 0\.\d+\), \d+ requests; errors 12\.0–15\.9 s: engine/);
+});
+
+test('Fisher\'s exact test and the Wilson interval give the textbook figures', () => {
+  assert.equal(Number(fisherGreater(3, 3, 0, 3).toFixed(4)), 0.05);
+  assert.equal(fisherGreater(0, 3, 3, 3), 1);
+  // C(12,9)·C(12,0)/C(24,9) = 220/1307504
+  assert.ok(Math.abs(fisherGreater(9, 12, 0, 12) - 220 / 1307504) < 1e-12);
+  assert.equal(fisherGreater(1, 0, 0, 5), 1);
+  const w = wilson(0, 10);
+  assert.equal(w.low, 0);
+  assert.equal(Number(w.high.toFixed(3)), 0.278);
+  const half = wilson(5, 10);
+  assert.equal(Number(half.low.toFixed(3)), 0.237);
+  assert.equal(Number(half.high.toFixed(3)), 0.763);
+});
+
+test('an error body tells the server\'s JSON from a proxy\'s page', () => {
+  assert.equal(answererOf(503, 'HTTP 503: <html><body><h1>503 Service Unavailable</h1>\nNo server is available to handle this request.\n</body></html>'), 'page');
+  assert.equal(answererOf(502, 'HTTP 502: <html>\r\n<head><title>502 Bad Gateway</title></head>'), 'page');
+  assert.equal(answererOf(500, 'HTTP 500: {"error": {"message": "engine error", "type": "server_error"}}'), 'server_json');
+  assert.equal(answererOf(500, 'HTTP 500: {"object":"error","message":"cut off after 300 char'), 'server_json');
+  assert.equal(answererOf(null, 'ECONNRESET'), null);
+  assert.equal(answererOf(200, ''), null);
 });

@@ -22,7 +22,7 @@ it('SummaryBuilder.addScrape feeds the verdicts (pin_after_s from the options) a
   assert.equal(s.gauges.length, 1);
   assert.equal(s.gauges[0]!.verdict, 'pinned', s.gauges[0]!.evidence.join('\n'));
   assert.equal(s.gauges[0]!.longest_nonzero_s, 14, 'the failed scrape at 15 s split the stretch (16-30 s)');
-  assert.deepEqual(s.scrape_targets, [{ target: 'prefill', url: 'http://p/metrics', scrapes: 31, failed: 1, burst: 0, interval_ms_p50: 1000, interval_ms_max: 1000, last_error: 'HTTP 503', series: 2 }]);
+  assert.deepEqual(s.scrape_targets, [{ target: 'prefill', url: 'http://p/metrics', scrapes: 31, failed: 1, burst: 0, interval_ms_p50: 1000, interval_ms_max: 1000, last_error: 'HTTP 503', series: 2, down: [{ from_ms: 15_000, to_ms: 16_000, failed: 1, error: 'HTTP 503' }] }]);
   // Without scrapes: nothing.
   const empty = new SummaryBuilder({ itlFromRecords: true }).build(RUN);
   assert.deepEqual([empty.gauges, empty.scrape_targets], [[], []]);

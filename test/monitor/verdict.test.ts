@@ -82,7 +82,7 @@ describe('gauge verdicts', () => {
     const v = only(gaugeVerdicts(scrapes({ intervalMs: 1000, durationS: 62, gauge, tokens }), hung, PIN));
     assert.equal(v.verdict, 'pinned', v.evidence.join('\n'));
     assert.equal(v.longest_nonzero_s, 60);
-    assert.match(v.evidence[0]!, /unchanged at 1 for 60\.0 s \(2\.0 s to 62\.0 s into the run\) with nothing flowing: generation_tokens_total did not move, no client request completed, and client requests were in flight 100% of that time/);
+    assert.match(v.evidence[0]!, /unchanged at 1 for 60\.0 s \(2\.0 s to 62\.0 s into the run\) with nothing flowing: generation_tokens_total did not move, no client request completed and no token streamed, and client requests were in flight 100% of that time/);
     assert.match(v.evidence[1]!, /still at 1 at the last sample/);
     const early = only(gaugeVerdicts(scrapes({ intervalMs: 1000, durationS: 20, gauge, tokens }), hung, PIN));
     assert.equal(early.verdict, 'insufficient');
@@ -96,7 +96,7 @@ describe('gauge verdicts', () => {
     assert.equal(v.verdict, 'pinned', v.evidence.join('\n'));
     assert.equal(v.dips, 1);
     assert.match(v.evidence[1]!, /moved again at last/);
-    assert.ok(v.evidence.some((e) => /no flow counter .* on prefill: judged by client completions only/.test(e)));
+    assert.ok(v.evidence.some((e) => /no flow counter \(of monitor\.counters\) on prefill: judged by the client's completions and tokens only/.test(e)));
   });
 
   it('a gauge left at 1 by an idle engine is stale, not pinned: counters flat and nothing in flight', () => {

@@ -1,0 +1,113 @@
+// The canary comparison: over the same stretch, how often the canaries around the proxy (straight to the
+// engine) failed against those on the agents' path. Both legs sample the same grid, so their failure counts
+// are failure rates over the same time; a slot whose canary could not be sent counts as failed time.
+import type { CanaryComparison, CanaryLegFigures } from '../../types/index.js';
+import type { Context, Window } from './context.js';
+import type { CanaryPoint } from './inputs.js';
+import { fisherGreater, wilson } from './stats.js';
+import { pValue, s1, tally } from './text.js';
+import { MEDIUM, STRONG, vote, type Signal } from './votes.js';
+
+/** Fewer slots than this on a leg: no comparison (a second of data is no evidence). */
+export const MIN_SLOTS = 3;
+/** The comparison settles it at this one-sided p-value. */
+export const SIGNIFICANT_P = 0.05;
+/** Direct failure rate up to which the direct path counts as healthy beside a failing proxied one. */
+const DIRECT_HEALTHY_RATE = 0.25;
+/** Direct failure rate from which requests that skip the proxy fail too. */
+const DIRECT_FAILING_RATE = 0.3;
+
+function failure(p: CanaryPoint): string {
+  if (p.not_sent) return 'not sent (every canary of the leg still out)';
+  if (p.status === 'hang') return `hung at ${p.hang_phase ?? 'an unknown phase'}`;
+  if (p.http_status !== null && p.http_status >= 400) return `answered HTTP ${p.http_status}${p.answered_by === 'page' ? ' (a page)' : ''}`;
+  return `failed with ${p.error_class ?? 'other'}`;
+}
+
+function legFigures(points: readonly CanaryPoint[]): CanaryLegFigures {
+  const failed = points.filter((p) => p.status !== 'ok').length;
+  const w = wilson(failed, points.length);
+  return { slots: points.length, failed, not_sent: points.filter((p) => p.not_sent).length, failed_rate_low: round3(w.low), failed_rate_high: round3(w.high) };
+}
+
+function legSentence(name: string, points: readonly CanaryPoint[]): string {
+  const bad = points.filter((p) => p.status !== 'ok');
+  return `${name} ${bad.length} of ${points.length} failed${bad.length === 0 ? '' : ` (${tally(bad, failure)})`}`;
+}
+
+function round3(v: number): number {
+  return Math.round(v * 1000) / 1000;
+}
+
+/** Whether most of the failures are at the connection stage (nothing answered the TCP/TLS handshake). */
+function connectFailures(points: readonly CanaryPoint[]): boolean {
+  const bad = points.filter((p) => p.status !== 'ok' && !p.not_sent);
+  const connect = bad.filter((p) => p.hang_phase === 'connect' || p.error_class === 'connect_timeout' || p.error_class === 'dns');
+  return bad.length > 0 && connect.length * 2 > bad.length;
+}
+
+export function canarySignal(w: Window, ctx: Context): { signal: Signal; comparison: CanaryComparison | null } {
+  const signal: Signal = { votes: [], facts: [] };
+  if (ctx.canaries.length === 0) {
+    signal.facts.push('no canaries ran: set target.bypass (a direct URL of the engine) and monitor.canary_interval_s to compare the proxied path with the direct one');
+    return { signal, comparison: null };
+  }
+  const all = ctx.canariesIn(w);
+  // A canary whose life fell in a window where the client's own loop was late measures the client.
+  const usable = all.filter((c) => !ctx.clientLate(c.run_ms, c.run_ms + Math.max(c.latency_ms, 1)));
+  const excluded = all.length - usable.length;
+  const direct = usable.filter((c) => c.leg === 'direct');
+  const proxied = usable.filter((c) => c.leg === 'proxied');
+  const d = legFigures(direct);
+  const p = legFigures(proxied);
+  const pProxiedWorse = fisherGreater(p.failed, p.slots, d.failed, d.slots);
+  const pDirectWorse = fisherGreater(d.failed, d.slots, p.failed, p.slots);
+  const comparison: CanaryComparison = { from_ms: Math.round(w.from_ms), to_ms: Math.round(w.to_ms), direct: d, proxied: p, p_proxied_worse: round3(pProxiedWorse), p_direct_worse: round3(pDirectWorse), excluded_client_late: excluded };
+  const proxiedPath = proxied[0]?.path ?? ctx.path ?? 'proxied';
+  const span = `canaries from ${s1(w.from_ms)} to ${s1(w.to_ms)}`;
+  signal.facts.push(
+    `${span}: ${legSentence('direct (around the proxy, straight to the engine)', direct)}; ${legSentence(`proxied (the agents' path, ${proxiedPath})`, proxied)}${excluded > 0 ? `; ${excluded} left out: sent while the client's own event loop was late` : ''}`,
+  );
+  if (d.slots < MIN_SLOTS || p.slots < MIN_SLOTS) {
+    signal.facts.push(`too few canaries over the episode to compare the legs (${d.slots} direct, ${p.slots} proxied; at least ${MIN_SLOTS} each)`);
+    return { signal, comparison };
+  }
+  const dRate = d.failed / d.slots;
+  const pRate = p.failed / p.slots;
+  const counts = `direct ${d.failed} of ${d.slots}, proxied ${p.failed} of ${p.slots}`;
+  if (ctx.path === 'direct') {
+    // Both legs go straight to the engine: together they say whether the engine answered small requests.
+    const failed = d.failed + p.failed;
+    const slots = d.slots + p.slots;
+    if (failed >= 2 && failed / slots >= DIRECT_FAILING_RATE) {
+      signal.votes.push(vote(MEDIUM, `canaries straight to the engine failed in ${failed} of ${slots} slots over the episode: the engine did not answer small requests either`, connectFailures(usable) ? ['engine', 'engine_overloaded', 'network'] : ['engine', 'engine_overloaded']));
+    } else if (failed === 0) {
+      signal.votes.push(vote(MEDIUM, `the engine answered all ${slots} canaries over the episode`, [], ['engine']));
+    }
+    return { signal, comparison };
+  }
+  if (pProxiedWorse < SIGNIFICANT_P && dRate <= DIRECT_HEALTHY_RATE) {
+    signal.votes.push(
+      vote(
+        STRONG,
+        `over the same ${s1(w.to_ms - w.from_ms)}, proxied canaries failed in ${p.failed} of ${p.slots} slots and direct ones in ${d.failed} of ${d.slots} (one-sided Fisher exact test p = ${pValue(pProxiedWorse)}): requests that skip the proxy got through, those through it did not`,
+        ['proxy'],
+        ['engine', 'engine_overloaded'],
+      ),
+    );
+  } else if (d.failed >= 2 && dRate >= DIRECT_FAILING_RATE && pProxiedWorse >= SIGNIFICANT_P) {
+    signal.votes.push(
+      vote(
+        STRONG,
+        `direct canaries failed as often as proxied ones (${counts} slots; p = ${pValue(pProxiedWorse)} that the proxied leg fails more): requests that never touch the proxy failed too, so the fault is at or behind the engine`,
+        connectFailures(usable) ? ['engine', 'engine_overloaded', 'network'] : ['engine', 'engine_overloaded'],
+        ['proxy'],
+      ),
+    );
+  } else if (d.failed === 0 && p.failed === 0) {
+    signal.votes.push(vote(MEDIUM, `both legs answered every canary over the episode (${d.slots} direct, ${p.slots} proxied): the proxy and the engine passed small requests meanwhile, so the trouble is specific to the agents' requests (their size, their long-lived connections)`, [], ['proxy', 'engine']));
+  } else {
+    signal.facts.push(`the legs do not differ clearly (${counts} slots; p = ${pValue(pProxiedWorse)} that the proxied leg fails more, ${pValue(pDirectWorse)} the other way)`);
+  }
+  return { signal, comparison };
+}

@@ -1,0 +1,65 @@
+// The client's own part: were its timers late while the requests hung? A hang whose deadline fired while
+// the client's event loop ran late by a good part of that deadline may be the client's own delay. Then the
+// process's CPU use splits it: busy (its own work: `client`) or starved (the host did not run it: `host_starved`).
+// One late second beside an episode is not enough: the late windows must cover most hangs and two seconds.
+import type { Context } from './context.js';
+import type { Episode } from './episodes.js';
+import type { ClientWindow, HangSpan } from './inputs.js';
+import { dur, pct, s1 } from './text.js';
+import { DECISIVE, MEDIUM, vote, type Signal } from './votes.js';
+
+/** A hang counts as the client's when its loop ran this late (at least) over the hang's life… */
+const LATE_FLOOR_MS = 200;
+/** …and at least this share of the deadline that fired. */
+const LATE_SHARE_OF_DEADLINE = 0.25;
+/** Late windows must cover this much time: no verdict from one second of data. */
+const MIN_LATE_MS = 2000;
+/** Below this CPU use (share of one core) over the late windows the process was starved, not busy. */
+const STARVED_CPU_SHARE = 0.5;
+/** Without CPU figures (older files): utilisation from which the loop was busy. */
+const BUSY_UTILIZATION = 0.9;
+
+function lateness(h: HangSpan, windows: readonly ClientWindow[]): number {
+  let late = 0;
+  for (const w of windows) if (w.from_ms <= h.to_ms && h.from_ms <= w.to_ms) late = Math.max(late, w.delay_max_ms);
+  return late;
+}
+
+export function clientSignal(ep: Episode, ctx: Context): Signal {
+  const signal: Signal = { votes: [], facts: [] };
+  if (ep.hangs.length === 0 || ctx.client.length === 0) return signal;
+  const windows = ctx.clientIn({ from_ms: ep.from_ms, to_ms: ep.to_ms });
+  const explained = ep.hangs.filter((h) => lateness(h, windows) >= Math.max(LATE_FLOOR_MS, LATE_SHARE_OF_DEADLINE * (h.deadline_ms ?? 0)));
+  const late = windows.filter((w) => w.delay_max_ms >= LATE_FLOOR_MS);
+  const worst = windows.reduce((m, w) => Math.max(m, w.delay_max_ms), 0);
+  const worstP99 = windows.reduce((m, w) => Math.max(m, w.delay_p99_ms), 0);
+  const lateMs = late.reduce((sum, w) => sum + (w.to_ms - w.from_ms), 0);
+  if (explained.length * 2 >= ep.hangs.length && lateMs >= MIN_LATE_MS) {
+    const windowMs = late.reduce((sum, w) => sum + (w.to_ms - w.from_ms), 0);
+    const withCpu = late.filter((w) => w.cpu_ms !== null);
+    const cpuShare = withCpu.length === 0 ? null : withCpu.reduce((sum, w) => sum + w.cpu_ms!, 0) / Math.max(1, withCpu.reduce((sum, w) => sum + (w.to_ms - w.from_ms), 0));
+    const elu = late.reduce((m, w) => Math.max(m, w.utilization), 0);
+    const base = `${explained.length} of ${ep.hangs.length} hangs came while the client's event loop ran up to ${dur(worst)} late (${late.length} sample window${late.length === 1 ? '' : 's'}, ${s1(windowMs)}): its own deadlines fired on its own delay, and what it measured then (canaries, scrapes) measured itself`;
+    const starved = cpuShare !== null ? cpuShare < STARVED_CPU_SHARE : elu < BUSY_UTILIZATION;
+    if (starved) {
+      const cpu = cpuShare === null ? `its loop utilisation stayed at ${pct(elu)} (no CPU figures in this file)` : `the process used ${pct(cpuShare)} of a CPU core meanwhile`;
+      signal.votes.push(vote(DECISIVE, `${base}; yet ${cpu}: it was not busy, the host did not give it the CPU (other processes on its cores, a CPU limit, a paused VM)`, ['host_starved'], ['client', 'proxy', 'engine', 'engine_overloaded', 'network']));
+    } else {
+      const cpu = cpuShare === null ? `its loop utilisation reached ${pct(elu)}` : `the process used ${pct(cpuShare)} of a CPU core meanwhile`;
+      signal.votes.push(vote(DECISIVE, `${base}; ${cpu}: the client itself was too busy to read its sockets in time`, ['client'], ['host_starved', 'proxy', 'engine', 'engine_overloaded', 'network']));
+    }
+    return signal;
+  }
+  if (late.length > 0 || worstP99 >= 50) {
+    const deadline = Math.min(...ep.hangs.map((h) => h.deadline_ms ?? Infinity));
+    signal.votes.push(
+      vote(
+        MEDIUM,
+        `the client's event loop ran at most ${dur(worst)} late over the episode (p99 up to ${dur(worstP99)}, ${late.length} late window${late.length === 1 ? '' : 's'})${Number.isFinite(deadline) ? ` against deadlines of ${dur(deadline)} and more` : ''}: it explains ${explained.length} of ${ep.hangs.length} hangs, not the episode`,
+        [],
+        ['client', 'host_starved'],
+      ),
+    );
+  }
+  return signal;
+}

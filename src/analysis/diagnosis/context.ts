@@ -1,0 +1,101 @@
+// Everything a signal may ask about a stretch of the run: the canaries sent then, the scrapes, the client's
+// own samples, the flow counters, the client's requests. Built once per diagnosis from its input.
+import type { BufferingFigures, GaugeVerdict, PathKind } from '../../types/index.js';
+import type { CanaryPoint, ClientWindow, ErrorSpan, FlowTrack, HangSpan, RequestActivity, ScrapePoint } from './inputs.js';
+import { median } from './text.js';
+
+export interface DiagnosisInput {
+  /** The agents' path: `direct` means there is no proxy to blame. @default null (unknown: taken from the failures) */
+  path?: PathKind | null;
+  hangs: readonly HangSpan[];
+  /** Hangs beyond those listed (a night of hangs is summarised from a sample). @default 0 */
+  hangsOmitted?: number;
+  /** @default [] */
+  errors?: readonly ErrorSpan[];
+  /** @default 0 */
+  errorsOmitted?: number;
+  canaries: readonly CanaryPoint[];
+  /** @default [] */
+  scrapes?: readonly ScrapePoint[];
+  /** @default [] */
+  flows?: readonly FlowTrack[];
+  gauges: readonly GaugeVerdict[];
+  /** The client's sample windows, all of them. @default [] */
+  client?: readonly ClientWindow[];
+  /** The client's requests over time. @default null */
+  activity?: RequestActivity | null;
+  /** @default null */
+  buffering?: BufferingFigures | null;
+}
+
+/** A client sample window whose loop delay reached this is late: what the client measured then measures itself. */
+export const CLIENT_LATE_MS = 250;
+
+export interface Window {
+  from_ms: number;
+  to_ms: number;
+}
+
+function overlaps(aFrom: number, aTo: number, bFrom: number, bTo: number): boolean {
+  return aFrom <= bTo && bFrom <= aTo;
+}
+
+export class Context {
+  readonly path: PathKind | null;
+  readonly canaries: readonly CanaryPoint[];
+  readonly scrapes: readonly ScrapePoint[];
+  readonly flows: readonly FlowTrack[];
+  readonly gauges: readonly GaugeVerdict[];
+  readonly client: readonly ClientWindow[];
+  readonly activity: RequestActivity | null;
+  /** Median gap between canaries of one leg (null: fewer than two). */
+  readonly canaryIntervalMs: number | null;
+  readonly targets: readonly string[];
+  /** Stretches the whole diagnosis treats as trouble (episodes), for baselines taken outside them. */
+  troubled: Window[] = [];
+
+  constructor(input: DiagnosisInput) {
+    this.canaries = [...input.canaries].sort((a, b) => a.run_ms - b.run_ms);
+    this.scrapes = [...(input.scrapes ?? [])].sort((a, b) => a.run_ms - b.run_ms);
+    this.flows = input.flows ?? [];
+    this.gauges = input.gauges;
+    this.client = [...(input.client ?? [])].sort((a, b) => a.from_ms - b.from_ms);
+    this.activity = input.activity ?? null;
+    this.path = input.path ?? input.hangs[0]?.path ?? input.errors?.[0]?.path ?? null;
+    const direct = this.canaries.filter((c) => c.leg === 'direct').map((c) => c.run_ms);
+    const gaps: number[] = [];
+    for (let i = 1; i < direct.length; i += 1) gaps.push(direct[i]! - direct[i - 1]!);
+    this.canaryIntervalMs = median(gaps);
+    this.targets = [...new Set(this.scrapes.map((s) => s.target))].sort();
+  }
+
+  /** Canaries whose life ([send, send + latency]) touches the window. */
+  canariesIn(w: Window): CanaryPoint[] {
+    return this.canaries.filter((c) => overlaps(c.run_ms, c.run_ms + Math.max(0, c.latency_ms), w.from_ms, w.to_ms));
+  }
+
+  /** Scrapes of `target` whose life touches the window. */
+  scrapesIn(target: string, w: Window): ScrapePoint[] {
+    return this.scrapes.filter((s) => s.target === target && overlaps(s.run_ms, s.run_ms + s.duration_ms, w.from_ms, w.to_ms));
+  }
+
+  /** Scrapes of `target` outside every troubled stretch. */
+  scrapesOutside(target: string): ScrapePoint[] {
+    return this.scrapes.filter((s) => s.target === target && !this.troubled.some((w) => overlaps(s.run_ms, s.run_ms + s.duration_ms, w.from_ms, w.to_ms)));
+  }
+
+  clientIn(w: Window): ClientWindow[] {
+    return this.client.filter((c) => overlaps(c.from_ms, c.to_ms, w.from_ms, w.to_ms));
+  }
+
+  /** Whether the client's event loop was late (≥ CLIENT_LATE_MS) at some point of [from, to]. */
+  clientLate(fromMs: number, toMs: number): boolean {
+    return this.client.some((c) => c.delay_max_ms >= CLIENT_LATE_MS && overlaps(c.from_ms, c.to_ms, fromMs, toMs));
+  }
+
+  /** Whether a target's flow counter moved at some point of the window. */
+  flowMoved(f: FlowTrack, w: Window): boolean {
+    for (let i = 0; i < f.moved.length; i += 2) if (overlaps(f.moved[i]!, f.moved[i + 1]!, w.from_ms, w.to_ms)) return true;
+    return false;
+  }
+}

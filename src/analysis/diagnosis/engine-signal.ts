@@ -1,0 +1,166 @@
+// What the deployment's own side says over an episode: whether its /metrics answered (a frozen or dead
+// process does not), whether work flowed (counters, completions, tokens), pinned gauges, full queues and
+// rising TTFT (an overloaded engine makes progress, slowly).
+import type { Context, Window } from './context.js';
+import type { Episode } from './episodes.js';
+import type { ScrapePoint } from './inputs.js';
+import { dur, median, pct, s1 } from './text.js';
+import { MEDIUM, STRONG, vote, WEAK, type Signal } from './votes.js';
+
+/** A scrape taking this many times its usual time (and at least SLOW_SCRAPE_MS more) is slow. */
+const SLOW_SCRAPE_FACTOR = 5;
+const SLOW_SCRAPE_MS = 200;
+/** TTFT this many times its earlier mean (and at least TTFT_RISE_MS more) is rising. */
+const TTFT_RISE_FACTOR = 2;
+const TTFT_RISE_MS = 300;
+
+function scrapeFailure(error: string | null): string {
+  const e = error ?? '';
+  if (/TIMEOUT|timed? ?out/i.test(e)) return 'timeout';
+  if (/ECONNREFUSED/.test(e)) return 'refused';
+  if (/ECONNRESET|socket|closed/i.test(e)) return 'reset';
+  const http = /HTTP (\d{3})/.exec(e);
+  if (http !== null) return `HTTP ${http[1]}`;
+  return 'other';
+}
+
+function kinds(points: readonly ScrapePoint[]): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const p of points) if (!p.ok) m.set(scrapeFailure(p.error), (m.get(scrapeFailure(p.error)) ?? 0) + 1);
+  return m;
+}
+
+function scrapeVotes(w: Window, ctx: Context, signal: Signal): void {
+  for (const target of ctx.targets) {
+    const all = ctx.scrapesIn(target, w);
+    const inWindow = all.filter((s) => !ctx.clientLate(s.run_ms, s.run_ms + s.duration_ms));
+    if (inWindow.length < 2) continue;
+    const failed = inWindow.filter((s) => !s.ok);
+    const outside = ctx.scrapesOutside(target);
+    const outsideOk = outside.filter((s) => s.ok);
+    const before = outside.length === 0 ? '' : `, against ${outsideOk.length} of ${outside.length} outside the trouble`;
+    if (failed.length >= 2 && failed.length * 2 >= inWindow.length) {
+      const k = kinds(failed);
+      const how = [...k.entries()].map(([kind, n]) => `${kind} ${n}`).join(', ');
+      const refused = (k.get('refused') ?? 0) * 2 > failed.length;
+      const meaning = refused ? 'nothing listened at its address: the engine process was down' : 'the engine process itself stopped answering, not only the path to it';
+      signal.votes.push(vote(STRONG, `${target}'s /metrics failed ${failed.length} of ${inWindow.length} scrapes over the episode (${how})${before}: ${meaning}`, ['engine'], ['proxy', 'engine_overloaded']));
+      continue;
+    }
+    if (failed.length > 0) {
+      signal.facts.push(`${target}'s /metrics failed ${failed.length} of ${inWindow.length} scrapes over the episode`);
+      continue;
+    }
+    const p50 = median(inWindow.map((s) => s.duration_ms)) ?? 0;
+    const base = median(outsideOk.map((s) => s.duration_ms));
+    if (base !== null && outsideOk.length >= 2 && p50 >= base * SLOW_SCRAPE_FACTOR && p50 >= base + SLOW_SCRAPE_MS) {
+      signal.votes.push(vote(WEAK, `${target} answered /metrics slowly over the episode (p50 ${dur(p50)} against ${dur(base)} outside it): busy, yet answering`, ['engine_overloaded', 'engine']));
+    } else {
+      signal.votes.push(vote(WEAK, `${target} answered all ${inWindow.length} scrapes of /metrics over the episode (p50 ${dur(p50)}${base === null ? '' : `, ${dur(base)} outside it`}): its HTTP server was up`, [], ['engine']));
+    }
+  }
+}
+
+/** Share of the episode's time with work flowing (by slices: a counter moved, a request completed or
+ * tokens streamed) from which the engine counts as making progress, and up to which as making none. */
+const FLOWING_SHARE = 0.5;
+const STILL_SHARE = 0.2;
+/** A slice with tokens arriving this share of it flows. */
+const STREAMING_SLICE_SHARE = 0.3;
+
+/** Work flowing: counters moving, completions, tokens streaming, judged slice by slice over the episode, so
+ * a freeze is not hidden by the requests that completed just before it began. */
+function flowVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): void {
+  const observedFlows = ctx.flows.filter((f) => ctx.scrapesIn(f.target, w).filter((s) => s.ok).length >= 2);
+  const a = ctx.activity;
+  if (observedFlows.length === 0 && a === null) return;
+  const spanMs = Math.max(1, w.to_ms - w.from_ms);
+  const sliceMs = Math.max(500, spanMs / 40);
+  let slices = 0;
+  let flowing = 0;
+  const movedNames = new Set<string>();
+  let completions = 0;
+  for (let from = w.from_ms; from < w.to_ms; from += sliceMs) {
+    const slice = { from_ms: from, to_ms: Math.min(w.to_ms, from + sliceMs) };
+    slices += 1;
+    let flows = false;
+    for (const f of observedFlows) {
+      if (ctx.flowMoved(f, slice)) {
+        flows = true;
+        movedNames.add(`${f.target} ${f.counter}`);
+      }
+    }
+    const done = a?.completionsIn(slice.from_ms, slice.to_ms) ?? 0;
+    completions += done;
+    if (done > 0 || (a?.streamingShare(slice.from_ms, slice.to_ms) ?? 0) >= STREAMING_SLICE_SHARE) flows = true;
+    if (flows) flowing += 1;
+  }
+  const share = flowing / slices;
+  const streaming = a?.streamingShare(w.from_ms, w.to_ms) ?? 0;
+  const what: string[] = [];
+  if (movedNames.size > 0) what.push(`${[...movedNames].join(', ')} moved`);
+  if (completions > 0) what.push(`${completions} client request${completions === 1 ? '' : 's'} completed`);
+  if (streaming >= 0.05) what.push(`tokens streamed to the client ${pct(streaming)} of the time`);
+  const over = `${flowing} of ${slices} slices of ${dur(sliceMs)}`;
+  if (share >= FLOWING_SHARE) {
+    // The counters are the engine's own word; the client's completions alone may have gone another way.
+    signal.votes.push(vote(movedNames.size > 0 ? MEDIUM : WEAK, `work kept flowing through the episode (in ${over}: ${what.join(', ')}): the engine was making progress`, ['engine_overloaded'], ['engine']));
+  } else if (share <= STILL_SHARE && ((a?.inFlightShare(w.from_ms, w.to_ms) ?? 0) >= 0.5 || ep.hangs.length > 0)) {
+    const flat = observedFlows.filter((f) => !movedNames.has(`${f.target} ${f.counter}`)).map((f) => `${f.target} ${f.counter}`);
+    const counters = observedFlows.length === 0 ? 'no flow counter observed' : flat.length > 0 ? `${flat.join(', ')} flat` : 'the counters barely moved';
+    signal.votes.push(vote(MEDIUM, `nothing flowed through most of the episode (work in only ${over}): ${counters}, hardly a request completed or a token arrived while requests waited`, ['engine'], ['engine_overloaded']));
+  } else {
+    signal.facts.push(`work flowed in ${over} of the episode${what.length === 0 ? '' : ` (${what.join(', ')})`}`);
+  }
+}
+
+function gaugeVotes(w: Window, ctx: Context, signal: Signal): void {
+  for (const g of ctx.gauges) {
+    if (g.verdict !== 'pinned') continue;
+    const from = g.stuck?.from_ms ?? -Infinity;
+    const to = g.stuck?.to_ms ?? Infinity;
+    if (from > w.to_ms || to < w.from_ms) continue;
+    const labels = Object.entries(g.labels)
+      .filter(([k]) => k !== 'model_name')
+      .map(([k, v]) => `${k}="${v}"`)
+      .join(',');
+    const when = g.stuck === undefined ? `for ${g.longest_nonzero_s.toFixed(1)} s` : `from ${s1(g.stuck.from_ms)} to ${s1(g.stuck.to_ms)}`;
+    signal.votes.push(vote(STRONG, `engine gauge ${g.name}${labels === '' ? '' : `{${labels}}`} on ${g.target} is pinned at ${Number.isInteger(g.last_value) ? g.last_value : Number(g.last_value.toPrecision(4))} ${when} with nothing flowing: a request is stuck inside the engine`, ['engine'], ['proxy', 'engine_overloaded']));
+  }
+  const queued: number[] = [];
+  let observed = 0;
+  for (const target of ctx.targets) {
+    for (const s of ctx.scrapesIn(target, w)) {
+      if (!s.ok || s.queue === null) continue;
+      observed += 1;
+      if (s.queue >= 1) queued.push(s.queue);
+    }
+  }
+  if (observed >= 2 && queued.length * 2 >= observed) {
+    signal.votes.push(vote(MEDIUM, `requests waited in the engine's queue: its queue gauge was ≥ 1 in ${queued.length} of ${observed} scrapes over the episode (up to ${Math.max(...queued)})`, ['engine_overloaded']));
+  }
+}
+
+function ttftVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): void {
+  const a = ctx.activity;
+  if (a === null) return;
+  const now = a.ttft(w.from_ms, w.to_ms);
+  const before = a.ttft(0, Math.max(0, ep.from_ms - 1));
+  if (now.count >= 2 && before.count >= 3 && now.meanMs >= before.meanMs * TTFT_RISE_FACTOR && now.meanMs - before.meanMs >= TTFT_RISE_MS) {
+    signal.votes.push(vote(MEDIUM, `TTFT rising: a mean of ${dur(now.meanMs)} for the ${now.count} requests sent over the episode that completed, against ${dur(before.meanMs)} before it`, ['engine_overloaded']));
+  }
+  const firstToken = ep.hangs.filter((h) => h.phase === 'first_token').length;
+  if (ep.hangs.length >= 2 && firstToken * 2 > ep.hangs.length && now.count >= 1) {
+    signal.votes.push(vote(WEAK, `${firstToken} of ${ep.hangs.length} hung requests had their response headers and waited for a first token while ${now.count} others sent meanwhile completed: a slow engine, not a dead one`, ['engine_overloaded']));
+  }
+}
+
+export function engineSignal(ep: Episode, w: Window, ctx: Context): Signal {
+  const signal: Signal = { votes: [], facts: [] };
+  if (ctx.targets.length === 0) signal.facts.push('no /metrics was scraped: name the engine (or prefill and decode) in monitor.targets to see whether it answered and whether work flowed');
+  scrapeVotes(w, ctx, signal);
+  flowVotes(ep, w, ctx, signal);
+  gaugeVotes(w, ctx, signal);
+  ttftVotes(ep, w, ctx, signal);
+  return signal;
+}

@@ -1,0 +1,172 @@
+// What the diagnosis reads, as compact points: hung and failed requests, canaries, scrapes, the client's own
+// samples, and when work flowed. Pure shapes plus a few readers of records and events into them.
+import type { CanaryEvent, CanaryLeg, ClientSampleEvent, HangPhase, PathKind, RequestRecord, RequestStatus, ScrapeEvent } from '../../types/index.js';
+
+/** A hung request: from when it got stuck (its send, or its last byte when it stalled) to the moment the watchdog gave up. */
+export interface HangSpan {
+  from_ms: number;
+  to_ms: number;
+  phase: HangPhase | null;
+  path: PathKind;
+  /** Which request on its socket (null: it never got one). */
+  nth: number | null;
+  /** The deadline that fired (null when unknown). */
+  deadline_ms: number | null;
+}
+
+/** Who answered an HTTP error: the server itself (an OpenAI-style JSON body), or a page (HTML or plain
+ * text, as HAProxy, nginx and load balancers send for 502/503/504). */
+export type Answerer = 'server_json' | 'page';
+
+/** A failed request (the run's own stop excluded). */
+export interface ErrorSpan {
+  /** Send and end. */
+  from_ms: number;
+  to_ms: number;
+  class: string;
+  http_status: number | null;
+  answered_by: Answerer | null;
+  /** The message's first line, shortened (an error page's title, a server's message). */
+  detail: string;
+  path: PathKind;
+}
+
+export interface CanaryPoint {
+  run_ms: number;
+  leg: CanaryLeg;
+  path: PathKind;
+  status: RequestStatus;
+  error_class: string | null;
+  hang_phase: HangPhase | null;
+  latency_ms: number;
+  http_status: number | null;
+  answered_by: Answerer | null;
+  not_sent: boolean;
+}
+
+/** One scrape of one target: did it answer, how fast, and its queue and running gauges (summed over label sets). */
+export interface ScrapePoint {
+  target: string;
+  run_ms: number;
+  duration_ms: number;
+  ok: boolean;
+  error: string | null;
+  queue: number | null;
+  running: number | null;
+}
+
+/** One client sample window. */
+export interface ClientWindow {
+  from_ms: number;
+  to_ms: number;
+  delay_p99_ms: number;
+  delay_max_ms: number;
+  utilization: number;
+  /** CPU time the process used in the window (null in files written before it was sampled). */
+  cpu_ms: number | null;
+}
+
+/** When a target's flow counter moved: [from, to] pairs of scrape times, flattened. */
+export interface FlowTrack {
+  target: string;
+  counter: string;
+  moved: readonly number[];
+}
+
+/** The client's requests over time (completions, tokens streaming, requests in flight, TTFT), by window. */
+export interface RequestActivity {
+  completionsIn(fromMs: number, toMs: number): number;
+  /** Share of [from, to] with tokens arriving on some stream. */
+  streamingShare(fromMs: number, toMs: number): number;
+  /** Share of [from, to] with some request in flight. */
+  inFlightShare(fromMs: number, toMs: number): number;
+  /** Mean TTFT of completed requests sent in [from, to]. */
+  ttft(fromMs: number, toMs: number): { count: number; meanMs: number };
+}
+
+/** Gauges read as a queue (requests waiting) and as running requests, per server family (prefix stripped). */
+export const QUEUE_GAUGES: ReadonlySet<string> = new Set(['num_queue_reqs', 'num_requests_waiting', 'requests_deferred', 'tgi_queue_size']);
+export const RUNNING_GAUGES: ReadonlySet<string> = new Set(['num_running_reqs', 'num_requests_running', 'requests_processing', 'tgi_batch_current_size']);
+
+const FAMILY_PREFIX = /^(sglang|vllm|llamacpp):/;
+
+/** The first line of a message, at most `max` characters. */
+function firstLine(text: string, max = 120): string {
+  const line = text.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/** Who answered an HTTP error, from the message `HTTP 503: <body>` (null when it was not an HTTP error). */
+export function answererOf(status: number | null, message: string | null | undefined): Answerer | null {
+  if (status === null || status < 400) return null;
+  const body = (message ?? '').replace(/^HTTP \d{3}:\s*/, '').trim();
+  if (body.startsWith('{')) {
+    try {
+      const parsed = JSON.parse(body) as unknown;
+      if (typeof parsed === 'object' && parsed !== null) return 'server_json';
+    } catch {
+      // cut at 300 characters: judge by its start
+      if (/^\{\s*"(error|object|detail|message)"/.test(body)) return 'server_json';
+    }
+  }
+  return 'page';
+}
+
+export function hangSpan(r: RequestRecord): HangSpan {
+  const h = r.hang;
+  // The request as it stood when the deadline passed: under `wait` it went on for `waited_ms` after.
+  const detected = r.run_ms + r.e2e_ms - (h?.waited_ms ?? 0);
+  const from = h === null ? r.run_ms : Math.max(r.run_ms, detected - h.last_byte_age_ms);
+  return { from_ms: from, to_ms: detected, phase: h?.phase ?? null, path: r.path, nth: r.connection?.nth ?? null, deadline_ms: h?.deadline_ms ?? null };
+}
+
+export function errorSpan(r: RequestRecord): ErrorSpan {
+  const message = r.error?.message ?? '';
+  return {
+    from_ms: r.run_ms,
+    to_ms: r.run_ms + r.e2e_ms,
+    class: r.error?.class ?? 'other',
+    http_status: r.http_status,
+    answered_by: answererOf(r.http_status, message),
+    detail: firstLine(message),
+    path: r.path,
+  };
+}
+
+export function canaryPoint(e: CanaryEvent): CanaryPoint {
+  return {
+    run_ms: e.run_ms,
+    leg: e.leg,
+    path: e.path,
+    status: e.status,
+    error_class: e.error_class,
+    hang_phase: e.hang_phase,
+    latency_ms: e.latency_ms,
+    http_status: e.http_status,
+    answered_by: answererOf(e.http_status, e.error),
+    not_sent: e.not_sent === true,
+  };
+}
+
+export function scrapePoint(e: ScrapeEvent): ScrapePoint {
+  let queue: number | null = null;
+  let running: number | null = null;
+  for (const s of e.samples) {
+    if (Number.isNaN(s.value)) continue;
+    const base = s.name.replace(FAMILY_PREFIX, '');
+    if (QUEUE_GAUGES.has(base)) queue = (queue ?? 0) + s.value;
+    else if (RUNNING_GAUGES.has(base)) running = (running ?? 0) + s.value;
+  }
+  return { target: e.target, run_ms: e.run_ms, duration_ms: e.duration_ms, ok: e.ok, error: e.ok ? null : e.error, queue, running };
+}
+
+export function clientWindow(s: ClientSampleEvent): ClientWindow {
+  return {
+    from_ms: s.run_ms - s.window_ms,
+    to_ms: s.run_ms,
+    delay_p99_ms: s.loop_delay_p99_ms,
+    delay_max_ms: s.loop_delay_max_ms ?? s.loop_delay_p99_ms,
+    utilization: s.loop_utilization,
+    cpu_ms: typeof s.cpu_ms === 'number' ? s.cpu_ms : null,
+  };
+}

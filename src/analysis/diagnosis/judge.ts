@@ -1,0 +1,148 @@
+// The diagnosis: failures grouped into episodes, each weighed on every signal (canary comparison, the
+// engine's scrapes, flow and gauges, the failures' own phase and error bodies, the client's own delay), the
+// verdict with the best score (evidence for minus against) unless too little speaks for it, and the run's
+// overall call from its episodes. Pure: points in, a Diagnosis out.
+import type { Diagnosis, DiagnosisEpisode, DiagnosisVerdict } from '../../types/index.js';
+import { canarySignal } from './canary-signal.js';
+import { clientSignal } from './client-signal.js';
+import { Context, type DiagnosisInput, type Window } from './context.js';
+import { engineSignal } from './engine-signal.js';
+import { episodesOf, type Episode } from './episodes.js';
+import { failureSignal } from './failure-signal.js';
+import { countBy, plural, s1 } from './text.js';
+import { CANDIDATES, MEDIUM, type Candidate, type Vote } from './votes.js';
+
+/** Failures closer than this (or two canary intervals) join one episode. */
+const MERGE_GAP_MS = 3000;
+/** Episodes listed in full; the smallest beyond these are counted. */
+export const MAX_EPISODES = 20;
+/** A verdict needs at least this score (one clear sign, or two hints), else `unknown`. */
+const MIN_SCORE = MEDIUM;
+/** Pseudo-weight against every verdict in the confidence: one sign alone never makes certainty. */
+const PRIOR_WEIGHT = 2;
+
+function round2(v: number): number {
+  return Math.round(v * 100) / 100;
+}
+
+/** The stretch an episode's evidence is read over: the episode, padded by half a canary interval (errors,
+ * which are instants, by a whole one) so the canaries around it speak. */
+function windowOf(ep: Episode, ctx: Context): Window {
+  const interval = ctx.canaryIntervalMs ?? 1000;
+  const pad = Math.max(500, ep.kind === 'errors' ? interval : interval / 2);
+  return { from_ms: Math.max(0, ep.from_ms - pad), to_ms: ep.to_ms + pad };
+}
+
+function facts(ep: Episode): string[] {
+  const span = `from ${s1(ep.from_ms)} to ${s1(ep.to_ms)}`;
+  if (ep.kind === 'hangs') {
+    const h = ep.hangs;
+    const reused = h.filter((x) => x.nth !== null && x.nth >= 2).length;
+    return [`${plural(h.length, 'request')} hung ${span} of the run (by phase: ${countBy(h, (x) => x.phase ?? 'unknown')}; by path: ${countBy(h, (x) => x.path)}); ${reused} of them on reused keep-alive connections`];
+  }
+  const e = ep.errors;
+  const statuses = e.filter((x) => x.http_status !== null);
+  return [`${plural(e.length, 'request')} failed ${span} of the run (by class: ${countBy(e, (x) => x.class)}${statuses.length > 0 ? `; HTTP ${countBy(statuses, (x) => String(x.http_status))}` : ''}; by path: ${countBy(e, (x) => x.path)})`];
+}
+
+interface Scored {
+  verdict: Candidate | 'unknown';
+  confidence: number;
+  scores: Partial<Record<Candidate, number>>;
+}
+
+/** The best-scoring verdict among `allowed`, its confidence, and every score. */
+export function score(votes: readonly Vote[], allowed: readonly Candidate[]): Scored {
+  const forW = new Map<Candidate, number>();
+  const againstW = new Map<Candidate, number>();
+  for (const v of votes) {
+    for (const c of v.for) forW.set(c, (forW.get(c) ?? 0) + v.weight);
+    for (const c of v.against) againstW.set(c, (againstW.get(c) ?? 0) + v.weight);
+  }
+  const scores: Partial<Record<Candidate, number>> = {};
+  for (const c of allowed) if (forW.has(c) || againstW.has(c)) scores[c] = (forW.get(c) ?? 0) - (againstW.get(c) ?? 0);
+  const ranked = allowed.filter((c) => forW.has(c)).sort((a, b) => (scores[b] ?? 0) - (scores[a] ?? 0));
+  const best = ranked[0];
+  if (best === undefined) return { verdict: 'unknown', confidence: 0, scores };
+  const top = scores[best] ?? 0;
+  const second = ranked[1] === undefined ? -Infinity : (scores[ranked[1]] ?? 0);
+  if (top < MIN_SCORE || top === second) return { verdict: 'unknown', confidence: 0, scores };
+  const rivals = allowed.filter((c) => c !== best).reduce((sum, c) => sum + Math.max(0, scores[c] ?? 0), 0);
+  const confidence = top / ((forW.get(best) ?? 0) + (againstW.get(best) ?? 0) + rivals + PRIOR_WEIGHT);
+  return { verdict: best, confidence: round2(Math.max(0, Math.min(1, confidence))), scores };
+}
+
+function judge(ep: Episode, ctx: Context): DiagnosisEpisode {
+  const w = windowOf(ep, ctx);
+  const { signal: canaries, comparison } = canarySignal(w, ctx);
+  const signals = [failureSignal(ep, ctx.path), clientSignal(ep, ctx), canaries, engineSignal(ep, w, ctx)];
+  const votes = signals.flatMap((s) => s.votes);
+  // No proxy on the agents' path: nothing to blame there.
+  const allowed = CANDIDATES.filter((c) => c !== 'proxy' || ctx.path !== 'direct');
+  const scored = score(votes, allowed);
+  const evidenceFor: string[] = [];
+  const evidenceAgainst: string[] = [];
+  for (const v of votes) {
+    if (scored.verdict !== 'unknown' && v.for.includes(scored.verdict)) evidenceFor.push(v.text);
+    else evidenceAgainst.push(v.for.length === 0 ? v.text : `${v.text} [points to ${v.for.join(' or ')}]`);
+  }
+  const requests = ep.hangs.length + ep.errors.length;
+  return {
+    kind: ep.kind,
+    start_ms: Math.round(ep.from_ms),
+    end_ms: Math.round(ep.to_ms),
+    requests,
+    verdict: scored.verdict,
+    confidence: scored.confidence,
+    evidence_for: evidenceFor,
+    evidence_against: evidenceAgainst,
+    facts: [...facts(ep), ...signals.flatMap((s) => s.facts)],
+    scores: scored.scores,
+    canaries: comparison,
+  };
+}
+
+/** `hangs 4.1–9.0 s: engine (confidence 0.82, 8 requests)`. */
+function episodeLine(e: DiagnosisEpisode): string {
+  return `${e.kind} ${(e.start_ms / 1000).toFixed(1)}–${s1(e.end_ms)}: ${e.verdict}${e.verdict === 'unknown' ? '' : ` (confidence ${e.confidence.toFixed(2)})`}, ${plural(e.requests, 'request')}`;
+}
+
+/** The run's call: the verdict carrying the most failed requests (weighed by confidence); unknown when none does. */
+function overall(episodes: readonly DiagnosisEpisode[]): { verdict: DiagnosisVerdict; confidence: number } {
+  const weight = new Map<Candidate, number>();
+  let total = 0;
+  for (const e of episodes) {
+    total += e.requests;
+    if (e.verdict !== 'unknown') weight.set(e.verdict, (weight.get(e.verdict) ?? 0) + e.requests * e.confidence);
+  }
+  const best = [...weight.entries()].sort((a, b) => b[1] - a[1])[0];
+  if (best === undefined || total === 0) return { verdict: 'unknown', confidence: 0 };
+  return { verdict: best[0], confidence: round2(best[1] / total) };
+}
+
+/** The verdict on a run's hangs and errors (verdict `none` when nothing failed). */
+export function diagnose(input: DiagnosisInput): Diagnosis {
+  const errors = input.errors ?? [];
+  const buffering = input.buffering === null || input.buffering === undefined || input.buffering.judged === 0 ? {} : { buffering: input.buffering };
+  const omitted = (input.hangsOmitted ?? 0) + (input.errorsOmitted ?? 0);
+  if (input.hangs.length === 0 && errors.length === 0 && omitted === 0) return { verdict: 'none', confidence: null, evidence: [], episodes: [], ...buffering };
+  const ctx = new Context(input);
+  const gap = Math.max(MERGE_GAP_MS, 2 * (ctx.canaryIntervalMs ?? 0));
+  const raw = episodesOf(input.hangs, errors, gap);
+  ctx.troubled = raw.map((ep) => windowOf(ep, ctx));
+  // The largest episodes are judged in full; a night of scattered errors is counted, not listed.
+  const kept = [...raw].sort((a, b) => b.hangs.length + b.errors.length - (a.hangs.length + a.errors.length)).slice(0, MAX_EPISODES);
+  const keptSet = new Set(kept);
+  const episodes = raw.filter((ep) => keptSet.has(ep)).map((ep) => judge(ep, ctx));
+  const dropped = raw.length - episodes.length;
+  const call = overall(episodes);
+  const evidence: string[] = [];
+  if (omitted > 0) evidence.push(`${omitted} more failed requests than were kept for the diagnosis (a long run is judged from a sample)`);
+  if (episodes.length > 1 || dropped > 0) evidence.push(`${episodes.length + dropped} episodes${dropped > 0 ? ` (the ${episodes.length} largest judged)` : ''}: ${episodes.map(episodeLine).join('; ')}`);
+  // The main episode's story: the largest one with the run's verdict.
+  const main = [...episodes].filter((e) => e.verdict === call.verdict || call.verdict === 'unknown').sort((a, b) => b.requests - a.requests)[0];
+  if (main !== undefined) {
+    evidence.push(...main.facts.slice(0, 1), ...main.evidence_for, ...main.evidence_against.map((x) => `against: ${x}`), ...main.facts.slice(1));
+  }
+  return { verdict: call.verdict, confidence: call.confidence, evidence, episodes, ...(dropped > 0 ? { episodes_omitted: dropped } : {}), ...buffering };
+}
