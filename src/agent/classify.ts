@@ -5,7 +5,7 @@ import type { ErrorInfo } from '../types/index.js';
 export const ERROR_CLASSES = {
   connection_refused: 'nothing listens at the target (ECONNREFUSED)',
   connect_timeout: 'the TCP/TLS connection was not established in time',
-  keepalive_race: 'a reused keep-alive socket was closed by the server as the request went out (the keep-alive race)',
+  keepalive_race: 'a reused keep-alive socket was closed by the server as the request went out (the keep-alive race): it failed within a second of being sent, before any response byte',
   connection_reset: 'the connection was reset (ECONNRESET) or closed by the other side',
   tls: 'TLS handshake or certificate verification failed',
   dns: 'the host name did not resolve',
@@ -38,8 +38,14 @@ function chain(error: unknown): { code: string | null; name: string; message: st
   return out;
 }
 
-/** Classifies a transport error. `reusedSocket`: the request went out on a socket that had served before. */
-export function classifyTransportError(error: unknown, reusedSocket: boolean): ErrorInfo {
+/** A failure on a reused socket before any response byte is the keep-alive race only this soon after the
+ * send: the server's close was already on its way. Later, the request was in the server's hands (a proxy
+ * crash while it waited, say): a reset, and never resent by `retry: idempotent-safe`. */
+export const KEEPALIVE_RACE_MS = 1000;
+
+/** Classifies a transport error. `reusedSocket`: the request went out on a socket that had served before
+ * and no response byte came; `sinceSendMs`: how long after the send it failed (unknown: assumed soon). */
+export function classifyTransportError(error: unknown, reusedSocket: boolean, sinceSendMs = 0): ErrorInfo {
   const links = chain(error);
   const codes = links.map((l) => l.code).filter((c): c is string => c !== null);
   const first = links[0];
@@ -51,7 +57,7 @@ export function classifyTransportError(error: unknown, reusedSocket: boolean): E
   else if (has('ENOTFOUND') || has('EAI_AGAIN')) cls = 'dns';
   else if (codes.some((c) => TLS_CODES.test(c))) cls = 'tls';
   else if (has('UND_ERR_CONNECT_TIMEOUT') || has('ETIMEDOUT')) cls = 'connect_timeout';
-  else if (has('UND_ERR_SOCKET') || has('ECONNRESET') || has('EPIPE') || has('UND_ERR_CLOSED')) cls = reusedSocket ? 'keepalive_race' : 'connection_reset';
+  else if (has('UND_ERR_SOCKET') || has('ECONNRESET') || has('EPIPE') || has('UND_ERR_CLOSED')) cls = reusedSocket && sinceSendMs <= KEEPALIVE_RACE_MS ? 'keepalive_race' : 'connection_reset';
   // undici reports a refused CONNECT as an abort (UND_ERR_ABORTED) that no one asked for; its message carries the status.
   else if (links.some((l) => l.code === 'UND_ERR_ABORTED' && PROXY_REFUSAL.test(l.message))) cls = 'proxy_refused';
   return { class: cls, message, code };

@@ -49,6 +49,13 @@ export interface RoundOutcome {
 }
 
 const MAX_ERROR_BODY = 2048;
+/** A stream this long (token events) that came in at most BUFFERED_MAX_READS reads, its first token at the
+ * very end, arrived whole: buffered on the path. */
+const BUFFERED_MIN_TOKENS = 8;
+const BUFFERED_MAX_READS = 2;
+const BUFFERED_TTFT_SHARE = 0.9;
+/** Shorter than this from send to first token, there was nothing to hide: not judged. */
+const BUFFERED_MIN_TTFT_MS = 50;
 /** SSE comment by which a server reports its own first-token time (the embedded engine sends it). */
 const SERVER_TTFT_COMMENT = 'engine-first-token-ms=';
 
@@ -66,6 +73,11 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
     let serverTtftMs: number | null = null;
     /** Arrival time of the read being parsed. */
     let chunkAt = t0;
+    /** Token events so far, and reads that carried at least one (buffering shows as few reads). */
+    let tokenEvents = 0;
+    let tokenReads = 0;
+    let lastTokenRead = -1;
+    let reads = 0;
     let errorBody = '';
     let bytes = 0;
     let finished = false;
@@ -86,6 +98,11 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
         case 'tool_call_delta': {
           // Events parsed from one read share its arrival time: parsing must not shift later events.
           const now = chunkAt;
+          tokenEvents += 1;
+          if (lastTokenRead !== reads) {
+            lastTokenRead = reads;
+            tokenReads += 1;
+          }
           if (firstTokenAt === null) {
             firstTokenAt = now;
             watch.firstToken();
@@ -118,7 +135,12 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
 
     /** The request as a record, as it stands at `end` (the terminal record, or a hang event's snapshot). */
     const snapshot = (status: RequestStatus, error: ErrorInfo | null, hang: HangInfo | null, end: number, message = assembler.result()): RequestRecord => {
-      const connection = target.tracker.connectionOf(requestId);
+      const info = target.tracker.connectionOf(requestId);
+      const sentAt = target.tracker.sentAtMs(requestId);
+      // Waiting for a socket or for our own event loop: send to headers out, less what opening the socket cost.
+      const connection = info === null ? null : { ...info, queued_ms: sentAt === null ? null : round1(Math.max(0, sentAt - t0 - (info.connect_ms ?? 0) - (info.tls_ms ?? 0))) };
+      const ttftMs = firstTokenAt === null ? null : firstTokenAt - t0;
+      const buffered = status === 'ok' && ttftMs !== null && tokenEvents >= BUFFERED_MIN_TOKENS && tokenReads <= BUFFERED_MAX_READS && ttftMs >= BUFFERED_MIN_TTFT_MS && ttftMs >= BUFFERED_TTFT_SHARE * (end - t0);
       const usage = message.usage;
       const estimated = usage === null;
       const record: RequestRecord = {
@@ -151,6 +173,7 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
         hang,
         connection,
         ...(req.attempt === undefined ? {} : { attempt: req.attempt }),
+        ...(buffered ? { buffered_stream: true as const } : {}),
       };
       return record;
     };
@@ -239,6 +262,7 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
         },
         onData(chunk) {
           if (finished) return;
+          reads += 1;
           bytes += chunk.length;
           chunkAt = performance.now();
           watch.bytes();
@@ -277,11 +301,15 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
           if (finished) return;
           const connection = target.tracker.connectionOf(requestId);
           const reused = connection !== null && connection.nth > 1 && headersAt === null;
-          finish('error', classifyTransportError(error, reused), null);
+          finish('error', classifyTransportError(error, reused, performance.now() - t0), null);
         },
       },
     );
   });
+}
+
+function round1(v: number): number {
+  return Math.round(v * 10) / 10;
 }
 
 function round3(v: number): number {

@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { Client, Pool, ProxyAgent, type Dispatcher } from 'undici';
 import { UsageError } from '../errors.js';
+import { timedConnector } from './timing.js';
 
 export interface TlsOptions {
   /** PEM file of a CA to trust in addition to Node's roots. */
@@ -59,7 +60,8 @@ function base(common: CommonOptions, keepAliveTimeoutMs = common.keepAliveTimeou
 
 /** Straight to the origin: a Client per lane, a Pool when shared. */
 export function directFactory(origin: URL, tls: TlsOptions, common: CommonOptions): DispatcherFactory {
-  const connect = { ...tlsConnectOptions(tls, origin), timeout: common.connectTimeoutMs };
+  // Timed: every record says what opening its socket cost (connect_ms, tls_ms).
+  const connect = timedConnector({ ...tlsConnectOptions(tls, origin), timeout: common.connectTimeoutMs });
   return {
     single: (o) => new Client(origin.origin, { ...base(common, o?.keepAliveTimeoutMs), connect }),
     pool: (connections) => new Pool(origin.origin, { ...base(common), connect, connections }),

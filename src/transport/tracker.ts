@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { ConnectionInfo } from '../types/index.js';
+import { socketTiming } from './timing.js';
 
 export const REQUEST_ID_HEADER = 'x-roundload-request';
 
@@ -25,7 +26,7 @@ let trackerSeq = 0;
 export class ConnectionTracker {
   readonly #prefix: string;
   readonly #sockets = new WeakMap<Socket, SocketState>();
-  readonly #byRequest = new Map<string, { info: ConnectionInfo; state: SocketState }>();
+  readonly #byRequest = new Map<string, { info: ConnectionInfo; state: SocketState; sentAtMs: number }>();
   #requestSeq = 0;
   #socketSeq = 0;
   readonly #onSendHeaders = (message: unknown): void => this.#sendHeaders(message as SendHeadersMessage);
@@ -57,6 +58,11 @@ export class ConnectionTracker {
     return this.#byRequest.get(requestId)?.info ?? null;
   }
 
+  /** When the request's headers went out on its socket (performance.now()), or null before. */
+  sentAtMs(requestId: string): number | null {
+    return this.#byRequest.get(requestId)?.sentAtMs ?? null;
+  }
+
   /** The request reached its terminal state: its socket is idle from now (for the next request's idle time). */
   release(requestId: string): void {
     const entry = this.#byRequest.get(requestId);
@@ -85,6 +91,8 @@ export class ConnectionTracker {
       this.#sockets.set(socket, state);
     }
     state.sent += 1;
+    // What opening the socket cost belongs to its first request; a reused socket cost nothing to open.
+    const opened = state.sent === 1 ? socketTiming(socket) : undefined;
     const tlsSocket = socket as Partial<TLSSocket>;
     const isTls = typeof tlsSocket.getProtocol === 'function';
     const info: ConnectionInfo = {
@@ -100,8 +108,11 @@ export class ConnectionTracker {
             authorized: tlsSocket.authorized ?? false,
           }
         : null,
+      connect_ms: opened?.connectMs ?? null,
+      tls_ms: opened?.tlsMs ?? null,
+      opening: opened?.opening ?? null,
     };
-    this.#byRequest.set(requestId, { info, state });
+    this.#byRequest.set(requestId, { info, state, sentAtMs: now });
   }
 }
 

@@ -88,6 +88,52 @@ test('a server that resets a fresh connection before answering is connection_res
   assert.equal(record.connection?.nth, 1);
 });
 
+/** A server answering the first request on each socket at once, and holding the second for `holdMs` before resetting it. */
+async function resetSecondAfter(t: TestContext, holdMs: number): Promise<number> {
+  const ok = 'HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nkeep-alive: timeout=60\r\ncontent-length: 14\r\n\r\ndata: [DONE]\n\n';
+  return listen(t, (s) => {
+    let requests = 0;
+    s.on('data', (d: Buffer) => {
+      if (!d.toString().startsWith('POST')) return;
+      requests += 1;
+      if (requests === 1) s.write(ok);
+      else setTimeout(() => s.resetAndDestroy(), holdMs);
+    });
+  });
+}
+
+test('a reused socket reset seconds after the request went out is connection_reset, not the keep-alive race (and the race within the window stays one)', async (t) => {
+  const slow = await resetSecondAfter(t, 1500);
+  const tgt = target(t, `http://127.0.0.1:${slow}`);
+  assert.equal((await sendRound(tgt, request)).record.status, 'ok');
+  const { record } = await sendRound(tgt, { ...request, round: 2 });
+  assert.equal(record.connection?.nth, 2, 'the reused socket');
+  assert.equal(record.headers_ms, null);
+  assert.ok(record.e2e_ms >= 1400, String(record.e2e_ms));
+  assert.equal(record.error?.class, 'connection_reset', JSON.stringify(record.error));
+  const quick = await resetSecondAfter(t, 0);
+  const tq = target(t, `http://127.0.0.1:${quick}`);
+  assert.equal((await sendRound(tq, request)).record.status, 'ok');
+  const raced = (await sendRound(tq, { ...request, round: 2 })).record;
+  assert.equal(raced.error?.class, 'keepalive_race', JSON.stringify(raced.error));
+});
+
+test('a record says what opening its socket cost on its first request, and nothing on reuse', async (t) => {
+  const engine = await startEngine({ settings: engineSchema.parse({ decode_step_ms: 1, output_tokens_max: 4 }) });
+  t.after(() => engine.close());
+  const tgt = target(t, engine.url);
+  const first = (await sendRound(tgt, request)).record;
+  const second = (await sendRound(tgt, { ...request, round: 2 })).record;
+  assert.equal(first.connection?.nth, 1);
+  assert.ok(typeof first.connection?.connect_ms === 'number' && first.connection.connect_ms >= 0, JSON.stringify(first.connection));
+  assert.equal(first.connection?.tls_ms, null, 'plain http');
+  assert.ok((first.connection?.opening ?? 0) >= 1);
+  assert.ok(typeof first.connection?.queued_ms === 'number' && first.connection.queued_ms >= 0);
+  assert.equal(second.connection?.nth, 2);
+  assert.deepEqual([second.connection?.connect_ms, second.connection?.tls_ms, second.connection?.opening], [null, null, null]);
+  assert.ok(typeof second.connection?.queued_ms === 'number');
+});
+
 test('a run stopped mid-request is aborted', async (t) => {
   const engine = await startEngine({ settings: engineSchema.parse({ faults: [{ kind: 'hang' }] }) });
   t.after(() => engine.close());
@@ -102,6 +148,8 @@ test('classification walks .cause and uses codes: a fetch TypeError around ECONN
   const inner = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
   const wrapped = new TypeError('fetch failed', { cause: inner });
   assert.equal(classifyTransportError(wrapped, true).class, 'keepalive_race');
+  assert.equal(classifyTransportError(wrapped, true, 200).class, 'keepalive_race');
+  assert.equal(classifyTransportError(wrapped, true, 5900).class, 'connection_reset', 'pending 5.9 s: the request was in the server\'s hands');
   assert.equal(classifyTransportError(wrapped, false).class, 'connection_reset');
   assert.equal(classifyTransportError(wrapped, true).code, 'ECONNRESET');
   const cases: [string, string][] = [

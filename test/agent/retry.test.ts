@@ -33,6 +33,7 @@ test('retry idempotent-safe resends only what got no answer started: refused, or
   assert.equal(shouldRetry('idempotent-safe', rec({ error: err('connection_refused') })), true);
   assert.equal(shouldRetry('idempotent-safe', rec({ error: err('keepalive_race') })), true);
   assert.equal(shouldRetry('idempotent-safe', rec({ error: err('keepalive_race'), bytes: 12, headers_ms: 4 })), false);
+  assert.equal(shouldRetry('idempotent-safe', rec({ error: err('keepalive_race'), e2e_ms: 5900 })), false, 'pending seconds: not the race, never resent');
   for (const cls of ['connection_reset', 'http_5xx', 'http_429', 'truncated_stream', 'connect_timeout', 'tls', 'other']) {
     assert.equal(shouldRetry('idempotent-safe', rec({ error: err(cls) })), false, cls);
   }

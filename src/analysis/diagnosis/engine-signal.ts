@@ -107,7 +107,7 @@ function flowVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): void {
     signal.votes.push(vote(movedNames.size > 0 ? MEDIUM : WEAK, `work kept flowing through the episode (in ${over}: ${what.join(', ')}): the engine was making progress`, ['engine_overloaded'], ['engine']));
   } else if (share <= STILL_SHARE && ((a?.inFlightShare(w.from_ms, w.to_ms) ?? 0) >= 0.5 || ep.hangs.length > 0)) {
     const flat = observedFlows.filter((f) => !movedNames.has(`${f.target} ${f.counter}`)).map((f) => `${f.target} ${f.counter}`);
-    const counters = observedFlows.length === 0 ? 'no flow counter observed' : flat.length > 0 ? `${flat.join(', ')} flat` : 'the counters barely moved';
+    const counters = observedFlows.length > 0 ? (flat.length > 0 ? `${flat.join(', ')} flat` : 'the counters barely moved') : ctx.flows.length > 0 ? 'its counters unseen (the scrapes failed)' : 'no flow counter scraped';
     signal.votes.push(vote(MEDIUM, `nothing flowed through most of the episode (work in only ${over}): ${counters}, hardly a request completed or a token arrived while requests waited`, ['engine'], ['engine_overloaded']));
   } else {
     signal.facts.push(`work flowed in ${over} of the episode${what.length === 0 ? '' : ` (${what.join(', ')})`}`);

@@ -67,8 +67,11 @@ export function score(votes: readonly Vote[], allowed: readonly Candidate[]): Sc
   const top = scores[best] ?? 0;
   const second = ranked[1] === undefined ? -Infinity : (scores[ranked[1]] ?? 0);
   if (top < MIN_SCORE || top === second) return { verdict: 'unknown', confidence: 0, scores };
-  const rivals = allowed.filter((c) => c !== best).reduce((sum, c) => sum + Math.max(0, scores[c] ?? 0), 0);
-  const confidence = top / ((forW.get(best) ?? 0) + (againstW.get(best) ?? 0) + rivals + PRIOR_WEIGHT);
+  // Every vote that bears on the call, once: for or against it, or for a rival still standing. A vote
+  // shared by the call and a rival (both legs failing: engine or overloaded) does not count twice.
+  const standing = new Set(allowed.filter((c) => c !== best && (scores[c] ?? 0) > 0));
+  const bearing = votes.filter((v) => v.for.includes(best) || v.against.includes(best) || v.for.some((c) => standing.has(c))).reduce((sum, v) => sum + v.weight, 0);
+  const confidence = top / (bearing + PRIOR_WEIGHT);
   return { verdict: best, confidence: round2(Math.max(0, Math.min(1, confidence))), scores };
 }
 
