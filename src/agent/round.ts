@@ -49,11 +49,11 @@ export interface RoundOutcome {
 }
 
 const MAX_ERROR_BODY = 2048;
-/** A stream this long (token events) that came in at most BUFFERED_MAX_READS reads, its first token at the
- * very end, arrived whole: buffered on the path. */
+/** A stream of at least this many token events whose tokens all arrived together — faster than
+ * BUFFERED_TOKENS_PER_S, which no decode reaches — arrived whole: something on the path held it and let it
+ * go at once. Time, not reads: a TLS proxy's burst comes as many records read in the same moment. */
 const BUFFERED_MIN_TOKENS = 8;
-const BUFFERED_MAX_READS = 2;
-const BUFFERED_TTFT_SHARE = 0.9;
+const BUFFERED_TOKENS_PER_S = 2000;
 /** Shorter than this from send to first token, there was nothing to hide: not judged. */
 const BUFFERED_MIN_TTFT_MS = 50;
 /** SSE comment by which a server reports its own first-token time (the embedded engine sends it). */
@@ -73,11 +73,8 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
     let serverTtftMs: number | null = null;
     /** Arrival time of the read being parsed. */
     let chunkAt = t0;
-    /** Token events so far, and reads that carried at least one (buffering shows as few reads). */
+    /** Token events so far (a buffered stream has many, all arriving at once). */
     let tokenEvents = 0;
-    let tokenReads = 0;
-    let lastTokenRead = -1;
-    let reads = 0;
     let errorBody = '';
     let bytes = 0;
     let finished = false;
@@ -99,10 +96,6 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
           // Events parsed from one read share its arrival time: parsing must not shift later events.
           const now = chunkAt;
           tokenEvents += 1;
-          if (lastTokenRead !== reads) {
-            lastTokenRead = reads;
-            tokenReads += 1;
-          }
           if (firstTokenAt === null) {
             firstTokenAt = now;
             watch.firstToken();
@@ -139,8 +132,8 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
       const sentAt = target.tracker.sentAtMs(requestId);
       // Waiting for a socket or for our own event loop: send to headers out, less what opening the socket cost.
       const connection = info === null ? null : { ...info, queued_ms: sentAt === null ? null : round1(Math.max(0, sentAt - t0 - (info.connect_ms ?? 0) - (info.tls_ms ?? 0))) };
-      const ttftMs = firstTokenAt === null ? null : firstTokenAt - t0;
-      const buffered = status === 'ok' && ttftMs !== null && tokenEvents >= BUFFERED_MIN_TOKENS && tokenReads <= BUFFERED_MAX_READS && ttftMs >= BUFFERED_MIN_TTFT_MS && ttftMs >= BUFFERED_TTFT_SHARE * (end - t0);
+      const spreadMs = firstTokenAt === null || lastTokenAt === null ? null : lastTokenAt - firstTokenAt;
+      const buffered = status === 'ok' && spreadMs !== null && tokenEvents >= BUFFERED_MIN_TOKENS && firstTokenAt! - t0 >= BUFFERED_MIN_TTFT_MS && spreadMs * BUFFERED_TOKENS_PER_S <= (tokenEvents - 1) * 1000;
       const usage = message.usage;
       const estimated = usage === null;
       const record: RequestRecord = {
@@ -262,7 +255,6 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
         },
         onData(chunk) {
           if (finished) return;
-          reads += 1;
           bytes += chunk.length;
           chunkAt = performance.now();
           watch.bytes();

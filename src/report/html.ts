@@ -320,7 +320,7 @@ function diagnosisSection(d: ReportData): string {
   const buffering =
     b === undefined || b.buffered === 0
       ? ''
-      : `<p class="${b.share >= 0.5 ? 'bad-text' : ''}">${fmtNum(b.buffered)} of ${fmtNum(b.judged)} streams arrived whole (all their tokens in one or two reads at the end)${b.share >= 0.5 ? ': the path buffers streams: TTFT and ITL are the proxy’s, not the engine’s' : ''}.</p>`;
+      : `<p class="${b.share >= 0.5 ? 'bad-text' : ''}">${fmtNum(b.buffered)} of ${fmtNum(b.judged)} streams arrived whole (all their tokens at once, faster than any decode)${b.share >= 0.5 ? ': the path buffers streams: TTFT and ITL are the proxy’s, not the engine’s' : ''}.</p>`;
   const episodes = dg.episodes ?? [];
   const body =
     episodes.length > 0

@@ -94,8 +94,9 @@ function diagnosisLines(d: Summary['diagnosis']): string[] {
   const pad = '           ';
   const buffering = d.buffering;
   if (buffering !== undefined && buffering.buffered > 0) {
-    const whole = `${buffering.buffered} of ${buffering.judged} streams arrived whole (all their tokens in one or two reads at the end)`;
-    out.push(`streams    ${whole}${buffering.share >= 0.5 ? ": the path buffers streams: TTFT and ITL are the proxy's, not the engine's" : ''}`);
+    const whole = `${buffering.buffered} of ${buffering.judged} streams arrived whole (all their tokens at once, faster than any decode)`;
+    const late = (buffering.excluded_client_late ?? 0) > 0 ? `; ${buffering.excluded_client_late} more not judged (the client's loop was late then)` : '';
+    out.push(`streams    ${whole}${buffering.share >= 0.5 ? ": the path buffers streams: TTFT and ITL are the proxy's, not the engine's" : ''}${late}`);
   }
   if (d.verdict === 'none') return out;
   const confidence = typeof d.confidence === 'number' && d.verdict !== 'unknown' ? ` (confidence ${d.confidence.toFixed(2)})` : '';

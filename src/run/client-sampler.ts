@@ -13,6 +13,10 @@ export class ClientSampler {
   #lastCpu: NodeJS.CpuUsage = process.cpuUsage();
 
   start(intervalMs: number, runStartMs: number, inFlight: () => number, emit: (s: ClientSampleEvent) => void): void {
+    // The first window starts now, not when the sampler was made (start-up is not the run's time).
+    this.#lastAt = performance.now();
+    this.#lastElu = performance.eventLoopUtilization();
+    this.#lastCpu = process.cpuUsage();
     this.#histogram.enable();
     this.#timer = setInterval(() => emit(this.sample(runStartMs, inFlight())), intervalMs);
     this.#timer.unref();

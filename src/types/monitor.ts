@@ -205,10 +205,13 @@ export interface DiagnosisEpisode {
 
 /** Streams that arrived whole: buffered somewhere on the path. */
 export interface BufferingFigures {
-  /** Completed streams long enough to tell (at least 8 token events). */
+  /** Completed streams long enough to tell (at least 8 token events), the client's late moments left out. */
   judged: number;
   buffered: number;
   share: number;
+  /** Streams that ended while the client's own event loop was late (50 ms or more): a late client reads a
+   * stream's tokens together whatever the path did, so these are not judged. Absent in older summaries. */
+  excluded_client_late?: number;
 }
 
 /** Where the run's hangs and errors most likely come from, with the evidence for the call. */

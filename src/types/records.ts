@@ -129,7 +129,8 @@ export interface RequestRecord {
   /** 2 on the resend of a failed request (`retry:`); absent on a first attempt. The failed attempt has its
    * own record just before, with its error. */
   attempt?: number;
-  /** True when the stream arrived whole: at least 8 token events, all in one or two reads at its very end
-   * (TTFT ≈ e2e). Something on the path buffered it; its TTFT and ITL are that buffer's. Absent otherwise. */
+  /** True when the stream arrived whole: at least 8 token events, its first after 50 ms or more, all arriving
+   * together (faster than 2000 tokens/s, which no decode reaches: TTFT ≈ e2e, ITL ≈ 0). Something on the path
+   * buffered it; its TTFT and ITL are that buffer's. Absent otherwise. */
   buffered_stream?: true;
 }

@@ -49,7 +49,7 @@ test('an engine frozen twice behind an untouched proxy is engine in both episode
     assert.ok((e.scores.proxy ?? 0) < 0, `proxy scored ${e.scores.proxy}`);
   }
   assert.match(text(d), /direct canaries failed as often as proxied ones/);
-  assert.match(text(d), /engine's \/metrics failed \d+ of \d+ scrapes over the episode \(timeout \d+\)/);
+  assert.match(text(d), /engine's \/metrics did not answer for 1[12]\.\d s of the 12\.0 s episode \(\d+ failed scrapes: timeout \d+\)/);
   assert.match(text(d), /nothing flowed through most of the episode/);
   assert.ok(typeof d.confidence === 'number' && d.confidence > 0.5);
 });
@@ -85,8 +85,9 @@ test('a proxy that stalls while the engine answers direct canaries is proxy, wit
   const e = d.episodes![0]!;
   assert.ok(e.canaries!.p_proxied_worse < 0.001, String(e.canaries!.p_proxied_worse));
   assert.equal(e.canaries!.direct.failed, 0);
-  assert.match(e.evidence_for.join('\n'), /proxied canaries failed in \d+ of \d+ slots and direct ones in 0 of \d+ \(one-sided Fisher exact test p = /);
-  assert.match(e.evidence_against.join('\n'), /answered all \d+ scrapes/);
+  assert.match(e.evidence_for.join('\n'), /proxied canaries failed in \d+ of \d+ slots and direct ones in 0 of \d+ \(one-sided Fisher exact test, p /);
+  assert.match(e.evidence_for.join('\n'), /answered all \d+ scrapes/);
+  assert.ok(e.confidence >= 0.7, String(e.confidence));
 });
 
 test('HAProxy killed: agents refused, proxied canaries refused or reset, direct ones fine: the error burst is proxy', () => {
@@ -126,7 +127,7 @@ test('one saturated client second overlapping a freeze does not make it client, 
   const d = diagnose(frozenEngine(frozen, { client: client(RUN_MS, [{ from: 25_000, to: 26_000 }], 180, 0.97, 0.97) }));
   assert.equal(d.verdict, 'engine', text(d));
   assert.match(text(d), /against: the client's event loop ran at most 180 ms late over the episode .*it explains \d+ of \d+ hangs, not the episode/);
-  assert.match(text(d), /engine's \/metrics failed/);
+  assert.match(text(d), /engine's \/metrics did not answer/);
 });
 
 test('event-loop delay p99 70 ms at 0.8% utilisation is not the client: far below the deadlines', () => {
@@ -244,4 +245,26 @@ test('an error body tells the server\'s JSON from a proxy\'s page', () => {
   assert.equal(answererOf(500, 'HTTP 500: {"object":"error","message":"cut off after 300 char'), 'server_json');
   assert.equal(answererOf(null, 'ECONNRESET'), null);
   assert.equal(answererOf(200, ''), null);
+});
+
+test('a sample window longer than the usual one is a late loop, even when the delay histogram missed it', () => {
+  // A short run: four windows, two of them long (a median would take a long one for the usual length).
+  const four = [
+    { from_ms: 0, to_ms: 1007, delay_p99_ms: 40, delay_max_ms: 70, utilization: 0.66, cpu_ms: 430 },
+    { from_ms: 1007, to_ms: 2725, delay_p99_ms: 710, delay_max_ms: 710, utilization: 1, cpu_ms: 22 },
+    { from_ms: 2725, to_ms: 4067, delay_p99_ms: 0, delay_max_ms: 0, utilization: 1, cpu_ms: 18 },
+    { from_ms: 4067, to_ms: 5077, delay_p99_ms: 7, delay_max_ms: 32, utilization: 0.42, cpu_ms: 303 },
+  ];
+  const hangs = Array.from({ length: 8 }, (_, i) => hang(1444 + i * 100, 2100 + i * 250, 'headers', 'proxy', 600));
+  const short = diagnose({ path: 'proxy', hangs, canaries: [], gauges: [], client: four });
+  assert.equal(short.verdict, 'host_starved', text(short));
+  assert.match(text(short), /2 sample windows, 3\.1 s/);
+
+  const starved = [{ from: 20_000, to: 23_300 }];
+  // What Node reported after a stretch off the CPU mid-work: a 3.3 s window, delay 1 ms, 28 ms of CPU.
+  const windows = client(RUN_MS).filter((w) => w.to_ms <= 20_000 || w.from_ms >= 24_000);
+  windows.push({ from_ms: 20_000, to_ms: 23_300, delay_p99_ms: 0.98, delay_max_ms: 0.98, utilization: 0.998, cpu_ms: 28 });
+  const d = diagnose(frozenEngine(starved, { client: windows }));
+  assert.equal(d.verdict, 'host_starved', text(d));
+  assert.match(text(d), /ran up to 2\.3 s late/);
 });

@@ -68,6 +68,14 @@ export function canarySignal(w: Window, ctx: Context): { signal: Signal; compari
   signal.facts.push(
     `${span}: ${legSentence('direct (around the proxy, straight to the engine)', direct)}; ${legSentence(`proxied (the agents' path, ${proxiedPath})`, proxied)}${excluded > 0 ? `; ${excluded} left out: sent while the client's own event loop was late` : ''}`,
   );
+  // A canary is a request like any other: behind a full engine it waits in the queue too.
+  const q = ctx.queueIn(w);
+  const waited = usable.filter((c) => c.not_sent || (c.status === 'hang' && (c.hang_phase === 'first_token' || c.hang_phase === 'headers'))).length;
+  if (waited > 0 && q.observed >= 2 && q.queued * 2 >= q.observed) {
+    signal.facts.push(
+      `${waited} canaries waited (hung before their first token, or not sent while earlier ones waited) while the engine's queue held up to ${q.max} requests: canaries queue behind a saturated engine like any request, so their failures measure the queue, not a dead engine (docs/paths.md, "Canaries")`,
+    );
+  }
   if (d.slots < MIN_SLOTS || p.slots < MIN_SLOTS) {
     signal.facts.push(`too few canaries over the episode to compare the legs (${d.slots} direct, ${p.slots} proxied; at least ${MIN_SLOTS} each)`);
     return { signal, comparison };
@@ -90,7 +98,7 @@ export function canarySignal(w: Window, ctx: Context): { signal: Signal; compari
     signal.votes.push(
       vote(
         STRONG,
-        `over the same ${s1(w.to_ms - w.from_ms)}, proxied canaries failed in ${p.failed} of ${p.slots} slots and direct ones in ${d.failed} of ${d.slots} (one-sided Fisher exact test p = ${pValue(pProxiedWorse)}): requests that skip the proxy got through, those through it did not`,
+        `over the same ${s1(w.to_ms - w.from_ms)}, proxied canaries failed in ${p.failed} of ${p.slots} slots and direct ones in ${d.failed} of ${d.slots} (one-sided Fisher exact test, ${pValue(pProxiedWorse)}): requests that skip the proxy got through, those through it did not`,
         ['proxy'],
         ['engine', 'engine_overloaded'],
       ),
@@ -99,15 +107,15 @@ export function canarySignal(w: Window, ctx: Context): { signal: Signal; compari
     signal.votes.push(
       vote(
         STRONG,
-        `direct canaries failed as often as proxied ones (${counts} slots; p = ${pValue(pProxiedWorse)} that the proxied leg fails more): requests that never touch the proxy failed too, so the fault is at or behind the engine`,
+        `direct canaries failed as often as proxied ones (${counts} slots; ${pValue(pProxiedWorse)} that the proxied leg fails more): requests that never touch the proxy failed too, so the fault is at or behind the engine`,
         connectFailures(usable) ? ['engine', 'engine_overloaded', 'network'] : ['engine', 'engine_overloaded'],
         ['proxy'],
       ),
     );
   } else if (d.failed === 0 && p.failed === 0) {
-    signal.votes.push(vote(MEDIUM, `both legs answered every canary over the episode (${d.slots} direct, ${p.slots} proxied): the proxy and the engine passed small requests meanwhile, so the trouble is specific to the agents' requests (their size, their long-lived connections)`, [], ['proxy', 'engine']));
+    signal.votes.push(vote(MEDIUM, `both legs answered every canary over the episode (${d.slots} direct, ${p.slots} proxied): the proxy and the engine passed small requests meanwhile, so the trouble is specific to the agents' requests (their size, their long-lived connections)`, [], ['proxy', 'engine', 'engine_overloaded']));
   } else {
-    signal.facts.push(`the legs do not differ clearly (${counts} slots; p = ${pValue(pProxiedWorse)} that the proxied leg fails more, ${pValue(pDirectWorse)} the other way)`);
+    signal.facts.push(`the legs do not differ clearly (${counts} slots; ${pValue(pProxiedWorse)} that the proxied leg fails more, ${pValue(pDirectWorse)} the other way)`);
   }
   return { signal, comparison };
 }

@@ -3,7 +3,7 @@
 // verdicts, flow counters and client activity come from the summary's own monitor store at the end.
 import type { BufferingFigures, CanaryEvent, ClientSampleEvent, Diagnosis, GaugeVerdict, PathKind, RequestRecord, ScrapeEvent } from '../../types/index.js';
 import { flowCounter, type ClientActivity, type GaugeStore } from '../../monitor/index.js';
-import { canaryPoint, clientWindow, errorSpan, hangSpan, scrapePoint, type CanaryPoint, type ClientWindow, type ErrorSpan, type FlowTrack, type HangSpan, type RequestActivity, type ScrapePoint } from './inputs.js';
+import { canaryPoint, clientWindow, errorSpan, hangSpan, scrapePoint, withSamplerLateness, type CanaryPoint, type ClientWindow, type ErrorSpan, type FlowTrack, type HangSpan, type RequestActivity, type ScrapePoint } from './inputs.js';
 import { diagnose } from './judge.js';
 
 /** Most items of each kind kept (the rest are counted): bounded memory over a night. */
@@ -16,6 +16,32 @@ const MAX_CLIENT_WINDOWS = 200_000;
 export const BUFFERED_MIN_TOKENS = 8;
 /** TTFT kept per quarter second of send time: sums and counts, not requests. */
 const TTFT_BUCKET_MS = 250;
+/** Streams judged for buffering, counted per second of their end. */
+const STREAM_BUCKET_MS = 1000;
+/** A client this late reads a whole stream at once whatever the path did: its streams are not judged. */
+const BUFFER_LATE_MS = 50;
+
+/** Counts per fixed bucket of run time, growing as needed. */
+class Buckets {
+  #counts = new Uint32Array(256);
+  size = 0;
+
+  add(i: number): void {
+    if (i >= this.#counts.length) {
+      let n = this.#counts.length;
+      while (n <= i) n *= 2;
+      const next = new Uint32Array(n);
+      next.set(this.#counts);
+      this.#counts = next;
+    }
+    this.#counts[i] = this.#counts[i]! + 1;
+    this.size = Math.max(this.size, i + 1);
+  }
+
+  at(i: number): number {
+    return i < this.size ? this.#counts[i]! : 0;
+  }
+}
 
 /** Mean TTFT of completed requests by send time, in fixed buckets. */
 class TtftTimeline {
@@ -62,8 +88,8 @@ export class DiagnosisCollector {
   readonly #client: ClientWindow[] = [];
   readonly #ttft = new TtftTimeline();
   #path: PathKind | null = null;
-  #judged = 0;
-  #buffered = 0;
+  readonly #judged = new Buckets();
+  readonly #buffered = new Buckets();
 
   /** Any request record. */
   add(r: RequestRecord): void {
@@ -79,8 +105,9 @@ export class DiagnosisCollector {
     } else {
       if (r.ttft_ms !== null) this.#ttft.add(r.run_ms, r.ttft_ms);
       if (r.ttft_ms !== null && (r.completion_tokens ?? 0) >= BUFFERED_MIN_TOKENS) {
-        this.#judged += 1;
-        if (r.buffered_stream === true) this.#buffered += 1;
+        const i = Math.max(0, Math.floor((r.run_ms + r.e2e_ms) / STREAM_BUCKET_MS));
+        this.#judged.add(i);
+        if (r.buffered_stream === true) this.#buffered.add(i);
       }
     }
   }
@@ -98,8 +125,25 @@ export class DiagnosisCollector {
     if (this.#client.length < MAX_CLIENT_WINDOWS) this.#client.push(clientWindow(s));
   }
 
+  /** Streams that arrived whole, those that ended while the client was late left out. */
   buffering(): BufferingFigures {
-    return { judged: this.#judged, buffered: this.#buffered, share: this.#judged === 0 ? 0 : Math.round((this.#buffered / this.#judged) * 1000) / 1000 };
+    const late = new Uint8Array(this.#judged.size);
+    for (const w of withSamplerLateness(this.#client)) {
+      if (w.delay_max_ms < BUFFER_LATE_MS) continue;
+      const last = Math.min(late.length - 1, Math.floor(w.to_ms / STREAM_BUCKET_MS));
+      for (let i = Math.max(0, Math.floor(w.from_ms / STREAM_BUCKET_MS)); i <= last; i += 1) late[i] = 1;
+    }
+    let judged = 0;
+    let buffered = 0;
+    let excluded = 0;
+    for (let i = 0; i < this.#judged.size; i += 1) {
+      if (late[i] === 1) excluded += this.#judged.at(i);
+      else {
+        judged += this.#judged.at(i);
+        buffered += this.#buffered.at(i);
+      }
+    }
+    return { judged, buffered, share: judged === 0 ? 0 : Math.round((buffered / judged) * 1000) / 1000, excluded_client_late: excluded };
   }
 
   diagnose(gauges: readonly GaugeVerdict[], store: GaugeStore | null = null, client: ClientActivity | null = null): Diagnosis {

@@ -1,7 +1,7 @@
 // Everything a signal may ask about a stretch of the run: the canaries sent then, the scrapes, the client's
 // own samples, the flow counters, the client's requests. Built once per diagnosis from its input.
 import type { BufferingFigures, GaugeVerdict, PathKind } from '../../types/index.js';
-import type { CanaryPoint, ClientWindow, ErrorSpan, FlowTrack, HangSpan, RequestActivity, ScrapePoint } from './inputs.js';
+import { withSamplerLateness, type CanaryPoint, type ClientWindow, type ErrorSpan, type FlowTrack, type HangSpan, type RequestActivity, type ScrapePoint } from './inputs.js';
 import { median } from './text.js';
 
 export interface DiagnosisInput {
@@ -59,7 +59,7 @@ export class Context {
     this.scrapes = [...(input.scrapes ?? [])].sort((a, b) => a.run_ms - b.run_ms);
     this.flows = input.flows ?? [];
     this.gauges = input.gauges;
-    this.client = [...(input.client ?? [])].sort((a, b) => a.from_ms - b.from_ms);
+    this.client = withSamplerLateness(input.client ?? []);
     this.activity = input.activity ?? null;
     this.path = input.path ?? input.hangs[0]?.path ?? input.errors?.[0]?.path ?? null;
     const direct = this.canaries.filter((c) => c.leg === 'direct').map((c) => c.run_ms);
@@ -91,6 +91,20 @@ export class Context {
   /** Whether the client's event loop was late (≥ CLIENT_LATE_MS) at some point of [from, to]. */
   clientLate(fromMs: number, toMs: number): boolean {
     return this.client.some((c) => c.delay_max_ms >= CLIENT_LATE_MS && overlaps(c.from_ms, c.to_ms, fromMs, toMs));
+  }
+
+  /** The queue gauges over the window: scrapes that read one, those with requests waiting, the most waiting. */
+  queueIn(w: Window): { observed: number; queued: number; max: number } {
+    let observed = 0;
+    let queued = 0;
+    let max = 0;
+    for (const s of this.scrapes) {
+      if (!s.ok || s.queue === null || s.run_ms < w.from_ms || s.run_ms > w.to_ms) continue;
+      observed += 1;
+      if (s.queue >= 1) queued += 1;
+      max = Math.max(max, s.queue);
+    }
+    return { observed, queued, max };
   }
 
   /** Whether a target's flow counter moved at some point of the window. */

@@ -30,33 +30,54 @@ function kinds(points: readonly ScrapePoint[]): Map<string, number> {
   return m;
 }
 
+/** Share of the episode a target spent not answering (its failed scrapes, each until the next scrape) from
+ * which the engine process itself is down or frozen. Time, not counts: a failed scrape waits out its
+ * timeout, so a frozen target is scraped less often than a healthy one. */
+const DOWN_SHARE = 0.5;
+
+/** Each scrape of `target` with the time until the next one starts: the time its answer (or silence) stands for. */
+function scrapeSlots(ctx: Context, target: string, w: Window): { point: ScrapePoint; from: number; to: number }[] {
+  const all = ctx.scrapes.filter((s) => s.target === target);
+  const out: { point: ScrapePoint; from: number; to: number }[] = [];
+  for (let i = 0; i < all.length; i += 1) {
+    const point = all[i]!;
+    const next = all[i + 1]?.run_ms ?? point.run_ms + point.duration_ms;
+    const from = Math.max(w.from_ms, point.run_ms);
+    const to = Math.min(w.to_ms, next);
+    if (to > from) out.push({ point, from, to });
+  }
+  return out;
+}
+
 function scrapeVotes(w: Window, ctx: Context, signal: Signal): void {
+  const spanMs = Math.max(1, w.to_ms - w.from_ms);
   for (const target of ctx.targets) {
-    const all = ctx.scrapesIn(target, w);
-    const inWindow = all.filter((s) => !ctx.clientLate(s.run_ms, s.run_ms + s.duration_ms));
-    if (inWindow.length < 2) continue;
-    const failed = inWindow.filter((s) => !s.ok);
+    // A scrape made while the client's own loop was late measures the client.
+    const slots = scrapeSlots(ctx, target, w).filter((s) => !ctx.clientLate(s.point.run_ms, s.point.run_ms + s.point.duration_ms));
+    if (slots.length < 2) continue;
+    const failed = slots.filter((s) => !s.point.ok);
+    const downMs = failed.reduce((sum, s) => sum + (s.to - s.from), 0);
     const outside = ctx.scrapesOutside(target);
     const outsideOk = outside.filter((s) => s.ok);
-    const before = outside.length === 0 ? '' : `, against ${outsideOk.length} of ${outside.length} outside the trouble`;
-    if (failed.length >= 2 && failed.length * 2 >= inWindow.length) {
-      const k = kinds(failed);
+    const before = outside.length === 0 ? '' : `, against ${outsideOk.length} of ${outside.length} answered outside the trouble`;
+    if (failed.length >= 2 && downMs >= DOWN_SHARE * spanMs) {
+      const k = kinds(failed.map((s) => s.point));
       const how = [...k.entries()].map(([kind, n]) => `${kind} ${n}`).join(', ');
       const refused = (k.get('refused') ?? 0) * 2 > failed.length;
       const meaning = refused ? 'nothing listened at its address: the engine process was down' : 'the engine process itself stopped answering, not only the path to it';
-      signal.votes.push(vote(STRONG, `${target}'s /metrics failed ${failed.length} of ${inWindow.length} scrapes over the episode (${how})${before}: ${meaning}`, ['engine'], ['proxy', 'engine_overloaded']));
+      signal.votes.push(vote(STRONG, `${target}'s /metrics did not answer for ${s1(downMs)} of the ${s1(spanMs)} episode (${failed.length} failed scrapes: ${how})${before}: ${meaning}`, ['engine'], ['proxy', 'engine_overloaded']));
       continue;
     }
     if (failed.length > 0) {
-      signal.facts.push(`${target}'s /metrics failed ${failed.length} of ${inWindow.length} scrapes over the episode`);
+      signal.facts.push(`${target}'s /metrics did not answer for ${s1(downMs)} of the ${s1(spanMs)} episode (${failed.length} of ${slots.length} scrapes failed)`);
       continue;
     }
-    const p50 = median(inWindow.map((s) => s.duration_ms)) ?? 0;
+    const p50 = median(slots.map((s) => s.point.duration_ms)) ?? 0;
     const base = median(outsideOk.map((s) => s.duration_ms));
     if (base !== null && outsideOk.length >= 2 && p50 >= base * SLOW_SCRAPE_FACTOR && p50 >= base + SLOW_SCRAPE_MS) {
       signal.votes.push(vote(WEAK, `${target} answered /metrics slowly over the episode (p50 ${dur(p50)} against ${dur(base)} outside it): busy, yet answering`, ['engine_overloaded', 'engine']));
     } else {
-      signal.votes.push(vote(WEAK, `${target} answered all ${inWindow.length} scrapes of /metrics over the episode (p50 ${dur(p50)}${base === null ? '' : `, ${dur(base)} outside it`}): its HTTP server was up`, [], ['engine']));
+      signal.votes.push(vote(WEAK, `${target} answered all ${slots.length} scrapes of /metrics over the episode (p50 ${dur(p50)}${base === null ? '' : `, ${dur(base)} outside it`}): its HTTP server was up`, ['proxy', 'network'], ['engine']));
     }
   }
 }
@@ -80,8 +101,14 @@ function flowVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): void {
   let flowing = 0;
   const movedNames = new Set<string>();
   let completions = 0;
+  let late = 0;
   for (let from = w.from_ms; from < w.to_ms; from += sliceMs) {
     const slice = { from_ms: from, to_ms: Math.min(w.to_ms, from + sliceMs) };
+    // While the client's own loop was late, what it saw arrive says nothing about the engine.
+    if (ctx.clientLate(slice.from_ms, slice.to_ms)) {
+      late += 1;
+      continue;
+    }
     slices += 1;
     let flows = false;
     for (const f of observedFlows) {
@@ -95,16 +122,22 @@ function flowVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): void {
     if (done > 0 || (a?.streamingShare(slice.from_ms, slice.to_ms) ?? 0) >= STREAMING_SLICE_SHARE) flows = true;
     if (flows) flowing += 1;
   }
+  if (slices < 2) {
+    if (late > 0) signal.facts.push(`flow not judged: the client's own loop was late through ${late} of ${late + slices} slices of the episode`);
+    return;
+  }
   const share = flowing / slices;
   const streaming = a?.streamingShare(w.from_ms, w.to_ms) ?? 0;
   const what: string[] = [];
   if (movedNames.size > 0) what.push(`${[...movedNames].join(', ')} moved`);
   if (completions > 0) what.push(`${completions} client request${completions === 1 ? '' : 's'} completed`);
   if (streaming >= 0.05) what.push(`tokens streamed to the client ${pct(streaming)} of the time`);
-  const over = `${flowing} of ${slices} slices of ${dur(sliceMs)}`;
+  const over = `${flowing} of ${slices} slices of ${dur(sliceMs)}${late > 0 ? `, ${late} more left out as the client was late` : ''}`;
   if (share >= FLOWING_SHARE) {
-    // The counters are the engine's own word; the client's completions alone may have gone another way.
-    signal.votes.push(vote(movedNames.size > 0 ? MEDIUM : WEAK, `work kept flowing through the episode (in ${over}: ${what.join(', ')}): the engine was making progress`, ['engine_overloaded'], ['engine']));
+    // Progress clears a stuck engine; it is what an overloaded engine does, and fits a proxy or network
+    // fault as well. The counters are the engine's own word; the client's completions alone may have gone
+    // another way.
+    signal.votes.push(vote(movedNames.size > 0 ? MEDIUM : WEAK, `work kept flowing through the episode (in ${over}: ${what.join(', ')}): the engine was making progress`, ['engine_overloaded', 'proxy', 'network'], ['engine']));
   } else if (share <= STILL_SHARE && ((a?.inFlightShare(w.from_ms, w.to_ms) ?? 0) >= 0.5 || ep.hangs.length > 0)) {
     const flat = observedFlows.filter((f) => !movedNames.has(`${f.target} ${f.counter}`)).map((f) => `${f.target} ${f.counter}`);
     const counters = observedFlows.length > 0 ? (flat.length > 0 ? `${flat.join(', ')} flat` : 'the counters barely moved') : ctx.flows.length > 0 ? 'its counters unseen (the scrapes failed)' : 'no flow counter scraped';
@@ -127,17 +160,9 @@ function gaugeVotes(w: Window, ctx: Context, signal: Signal): void {
     const when = g.stuck === undefined ? `for ${g.longest_nonzero_s.toFixed(1)} s` : `from ${s1(g.stuck.from_ms)} to ${s1(g.stuck.to_ms)}`;
     signal.votes.push(vote(STRONG, `engine gauge ${g.name}${labels === '' ? '' : `{${labels}}`} on ${g.target} is pinned at ${Number.isInteger(g.last_value) ? g.last_value : Number(g.last_value.toPrecision(4))} ${when} with nothing flowing: a request is stuck inside the engine`, ['engine'], ['proxy', 'engine_overloaded']));
   }
-  const queued: number[] = [];
-  let observed = 0;
-  for (const target of ctx.targets) {
-    for (const s of ctx.scrapesIn(target, w)) {
-      if (!s.ok || s.queue === null) continue;
-      observed += 1;
-      if (s.queue >= 1) queued.push(s.queue);
-    }
-  }
-  if (observed >= 2 && queued.length * 2 >= observed) {
-    signal.votes.push(vote(MEDIUM, `requests waited in the engine's queue: its queue gauge was ≥ 1 in ${queued.length} of ${observed} scrapes over the episode (up to ${Math.max(...queued)})`, ['engine_overloaded']));
+  const q = ctx.queueIn(w);
+  if (q.observed >= 2 && q.queued * 2 >= q.observed) {
+    signal.votes.push(vote(MEDIUM, `requests waited in the engine's queue: its queue gauge was ≥ 1 in ${q.queued} of ${q.observed} scrapes over the episode (up to ${q.max})`, ['engine_overloaded']));
   }
 }
 
@@ -147,7 +172,8 @@ function ttftVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): void {
   const now = a.ttft(w.from_ms, w.to_ms);
   const before = a.ttft(0, Math.max(0, ep.from_ms - 1));
   if (now.count >= 2 && before.count >= 3 && now.meanMs >= before.meanMs * TTFT_RISE_FACTOR && now.meanMs - before.meanMs >= TTFT_RISE_MS) {
-    signal.votes.push(vote(MEDIUM, `TTFT rising: a mean of ${dur(now.meanMs)} for the ${now.count} requests sent over the episode that completed, against ${dur(before.meanMs)} before it`, ['engine_overloaded']));
+    // Measured through the whole path: a proxy holding requests raises it too, so only a hint.
+    signal.votes.push(vote(WEAK, `TTFT rising: a mean of ${dur(now.meanMs)} for the ${now.count} requests sent over the episode that completed, against ${dur(before.meanMs)} before it`, ['engine_overloaded']));
   }
   const firstToken = ep.hangs.filter((h) => h.phase === 'first_token').length;
   if (ep.hangs.length >= 2 && firstToken * 2 > ep.hangs.length && now.count >= 1) {

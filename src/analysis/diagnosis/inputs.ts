@@ -170,3 +170,16 @@ export function clientWindow(s: ClientSampleEvent): ClientWindow {
     cpu_ms: typeof s.cpu_ms === 'number' ? s.cpu_ms : null,
   };
 }
+
+/**
+ * The windows in time order, each one's delay at least how late the sampler's own tick came: a window longer
+ * than the usual one is a late timer too. monitorEventLoopDelay can miss a stretch the process spent off the
+ * CPU in the middle of its work; the sampler's tick, due every second, cannot.
+ */
+export function withSamplerLateness(windows: readonly ClientWindow[]): ClientWindow[] {
+  const sorted = [...windows].sort((a, b) => a.from_ms - b.from_ms);
+  const lengths = sorted.map((w) => w.to_ms - w.from_ms).sort((a, b) => a - b);
+  // The lower quartile: late windows are long, so a median of a short run's few windows could be one of them.
+  const usual = lengths[Math.floor(lengths.length / 4)] ?? 0;
+  return sorted.map((w) => ({ ...w, delay_max_ms: Math.max(w.delay_max_ms, w.to_ms - w.from_ms - usual) }));
+}

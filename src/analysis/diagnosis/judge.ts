@@ -10,7 +10,7 @@ import { engineSignal } from './engine-signal.js';
 import { episodesOf, type Episode } from './episodes.js';
 import { failureSignal } from './failure-signal.js';
 import { countBy, plural, s1 } from './text.js';
-import { CANDIDATES, MEDIUM, type Candidate, type Vote } from './votes.js';
+import { CANDIDATES, MEDIUM, STRONG, type Candidate, type Vote } from './votes.js';
 
 /** Failures closer than this (or two canary intervals) join one episode. */
 const MERGE_GAP_MS = 3000;
@@ -25,12 +25,19 @@ function round2(v: number): number {
   return Math.round(v * 100) / 100;
 }
 
-/** The stretch an episode's evidence is read over: the episode, padded by half a canary interval (errors,
- * which are instants, by a whole one) so the canaries around it speak. */
-function windowOf(ep: Episode, ctx: Context): Window {
+/** An episode's evidence is read over its own span (at least MIN_SPAN_MS), so the time around it does not
+ * dilute what happened in it; canaries, which are few, over the span widened by part of a canary interval. */
+const MIN_SPAN_MS = 1000;
+
+function spanOf(ep: Episode): Window {
+  const short = Math.max(0, MIN_SPAN_MS - (ep.to_ms - ep.from_ms));
+  return { from_ms: Math.max(0, ep.from_ms - short / 2), to_ms: ep.to_ms + short / 2 };
+}
+
+function canaryWindowOf(ep: Episode, span: Window, ctx: Context): Window {
   const interval = ctx.canaryIntervalMs ?? 1000;
-  const pad = Math.max(500, ep.kind === 'errors' ? interval : interval / 2);
-  return { from_ms: Math.max(0, ep.from_ms - pad), to_ms: ep.to_ms + pad };
+  const pad = ep.kind === 'errors' ? Math.min(interval, 2000) : Math.min(interval / 2, 1000);
+  return { from_ms: Math.max(0, span.from_ms - pad), to_ms: span.to_ms + pad };
 }
 
 function facts(ep: Episode): string[] {
@@ -66,7 +73,10 @@ export function score(votes: readonly Vote[], allowed: readonly Candidate[]): Sc
   if (best === undefined) return { verdict: 'unknown', confidence: 0, scores };
   const top = scores[best] ?? 0;
   const second = ranked[1] === undefined ? -Infinity : (scores[ranked[1]] ?? 0);
-  if (top < MIN_SCORE || top === second) return { verdict: 'unknown', confidence: 0, scores };
+  // One hint is not a verdict: two signs, or one that settles it.
+  const support = votes.filter((v) => v.for.includes(best));
+  const enough = support.length >= 2 || support.some((v) => v.weight >= STRONG);
+  if (top < MIN_SCORE || top === second || !enough) return { verdict: 'unknown', confidence: 0, scores };
   // Every vote that bears on the call, once: for or against it, or for a rival still standing. A vote
   // shared by the call and a rival (both legs failing: engine or overloaded) does not count twice.
   const standing = new Set(allowed.filter((c) => c !== best && (scores[c] ?? 0) > 0));
@@ -76,8 +86,8 @@ export function score(votes: readonly Vote[], allowed: readonly Candidate[]): Sc
 }
 
 function judge(ep: Episode, ctx: Context): DiagnosisEpisode {
-  const w = windowOf(ep, ctx);
-  const { signal: canaries, comparison } = canarySignal(w, ctx);
+  const w = spanOf(ep);
+  const { signal: canaries, comparison } = canarySignal(canaryWindowOf(ep, w, ctx), ctx);
   const signals = [failureSignal(ep, ctx.path), clientSignal(ep, ctx), canaries, engineSignal(ep, w, ctx)];
   const votes = signals.flatMap((s) => s.votes);
   // No proxy on the agents' path: nothing to blame there.
@@ -126,13 +136,14 @@ function overall(episodes: readonly DiagnosisEpisode[]): { verdict: DiagnosisVer
 /** The verdict on a run's hangs and errors (verdict `none` when nothing failed). */
 export function diagnose(input: DiagnosisInput): Diagnosis {
   const errors = input.errors ?? [];
-  const buffering = input.buffering === null || input.buffering === undefined || input.buffering.judged === 0 ? {} : { buffering: input.buffering };
+  const b = input.buffering;
+  const buffering = b === null || b === undefined || (b.judged === 0 && (b.excluded_client_late ?? 0) === 0) ? {} : { buffering: b };
   const omitted = (input.hangsOmitted ?? 0) + (input.errorsOmitted ?? 0);
   if (input.hangs.length === 0 && errors.length === 0 && omitted === 0) return { verdict: 'none', confidence: null, evidence: [], episodes: [], ...buffering };
   const ctx = new Context(input);
   const gap = Math.max(MERGE_GAP_MS, 2 * (ctx.canaryIntervalMs ?? 0));
   const raw = episodesOf(input.hangs, errors, gap);
-  ctx.troubled = raw.map((ep) => windowOf(ep, ctx));
+  ctx.troubled = raw.map((ep) => canaryWindowOf(ep, spanOf(ep), ctx));
   // The largest episodes are judged in full; a night of scattered errors is counted, not listed.
   const kept = [...raw].sort((a, b) => b.hangs.length + b.errors.length - (a.hangs.length + a.errors.length)).slice(0, MAX_EPISODES);
   const keptSet = new Set(kept);

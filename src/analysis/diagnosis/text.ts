@@ -15,10 +15,10 @@ export function pct(share: number): string {
   return `${Math.round(share * 100)}%`;
 }
 
-/** `0.0003`, `0.04`, `0.5`: a p-value as people read it. */
+/** `p < 0.0001`, `p = 0.0003`, `p = 0.04`: a p-value as people read it. */
 export function pValue(p: number): string {
-  if (p < 0.0001) return '< 0.0001';
-  return p < 0.01 ? p.toPrecision(1) : p.toFixed(2);
+  if (p < 0.0001) return 'p < 0.0001';
+  return `p = ${p < 0.01 ? p.toPrecision(1) : p.toFixed(2)}`;
 }
 
 /** How often each key occurs, most frequent first. */

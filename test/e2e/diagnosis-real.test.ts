@@ -1,0 +1,232 @@
+// The diagnosis against real parts: the embedded engine as its own process, frozen with SIGSTOP/SIGCONT or
+// killed, behind real HAProxy and nginx; a proxy frozen or killed; an engine saturated by slow prefills; a
+// buffering nginx; a run starved of CPU. Each scenario three times, the same verdict each time.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseWorkload } from '../../src/config/index.js';
+import { executeRun } from '../../src/run/index.js';
+import type { Summary } from '../../src/analysis/index.js';
+import type { RequestRecord, RunEvent } from '../../src/types/index.js';
+import { readJsonl, tempDir } from '../helpers/tmp.js';
+import { formatSummary } from '../../src/report/index.js';
+import { busyLoop, release, requireTool, schedstat, spawnCli, spawnEngine, starve, startHaproxy, startNginx, type Proc } from '../helpers/procs.js';
+
+const REPEATS = 3;
+/** A fast engine: short answers, quick steps. */
+const ENGINE = { decode_step_ms: 5, output_tokens_min: 12, output_tokens_max: 20, stats_interval_steps: 0 };
+
+interface RunOutcome {
+  summary: Summary;
+  records: RequestRecord[];
+  dir: string;
+}
+
+/** What to do to the parts, in ms after the run's first completed request. */
+type Act = [number, () => void | Promise<void>][];
+
+async function run(t: TestContext, engineUrl: string, proxyUrl: string | null, acts: Act, set: string[] = [], caFile: string | null = null): Promise<RunOutcome> {
+  const dir = join(tempDir(t), 'run');
+  const workload = parseWorkload(
+    `name: real
+target: {url: "${engineUrl}"${proxyUrl === null ? '' : `, via: {kind: tls-proxy, url: "${proxyUrl}"}`}${caFile === null ? '' : `, tls: {ca: "${caFile}"}`}}
+agents: {count: 4, rounds: 1000, think_time_ms: 50}
+duration: 5s
+conversation: {max_tokens: 24, system_prompt_tokens: 200, first_user_tokens: 50, tool_result_tokens: 50, tool_result_growth_tokens: 10}
+watchdog: {connect_ms: 1000, headers_ms: 800, first_token_ms: 1000, stall_ms: 800, total_ms: 4000}
+monitor: {interval_ms: 200, timeout_ms: 400, canary_interval_s: 0.25, canary_timeout_ms: 800, targets: [{name: engine, url: "${engineUrl}/metrics"}]}
+thresholds: {hangs: null}
+`,
+    'real.yaml',
+    { set },
+  );
+  const timers: NodeJS.Timeout[] = [];
+  let started = false;
+  const pending: Promise<unknown>[] = [];
+  await executeRun({
+    workload,
+    out: dir,
+    onEvent: (e: RunEvent) => {
+      if (started || e.kind !== 'request') return;
+      started = true;
+      for (const [afterMs, act] of acts) timers.push(setTimeout(() => pending.push(Promise.resolve(act())), afterMs));
+    },
+  });
+  for (const timer of timers) clearTimeout(timer);
+  await Promise.all(pending);
+  const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as Summary;
+  // ROUNDLOAD_SHOW_DIAGNOSIS=1: the terminal's diagnosis of every repeat, as a person would read it.
+  if (process.env.ROUNDLOAD_SHOW_DIAGNOSIS === '1') t.diagnostic(formatSummary(summary, dir).split('\n').filter((l) => /^(diagnosis|streams|hangs|errors|requests) |^ {11}/.test(l)).join('\n'));
+  return { summary, records: readJsonl<RequestRecord>(join(dir, 'requests.jsonl')), dir };
+}
+
+function why(s: Summary): string {
+  return JSON.stringify({ verdict: s.diagnosis.verdict, episodes: s.diagnosis.episodes?.map((e) => ({ kind: e.kind, at: [e.start_ms, e.end_ms], verdict: e.verdict, confidence: e.confidence, scores: e.scores, for: e.evidence_for, against: e.evidence_against, facts: e.facts })) }, null, 1);
+}
+
+/** Freezes `proc` 1 s into the run for `forMs`. */
+function freezeFor(proc: Proc, forMs: number): Act {
+  return [
+    [1000, () => proc.freeze()],
+    [1000 + forMs, () => proc.thaw()],
+  ];
+}
+
+test('an engine frozen (SIGSTOP) behind a healthy HAProxy is engine, three times out of three, never proxy', async (t) => {
+  const haproxy = requireTool(t, 'haproxy', 'apt-get install haproxy');
+  if (haproxy === null) return;
+  const engine = await spawnEngine(t, ENGINE);
+  const proxy = await startHaproxy(t, haproxy, engine.port, { check: true });
+  for (let i = 0; i < REPEATS; i += 1) {
+    const { summary } = await run(t, engine.url, proxy.url, freezeFor(engine, 2500));
+    assert.ok(summary.totals.hangs + summary.totals.errors > 0, `repeat ${i}: the freeze made failures`);
+    assert.equal(summary.diagnosis.verdict, 'engine', `repeat ${i}: ${why(summary)}`);
+    assert.ok(summary.diagnosis.episodes!.every((e) => e.verdict !== 'proxy'), `repeat ${i}: ${why(summary)}`);
+  }
+});
+
+test('an engine frozen behind nginx (no health checks: every request just waits) is engine, three times out of three', async (t) => {
+  const nginx = requireTool(t, 'nginx', 'apt-get install nginx');
+  if (nginx === null) return;
+  const engine = await spawnEngine(t, ENGINE);
+  const proxy = await startNginx(t, nginx, engine.port, { buffering: false });
+  for (let i = 0; i < REPEATS; i += 1) {
+    const { summary } = await run(t, engine.url, proxy.url, freezeFor(engine, 2500));
+    assert.ok(summary.totals.hangs > 0, `repeat ${i}: the freeze made hangs`);
+    assert.equal(summary.diagnosis.verdict, 'engine', `repeat ${i}: ${why(summary)}`);
+    assert.ok(summary.diagnosis.episodes!.every((e) => e.verdict !== 'proxy'), `repeat ${i}: ${why(summary)}`);
+  }
+});
+
+test('HAProxy frozen (SIGSTOP) in front of a healthy engine is proxy, three times out of three', async (t) => {
+  const haproxy = requireTool(t, 'haproxy', 'apt-get install haproxy');
+  if (haproxy === null) return;
+  const engine = await spawnEngine(t, ENGINE);
+  const proxy = await startHaproxy(t, haproxy, engine.port);
+  for (let i = 0; i < REPEATS; i += 1) {
+    const { summary } = await run(t, engine.url, proxy.url, freezeFor(proxy, 2500));
+    assert.ok(summary.totals.hangs > 0, `repeat ${i}: the freeze made hangs`);
+    assert.equal(summary.diagnosis.verdict, 'proxy', `repeat ${i}: ${why(summary)}`);
+  }
+});
+
+test('HAProxy killed (SIGKILL) in front of a healthy engine is proxy, its error burst judged too, three times out of three', async (t) => {
+  const haproxy = requireTool(t, 'haproxy', 'apt-get install haproxy');
+  if (haproxy === null) return;
+  const engine = await spawnEngine(t, ENGINE);
+  for (let i = 0; i < REPEATS; i += 1) {
+    const proxy = await startHaproxy(t, haproxy, engine.port);
+    const { summary } = await run(t, engine.url, proxy.url, [[1000, () => proxy.kill()]]);
+    assert.ok(summary.totals.errors > 0, `repeat ${i}: the kill made errors`);
+    assert.equal(summary.diagnosis.verdict, 'proxy', `repeat ${i}: ${why(summary)}`);
+    assert.ok(summary.diagnosis.episodes!.some((e) => e.kind === 'errors' && e.verdict === 'proxy'), `repeat ${i}: ${why(summary)}`);
+  }
+});
+
+test('an engine saturated by slow prefills (completions go on, queue up, TTFT past the deadline for some) is engine_overloaded, three times out of three', async (t) => {
+  const haproxy = requireTool(t, 'haproxy', 'apt-get install haproxy');
+  if (haproxy === null) return;
+  // Two requests at a time, slow prefills: eight agents and the canaries queue behind them.
+  const engine = await spawnEngine(t, { ...ENGINE, max_running_requests: 2, prefill_ms_per_1k_tokens: 1800 });
+  const proxy = await startHaproxy(t, haproxy, engine.port);
+  for (let i = 0; i < REPEATS; i += 1) {
+    const { summary } = await run(t, engine.url, proxy.url, [], ['agents.count=8', 'agents.think_time_ms=20']);
+    assert.ok(summary.totals.ok > 0 && summary.totals.hangs > 0, `repeat ${i}: some complete, some hang: ${JSON.stringify(summary.totals)}`);
+    assert.equal(summary.diagnosis.verdict, 'engine_overloaded', `repeat ${i}: ${why(summary)}`);
+  }
+});
+
+test('nginx buffering the streams (TLS, proxy_buffering on): every stream ok but flagged buffered_stream, and the diagnosis says the path buffers; unbuffered nginx is not flagged', async (t) => {
+  const nginx = requireTool(t, 'nginx', 'apt-get install nginx');
+  if (nginx === null) return;
+  // 8 ms decode steps and a prefill of 50 ms or more: a stream of 12+ tokens takes 100 ms or more.
+  const engine = await spawnEngine(t, { ...ENGINE, decode_step_ms: 8, prefill_ms_per_1k_tokens: 200 });
+  const buffering = await startNginx(t, nginx, engine.port, { buffering: true, tls: true });
+  for (let i = 0; i < REPEATS; i += 1) {
+    const { summary, records } = await run(t, engine.url, buffering.url, [], ['duration=3s'], buffering.caFile);
+    const ok = records.filter((r) => r.status === 'ok');
+    assert.ok(ok.length > 0 && summary.totals.hangs === 0, `repeat ${i}: ${JSON.stringify(summary.totals)}`);
+    const b = summary.diagnosis.buffering;
+    assert.ok(b !== undefined && b.judged > 0 && b.share >= 0.8, `repeat ${i}: ${JSON.stringify(b)}`);
+    assert.ok(ok.filter((r) => r.buffered_stream === true).every((r) => r.ttft_ms! >= 0.9 * r.e2e_ms), 'TTFT ≈ e2e on every flagged stream');
+    assert.equal(summary.diagnosis.verdict, 'none');
+  }
+  const streaming = await startNginx(t, nginx, engine.port, { buffering: false, tls: true });
+  const { summary } = await run(t, engine.url, streaming.url, [], ['duration=3s'], streaming.caFile);
+  assert.ok(summary.diagnosis.buffering !== undefined && summary.diagnosis.buffering.judged > 0 && summary.diagnosis.buffering.share < 0.5, JSON.stringify(summary.diagnosis.buffering));
+});
+
+/** Runs `roundload run` as its own process (so it alone can be starved); `during` acts on its pid once it runs. */
+async function runChild(t: TestContext, engineUrl: string, proxyUrl: string, during: (pid: number) => Promise<void>): Promise<RunOutcome> {
+  const base = tempDir(t);
+  const dir = join(base, 'run');
+  const file = join(base, 'starved.yaml');
+  // A busy client, as a real load makes one: 16 agents sending short requests with 12 KB tool results back
+  // to back take about half a core. Starved in the middle of that work, it comes back to its timers (long
+  // past their deadlines) before the bytes that arrived meanwhile. (A client starved while idle in its
+  // event loop reads its sockets first on waking, and nothing hangs.)
+  writeFileSync(
+    file,
+    `name: starved
+target: {url: "${engineUrl}", via: {kind: tls-proxy, url: "${proxyUrl}"}}
+agents: {count: 16, rounds: 1000, think_time_ms: 20}
+duration: 6s
+conversation: {max_tokens: 8, tools: none, system_prompt_tokens: 200, first_user_tokens: 50, tool_result_tokens: 3000, tool_result_growth_tokens: 0, max_context_tokens: 30000}
+watchdog: {connect_ms: 600, headers_ms: 600, first_token_ms: 800, stall_ms: 600, total_ms: 4000}
+monitor: {interval_ms: 200, timeout_ms: 400, canary_interval_s: 0.25, canary_timeout_ms: 800, targets: [{name: engine, url: "${engineUrl}/metrics"}]}
+thresholds: {hangs: null}
+`,
+  );
+  const child = spawnCli(t, ['run', file, '--out', dir]);
+  for (let i = 0; i < 1200 && !/canaries every/.test(child.stderr) && !child.exited; i += 1) await sleep(25);
+  assert.ok(!child.exited, `the run ended early: ${child.stderr}`);
+  await during(child.pid);
+  for (let i = 0; i < 1200 && !child.exited; i += 1) await sleep(25);
+  assert.ok(child.exited, 'the run ended');
+  const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as Summary;
+  if (process.env.ROUNDLOAD_SHOW_DIAGNOSIS === '1') t.diagnostic(formatSummary(summary, dir).split('\n').filter((l) => /^(diagnosis|streams|hangs|errors|requests|client) |^ {11}/.test(l)).join('\n'));
+  if (process.env.ROUNDLOAD_SHOW_DIAGNOSIS === '2') t.diagnostic(readJsonl<RunEvent>(join(dir, 'events.jsonl')).filter((e) => e.kind === 'client_sample').map((e) => JSON.stringify(e)).join(' | '));
+  return { summary, records: readJsonl<RequestRecord>(join(dir, 'requests.jsonl')), dir };
+}
+
+/** Starvation makes hangs only when it catches the client mid-work, and the scheduler does not always
+ * starve it as hard: a few more runs are allowed to gather three in which the kernel kept the run waiting
+ * for a CPU most of the time (its schedstat) and requests hung; every one of those must say host_starved. */
+const STARVED_ATTEMPTS = 6;
+/** Of the 3 s of starvation, the kernel must have kept the run's main thread waiting at least this long. */
+const STARVED_WAIT_MS = 1500;
+
+test('a run starved of CPU (pinned beside busy loops, at the lowest priority) is host_starved, not client, in three runs that hung', async (t) => {
+  const haproxy = requireTool(t, 'haproxy', 'apt-get install haproxy');
+  const taskset = requireTool(t, 'taskset', 'apt-get install util-linux');
+  const renice = requireTool(t, 'renice', 'apt-get install util-linux');
+  if (haproxy === null || taskset === null || renice === null) return;
+  const engine = await spawnEngine(t, { ...ENGINE, decode_step_ms: 2, decode_step_ms_per_running: 0, prefill_ms_per_1k_tokens: 0, output_tokens_min: 8, output_tokens_max: 8 });
+  const proxy = await startHaproxy(t, haproxy, engine.port);
+  const verdicts: string[] = [];
+  for (let attempt = 0; attempt < STARVED_ATTEMPTS && verdicts.length < REPEATS; attempt += 1) {
+    let waitedMs = 0;
+    const { summary } = await runChild(t, engine.url, proxy.url, async (pid) => {
+      await sleep(1000);
+      const before = schedstat(pid);
+      // The run's every thread onto core 0 at nice 19, two busy loops beside it at nice 0: the run gets a
+      // few percent of the core, in slices up to a second or more apart, for 3 s.
+      starve(taskset, renice, pid, 0);
+      const loops = [busyLoop(t, taskset, 0), busyLoop(t, taskset, 0)];
+      await sleep(3000);
+      const after = schedstat(pid);
+      await Promise.all(loops.map((l) => l.kill()));
+      release(taskset, renice, pid);
+      // Without schedstat (a kernel that keeps none), every attempt counts.
+      waitedMs = before === null || after === null ? Infinity : after.waitMs - before.waitMs;
+    });
+    t.diagnostic(`attempt ${attempt}: the run waited ${Number.isFinite(waitedMs) ? Math.round(waitedMs) : '?'} ms for a CPU in 3 s; ${summary.totals.hangs} hangs; ${summary.diagnosis.verdict}`);
+    if (process.env.ROUNDLOAD_SHOW_DIAGNOSIS === "2") t.diagnostic(why(summary));
+    if (summary.totals.hangs === 0 || waitedMs < STARVED_WAIT_MS) continue;
+    assert.equal(summary.diagnosis.verdict, 'host_starved', `attempt ${attempt}: ${why(summary)}`);
+    verdicts.push(summary.diagnosis.verdict);
+  }
+  assert.equal(verdicts.length, REPEATS, `only ${verdicts.length} of ${STARVED_ATTEMPTS} starved runs hung`);
+});
