@@ -3,3 +3,4 @@ export { SummaryBuilder, SATURATED_LOOP_DELAY_MS, SATURATED_UTILIZATION, type Su
 export { WindowBuilder, type WindowFigures } from './windows.js';
 export { evaluateThresholds, DEFAULT_THRESHOLDS, type ThresholdLimits, type ThresholdInput, type ThresholdVerdict } from './thresholds.js';
 export { diagnose, DiagnosisCollector, answererOf, fisherGreater, wilson, type DiagnosisInput, type HangSpan, type ErrorSpan, type CanaryPoint, type ScrapePoint, type ClientWindow, type FlowTrack, type RequestActivity } from './diagnosis/index.js';
+export { OpeningStats, STARTUP_OPENING, type OpeningFigures } from './opening.js';

@@ -5,6 +5,7 @@ import type { CanaryEvent, ClientSampleEvent, Diagnosis, GaugeVerdict, HangPhase
 import { RESULTS_SCHEMA_VERSION } from '../types/index.js';
 import { WindowBuilder, type WindowFigures } from './windows.js';
 import { DiagnosisCollector } from './diagnosis/index.js';
+import { OpeningStats, type OpeningFigures } from './opening.js';
 import { evaluateThresholds, DEFAULT_THRESHOLDS, type ThresholdLimits } from './thresholds.js';
 import { ClientActivity, GaugeStore, judgeGauges, scrapeTargets } from '../monitor/index.js';
 
@@ -96,6 +97,8 @@ export interface Summary {
     loop_utilization_max: number;
     /** Sample windows where the client itself was saturated (its latencies there are suspect). */
     saturated_windows: number;
+    /** What opening sockets cost, and the requests sent in a start-up rush (absent in older summaries). */
+    opening?: OpeningFigures;
   };
   /** Figures per `window_s` time window, in time order (drift over a soak, resampling units for A/B). */
   windows: WindowFigures[];
@@ -167,6 +170,7 @@ export class SummaryBuilder {
   /** Gauge scrapes folded compactly, and the client's requests, for the gauge verdicts. */
   readonly #gauges: GaugeStore;
   readonly #client = new ClientActivity();
+  readonly #opening = new OpeningStats();
   readonly #pinAfterS: number;
 
   /** @param options.thresholds the workload's `thresholds:`; default: a hang fails, nothing else is checked.
@@ -184,6 +188,7 @@ export class SummaryBuilder {
     this.#client.addRecord(r);
     this.#windows.add(r);
     this.#diagnosis.add(r);
+    this.#opening.add(r);
     let phase = this.#phases.get(r.phase);
     if (phase === undefined) {
       phase = { requests: 0, ok: 0, errors: 0, hangs: 0, completion: 0, firstStartMs: Infinity, lastEndMs: -Infinity, rounds: new Map(), warmup: { requests: 0, ok: 0, errors: 0, hangs: 0 } };
@@ -388,15 +393,17 @@ export class SummaryBuilder {
       errors_by_class: { ...this.#errors },
       hangs: { total: hangs, by_phase: { ...this.#hangPhase }, by_round: { ...this.#hangRound }, by_connection_reuse: { ...this.#hangReuse } },
       connections: { distinct: this.#connections, requests_on_reused: this.#reusedRequests, max_requests_per_connection: this.#maxNth },
-      client: { samples: this.#samples, loop_delay_p99_ms_max: round3(this.#loopP99Max), loop_utilization_max: round3(this.#eluMax), saturated_windows: this.#saturated },
+      client: { samples: this.#samples, loop_delay_p99_ms_max: round3(this.#loopP99Max), loop_utilization_max: round3(this.#eluMax), saturated_windows: this.#saturated, opening: this.#opening.build() },
       windows,
       gauges: judgeGauges(this.#gauges, this.#client, { pinAfterS: this.#pinAfterS }),
       scrape_targets: scrapeTargets(this.#gauges),
       // Set below, once the gauge verdicts are in.
       diagnosis: { verdict: 'none', evidence: [] },
-      thresholds: evaluateThresholds(this.#thresholds, { requests, errors, hangs, output_tokens_per_s: activeS === 0 ? 0 : round3(completionAll / activeS), ...this.#overall(phases), windows }),
+      thresholds: { ok: true, results: [] },
     };
     summary.diagnosis = this.#diagnosis.diagnose(summary.gauges, this.#gauges, this.#client);
+    // After the diagnosis: the buffered-streams limit reads its figures.
+    summary.thresholds = evaluateThresholds(this.#thresholds, { requests, errors, hangs, output_tokens_per_s: activeS === 0 ? 0 : round3(completionAll / activeS), ...this.#overall(phases), windows, ...(summary.diagnosis.buffering === undefined ? {} : { buffering: summary.diagnosis.buffering }) });
     return summary;
   }
 }

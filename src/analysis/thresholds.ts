@@ -11,6 +11,8 @@ export interface ThresholdLimits {
   itl_p99_ms: number | null;
   e2e_p99_ms: number | null;
   decode_tokens_per_s_min: number | null;
+  /** Highest share of judged streams that arrived whole (`buffered_stream`); absent in older run.json files. */
+  buffered_streams?: number | null;
   per_window: boolean;
 }
 
@@ -34,6 +36,8 @@ export interface ThresholdInput {
   itl: Percentiles;
   e2e: Percentiles;
   windows: readonly WindowFigures[];
+  /** Streams judged for buffering and those that arrived whole (the diagnosis's figures). @default none */
+  buffering?: { judged: number; buffered: number };
 }
 
 /** The default limits: a hang fails the run, nothing else is checked. */
@@ -44,6 +48,7 @@ export const DEFAULT_THRESHOLDS: ThresholdLimits = {
   itl_p99_ms: null,
   e2e_p99_ms: null,
   decode_tokens_per_s_min: null,
+  buffered_streams: null,
   per_window: false,
 };
 
@@ -89,6 +94,13 @@ export function evaluateThresholds(limits: ThresholdLimits, input: ThresholdInpu
     const actual = input.output_tokens_per_s;
     const ok = actual >= limit;
     results.push({ name: 'decode_tokens_per_s_min', limit, actual, ok, message: `output ${actual.toFixed(1)} tokens/s ${ok ? '≥' : '<'} minimum ${limit} tokens/s` });
+  }
+  const bufferedLimit = limits.buffered_streams ?? null;
+  if (bufferedLimit !== null) {
+    const b = input.buffering ?? { judged: 0, buffered: 0 };
+    const share = b.judged === 0 ? 0 : b.buffered / b.judged;
+    const ok = share <= bufferedLimit;
+    results.push({ name: 'buffered_streams', limit: bufferedLimit, actual: round6(share), ok, message: `${b.buffered} of ${b.judged} streams arrived whole (${pct(share)}) ${ok ? '≤' : '>'} limit ${pct(bufferedLimit)}: ${ok ? 'the path streams' : "the path buffers streams, so TTFT and ITL are the proxy's"}` });
   }
   if (limits.per_window) results.push(...perWindow(limits, input.windows));
   return { ok: results.every((r) => r.ok), results };

@@ -253,6 +253,9 @@ export const thresholdsSchema = z.strictObject({
   e2e_p99_ms: z.number().positive().nullable().default(null),
   /** Lowest output (decode) tokens per second of all streams together. @default null */
   decode_tokens_per_s_min: nonNegative().nullable().default(null),
+  /** Highest share of streams that arrived whole (`buffered_stream`: all their tokens at once, something on
+   * the path buffering them), of those long enough to tell (0.1 = 10%). @default null */
+  buffered_streams: z.number().min(0).max(1).nullable().default(null),
   /** Also check every `window_s` window (hangs, error rate, ttft/e2e p99, tokens/s), so a bad hour of a
    * night fails even when the night's totals pass. @default false */
   per_window: z.boolean().default(false),

@@ -1,6 +1,6 @@
 // The terminal summary: a per-round table and the lines a person reads first (throughput, errors, hangs).
 import { join } from 'node:path';
-import type { Summary, PhaseSummary } from '../analysis/index.js';
+import { STARTUP_OPENING, type Summary, type PhaseSummary } from '../analysis/index.js';
 import { gaugeLines } from './gauges.js';
 
 function fmtMs(v: number, count: number): string {
@@ -65,6 +65,15 @@ function bySocketUse(byNth: Record<string, number>): string {
   const parts = [`on fresh sockets ${fresh}`, `on reused sockets ${reusedTotal}${reused.length === 0 ? '' : ` (${reused.map(([nth, n]) => `nth ${nth}: ${n}`).join(', ')})`}`];
   if (none > 0) parts.push(`before any socket ${none}`);
   return parts.join(', ');
+}
+
+/** What opening sockets cost and the start-up rush, beside the TTFT it is part of. */
+function openingNote(o: Summary['client']['opening']): string {
+  if (o === undefined || o.sockets === 0) return '';
+  const ms = (v: number | null) => (v === null ? '-' : `${v.toFixed(1)} ms`);
+  const tls = o.tls_ms_mean === null ? '' : `, TLS ${ms(o.tls_ms_mean)} (max ${ms(o.tls_ms_max)})`;
+  const rush = o.startup_requests > 0 ? `  ·  ${o.startup_requests} requests went out in the client's start-up rush (${STARTUP_OPENING}+ sockets opening at once), ${ms(o.startup_send_delay_ms_mean)} (max ${ms(o.startup_send_delay_ms_max)}) of their TTFT before they left` : '';
+  return `  ·  opening one: connect ${ms(o.connect_ms_mean)} (max ${ms(o.connect_ms_max)})${tls}${rush}`;
 }
 
 /** `3 passed` or `FAILED 1 of 3: ttft p99 6120 ms > limit 5000 ms`, each failed limit named. */
@@ -134,7 +143,7 @@ export function formatSummary(s: Summary, dir: string): string {
   out.push('');
   out.push(`requests   ${t.requests} (${t.ok} ok, ${t.errors} errors, ${t.hangs} hangs)  ·  ${s.throughput.output_tokens_per_s.toFixed(1)} output tokens/s  ·  ${s.throughput.requests_per_s.toFixed(2)} requests/s`);
   out.push(`tokens     ${fmtInt(t.prompt_tokens)} prompt (${(t.cache_hit_ratio * 100).toFixed(1)}% cached), ${fmtInt(t.completion_tokens)} completion${t.tokens_estimated > 0 ? `  ·  ${t.tokens_estimated} requests with estimated counts (no usage chunk)` : ''}`);
-  out.push(`sockets    ${s.connections.distinct} distinct, ${s.connections.requests_on_reused} requests on reused keep-alive sockets, up to ${s.connections.max_requests_per_connection} per socket`);
+  out.push(`sockets    ${s.connections.distinct} distinct, ${s.connections.requests_on_reused} requests on reused keep-alive sockets, up to ${s.connections.max_requests_per_connection} per socket${openingNote(s.client.opening)}`);
   out.push(`errors     ${counts(s.errors_by_class)}`);
   out.push(`hangs      ${s.hangs.total === 0 ? 'none' : `${s.hangs.total}: by phase ${counts(s.hangs.by_phase as Record<string, number>)}; by round ${counts(s.hangs.by_round)}; ${bySocketUse(s.hangs.by_connection_reuse)}`}`);
   out.push(`client     event-loop delay p99 ≤ ${s.client.loop_delay_p99_ms_max.toFixed(1)} ms, utilisation ≤ ${(s.client.loop_utilization_max * 100).toFixed(0)}%${s.client.saturated_windows > 0 ? `  ·  ${s.client.saturated_windows} windows with the loop late or busy: latencies measured then are suspect (the diagnosis says whether the client was busy or starved)` : ''}`);

@@ -209,7 +209,7 @@ export interface BufferingFigures {
   judged: number;
   buffered: number;
   share: number;
-  /** Streams that ended while the client's own event loop was late (50 ms or more): a late client reads a
+  /** Streams that ended while the client's own event loop was late (200 ms or more): a late client reads a
    * stream's tokens together whatever the path did, so these are not judged. Absent in older summaries. */
   excluded_client_late?: number;
 }

@@ -122,3 +122,11 @@ test('SummaryBuilder fills summary.thresholds from its limits (a hang fails by d
   assert.equal(t.results[0]!.name, 'ttft_p99_ms');
   assert.ok(Math.abs(t.results[0]!.actual - 120) < 0.2, String(t.results[0]!.actual));
 });
+
+test('buffered_streams fails a run whose streams arrive whole past the limit, and passes one that streams', () => {
+  const fail = only({ buffered_streams: 0.1 }, { buffering: { judged: 46, buffered: 46 } });
+  assert.equal(fail.ok, false);
+  assert.equal(fail.results[0]!.message, "46 of 46 streams arrived whole (100.00%) > limit 10.00%: the path buffers streams, so TTFT and ITL are the proxy's");
+  assert.equal(only({ buffered_streams: 0.1 }, { buffering: { judged: 46, buffered: 1 } }).ok, true);
+  assert.equal(only({ buffered_streams: 0.1 }).results[0]!.message, '0 of 0 streams arrived whole (0.00%) ≤ limit 10.00%: the path streams');
+});

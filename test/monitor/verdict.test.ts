@@ -2,7 +2,8 @@
 // readings of an idle engine, idle gauges, gaps in observation, and memory over a night of samples.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ClientActivity, GaugeStore, gaugeVerdicts, judgeGauges } from '../../src/monitor/index.js';
+import { ClientActivity, GaugeStore, gaugeVerdicts, judgeGauges, SeriesSelector } from '../../src/monitor/index.js';
+import { DEFAULT_MONITOR_COUNTERS, DEFAULT_MONITOR_GAUGES } from '../../src/config/index.js';
 import type { GaugeSample, GaugeVerdict, ScrapeEvent } from '../../src/types/index.js';
 
 const LABELS = { model_name: 'm', engine_type: 'prefill', tp_rank: '0' };
@@ -166,5 +167,91 @@ describe('gauge verdicts', () => {
     assert.equal(store.targets.get('engine')!.counters.get('generation_tokens_total')!.moved.length, 2, 'one merged run of movement');
     const [v] = judgeGauges(store, client, PIN);
     assert.equal(v?.verdict, 'rotating');
+  });
+});
+
+/** One scrape of `target` at `ms` with the given samples (empty and failed when `down`). */
+function scrape(target: string, ms: number, samples: GaugeSample[], down = false): ScrapeEvent {
+  return { kind: 'scrape', t: '', run_ms: ms, target, url: `http://${target}/metrics`, duration_ms: 2, ok: !down, error: down ? 'ERR_GET_TIMEOUT: GET got no complete answer within 2000 ms' : null, burst: false, samples: down ? [] : samples };
+}
+const g = (name: string, value: number): GaugeSample => ({ name, labels: { model_name: 'm' }, value, type: 'gauge' });
+const c = (name: string, value: number): GaugeSample => ({ name, labels: { model_name: 'm' }, value, type: 'counter' });
+
+describe('gauge verdicts respect flow per target', () => {
+  it('four healthy 40 s streams are never pinned: tokens streaming to the client are flow, though SGLang counts them only at the end', () => {
+    const events: ScrapeEvent[] = [];
+    for (let ms = 0; ms <= 45_000; ms += 1000) {
+      const running = ms >= 1000 && ms < 41_000 ? 4 : 0;
+      // generation_tokens_total moves when a request finishes: once, at 41 s.
+      events.push(scrape('engine', ms, [g('sglang:num_running_reqs', running), g('sglang:cache_hit_rate', 0.4), c('sglang:generation_tokens_total', ms >= 41_000 ? 4000 : 0)]));
+    }
+    const streams = [0, 1, 2, 3].map((i) => ({ run_ms: 900 + i, e2e_ms: 40_000, status: 'ok', ttft_ms: 300 }));
+    const verdicts = gaugeVerdicts(events, streams, PIN);
+    const running = verdicts.find((v) => v.name === 'sglang:num_running_reqs')!;
+    assert.notEqual(running.verdict, 'pinned', running.evidence.join('\n'));
+    assert.equal(running.verdict, 'rotating', running.evidence.join('\n'));
+    assert.match(running.evidence.join('\n'), /steady at 4 for 39\.0 s while work flowed through it: .*tokens streamed to the client 99% of it, never 30\.0 s without flow/);
+    assert.ok(Math.abs(running.flow!.streaming_share! - 39.7 / 45) < 0.01, String(running.flow?.streaming_share));
+    const ratio = verdicts.find((v) => v.name === 'sglang:cache_hit_rate')!;
+    assert.equal(ratio.verdict, 'ratio', ratio.evidence.join('\n'));
+    assert.match(ratio.evidence[0]!, /a ratio or rate, not a count of requests: .*not judged for pins/);
+  });
+
+  it('a frozen target beside a healthy one is judged on its own counters: completions elsewhere do not rescue it', () => {
+    const events: ScrapeEvent[] = [];
+    for (let ms = 0; ms <= 60_000; ms += 1000) {
+      events.push(scrape('engine', ms, [g('sglang:num_running_reqs', ms % 3000 === 0 ? 0 : 2), c('sglang:generation_tokens_total', ms * 3)]));
+      // The fake target: its gauge stuck at 1 from 5 s, its own counter frozen with it.
+      events.push(scrape('fake', ms, [g('sglang:num_running_reqs', ms >= 5000 ? 1 : 0), c('sglang:generation_tokens_total', Math.min(ms, 5000))]));
+    }
+    const requests = steadyRequests(0, 60_000, 300); // ~200 client requests completing through the engine
+    const verdicts = gaugeVerdicts(events, requests, PIN);
+    const fake = verdicts.find((v) => v.target === 'fake')!;
+    assert.equal(fake.verdict, 'pinned', fake.evidence.join('\n'));
+    assert.match(fake.evidence[0]!, /client requests completed meanwhile, but through another server \(this target's own counter did not count them\)/);
+    assert.equal(fake.flow?.client_counted, false);
+    const engine = verdicts.find((v) => v.target === 'engine')!;
+    assert.equal(engine.verdict, 'rotating');
+    assert.equal(engine.flow?.client_counted, true);
+  });
+
+  it('ratio and rate gauges (token_usage, gen_throughput, *_perc) get no pin verdict, even stuck with nothing flowing', () => {
+    const events: ScrapeEvent[] = [];
+    for (let ms = 0; ms <= 60_000; ms += 1000) events.push(scrape('engine', ms, [g('sglang:token_usage', 0.37), g('sglang:gen_throughput', 12.5), g('vllm:kv_cache_usage_perc', 0.2), g('sglang:num_running_reqs', 1), c('sglang:generation_tokens_total', 10)]));
+    const verdicts = gaugeVerdicts(events, [{ run_ms: 0, e2e_ms: 61_000, status: 'hang' }], PIN);
+    assert.deepEqual(
+      verdicts.map((v) => [v.name, v.verdict]),
+      [
+        ['sglang:gen_throughput', 'ratio'],
+        ['sglang:num_running_reqs', 'pinned'],
+        ['sglang:token_usage', 'ratio'],
+        ['vllm:kv_cache_usage_perc', 'ratio'],
+      ],
+    );
+  });
+
+  it('the flow counter is one that moves: llama.cpp\'s tokens_predicted_total over a flat prompt counter, by its own prefix', () => {
+    const selector = new SeriesSelector(DEFAULT_MONITOR_GAUGES, DEFAULT_MONITOR_COUNTERS);
+    for (const name of ['llamacpp:prompt_tokens_total', 'llamacpp:tokens_predicted_total', 'llamacpp:n_decode_total', 'vllm:generation_tokens_total', 'vllm:request_success_total', 'tgi_batch_inference_count', 'tgi_request_success', 'llamacpp:requests_processing', 'vllm:num_requests_waiting', 'tgi_queue_size']) {
+      assert.notEqual(selector.kind(name), null, name);
+    }
+    const events: ScrapeEvent[] = [];
+    for (let ms = 0; ms <= 60_000; ms += 1000) {
+      events.push(scrape('llama', ms, [g('llamacpp:requests_processing', 2), c('llamacpp:prompt_tokens_total', 500), c('llamacpp:tokens_predicted_total', ms / 10)]));
+    }
+    const [v] = gaugeVerdicts(events, [], PIN);
+    assert.equal(v?.flow?.counter, 'tokens_predicted_total', JSON.stringify(v?.flow));
+    assert.equal(v?.verdict, 'rotating', v?.evidence.join('\n'));
+    assert.doesNotMatch(v!.evidence.join('\n'), /no flow counter/);
+  });
+
+  it('a target that stopped answering partway says so in its verdicts', () => {
+    const events: ScrapeEvent[] = [];
+    for (let ms = 0; ms <= 60_000; ms += 1000) events.push(scrape('decode', ms, [g('sglang:num_running_reqs', ms % 4000 === 0 ? 0 : 1), c('sglang:generation_tokens_total', ms)], ms >= 20_000 && ms < 30_000));
+    for (let ms = 61_000; ms <= 70_000; ms += 1000) events.push(scrape('decode', ms, [], true));
+    const [v] = gaugeVerdicts(events, steadyRequests(0, 70_000, 1000), PIN);
+    const text = v!.evidence.join('\n');
+    assert.match(text, /decode stopped answering scrapes from 20\.0 s to 30\.0 s \(10 failed: ERR_GET_TIMEOUT/);
+    assert.match(text, /decode stopped answering scrapes at 61\.0 s and never answered again \(10 failed/);
   });
 });

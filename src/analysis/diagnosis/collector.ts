@@ -19,7 +19,7 @@ const TTFT_BUCKET_MS = 250;
 /** Streams judged for buffering, counted per second of their end. */
 const STREAM_BUCKET_MS = 1000;
 /** A client this late reads a whole stream at once whatever the path did: its streams are not judged. */
-const BUFFER_LATE_MS = 50;
+const BUFFER_LATE_MS = 200;
 
 /** Counts per fixed bucket of run time, growing as needed. */
 class Buckets {
