@@ -268,3 +268,20 @@ test('a sample window longer than the usual one is a late loop, even when the de
   assert.equal(d.verdict, 'host_starved', text(d));
   assert.match(text(d), /ran up to 2\.3 s late/);
 });
+
+test('a short episode with few canaries, only the proxied ones failing, still points at the proxy (less firmly)', () => {
+  const proxied = [...canaries('proxied', 3000, 500, () => 'ok', 'hop')];
+  for (const c of proxied) if (c.run_ms >= 1000 && c.run_ms <= 2000) Object.assign(c, { status: 'hang', hang_phase: 'headers', latency_ms: 1000, http_status: null });
+  const d = diagnose({
+    path: 'hop',
+    hangs: [hang(1000, 2200, 'headers', 'hop', 1200), hang(1100, 2300, 'headers', 'hop', 1200), hang(2400, 3600, 'headers', 'hop', 1200)],
+    canaries: [...canaries('direct', 3000, 500, () => 'ok'), ...proxied],
+    scrapes: scrapes('engine', 4000, 200, []),
+    flows: [flow('engine', 4000, 200, [])],
+    gauges: [],
+  });
+  const e = d.episodes![0]!;
+  assert.ok(e.canaries!.p_proxied_worse >= 0.05 && e.canaries!.p_proxied_worse < 0.2, JSON.stringify(e.canaries));
+  assert.equal(d.verdict, 'proxy', text(d));
+  assert.match(e.evidence_for.join('\n'), /few canaries, yet only the proxied leg failed/);
+});

@@ -80,7 +80,10 @@ monitor: {interval_ms: 100, pin_after_s: 1, burst: {interval_ms: 100}}
   t.diagnostic(`${v.verdict}: ${v.evidence.join(' | ')}`);
   assert.equal(v.verdict, 'pinned');
   assert.equal(v.flow?.completions, 0);
-  assert.equal(v.flow?.counter_moved_intervals, 0, 'generation_tokens_total never moved');
+  // The flow counter judged is one that moved, if any did: prompt_tokens_total moves once, when the first hung
+  // requests are aborted (the engine counts a request's prompt when it ends, aborted or not) — never over the pin.
+  assert.ok((v.flow?.counter_moved_intervals ?? 0) <= 1, JSON.stringify(v.flow));
+  assert.match(v.evidence[0]!, /with nothing flowing: \w+ did not move, no client request completed and no token streamed/);
   assert.ok(v.longest_nonzero_s >= 2);
   // `roundload report` rebuilds the same verdicts from gauges.jsonl (with the run's pin_after_s).
   const rebuilt = await rebuildSummary(out);

@@ -10,8 +10,10 @@ import { MEDIUM, STRONG, vote, type Signal } from './votes.js';
 
 /** Fewer slots than this on a leg: no comparison (a second of data is no evidence). */
 export const MIN_SLOTS = 3;
-/** The comparison settles it at this one-sided p-value. */
+/** The comparison settles it at this one-sided p-value… */
 export const SIGNIFICANT_P = 0.05;
+/** …and points the same way, less firmly, up to this one (few canaries in a short episode). */
+const SUGGESTIVE_P = 0.2;
 /** Direct failure rate up to which the direct path counts as healthy beside a failing proxied one. */
 const DIRECT_HEALTHY_RATE = 0.25;
 /** Direct failure rate from which requests that skip the proxy fail too. */
@@ -99,6 +101,15 @@ export function canarySignal(w: Window, ctx: Context): { signal: Signal; compari
       vote(
         STRONG,
         `over the same ${s1(w.to_ms - w.from_ms)}, proxied canaries failed in ${p.failed} of ${p.slots} slots and direct ones in ${d.failed} of ${d.slots} (one-sided Fisher exact test, ${pValue(pProxiedWorse)}): requests that skip the proxy got through, those through it did not`,
+        ['proxy'],
+        ['engine', 'engine_overloaded'],
+      ),
+    );
+  } else if (pProxiedWorse < SUGGESTIVE_P && d.failed === 0 && p.failed >= 2) {
+    signal.votes.push(
+      vote(
+        MEDIUM,
+        `over the same ${s1(w.to_ms - w.from_ms)}, proxied canaries failed in ${p.failed} of ${p.slots} slots and direct ones in none of ${d.slots} (one-sided Fisher exact test, ${pValue(pProxiedWorse)}: few canaries, yet only the proxied leg failed)`,
         ['proxy'],
         ['engine', 'engine_overloaded'],
       ),
