@@ -58,6 +58,8 @@ export function gaugeLines(gauges: readonly GaugeVerdict[], targets: readonly Sc
     const window = Math.max(...insufficient.map((g) => g.window_s));
     out.push(`${INDENT}too short to tell (${window.toFixed(1)} s watched, about ${needed} s needed, no dip seen): ${insufficient.map((g) => `${g.target} ${seriesName(g)}`).join(', ')}`);
   }
+  const ratios = gauges.filter((g) => g.verdict === 'ratio');
+  if (ratios.length > 0) out.push(`${INDENT}ratios and rates (never judged pinned): ${ratios.map((g) => `${g.target} ${seriesName(g)} ${Number(g.last_value.toPrecision(3))}`).join(', ')}`);
   const idle = gauges.filter((g) => g.verdict === 'idle');
   if (idle.length > 0) out.push(`${INDENT}idle (0 throughout): ${idle.map((g) => `${g.target} ${seriesName(g)}`).join(', ')}`);
   return out;

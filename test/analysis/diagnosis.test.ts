@@ -285,3 +285,21 @@ test('a short episode with few canaries, only the proxied ones failing, still po
   assert.equal(d.verdict, 'proxy', text(d));
   assert.match(e.evidence_for.join('\n'), /few canaries, yet only the proxied leg failed/);
 });
+
+test('the run\'s call follows the time in trouble, not the request count: a 10 s freeze outweighs a half-second burst of 100 fast errors', () => {
+  const frozen = [{ from: 10_000, to: 20_000 }];
+  const errors = [];
+  for (let ms = 40_000; ms < 40_500; ms += 5) errors.push(error(ms, 'connection_refused'));
+  const input = frozenEngine(frozen, { errors });
+  // Around the burst only the proxied canaries fail.
+  input.canaries = input.canaries.map((c) => (c.leg === 'proxied' && c.run_ms >= 39_500 && c.run_ms <= 41_000 ? { ...c, status: 'error', error_class: 'connection_refused', http_status: null } : c));
+  const d = diagnose(input);
+  assert.deepEqual(
+    d.episodes!.map((e) => [e.kind, e.verdict, e.requests]),
+    [
+      ['hangs', 'engine', 18],
+      ['errors', 'proxy', 100],
+    ],
+  );
+  assert.equal(d.verdict, 'engine', text(d));
+});

@@ -33,7 +33,7 @@ async function run(t: TestContext, engineUrl: string, proxyUrl: string | null, a
     `name: real
 target: {url: "${engineUrl}"${proxyUrl === null ? '' : `, via: {kind: tls-proxy, url: "${proxyUrl}"}`}${caFile === null ? '' : `, tls: {ca: "${caFile}"}`}}
 agents: {count: 4, rounds: 1000, think_time_ms: 50}
-duration: 5s
+duration: 4s
 conversation: {max_tokens: 24, system_prompt_tokens: 200, first_user_tokens: 50, tool_result_tokens: 50, tool_result_growth_tokens: 10}
 watchdog: {connect_ms: 1000, headers_ms: 800, first_token_ms: 1000, stall_ms: 800, total_ms: 4000}
 monitor: {interval_ms: 200, timeout_ms: 400, canary_interval_s: 0.25, canary_timeout_ms: 800, targets: [{name: engine, url: "${engineUrl}/metrics"}]}
@@ -80,7 +80,7 @@ test('an engine frozen (SIGSTOP) behind a healthy HAProxy is engine, three times
   const engine = await spawnEngine(t, ENGINE);
   const proxy = await startHaproxy(t, haproxy, engine.port, { check: true });
   for (let i = 0; i < REPEATS; i += 1) {
-    const { summary } = await run(t, engine.url, proxy.url, freezeFor(engine, 2500));
+    const { summary } = await run(t, engine.url, proxy.url, freezeFor(engine, 2000));
     assert.ok(summary.totals.hangs + summary.totals.errors > 0, `repeat ${i}: the freeze made failures`);
     assert.equal(summary.diagnosis.verdict, 'engine', `repeat ${i}: ${why(summary)}`);
     assert.ok(summary.diagnosis.episodes!.every((e) => e.verdict !== 'proxy'), `repeat ${i}: ${why(summary)}`);
@@ -93,7 +93,7 @@ test('an engine frozen behind nginx (no health checks: every request just waits)
   const engine = await spawnEngine(t, ENGINE);
   const proxy = await startNginx(t, nginx, engine.port, { buffering: false });
   for (let i = 0; i < REPEATS; i += 1) {
-    const { summary } = await run(t, engine.url, proxy.url, freezeFor(engine, 2500));
+    const { summary } = await run(t, engine.url, proxy.url, freezeFor(engine, 2000));
     assert.ok(summary.totals.hangs > 0, `repeat ${i}: the freeze made hangs`);
     assert.equal(summary.diagnosis.verdict, 'engine', `repeat ${i}: ${why(summary)}`);
     assert.ok(summary.diagnosis.episodes!.every((e) => e.verdict !== 'proxy'), `repeat ${i}: ${why(summary)}`);
@@ -106,7 +106,7 @@ test('HAProxy frozen (SIGSTOP) in front of a healthy engine is proxy, three time
   const engine = await spawnEngine(t, ENGINE);
   const proxy = await startHaproxy(t, haproxy, engine.port);
   for (let i = 0; i < REPEATS; i += 1) {
-    const { summary } = await run(t, engine.url, proxy.url, freezeFor(proxy, 2500));
+    const { summary } = await run(t, engine.url, proxy.url, freezeFor(proxy, 2000));
     assert.ok(summary.totals.hangs > 0, `repeat ${i}: the freeze made hangs`);
     assert.equal(summary.diagnosis.verdict, 'proxy', `repeat ${i}: ${why(summary)}`);
   }
@@ -145,7 +145,7 @@ test('nginx buffering the streams (TLS, proxy_buffering on): every stream ok but
   const engine = await spawnEngine(t, { ...ENGINE, decode_step_ms: 8, prefill_ms_per_1k_tokens: 200 });
   const buffering = await startNginx(t, nginx, engine.port, { buffering: true, tls: true });
   for (let i = 0; i < REPEATS; i += 1) {
-    const { summary, records } = await run(t, engine.url, buffering.url, [], ['duration=3s'], buffering.caFile);
+    const { summary, records } = await run(t, engine.url, buffering.url, [], ['duration=2500ms'], buffering.caFile);
     const ok = records.filter((r) => r.status === 'ok');
     assert.ok(ok.length > 0 && summary.totals.hangs === 0, `repeat ${i}: ${JSON.stringify(summary.totals)}`);
     const b = summary.diagnosis.buffering;
@@ -154,7 +154,7 @@ test('nginx buffering the streams (TLS, proxy_buffering on): every stream ok but
     assert.equal(summary.diagnosis.verdict, 'none');
   }
   const streaming = await startNginx(t, nginx, engine.port, { buffering: false, tls: true });
-  const { summary } = await run(t, engine.url, streaming.url, [], ['duration=3s'], streaming.caFile);
+  const { summary } = await run(t, engine.url, streaming.url, [], ['duration=2500ms'], streaming.caFile);
   assert.ok(summary.diagnosis.buffering !== undefined && summary.diagnosis.buffering.judged > 0 && summary.diagnosis.buffering.share < 0.5, JSON.stringify(summary.diagnosis.buffering));
 });
 

@@ -93,18 +93,23 @@ export class Context {
     return this.client.some((c) => c.delay_max_ms >= CLIENT_LATE_MS && overlaps(c.from_ms, c.to_ms, fromMs, toMs));
   }
 
-  /** The queue gauges over the window: scrapes that read one, those with requests waiting, the most waiting. */
+  /** The queue gauges over the window: scrapes that read one, those with requests waiting, the most waiting.
+   * Nothing is observed unless most scrapes of the window answered: a queue read only at the edges of a
+   * freeze says nothing about the freeze. */
   queueIn(w: Window): { observed: number; queued: number; max: number } {
+    let scrapes = 0;
     let observed = 0;
     let queued = 0;
     let max = 0;
     for (const s of this.scrapes) {
-      if (!s.ok || s.queue === null || s.run_ms < w.from_ms || s.run_ms > w.to_ms) continue;
+      if (s.run_ms < w.from_ms || s.run_ms > w.to_ms) continue;
+      scrapes += 1;
+      if (!s.ok || s.queue === null) continue;
       observed += 1;
       if (s.queue >= 1) queued += 1;
       max = Math.max(max, s.queue);
     }
-    return { observed, queued, max };
+    return observed * 2 < scrapes ? { observed: 0, queued: 0, max: 0 } : { observed, queued, max };
   }
 
   /** Whether a target's flow counter moved at some point of the window. */

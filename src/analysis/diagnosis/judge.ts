@@ -120,13 +120,18 @@ function episodeLine(e: DiagnosisEpisode): string {
   return `${e.kind} ${(e.start_ms / 1000).toFixed(1)}–${s1(e.end_ms)}: ${e.verdict}${e.verdict === 'unknown' ? '' : ` (confidence ${e.confidence.toFixed(2)})`}, ${plural(e.requests, 'request')}`;
 }
 
-/** The run's call: the verdict carrying the most failed requests (weighed by confidence); unknown when none does. */
+/**
+ * The run's call: the verdict holding the most trouble — episode time (a second at least each) weighed by
+ * confidence — not the most requests: behind a proxy answering errors at once, a second of 503s holds more
+ * requests than the freeze that caused them. Unknown when no episode has a verdict.
+ */
 function overall(episodes: readonly DiagnosisEpisode[]): { verdict: DiagnosisVerdict; confidence: number } {
   const weight = new Map<Candidate, number>();
   let total = 0;
   for (const e of episodes) {
-    total += e.requests;
-    if (e.verdict !== 'unknown') weight.set(e.verdict, (weight.get(e.verdict) ?? 0) + e.requests * e.confidence);
+    const spanMs = Math.max(MIN_SPAN_MS, e.end_ms - e.start_ms);
+    total += spanMs;
+    if (e.verdict !== 'unknown') weight.set(e.verdict, (weight.get(e.verdict) ?? 0) + spanMs * e.confidence);
   }
   const best = [...weight.entries()].sort((a, b) => b[1] - a[1])[0];
   if (best === undefined || total === 0) return { verdict: 'unknown', confidence: 0 };
@@ -153,8 +158,8 @@ export function diagnose(input: DiagnosisInput): Diagnosis {
   const evidence: string[] = [];
   if (omitted > 0) evidence.push(`${omitted} more failed requests than were kept for the diagnosis (a long run is judged from a sample)`);
   if (episodes.length > 1 || dropped > 0) evidence.push(`${episodes.length + dropped} episodes${dropped > 0 ? ` (the ${episodes.length} largest judged)` : ''}: ${episodes.map(episodeLine).join('; ')}`);
-  // The main episode's story: the largest one with the run's verdict.
-  const main = [...episodes].filter((e) => e.verdict === call.verdict || call.verdict === 'unknown').sort((a, b) => b.requests - a.requests)[0];
+  // The main episode's story: the longest one with the run's verdict.
+  const main = [...episodes].filter((e) => e.verdict === call.verdict || call.verdict === 'unknown').sort((a, b) => b.end_ms - b.start_ms - (a.end_ms - a.start_ms))[0];
   if (main !== undefined) {
     evidence.push(...main.facts.slice(0, 1), ...main.evidence_for, ...main.evidence_against.map((x) => `against: ${x}`), ...main.facts.slice(1));
   }
