@@ -31,7 +31,10 @@ function errorVotes(ep: Episode, path: PathKind | null, signal: Signal): void {
   if (pages.length > 0) {
     const statuses = [...new Set(pages.map((x) => x.http_status))].sort().join(', ');
     if (proxied) {
-      signal.votes.push(vote(MEDIUM, `the proxy answered ${pages.length} requests itself with an error page (HTTP ${statuses})${examples(pages)}: it was up, and could not get an answer from the engine behind it`, (pages.every((x) => x.http_status === 504) ? ['engine', 'engine_overloaded'] : ['engine']), ['proxy']));
+      // 502/503 from the proxy itself: it got no answer from the engine, or its health checks marked the engine
+      // down. 504: the engine did not answer in time, which a slow engine does too.
+      const timeouts = pages.every((x) => x.http_status === 504);
+      signal.votes.push(vote(timeouts ? MEDIUM : STRONG, `the proxy answered ${pages.length} requests itself with an error page (HTTP ${statuses})${examples(pages)}: it was up, and could not get an answer from the engine behind it`, timeouts ? ['engine', 'engine_overloaded'] : ['engine'], ['proxy']));
     } else {
       signal.votes.push(vote(WEAK, `${pages.length} requests were answered with an error page (HTTP ${statuses})${examples(pages)}`, ['engine']));
     }

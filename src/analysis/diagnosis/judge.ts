@@ -26,12 +26,13 @@ function round2(v: number): number {
 }
 
 /** An episode's evidence is read over its own span (at least MIN_SPAN_MS), so the time around it does not
- * dilute what happened in it; canaries, which are few, over the span widened by part of a canary interval. */
+ * dilute what happened in it; canaries, which are few, over the span widened by part of a canary interval.
+ * A short span is widened backwards: errors stop when the trouble ends, and what led to them came before. */
 const MIN_SPAN_MS = 1000;
 
 function spanOf(ep: Episode): Window {
   const short = Math.max(0, MIN_SPAN_MS - (ep.to_ms - ep.from_ms));
-  return { from_ms: Math.max(0, ep.from_ms - short / 2), to_ms: ep.to_ms + short / 2 };
+  return { from_ms: Math.max(0, ep.from_ms - short), to_ms: ep.to_ms };
 }
 
 function canaryWindowOf(ep: Episode, span: Window, ctx: Context): Window {
