@@ -3,7 +3,7 @@
 import { HistogramSet, LatencyHistogram, LATENCY_METRICS, ALL_ROUNDS, type LatencyMetric, type Percentiles } from '../metrics/index.js';
 import type { CanaryEvent, ClientSampleEvent, Diagnosis, GaugeVerdict, HangPhase, RequestRecord, ScrapeEvent, ScrapeTargetSummary } from '../types/index.js';
 import { RESULTS_SCHEMA_VERSION } from '../types/index.js';
-import { WindowBuilder, type WindowFigures } from './windows.js';
+import { WindowBuilder, type WindowChoice, type WindowFigures, type WindowSetting } from './windows.js';
 import { DiagnosisCollector } from './diagnosis.js';
 import { evaluateThresholds, DEFAULT_THRESHOLDS, type ThresholdLimits } from './thresholds.js';
 import { ClientActivity, GaugeStore, judgeGauges, scrapeTargets } from '../monitor/index.js';
@@ -99,6 +99,9 @@ export interface Summary {
   };
   /** Figures per `window_s` time window, in time order (drift over a soak, resampling units for A/B). */
   windows: WindowFigures[];
+  /** The length of those windows and how it was chosen (`window_s: auto`); absent in summaries written
+   * before it existed (their windows are `window_s` of run.json, 10 s by default then). */
+  window?: WindowChoice;
   /** Verdict per monitored gauge series (empty when the monitor did not run). */
   gauges: GaugeVerdict[];
   /** How scraping each monitored target went (absent in summaries written before it existed). */
@@ -170,14 +173,16 @@ export class SummaryBuilder {
   readonly #pinAfterS: number;
 
   /** @param options.thresholds the workload's `thresholds:`; default: a hang fails, nothing else is checked.
-   * @param options.pinAfterS `monitor.pin_after_s` for the gauge verdicts (default 30). */
-  constructor(options: { histograms?: HistogramSet; itlFromRecords: boolean; windowS?: number; thresholds?: ThresholdLimits; pinAfterS?: number }) {
+   * @param options.pinAfterS `monitor.pin_after_s` for the gauge verdicts (default 30).
+   * @param options.windowS `window_s` (default 10); with `auto`, `plannedS` is the run's planned length
+   * (`plannedLengthS`; null or absent: a run of rounds, re-binned at the end). */
+  constructor(options: { histograms?: HistogramSet; itlFromRecords: boolean; windowS?: WindowSetting; plannedS?: number | null; thresholds?: ThresholdLimits; pinAfterS?: number }) {
     this.#thresholds = options.thresholds ?? DEFAULT_THRESHOLDS;
     this.#pinAfterS = options.pinAfterS ?? 30;
     this.#gauges = new GaugeStore(this.#pinAfterS * 1000);
     this.histograms = options.histograms ?? new HistogramSet();
     this.#itlFromRecords = options.itlFromRecords;
-    this.#windows = new WindowBuilder(options.windowS ?? 10);
+    this.#windows = new WindowBuilder(options.windowS ?? 10, options.plannedS ?? null);
   }
 
   add(r: RequestRecord): void {
@@ -365,7 +370,7 @@ export class SummaryBuilder {
       }
     }
     const activeS = Number.isFinite(firstAll) ? Math.max(0.001, (lastAll - firstAll) / 1000) : 0;
-    const windows = this.#windows.build();
+    const windows = this.#windows.build(run.wall_s);
     const summary: Summary = {
       schema_version: RESULTS_SCHEMA_VERSION,
       run,
@@ -391,6 +396,7 @@ export class SummaryBuilder {
       connections: { distinct: this.#connections, requests_on_reused: this.#reusedRequests, max_requests_per_connection: this.#maxNth },
       client: { samples: this.#samples, loop_delay_p99_ms_max: round3(this.#loopP99Max), loop_utilization_max: round3(this.#eluMax), saturated_windows: this.#saturated },
       windows,
+      window: this.#windows.choice(run.wall_s),
       gauges: judgeGauges(this.#gauges, this.#client, { pinAfterS: this.#pinAfterS }),
       scrape_targets: scrapeTargets(this.#gauges),
       // Set below, once the gauge verdicts are in.

@@ -217,6 +217,9 @@ function comparePhase(a: Arm, b: Arm, phase: string, options: Required<Omit<Comp
   });
   if (thin.length > 0) notes.push(`${okA} and ${okB} completed requests in steady windows: too few for an interval on ${thin.join(', ')}`);
   const windowS = a.runs[0]?.windowS ?? b.runs[0]?.windowS ?? 0;
+  // `window_s: auto` on runs of rounds picks each run's window from its own length: say so when they differ.
+  const lengths = [...new Set([...a.runs, ...b.runs].map((r) => r.windowS))].sort((x, y) => x - y);
+  if (lengths.length > 1) notes.push(`the runs' windows differ (${lengths.join(', ')} s): window figures are not like for like; set window_s to one number (or give the runs a duration) and run again`);
   return { phase, windowsA, windowsB, windowS, block, autocorrelation, countsA: counts(a, phase), countsB: counts(b, phase), rows, notes };
 }
 

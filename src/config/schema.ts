@@ -296,8 +296,12 @@ export const workloadSchema = z
     name: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 letters, digits, ., _ or -').optional(),
     /** Free-form key/value labels written to run.json (e.g. `arm: baseline`). @default {} */
     labels: z.record(z.string(), z.string()).default({}),
-    /** Length of the time windows summary.json reports figures for (drift over a soak, A/B resampling). @default 10 */
-    window_s: z.number().min(0.1).max(86_400).default(10),
+    /** Length of the time windows summary.json reports figures for (drift over a soak, A/B resampling), in
+     * seconds, or `auto`: at least 20 windows a run, 1 s the shortest and 10 s the longest, taken from
+     * `duration` (or a sweep's levels × `phase_duration`) before the run starts; a run of rounds (no duration)
+     * is binned by the second and re-binned once its length is known, at the end. summary.json `window` says
+     * which length and why. @default "auto" */
+    window_s: z.union([z.number().min(0.1).max(86_400), z.literal('auto')]).default('auto'),
     target: targetSchema.prefault({}),
     agents: agentsSchema.prefault({}),
     conversation: conversationSchema.prefault({}),

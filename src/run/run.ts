@@ -8,7 +8,7 @@ import { redactWorkload } from '../config/index.js';
 import { startEngine, type EngineHandle } from '../engine/index.js';
 import { Transport, ConnectionTracker } from '../transport/index.js';
 import { resolveTools, systemPrompt, classifyTransportError } from '../agent/index.js';
-import { SummaryBuilder, type Summary } from '../analysis/index.js';
+import { SummaryBuilder, plannedLengthS, type Summary } from '../analysis/index.js';
 import { backstopTimeouts } from '../watchdog/index.js';
 import { LatestGauges } from '../monitor/index.js';
 import { createRunFolder, resultPath, writeJsonAtomic } from '../results/index.js';
@@ -110,7 +110,7 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   const maxFileMb = workload.results.max_file_mb;
   const sinks = new EventSinks(dir, { maxBytes: maxFileMb === null ? null : maxFileMb * 1024 * 1024, compress: workload.results.compress_rotated, log });
   sinks.attach(bus);
-  const summary = new SummaryBuilder({ itlFromRecords: false, windowS: workload.window_s, thresholds: workload.thresholds, pinAfterS: workload.monitor.pin_after_s });
+  const summary = new SummaryBuilder({ itlFromRecords: false, windowS: workload.window_s, plannedS: plannedLengthS(workload), thresholds: workload.thresholds, pinAfterS: workload.monitor.pin_after_s });
   const latestGauges = new LatestGauges();
   bus.on('scrape', (e) => {
     summary.addScrape(e);
