@@ -141,6 +141,11 @@ interface PhaseAcc {
 export const SATURATED_LOOP_DELAY_MS = 50;
 export const SATURATED_UTILIZATION = 0.9;
 
+/** Whether a client sample window was saturated: its latencies are the client's, not the server's. */
+export function isSaturatedSample(s: Pick<ClientSampleEvent, 'loop_delay_p99_ms' | 'loop_utilization'>): boolean {
+  return s.loop_delay_p99_ms > SATURATED_LOOP_DELAY_MS || s.loop_utilization > SATURATED_UTILIZATION;
+}
+
 export class SummaryBuilder {
   readonly histograms: HistogramSet;
   /** When false, ITL gaps are recorded by the caller straight into `histograms` (live runs). */
@@ -300,7 +305,7 @@ export class SummaryBuilder {
     this.#samples += 1;
     this.#loopP99Max = Math.max(this.#loopP99Max, s.loop_delay_p99_ms);
     this.#eluMax = Math.max(this.#eluMax, s.loop_utilization);
-    if (s.loop_delay_p99_ms > SATURATED_LOOP_DELAY_MS || s.loop_utilization > SATURATED_UTILIZATION) {
+    if (isSaturatedSample(s)) {
       this.#saturated += 1;
       this.#diagnosis.addSaturated(s);
     }

@@ -59,7 +59,7 @@ export function evaluateThresholds(limits: ThresholdLimits, input: ThresholdInpu
   const results: ThresholdVerdict[] = [];
   if (limits.hangs !== null) {
     const ok = input.hangs <= limits.hangs;
-    results.push({ name: 'hangs', limit: limits.hangs, actual: input.hangs, ok, message: `${input.hangs} hung requests ${ok ? '≤' : '>'} limit ${limits.hangs}` });
+    results.push({ name: 'hangs', limit: limits.hangs, actual: input.hangs, ok, message: `${input.hangs} hung request${input.hangs === 1 ? '' : 's'} ${ok ? '≤' : '>'} limit ${limits.hangs}` });
   }
   if (limits.error_rate !== null) {
     const rate = input.requests === 0 ? 0 : (input.errors + input.hangs) / input.requests;

@@ -69,7 +69,7 @@ export interface WindowChoice {
   window_s: number;
   /** True when the workload said `window_s: auto`. */
   auto: boolean;
-  /** Why this length, in words, e.g. `auto: 1 s windows for a 25 s run (duration), at least 20 windows`. */
+  /** Why this length, in words, e.g. `auto: 5 s for a planned 2 min run`, `window_s: 10 in the workload`. */
   basis: string;
 }
 
@@ -134,7 +134,7 @@ export class WindowBuilder {
       this.#choice = { windowS: window, auto: false, basis: `window_s: ${window} in the workload` };
     } else if (plannedS !== null && plannedS > 0) {
       const windowS = autoWindowS(plannedS);
-      this.#choice = { windowS, auto: true, basis: `auto: ${windowS} s windows for a planned ${fmtS(plannedS)} run${windowS === AUTO_STEPS_S[0] && plannedS < AUTO_MIN_WINDOWS ? ' (1 s at least)' : ''}` };
+      this.#choice = { windowS, auto: true, basis: `auto: ${autoPick(windowS, plannedS)} for a planned ${fmtS(plannedS)} run` };
     } else {
       this.#choice = { rebin: true };
     }
@@ -219,7 +219,7 @@ export class WindowBuilder {
     const last = this.#newest === -Infinity ? 0 : (this.#newest + 1) * this.windowMs / 1000;
     const length = lengthS > 0 ? lengthS : last;
     const windowS = autoWindowS(length);
-    return { window_s: windowS, auto: true, basis: `auto: ${windowS} s windows for a ${fmtS(length)} run (no duration: 1 s windows re-binned at the end)${windowS === AUTO_STEPS_S[0] && length < AUTO_MIN_WINDOWS ? ', 1 s at least' : ''}` };
+    return { window_s: windowS, auto: true, basis: `auto: ${autoPick(windowS, length)} for a ${fmtS(length)} run (no duration: 1 s windows re-binned at the end)` };
   }
 
   /** Windows in time order. `lengthS`: the run's real length, which re-binned windows are chosen by. */
@@ -278,11 +278,16 @@ function rebin(windows: Map<number, Acc>, factor: number): Map<number, Acc> {
   return out;
 }
 
+/** `5 s`, or `1 s, the shortest` when the run is too short for 20 windows of it. */
+function autoPick(windowS: number, lengthS: number): string {
+  return `${windowS} s${lengthS / windowS < AUTO_MIN_WINDOWS ? ', the shortest,' : ''}`;
+}
+
 /** `25 s`, `2 min`, `8 h`: a run length in the basis sentence. */
 function fmtS(s: number): string {
   if (s >= 3600 && s % 3600 === 0) return `${s / 3600} h`;
   if (s >= 60 && s % 60 === 0) return `${s / 60} min`;
-  return `${round3(s)} s`;
+  return `${Number.isInteger(s) ? s : s.toFixed(1)} s`;
 }
 
 function pct(values: number[], p: number): number | null {

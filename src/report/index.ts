@@ -1,6 +1,9 @@
 // What people read: the terminal summary, the live progress line (and later the HTML report and JUnit).
-export { formatSummary } from './table.js';
-export { progressLine, type ProgressLine } from './progress.js';
+export { formatSummary, type FormatOptions } from './table.js';
+export { progressDisplay, DEFAULT_PROGRESS_MS, type ProgressDisplay, type ProgressOptions, type ProgressStream, type Ticker } from './progress.js';
+export type { ProgressPlan, ProgressFigures, Notice } from './progress-state.js';
+export { colorWanted } from './progress-line.js';
+export { runVerdict, type RunVerdict } from './banner.js';
 export { writeReports, type WrittenReports } from './write.js';
 export { collectReportData, type ReportData, type HangRow, type EventRow, type CanaryLegSummary, MAX_HANG_ROWS } from './data.js';
 export { renderReportHtml, esc, jsonForScript, scriptSafe } from './html.js';

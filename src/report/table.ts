@@ -2,9 +2,14 @@
 import { join } from 'node:path';
 import type { Summary, PhaseSummary } from '../analysis/index.js';
 import { gaugeLines } from './gauges.js';
+import { bannerLine, runVerdict, type RunVerdict } from './banner.js';
+import { colors } from './progress-line.js';
+
+/** What a figure with no samples shows. */
+const NONE = '–';
 
 function fmtMs(v: number, count: number): string {
-  if (count === 0) return '-';
+  if (count === 0) return NONE;
   if (v >= 10_000) return `${(v / 1000).toFixed(1)}s`;
   if (v >= 100) return `${Math.round(v)}`;
   return v.toFixed(1);
@@ -37,7 +42,7 @@ function phaseTable(p: PhaseSummary): string {
       fmtMs(r.itl.p99_ms, r.itl.count),
       fmtMs(r.e2e.p50_ms, r.e2e.count),
       fmtMs(r.e2e.p99_ms, r.e2e.count),
-      r.stream_tokens_per_s_mean === 0 ? '-' : r.stream_tokens_per_s_mean.toFixed(1),
+      r.stream_tokens_per_s_mean === 0 ? NONE : r.stream_tokens_per_s_mean.toFixed(1),
     ]);
   }
   rows.push(['all', String(p.requests), String(p.ok), String(p.errors), String(p.hangs), '', '', fmtMs(p.ttft.p50_ms, p.ttft.count), fmtMs(p.ttft.p99_ms, p.ttft.count), fmtMs(p.itl.p50_ms, p.itl.count), fmtMs(p.itl.p99_ms, p.itl.count), fmtMs(p.e2e.p50_ms, p.e2e.count), fmtMs(p.e2e.p99_ms, p.e2e.count), '']);
@@ -82,9 +87,32 @@ const DIAGNOSIS_MEANING: Record<Summary['diagnosis']['verdict'], string> = {
   unknown: ': the evidence does not place the hangs',
 };
 
-/** The whole terminal summary, latencies in ms. */
-export function formatSummary(s: Summary, dir: string): string {
+/** The client's health line: the worst sample window, and the saturated ones; `–` with no samples. */
+function clientLine(c: Summary['client']): string {
+  if (c.samples === 0) return `event-loop delay p99 ${NONE}, utilisation ${NONE} (no sample: the run ended within the first second)`;
+  const n = c.saturated_windows;
+  const saturated = n === 0 ? '' : `  ·  saturated in ${n} of ${c.samples} one-second samples (delay p99 over 50 ms or utilisation over 90%): the client itself was the bottleneck there`;
+  return `event-loop delay p99 ≤ ${c.loop_delay_p99_ms_max.toFixed(1)} ms, utilisation ≤ ${(c.loop_utilization_max * 100).toFixed(0)}%${saturated}`;
+}
+
+/** `25 of 1 s · auto: 1 s for a planned 25 s run`; nothing for summaries from before `window`. */
+function windowsLine(s: Summary): string | null {
+  if (s.window === undefined) return null;
+  return `${s.windows.length} of ${s.window.window_s} s  ·  ${s.window.basis}`;
+}
+
+export interface FormatOptions {
+  /** The verdict the banner shows; default the run's own (`runVerdict`). */
+  verdict?: RunVerdict;
+  /** Colour the banner (stdout is a terminal and NO_COLOR unset). @default false */
+  color?: boolean;
+}
+
+/** The whole terminal summary, latencies in ms, between two verdict banners. */
+export function formatSummary(s: Summary, dir: string, options: FormatOptions = {}): string {
   const out: string[] = [];
+  const banner = bannerLine(options.verdict ?? runVerdict(s), dir, colors(options.color === true));
+  out.push(banner);
   out.push(`roundload · ${s.run.name} · ${s.run.status} · ${s.run.target} (${s.run.path}) · ${s.run.wall_s.toFixed(1)} s`);
   for (const p of s.phases) {
     const warm = p.warmup === undefined ? '' : `  (warm-up: ${p.warmup.requests} requests left out of these figures)`;
@@ -93,12 +121,14 @@ export function formatSummary(s: Summary, dir: string): string {
   }
   const t = s.totals;
   out.push('');
-  out.push(`requests   ${t.requests} (${t.ok} ok, ${t.errors} errors, ${t.hangs} hangs)  ·  ${s.throughput.output_tokens_per_s.toFixed(1)} output tokens/s  ·  ${s.throughput.requests_per_s.toFixed(2)} requests/s`);
+  out.push(`requests   ${t.requests} (${t.ok} ok, ${t.errors} error${t.errors === 1 ? '' : 's'}, ${t.hangs} hang${t.hangs === 1 ? '' : 's'})  ·  ${s.throughput.output_tokens_per_s.toFixed(1)} output tokens/s  ·  ${s.throughput.requests_per_s.toFixed(2)} requests/s`);
   out.push(`tokens     ${fmtInt(t.prompt_tokens)} prompt (${(t.cache_hit_ratio * 100).toFixed(1)}% cached), ${fmtInt(t.completion_tokens)} completion${t.tokens_estimated > 0 ? `  ·  ${t.tokens_estimated} requests with estimated counts (no usage chunk)` : ''}`);
   out.push(`sockets    ${s.connections.distinct} distinct, ${s.connections.requests_on_reused} requests on reused keep-alive sockets, up to ${s.connections.max_requests_per_connection} per socket`);
   out.push(`errors     ${counts(s.errors_by_class)}`);
   out.push(`hangs      ${s.hangs.total === 0 ? 'none' : `${s.hangs.total}: by phase ${counts(s.hangs.by_phase as Record<string, number>)}; by round ${counts(s.hangs.by_round)}; ${bySocketUse(s.hangs.by_connection_reuse)}`}`);
-  out.push(`client     event-loop delay p99 ≤ ${s.client.loop_delay_p99_ms_max.toFixed(1)} ms, utilisation ≤ ${(s.client.loop_utilization_max * 100).toFixed(0)}%${s.client.saturated_windows > 0 ? `  ·  ${s.client.saturated_windows} saturated windows: the client itself was the bottleneck there` : ''}`);
+  out.push(`client     ${clientLine(s.client)}`);
+  const windows = windowsLine(s);
+  if (windows !== null) out.push(`windows    ${windows}`);
   out.push(...gaugeLines(s.gauges, s.scrape_targets ?? []));
   if (s.diagnosis.verdict !== 'none') {
     // The call first, then its evidence, one sentence a line: this is what a person reads after a hang.
@@ -108,5 +138,6 @@ export function formatSummary(s: Summary, dir: string): string {
   out.push(`thresholds ${thresholdsLine(s.thresholds)}`);
   out.push(`results    ${dir}`);
   out.push(`report     ${join(dir, 'report.html')}  (junit.xml beside it)`);
+  out.push('', banner);
   return out.join('\n');
 }

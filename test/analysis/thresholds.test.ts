@@ -27,7 +27,7 @@ test('the default limits fail a run with one hang and pass a run with none', () 
   assert.deepEqual(pass.results.map((r) => [r.name, r.limit, r.actual, r.ok]), [['hangs', 0, 0, true]]);
   const fail = evaluateThresholds(DEFAULT_THRESHOLDS, { ...input, hangs: 1 });
   assert.equal(fail.ok, false);
-  assert.equal(fail.results[0]!.message, '1 hung requests > limit 0');
+  assert.equal(fail.results[0]!.message, '1 hung request > limit 0');
 });
 
 test('hangs: a count at the limit passes, one more fails', () => {

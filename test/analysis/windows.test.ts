@@ -58,7 +58,7 @@ test('a run planned to last 2 min gets 5 s windows from the start, and the choic
   const out = w.build(121);
   assert.equal(out.length, 24, 'the last request ends at 119.5 s');
   assert.equal(out[1]!.start_s, 5);
-  assert.deepEqual(w.choice(121), { window_s: 5, auto: true, basis: 'auto: 5 s windows for a planned 2 min run' });
+  assert.deepEqual(w.choice(121), { window_s: 5, auto: true, basis: 'auto: 5 s for a planned 2 min run' });
 });
 
 test('a run of rounds under auto is binned by the second and re-binned at the end to at least 20 windows, percentiles exact', () => {
@@ -67,7 +67,7 @@ test('a run of rounds under auto is binned by the second and re-binned at the en
   // 50 s of requests, one ending every 100 ms, e2e growing with time.
   for (let i = 0; i < 500; i += 1) w.add({ ...base, run_ms: i * 100, e2e_ms: 50 + (i % 10), ttft_ms: 10 + (i % 10), completion_tokens: 4 });
   const out = w.build(50.2);
-  assert.deepEqual(w.choice(50.2), { window_s: 2, auto: true, basis: 'auto: 2 s windows for a 50.2 s run (no duration: 1 s windows re-binned at the end)' });
+  assert.deepEqual(w.choice(50.2), { window_s: 2, auto: true, basis: 'auto: 2 s for a 50.2 s run (no duration: 1 s windows re-binned at the end)' });
   assert.equal(out.length, 25, 'windows of 2 s over 0-50 s');
   assert.ok(out.every((x) => x.end_s - x.start_s === 2));
   assert.equal(out.reduce((s, x) => s + x.requests, 0), 500, 'every request still counted once');

@@ -27,8 +27,9 @@ export interface CliResult {
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
-/** Runs `roundload ARGS` from source (tsx), bounded by `timeoutMs`, in the repo root. */
-export function runCli(args: string[], options: { timeoutMs?: number; env?: Record<string, string>; onSpawn?: (pid: number) => void } = {}): Promise<CliResult> {
+/** Runs `roundload ARGS` from source (tsx), bounded by `timeoutMs`, in the repo root. `onData` sees each
+ * chunk as it arrives (to time what a run prints). */
+export function runCli(args: string[], options: { timeoutMs?: number; env?: Record<string, string>; onSpawn?: (pid: number) => void; onData?: (from: 'stdout' | 'stderr', text: string) => void } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), ...args], {
       cwd: ROOT,
@@ -37,8 +38,14 @@ export function runCli(args: string[], options: { timeoutMs?: number; env?: Reco
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      options.onData?.('stdout', d.toString());
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      options.onData?.('stderr', d.toString());
+    });
     const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
     if (child.pid !== undefined) options.onSpawn?.(child.pid);
     child.on('error', reject);
