@@ -36,22 +36,22 @@ async function timedRun(args: string[], env: Record<string, string> = {}) {
   return { res, lines, stdoutAtMs: stdoutAtMs ?? Infinity };
 }
 
-test('a 10 s run piped to a file shows progress lines every 2 s and ends with the PASS banner; its summary has 10 or more auto windows', async (t) => {
+test('a 12 s run piped to a file, progress left at its default, prints its first progress line at 10 s and ends with the PASS banner; its summary has 10 or more auto windows', async (t) => {
   const out = join(tempDir(t), 'run');
-  const { res, lines } = await timedRun(['run', 'workloads/smoke.yaml', '--duration', '10s', '--progress', '2s', '--out', out]);
+  const { res, lines } = await timedRun(['run', 'workloads/smoke.yaml', '--duration', '12s', '--out', out]);
   assert.equal(res.code, 0, res.stderr);
   const progress = lines.filter((l) => PROGRESS.test(l.text));
   t.diagnostic(progress.map((l) => l.text).join('\n'));
-  assert.ok(progress.length >= 3, `progress lines every 2 s of 10 s: ${progress.length}\n${res.stderr}`);
-  assert.match(progress[0]!.text, /^\[0:0[1-3]\] 0:0\d left · /, 'the first one after 2 s, with the time left');
+  assert.ok(progress.length >= 1, res.stderr);
+  assert.match(progress[0]!.text, /^\[0:1[0-2]\] (0:0\d left|time up, finishing) · /, 'the default interval piped is 10 s');
   assert.ok(progress.every((l) => / running=\d+/.test(l.text)), 'the engine\'s key gauges');
   const stdout = res.stdout.trimEnd().split('\n');
   assert.equal(stdout[0], `PASS · results ${out}`);
   assert.equal(stdout.at(-1), `PASS · results ${out}`);
   const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Summary;
-  assert.deepEqual(summary.window, { window_s: 1, auto: true, basis: 'auto: 1 s, the shortest, for a planned 10 s run' });
+  assert.deepEqual(summary.window, { window_s: 1, auto: true, basis: 'auto: 1 s, the shortest, for a planned 12 s run' });
   assert.ok(summary.windows.length >= 10, `${summary.windows.length} windows`);
-  assert.match(res.stdout, /^windows {4}\d+ of 1 s {2}· {2}auto: 1 s, the shortest, for a planned 10 s run$/m);
+  assert.match(res.stdout, /^windows {4}\d+ of 1 s {2}· {2}auto: 1 s, the shortest, for a planned 12 s run$/m);
 });
 
 test('a hang run announces each hang on its own line while the run goes on, then ends with FAIL (exit 1) naming the hangs', async (t) => {
@@ -59,11 +59,12 @@ test('a hang run announces each hang on its own line while the run goes on, then
   const started = performance.now();
   const { res, lines, stdoutAtMs } = await timedRun(['run', 'workloads/smoke.yaml', '--duration', '6s', '--progress', '1s', '--out', out, '--set', 'watchdog.stall_ms=1000', '--set', 'engine.faults=[{kind: stall_mid_stream, after_chunks: 3, from_round: 2, times: 2}]']);
   assert.equal(res.code, 1, res.stderr);
+  assert.ok(lines.filter((l) => PROGRESS.test(l.text)).length >= 2, 'a progress line every second of 6 s');
   const hangs = lines.filter((l) => / HANG /.test(l.text));
   t.diagnostic(lines.map((l) => `${((l.atMs - started) / 1000).toFixed(2)} s  ${l.text}`).join('\n'));
   assert.equal(hangs.length, 2, res.stderr);
   for (const h of hangs) {
-    assert.match(h.text, /^\[0:0\d\] HANG a\d-c\d round 2 \(agent \d\): mid_stream hang \(stall_ms = 1000 ms\), silent 1\.\d s, 3 chunks in · socket c\d request 2$/);
+    assert.match(h.text, /^\[0:0\d\] HANG a\d-c\d round 2 \(agent \d\): mid_stream hang \(stall_ms = 1000 ms\), silent \d+\.\d s, 3 chunks in · socket c\d request 2$/);
     // As it happened: a progress line of the running run came after it, and it reached us well before the summary.
     const index = lines.indexOf(h);
     assert.ok(lines.slice(index + 1).some((l) => PROGRESS.test(l.text) && / [12] hangs? /.test(l.text)), 'a later progress line counts it');
@@ -74,9 +75,10 @@ test('a hang run announces each hang on its own line while the run goes on, then
 
 test('--quiet prints no progress or announcements; --json keeps stdout pure JSON while progress stays on stderr', async (t) => {
   const args = (out: string) => ['run', 'workloads/smoke.yaml', '--rounds', '3', '--progress', '200ms', '--json', '--out', out, '--set', 'watchdog.stall_ms=800', '--set', 'engine.faults=[{kind: stall_mid_stream, times: 1}]'];
-  const quiet = await runCli([...args(join(tempDir(t), 'q')), '--quiet']);
+  const quiet = await runCli([...args(join(tempDir(t), 'q')), '--quiet', '--rounds', '1']);
   assert.equal(quiet.code, 1, quiet.stderr);
   assert.doesNotMatch(quiet.stderr, /^\[\d+:\d\d\]/m, quiet.stderr);
+  assert.match(quiet.stderr, /^roundload: smoke: 4 agents × 1 round → embedded engine$/m, 'the start line stays, in the singular');
   assert.equal((JSON.parse(quiet.stdout) as Summary).totals.hangs, 1, 'stdout is summary.json alone');
   const json = await runCli(args(join(tempDir(t), 'j')));
   assert.equal(json.code, 1, json.stderr);
@@ -119,11 +121,11 @@ test('on a real terminal the live line fits 40 columns, whole fields only, in co
   for (const f of shown) {
     const visible = stripVTControlCharacters(f);
     assert.ok(visible.length <= 39, `"${visible}" is ${visible.length} wide`);
-    assert.match(visible, /^\[0:0\d\]( \d+\/16 req)?( · \d+ errors?)?( · \d+ hangs?)?( · \d+ in flight)?$/, 'whole fields, the most important ones');
+    assert.match(visible, /^\[\d+:\d\d\]( \d+\/16 req)?( · \d+ errors?)?( · \d+ hangs?)?( · \d+ in flight)?$/, 'whole fields, the most important ones');
   }
-  assert.match(shown.join(''), /\x1b\[36m\[0:0\d\]\x1b\[39m/, 'the time in colour');
+  assert.match(shown.join(''), /\x1b\[36m\[\d+:\d\d\]\x1b\[39m/, 'the time in colour');
   assert.match(colored, /\x1b\[1m\x1b\[32mPASS\x1b\[39m/, 'the banner in colour (stdout is the terminal too)');
-  const plain = await onTerminal(args(join(tempDir(t), 'p')), 40, { NO_COLOR: '1' });
+  const plain = await onTerminal([...args(join(tempDir(t), 'p')), '--rounds', '2'], 40, { NO_COLOR: '1' });
   assert.ok(frames(plain).length >= 2, 'still a live line');
   assert.doesNotMatch(plain, /\x1b\[[0-9;]*m/, 'no colour codes at all');
   assert.match(plain, /^PASS · results /m);
