@@ -125,8 +125,8 @@ test('on a real terminal the live line fits 40 columns, whole fields only, in co
   }
   assert.match(shown.join(''), /\x1b\[36m\[\d+:\d\d\]\x1b\[39m/, 'the time in colour');
   assert.match(colored, /\x1b\[1m\x1b\[32mPASS\x1b\[39m/, 'the banner in colour (stdout is the terminal too)');
-  const plain = await onTerminal([...args(join(tempDir(t), 'p')), '--rounds', '2'], 40, { NO_COLOR: '1' });
-  assert.ok(frames(plain).length >= 2, 'still a live line');
+  const plain = await onTerminal([...args(join(tempDir(t), 'p')), '--rounds', '2', '--progress', '100ms'], 40, { NO_COLOR: '1' });
+  assert.ok(frames(plain).length >= 1, 'still a live line');
   assert.doesNotMatch(plain, /\x1b\[[0-9;]*m/, 'no colour codes at all');
   assert.match(plain, /^PASS · results /m);
 });
