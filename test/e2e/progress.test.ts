@@ -5,6 +5,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { spawn, spawnSync } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { stripVTControlCharacters } from 'node:util';
@@ -14,7 +17,7 @@ import { runCli, tempDir } from '../helpers/tmp.js';
 const PROGRESS = /^\[\d+:\d\d\] (\d+:\d\d left|time up, finishing) · \d+ req · [\d.]+ req\/s · [\d.]+ tok\/s · TTFT (p50 [\d.]+ m?s p99 [\d.]+ m?s|–) · \d+ errors? · \d+ hangs? · \d+ in flight/;
 
 /** Runs the CLI, noting when each complete stderr line and the first stdout byte arrived. */
-async function timedRun(args: string[], env: Record<string, string> = {}) {
+async function timedRun(args: string[], env: Record<string, string> = {}, onLine: (text: string) => void = () => {}) {
   const lines: { text: string; atMs: number }[] = [];
   let partial = '';
   let stdoutAtMs: number | null = null;
@@ -30,7 +33,10 @@ async function timedRun(args: string[], env: Record<string, string> = {}) {
       partial += text;
       const parts = partial.split('\n');
       partial = parts.pop()!;
-      for (const line of parts) lines.push({ text: line, atMs: now });
+      for (const line of parts) {
+        lines.push({ text: line, atMs: now });
+        onLine(line);
+      }
     },
   });
   return { res, lines, stdoutAtMs: stdoutAtMs ?? Infinity };
@@ -71,6 +77,54 @@ test('a hang run announces each hang on its own line while the run goes on, then
     assert.ok(h.atMs < stdoutAtMs - 1000, `announced ${((stdoutAtMs - h.atMs) / 1000).toFixed(1)} s before the run ended`);
   }
   assert.equal(res.stdout.trimEnd().split('\n').at(-1), `FAIL (exit 1): 2 hung requests > limit 0 · results ${out}`);
+});
+
+/** A real /metrics endpoint on loopback, SGLang's names, that the test can take down and bring back. */
+async function metricsServer(port = 0): Promise<Server> {
+  const server = createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
+    res.end('# TYPE sglang:num_running_reqs gauge\nsglang:num_running_reqs{model_name="m"} 3\n# TYPE sglang:num_queue_reqs gauge\nsglang:num_queue_reqs{model_name="m"} 0\n');
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return server;
+}
+
+async function takeDown(server: Server): Promise<void> {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
+test('a monitored target that stops answering mid-run is announced down at once, and back up when it answers again', async (t) => {
+  let server = await metricsServer();
+  const port = (server.address() as AddressInfo).port;
+  t.after(() => takeDown(server).catch(() => {}));
+  const out = join(tempDir(t), 'run');
+  let downAtMs: number | null = null;
+  let upAtMs: number | null = null;
+  let flips: Promise<void> | null = null;
+  // Once the run's line shows the target's gauges, take the server away for 2.5 s (two progress ticks), then bring it back on its port.
+  const flip = async (): Promise<void> => {
+    await takeDown(server);
+    downAtMs = performance.now();
+    await sleep(2500);
+    server = await metricsServer(port);
+    upAtMs = performance.now();
+  };
+  const { res, lines } = await timedRun(['run', 'workloads/smoke.yaml', '--duration', '6s', '--progress', '1s', '--out', out, '--set', `monitor.targets=[{name: decode, url: "http://127.0.0.1:${port}"}]`], {}, (text) => {
+    if (flips === null && PROGRESS.test(text) && / running=3 /.test(text)) flips = flip();
+  });
+  assert.ok(flips !== null, `the target's gauges were shown: ${res.stderr}`);
+  await flips;
+  t.diagnostic(lines.map((l) => l.text).join('\n'));
+  assert.equal(res.code, 0, res.stderr);
+  const down = lines.filter((l) => / MONITOR decode down /.test(l.text));
+  const up = lines.filter((l) => / MONITOR decode back up /.test(l.text));
+  assert.equal(down.length, 1, 'announced once, not at every failed scrape');
+  assert.equal(up.length, 1);
+  assert.match(down[0]!.text, /^\[0:0\d\] MONITOR decode down \(last good scrape \d+ ms ago\): .+ \(http:\/\/127\.0\.0\.1:\d+\/metrics\)$/);
+  assert.match(up[0]!.text, /^\[0:0\d\] MONITOR decode back up after \d+\.\d s down$/);
+  assert.ok(downAtMs !== null && upAtMs !== null && down[0]!.atMs > downAtMs && down[0]!.atMs < upAtMs, 'announced while it was down');
+  assert.ok(lines.some((l) => PROGRESS.test(l.text) && / DOWN decode /.test(l.text) && l.atMs > down[0]!.atMs && l.atMs < up[0]!.atMs), 'a line while it was down says so');
 });
 
 test('--quiet prints no progress or announcements; --json keeps stdout pure JSON while progress stays on stderr', async (t) => {
