@@ -126,7 +126,6 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
     else process.stdout.write(`${formatSummary(result.summary, result.dir, { verdict, color: colorWanted(process.stdout) })}\n`);
     return verdict.exitCode;
   } finally {
-    progress?.stop();
     removeSignalHandlers();
   }
 }

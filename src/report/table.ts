@@ -1,6 +1,6 @@
 // The terminal summary: a per-round table and the lines a person reads first (throughput, errors, hangs).
 import { join } from 'node:path';
-import type { Summary, PhaseSummary } from '../analysis/index.js';
+import { SATURATED_LOOP_DELAY_MS, SATURATED_UTILIZATION, type Summary, type PhaseSummary } from '../analysis/index.js';
 import { gaugeLines } from './gauges.js';
 import { bannerLine, runVerdict, type RunVerdict } from './banner.js';
 import { colors } from './progress-line.js';
@@ -91,7 +91,7 @@ const DIAGNOSIS_MEANING: Record<Summary['diagnosis']['verdict'], string> = {
 function clientLine(c: Summary['client']): string {
   if (c.samples === 0) return `event-loop delay p99 ${NONE}, utilisation ${NONE} (no sample: the run ended within the first second)`;
   const n = c.saturated_windows;
-  const saturated = n === 0 ? '' : `  ·  saturated in ${n} of ${c.samples} one-second samples (delay p99 over 50 ms or utilisation over 90%): the client itself was the bottleneck there`;
+  const saturated = n === 0 ? '' : `  ·  saturated in ${n} of ${c.samples} one-second samples (delay p99 over ${SATURATED_LOOP_DELAY_MS} ms or utilisation over ${SATURATED_UTILIZATION * 100}%): the client itself was the bottleneck there`;
   return `event-loop delay p99 ≤ ${c.loop_delay_p99_ms_max.toFixed(1)} ms, utilisation ≤ ${(c.loop_utilization_max * 100).toFixed(0)}%${saturated}`;
 }
 
