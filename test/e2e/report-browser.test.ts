@@ -45,11 +45,12 @@ function realRun(): Promise<{ out: string; data: ReportData }> {
 async function makeRun(dir: string): Promise<{ out: string; data: ReportData }> {
   const out = join(dir, 'run');
   // Small windows so a few seconds of run give lines over time, not single points; one stream stalls in
-  // round 3 so the hang table, the hang markers and a failing JUnit case are on the page too.
+  // round 3 so the hang table, the hang markers and a failing JUnit case are on the page too. Through the
+  // built-in hop, with canaries every 100 ms on both legs (the hop, and around it to the engine).
   const workload = await loadWorkload('workloads/smoke.yaml', {
     agents: 3,
     rounds: 6,
-    set: ['window_s=1', 'watchdog.stall_ms=1000', 'engine.faults=[{kind: stall_mid_stream, from_round: 3, times: 1}]'],
+    set: ['window_s=1', 'watchdog.stall_ms=1000', 'engine.faults=[{kind: stall_mid_stream, from_round: 3, times: 1}]', 'target.via={kind: hop}', 'monitor.canary_interval_s=0.1'],
   });
   const result = await executeRun({ workload, out });
   assert.equal(result.status, 'completed');
@@ -60,14 +61,14 @@ test('a real run\'s report.html opens offline with every chart drawn with data, 
   assert.ok(browser, missing ?? 'browser');
   const { out, data } = await realRun();
   const expected = [...data.charts.latency, ...data.charts.time, ...data.charts.gauges, ...data.charts.canaries, ...data.charts.client].map((c) => c.id);
-  for (const id of ['latency-ttft', 'latency-itl', 'latency-e2e', 'throughput', 'latency-over-time', 'in-flight', 'client-loop']) assert.ok(expected.includes(id), `${id} is in the report data`);
+  for (const id of ['latency-ttft', 'latency-itl', 'latency-e2e', 'throughput', 'latency-over-time', 'canaries', 'in-flight', 'client-loop']) assert.ok(expected.includes(id), `${id} is in the report data`);
   const scrapes = readJsonl(join(out, 'gauges.jsonl')).length;
   assert.equal(data.charts.gauges.length > 0, scrapes > 0, `gauge charts exactly when gauges.jsonl has scrapes (${scrapes})`);
 
   if (SCREENSHOT !== undefined) mkdirSync(join(ROOT, 'docs'), { recursive: true });
   // The screenshot runs from the header down to the first row of gauge charts (or the time charts).
   const shot = { screenshot: SCREENSHOT!, screenshotTo: ['#gauges .chart:nth-child(3)', '#gauges .chart', '#over-time'] };
-  const page = await browser.check(join(out, 'report.html'), SCREENSHOT === undefined ? {} : shot);
+  const page = await browser.check(join(out, 'report.html'), { ...(SCREENSHOT === undefined ? {} : shot), pixels: ['canaries'] });
   assert.equal(page.title, 'roundload · smoke · completed');
   assert.equal(data.summary.totals.hangs, 1, 'the stall fault fired once');
   assert.equal(page.hangRows, 1, 'the hang is in the table');
@@ -75,8 +76,20 @@ test('a real run\'s report.html opens offline with every chart drawn with data, 
   assert.deepEqual(page.charts.map((c) => c.id).sort(), [...expected].sort(), 'every chart of the data has its element');
   assert.deepEqual(page.empty, [], `charts without data: ${JSON.stringify(page.charts)}`);
   for (const c of page.charts) assert.ok(c.points !== null && c.points > 0 && c.canvas && c.error === null, JSON.stringify(c));
+  assert.equal(page.legendDashes, 0, 'every legend shows a value without hovering');
   assert.deepEqual(page.consoleErrors, []);
   assert.deepEqual(page.foreignRequests, []);
+
+  // The canaries chart draws each leg as a visible line: drawn alone, its colour fills (nearly) every
+  // column from its first point to its last, across most of the plot (separate dots would leave gaps).
+  const legs = page.pixels.canaries ?? [];
+  const lines = legs.filter((l) => l.label === 'proxied ms' || l.label === 'direct ms');
+  assert.equal(lines.length, 2, JSON.stringify(legs));
+  const plotColumns = Math.max(...legs.map((l) => l.last)) + 1;
+  for (const l of lines) {
+    assert.ok(l.coverage >= 0.9, `${l.label}: a line, not dots: ${JSON.stringify(l)}`);
+    assert.ok(l.columns >= plotColumns * 0.6, `${l.label}: across the run: ${JSON.stringify(l)} of ${plotColumns} columns`);
+  }
   assert.deepEqual(page.requests, [new URL(`file://${join(out, 'report.html')}`).href]);
 
   // junit.xml of the same run is well-formed XML by the browser's own parser, with the cases counted.

@@ -23,9 +23,28 @@ export interface ChartCheck {
   error: string | null;
 }
 
+/** What one series of a chart puts on the canvas, drawn alone (the others hidden through the legend, as
+ * a person would): the plot columns holding a pixel of its colour. A line covers (nearly) every column
+ * between its first and last point; separate dots leave most of them blank. */
+export interface SeriesPixels {
+  label: string;
+  /** `rgb(r, g, b)`, from the legend marker. */
+  color: string;
+  /** Plot columns with at least one pixel of the colour (device pixels). */
+  columns: number;
+  first: number;
+  last: number;
+  /** columns / (last − first + 1); 0 when nothing is drawn. */
+  coverage: number;
+}
+
 export interface ReportCheck {
   title: string;
   charts: ChartCheck[];
+  /** Legend values reading `--` (uPlot's "no value") over all charts: legends must show a value unhovered. */
+  legendDashes: number;
+  /** Per chart id asked for in `pixels`: each series drawn alone. */
+  pixels: Record<string, SeriesPixels[]>;
   /** Rows of the hang table. */
   hangRows: number;
   /** Charts without data: no `data-points` > 0 or no canvas. */
@@ -41,7 +60,7 @@ export interface ReportCheck {
 export interface ReportBrowser {
   /** `screenshot`: a PNG of the page from the top down to the bottom of the first `screenshotTo` selector
    * found (the whole page without one). */
-  check(file: string, options?: { screenshot?: string; screenshotTo?: string[]; timeoutMs?: number }): Promise<ReportCheck>;
+  check(file: string, options?: { screenshot?: string; screenshotTo?: string[]; timeoutMs?: number; pixels?: string[] }): Promise<ReportCheck>;
   /** Parses XML with the browser's DOMParser: the parser error, and the testcase/failure counts of JUnit. */
   parseXml(xml: string): Promise<{ error: string | null; testcases: number; failures: number }>;
   close(): Promise<void>;
@@ -57,6 +76,50 @@ const CHARTS_JS = `[...document.querySelectorAll('[data-chart]')].map((el) => ({
 }))`;
 
 const HANG_ROWS_JS = `document.querySelectorAll('#hangs tr.hang-row').length`;
+const LEGEND_DASHES_JS = `[...document.querySelectorAll('.u-legend .u-value')].filter((td) => td.textContent.trim() === '--').length`;
+
+/** Page-side: each series of the chart drawn alone (legend clicks hide the others), its colour's columns. */
+export const SERIES_PIXELS_JS = `async (id) => {
+  const el = document.querySelector('[data-chart="' + CSS.escape(id) + '"]');
+  if (!el) return null;
+  const canvas = el.querySelector('canvas');
+  const over = el.querySelector('.u-over');
+  const rows = [...el.querySelectorAll('.u-legend tr.u-series')].slice(1);
+  if (!canvas || !over) return [];
+  const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  const ratio = canvas.width / canvas.clientWidth;
+  const cRect = canvas.getBoundingClientRect();
+  const oRect = over.getBoundingClientRect();
+  const x0 = Math.ceil((oRect.left - cRect.left) * ratio) + 1, x1 = Math.floor((oRect.right - cRect.left) * ratio) - 1;
+  const y0 = Math.ceil((oRect.top - cRect.top) * ratio) + 1, y1 = Math.floor((oRect.bottom - cRect.top) * ratio) - 1;
+  const out = [];
+  for (let k = 0; k < rows.length; k += 1) {
+    const others = rows.filter((r, j) => j !== k && !r.classList.contains('u-off'));
+    others.forEach((r) => r.querySelector('th').click());
+    await frame();
+    const color = getComputedStyle(rows[k].querySelector('.u-marker')).borderColor;
+    const m = /rgba?\\((\\d+),\\s*(\\d+),\\s*(\\d+)/.exec(color);
+    const [cr, cg, cb] = m ? [Number(m[1]), Number(m[2]), Number(m[3])] : [-999, -999, -999];
+    const img = canvas.getContext('2d').getImageData(x0, y0, Math.max(1, x1 - x0), Math.max(1, y1 - y0));
+    const w = img.width, h = img.height, d = img.data;
+    let columns = 0, first = -1, last = -1;
+    for (let x = 0; x < w; x += 1) {
+      for (let y = 0; y < h; y += 1) {
+        const i = (y * w + x) * 4;
+        if (Math.abs(d[i] - cr) + Math.abs(d[i + 1] - cg) + Math.abs(d[i + 2] - cb) <= 48 && d[i + 3] > 200) {
+          columns += 1;
+          if (first < 0) first = x;
+          last = x;
+          break;
+        }
+      }
+    }
+    others.forEach((r) => r.querySelector('th').click());
+    await frame();
+    out.push({ label: rows[k].querySelector('.u-label')?.textContent ?? '', color, columns, first, last, coverage: columns === 0 ? 0 : columns / (last - first + 1) });
+  }
+  return out;
+}`;
 
 function bounded<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -106,6 +169,9 @@ export async function openReportBrowser(options: { timeoutMs?: number } = {}): P
         const charts = (await page.evaluate(CHARTS_JS)) as ChartCheck[];
         const title = await page.title();
         const hangRows = (await page.evaluate(HANG_ROWS_JS)) as number;
+        const legendDashes = (await page.evaluate(LEGEND_DASHES_JS)) as number;
+        const pixels: Record<string, SeriesPixels[]> = {};
+        for (const id of opts.pixels ?? []) pixels[id] = ((await page.evaluate(`(${SERIES_PIXELS_JS})(${JSON.stringify(id)})`)) as SeriesPixels[] | null) ?? [];
         if (opts.screenshot !== undefined) {
           let bottom: number | null = null;
           for (const selector of opts.screenshotTo ?? []) {
@@ -122,6 +188,8 @@ export async function openReportBrowser(options: { timeoutMs?: number } = {}): P
           title,
           charts,
           hangRows,
+          legendDashes,
+          pixels,
           empty: charts.filter((c) => c.points === null || c.points <= 0 || !c.canvas).map((c) => c.id),
           consoleErrors,
           foreignRequests: requests.filter((u) => !u.startsWith('file://')),
