@@ -233,21 +233,32 @@ export const CLIENT_SCRIPT = String.raw`
     drawn.forEach(function (r) {
       [r.delta, r.low, r.high].forEach(function (v) { if (finite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); } });
     });
-    var pad = Math.max(1, (hi - lo) * 0.12);
+    var pad = Math.max(1, (hi - lo) * 0.08);
     var n = rows.length;
     var yOf = function (i) { return n - 1 - i; };
     var unit = spec.unit || '';
     var signed = function (v) { return finite(v) ? (v >= 0 ? '+' : '−') + Math.abs(v).toFixed(unit === ' pt' ? 2 : 1) + unit : '–'; };
+    // The figures as text, right of the plot: delta, interval, verdict (readable without hovering).
+    var figures = rows.map(function (r) {
+      if (!finite(r.delta)) return 'no delta · ' + r.verdict;
+      return signed(r.delta) + (finite(r.low) && finite(r.high) ? '  [' + signed(r.low) + ' … ' + signed(r.high) + ']' : '  (no interval)') + '  ' + r.verdict;
+    });
+    var rowSplits = function () { return rows.map(function (r, i) { return yOf(i); }); };
+    var rowText = function (list) { return function (u, vals) { return vals.map(function (v) { var t = list[n - 1 - v]; return t === undefined ? '' : t; }); }; };
+    var measure = document.createElement('canvas').getContext('2d');
+    measure.font = '12px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
+    var textWidth = function (list) { return list.reduce(function (m, t) { return Math.max(m, measure.measureText(t).width); }, 0); };
     var opts = {
       width: width,
-      height: 44 + n * 30,
+      height: 70 + Math.max(2, n) * 28,
       legend: { show: false },
       cursor: { show: false },
       series: [{}, { label: 'delta', stroke: 'transparent', paths: noPath, points: { show: false } }],
-      scales: { x: { time: false, range: [lo - pad, hi + pad * 3] }, y: { range: [-0.5, n - 0.5] } },
+      scales: { x: { time: false, range: [lo - pad, hi + pad] }, y: { range: [-0.5, n - 0.5] } },
       axes: [
         { label: spec.x_label, labelSize: 22, values: function (u, vals) { return vals.map(function (v) { return (v > 0 ? '+' : '') + v + unit; }); } },
-        { scale: 'y', size: 120, gap: 6, splits: function () { return rows.map(function (r, i) { return yOf(i); }); }, values: function (u, vals) { return vals.map(function (v) { var r = rows[n - 1 - v]; return r ? r.label : ''; }); }, grid: { show: false } }
+        { scale: 'y', size: Math.ceil(textWidth(rows.map(function (r) { return r.label; }))) + 22, gap: 6, splits: rowSplits, values: rowText(rows.map(function (r) { return r.label; })), grid: { show: false } },
+        { scale: 'y', side: 1, size: Math.min(Math.round(width * 0.5), Math.ceil(textWidth(figures)) + 24), gap: 8, splits: rowSplits, values: rowText(figures), grid: { show: false }, ticks: { show: false } }
       ],
       hooks: {
         draw: [function (u) {
@@ -264,36 +275,28 @@ export const CLIENT_SCRIPT = String.raw`
           ctx.lineTo(zx, b.top + b.height);
           ctx.stroke();
           ctx.setLineDash([]);
-          ctx.font = (11.5 * r) + 'px system-ui, sans-serif';
-          ctx.textBaseline = 'middle';
           rows.forEach(function (row, i) {
             var y = u.valToPos(yOf(i), 'y', true);
             var color = VERDICT_COLORS[row.verdict] || '#475569';
             ctx.strokeStyle = color;
             ctx.fillStyle = color;
-            var text;
-            if (!finite(row.delta)) {
-              text = 'no delta';
-            } else {
+            if (!finite(row.delta)) return;
+            if (finite(row.low) && finite(row.high)) {
+              var x0 = u.valToPos(row.low, 'x', true);
+              var x1 = u.valToPos(row.high, 'x', true);
+              ctx.lineWidth = 2.5 * r;
+              ctx.beginPath();
+              ctx.moveTo(x0, y); ctx.lineTo(x1, y);
+              ctx.moveTo(x0, y - 6 * r); ctx.lineTo(x0, y + 6 * r);
+              ctx.moveTo(x1, y - 6 * r); ctx.lineTo(x1, y + 6 * r);
+              ctx.stroke();
               var dx = u.valToPos(row.delta, 'x', true);
-              if (finite(row.low) && finite(row.high)) {
-                var x0 = u.valToPos(row.low, 'x', true);
-                var x1 = u.valToPos(row.high, 'x', true);
-                ctx.lineWidth = 2.5 * r;
-                ctx.beginPath();
-                ctx.moveTo(x0, y); ctx.lineTo(x1, y);
-                ctx.moveTo(x0, y - 6 * r); ctx.lineTo(x0, y + 6 * r);
-                ctx.moveTo(x1, y - 6 * r); ctx.lineTo(x1, y + 6 * r);
-                ctx.stroke();
-                text = signed(row.delta) + ' (' + signed(row.low) + ' … ' + signed(row.high) + ') ' + row.verdict;
-              } else {
-                text = signed(row.delta) + ', no interval: ' + row.verdict;
-              }
               ctx.fillRect(dx - 5 * r, y - 5 * r, 10 * r, 10 * r);
+            } else {
+              // No interval: a hollow square, so it does not read as a precise estimate.
+              ctx.lineWidth = 1.5 * r;
+              ctx.strokeRect(u.valToPos(row.delta, 'x', true) - 5 * r, y - 5 * r, 10 * r, 10 * r);
             }
-            ctx.fillStyle = '#334155';
-            ctx.textAlign = 'right';
-            ctx.fillText(text, b.left + b.width - 4 * r, y - 12 * r);
           });
           ctx.restore();
           el.setAttribute('data-points', String(drawn.length));

@@ -1,6 +1,7 @@
-// report.html in a real browser: headless Chromium opens a real run's report from file:// and must find
-// every chart drawn with data, no console error and no request but the file itself. The same code path
-// makes docs/report.png: `npm run docs:screenshot` (ROUNDLOAD_DOCS_SCREENSHOT=1).
+// report.html and compare.html in a real browser: headless Chromium opens a real run's report (and the
+// comparison of two real runs) from file:// and must find every chart drawn with visible data, no console
+// error and no request but the file itself. The same code path makes docs/report.png:
+// `npm run docs:screenshot` (ROUNDLOAD_DOCS_SCREENSHOT=1).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,6 +10,8 @@ import { join } from 'node:path';
 import { loadWorkload } from '../../src/config/index.js';
 import { executeRun } from '../../src/run/index.js';
 import { collectReportData, junitCases, renderJunit, renderReportHtml, type ReportData } from '../../src/report/index.js';
+import { compareArms, loadRun } from '../../src/compare/index.js';
+import { writeComparisons } from '../../src/commands/compare.js';
 import { readJsonl } from '../helpers/tmp.js';
 import { CHROMIUM_PATH, chromiumAvailable, openReportBrowser, type ReportBrowser } from '../helpers/browser.js';
 
@@ -33,7 +36,8 @@ test('Chromium is installed where CI expects it', { skip }, () => {
   assert.equal(missing, null, missing ?? '');
 });
 
-// One real run serves both tests (the second breaks a copy of its data).
+// One real run serves every test (the second breaks a copy of its data; the last compares it with a run
+// on a faster engine).
 let shared: Promise<{ out: string; data: ReportData }> | null = null;
 let workDir: string | null = null;
 function realRun(): Promise<{ out: string; data: ReportData }> {
@@ -42,15 +46,18 @@ function realRun(): Promise<{ out: string; data: ReportData }> {
   return shared;
 }
 
+/** Small windows so a few seconds of run give lines over time, not single points, and enough windows for
+ * a comparison's intervals. Through the built-in hop, with canaries every 100 ms on both legs (the hop,
+ * and around it to the engine). */
+const SETTINGS = ['window_s=0.1', 'watchdog.stall_ms=1000', 'target.via={kind: hop}', 'monitor.canary_interval_s=0.1'];
+
 async function makeRun(dir: string): Promise<{ out: string; data: ReportData }> {
   const out = join(dir, 'run');
-  // Small windows so a few seconds of run give lines over time, not single points; one stream stalls in
-  // round 3 so the hang table, the hang markers and a failing JUnit case are on the page too. Through the
-  // built-in hop, with canaries every 100 ms on both legs (the hop, and around it to the engine).
+  // One stream stalls in round 3, so the hang table, the hang markers and a failing JUnit case are on the page too.
   const workload = await loadWorkload('workloads/smoke.yaml', {
     agents: 3,
     rounds: 6,
-    set: ['window_s=1', 'watchdog.stall_ms=1000', 'engine.faults=[{kind: stall_mid_stream, from_round: 3, times: 1}]', 'target.via={kind: hop}', 'monitor.canary_interval_s=0.1'],
+    set: [...SETTINGS, 'engine.faults=[{kind: stall_mid_stream, from_round: 3, times: 1}]'],
   });
   const result = await executeRun({ workload, out });
   assert.equal(result.status, 'completed');
@@ -117,4 +124,35 @@ test('the checker catches a chart whose data is empty (the same page, one chart\
   const intact = join(out, 'intact.html');
   writeFileSync(intact, renderReportHtml(data));
   assert.deepEqual((await browser.check(intact)).empty, []);
+});
+
+test('compare.html of two real runs draws the deltas as a forest plot and both arms\' time series as visible lines', { skip, timeout: 90_000 }, async () => {
+  assert.ok(browser, missing ?? 'browser');
+  const { out: runA } = await realRun();
+  // Arm B: the same load on an engine decoding twice as fast (engine settings are not part of the workload identity).
+  const runB = join(workDir!, 'run-b');
+  const workload = await loadWorkload('workloads/smoke.yaml', { agents: 3, rounds: 6, set: [...SETTINGS, 'engine.decode_step_ms=3'] });
+  assert.equal((await executeRun({ workload, out: runB })).status, 'completed');
+  const pair = { a: { name: 'slow', runs: [await loadRun(runA)] }, b: { name: 'fast', runs: [await loadRun(runB)] } };
+  const comparison = compareArms(pair.a, pair.b);
+  const file = writeComparisons([comparison], join(workDir!, 'compare.html'), [pair]).html;
+  const rows = comparison.phases[0]!.rows.filter((r) => r.kind === 'relative');
+  const VERDICT_COLORS: Record<string, string> = { better: '#047857', worse: '#b91c1c', 'no significant difference': '#475569', 'insufficient data': '#b45309' };
+  const colors = [...new Set(rows.filter((r) => r.delta !== null).map((r) => VERDICT_COLORS[r.verdict]!))];
+  const forest = 'forest-0-main-relative';
+  const page = await browser.check(file, { pixels: ['arms-0-main-tokens'], colors: { [forest]: colors } });
+  assert.deepEqual(page.consoleErrors, []);
+  assert.deepEqual(page.foreignRequests, []);
+  assert.deepEqual(page.empty, [], JSON.stringify(page.charts));
+  const ids = page.charts.map((c) => c.id).sort();
+  assert.deepEqual(ids, ['arms-0-main-e2e', 'arms-0-main-tokens', 'arms-0-main-ttft', 'forest-0-main-absolute', forest]);
+  assert.equal(page.charts.find((c) => c.id === forest)!.points, rows.filter((r) => r.delta !== null).length, 'a row drawn per figure with a delta');
+  // Every verdict colour of the rows is on the canvas: each row's square (10 px) or interval bar.
+  for (const c of colors) assert.ok(page.colorColumns[forest]![c]! >= 8, `${c} drawn: ${JSON.stringify(page.colorColumns)}`);
+  // Both arms' throughput: lines, each across most of the plot.
+  const arms = page.pixels['arms-0-main-tokens'] ?? [];
+  assert.equal(arms.length, 2, JSON.stringify(arms));
+  const plotColumns = Math.max(...arms.map((l) => l.last)) + 1;
+  for (const l of arms) assert.ok(l.coverage >= 0.9 && l.columns >= plotColumns * 0.3, `${l.label}: ${JSON.stringify(l)} of ${plotColumns}`);
+  assert.equal(page.legendDashes, 0);
 });

@@ -45,6 +45,8 @@ export interface ReportCheck {
   legendDashes: number;
   /** Per chart id asked for in `pixels`: each series drawn alone. */
   pixels: Record<string, SeriesPixels[]>;
+  /** Per chart id asked for in `colors`: per colour (`#rrggbb`), the plot columns holding a pixel of it. */
+  colorColumns: Record<string, Record<string, number>>;
   /** Rows of the hang table. */
   hangRows: number;
   /** Charts without data: no `data-points` > 0 or no canvas. */
@@ -60,7 +62,7 @@ export interface ReportCheck {
 export interface ReportBrowser {
   /** `screenshot`: a PNG of the page from the top down to the bottom of the first `screenshotTo` selector
    * found (the whole page without one). */
-  check(file: string, options?: { screenshot?: string; screenshotTo?: string[]; timeoutMs?: number; pixels?: string[] }): Promise<ReportCheck>;
+  check(file: string, options?: { screenshot?: string; screenshotTo?: string[]; timeoutMs?: number; pixels?: string[]; colors?: Record<string, string[]> }): Promise<ReportCheck>;
   /** Parses XML with the browser's DOMParser: the parser error, and the testcase/failure counts of JUnit. */
   parseXml(xml: string): Promise<{ error: string | null; testcases: number; failures: number }>;
   close(): Promise<void>;
@@ -78,20 +80,55 @@ const CHARTS_JS = `[...document.querySelectorAll('[data-chart]')].map((el) => ({
 const HANG_ROWS_JS = `document.querySelectorAll('#hangs tr.hang-row').length`;
 const LEGEND_DASHES_JS = `[...document.querySelectorAll('.u-legend .u-value')].filter((td) => td.textContent.trim() === '--').length`;
 
-/** Page-side: each series of the chart drawn alone (legend clicks hide the others), its colour's columns. */
-export const SERIES_PIXELS_JS = `async (id) => {
-  const el = document.querySelector('[data-chart="' + CSS.escape(id) + '"]');
-  if (!el) return null;
+/** Page-side: the plot area of a chart (inside its axes) as device pixels. */
+const PLOT_PIXELS_JS = `(el) => {
   const canvas = el.querySelector('canvas');
   const over = el.querySelector('.u-over');
-  const rows = [...el.querySelectorAll('.u-legend tr.u-series')].slice(1);
-  if (!canvas || !over) return [];
-  const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  if (!canvas || !over) return null;
   const ratio = canvas.width / canvas.clientWidth;
   const cRect = canvas.getBoundingClientRect();
   const oRect = over.getBoundingClientRect();
   const x0 = Math.ceil((oRect.left - cRect.left) * ratio) + 1, x1 = Math.floor((oRect.right - cRect.left) * ratio) - 1;
   const y0 = Math.ceil((oRect.top - cRect.top) * ratio) + 1, y1 = Math.floor((oRect.bottom - cRect.top) * ratio) - 1;
+  return canvas.getContext('2d').getImageData(x0, y0, Math.max(1, x1 - x0), Math.max(1, y1 - y0));
+}`;
+
+/** Page-side: columns of the plot area holding a pixel within a small distance of [r, g, b]. */
+const COLUMNS_JS = `(img, cr, cg, cb) => {
+  const w = img.width, h = img.height, d = img.data;
+  let columns = 0, first = -1, last = -1;
+  for (let x = 0; x < w; x += 1) {
+    for (let y = 0; y < h; y += 1) {
+      const i = (y * w + x) * 4;
+      if (Math.abs(d[i] - cr) + Math.abs(d[i + 1] - cg) + Math.abs(d[i + 2] - cb) <= 48 && d[i + 3] > 200) {
+        columns += 1;
+        if (first < 0) first = x;
+        last = x;
+        break;
+      }
+    }
+  }
+  return { columns, first, last };
+}`;
+
+/** Page-side: per colour, the plot columns of a chart holding it. */
+const COLOR_COLUMNS_JS = `(id, colors) => {
+  const el = document.querySelector('[data-chart="' + CSS.escape(id) + '"]');
+  const img = el ? (${PLOT_PIXELS_JS})(el) : null;
+  const out = {};
+  for (const c of colors) {
+    const n = parseInt(c.slice(1), 16);
+    out[c] = img === null ? 0 : (${COLUMNS_JS})(img, n >> 16, (n >> 8) & 255, n & 255).columns;
+  }
+  return out;
+}`;
+
+/** Page-side: each series of the chart drawn alone (legend clicks hide the others), its colour's columns. */
+const SERIES_PIXELS_JS = `async (id) => {
+  const el = document.querySelector('[data-chart="' + CSS.escape(id) + '"]');
+  if (!el) return null;
+  const rows = [...el.querySelectorAll('.u-legend tr.u-series')].slice(1);
+  const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
   const out = [];
   for (let k = 0; k < rows.length; k += 1) {
     const others = rows.filter((r, j) => j !== k && !r.classList.contains('u-off'));
@@ -99,21 +136,8 @@ export const SERIES_PIXELS_JS = `async (id) => {
     await frame();
     const color = getComputedStyle(rows[k].querySelector('.u-marker')).borderColor;
     const m = /rgba?\\((\\d+),\\s*(\\d+),\\s*(\\d+)/.exec(color);
-    const [cr, cg, cb] = m ? [Number(m[1]), Number(m[2]), Number(m[3])] : [-999, -999, -999];
-    const img = canvas.getContext('2d').getImageData(x0, y0, Math.max(1, x1 - x0), Math.max(1, y1 - y0));
-    const w = img.width, h = img.height, d = img.data;
-    let columns = 0, first = -1, last = -1;
-    for (let x = 0; x < w; x += 1) {
-      for (let y = 0; y < h; y += 1) {
-        const i = (y * w + x) * 4;
-        if (Math.abs(d[i] - cr) + Math.abs(d[i + 1] - cg) + Math.abs(d[i + 2] - cb) <= 48 && d[i + 3] > 200) {
-          columns += 1;
-          if (first < 0) first = x;
-          last = x;
-          break;
-        }
-      }
-    }
+    const img = (${PLOT_PIXELS_JS})(el);
+    const { columns, first, last } = m && img ? (${COLUMNS_JS})(img, Number(m[1]), Number(m[2]), Number(m[3])) : { columns: 0, first: -1, last: -1 };
     others.forEach((r) => r.querySelector('th').click());
     await frame();
     out.push({ label: rows[k].querySelector('.u-label')?.textContent ?? '', color, columns, first, last, coverage: columns === 0 ? 0 : columns / (last - first + 1) });
@@ -172,6 +196,8 @@ export async function openReportBrowser(options: { timeoutMs?: number } = {}): P
         const legendDashes = (await page.evaluate(LEGEND_DASHES_JS)) as number;
         const pixels: Record<string, SeriesPixels[]> = {};
         for (const id of opts.pixels ?? []) pixels[id] = ((await page.evaluate(`(${SERIES_PIXELS_JS})(${JSON.stringify(id)})`)) as SeriesPixels[] | null) ?? [];
+        const colorColumns: Record<string, Record<string, number>> = {};
+        for (const [id, colors] of Object.entries(opts.colors ?? {})) colorColumns[id] = (await page.evaluate(`(${COLOR_COLUMNS_JS})(${JSON.stringify(id)}, ${JSON.stringify(colors)})`)) as Record<string, number>;
         if (opts.screenshot !== undefined) {
           let bottom: number | null = null;
           for (const selector of opts.screenshotTo ?? []) {
@@ -190,6 +216,7 @@ export async function openReportBrowser(options: { timeoutMs?: number } = {}): P
           hangRows,
           legendDashes,
           pixels,
+          colorColumns,
           empty: charts.filter((c) => c.points === null || c.points <= 0 || !c.canvas).map((c) => c.id),
           consoleErrors,
           foreignRequests: requests.filter((u) => !u.startsWith('file://')),
