@@ -38,6 +38,8 @@ function program(): Command {
     .option('--duration <time>', 'run for this long (30m, 8h), agents starting fresh conversations (overrides duration)')
     .option('--shard <i/N>', 'run shard i (0-based) of N: agents i, i+N, … (merge the shards with `roundload merge`)')
     .option('--metrics-port <port>', 'serve the client\'s Prometheus metrics on 127.0.0.1:PORT/metrics (overrides client_metrics.port)')
+    .option('--dashboard <[host:]port>', 'serve a live dashboard on 127.0.0.1:PORT during the run (0: any free port); it becomes report.html at the end')
+    .option('--dashboard-expose', 'allow --dashboard on a host other than loopback (the page has no authentication)')
     .action(async (file: string, opts) => {
       process.exitCode = await runCommand(file, opts, process.argv.slice(2));
     });

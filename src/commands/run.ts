@@ -4,6 +4,8 @@ import { planPhases, plannedRequests, executeRun, parseShard, shardAgents } from
 import { formatSummary, progressLine } from '../report/index.js';
 import { UsageError } from '../errors.js';
 import { stopOnSignals } from './signals.js';
+import { finishDashboard, openDashboard } from './dashboard.js';
+import { parseDashboardAddress } from '../dashboard/index.js';
 
 export interface RunCommandOptions {
   target?: string;
@@ -21,6 +23,10 @@ export interface RunCommandOptions {
   metricsPort?: string;
   /** `--via hop` (the built-in hop) or `--via URL` (a CONNECT proxy): sets `target.via`. */
   via?: string;
+  /** `--dashboard [host:]port`: the live dashboard. */
+  dashboard?: string;
+  /** `--dashboard-expose`: allow the dashboard on an address other than loopback. */
+  dashboardExpose?: boolean;
 }
 
 /** `--via hop` or `--via http(s)://proxy:3128` as the `target.via` override it stands for. */
@@ -51,6 +57,7 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
   const agents = positive('--agents', opts.agents);
   const rounds = positive('--rounds', opts.rounds);
   const shard = opts.shard === undefined ? null : parseShard(opts.shard);
+  const dashboardAt = opts.dashboard === undefined ? null : parseDashboardAddress(opts.dashboard, opts.dashboardExpose === true);
   if (opts.metricsPort !== undefined && !/^\d{1,5}$/.test(opts.metricsPort.trim())) throw new UsageError(`--metrics-port must be a port number (0 picks a free one), got "${opts.metricsPort}"`);
   // Shortcuts are `--set`s applied last, so they win and the schema validates them like the file.
   const set = [
@@ -69,9 +76,12 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
   if (shard !== null && shardAgents(workload.agents.count, shard).length === 0) {
     throw new UsageError(`--shard ${shard.index}/${shard.count} would run no agents: agents.count is ${workload.agents.count}; use at most ${workload.agents.count} shards`);
   }
-  const stop = new AbortController();
-  const removeSignalHandlers = stopOnSignals(stop, (signal) => `${signal}: stopping (in-flight requests get a short grace, then results are written; ${signal} again to exit at once)`);
   const log = (line: string) => process.stderr.write(`${line}\n`);
+  const dashboard = dashboardAt === null ? null : await openDashboard(dashboardAt, workload, shard, log);
+  const stop = new AbortController();
+  // After the run, a first Ctrl-C stops the wait for open dashboard pages.
+  if (dashboard !== null) stop.signal.addEventListener('abort', () => void dashboard.close(), { once: true });
+  const removeSignalHandlers = stopOnSignals(stop, (signal) => `${signal}: stopping (in-flight requests get a short grace, then results are written; ${signal} again to exit at once)`);
   try {
     const share = shard === null ? '' : ` (shard ${shard.index}/${shard.count}: ${shardAgents(workload.agents.count, shard).length} of them)`;
     const length = workload.duration === null ? `${workload.agents.rounds} rounds` : `conversations of ${workload.agents.rounds} rounds for ${workload.duration}`;
@@ -89,13 +99,22 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
       signal: stop.signal,
       log,
       shard,
-      ...(progress === null ? {} : { onEvent: (e) => progress.onEvent(e) }),
+      ...(progress === null && dashboard === null
+        ? {}
+        : {
+            onEvent: (e) => {
+              progress?.onEvent(e);
+              dashboard?.onEvent(e);
+            },
+          }),
     }).finally(() => progress?.stop());
     if (opts.json === true) process.stdout.write(`${JSON.stringify(result.summary, null, 2)}\n`);
     else process.stdout.write(`${formatSummary(result.summary, result.dir)}\n`);
+    if (dashboard !== null) await finishDashboard(dashboard, result);
     if (result.status === 'interrupted') return 130;
     return result.summary.thresholds.ok ? 0 : 1;
   } finally {
     removeSignalHandlers();
+    await dashboard?.close();
   }
 }

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -63,8 +63,27 @@ export interface ReportBrowser {
   /** `screenshot`: a PNG of the page from the top down to the bottom of the first `screenshotTo` selector
    * found (the whole page without one). */
   check(file: string, options?: { screenshot?: string; screenshotTo?: string[]; timeoutMs?: number; pixels?: string[]; colors?: Record<string, string[]> }): Promise<ReportCheck>;
+  /** Opens a page served over HTTP (the live dashboard) and keeps it open for the test to read. */
+  live(url: string, options?: { timeoutMs?: number }): Promise<LivePage>;
   /** Parses XML with the browser's DOMParser: the parser error, and the testcase/failure counts of JUnit. */
   parseXml(xml: string): Promise<{ error: string | null; testcases: number; failures: number }>;
+  close(): Promise<void>;
+}
+
+/** A page left open while the test watches it change. */
+export interface LivePage {
+  /** Runs page-side code (a string: DOM types are not in this project's lib). */
+  evaluate<T>(js: string): Promise<T>;
+  /** Waits until the page-side expression is truthy. */
+  waitFor(js: string, timeoutMs: number): Promise<void>;
+  url(): string;
+  title(): Promise<string>;
+  /** Each series of a chart drawn alone, as in ReportCheck.pixels. */
+  seriesPixels(id: string): Promise<SeriesPixels[]>;
+  /** Per chart: `data-points`, canvas, error (as in ReportCheck.charts). */
+  charts(): Promise<ChartCheck[]>;
+  readonly consoleErrors: string[];
+  readonly requests: string[];
   close(): Promise<void>;
 }
 
@@ -145,6 +164,17 @@ const SERIES_PIXELS_JS = `async (id) => {
   return out;
 }`;
 
+/** Polls a page-side expression (through the DevTools protocol, which a page's CSP does not govern, unlike
+ * waitForFunction's eval) until it is truthy; throws after `timeoutMs`. */
+async function until(page: Page, js: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await page.evaluate(js).catch(() => false)) return;
+    if (Date.now() >= deadline) throw new Error(`page never satisfied ${js} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 function bounded<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   return Promise.race([
@@ -155,8 +185,9 @@ function bounded<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   ]);
 }
 
-/** Launches Chromium with a fresh profile that is removed on close. */
-export async function openReportBrowser(options: { timeoutMs?: number } = {}): Promise<ReportBrowser> {
+/** Launches Chromium with a fresh profile that is removed on close. `offline` (the default) lets a page
+ * load no URL but file://; the dashboard test turns it off to reach its loopback server. */
+export async function openReportBrowser(options: { timeoutMs?: number; offline?: boolean } = {}): Promise<ReportBrowser> {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const profile = mkdtempSync(join(tmpdir(), 'roundload-chromium-'));
   let context: BrowserContext;
@@ -168,7 +199,7 @@ export async function openReportBrowser(options: { timeoutMs?: number } = {}): P
       viewport: { width: 1360, height: 900 },
       deviceScaleFactor: 1,
       timeout: timeoutMs,
-      offline: true,
+      offline: options.offline ?? true,
     });
   } catch (error) {
     rmSync(profile, { recursive: true, force: true });
@@ -189,7 +220,7 @@ export async function openReportBrowser(options: { timeoutMs?: number } = {}): P
         await page.goto(pathToFileURL(file).href, { waitUntil: 'load', timeout: limit });
         await page.waitForSelector('html[data-report-ready="1"]', { timeout: limit });
         // Charts mark themselves in uPlot's first draw; give each a moment after the script finished.
-        await page.waitForFunction(ALL_MARKED_JS, undefined, { timeout: 5000 }).catch(() => undefined);
+        await until(page, ALL_MARKED_JS, 5000).catch(() => undefined);
         const charts = (await page.evaluate(CHARTS_JS)) as ChartCheck[];
         const title = await page.title();
         const hangRows = (await page.evaluate(HANG_ROWS_JS)) as number;
@@ -225,6 +256,29 @@ export async function openReportBrowser(options: { timeoutMs?: number } = {}): P
       } finally {
         await bounded(page.close(), 10_000, 'closing the page').catch(() => undefined);
       }
+    },
+    async live(url, opts = {}) {
+      const limit = opts.timeoutMs ?? 20_000;
+      const page = await context.newPage();
+      const consoleErrors: string[] = [];
+      const requests: string[] = [];
+      page.on('console', (m) => {
+        if (m.type() === 'error') consoleErrors.push(m.text());
+      });
+      page.on('pageerror', (e) => consoleErrors.push(`page error: ${e.message}`));
+      page.on('request', (r) => requests.push(r.url()));
+      await page.goto(url, { waitUntil: 'load', timeout: limit });
+      return {
+        evaluate: async <T>(js: string) => (await page.evaluate(js)) as T,
+        waitFor: (js, timeoutMs) => until(page, js, timeoutMs),
+        url: () => page.url(),
+        title: () => page.title(),
+        seriesPixels: async (id) => ((await page.evaluate(`(${SERIES_PIXELS_JS})(${JSON.stringify(id)})`)) as SeriesPixels[] | null) ?? [],
+        charts: async () => (await page.evaluate(CHARTS_JS)) as ChartCheck[],
+        consoleErrors,
+        requests,
+        close: () => bounded(page.close(), 10_000, 'closing the page').catch(() => undefined),
+      };
     },
     async parseXml(xml) {
       const page = await context.newPage();
