@@ -1,7 +1,7 @@
 // A comparison for people: the terminal table (per phase: A, B, delta, interval, verdict) and a
 // self-contained compare.html with the same tables, a forest plot of the deltas and the arms' time series.
 import { basename } from 'node:path';
-import { chartGrid, chartScripts, chartStyles, cspMeta, loadChartAssets, type ChartAssets, type ChartSpec, type ForestSpec } from '../report/index.js';
+import { chartGrid, chartScripts, chartStyles, cspMeta, esc, loadChartAssets, type ChartAssets, type ChartSpec, type ForestSpec } from '../report/index.js';
 import { comparisonCharts, type ArmPair, type PhaseCharts } from './charts.js';
 import type { Comparison, FigureRow, PhaseComparison } from './compare.js';
 
@@ -64,10 +64,6 @@ export function formatComparison(c: Comparison): string {
   if (c.phases.length === 0) out.push('', 'no phase is present in both arms: nothing to compare');
   if (c.unmatched.length > 0) out.push('', `phases in only one arm (not compared): ${c.unmatched.join(', ')}`);
   return out.join('\n');
-}
-
-function esc(s: string): string {
-  return s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!);
 }
 
 const CSS = `body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1d1d1f;max-width:80rem}

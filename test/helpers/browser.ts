@@ -205,17 +205,22 @@ export async function openReportBrowser(options: { timeoutMs?: number; offline?:
     rmSync(profile, { recursive: true, force: true });
     throw error;
   }
+  /** A new page that records its console errors and every URL it requests. */
+  const watchedPage = async (): Promise<{ page: Page; consoleErrors: string[]; requests: string[] }> => {
+    const page = await context.newPage();
+    const consoleErrors: string[] = [];
+    const requests: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') consoleErrors.push(m.text());
+    });
+    page.on('pageerror', (e) => consoleErrors.push(`page error: ${e.message}`));
+    page.on('request', (r) => requests.push(r.url()));
+    return { page, consoleErrors, requests };
+  };
   return {
     async check(file, opts = {}) {
       const limit = opts.timeoutMs ?? 20_000;
-      const page = await context.newPage();
-      const consoleErrors: string[] = [];
-      const requests: string[] = [];
-      page.on('console', (m) => {
-        if (m.type() === 'error') consoleErrors.push(m.text());
-      });
-      page.on('pageerror', (e) => consoleErrors.push(`page error: ${e.message}`));
-      page.on('request', (r) => requests.push(r.url()));
+      const { page, consoleErrors, requests } = await watchedPage();
       try {
         await page.goto(pathToFileURL(file).href, { waitUntil: 'load', timeout: limit });
         await page.waitForSelector('html[data-report-ready="1"]', { timeout: limit });
@@ -259,14 +264,7 @@ export async function openReportBrowser(options: { timeoutMs?: number; offline?:
     },
     async live(url, opts = {}) {
       const limit = opts.timeoutMs ?? 20_000;
-      const page = await context.newPage();
-      const consoleErrors: string[] = [];
-      const requests: string[] = [];
-      page.on('console', (m) => {
-        if (m.type() === 'error') consoleErrors.push(m.text());
-      });
-      page.on('pageerror', (e) => consoleErrors.push(`page error: ${e.message}`));
-      page.on('request', (r) => requests.push(r.url()));
+      const { page, consoleErrors, requests } = await watchedPage();
       await page.goto(url, { waitUntil: 'load', timeout: limit });
       return {
         evaluate: async <T>(js: string) => (await page.evaluate(js)) as T,
