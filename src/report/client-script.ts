@@ -191,7 +191,7 @@ export const CLIENT_SCRIPT = String.raw`
         stroke: color,
         width: pointsOnly ? 1 : 1.6,
         spanGaps: s.gaps === 'bridge',
-        points: pointsOnly ? { show: true, size: 7, width: 1.5, stroke: color, fill: color } : { show: s.dots === true || n <= 40, size: s.dots === true ? 4 : 5 },
+        points: pointsOnly ? { show: true, size: 7, width: 1.5, stroke: color, fill: color } : { show: function () { return s.dots === true || spec.x.length <= 40; }, size: s.dots === true ? 4 : 5 },
         // No hover: the series' last value; hovering: the value at the cursor.
         value: function (u, v, sidx, idx) {
           if (idx == null) { var values = spec.series[sidx - 1].values; var li = lastIndex(values); return li < 0 ? '–' : fmtValue(values[li]) + tag(li); }
