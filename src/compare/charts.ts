@@ -49,7 +49,7 @@ export function forestPlots(c: Comparison, p: PhaseComparison, index: number): F
       x_label: k.x_label,
       unit: k.unit,
       rows: rows.map((r) => ({ label: r.label, delta: r.delta, low: r.low, high: r.high, verdict: r.verdict })),
-      note: `bar: the ${Math.round(c.level * 100)}% interval; square: the delta; green better, red worse, grey no significant difference${noInterval > 0 ? `; ${noInterval} figure${noInterval === 1 ? '' : 's'} without an interval (too little data)` : ''}`,
+      note: `bar: the ${Math.round(c.level * 100)}% interval; square: the delta; green better, red worse, grey no significant difference${noInterval > 0 ? `; hollow amber square${noInterval === 1 ? '' : 's'}: ${noInterval} figure${noInterval === 1 ? '' : 's'} without an interval (too little data)` : ''}`,
     });
   }
   return out;
