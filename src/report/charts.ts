@@ -495,6 +495,9 @@ export function verdictTitle(verdicts: (GaugeVerdict | null)[]): string {
     .join(' · ') + (verdicts.some((v) => v === null) ? ' · no verdict for the rest' : '');
 }
 
+/** `error_class` of a canary due on the grid but not sent (the leg's canaries were all still out). */
+const NOT_SENT = 'not_sent';
+
 /** Each leg's colour, and a darker one for its failures. */
 const LEG_COLORS: Record<CanaryEvent['leg'], { ok: string; failed: string }> = {
   proxied: { ok: '#2563eb', failed: '#dc2626' },
@@ -518,7 +521,8 @@ export function canaryCharts(canaries: CanaryEvent[], hangs: HangMark[]): ChartS
     const ok: (number | null)[] = x.map(() => null);
     const failed: (number | null)[] = x.map(() => null);
     for (const c of canaries) {
-      if (c.leg !== leg || !Number.isFinite(c.latency_ms)) continue;
+      // A canary never sent (all the leg's canaries were still out) took no time to fail: no dot, the note counts it.
+      if (c.leg !== leg || !Number.isFinite(c.latency_ms) || c.error_class === NOT_SENT) continue;
       (c.ok ? ok : failed)[at.get(r3(c.run_ms / 1000))!] = r3(c.latency_ms);
     }
     lines.push({ series: { label: `${leg} ms`, gaps: 'bridge', dots: true, color: LEG_COLORS[leg].ok }, values: ok });
@@ -526,7 +530,8 @@ export function canaryCharts(canaries: CanaryEvent[], hangs: HangMark[]): ChartS
   }
   const columns = [...lines, ...dots];
   const reduced = envelope(x, columns.map((c) => c.values));
-  const failedCount = canaries.filter((c) => !c.ok).length;
+  const notSent = canaries.filter((c) => c.error_class === NOT_SENT).length;
+  const failedCount = canaries.filter((c) => !c.ok).length - notSent;
   const spec: ChartSpec = {
     id: 'canaries',
     title: 'Canaries: latency of the proxied path and the direct one',
@@ -537,7 +542,7 @@ export function canaryCharts(canaries: CanaryEvent[], hangs: HangMark[]): ChartS
     x: reduced.x,
     series: columns.map((c, i) => ({ ...c.series, values: reduced.ys[i]! })),
     markers: hangMarkers(hangs),
-    note: [failedCount > 0 ? `${failedCount} failed canar${failedCount === 1 ? 'y' : 'ies'} drawn as dots at the time to the failure` : null, reduced.reduced ? `${canaries.length} canaries reduced to their min/max envelope` : null].filter((n) => n !== null).join('; ') || null,
+    note: [failedCount > 0 ? `${failedCount} failed canar${failedCount === 1 ? 'y' : 'ies'} drawn as dots at the time to the failure` : null, notSent > 0 ? `${notSent} not sent (every canary of the leg was still out), not drawn` : null, reduced.reduced ? `${canaries.length} canaries reduced to their min/max envelope` : null].filter((n) => n !== null).join('; ') || null,
   };
   return chartPoints(spec) > 0 ? [spec] : [];
 }

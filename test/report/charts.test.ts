@@ -183,4 +183,9 @@ test('canaries: each leg is its own line bridged across the other leg\'s times, 
   assert.deepEqual(grid[0]!.x, [0, 1]);
   assert.deepEqual(grid[0]!.series.map((s) => s.values), [[30, 31], [10, 11]]);
   assert.deepEqual(canaryCharts([], []), []);
+  // A canary due but not sent (the leg's canaries all still out) is no failure time: counted, not drawn.
+  const notSent = { ...canary('proxied', 2000, 0, false), status: 'error' as const, hang_phase: null, error_class: 'not_sent' };
+  const [withGap] = canaryCharts([canary('proxied', 0, 30), canary('proxied', 1000, 31), notSent], []);
+  assert.deepEqual(withGap!.series.map((s) => s.label), ['proxied ms']);
+  assert.match(withGap!.note ?? '', /^1 not sent \(every canary of the leg was still out\), not drawn$/);
 });
