@@ -107,8 +107,11 @@ export const CLIENT_SCRIPT = String.raw`
             }
             ctx.fillStyle = 'rgba(71, 85, 105, 0.9)';
             ctx.font = (11 * r) + 'px system-ui, sans-serif';
-            ctx.textAlign = 'right';
-            ctx.fillText('partial ' + p.covered_s + ' s of ' + p.window_s + ' s', b.left + b.width - 4 * r, b.top + 12 * r);
+            // At the band's top left, or right-aligned to the plot when it would run past it.
+            var label = 'partial: ' + p.covered_s + ' s of ' + p.window_s + ' s';
+            var fits = x0 + 4 * r + ctx.measureText(label).width <= b.left + b.width;
+            ctx.textAlign = fits ? 'left' : 'right';
+            ctx.fillText(label, fits ? x0 + 4 * r : b.left + b.width - 4 * r, b.top + 12 * r);
             var n = spec.x.length;
             ctx.setLineDash([4 * r, 3 * r]);
             spec.series.forEach(function (s, i) {
