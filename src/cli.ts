@@ -49,6 +49,8 @@ function program(): Command {
     .option('--metrics-port <port>', 'serve the client\'s Prometheus metrics on 127.0.0.1:PORT/metrics (overrides client_metrics.port)')
     .option('--progress <time>', 'time between progress lines on stderr (default 10s; 1s on a terminal, where it is one live line)')
     .option('--quiet', 'no progress lines, live line or announcements on stderr (the summary still says everything)')
+    .option('--dashboard <[host:]port>', 'serve a live dashboard on 127.0.0.1:PORT during the run (0: any free port); it becomes report.html at the end')
+    .option('--dashboard-expose', 'allow --dashboard on a host other than loopback (the page has no authentication)')
     .action(async (file: string, opts) => {
       process.exitCode = await runCommand(file, opts, process.argv.slice(2));
     });

@@ -20,7 +20,7 @@ export async function abCommand(file: string, opts: AbCommandOptions): Promise<n
     const lines = result.runs.map((r) => `  ${String(r.seq).padStart(2)}  ${r.arm.padEnd(12)} r${r.repeat}  ${r.status.padEnd(11)} ${r.dir}`);
     process.stdout.write(`roundload ab · ${plan.file} · ${result.status}\nruns (in the order they ran):\n${lines.join('\n')}\n\n`);
     if (result.comparisons.length > 0) {
-      const written = writeComparisons(result.comparisons, join(result.dir, 'compare.html'));
+      const written = writeComparisons(result.comparisons, join(result.dir, 'compare.html'), result.arms);
       process.stdout.write(`${result.comparisons.map(formatComparison).join('\n\n')}\n\nwritten      ${written.html}\n             ${written.json}\n`);
     } else {
       process.stdout.write('no comparison: not every arm has a completed run\n');

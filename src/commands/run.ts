@@ -4,6 +4,8 @@ import { planPhases, plannedRequests, executeRun, parseShard, shardAgents, type 
 import { colorWanted, formatSummary, progressDisplay, runVerdict, type ProgressPlan } from '../report/index.js';
 import { UsageError } from '../errors.js';
 import { stopOnSignals } from './signals.js';
+import { finishDashboard, openDashboard } from './dashboard.js';
+import { parseDashboardAddress } from '../dashboard/index.js';
 
 export interface RunCommandOptions {
   target?: string;
@@ -25,6 +27,10 @@ export interface RunCommandOptions {
   quiet?: boolean;
   /** `--progress 30s`: time between progress lines (default 10 s, 1 s on a terminal). */
   progress?: string;
+  /** `--dashboard [host:]port`: the live dashboard. */
+  dashboard?: string;
+  /** `--dashboard-expose`: allow the dashboard on an address other than loopback. */
+  dashboardExpose?: boolean;
 }
 
 /** `--progress 30s` (or seconds) in ms; at least 100 ms. */
@@ -78,6 +84,7 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
   const rounds = positive('--rounds', opts.rounds);
   const shard = opts.shard === undefined ? null : parseShard(opts.shard);
   const intervalMs = progressIntervalMs(opts.progress);
+  const dashboardAt = opts.dashboard === undefined ? null : parseDashboardAddress(opts.dashboard, opts.dashboardExpose === true);
   if (opts.metricsPort !== undefined && !/^\d{1,5}$/.test(opts.metricsPort.trim())) throw new UsageError(`--metrics-port must be a port number (0 picks a free one), got "${opts.metricsPort}"`);
   // Shortcuts are `--set`s applied last, so they win and the schema validates them like the file.
   const set = [
@@ -96,6 +103,8 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
   if (shard !== null && shardAgents(workload.agents.count, shard).length === 0) {
     throw new UsageError(`--shard ${shard.index}/${shard.count} would run no agents: agents.count is ${workload.agents.count}; use at most ${workload.agents.count} shards`);
   }
+  // Opened first: a taken port fails the command before anything else starts.
+  const dashboard = dashboardAt === null ? null : await openDashboard(dashboardAt, workload, shard, (line) => process.stderr.write(`${line}\n`));
   const stop = new AbortController();
   const removeSignalHandlers = stopOnSignals(stop, (signal) => `${signal}: stopping (in-flight requests get a short grace, then results are written; ${signal} again to exit at once)`);
   // On a terminal a live line; piped (CI logs, tee, cron) a line every interval. Both subscribe to the events;
@@ -105,6 +114,8 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
     if (progress === null) process.stderr.write(`${line}\n`);
     else progress.print(line);
   };
+  // After the run, a first Ctrl-C stops the wait for open dashboard pages.
+  if (dashboard !== null) stop.signal.addEventListener('abort', () => void dashboard.close(), { once: true });
   try {
     const share = shard === null ? '' : ` (shard ${shard.index}/${shard.count}: ${shardAgents(workload.agents.count, shard).length} of them)`;
     const length = workload.duration === null ? roundsText(workload.agents.rounds) : `conversations of ${roundsText(workload.agents.rounds)} for ${workload.duration}`;
@@ -119,13 +130,22 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
       signal: stop.signal,
       log,
       shard,
-      ...(progress === null ? {} : { onEvent: (e) => progress.onEvent(e) }),
+      ...(progress === null && dashboard === null
+        ? {}
+        : {
+            onEvent: (e) => {
+              progress?.onEvent(e);
+              dashboard?.onEvent(e);
+            },
+          }),
     }).finally(() => progress?.stop());
     const verdict = runVerdict(result.summary);
     if (opts.json === true) process.stdout.write(`${JSON.stringify(result.summary, null, 2)}\n`);
     else process.stdout.write(`${formatSummary(result.summary, result.dir, { verdict, color: colorWanted(process.stdout) })}\n`);
+    if (dashboard !== null) await finishDashboard(dashboard, result);
     return verdict.exitCode;
   } finally {
     removeSignalHandlers();
+    await dashboard?.close();
   }
 }

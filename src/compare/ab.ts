@@ -9,6 +9,7 @@ import { executeRun, type RunStatus } from '../run/index.js';
 import { boundedGet } from '../transport/index.js';
 import { createRunFolder, writeJsonAtomic } from '../results/index.js';
 import { ArmError, DifferentWorkloadsError } from '../errors.js';
+import type { ArmPair } from './charts.js';
 import { compareArms, type Comparison } from './compare.js';
 import { identityDifferences, workloadHash } from './identity.js';
 import { loadRun } from './load.js';
@@ -40,6 +41,8 @@ export interface AbResult {
   status: 'completed' | 'interrupted';
   runs: AbRun[];
   comparisons: Comparison[];
+  /** The arms each comparison was made of (same order), for compare.html's time series. */
+  arms: ArmPair[];
 }
 
 /** Run order: every arm once per repeat, in file order (A B A B …). */
@@ -162,6 +165,7 @@ export async function runAb(options: AbOptions): Promise<AbResult> {
   }
 
   const comparisons: Comparison[] = [];
+  const arms: ArmPair[] = [];
   const byArm = new Map<string, string[]>();
   for (const run of runs) if (run.status === 'completed') byArm.set(run.arm, [...(byArm.get(run.arm) ?? []), run.dir]);
   const base = plan.arms[0]!;
@@ -171,11 +175,13 @@ export async function runAb(options: AbOptions): Promise<AbResult> {
     for (const arm of plan.arms.slice(1)) {
       const dirs = byArm.get(arm.name) ?? [];
       if (dirs.length === 0) continue;
-      comparisons.push(compareArms(baseArm, { name: arm.name, runs: await Promise.all(dirs.map((d) => loadRun(d))) }, { seed: plan.seed, force: options.force === true }));
+      const other = { name: arm.name, runs: await Promise.all(dirs.map((d) => loadRun(d))) };
+      comparisons.push(compareArms(baseArm, other, { seed: plan.seed, force: options.force === true }));
+      arms.push({ a: baseArm, b: other });
     }
   }
   writeJsonAtomic(join(dir, 'ab.json'), manifest(status));
-  return { dir, status, runs, comparisons };
+  return { dir, status, runs, comparisons, arms };
 }
 
 async function command(arm: AbArm, what: 'setup' | 'teardown', text: string, timeoutMs: number, env: Record<string, string>, log: (line: string) => void): Promise<void> {

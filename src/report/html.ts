@@ -5,23 +5,8 @@ import type { Summary } from '../analysis/index.js';
 import type { GaugeVerdict } from '../types/index.js';
 import { loadChartAssets, type ChartAssets } from './assets.js';
 import type { ChartSpec } from './charts.js';
-import { CLIENT_SCRIPT } from './client-script.js';
 import type { ReportData } from './data.js';
-
-/** Escapes text for HTML element content and attribute values. */
-export function esc(value: unknown): string {
-  return String(value ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-}
-
-/** JSON safe inside `<script type="application/json">`: no `</script`, no `<!--` (every `<` escaped). */
-export function jsonForScript(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
-}
-
-/** A script's text safe inside `<script>`: `</script` and `<!--` cannot close or confuse the element. */
-export function scriptSafe(js: string): string {
-  return js.replace(/<\/(script)/gi, '<\\/$1').replace(/<!--/g, '<\\!--');
-}
+import { chartGrid, chartScripts, chartStyles, cspMeta, esc } from './page.js';
 
 function fmtMs(v: number | null | undefined, count = 1): string {
   if (v === null || v === undefined || count === 0 || !Number.isFinite(v)) return '–';
@@ -75,14 +60,8 @@ function empty(text: string): string {
   return `<p class="empty-note">${esc(text)}</p>`;
 }
 
-function chartFigure(c: ChartSpec): string {
-  const markers = c.markers.length === 0 ? '' : `<span class="marker-key">┆ ${c.markers.length} hang marker${c.markers.length === 1 ? '' : 's'}</span>`;
-  const note = c.note === null ? '' : `<span>${esc(c.note)}</span>`;
-  return `<figure class="chart" data-chart="${esc(c.id)}"><figcaption>${esc(c.title)}</figcaption><div class="plot"></div><p class="chart-note">${markers}${note}</p></figure>`;
-}
-
 function charts(list: ChartSpec[]): string {
-  return `<div class="charts">${list.map(chartFigure).join('\n')}</div>`;
+  return chartGrid(list);
 }
 
 function kv(pairs: [string, string][]): string {
@@ -328,15 +307,6 @@ h1 .badge{font-size:14px}
 .cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(190px,1fr));gap:12px}
 .card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:12px 14px}
 .card-k{color:var(--muted);font-size:12.5px}.card-v{font-size:22px;font-weight:650;margin:2px 0}.card-s{color:var(--muted);font-size:12.5px}
-.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(380px,1fr));gap:14px}
-@media (max-width:700px){.charts{grid-template-columns:1fr}}
-.chart{margin:0;background:var(--card);border:1px solid var(--line);border-radius:10px;padding:10px 12px;min-width:0}
-.chart figcaption{font-weight:600;margin-bottom:4px}
-.chart .plot{width:100%;min-height:60px;overflow:hidden}
-.chart.empty .plot{display:flex;align-items:center;justify-content:center;color:var(--bad);min-height:120px}
-.chart-note{color:var(--muted);font-size:12px;margin:4px 0 0;display:flex;gap:12px;flex-wrap:wrap}
-.marker-key{color:var(--bad)}
-.uplot{font-family:inherit}.u-legend{font-size:12px}
 .table-wrap{overflow-x:auto;background:var(--card);border:1px solid var(--line);border-radius:10px;margin:8px 0}
 table{border-collapse:collapse;width:100%;font-size:13px}
 th,td{padding:6px 10px;text-align:left;border-bottom:1px solid var(--line);vertical-align:top}
@@ -368,9 +338,9 @@ export function renderReportHtml(d: ReportData, assets: ChartAssets = loadChartA
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">
+${cspMeta()}
 <title>roundload · ${esc(s.run.name)} · ${esc(s.run.status)}</title>
-<style>${assets.css.replace(/<\//g, '<\\/')}</style>
+${chartStyles(assets)}
 <style>${CSS}</style>
 </head>
 <body>
@@ -389,9 +359,7 @@ ${clientSection(d)}
 ${eventsSection(d)}
 <footer>report.html generated ${esc(fmtTime(d.generated_at))} by roundload ${esc(version)} · self-contained: charts drawn with uPlot (MIT), inlined; the data is in the <code>report-data</code> script element.</footer>
 </main>
-<script type="application/json" id="report-data">${jsonForScript(payload)}</script>
-<script>${scriptSafe(assets.js)}</script>
-<script>${scriptSafe(CLIENT_SCRIPT)}</script>
+${chartScripts(payload, assets)}
 </body>
 </html>
 `;

@@ -64,11 +64,11 @@ test('every chart in the data has its data-chart element, and the sections carry
   assert.deepEqual(ids.filter((id) => id.startsWith('gauge-')).sort(), ['gauge-engine-sglang_num_prefill_inflight_queue_reqs', 'gauge-engine-sglang_num_running_reqs']);
   // What the gauges read at the hang (gauges only, counters left out), under the hang's row.
   assert.match(html, /<tr class="evidence-row"><td colspan="13">gauges at the hang: engine \(0\.2 s old\): num_prefill_inflight_queue_reqs 1<\/td><\/tr>/);
-  // Canaries per leg, and their chart with a gap where the proxied one hung.
+  // Canaries per leg, and their chart: a line per leg, the hung proxied canary a dot of its own.
   assert.deepEqual(data.canaries.map((c) => [c.leg, c.total, c.ok, c.failures]), [['proxied', 4, 3, { 'hang first_token': 1 }], ['direct', 4, 4, {}]]);
   const canary = data.charts.canaries[0]!;
-  assert.deepEqual(canary.series.map((x) => x.label), ['proxied ok ms', 'direct ok ms']);
-  assert.equal(canary.series[0]!.values.filter((v) => v !== null).length, 3);
+  assert.deepEqual(canary.series.map((x) => x.label), ['proxied ms', 'direct ms', 'proxied failed (ms to the failure)']);
+  assert.deepEqual(canary.series.map((x) => x.values.filter((v) => v !== null).length), [3, 4, 1]);
   assert.match(html, /<td>proxied<\/td><td class="num">4<\/td><td class="num">3<\/td><td class="num"><b class="bad-text">1<\/b><\/td>/);
   for (const id of ids) assert.equal(html.split(`data-chart="${id}"`).length - 1, 1, `one element for ${id}`);
   // The hang table: agent, conversation, round, phase, socket, nth, idle, path.
