@@ -121,6 +121,9 @@ export async function runPhase(ctx: PhaseRunContext, plan: PhasePlan): Promise<v
       endpoint: ctx.endpoint,
       headers: ctx.headers,
       runStartMs: ctx.runStartMs,
+      // A connect-level failure on a proxied path is the proxy's (`proxy_unreachable`): the CONNECT proxy, or
+      // the TLS proxy the requests are sent to.
+      proxyUrl: ctx.transport.options.connectProxy ?? (ctx.path === 'proxy' ? ctx.transport.options.url : null),
       onGap: (gap) => {
         const now = current.get(i);
         if (now === undefined) ctx.histograms.recordMs('itl', plan.name, 0, gap);

@@ -4,8 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server, type Socket } from 'node:net';
 import { classifyTransportError, ERROR_CLASSES, sendRound, type RoundTarget } from '../../src/agent/index.js';
-import { Transport, ConnectionTracker } from '../../src/transport/index.js';
-import { realClock } from '../../src/watchdog/index.js';
+import { roundTarget } from '../helpers/round.js';
 import { engineSchema } from '../../src/config/index.js';
 import { startEngine } from '../../src/engine/index.js';
 import type { TestContext } from 'node:test';
@@ -13,33 +12,7 @@ import type { TestContext } from 'node:test';
 const BODY = JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }], max_tokens: 16 });
 
 function target(t: TestContext, url: string, deadlines: Partial<RoundTarget['deadlines']> = {}, connectTimeoutMs = 5000): RoundTarget {
-  const transport = new Transport({
-    url,
-    path: 'direct',
-    tls: { caFile: null, insecure: false, servername: null },
-    connection: 'per-agent',
-    agents: 1,
-    poolConnections: null,
-    keepAliveTimeoutMs: 10_000,
-    connectTimeoutMs,
-    headersTimeoutMs: 30_000,
-    bodyTimeoutMs: 30_000,
-  });
-  const tracker = new ConnectionTracker();
-  t.after(async () => {
-    tracker.close();
-    await transport.close(100);
-  });
-  return {
-    lane: transport.lane(0),
-    tracker,
-    clock: realClock,
-    deadlines: { connectMs: 5000, headersMs: 5000, firstTokenMs: 5000, stallMs: 5000, totalMs: 10_000, ...deadlines },
-    path: 'direct',
-    endpoint: '/v1/chat/completions',
-    headers: {},
-    runStartMs: 0,
-  };
+  return roundTarget(t, url, { deadlines, connectTimeoutMs });
 }
 
 const request = { agent: 0, conversation: 'a0-c1', round: 1, phase: 'main', body: BODY };
