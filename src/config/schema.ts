@@ -239,12 +239,15 @@ export const resultsSchema = z.strictObject({
   compress_rotated: z.boolean().default(true),
 });
 
-/** Pass/fail limits checked at the end of a run; any failure makes exit code 1 and a failing JUnit case. */
+/** Pass/fail limits checked at the end of a run; any failure makes exit code 1 and a failing JUnit case. Beside
+ * them one check is always on: a run where no request ended ok fails (`ok_requests`). */
 export const thresholdsSchema = z.strictObject({
   /** Most hung requests allowed; `null`: hangs never fail the run. @default 0 */
   hangs: int().min(0).nullable().default(0),
-  /** Highest share of requests that errored or hung (0.01 = 1%). @default null */
-  error_rate: z.number().min(0).max(1).nullable().default(null),
+  /** Highest share of requests that ended in error (0.01 = 1%). Hangs are not counted here (`hangs` checks
+   * them), nor requests the run's own stop aborted. `null`: errors never fail the run (a run with no ok
+   * request still does: that check is always on). @default 0.01 */
+  error_rate: z.number().min(0).max(1).nullable().default(0.01),
   /** Highest time-to-first-token p99 over the whole run. @default null */
   ttft_p99_ms: z.number().positive().nullable().default(null),
   /** Highest inter-token gap p99 over the whole run. @default null */
