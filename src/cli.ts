@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The command line: commander wiring only. Commands live in commands/; this file alone maps errors to
-// exit codes (0 ok, 1 hangs/thresholds, 2 usage or workload, 3 target unreachable, 130 interrupted).
+// exit codes (0 ok, 1 hangs/thresholds/no ok request, 2 usage or workload, 3 target unreachable or preflight
+// failed, 130 interrupted).
 import { Command, CommanderError } from 'commander';
 import { RoundloadError } from './errors.js';
 import { VERSION } from './version.js';
@@ -51,6 +52,7 @@ function program(): Command {
     .option('--quiet', 'no progress lines, live line or announcements on stderr (the summary still says everything)')
     .option('--dashboard <[host:]port>', 'serve a live dashboard on 127.0.0.1:PORT during the run (0: any free port); it becomes report.html at the end')
     .option('--dashboard-expose', 'allow --dashboard on a host other than loopback (the page has no authentication)')
+    .option('--no-preflight', 'skip the test chat request (and model check) before the agents start')
     .action(async (file: string, opts) => {
       process.exitCode = await runCommand(file, opts, process.argv.slice(2));
     });

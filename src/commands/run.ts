@@ -31,6 +31,8 @@ export interface RunCommandOptions {
   dashboard?: string;
   /** `--dashboard-expose`: allow the dashboard on an address other than loopback. */
   dashboardExpose?: boolean;
+  /** `--no-preflight` makes it false: no test request before the agents start. @default true */
+  preflight?: boolean;
 }
 
 /** `--progress 30s` (or seconds) in ms; at least 100 ms. */
@@ -78,7 +80,8 @@ function positive(flag: string, value: string | undefined): number | undefined {
   return n;
 }
 
-/** Exit code of a finished run: 130 interrupted, 1 a threshold failed (by default: any hang), else 0. */
+/** Exit code of a finished run: 130 interrupted; 1 a threshold failed (by default: any hang, errors on more than
+ * 1% of requests) or no request ended ok (always checked); else 0. A failed preflight throws (exit 3). */
 export async function runCommand(file: string, opts: RunCommandOptions, argv: readonly string[]): Promise<number> {
   const agents = positive('--agents', opts.agents);
   const rounds = positive('--rounds', opts.rounds);
@@ -130,6 +133,7 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
       signal: stop.signal,
       log,
       shard,
+      preflight: opts.preflight !== false,
       ...(progress === null && dashboard === null
         ? {}
         : {

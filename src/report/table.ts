@@ -62,7 +62,7 @@ function phaseTable(p: PhaseSummary): string {
 /** The table's legend: units, and what `n/r` and `~` mean when they appear. */
 function legend(s: Summary): string {
   const parts = ['latencies in ms', 'tools: tool calls in ok answers'];
-  if (s.totals.cached_tokens === null) parts.push(`${NOT_REPORTED}: cached tokens not reported by the server`);
+  if (s.totals.cached_tokens === null && s.totals.ok > 0) parts.push(`${NOT_REPORTED}: cached tokens not reported by the server`);
   if (s.totals.tokens_estimated > 0) parts.push(`${ESTIMATED}: token counts in part estimated (no usage chunk)`);
   return `(${parts.join('; ')})`;
 }
@@ -70,7 +70,8 @@ function legend(s: Summary): string {
 /** `12,345 prompt (31.0% cached)`, or `(cached: not reported …)`; the completion count marked when estimated. */
 function tokensLine(s: Summary): string {
   const t = s.totals;
-  const cached = t.cache_hit_ratio === null ? 'cached: not reported by the server (SGLang reports them only with --enable-cache-report)' : `${(t.cache_hit_ratio * 100).toFixed(1)}% cached`;
+  if (t.ok === 0) return 'none counted (no request ended ok)';
+  const cached = t.cache_hit_ratio === null ? 'cached tokens not reported by the server; SGLang reports them only with --enable-cache-report' : `${(t.cache_hit_ratio * 100).toFixed(1)}% cached`;
   const completion = t.tokens_estimated > 0 ? `${ESTIMATED}${fmtInt(t.completion_tokens)} completion (estimated: ${t.tokens_estimated} requests had no usage chunk; counted from the streamed text, 4 characters a token)` : `${fmtInt(t.completion_tokens)} completion`;
   return `${fmtInt(t.prompt_tokens)} prompt (${cached}), ${completion}`;
 }
@@ -78,7 +79,7 @@ function tokensLine(s: Summary): string {
 /** `finish stop 20, tool_calls 12  ·  12 tool calls`: how the answers ended. */
 function answersLine(s: Summary): string | null {
   const reasons = s.finish_reasons;
-  if (reasons === undefined) return null;
+  if (reasons === undefined || Object.keys(reasons).length === 0) return null;
   const tools = s.totals.tool_calls === undefined ? '' : `  ·  ${s.totals.tool_calls} tool calls in ${s.totals.ok} ok answers`;
   return `finish ${counts(reasons)}${tools}`;
 }

@@ -126,6 +126,17 @@ export class Transport {
     return lane;
   }
 
+  /** A lane of its own, on the path's dispatcher, for a one-off request (the preflight): no agent's lane, so
+   * the agents' sockets still start fresh. Closed with the transport. */
+  probeLane(): Lane {
+    const client = this.#factory.single({ keepAliveTimeoutMs: 1000 });
+    this.#made.add(client);
+    return {
+      dispatcher: client,
+      reset: () => {},
+    };
+  }
+
   /** A bounded GET on the target with the path's TLS settings, on a connection of its own (health checks). */
   async get(path: string, options: { timeoutMs: number; headers?: Record<string, string> }): Promise<GetResult> {
     if (this.#probe === null) {

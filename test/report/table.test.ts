@@ -91,7 +91,7 @@ test('every request HTTP 500: the first error is quoted with its status and path
 
 test('cached tokens the server did not report are n/r and "not reported", never 0 or 0.0% cached', () => {
   const out = summaryText([record({ cached_tokens: null }), record({ round: 2, cached_tokens: null })]);
-  assert.match(out, /cached: not reported by the server/);
+  assert.match(out, /cached tokens not reported by the server/);
   assert.doesNotMatch(out, /0\.0% cached/);
   assert.match(out, /^1 +1 +1 +0 +0 +1,000 +n\/r /m);
   assert.match(out, /n\/r: cached tokens not reported by the server/);
