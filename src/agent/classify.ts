@@ -90,15 +90,16 @@ export function answerWarnings(message: AssembledMessage): WarningClass[] {
 /**
  * What is wrong with the shape of a finished answer, or null when it can be sent back as history. A tool
  * call cut by max_tokens comes first (its arguments are broken because of the cut, not because of a parser),
- * then protocol violations, then arguments that are not JSON.
+ * then arguments that are not JSON (the most direct sign of a tool-call parser bug), then other protocol
+ * violations.
  */
 export function answerError(message: AssembledMessage): ErrorInfo | null {
   const bad = message.toolCalls.find((c) => !c.argumentsValid);
   if (bad !== undefined && message.finishReason === 'length') {
     return errorInfo('truncated_tool_call', `the answer hit max_tokens (finish_reason length) inside tool call ${bad.index} (${bad.name || 'no name'}); its arguments end: ${tail(bad.arguments)}`);
   }
-  if (message.violations.length > 0) return errorInfo('protocol_error', `the stream broke the protocol: ${message.violations.slice(0, 4).join('; ')}`);
   if (bad !== undefined) return errorInfo('invalid_tool_arguments', `tool call ${bad.index} (${bad.name}) arguments are not valid JSON: ${bad.arguments.slice(0, 120)}`);
+  if (message.violations.length > 0) return errorInfo('protocol_error', `the stream broke the protocol: ${message.violations.slice(0, 4).join('; ')}`);
   return null;
 }
 
