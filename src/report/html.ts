@@ -135,7 +135,7 @@ function totalsSection(s: Summary): string {
     ['requests', fmtNum(t.requests), `${fmtNum(t.ok)} ok · ${fmtNum(t.errors)} errors · ${fmtNum(t.hangs)} hangs`],
     ['error + hang rate', fmtPct(t.error_rate), ''],
     ['output tokens/s', `${rateEstimated ? '~' : ''}${fmtNum(s.throughput.output_tokens_per_s, 1)}`, `${rateEstimated ? 'estimated (no usage chunk) · ' : ''}${fmtNum(s.throughput.requests_per_s, 2)} requests/s`],
-    ['prompt tokens', `${estimated ? '~' : ''}${fmtNum(t.prompt_tokens)}`, t.cache_hit_ratio === null ? 'cached: not reported by the server' : `${fmtPct(t.cache_hit_ratio)} cached`],
+    ['prompt tokens', `${estimated ? '~' : ''}${fmtNum(t.prompt_tokens)}`, t.cache_hit_ratio !== null ? `${fmtPct(t.cache_hit_ratio)} cached` : t.ok > 0 && t.tokens_estimated >= t.ok ? 'cached: unknown (no usage chunk)' : 'cached: not reported by the server'],
     ['completion tokens', `${estimated ? '~' : ''}${fmtNum(t.completion_tokens)}`, estimated ? `estimated for ${fmtNum(t.tokens_estimated)} requests (no usage chunk: from the text)` : 'from usage chunks'],
     ['sockets', fmtNum(s.connections.distinct), `${fmtNum(s.connections.requests_on_reused)} requests on reused · max ${fmtNum(s.connections.max_requests_per_connection)}/socket`],
   ];

@@ -67,13 +67,20 @@ function legend(s: Summary): string {
   return `(${parts.join('; ')})`;
 }
 
-/** `12,345 prompt (31.0% cached)`, or `(cached: not reported …)`; the completion count marked when estimated. */
+/** `12,345 prompt (31.0% cached), 2,345 completion`: cached tokens the server did not report said so, and
+ * counts the client estimated (no usage chunk) marked `~` and explained. */
 function tokensLine(s: Summary): string {
   const t = s.totals;
   if (t.ok === 0) return 'none counted (no request ended ok)';
-  const cached = t.cache_hit_ratio === null ? 'cached tokens not reported by the server; SGLang reports them only with --enable-cache-report' : `${(t.cache_hit_ratio * 100).toFixed(1)}% cached`;
-  const completion = t.tokens_estimated > 0 ? `${ESTIMATED}${fmtInt(t.completion_tokens)} completion (estimated: ${t.tokens_estimated} requests had no usage chunk; counted from the streamed text, 4 characters a token)` : `${fmtInt(t.completion_tokens)} completion`;
-  return `${fmtInt(t.prompt_tokens)} prompt (${cached}), ${completion}`;
+  const est = t.tokens_estimated > 0 ? ESTIMATED : '';
+  const cached =
+    t.cache_hit_ratio !== null
+      ? `${(t.cache_hit_ratio * 100).toFixed(1)}% cached`
+      : t.tokens_estimated >= t.ok
+        ? 'cached tokens unknown: no usage chunk'
+        : 'cached tokens not reported by the server; SGLang reports them only with --enable-cache-report';
+  const estimated = est === '' ? '' : `  ·  ${ESTIMATED} estimated for ${t.tokens_estimated} of ${t.ok} requests (no usage chunk): from the request body and the streamed text, 4 characters a token`;
+  return `${est}${fmtInt(t.prompt_tokens)} prompt (${cached}), ${est}${fmtInt(t.completion_tokens)} completion${estimated}`;
 }
 
 /** `finish stop 20, tool_calls 12  ·  12 tool calls`: how the answers ended. */

@@ -143,3 +143,13 @@ test('every class and warning used is documented in ERROR_CLASSES / WARNING_CLAS
   for (const c of ['truncated_tool_call', 'protocol_error', 'server_error_event', 'wrong_content_type', 'proxy_unreachable', 'proxy_refused']) assert.ok(c in ERROR_CLASSES, c);
   assert.ok('tool_markup_in_content' in WARNING_CLASSES);
 });
+
+test('a TLS proxy that is down (the requests go to it) is proxy_unreachable too', async (t) => {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((r) => server.close(() => r()));
+  const url = `http://127.0.0.1:${port}`;
+  const { record } = await sendRound(roundTarget(t, url, { proxyUrl: url }), request);
+  assert.equal(record.error?.class, 'proxy_unreachable');
+});

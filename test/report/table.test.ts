@@ -101,7 +101,7 @@ test('estimated token counts are marked with ~ in the table, the throughput and 
   const out = summaryText([record({ tokens_estimated: true, cached_tokens: null }), record({ round: 2 })]);
   assert.match(out, /^1 +1 +1 +0 +0 +~1,000 /m);
   assert.match(out, /~[\d.]+ output tokens\/s \(estimated\)/);
-  assert.match(out, /~22 completion \(estimated: 1 requests had no usage chunk/);
+  assert.match(out, /~2,000 prompt \(.*\), ~22 completion  ·  ~ estimated for 1 of 2 requests \(no usage chunk\)/);
   assert.match(out, /~: token counts in part estimated/);
 });
 
