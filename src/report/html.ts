@@ -121,7 +121,7 @@ function verdictBar(s: Summary): string {
     `<div class="verdict ${hangs === 0 ? 'good' : 'bad'}"><b>${fmtNum(hangs)}</b> hang${hangs === 1 ? '' : 's'}</div>`,
     `<div class="verdict ${s.totals.errors === 0 ? 'good' : 'warn'}"><b>${fmtNum(s.totals.errors)}</b> error${s.totals.errors === 1 ? '' : 's'}</div>`,
     `<div class="verdict ${s.thresholds.results.length === 0 ? 'muted' : s.thresholds.ok ? 'good' : 'bad'}">thresholds <b>${s.thresholds.results.length === 0 ? 'none set' : s.thresholds.ok ? 'passed' : 'failed'}</b></div>`,
-    ...s.thresholds.results.filter((r) => r.always_on === true && !r.ok).map((r) => `<div class="verdict bad"><b>no request ended ok</b> · ${esc(r.message)}</div>`),
+    ...s.thresholds.results.filter((r) => r.always_on === true && !r.ok).map((r) => `<div class="verdict bad"><b>no request ended ok</b> · ${esc(r.message.replace(/^no request ended ok: /, ''))}</div>`),
     `<div class="verdict ${VERDICT_TONE[s.diagnosis.verdict] ?? 'muted'}">diagnosis <b>${esc(s.diagnosis.verdict)}</b></div>`,
   ];
   return `<div class="verdicts">${items.join('')}</div>`;
@@ -135,8 +135,8 @@ function totalsSection(s: Summary): string {
     ['requests', fmtNum(t.requests), `${fmtNum(t.ok)} ok · ${fmtNum(t.errors)} errors · ${fmtNum(t.hangs)} hangs`],
     ['error + hang rate', fmtPct(t.error_rate), ''],
     ['output tokens/s', `${rateEstimated ? '~' : ''}${fmtNum(s.throughput.output_tokens_per_s, 1)}`, `${rateEstimated ? 'estimated (no usage chunk) · ' : ''}${fmtNum(s.throughput.requests_per_s, 2)} requests/s`],
-    ['prompt tokens', `${estimated ? '~' : ''}${fmtNum(t.prompt_tokens)}`, t.cache_hit_ratio !== null ? `${fmtPct(t.cache_hit_ratio)} cached` : t.ok > 0 && t.tokens_estimated >= t.ok ? 'cached: unknown (no usage chunk)' : 'cached: not reported by the server'],
-    ['completion tokens', `${estimated ? '~' : ''}${fmtNum(t.completion_tokens)}`, estimated ? `estimated for ${fmtNum(t.tokens_estimated)} requests (no usage chunk: from the text)` : 'from usage chunks'],
+    t.ok === 0 ? ['prompt tokens', '–', 'no request ended ok'] : ['prompt tokens', `${estimated ? '~' : ''}${fmtNum(t.prompt_tokens)}`, t.cache_hit_ratio !== null ? `${fmtPct(t.cache_hit_ratio)} cached` : t.ok > 0 && t.tokens_estimated >= t.ok ? 'cached: unknown (no usage chunk)' : 'cached: not reported by the server'],
+    t.ok === 0 ? ['completion tokens', '–', 'no request ended ok'] : ['completion tokens', `${estimated ? '~' : ''}${fmtNum(t.completion_tokens)}`, estimated ? `estimated for ${fmtNum(t.tokens_estimated)} requests (no usage chunk: from the text)` : 'from usage chunks'],
     ['sockets', fmtNum(s.connections.distinct), `${fmtNum(s.connections.requests_on_reused)} requests on reused · max ${fmtNum(s.connections.max_requests_per_connection)}/socket`],
   ];
   if (s.finish_reasons !== undefined) cards.push(['tool calls', fmtNum(t.tool_calls ?? 0), `finish: ${Object.entries(s.finish_reasons).sort(([, a], [, b]) => b - a).map(([k, v]) => `${k} ${v}`).join(' · ') || 'none'}`]);
@@ -155,12 +155,14 @@ function roundsTable(s: Summary): string {
   for (const p of s.phases) {
     for (const r of p.rounds) {
       const est = (r.tokens_estimated ?? 0) > 0 ? '~' : '';
-      const cached = r.cached_tokens_mean === null ? '<span class="muted-text">not reported</span>' : fmtNum(r.cached_tokens_mean);
-      rows.push([esc(p.phase), String(r.round), fmtNum(r.requests), fmtNum(r.ok), fmtNum(r.errors), r.hangs > 0 ? `<b class="bad-text">${r.hangs}</b>` : '0', `${est}${fmtNum(r.prompt_tokens_mean)}`, cached, r.tool_calls === undefined ? '–' : fmtNum(r.tool_calls), fmtMs(r.ttft.p50_ms, r.ttft.count), fmtMs(r.ttft.p99_ms, r.ttft.count), fmtMs(r.itl.p50_ms, r.itl.count), fmtMs(r.itl.p99_ms, r.itl.count), fmtMs(r.e2e.p50_ms, r.e2e.count), fmtMs(r.e2e.p99_ms, r.e2e.count), r.stream_tokens_per_s_mean === 0 ? '–' : `${est}${r.stream_tokens_per_s_mean.toFixed(1)}`]);
+      // Token figures are over ok answers: a round with none has none to show.
+      const none = r.ok === 0;
+      const cached = none ? '–' : r.cached_tokens_mean === null ? '<span class="muted-text">not reported</span>' : fmtNum(r.cached_tokens_mean);
+      rows.push([esc(p.phase), String(r.round), fmtNum(r.requests), fmtNum(r.ok), fmtNum(r.errors), r.hangs > 0 ? `<b class="bad-text">${r.hangs}</b>` : '0', none ? '–' : `${est}${fmtNum(r.prompt_tokens_mean)}`, cached, none || r.tool_calls === undefined ? '–' : fmtNum(r.tool_calls), fmtMs(r.ttft.p50_ms, r.ttft.count), fmtMs(r.ttft.p99_ms, r.ttft.count), fmtMs(r.itl.p50_ms, r.itl.count), fmtMs(r.itl.p99_ms, r.itl.count), fmtMs(r.e2e.p50_ms, r.e2e.count), fmtMs(r.e2e.p99_ms, r.e2e.count), r.stream_tokens_per_s_mean === 0 ? '–' : `${est}${r.stream_tokens_per_s_mean.toFixed(1)}`]);
     }
     rows.push([`<b>${esc(p.phase)}</b>`, '<b>all</b>', fmtNum(p.requests), fmtNum(p.ok), fmtNum(p.errors), fmtNum(p.hangs), '', '', '', fmtMs(p.ttft.p50_ms, p.ttft.count), fmtMs(p.ttft.p99_ms, p.ttft.count), fmtMs(p.itl.p50_ms, p.itl.count), fmtMs(p.itl.p99_ms, p.itl.count), fmtMs(p.e2e.p50_ms, p.e2e.count), fmtMs(p.e2e.p99_ms, p.e2e.count), '']);
   }
-  const notes = [s.totals.cached_tokens === null ? 'cached tokens: not reported by the server (SGLang reports them only with --enable-cache-report)' : null, s.totals.tokens_estimated > 0 ? '~: token counts in part estimated by the client (no usage chunk)' : null].filter((x) => x !== null);
+  const notes = [s.totals.cached_tokens === null && s.totals.ok > 0 ? 'cached tokens: not reported by the server (SGLang reports them only with --enable-cache-report)' : null, s.totals.tokens_estimated > 0 ? '~: token counts in part estimated by the client (no usage chunk)' : null].filter((x) => x !== null);
   return `<details open><summary>Per-round figures (latencies in ms)</summary>${table(head, rows, head.map((_, i) => i > 1))}${notes.length === 0 ? '' : `<p class="chart-note">${notes.map(esc).join(' · ')}</p>`}</details>`;
 }
 
