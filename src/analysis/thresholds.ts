@@ -121,14 +121,14 @@ export function evaluateThresholds(limits: ThresholdLimits, input: ThresholdInpu
 function okRequestsCheck(input: ThresholdInput): ThresholdVerdict {
   const ok = input.ok ?? input.requests - input.errors - input.hangs;
   const base = { name: OK_REQUESTS_CHECK, limit: 1, actual: ok, ok: ok >= 1, always_on: true as const };
-  if (ok >= 1) return { ...base, message: `${ok} of ${input.requests} requests ended ok (at least 1 must; always checked)` };
-  if (input.requests === 0) return { ...base, message: 'no request was sent, so none ended ok (always checked, whatever the thresholds)' };
+  if (ok >= 1) return { ...base, message: `${ok} of ${input.requests} requests ended ok (at least 1 must)` };
+  if (input.requests === 0) return { ...base, message: 'no request was sent, so none ended ok' };
   const classes = Object.entries(input.errors_by_class ?? {})
     .sort(([, a], [, b]) => b - a)
     .map(([k, v]) => `${k} ${v}`)
     .join(', ');
   const parts = [input.errors > 0 ? `${input.errors} ended in error${classes === '' ? '' : ` (${classes})`}` : null, input.hangs > 0 ? `${input.hangs} hung` : null].filter((x) => x !== null);
-  return { ...base, message: `no request ended ok: of ${input.requests}, ${parts.join(' and ')} (always checked, whatever the thresholds)` };
+  return { ...base, message: `no request ended ok: of ${input.requests}, ${parts.join(' and ')}` };
 }
 
 interface WindowCheck {

@@ -134,7 +134,7 @@ function bySocketUse(byNth: Record<string, number>): string {
 function thresholdsLine(t: Summary['thresholds']): string {
   const failed = t.results.filter((r) => !r.ok);
   if (failed.length === 0) return t.results.length === 0 ? 'none set' : `${t.results.length} passed (${t.results.map((r) => `${r.name}${r.estimated === true ? ' (estimated)' : ''}`).join(', ')})`;
-  return `FAILED ${failed.length} of ${t.results.length}: ${failed.map((r) => `${r.name}: ${r.message}`).join('; ')}`;
+  return `FAILED ${failed.length} of ${t.results.length}: ${failed.map((r) => `${r.name}${r.always_on === true ? ' (always on, whatever the thresholds)' : ''}: ${r.message}`).join('; ')}`;
 }
 
 const DIAGNOSIS_MEANING: Record<Summary['diagnosis']['verdict'], string> = {

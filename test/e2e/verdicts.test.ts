@@ -24,7 +24,7 @@ describe('verdicts of broken runs', { concurrency: 2 }, () => {
     assert.equal(res.code, 1, res.stderr);
     assert.match(res.stdout, /^errors     http_5xx 12$/m);
     assert.match(res.stdout, /· http_5xx ×12, first at [\d.]+ s, a\d-c1 round 1, HTTP 500, \/v1\/chat\/completions: HTTP 500: engine fault/);
-    assert.match(res.stdout, /^thresholds FAILED 2 of 3: ok_requests: no request ended ok: of 12, 12 ended in error \(http_5xx 12\)/m);
+    assert.match(res.stdout, /^thresholds FAILED 2 of 3: ok_requests \(always on, whatever the thresholds\): no request ended ok: of 12, 12 ended in error \(http_5xx 12\)/m);
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Summary;
     assert.deepEqual(summary.thresholds.results.map((r) => [r.name, r.ok]), [['ok_requests', false], ['hangs', true], ['error_rate', false]]);
     assert.equal(summary.first_errors?.[0]?.http_status, 500);

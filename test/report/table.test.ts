@@ -85,7 +85,7 @@ test('every request HTTP 500: the first error is quoted with its status and path
   const out = summaryText([failed(0), failed(1), failed(2)]);
   assert.match(out, /^errors     http_5xx 3$/m);
   assert.match(out, /^ {11}· http_5xx ×3, first at 0\.2 s, a0-c1 round 1, HTTP 500, \/v1\/chat\/completions: HTTP 500: injected fault \(type InternalServerError\)$/m);
-  assert.match(out, /^thresholds FAILED 2 of 3: ok_requests: no request ended ok: of 3, 3 ended in error \(http_5xx 3\)/m);
+  assert.match(out, /^thresholds FAILED 2 of 3: ok_requests \(always on, whatever the thresholds\): no request ended ok: of 3, 3 ended in error \(http_5xx 3\)/m);
   assert.match(out, /error_rate: errors on 100\.00% of requests/);
 });
 
