@@ -108,7 +108,8 @@ export function preflightFailure(e: PreflightEvent, workload: Workload): Roundlo
   }
   const lines: string[] = [];
   if (record.error !== null && record.error.class === 'proxy_unreachable') {
-    lines.push(`the proxy ${e.proxy ?? ''} is unreachable, so the preflight request to ${e.url} never left: ${record.error.message}`);
+    const why = record.error.message.replace(/^proxy \S+ unreachable \(([^)]+)\): /, '$1: ');
+    lines.push(`the proxy ${e.proxy ?? ''} is unreachable (${why}), so the preflight request to ${e.url} never left`);
     lines.push('check --via (target.via) and that the proxy is up');
   } else if (record.error !== null && record.error.class === 'proxy_refused') {
     lines.push(`the CONNECT proxy ${e.proxy ?? ''} refused the tunnel for the preflight request to ${e.url}: ${record.error.message}`);
