@@ -4,6 +4,8 @@ import { z } from 'zod';
 import { engineFaultSchema } from './engine-faults.js';
 import { gaugeFaultSchema, monitorSchema } from './monitor.js';
 import { parseDurationMs } from './duration.js';
+import { clip } from '../util/index.js';
+import { checkBounds, largestContextTokens, refineIssues, MAX_DURATION_MS, MAX_TOKENS } from './bounds.js';
 
 const int = () => z.number().int();
 const nonNegative = () => z.number().min(0);
@@ -270,7 +272,9 @@ export const clientMetricsSchema = z.strictObject({
 const durationSchema = z.union([z.string(), z.number()]).nullable().superRefine((value, ctx) => {
   if (value === null) return;
   try {
-    if (parseDurationMs(value) <= 0) ctx.addIssue({ code: 'custom', message: 'must be longer than 0' });
+    const ms = parseDurationMs(value);
+    if (ms <= 0) ctx.addIssue({ code: 'custom', message: 'must be longer than 0' });
+    else if (!(ms <= MAX_DURATION_MS)) ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_DURATION_MS / 86_400_000} days, got ${clip(JSON.stringify(value))}` });
   } catch (error) {
     ctx.addIssue({ code: 'custom', message: error instanceof Error ? error.message : String(error) });
   }
@@ -324,6 +328,18 @@ export const workloadSchema = z
     sweep: sweepSchema.nullable().default(null),
   })
   .superRefine((w, ctx) => {
+    // Times past one Node timer and token counts past 10 M, whatever the field (bounds.ts).
+    const before = ctx.issues.length;
+    checkBounds(w, refineIssues(ctx));
+    const context = largestContextTokens({ rounds: w.agents.rounds, ...w.conversation });
+    // Only once every field is within bounds: a single huge field says it itself.
+    if (ctx.issues.length === before && context > MAX_TOKENS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['agents', 'rounds'],
+        message: `a conversation of ${w.agents.rounds} rounds would grow past ${MAX_TOKENS.toLocaleString('en-US')} tokens (the most a request may carry); use fewer rounds, smaller or slower-growing tool results, or set conversation.max_context_tokens`,
+      });
+    }
     if (w.engine.output_tokens_min > w.engine.output_tokens_max) {
       ctx.addIssue({ code: 'custom', path: ['engine', 'output_tokens_min'], message: `must not exceed engine.output_tokens_max (${w.engine.output_tokens_max})` });
     }
