@@ -50,7 +50,8 @@ export const abFileSchema = z.strictObject({
         seen.add(arm.name);
       });
     }),
-  /** Runs per arm, alternating (A B A B … for 2), so drift of the server or the machine hits every arm alike. @default 2 */
+  /** Runs per arm; each repeat starts one arm later (A B, B A, A B … for 2; A B C, B C A, C A B for 3), so drift
+   * of the server or the machine, and running second, hit every arm alike. @default 2 */
   repeats: z.number().int().min(1).max(100).default(2),
   /** Longest a setup or teardown command may run; past it, it is killed and the A/B stops. @default 300 */
   command_timeout_s: z.number().positive().max(86_400).default(300),

@@ -65,16 +65,20 @@ export interface GrowthSettings {
   tool_result_growth_tokens: number;
   max_tokens: number;
   max_context_tokens: number | null;
+  /** Without tools (or with `tool_choice: none`) every round adds a user turn, never a tool result. */
+  tools: unknown;
+  tool_choice: string;
 }
 
 /** About the largest request a conversation sends, in tokens: its last round, with one tool result or user
  * turn a round and full answers; with `max_context_tokens`, the first request to reach the cap (the
  * conversation ends after it). Stops counting past {@link MAX_TOKENS}. */
 export function largestContextTokens(s: GrowthSettings): number {
+  const toolResults = s.tools !== 'none' && s.tool_choice !== 'none';
   let context = s.system_prompt_tokens + s.first_user_tokens;
   for (let round = 2; round <= s.rounds; round += 1) {
     if (context > MAX_TOKENS || (s.max_context_tokens !== null && context >= s.max_context_tokens)) break;
-    const toolResult = s.tool_result_tokens + s.tool_result_growth_tokens * (round - 2);
+    const toolResult = toolResults ? s.tool_result_tokens + s.tool_result_growth_tokens * (round - 2) : 0;
     context += Math.max(s.user_turn_tokens, toolResult) + s.max_tokens;
   }
   return context;
