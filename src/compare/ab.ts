@@ -4,7 +4,8 @@
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AbArm, AbPlan } from '../config/index.js';
+import { workloadSecrets, type AbArm, type AbPlan } from '../config/index.js';
+import { SecretScrubber, urlSecrets } from '../util/index.js';
 import { executeRun, type RunStatus } from '../run/index.js';
 import type { Summary } from '../analysis/index.js';
 import { boundedGet } from '../transport/index.js';
@@ -66,6 +67,11 @@ export function steadyTokensPerS(summary: Pick<Summary, 'windows'>): { tokensPer
   return { tokensPerS: steady.reduce((sum, w) => sum + w.output_tokens_per_s, 0) / steady.length, windows: steady.length };
 }
 
+/** What an A/B must never write or print: each arm's workload secrets and its health URL's credentials. */
+export function abSecrets(plan: Pick<AbPlan, 'arms'>): string[] {
+  return plan.arms.flatMap((arm) => [...workloadSecrets(arm.workload), ...(arm.health === null ? [] : urlSecrets(arm.health.url))]);
+}
+
 /** Polls `url` with bounded GETs until it answers 200, or throws ArmError at the deadline. */
 export async function waitHealthy(url: string, timeoutMs: number, intervalMs: number, signal?: AbortSignal): Promise<number> {
   const started = Date.now();
@@ -108,7 +114,10 @@ export async function runAb(options: AbOptions): Promise<AbResult> {
   const baseName = plan.arms[0]!.workload.name;
   const dir = createRunFolder({ out: options.out, root: 'results', name: `ab-${baseName}` });
   const logFile = join(dir, 'ab.log');
-  const log = (line: string): void => {
+  // Command output and run notices may carry the arms' secrets: scrubbed before ab.log and stderr.
+  const scrubber = new SecretScrubber(abSecrets(plan));
+  const log = (raw: string): void => {
+    const line = scrubber.text(raw);
     appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`);
     options.log?.(line);
   };

@@ -6,5 +6,5 @@ export { formatComparison, comparisonHtml, type ComparisonHtmlOptions } from './
 export { comparisonCharts, forestPlots, armSeries, type ArmPair, type PhaseCharts } from './charts.js';
 export { workloadHash, workloadIdentity, identityDifferences } from './identity.js';
 export { bootstrapDelta, verdictOf, MAX_INTERVAL_WIDTH, type Verdict, type DeltaEstimate } from './stats.js';
-export { runAb, abOrder, steadyTokensPerS, waitHealthy, type AbOptions, type AbResult, type AbRun } from './ab.js';
+export { runAb, abOrder, abSecrets, steadyTokensPerS, waitHealthy, type AbOptions, type AbResult, type AbRun } from './ab.js';
 export { runShell, type ShellResult } from './shell.js';

@@ -4,7 +4,7 @@ import { hostname, cpus, platform } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { setMaxListeners } from 'node:events';
 import type { Workload } from '../config/index.js';
-import { redactWorkload } from '../config/index.js';
+import { redactWorkload, workloadSecrets } from '../config/index.js';
 import { startEngine, type EngineHandle } from '../engine/index.js';
 import { Transport, ConnectionTracker } from '../transport/index.js';
 import { resolveTools, systemPrompt, classifyTransportError } from '../agent/index.js';
@@ -16,6 +16,7 @@ import { writeReports } from '../report/index.js';
 import { RESULTS_SCHEMA_VERSION, type PathKind, type RunEvent } from '../types/index.js';
 import { TargetUnreachableError, UsageError } from '../errors.js';
 import { VERSION } from '../version.js';
+import { SecretScrubber } from '../util/index.js';
 import { RunBus } from './bus.js';
 import { EventSinks } from './sinks.js';
 import { ClientSampler } from './client-sampler.js';
@@ -66,7 +67,9 @@ function resolveHeaders(workload: Workload): Record<string, string> {
 
 export async function executeRun(options: RunOptions): Promise<RunResult> {
   const { workload } = options;
-  const log = options.log ?? (() => {});
+  // The API key and URL credentials never reach a file or the log: every line is scrubbed on its way out.
+  const scrubber = new SecretScrubber(workloadSecrets(workload));
+  const log = (line: string): void => options.log?.(scrubber.text(line));
   const headers = resolveHeaders(workload);
   const dir = createRunFolder({ out: options.out, root: options.resultsRoot ?? 'results', name: workload.name });
   const startedAt = new Date();
@@ -104,11 +107,11 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
     host: { hostname: hostname(), platform: platform(), cpus: cpus().length },
     workload: redactWorkload(workload),
   };
-  writeJsonAtomic(resultPath(dir, 'manifest'), manifest);
+  writeJsonAtomic(resultPath(dir, 'manifest'), scrubber.value(manifest));
 
   const bus = new RunBus();
   const maxFileMb = workload.results.max_file_mb;
-  const sinks = new EventSinks(dir, { maxBytes: maxFileMb === null ? null : maxFileMb * 1024 * 1024, compress: workload.results.compress_rotated, log });
+  const sinks = new EventSinks(dir, { maxBytes: maxFileMb === null ? null : maxFileMb * 1024 * 1024, compress: workload.results.compress_rotated, log }, (line) => scrubber.text(line));
   sinks.attach(bus);
   const summary = new SummaryBuilder({ itlFromRecords: false, windowS: workload.window_s, plannedS: plannedLengthS(workload), thresholds: workload.thresholds, pinAfterS: workload.monitor.pin_after_s });
   const latestGauges = new LatestGauges();
@@ -239,8 +242,8 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   writeJsonAtomic(resultPath(dir, 'histograms'), summary.histograms.toFile());
   manifest.status = status;
   manifest.ended_at = endedAt.toISOString();
-  writeJsonAtomic(resultPath(dir, 'manifest'), manifest);
-  const built = summary.build({
+  writeJsonAtomic(resultPath(dir, 'manifest'), scrubber.value(manifest));
+  const built = scrubber.value(summary.build({
     name: workload.name,
     status,
     started_at: startedAt.toISOString(),
@@ -249,10 +252,10 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
     target: targetUrl,
     path,
     labels: workload.labels,
-  });
+  }));
   writeJsonAtomic(resultPath(dir, 'summary'), built);
   // report.html and junit.xml: never fail the run over them (writeReports logs what it could not write).
-  await writeReports(dir, built, { log }).catch((error: unknown) => log(`reports not written: ${String(error)}`));
+  await writeReports(dir, built, { log, scrub: (text) => scrubber.text(text) }).catch((error: unknown) => log(`reports not written: ${String(error)}`));
   if (failure !== null) throw failure;
   return { dir, status, summary: built };
 }
