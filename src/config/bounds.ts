@@ -9,6 +9,8 @@ export const MAX_TIMER_MS = 2_147_483_647;
 export const MAX_DURATION_MS = 366 * 86_400_000;
 /** Largest token count of any field, and of the context a conversation may grow to. */
 export const MAX_TOKENS = 10_000_000;
+/** Most `window_s` windows a timed run may span (summary.json keeps a few figures for each). */
+export const MAX_WINDOWS = 1_000_000;
 
 type Path = readonly (string | number)[];
 type AddIssue = (path: Path, message: string) => void;

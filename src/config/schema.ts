@@ -5,7 +5,7 @@ import { engineFaultSchema } from './engine-faults.js';
 import { gaugeFaultSchema, monitorSchema } from './monitor.js';
 import { parseDurationMs } from './duration.js';
 import { clip } from '../util/index.js';
-import { checkBounds, largestContextTokens, refineIssues, MAX_DURATION_MS, MAX_TOKENS } from './bounds.js';
+import { checkBounds, largestContextTokens, refineIssues, MAX_DURATION_MS, MAX_TOKENS, MAX_WINDOWS } from './bounds.js';
 
 const int = () => z.number().int();
 const nonNegative = () => z.number().min(0);
@@ -339,6 +339,24 @@ export const workloadSchema = z
         path: ['agents', 'rounds'],
         message: `a conversation of ${w.agents.rounds} rounds would grow past ${MAX_TOKENS.toLocaleString('en-US')} tokens (the most a request may carry); use fewer rounds, smaller or slower-growing tool results, or set conversation.max_context_tokens`,
       });
+    }
+    // A timed run keeps a few figures per window: a year of 0.1 s windows would not fit in memory.
+    for (const [path, text, phases] of [
+      [['duration'], w.duration, 1],
+      [['sweep', 'phase_duration'], w.sweep?.phase_duration ?? null, w.sweep?.agents.length ?? 1],
+    ] as const) {
+      // Nothing more to say about a duration that is wrong in itself.
+      if (text === null || ctx.issues.some((issue) => (issue.path ?? []).join('.') === path.join('.'))) continue;
+      let ms: number;
+      try {
+        ms = parseDurationMs(text);
+      } catch {
+        continue; // reported by the field itself
+      }
+      const windows = (ms * phases) / (w.window_s * 1000);
+      if (windows > MAX_WINDOWS) {
+        ctx.addIssue({ code: 'custom', path: [...path], message: `${clip(String(text))}${phases > 1 ? ` × ${phases} phases` : ''} is ${Math.round(windows).toLocaleString('en-US')} windows of window_s ${w.window_s} s; at most ${MAX_WINDOWS.toLocaleString('en-US')}: raise window_s` });
+      }
     }
     if (w.engine.output_tokens_min > w.engine.output_tokens_max) {
       ctx.addIssue({ code: 'custom', path: ['engine', 'output_tokens_min'], message: `must not exceed engine.output_tokens_max (${w.engine.output_tokens_max})` });

@@ -47,9 +47,17 @@ describe('bounded values', () => {
 
   it('a run duration past 24.8 days is accepted (it runs on chunked timers), past 366 days refused', () => {
     assert.equal(parseWorkload('duration: 25d\n', FILE).duration, '25d');
-    assert.equal(parseWorkload('', FILE, { set: ['duration=365d'] }).duration, '365d');
+    assert.equal(parseWorkload('window_s: 60\n', FILE, { set: ['duration=365d'] }).duration, '365d');
     assert.deepEqual(issuesOf('duration: 400d\n'), [{ where: `${FILE}:1:11`, field: 'duration', message: 'must be at most 366 days, got "400d"' }]);
     assert.equal(issuesOf('sweep: {agents: [2], phase_duration: 1e12}\n')[0]?.field, 'sweep.phase_duration');
+  });
+
+  it('a timed run spans at most a million windows (summary.json keeps figures for each); a bad duration is reported once', () => {
+    const issues = issuesOf('window_s: 0.1\nduration: 30d\n');
+    assert.deepEqual(issues, [{ where: `${FILE}:2:11`, field: 'duration', message: '30d is 25,920,000 windows of window_s 0.1 s; at most 1,000,000: raise window_s' }]);
+    assert.equal(parseWorkload('window_s: 60\nduration: 300d\n', FILE).duration, '300d');
+    assert.equal(issuesOf('window_s: 1\nsweep: {agents: [1, 2], phase_duration: 10d}\n')[0]?.message, '10d × 2 phases is 1,728,000 windows of window_s 1 s; at most 1,000,000: raise window_s');
+    assert.deepEqual(issuesOf('duration: soon\n').map((i) => i.message), ['invalid duration "soon": use a number of seconds or a duration like 500ms, 30s, 5m, 8h, 1h30m, 2d']);
   });
 
   it('token counts are bounded at 10 M, so no value can build a string V8 cannot hold', () => {
