@@ -353,9 +353,11 @@ export const workloadSchema = z
       } catch {
         continue; // reported by the field itself
       }
-      const windows = (ms * phases) / (w.window_s * 1000);
+      // `auto` gives any run this long its longest window, 10 s (analysis/windows.ts).
+      const windowS = w.window_s === 'auto' ? 10 : w.window_s;
+      const windows = (ms * phases) / (windowS * 1000);
       if (windows > MAX_WINDOWS) {
-        ctx.addIssue({ code: 'custom', path: [...path], message: `${clip(String(text))}${phases > 1 ? ` × ${phases} phases` : ''} is ${Math.round(windows).toLocaleString('en-US')} windows of window_s ${w.window_s} s; at most ${MAX_WINDOWS.toLocaleString('en-US')}: raise window_s` });
+        ctx.addIssue({ code: 'custom', path: [...path], message: `${clip(String(text))}${phases > 1 ? ` × ${phases} phases` : ''} is ${Math.round(windows).toLocaleString('en-US')} windows of window_s ${w.window_s === 'auto' ? 'auto (10 s)' : `${w.window_s} s`}; at most ${MAX_WINDOWS.toLocaleString('en-US')}: raise window_s` });
       }
     }
     if (w.engine.output_tokens_min > w.engine.output_tokens_max) {

@@ -56,6 +56,9 @@ describe('bounded values', () => {
     const issues = issuesOf('window_s: 0.1\nduration: 30d\n');
     assert.deepEqual(issues, [{ where: `${FILE}:2:11`, field: 'duration', message: '30d is 25,920,000 windows of window_s 0.1 s; at most 1,000,000: raise window_s' }]);
     assert.equal(parseWorkload('window_s: 60\nduration: 300d\n', FILE).duration, '300d');
+    // window_s auto gives a long run 10 s windows: 115 days at most.
+    assert.equal(parseWorkload('duration: 100d\n', FILE).duration, '100d');
+    assert.equal(issuesOf('duration: 200d\n')[0]?.message, '200d is 1,728,000 windows of window_s auto (10 s); at most 1,000,000: raise window_s');
     assert.equal(issuesOf('window_s: 1\nsweep: {agents: [1, 2], phase_duration: 10d}\n')[0]?.message, '10d × 2 phases is 1,728,000 windows of window_s 1 s; at most 1,000,000: raise window_s');
     assert.deepEqual(issuesOf('duration: soon\n').map((i) => i.message), ['invalid duration "soon": use a number of seconds or a duration like 500ms, 30s, 5m, 8h, 1h30m, 2d']);
   });
