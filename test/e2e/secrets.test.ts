@@ -13,7 +13,8 @@ const KEY = 'sk-live-Zq8Wv3Tn5Kp2';
 const TARGET_PASS = 'tgt-pw-Hx4Rj7Lm';
 const MONITOR_PASS = 'mon-pw-Bv6Qc9Ns';
 const PROXY_PASS = 'pxy-pw-Ud2Fy8Ge';
-const SECRETS = { KEY, TARGET_PASS, MONITOR_PASS, PROXY_PASS };
+const BYPASS_PASS = 'byp-pw-Ta5Wq1Zc';
+const SECRETS = { KEY, TARGET_PASS, MONITOR_PASS, PROXY_PASS, BYPASS_PASS };
 
 async function listen(t: TestContext, server: Server, held: Set<Socket> = new Set()): Promise<number> {
   server.on('connection', (s: Socket) => {
@@ -119,7 +120,7 @@ function assertNoSecrets(where: string, text: string): void {
   for (const basic of [`mon:${MONITOR_PASS}`, `proxy:${PROXY_PASS}`, `tgt:${TARGET_PASS}`]) assert.ok(!text.includes(Buffer.from(basic).toString('base64')), `a Basic token leaked into ${where}`);
 }
 
-test('an echoed API key and user:pass@ URLs (target, monitor target, --via proxy) appear nowhere in the results folder or the terminal, and the credentials are still used', async (t) => {
+test('an echoed API key and user:pass@ URLs (target, bypass, monitor target, --via proxy) appear nowhere in the results folder or the terminal, and the credentials are still used', async (t) => {
   const { port, metricsAuthorized } = await leakyServer(t);
   const proxy = await authProxy(t);
   const dir = tempDir(t);
@@ -139,7 +140,7 @@ monitor:
   probes: [{name: env, command: "echo key=$RL_TEST_API_KEY", on: [start, end]}]
 `,
   );
-  const res = await runCli(['run', file, '--target', `http://tgt:${TARGET_PASS}@127.0.0.1:${port}`, '--via', `http://proxy:${PROXY_PASS}@127.0.0.1:${proxy.port}`, '--out', out, '--label', `via=http://proxy:${PROXY_PASS}@x`], {
+  const res = await runCli(['run', file, '--target', `http://tgt:${TARGET_PASS}@127.0.0.1:${port}`, '--via', `http://proxy:${PROXY_PASS}@127.0.0.1:${proxy.port}`, '--out', out, '--label', `via=http://proxy:${PROXY_PASS}@x`, '--set', `target.bypass=http://byp:${BYPASS_PASS}@127.0.0.1:${port}`], {
     timeoutMs: 60_000,
     env: { RL_TEST_API_KEY: KEY },
   });
@@ -162,6 +163,7 @@ monitor:
   const manifest = readFileSync(join(out, 'run.json'), 'utf8');
   assert.match(manifest, /http:\/\/tgt:\*\*\*@127\.0\.0\.1/);
   assert.match(manifest, /http:\/\/proxy:\*\*\*@127\.0\.0\.1/);
+  assert.match(manifest, /http:\/\/byp:\*\*\*@127\.0\.0\.1/);
   assert.match(readFileSync(join(out, 'gauges.jsonl'), 'utf8'), /http:\/\/mon:\*\*\*@127\.0\.0\.1/);
 });
 
