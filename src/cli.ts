@@ -5,6 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { RoundloadError } from './errors.js';
 import { VERSION } from './version.js';
+import { guardTerminal } from './util/index.js';
 import { runCommand } from './commands/run.js';
 import { engineCommand } from './commands/engine.js';
 import { validateCommand } from './commands/validate.js';
@@ -141,6 +142,8 @@ function program(): Command {
 }
 
 async function main(): Promise<void> {
+  // URL credentials never reach the terminal; a command adds its run's secret values once it knows them.
+  guardTerminal();
   const cli = program();
   try {
     await cli.parseAsync(process.argv);

@@ -1,8 +1,9 @@
 // `roundload run`: load the workload, run it, print the summary, set the exit code.
-import { loadWorkload, parseDurationMs, type Workload } from '../config/index.js';
+import { loadWorkload, parseDurationMs, workloadSecrets, type Workload } from '../config/index.js';
 import { planPhases, plannedRequests, executeRun, parseShard, shardAgents, type Shard } from '../run/index.js';
 import { colorWanted, formatSummary, progressDisplay, runVerdict, type ProgressPlan } from '../report/index.js';
 import { UsageError } from '../errors.js';
+import { guardTerminal } from '../util/index.js';
 import { stopOnSignals } from './signals.js';
 import { finishDashboard, openDashboard } from './dashboard.js';
 import { parseDashboardAddress } from '../dashboard/index.js';
@@ -103,6 +104,7 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
     ...(rounds === undefined ? {} : { rounds }),
     ...(opts.target === undefined ? {} : { target: opts.target }),
   });
+  guardTerminal(workloadSecrets(workload));
   if (shard !== null && shardAgents(workload.agents.count, shard).length === 0) {
     throw new UsageError(`--shard ${shard.index}/${shard.count} would run no agents: agents.count is ${workload.agents.count}; use at most ${workload.agents.count} shards`);
   }

@@ -5,7 +5,7 @@ import { hostname, cpus, platform } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { setMaxListeners } from 'node:events';
 import type { Workload } from '../config/index.js';
-import { redactWorkload } from '../config/index.js';
+import { redactWorkload, workloadSecrets } from '../config/index.js';
 import { startEngine, type EngineHandle } from '../engine/index.js';
 import { Transport, ConnectionTracker } from '../transport/index.js';
 import { resolveTools, systemPrompt } from '../agent/index.js';
@@ -17,6 +17,7 @@ import { writeReports } from '../report/index.js';
 import { RESULTS_SCHEMA_VERSION, type PathKind, type RunEvent } from '../types/index.js';
 import { UsageError } from '../errors.js';
 import { VERSION } from '../version.js';
+import { SecretScrubber } from '../util/index.js';
 import { RunBus } from './bus.js';
 import { EventSinks } from './sinks.js';
 import { ClientSampler } from './client-sampler.js';
@@ -99,14 +100,16 @@ class Started {
 
 export async function executeRun(options: RunOptions): Promise<RunResult> {
   const { workload } = options;
-  const log = options.log ?? (() => {});
+  // The API key and URL credentials never reach a file or the log: every line is scrubbed on its way out.
+  const scrubber = new SecretScrubber(workloadSecrets(workload));
+  const log = (line: string): void => options.log?.(scrubber.text(line));
   const headers = resolveHeaders(workload);
   const dir = createRunFolder({ out: options.out, root: options.resultsRoot ?? 'results', name: workload.name });
   const startedAt = new Date();
   const runStartMs = performance.now();
   const started = new Started(log);
   try {
-    return await runStarted(options, { log, headers, dir, startedAt, runStartMs, started });
+    return await runStarted(options, { log, scrubber, headers, dir, startedAt, runStartMs, started });
   } finally {
     // A setup step that threw leaves nothing listening: the engine, the hop, the services, the sockets.
     await started.run();
@@ -115,6 +118,7 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
 
 interface RunSetup {
   log: (line: string) => void;
+  scrubber: SecretScrubber;
   headers: Record<string, string>;
   dir: string;
   startedAt: Date;
@@ -124,7 +128,7 @@ interface RunSetup {
 
 async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResult> {
   const { workload } = options;
-  const { log, headers, dir, startedAt, runStartMs, started } = setup;
+  const { log, scrubber, headers, dir, startedAt, runStartMs, started } = setup;
   let engine: EngineHandle | null = null;
   if (workload.target.url === null) {
     const embedded = await startEngine({ settings: workload.engine, modelName: workload.target.model });
@@ -156,10 +160,10 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
     host: { hostname: hostname(), platform: platform(), cpus: cpus().length },
     workload: redactWorkload(workload),
   };
-  writeJsonAtomic(resultPath(dir, 'manifest'), manifest);
+  writeJsonAtomic(resultPath(dir, 'manifest'), scrubber.value(manifest));
 
   const maxFileMb = workload.results.max_file_mb;
-  const sinks = new EventSinks(dir, { maxBytes: maxFileMb === null ? null : maxFileMb * 1024 * 1024, compress: workload.results.compress_rotated, log });
+  const sinks = new EventSinks(dir, { maxBytes: maxFileMb === null ? null : maxFileMb * 1024 * 1024, compress: workload.results.compress_rotated, log }, (line) => scrubber.text(line));
   sinks.attach(bus);
   let sinksOpen = true;
   started.add('the results files', () => {
@@ -302,8 +306,8 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
   writeJsonAtomic(resultPath(dir, 'histograms'), summary.histograms.toFile());
   manifest.status = status;
   manifest.ended_at = endedAt.toISOString();
-  writeJsonAtomic(resultPath(dir, 'manifest'), manifest);
-  const built = summary.build({
+  writeJsonAtomic(resultPath(dir, 'manifest'), scrubber.value(manifest));
+  const built = scrubber.value(summary.build({
     name: workload.name,
     status,
     started_at: startedAt.toISOString(),
@@ -312,10 +316,10 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
     target: targetUrl,
     path,
     labels: workload.labels,
-  });
+  }));
   writeJsonAtomic(resultPath(dir, 'summary'), built);
   // report.html and junit.xml: never fail the run over them (writeReports logs what it could not write).
-  await writeReports(dir, built, { log }).catch((error: unknown) => log(`reports not written: ${String(error)}`));
+  await writeReports(dir, built, { log, scrub: (text) => scrubber.text(text) }).catch((error: unknown) => log(`reports not written: ${String(error)}`));
   if (failure !== null) throw failure;
   return { dir, status, summary: built };
 }
