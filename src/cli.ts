@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // The command line: commander wiring only. Commands live in commands/; this file alone maps errors to
-// exit codes (0 ok, 1 hangs/thresholds, 2 usage or workload, 3 target unreachable, 130 interrupted).
+// exit codes (0 ok, 1 hangs/thresholds/no ok request, 2 usage or workload, 3 target unreachable or preflight
+// failed, 130 interrupted).
 import { Command, CommanderError } from 'commander';
 import { RoundloadError } from './errors.js';
 import { VERSION } from './version.js';
+import { guardTerminal } from './util/index.js';
 import { runCommand } from './commands/run.js';
 import { engineCommand } from './commands/engine.js';
 import { validateCommand } from './commands/validate.js';
@@ -15,12 +17,21 @@ import { hopCommand } from './commands/hop.js';
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
+/** commander's `error: unknown option '--agnets'\n(Did you mean --agents?)` as one line: `roundload: unknown option '--agnets' (did you mean --agents?)`. */
+export function usageErrorLine(message: string): string {
+  const flat = message.replace(/\s*\n\s*/g, ' ').trim().replace(/^error: /, '').replace(/\(Did you mean/, '(did you mean');
+  return `roundload: ${flat}\n`;
+}
+
 function program(): Command {
   const cli = new Command('roundload')
     .description('Reproduce the load of multi-round, tool-calling AI agents against an LLM deployment, and catch what goes wrong.')
     .version(VERSION)
     .option('--debug', 'print stack traces on errors')
-    .showHelpAfterError()
+    // A usage error is one line and where to read more, not the whole help page scrolling it away
+    // (subcommands inherit this output setting; their hint is set at the end of program()).
+    .configureOutput({ outputError: (message, write) => write(usageErrorLine(message)) })
+    .showHelpAfterError('see roundload --help')
     .exitOverride();
 
   cli
@@ -38,6 +49,11 @@ function program(): Command {
     .option('--duration <time>', 'run for this long (30m, 8h), agents starting fresh conversations (overrides duration)')
     .option('--shard <i/N>', 'run shard i (0-based) of N: agents i, i+N, … (merge the shards with `roundload merge`)')
     .option('--metrics-port <port>', 'serve the client\'s Prometheus metrics on 127.0.0.1:PORT/metrics (overrides client_metrics.port)')
+    .option('--progress <time>', 'time between progress lines on stderr (default 10s; 1s on a terminal, where it is one live line)')
+    .option('--quiet', 'no progress lines, live line or announcements on stderr (the summary still says everything)')
+    .option('--dashboard <[host:]port>', 'serve a live dashboard on 127.0.0.1:PORT during the run (0: any free port); it becomes report.html at the end')
+    .option('--dashboard-expose', 'allow --dashboard on a host other than loopback (the page has no authentication)')
+    .option('--no-preflight', 'skip the test chat request (and model check) before the agents start')
     .action(async (file: string, opts) => {
       process.exitCode = await runCommand(file, opts, process.argv.slice(2));
     });
@@ -121,10 +137,13 @@ function program(): Command {
     .action(async (file: string, opts: { out?: string; force?: boolean }) => {
       process.exitCode = await abCommand(file, opts);
     });
+  for (const command of cli.commands) command.showHelpAfterError(`see roundload ${command.name()} --help`);
   return cli;
 }
 
 async function main(): Promise<void> {
+  // URL credentials never reach the terminal; a command adds its run's secret values once it knows them.
+  guardTerminal();
   const cli = program();
   try {
     await cli.parseAsync(process.argv);

@@ -2,7 +2,8 @@
 // compare.json) in the A/B's folder. Exit 0, 1 when a run hung or an arm's command failed, 2 bad file, 130 interrupted.
 import { join } from 'node:path';
 import { loadAbFile } from '../config/index.js';
-import { runAb, formatComparison } from '../compare/index.js';
+import { runAb, abSecrets, formatComparison } from '../compare/index.js';
+import { guardTerminal } from '../util/index.js';
 import { writeComparisons } from './compare.js';
 import { stopOnSignals } from './signals.js';
 
@@ -13,6 +14,7 @@ export interface AbCommandOptions {
 
 export async function abCommand(file: string, opts: AbCommandOptions): Promise<number> {
   const plan = await loadAbFile(file);
+  guardTerminal(abSecrets(plan));
   const stop = new AbortController();
   const removeSignalHandlers = stopOnSignals(stop, (signal) => `${signal}: stopping the running arm (its teardown still runs; ${signal} again to exit at once)`);
   try {
@@ -20,7 +22,7 @@ export async function abCommand(file: string, opts: AbCommandOptions): Promise<n
     const lines = result.runs.map((r) => `  ${String(r.seq).padStart(2)}  ${r.arm.padEnd(12)} r${r.repeat}  ${r.status.padEnd(11)} ${r.dir}`);
     process.stdout.write(`roundload ab · ${plan.file} · ${result.status}\nruns (in the order they ran):\n${lines.join('\n')}\n\n`);
     if (result.comparisons.length > 0) {
-      const written = writeComparisons(result.comparisons, join(result.dir, 'compare.html'));
+      const written = writeComparisons(result.comparisons, join(result.dir, 'compare.html'), result.arms);
       process.stdout.write(`${result.comparisons.map(formatComparison).join('\n\n')}\n\nwritten      ${written.html}\n             ${written.json}\n`);
     } else {
       process.stdout.write('no comparison: not every arm has a completed run\n');

@@ -2,7 +2,7 @@
 // compared with it; an argument may list several runs (repeats) joined by commas, pooled as one arm.
 import { dirname, extname, join, resolve } from 'node:path';
 import { mkdirSync } from 'node:fs';
-import { loadRun, compareArms, formatComparison, comparisonHtml, type Arm, type Comparison } from '../compare/index.js';
+import { loadRun, compareArms, formatComparison, comparisonHtml, type Arm, type ArmPair, type Comparison } from '../compare/index.js';
 import { writeJsonAtomic, writeTextAtomic } from '../results/index.js';
 import { UsageError } from '../errors.js';
 
@@ -31,12 +31,13 @@ async function armOf(arg: string): Promise<Arm> {
   return { name: label ?? runs[0]!.name, runs };
 }
 
-/** Writes compare.html and compare.json (beside it); returns their paths. */
-export function writeComparisons(comparisons: readonly Comparison[], htmlPath: string): { html: string; json: string } {
+/** Writes compare.html and compare.json (beside it); returns their paths. `arms` (in the order of
+ * `comparisons`) add the runs' time series to the page. */
+export function writeComparisons(comparisons: readonly Comparison[], htmlPath: string, arms?: readonly ArmPair[]): { html: string; json: string } {
   const html = resolve(htmlPath);
   const json = join(dirname(html), `${html.slice(dirname(html).length + 1, html.length - extname(html).length)}.json`);
   mkdirSync(dirname(html), { recursive: true });
-  writeTextAtomic(html, comparisonHtml(comparisons));
+  writeTextAtomic(html, comparisonHtml(comparisons, arms === undefined ? {} : { arms }));
   writeJsonAtomic(json, { schema_version: 1, comparisons });
   return { html, json };
 }
@@ -51,7 +52,7 @@ export async function compareCommand(args: readonly string[], opts: CompareComma
   if (new Set(arms.map((a) => a.name)).size < arms.length) arms.forEach((a, i) => (a.name = `${String.fromCharCode(65 + Math.min(i, 25))}:${a.name}`));
   const [base, ...others] = arms;
   const comparisons = others.map((b) => compareArms(base!, b, { force: opts.force === true, seed, resamples }));
-  const written = writeComparisons(comparisons, opts.out ?? 'compare.html');
+  const written = writeComparisons(comparisons, opts.out ?? 'compare.html', others.map((b) => ({ a: base!, b })));
   if (opts.json === true) process.stdout.write(`${JSON.stringify({ schema_version: 1, comparisons }, null, 2)}\n`);
   else process.stdout.write(`${comparisons.map(formatComparison).join('\n\n')}\n\nwritten      ${written.html}\n             ${written.json}\n`);
   for (const run of arms.flatMap((a) => a.runs)) {

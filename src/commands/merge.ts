@@ -1,7 +1,7 @@
 // `roundload merge <run>… --out DIR`: combines the shards of one run (from several machines) into one
 // results folder with its summary, report.html and junit.xml; the exit code is the merged verdict.
 import { mergeRuns } from '../results/index.js';
-import { formatSummary, writeReports } from '../report/index.js';
+import { colorWanted, formatSummary, runVerdict, writeReports, type RunVerdict } from '../report/index.js';
 
 export interface MergeCommandOptions {
   out: string;
@@ -14,10 +14,13 @@ export async function mergeCommand(dirs: readonly string[], opts: MergeCommandOp
   const result = await mergeRuns(dirs, { out: opts.out, log });
   for (const note of result.notes) log(`note: ${note}`);
   await writeReports(result.dir, result.summary, { notes: result.notes, log });
-  if (opts.json === true) process.stdout.write(`${JSON.stringify(result.summary, null, 2)}\n`);
-  else process.stdout.write(`${formatSummary(result.summary, result.dir)}\n`);
   const shards = result.manifest.shards as { count: number; merged: number };
   const complete = shards.merged === shards.count && result.summary.run.status === 'completed';
+  // A merge is whole or it fails: a missing or unfinished shard is exit 1 (not 130), whatever the figures say.
+  const failed = result.summary.thresholds.results.filter((r) => !r.ok).map((r) => r.message);
+  const verdict: RunVerdict = complete ? runVerdict(result.summary) : { word: 'FAIL', exitCode: 1, reasons: [`merged ${shards.merged} of ${shards.count} shards, status ${result.summary.run.status}`, ...failed] };
+  if (opts.json === true) process.stdout.write(`${JSON.stringify(result.summary, null, 2)}\n`);
+  else process.stdout.write(`${formatSummary(result.summary, result.dir, { verdict, color: colorWanted(process.stdout) })}\n`);
   if (!complete) log(`merged ${shards.merged} of ${shards.count} shards, status ${result.summary.run.status}: exit 1`);
-  return result.summary.thresholds.ok && complete ? 0 : 1;
+  return verdict.exitCode;
 }

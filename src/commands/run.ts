@@ -1,9 +1,12 @@
 // `roundload run`: load the workload, run it, print the summary, set the exit code.
-import { loadWorkload } from '../config/index.js';
-import { planPhases, plannedRequests, executeRun, parseShard, shardAgents } from '../run/index.js';
-import { formatSummary, progressLine } from '../report/index.js';
+import { loadWorkload, parseDurationMs, workloadSecrets, type Workload } from '../config/index.js';
+import { planPhases, plannedRequests, executeRun, parseShard, shardAgents, type Shard } from '../run/index.js';
+import { colorWanted, formatSummary, progressDisplay, runVerdict, type ProgressPlan } from '../report/index.js';
 import { UsageError } from '../errors.js';
+import { guardTerminal } from '../util/index.js';
 import { stopOnSignals } from './signals.js';
+import { finishDashboard, openDashboard } from './dashboard.js';
+import { parseDashboardAddress } from '../dashboard/index.js';
 
 export interface RunCommandOptions {
   target?: string;
@@ -21,7 +24,39 @@ export interface RunCommandOptions {
   metricsPort?: string;
   /** `--via hop` (the built-in hop) or `--via URL` (a CONNECT proxy): sets `target.via`. */
   via?: string;
+  /** `--quiet`: no progress lines, no live line, no announcements (the summary still says everything). */
+  quiet?: boolean;
+  /** `--progress 30s`: time between progress lines (default 10 s, 1 s on a terminal). */
+  progress?: string;
+  /** `--dashboard [host:]port`: the live dashboard. */
+  dashboard?: string;
+  /** `--dashboard-expose`: allow the dashboard on an address other than loopback. */
+  dashboardExpose?: boolean;
+  /** `--no-preflight` makes it false: no test request before the agents start. @default true */
+  preflight?: boolean;
 }
+
+/** `--progress 30s` (or seconds) in ms; at least 100 ms. */
+export function progressIntervalMs(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  let intervalMs: number;
+  try {
+    intervalMs = parseDurationMs(value);
+  } catch (error) {
+    throw new UsageError(`--progress: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (intervalMs < 100) throw new UsageError(`--progress must be at least 100ms (use --quiet for no progress), got "${value}"`);
+  return intervalMs;
+}
+
+/** What the progress display knows before the run: requests planned, phases and their length. */
+function progressPlan(workload: Workload, shard: Shard | null): ProgressPlan {
+  const phases = planPhases(workload);
+  return { plannedRequests: plannedRequests(workload, shard), phaseMs: phases[0]?.durationMs ?? null, phases: phases.length };
+}
+
+/** `1 round`, `8 rounds`. */
+const roundsText = (n: number): string => `${n} round${n === 1 ? '' : 's'}`;
 
 /** `--via hop` or `--via http(s)://proxy:3128` as the `target.via` override it stands for. */
 export function viaOverride(value: string): string {
@@ -46,11 +81,14 @@ function positive(flag: string, value: string | undefined): number | undefined {
   return n;
 }
 
-/** Exit code of a finished run: 130 interrupted, 1 a threshold failed (by default: any hang), else 0. */
+/** Exit code of a finished run: 130 interrupted; 1 a threshold failed (by default: any hang, errors on more than
+ * 1% of requests) or no request ended ok (always checked); else 0. A failed preflight throws (exit 3). */
 export async function runCommand(file: string, opts: RunCommandOptions, argv: readonly string[]): Promise<number> {
   const agents = positive('--agents', opts.agents);
   const rounds = positive('--rounds', opts.rounds);
   const shard = opts.shard === undefined ? null : parseShard(opts.shard);
+  const intervalMs = progressIntervalMs(opts.progress);
+  const dashboardAt = opts.dashboard === undefined ? null : parseDashboardAddress(opts.dashboard, opts.dashboardExpose === true);
   if (opts.metricsPort !== undefined && !/^\d{1,5}$/.test(opts.metricsPort.trim())) throw new UsageError(`--metrics-port must be a port number (0 picks a free one), got "${opts.metricsPort}"`);
   // Shortcuts are `--set`s applied last, so they win and the schema validates them like the file.
   const set = [
@@ -66,22 +104,30 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
     ...(rounds === undefined ? {} : { rounds }),
     ...(opts.target === undefined ? {} : { target: opts.target }),
   });
+  guardTerminal(workloadSecrets(workload));
   if (shard !== null && shardAgents(workload.agents.count, shard).length === 0) {
     throw new UsageError(`--shard ${shard.index}/${shard.count} would run no agents: agents.count is ${workload.agents.count}; use at most ${workload.agents.count} shards`);
   }
+  // Opened first: a taken port fails the command before anything else starts.
+  const dashboard = dashboardAt === null ? null : await openDashboard(dashboardAt, workload, shard, (line) => process.stderr.write(`${line}\n`));
   const stop = new AbortController();
   const removeSignalHandlers = stopOnSignals(stop, (signal) => `${signal}: stopping (in-flight requests get a short grace, then results are written; ${signal} again to exit at once)`);
-  const log = (line: string) => process.stderr.write(`${line}\n`);
+  // On a terminal a live line; piped (CI logs, tee, cron) a line every interval. Both subscribe to the events;
+  // the run's own notices go above the live line.
+  const progress = opts.quiet === true ? null : progressDisplay(process.stderr, { plan: progressPlan(workload, shard), intervalMs });
+  const log = (line: string): void => {
+    if (progress === null) process.stderr.write(`${line}\n`);
+    else progress.print(line);
+  };
+  // After the run, a first Ctrl-C stops the wait for open dashboard pages.
+  if (dashboard !== null) stop.signal.addEventListener('abort', () => void dashboard.close(), { once: true });
   try {
     const share = shard === null ? '' : ` (shard ${shard.index}/${shard.count}: ${shardAgents(workload.agents.count, shard).length} of them)`;
-    const length = workload.duration === null ? `${workload.agents.rounds} rounds` : `conversations of ${workload.agents.rounds} rounds for ${workload.duration}`;
+    const length = workload.duration === null ? roundsText(workload.agents.rounds) : `conversations of ${roundsText(workload.agents.rounds)} for ${workload.duration}`;
     const sweep = workload.sweep;
     const who = sweep === null ? `${workload.agents.count} agents${share}` : `sweep of ${sweep.agents.join(' → ')} agents (phases ${planPhases(workload).map((p) => p.name).join(', ')}, ${sweep.warmup_s} s warm-up each${sweep.phase_duration === null ? '' : `, ${sweep.phase_duration} each`})`;
-    const each = sweep !== null && sweep.phase_duration !== null && workload.duration === null ? `conversations of ${workload.agents.rounds} rounds` : length;
+    const each = sweep !== null && sweep.phase_duration !== null && workload.duration === null ? `conversations of ${roundsText(workload.agents.rounds)}` : length;
     log(`roundload: ${workload.name}: ${who} × ${each} → ${workload.target.url ?? 'embedded engine'}`);
-    // The live line only on a terminal: piped stderr (CI logs) gets plain notices.
-    const planned = plannedRequests(workload, shard);
-    const progress = process.stderr.isTTY ? progressLine(process.stderr, planned) : null;
     const result = await executeRun({
       workload,
       out: opts.out,
@@ -89,13 +135,23 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
       signal: stop.signal,
       log,
       shard,
-      ...(progress === null ? {} : { onEvent: (e) => progress.onEvent(e) }),
+      preflight: opts.preflight !== false,
+      ...(progress === null && dashboard === null
+        ? {}
+        : {
+            onEvent: (e) => {
+              progress?.onEvent(e);
+              dashboard?.onEvent(e);
+            },
+          }),
     }).finally(() => progress?.stop());
+    const verdict = runVerdict(result.summary);
     if (opts.json === true) process.stdout.write(`${JSON.stringify(result.summary, null, 2)}\n`);
-    else process.stdout.write(`${formatSummary(result.summary, result.dir)}\n`);
-    if (result.status === 'interrupted') return 130;
-    return result.summary.thresholds.ok ? 0 : 1;
+    else process.stdout.write(`${formatSummary(result.summary, result.dir, { verdict, color: colorWanted(process.stdout) })}\n`);
+    if (dashboard !== null) await finishDashboard(dashboard, result);
+    return verdict.exitCode;
   } finally {
     removeSignalHandlers();
+    await dashboard?.close();
   }
 }

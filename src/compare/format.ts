@@ -1,6 +1,8 @@
 // A comparison for people: the terminal table (per phase: A, B, delta, interval, verdict) and a
-// self-contained compare.html with the same tables.
+// self-contained compare.html with the same tables, a forest plot of the deltas and the arms' time series.
 import { basename } from 'node:path';
+import { chartGrid, chartScripts, chartStyles, cspMeta, esc, loadChartAssets, type ChartAssets, type ChartSpec, type ForestSpec } from '../report/index.js';
+import { comparisonCharts, type ArmPair, type PhaseCharts } from './charts.js';
 import type { Comparison, FigureRow, PhaseComparison } from './compare.js';
 
 function num(v: number | null): string {
@@ -64,31 +66,48 @@ export function formatComparison(c: Comparison): string {
   return out.join('\n');
 }
 
-function esc(s: string): string {
-  return s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!);
-}
-
-const CSS = `body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1d1d1f;max-width:72rem}
+const CSS = `body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1d1d1f;max-width:80rem}
 h1{font-size:1.3rem}h2{font-size:1.05rem;margin-top:2rem}
 table{border-collapse:collapse;margin:.5rem 0}th,td{padding:.25rem .7rem;border-bottom:1px solid #ddd;text-align:right;white-space:nowrap}
 th:first-child,td:first-child,td.v{text-align:left}th{background:#f4f4f6}
 td.better{color:#0a7d32;font-weight:600}td.worse{color:#b3261e;font-weight:600}td.insufficient{color:#8a6d00}
-.meta{color:#555}code{background:#f4f4f6;padding:0 .25rem}`;
+.meta{color:#555}code{background:#f4f4f6;padding:0 .25rem}
+.phase-charts{margin:.8rem 0 1.2rem}.phase-charts .charts{margin-top:14px}
+.u-legend th{text-align:left}`;
 
-/** compare.html: self-contained (no scripts, no external files), one section per comparison. */
-export function comparisonHtml(list: readonly Comparison[]): string {
-  const title = list.map((c) => `${c.a.name} vs ${c.b.name}`).join(', ');
-  const body = list.map(section).join('\n');
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>roundload compare: ${esc(title)}</title><style>${CSS}</style></head><body>\n${body}\n</body></html>\n`;
+export interface ComparisonHtmlOptions {
+  /** The arms of each comparison (same order): their runs' time series are drawn too. */
+  arms?: readonly (ArmPair | undefined)[];
+  /** The chart library; default uPlot from node_modules. */
+  assets?: ChartAssets;
 }
 
-function section(c: Comparison): string {
+/** compare.html: self-contained (uPlot and the data inlined, a CSP allowing no request), one section per comparison. */
+export function comparisonHtml(list: readonly Comparison[], options: ComparisonHtmlOptions = {}): string {
+  const assets = options.assets ?? loadChartAssets();
+  const title = list.map((c) => `${c.a.name} vs ${c.b.name}`).join(', ');
+  const charts = list.map((c, i) => comparisonCharts(c, i, options.arms?.[i]));
+  const body = list.map((c, i) => section(c, charts[i]!)).join('\n');
+  const all = charts.flat();
+  const payload = { charts: all.flatMap((p): ChartSpec[] => p.series), forests: all.flatMap((p): ForestSpec[] => p.forests) };
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8">
+${cspMeta()}
+<title>roundload compare: ${esc(title)}</title>
+${chartStyles(assets)}
+<style>${CSS}</style></head><body>
+${body}
+${chartScripts(payload, assets)}
+</body></html>
+`;
+}
+
+function section(c: Comparison, charts: readonly PhaseCharts[]): string {
   const parts: string[] = [];
   parts.push(`<h1>roundload compare: A ${esc(armLabel(c.a))} vs B ${esc(armLabel(c.b))}</h1>`);
   parts.push(`<p class="meta">Deltas are B vs A. ${Math.round(c.level * 100)}% intervals from ${c.resamples} block-bootstrap resamples of time windows (seed ${c.seed}); a verdict is <b>better</b> or <b>worse</b> only when the interval excludes zero. Workload <code>${esc(c.a.hash)}</code>.</p>`);
   if (c.forced) parts.push(`<p class="meta"><b>--force:</b> the workloads differ: ${esc(c.differences.join('; '))}.</p>`);
   parts.push(`<p class="meta">A: ${c.a.runs.map((r) => `<code>${esc(r)}</code>`).join(', ')}<br>B: ${c.b.runs.map((r) => `<code>${esc(r)}</code>`).join(', ')}</p>`);
-  for (const p of c.phases) {
+  c.phases.forEach((p, i) => {
     parts.push(`<h2>${esc(phaseHead(p))}</h2><table><tr><th>figure</th><th>A</th><th>B</th><th>delta</th><th>95% interval</th><th>verdict</th></tr>`);
     for (const row of p.rows) {
       const cells = rowCells(row);
@@ -97,7 +116,9 @@ function section(c: Comparison): string {
     }
     parts.push(`</table><p class="meta">${esc(countsLine(p))}</p>`);
     for (const note of p.notes) parts.push(`<p class="meta">note: ${esc(note)}</p>`);
-  }
+    const ch = charts[i];
+    if (ch !== undefined && ch.forests.length + ch.series.length > 0) parts.push(`<div class="phase-charts">${chartGrid([...ch.forests, ...ch.series])}</div>`);
+  });
   if (c.unmatched.length > 0) parts.push(`<p class="meta">Phases in only one arm (not compared): ${esc(c.unmatched.join(', '))}</p>`);
   return parts.join('\n');
 }

@@ -83,7 +83,8 @@ export async function loadRun(dirArg: string): Promise<RunData> {
     throw new ResultsError(`cannot compare ${dirArg}: run.json or summary.json is not a roundload results file`, { context: { dir } });
   }
   const workload = manifest.workload;
-  const windowS = isObject(workload) && typeof workload.window_s === 'number' ? workload.window_s : 10;
+  // The summary says its window length (`window_s: auto` picks it per run); older ones: run.json's number.
+  const windowS = summary.window?.window_s ?? (isObject(workload) && typeof workload.window_s === 'number' ? workload.window_s : 10);
   const fallback = summary.windows.some((w) => w.steady === undefined) ? steadyFallback(summary.windows) : null;
   const phases = new Map<string, RunPhase>();
   const byKey = new Map<string, RunWindow>();

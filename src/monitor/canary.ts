@@ -148,6 +148,7 @@ class Leg {
         hang_phase: r.hang?.phase ?? null,
         connection_nth: r.connection?.nth ?? null,
         error: r.error === null ? null : r.error.message.slice(0, MAX_ERROR_CHARS),
+        ...(r.error?.body === undefined ? {} : { error_body: r.error.body }),
       };
     } finally {
       this.#inFlight -= 1;

@@ -9,6 +9,25 @@ export interface ChartSeries {
   values: (number | null)[];
   /** `y2`: the right-hand axis (a second unit). @default "y" */
   scale?: 'y' | 'y2';
+  /** `bridge`: a null only means this series has no sample at that x (another series has one there), so
+   * the line joins its neighbours across it. @default "gap" (a null breaks the line) */
+  gaps?: 'gap' | 'bridge';
+  /** `points`: a dot per value and no line (events such as failures). @default "line" */
+  style?: 'line' | 'points';
+  /** Draw a dot on every value of a line, however many. @default false (dots only on short series) */
+  dots?: boolean;
+  /** CSS colour; default: the chart palette by position. */
+  color?: string;
+}
+
+/** The last x closes a window the run ended inside: its rate is over the time it covered, and it is drawn
+ * as partial (its band shaded, the segment to it dashed), not as a drop. */
+export interface PartialWindow {
+  /** Where the partial window starts and where the run ended, on the x axis. */
+  from_x: number;
+  to_x: number;
+  covered_s: number;
+  window_s: number;
 }
 
 export interface ChartMarker {
@@ -31,6 +50,31 @@ export interface ChartSpec {
   markers: ChartMarker[];
   /** A caveat shown under the chart (downsampled, series left out…). */
   note: string | null;
+  /** Set when the last point is a partial window (time charts). @default null */
+  partial?: PartialWindow | null;
+}
+
+/** A forest plot: each figure's delta with its interval, one row per figure (compare.html). */
+export interface ForestSpec {
+  id: string;
+  title: string;
+  /** The axis: `% of A` or `percentage points`. */
+  x_label: string;
+  /** Appended to every number drawn: `%` or ` pt`. */
+  unit: string;
+  rows: ForestRow[];
+  note: string | null;
+}
+
+export interface ForestRow {
+  label: string;
+  /** null: no delta (a figure missing in an arm). */
+  delta: number | null;
+  /** null: no interval (too little data). */
+  low: number | null;
+  high: number | null;
+  /** `better`, `worse`, `no significant difference`, `insufficient data`: colours the row. */
+  verdict: string;
 }
 
 /** Where a hang shows on the time charts. */
@@ -161,13 +205,18 @@ export function timeCharts(summary: Summary, hangs: HangMark[]): ChartSpec[] {
   }
   const windows = [...byStart.values()].sort((a, b) => a.start_s - b.start_s);
   if (windows.length === 0) return [];
-  // The last window ends with the run, not at its nominal end: its rates are over the time it covered.
+  // The last window ends with the run, not at its nominal end: its rates are over the time it covered,
+  // and it is drawn as partial (a shorter window with fewer requests ending in it is not a collapse).
   const last = windows[windows.length - 1]!;
   const wallS = summary.run.wall_s;
-  if (wallS > last.start_s && wallS < last.end_s) last.end_s = wallS;
+  const windowS = r3(summary.windows[0]!.end_s - summary.windows[0]!.start_s);
+  let partial: PartialWindow | null = null;
+  if (wallS > last.start_s && wallS < last.end_s) {
+    last.end_s = wallS;
+    partial = { from_x: r3(last.start_s), to_x: r3(wallS), covered_s: r3(wallS - last.start_s), window_s: windowS };
+  }
   const markers = hangMarkers(hangs);
   const lenS = (w: WindowAgg) => Math.max(0.001, w.end_s - w.start_s);
-  const windowS = r3(summary.windows[0]!.end_s - summary.windows[0]!.start_s);
   const reducedNote = (reduced: boolean) => (reduced ? `; ${windows.length} windows reduced to their min/max envelope` : '');
   const rates = envelope(
     windows.map((w) => r3(w.end_s)),
@@ -187,7 +236,8 @@ export function timeCharts(summary: Summary, hangs: HangMark[]): ChartSpec[] {
       { label: 'errors + hangs/s', values: rates.ys[2]!, scale: 'y2' },
     ],
     markers,
-    note: `per ${windowS} s window${windows.length === 1 ? ' (one window: the run was shorter than window_s)' : ''}${reducedNote(rates.reduced)}`,
+    note: `per ${windowS} s window${windows.length === 1 ? ' (one window: the run was shorter than window_s)' : ''}${partialNote(partial)}${reducedNote(rates.reduced)}`,
+    partial: rates.reduced ? null : partial,
   };
   const lat = envelope(
     windows.map((w) => r3(w.end_s)),
@@ -208,9 +258,14 @@ export function timeCharts(summary: Summary, hangs: HangMark[]): ChartSpec[] {
       { label: 'e2e p99', values: lat.ys[3]! },
     ],
     markers,
-    note: `ok requests ending in each window${reducedNote(lat.reduced)}`,
+    note: `ok requests ending in each window${partialNote(partial)}${reducedNote(lat.reduced)}`,
+    partial: lat.reduced ? null : partial,
   };
   return [throughput, latency].filter((c) => chartPoints(c) > 0);
+}
+
+function partialNote(p: PartialWindow | null): string {
+  return p === null ? '' : `; the last window is partial (the run ended ${p.covered_s} s into it): its rates are over those ${p.covered_s} s, drawn dashed`;
 }
 
 function hangMarkers(hangs: HangMark[]): ChartMarker[] {
@@ -440,15 +495,43 @@ export function verdictTitle(verdicts: (GaugeVerdict | null)[]): string {
     .join(' · ') + (verdicts.some((v) => v === null) ? ' · no verdict for the rest' : '');
 }
 
-/** Canary latency over time, the proxied leg against the direct one (failed canaries leave a gap). */
+/** `error_class` of a canary due on the grid but not sent (the leg's canaries were all still out). */
+const NOT_SENT = 'not_sent';
+
+/** Each leg's colour, and a darker one for its failures. */
+const LEG_COLORS: Record<CanaryEvent['leg'], { ok: string; failed: string }> = {
+  proxied: { ok: '#2563eb', failed: '#dc2626' },
+  direct: { ok: '#d97706', failed: '#7c2d12' },
+};
+
+/**
+ * Canary latency over time: each leg (proxied, direct) its own line through every one of its ok canaries,
+ * bridged across the times only the other leg has a point (the legs share the x axis); a leg's failed
+ * canaries are dots of their own at the time it took them to fail.
+ */
 export function canaryCharts(canaries: CanaryEvent[], hangs: HangMark[]): ChartSpec[] {
   if (canaries.length === 0) return [];
-  const sorted = [...canaries].sort((a, b) => a.run_ms - b.run_ms);
-  const x = sorted.map((c) => r3(c.run_ms / 1000));
-  const leg = (name: CanaryEvent['leg']) => sorted.map((c) => (c.leg === name && c.ok ? c.latency_ms : null));
-  const legs = (['proxied', 'direct'] as const).filter((l) => sorted.some((c) => c.leg === l));
-  const reduced = envelope(x, legs.map(leg));
-  const failed = sorted.filter((c) => !c.ok).length;
+  const legs = (['proxied', 'direct'] as const).filter((l) => canaries.some((c) => c.leg === l));
+  // One x per distinct send time (legs on one grid share their x), in order.
+  const x = [...new Set(canaries.map((c) => r3(c.run_ms / 1000)))].sort((a, b) => a - b);
+  const at = new Map(x.map((v, i) => [v, i]));
+  const lines: { series: Omit<ChartSeries, 'values'>; values: (number | null)[] }[] = [];
+  const dots: typeof lines = [];
+  for (const leg of legs) {
+    const ok: (number | null)[] = x.map(() => null);
+    const failed: (number | null)[] = x.map(() => null);
+    for (const c of canaries) {
+      // A canary never sent (all the leg's canaries were still out) took no time to fail: no dot, the note counts it.
+      if (c.leg !== leg || !Number.isFinite(c.latency_ms) || c.error_class === NOT_SENT) continue;
+      (c.ok ? ok : failed)[at.get(r3(c.run_ms / 1000))!] = r3(c.latency_ms);
+    }
+    lines.push({ series: { label: `${leg} ms`, gaps: 'bridge', dots: true, color: LEG_COLORS[leg].ok }, values: ok });
+    if (failed.some((v) => v !== null)) dots.push({ series: { label: `${leg} failed (ms to the failure)`, style: 'points', color: LEG_COLORS[leg].failed }, values: failed });
+  }
+  const columns = [...lines, ...dots];
+  const reduced = envelope(x, columns.map((c) => c.values));
+  const notSent = canaries.filter((c) => c.error_class === NOT_SENT).length;
+  const failedCount = canaries.filter((c) => !c.ok).length - notSent;
   const spec: ChartSpec = {
     id: 'canaries',
     title: 'Canaries: latency of the proxied path and the direct one',
@@ -457,9 +540,9 @@ export function canaryCharts(canaries: CanaryEvent[], hangs: HangMark[]): ChartS
     y_label: 'ms',
     y2_label: null,
     x: reduced.x,
-    series: legs.map((l, i) => ({ label: `${l} ok ms`, values: reduced.ys[i]! })),
+    series: columns.map((c, i) => ({ ...c.series, values: reduced.ys[i]! })),
     markers: hangMarkers(hangs),
-    note: [failed > 0 ? `${failed} failed canaries leave gaps` : null, reduced.reduced ? `${sorted.length} canaries reduced to their min/max envelope` : null].filter((n) => n !== null).join('; ') || null,
+    note: [failedCount > 0 ? `${failedCount} failed canar${failedCount === 1 ? 'y' : 'ies'} drawn as dots at the time to the failure` : null, notSent > 0 ? `${notSent} not sent (every canary of the leg was still out), not drawn` : null, reduced.reduced ? `${canaries.length} canaries reduced to their min/max envelope` : null].filter((n) => n !== null).join('; ') || null,
   };
   return chartPoints(spec) > 0 ? [spec] : [];
 }

@@ -15,7 +15,7 @@ function flowNote(v: GaugeVerdict): string {
   if (f === undefined) return '';
   const parts: string[] = [];
   if (f.counter !== null) parts.push(f.counter_moved_intervals > 0 ? `${f.counter} moved` : `${f.counter} flat`);
-  parts.push(f.completions > 0 ? `${f.completions} completions` : 'no completions');
+  parts.push(f.completions > 0 ? `${f.completions} request${f.completions === 1 ? '' : 's'} completed while watched` : 'no request completed while watched');
   return `; ${parts.join(', ')}`;
 }
 
@@ -27,7 +27,9 @@ function line(v: GaugeVerdict): string {
     case 'stale':
       return `${head} stale: ${v.evidence[0] ?? ''}`;
     case 'rotating': {
-      const steady = v.dips === 0 ? `steady ${v.longest_nonzero_s.toFixed(1)} s with work flowing` : `non-zero ${v.longest_nonzero_s.toFixed(1)} s at most, ${v.dips} dip${v.dips === 1 ? '' : 's'}`;
+      // The longest stretch at one non-zero value: under 0.05 s it changed at every scrape.
+      const held = v.longest_nonzero_s < 0.05 ? 'changed at every scrape' : `held one non-zero value ${v.longest_nonzero_s.toFixed(1)} s at most`;
+      const steady = v.dips === 0 ? `steady ${v.longest_nonzero_s.toFixed(1)} s with work flowing` : `${held}, ${v.dips} dip${v.dips === 1 ? '' : 's'}`;
       const floor = v.evidence.find((e) => e.startsWith('never back to 0'));
       const tail = v.evidence.find((e) => e.startsWith('ended at'));
       return `${head} rotating: ${steady}${flowNote(v)}${floor === undefined ? '' : ` (${floor.split(':')[0]})`}${tail === undefined ? '' : ` (${tail.split(' while')[0]} at the end: stale)`}`;

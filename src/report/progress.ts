@@ -1,58 +1,101 @@
-// The live terminal line during a run (TTY only, on stderr): rounds done, in flight, errors, hangs, and
-// the latest values of key gauges when the monitor reports them. It only subscribes to run events.
-import { keyGaugeValues } from '../monitor/index.js';
+// The progress display during a run, on stderr. It only subscribes to the run's events (STYLE rule 7).
+// Not a terminal (CI logs, `| tee`, cron, a pod): one line every interval (10 s by default). A terminal: one
+// live line redrawn every interval (1 s), cut to the width by dropping whole fields, in colour unless NO_COLOR.
+// Both: a hang, a first error of a class, a monitor target down or back, a saturated client on its own line
+// the moment it happens.
+import { performance } from 'node:perf_hooks';
+import { clearLine, cursorTo } from 'node:readline';
+import { ProgressTracker, type ProgressPlan } from './progress-state.js';
+import { colorWanted, colors, fitFields, noticeLine, progressFields, render } from './progress-line.js';
 import type { RunEvent } from '../types/index.js';
 
-export interface ProgressLine {
+/** Where the display writes (stderr, or a test's fake). */
+export interface ProgressStream {
+  write(text: string): unknown;
+  isTTY?: boolean;
+  /** Terminal width; read at every redraw, so a resize is followed. */
+  columns?: number;
+}
+
+/** A repeating timer; tests pass their own to step time by hand. */
+export type Ticker = (intervalMs: number, tick: () => void) => { stop(): void };
+
+export interface ProgressOptions {
+  plan: ProgressPlan;
+  /** Time between two lines (or two redraws of the live line). @default 1000 on a terminal, 10000 otherwise */
+  intervalMs?: number | undefined;
+  /** @default a terminal and NO_COLOR unset */
+  color?: boolean;
+  /** Milliseconds, monotonic. @default performance.now */
+  clock?: () => number;
+  ticker?: Ticker;
+}
+
+export interface ProgressDisplay {
   onEvent(event: RunEvent): void;
-  /** Latest value of a gauge to show (the monitor calls this). */
-  gauge(name: string, value: number): void;
+  /** Writes a line of its own (a notice of the run) above the live line, which is then redrawn. */
+  print(line: string): void;
+  /** Stops the timer and clears the live line, so what follows starts on a clean line. */
   stop(): void;
 }
 
-const REDRAW_MS = 250;
+/** Lines every 10 s when nobody watches a terminal (a CI log stays readable); 1 s on a terminal. */
+export const DEFAULT_PROGRESS_MS = { tty: 1000, plain: 10_000 } as const;
 
-export function progressLine(stream: NodeJS.WriteStream, totalRequests: number | null): ProgressLine {
-  let done = 0;
-  let inFlight = 0;
-  let errors = 0;
-  let hangs = 0;
-  let lastLength = 0;
-  const gauges = new Map<string, number>();
-  const targets = new Set<string>();
-  const started = Date.now();
-  const draw = (): void => {
-    const secs = ((Date.now() - started) / 1000).toFixed(0);
-    const g = [...gauges].map(([k, v]) => `${k}=${Number.isInteger(v) ? v : v.toFixed(2)}`).join(' ');
-    const total = totalRequests === null ? '' : `/${totalRequests}`;
-    const line = `  ${secs}s  rounds ${done}${total}  in flight ${inFlight}  errors ${errors}  hangs ${hangs}${g === '' ? '' : `  ${g}`}`;
-    const cols = stream.columns ?? 120;
-    const shown = line.length > cols - 1 ? line.slice(0, cols - 1) : line;
-    stream.write(`\r${shown}${' '.repeat(Math.max(0, lastLength - shown.length))}`);
-    lastLength = shown.length;
-  };
-  const timer = setInterval(draw, REDRAW_MS);
+const intervalTicker: Ticker = (intervalMs, tick) => {
+  const timer = setInterval(tick, intervalMs);
   timer.unref();
+  return { stop: () => clearInterval(timer) };
+};
+
+export function progressDisplay(stream: ProgressStream, options: ProgressOptions): ProgressDisplay {
+  const tty = stream.isTTY === true;
+  const c = colors(options.color ?? colorWanted(stream));
+  const tracker = new ProgressTracker(options.plan, options.clock ?? (() => performance.now()));
+  const out = stream as NodeJS.WritableStream;
+  let live = false;
+  const clear = (): void => {
+    cursorTo(out, 0);
+    clearLine(out, 0);
+  };
+  const draw = (advance: boolean): void => {
+    const fields = progressFields(tracker.figures(advance));
+    if (!tty) {
+      stream.write(`${render(fields, c)}\n`);
+      return;
+    }
+    // One column short of the width: a line that fills the last column wraps on some terminals.
+    const width = Math.max(0, (stream.columns ?? 80) - 1);
+    cursorTo(out, 0);
+    stream.write(render(fitFields(fields, width), c));
+    clearLine(out, 1);
+    live = true;
+  };
+  const intervalMs = options.intervalMs ?? (tty ? DEFAULT_PROGRESS_MS.tty : DEFAULT_PROGRESS_MS.plain);
+  // Lines count from the run's start (its `run_start`, after the engine and the preflight).
+  let ticker: { stop(): void } | null = null;
+  const startTicking = (): void => {
+    ticker ??= (options.ticker ?? intervalTicker)(intervalMs, () => draw(true));
+  };
+  const above = (lines: readonly string[]): void => {
+    if (live) clear();
+    for (const line of lines) stream.write(`${line}\n`);
+    if (live) draw(false);
+  };
   return {
     onEvent(event) {
-      if (event.kind === 'request_start') inFlight += 1;
-      else if (event.kind === 'request') {
-        inFlight -= 1;
-        done += 1;
-        if (event.record.status === 'error') errors += 1;
-        if (event.record.status === 'hang') hangs += 1;
-      } else if (event.kind === 'scrape' && event.ok) {
-        // Key gauges of each monitored target (prefixed by the target once there are several).
-        targets.add(event.target);
-        for (const [name, value] of keyGaugeValues(event.samples)) gauges.set(targets.size > 1 ? `${event.target}.${name}` : name, value);
-      }
+      const notices = tracker.onEvent(event);
+      if (event.kind === 'run_start') startTicking();
+      if (notices.length > 0) above(notices.map((n) => noticeLine(n, c)));
     },
-    gauge(name, value) {
-      gauges.set(name, value);
+    print(line) {
+      above([line]);
     },
     stop() {
-      clearInterval(timer);
-      if (lastLength > 0) stream.write(`\r${' '.repeat(lastLength)}\r`);
+      ticker?.stop();
+      ticker = null;
+      if (live) clear();
+      live = false;
     },
   };
 }

@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { hostname, platform, cpus } from 'node:os';
 import { resolve } from 'node:path';
-import { SummaryBuilder, DEFAULT_THRESHOLDS, type Summary, type ThresholdLimits } from '../analysis/index.js';
+import { SummaryBuilder, DEFAULT_THRESHOLDS, plannedLengthS, windowSettingOf, type Summary, type ThresholdLimits } from '../analysis/index.js';
 import { HistogramSet, type HistogramsFile } from '../metrics/index.js';
 import { RESULTS_SCHEMA_VERSION, type CanaryEvent, type ClientSampleEvent, type RequestRecord } from '../types/index.js';
 import { ResultsError } from '../errors.js';
@@ -218,8 +218,7 @@ export async function mergeRuns(dirs: readonly string[], options: MergeOptions):
   const fileSets = inputs.map((i) => readHistograms(i.dir));
   const itlFromRecords = fileSets.some((s) => s === null);
   if (itlFromRecords) notes.push('a shard has no readable histograms.json: ITL percentiles approximated from per-request stats');
-  const windowS = typeof workload.window_s === 'number' && workload.window_s > 0 ? workload.window_s : 10;
-  const builder = new SummaryBuilder({ itlFromRecords, windowS, thresholds: thresholdsOf(workload) });
+  const builder = new SummaryBuilder({ itlFromRecords, windowS: windowSettingOf(workload), plannedS: plannedLengthS(workload), thresholds: thresholdsOf(workload) });
 
   // Requests, in the order one run would have written them (by end time on the common clock). Socket ids
   // are per process, so they get the shard's index in front (`s1-c3`) to stay distinct.

@@ -2,7 +2,7 @@
 // run uses, client samples and canaries from events.jsonl, scrapes from gauges.jsonl. Works on a killed run (no
 // summary.json, run.json still `running`, a torn last line) and says what was missing. Reads only.
 import { existsSync, readFileSync } from 'node:fs';
-import { SummaryBuilder, DEFAULT_THRESHOLDS, type Summary, type ThresholdLimits } from '../analysis/index.js';
+import { SummaryBuilder, DEFAULT_THRESHOLDS, plannedLengthS, windowSettingOf, type Summary, type ThresholdLimits } from '../analysis/index.js';
 import { thresholdsSchema } from '../config/index.js';
 import { HistogramSet, type HistogramsFile } from '../metrics/index.js';
 import type { CanaryEvent, ClientSampleEvent, RequestRecord, RunEndEvent, ScrapeEvent } from '../types/index.js';
@@ -84,11 +84,6 @@ function thresholdsOf(manifest: RunManifest, notes: string[]): ThresholdLimits {
   return DEFAULT_THRESHOLDS;
 }
 
-function windowSOf(manifest: RunManifest): number {
-  const w = manifest.workload.window_s;
-  return typeof w === 'number' && w > 0 ? w : 10;
-}
-
 /** `monitor.pin_after_s` of the run, so the gauge verdicts are rebuilt as the run made them. */
 function pinAfterSOf(manifest: RunManifest): number {
   const m = manifest.workload.monitor as { pin_after_s?: unknown } | undefined;
@@ -105,7 +100,7 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
   else if (previous === null) notes.push('summary.json was unreadable');
 
   const fileHistograms = readHistograms(dir, notes);
-  const builder = new SummaryBuilder({ itlFromRecords: fileHistograms === null, windowS: windowSOf(manifest), thresholds: thresholdsOf(manifest, notes), pinAfterS: pinAfterSOf(manifest) });
+  const builder = new SummaryBuilder({ itlFromRecords: fileHistograms === null, windowS: windowSettingOf(manifest.workload), plannedS: plannedLengthS(manifest.workload), thresholds: thresholdsOf(manifest, notes), pinAfterS: pinAfterSOf(manifest) });
   let lastWallMs = 0;
   const seen = (t: unknown, plusMs = 0): void => {
     const ms = typeof t === 'string' ? Date.parse(t) : NaN;

@@ -113,8 +113,13 @@ export class RotatingJsonlWriter {
   }
 
   write(value: unknown): void {
+    this.writeLine(JSON.stringify(value));
+  }
+
+  /** Writes one already serialized JSON value (no line end) as a line. */
+  writeLine(json: string): void {
     if (this.#fd === null) return; // closed: late events after the run ended are dropped on purpose
-    const line = `${JSON.stringify(value)}\n`;
+    const line = `${json}\n`;
     this.#bytes += writeSync(this.#fd, line);
     this.#lines += 1;
     if (this.#options.maxBytes !== null && this.#bytes >= this.#options.maxBytes) this.#rotate();

@@ -6,9 +6,12 @@ import type { RunBus } from './bus.js';
 
 export class EventSinks {
   readonly #writers: Record<Exclude<EventFile, null>, RotatingJsonlWriter>;
+  readonly #scrub: (line: string) => string;
 
-  /** @param rotation default: never rotate. */
-  constructor(dir: string, rotation: RotationOptions = { maxBytes: null, compress: false }) {
+  /** @param rotation default: never rotate. @param scrub applied to every serialized line before it is
+   * written (the run's secret scrubber); default: as is. */
+  constructor(dir: string, rotation: RotationOptions = { maxBytes: null, compress: false }, scrub: (line: string) => string = (line) => line) {
+    this.#scrub = scrub;
     this.#writers = {
       requests: new RotatingJsonlWriter(resultPath(dir, 'requests'), rotation),
       events: new RotatingJsonlWriter(resultPath(dir, 'events'), rotation),
@@ -24,7 +27,7 @@ export class EventSinks {
     const file = EVENT_FILES[event.kind];
     if (file === null) return;
     // requests.jsonl holds bare records (one per request); other files hold the events themselves.
-    this.#writers[file].write(event.kind === 'request' ? event.record : event);
+    this.#writers[file].writeLine(this.#scrub(JSON.stringify(event.kind === 'request' ? event.record : event)));
   }
 
   close(): void {

@@ -31,6 +31,8 @@ export interface CanaryEvent {
   /** The error's message (an HTTP error's body starts it), when status is `error`. Absent in files written
    * before it existed. */
   error?: string | null;
+  /** An HTTP error's body: the server's JSON error (`json`) or a proxy's own page (`page`), as on request records. */
+  error_body?: 'json' | 'page';
   /** True when the canary due at this slot of the grid was not sent: all the leg's canaries allowed at once
    * (`monitor.canary_concurrency`) were still out. Then `status` is `error`, `error_class` `not_sent`, and it
    * counts as failed: time the path could not be sampled because it held every canary. Absent otherwise. */

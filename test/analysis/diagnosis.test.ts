@@ -243,6 +243,8 @@ test('an error body tells the server\'s JSON from a proxy\'s page', () => {
   assert.equal(answererOf(502, 'HTTP 502: <html>\r\n<head><title>502 Bad Gateway</title></head>'), 'page');
   assert.equal(answererOf(500, 'HTTP 500: {"error": {"message": "engine error", "type": "server_error"}}'), 'server_json');
   assert.equal(answererOf(500, 'HTTP 500: {"object":"error","message":"cut off after 300 char'), 'server_json');
+  assert.equal(answererOf(500, 'HTTP 500: engine error: boom (type server_error)', 'json'), 'server_json', 'the record says whose body it was');
+  assert.equal(answererOf(503, 'HTTP 503: no healthy upstream', 'page'), 'page');
   assert.equal(answererOf(null, 'ECONNRESET'), null);
   assert.equal(answererOf(200, ''), null);
 });

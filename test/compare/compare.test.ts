@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compareArms, formatComparison, comparisonHtml, workloadHash, identityDifferences } from '../../src/compare/index.js';
+import { compareArms, comparisonCharts, formatComparison, comparisonHtml, workloadHash, identityDifferences } from '../../src/compare/index.js';
 import { DifferentWorkloadsError } from '../../src/errors.js';
 import { SeededRandom } from '../../src/compare/stats.js';
 import { ar1, run, window } from './helpers.js';
@@ -83,7 +83,35 @@ test('the table and compare.html show every figure with delta, interval and verd
   for (const label of ['ttft p50 ms', 'ttft p99 ms', 'itl p50 ms', 'itl p99 ms', 'e2e p50 ms', 'e2e p99 ms', 'errors+hangs %']) assert.match(text, new RegExp(`^${label.replace('+', '\\+')} `, 'm'));
   const html = comparisonHtml([c]);
   assert.match(html, /^<!doctype html>/);
-  assert.doesNotMatch(html, /<script|https?:\/\//);
+  // Self-contained: uPlot and the data inline, a CSP allowing no request, nothing fetched.
+  assert.match(html, /<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">/);
+  assert.doesNotMatch(html, /<link\b|<script[^>]+src=|@import|url\(\s*['"]?https?:/i);
   assert.match(html, /base&lt;1&gt;/, 'names are escaped');
   assert.match(html, /<td class="v better">better<\/td>/);
+});
+
+test('compare.html charts: a forest plot per kind of delta, and with the arms at hand every run\'s time series', () => {
+  const rng = new SeededRandom(9);
+  const a = { name: 'base', runs: [run('a1', ar1(rng, 20, 1000, 0.01, 0)), run('a2', ar1(rng, 20, 1000, 0.01, 0))] };
+  const b = { name: 'fast', runs: [run('b1', ar1(rng, 12, 1128, 0.01, 0))] };
+  const c = compareArms(a, b);
+  const [phase] = comparisonCharts(c, 0, { a, b });
+  assert.ok(phase);
+  // Units never mix on one axis: % of A for the relative figures, points for the error rate.
+  assert.deepEqual(phase.forests.map((f) => [f.id, f.unit, f.rows.length]), [['forest-0-main-relative', '%', 7], ['forest-0-main-absolute', ' pt', 1]]);
+  const tput = phase.forests[0]!.rows[0]!;
+  const row = c.phases[0]!.rows[0]!;
+  assert.deepEqual(tput, { label: 'decode tok/s', delta: row.delta, low: row.low, high: row.high, verdict: 'better' });
+  assert.deepEqual(phase.series.map((s) => s.id), ['arms-0-main-tokens', 'arms-0-main-ttft', 'arms-0-main-e2e']);
+  const tokens = phase.series[0]!;
+  assert.deepEqual(tokens.series.map((s) => s.label), ['A: base r1 (a1)', 'A: base r2 (a2)', 'B: fast']);
+  assert.equal(tokens.x.length, 20, 'one x per window end, runs aligned from their first window');
+  assert.equal(tokens.series[2]!.values.filter((v) => v !== null).length, 12);
+  assert.ok(tokens.series.every((s) => s.gaps === 'bridge' && s.color !== undefined));
+  assert.ok(phase.series[1]!.series[0]!.values.every((v) => v !== null && v > 40 && v < 80), 'TTFT p50 per window from its latencies');
+  // Without the arms (a comparison read back from compare.json): the forest plots only.
+  assert.deepEqual(comparisonCharts(c, 0)[0]!.series, []);
+  // The page carries every chart's element and its data.
+  const html = comparisonHtml([c], { arms: [{ a, b }] });
+  for (const id of ['forest-0-main-relative', 'forest-0-main-absolute', 'arms-0-main-tokens', 'arms-0-main-ttft', 'arms-0-main-e2e']) assert.equal(html.split(`data-chart="${id}"`).length - 1, 1, id);
 });

@@ -1,6 +1,7 @@
-// report.html in a real browser: headless Chromium opens a real run's report from file:// and must find
-// every chart drawn with data, no console error and no request but the file itself. The same code path
-// makes docs/report.png: `npm run docs:screenshot` (ROUNDLOAD_DOCS_SCREENSHOT=1).
+// report.html and compare.html in a real browser: headless Chromium opens a real run's report (and the
+// comparison of two real runs) from file:// and must find every chart drawn with visible data, no console
+// error and no request but the file itself. The same code path makes docs/report.png:
+// `npm run docs:screenshot` (ROUNDLOAD_DOCS_SCREENSHOT=1).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,6 +10,8 @@ import { join } from 'node:path';
 import { loadWorkload } from '../../src/config/index.js';
 import { executeRun } from '../../src/run/index.js';
 import { collectReportData, junitCases, renderJunit, renderReportHtml, type ReportData } from '../../src/report/index.js';
+import { compareArms, loadRun } from '../../src/compare/index.js';
+import { writeComparisons } from '../../src/commands/compare.js';
 import { readJsonl } from '../helpers/tmp.js';
 import { CHROMIUM_PATH, chromiumAvailable, openReportBrowser, type ReportBrowser } from '../helpers/browser.js';
 
@@ -33,7 +36,8 @@ test('Chromium is installed where CI expects it', { skip }, () => {
   assert.equal(missing, null, missing ?? '');
 });
 
-// One real run serves both tests (the second breaks a copy of its data).
+// One real run serves every test (the second breaks a copy of its data; the last compares it with a run
+// on a faster engine).
 let shared: Promise<{ out: string; data: ReportData }> | null = null;
 let workDir: string | null = null;
 function realRun(): Promise<{ out: string; data: ReportData }> {
@@ -42,14 +46,18 @@ function realRun(): Promise<{ out: string; data: ReportData }> {
   return shared;
 }
 
+/** Small windows so a few seconds of run give lines over time, not single points, and enough windows for
+ * a comparison's intervals. Through the built-in hop, with canaries every 100 ms on both legs (the hop,
+ * and around it to the engine). */
+const SETTINGS = ['window_s=0.1', 'watchdog.stall_ms=1000', 'target.via={kind: hop}', 'monitor.canary_interval_s=0.1'];
+
 async function makeRun(dir: string): Promise<{ out: string; data: ReportData }> {
   const out = join(dir, 'run');
-  // Small windows so a few seconds of run give lines over time, not single points; one stream stalls in
-  // round 3 so the hang table, the hang markers and a failing JUnit case are on the page too.
+  // One stream stalls in round 3, so the hang table, the hang markers and a failing JUnit case are on the page too.
   const workload = await loadWorkload('workloads/smoke.yaml', {
     agents: 3,
     rounds: 6,
-    set: ['window_s=1', 'watchdog.stall_ms=1000', 'engine.faults=[{kind: stall_mid_stream, from_round: 3, times: 1}]'],
+    set: [...SETTINGS, 'engine.faults=[{kind: stall_mid_stream, from_round: 3, times: 1}]'],
   });
   const result = await executeRun({ workload, out });
   assert.equal(result.status, 'completed');
@@ -60,14 +68,14 @@ test('a real run\'s report.html opens offline with every chart drawn with data, 
   assert.ok(browser, missing ?? 'browser');
   const { out, data } = await realRun();
   const expected = [...data.charts.latency, ...data.charts.time, ...data.charts.gauges, ...data.charts.canaries, ...data.charts.client].map((c) => c.id);
-  for (const id of ['latency-ttft', 'latency-itl', 'latency-e2e', 'throughput', 'latency-over-time', 'in-flight', 'client-loop']) assert.ok(expected.includes(id), `${id} is in the report data`);
+  for (const id of ['latency-ttft', 'latency-itl', 'latency-e2e', 'throughput', 'latency-over-time', 'canaries', 'in-flight', 'client-loop']) assert.ok(expected.includes(id), `${id} is in the report data`);
   const scrapes = readJsonl(join(out, 'gauges.jsonl')).length;
   assert.equal(data.charts.gauges.length > 0, scrapes > 0, `gauge charts exactly when gauges.jsonl has scrapes (${scrapes})`);
 
   if (SCREENSHOT !== undefined) mkdirSync(join(ROOT, 'docs'), { recursive: true });
   // The screenshot runs from the header down to the first row of gauge charts (or the time charts).
   const shot = { screenshot: SCREENSHOT!, screenshotTo: ['#gauges .chart:nth-child(3)', '#gauges .chart', '#over-time'] };
-  const page = await browser.check(join(out, 'report.html'), SCREENSHOT === undefined ? {} : shot);
+  const page = await browser.check(join(out, 'report.html'), { ...(SCREENSHOT === undefined ? {} : shot), pixels: ['canaries'] });
   assert.equal(page.title, 'roundload · smoke · completed');
   assert.equal(data.summary.totals.hangs, 1, 'the stall fault fired once');
   assert.equal(page.hangRows, 1, 'the hang is in the table');
@@ -75,8 +83,20 @@ test('a real run\'s report.html opens offline with every chart drawn with data, 
   assert.deepEqual(page.charts.map((c) => c.id).sort(), [...expected].sort(), 'every chart of the data has its element');
   assert.deepEqual(page.empty, [], `charts without data: ${JSON.stringify(page.charts)}`);
   for (const c of page.charts) assert.ok(c.points !== null && c.points > 0 && c.canvas && c.error === null, JSON.stringify(c));
+  assert.equal(page.legendDashes, 0, 'every legend shows a value without hovering');
   assert.deepEqual(page.consoleErrors, []);
   assert.deepEqual(page.foreignRequests, []);
+
+  // The canaries chart draws each leg as a visible line: drawn alone, its colour fills (nearly) every
+  // column from its first point to its last, across most of the plot (separate dots would leave gaps).
+  const legs = page.pixels.canaries ?? [];
+  const lines = legs.filter((l) => l.label === 'proxied ms' || l.label === 'direct ms');
+  assert.equal(lines.length, 2, JSON.stringify(legs));
+  const plotColumns = Math.max(...legs.map((l) => l.last)) + 1;
+  for (const l of lines) {
+    assert.ok(l.coverage >= 0.9, `${l.label}: a line, not dots: ${JSON.stringify(l)}`);
+    assert.ok(l.columns >= plotColumns * 0.6, `${l.label}: across the run: ${JSON.stringify(l)} of ${plotColumns} columns`);
+  }
   assert.deepEqual(page.requests, [new URL(`file://${join(out, 'report.html')}`).href]);
 
   // junit.xml of the same run is well-formed XML by the browser's own parser, with the cases counted.
@@ -104,4 +124,35 @@ test('the checker catches a chart whose data is empty (the same page, one chart\
   const intact = join(out, 'intact.html');
   writeFileSync(intact, renderReportHtml(data));
   assert.deepEqual((await browser.check(intact)).empty, []);
+});
+
+test('compare.html of two real runs draws the deltas as a forest plot and both arms\' time series as visible lines', { skip, timeout: 90_000 }, async () => {
+  assert.ok(browser, missing ?? 'browser');
+  const { out: runA } = await realRun();
+  // Arm B: the same load on an engine decoding twice as fast (engine settings are not part of the workload identity).
+  const runB = join(workDir!, 'run-b');
+  const workload = await loadWorkload('workloads/smoke.yaml', { agents: 3, rounds: 6, set: [...SETTINGS, 'engine.decode_step_ms=3'] });
+  assert.equal((await executeRun({ workload, out: runB })).status, 'completed');
+  const pair = { a: { name: 'slow', runs: [await loadRun(runA)] }, b: { name: 'fast', runs: [await loadRun(runB)] } };
+  const comparison = compareArms(pair.a, pair.b);
+  const file = writeComparisons([comparison], join(workDir!, 'compare.html'), [pair]).html;
+  const rows = comparison.phases[0]!.rows.filter((r) => r.kind === 'relative');
+  const VERDICT_COLORS: Record<string, string> = { better: '#047857', worse: '#b91c1c', 'no significant difference': '#475569', 'insufficient data': '#b45309' };
+  const colors = [...new Set(rows.filter((r) => r.delta !== null).map((r) => VERDICT_COLORS[r.verdict]!))];
+  const forest = 'forest-0-main-relative';
+  const page = await browser.check(file, { pixels: ['arms-0-main-tokens'], colors: { [forest]: colors } });
+  assert.deepEqual(page.consoleErrors, []);
+  assert.deepEqual(page.foreignRequests, []);
+  assert.deepEqual(page.empty, [], JSON.stringify(page.charts));
+  const ids = page.charts.map((c) => c.id).sort();
+  assert.deepEqual(ids, ['arms-0-main-e2e', 'arms-0-main-tokens', 'arms-0-main-ttft', 'forest-0-main-absolute', forest]);
+  assert.equal(page.charts.find((c) => c.id === forest)!.points, rows.filter((r) => r.delta !== null).length, 'a row drawn per figure with a delta');
+  // Every verdict colour of the rows is on the canvas: each row's square (10 px) or interval bar.
+  for (const c of colors) assert.ok(page.colorColumns[forest]![c]! >= 8, `${c} drawn: ${JSON.stringify(page.colorColumns)}`);
+  // Both arms' throughput: lines, each across most of the plot.
+  const arms = page.pixels['arms-0-main-tokens'] ?? [];
+  assert.equal(arms.length, 2, JSON.stringify(arms));
+  const plotColumns = Math.max(...arms.map((l) => l.last)) + 1;
+  for (const l of arms) assert.ok(l.coverage >= 0.9 && l.columns >= plotColumns * 0.3, `${l.label}: ${JSON.stringify(l)} of ${plotColumns}`);
+  assert.equal(page.legendDashes, 0);
 });

@@ -27,8 +27,9 @@ export interface CliResult {
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
-/** Runs `roundload ARGS` from source (tsx), bounded by `timeoutMs`, in the repo root. */
-export function runCli(args: string[], options: { timeoutMs?: number; env?: Record<string, string>; onSpawn?: (pid: number) => void } = {}): Promise<CliResult> {
+/** Runs `roundload ARGS` from source (tsx), bounded by `timeoutMs`, in the repo root. `onData` sees each
+ * chunk as it arrives (to time what a run prints); `onStderrLine` each whole line of stderr. */
+export function runCli(args: string[], options: { timeoutMs?: number; env?: Record<string, string>; onSpawn?: (pid: number) => void; onData?: (from: 'stdout' | 'stderr', text: string) => void; onStderrLine?: (line: string) => void } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), ...args], {
       cwd: ROOT,
@@ -37,14 +38,65 @@ export function runCli(args: string[], options: { timeoutMs?: number; env?: Reco
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      options.onData?.('stdout', d.toString());
+    });
+    let partial = '';
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      options.onData?.('stderr', d.toString());
+      if (options.onStderrLine === undefined) return;
+      partial += d.toString();
+      const lines = partial.split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) options.onStderrLine(line);
+    });
     const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
     if (child.pid !== undefined) options.onSpawn?.(child.pid);
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+export interface EngineProcess {
+  url: string;
+  port: number;
+  pid: number;
+  /** SIGKILLs it (if still running) and resolves once it is gone. */
+  kill(): Promise<void>;
+}
+
+/** `roundload engine --port PORT` as a separate process (0: any free port), killed after the test. */
+export function engineProcess(t: TestContext, port = 0, extra: string[] = []): Promise<EngineProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'engine', '--port', String(port), ...extra], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    const gone = new Promise<void>((r) => child.once('exit', () => r()));
+    const kill = async (): Promise<void> => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await gone;
+    };
+    t.after(kill);
+    let err = '';
+    const timer = setTimeout(() => {
+      void kill();
+      reject(new Error(`engine did not start within 60 s: ${err}`));
+    }, 60_000);
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+      const m = /listening on (http:\/\/[^\s]+)/.exec(err);
+      if (m !== null) {
+        clearTimeout(timer);
+        const url = m[1]!;
+        resolve({ url, port: Number(new URL(url).port), pid: child.pid!, kill });
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`engine exited with ${code}: ${err}`));
     });
   });
 }

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SummaryBuilder } from '../../src/analysis/index.js';
-import { chartPoints, envelope, GaugeSeriesBuilder, latencyCharts, timeCharts, verdictTitle, clientCharts } from '../../src/report/index.js';
-import type { GaugeVerdict } from '../../src/types/index.js';
+import { canaryCharts, chartPoints, envelope, GaugeSeriesBuilder, latencyCharts, timeCharts, verdictTitle, clientCharts } from '../../src/report/index.js';
+import type { CanaryEvent, GaugeVerdict } from '../../src/types/index.js';
 import { gauge, hangRecord, record, scrape } from './fixtures.js';
 
 function verdict(over: Partial<GaugeVerdict>): GaugeVerdict {
@@ -131,6 +131,12 @@ test('throughput over time: the last window is measured over the time the run co
   const [tp] = timeCharts(s, []);
   assert.deepEqual(tp!.x, [10, 15]);
   assert.deepEqual(tp!.series[0]!.values, [10.1, 20.2], 'tokens/s over 10 s, then over the 5 s the run covered');
+  // …and drawn as partial, with the reason said under the chart.
+  assert.deepEqual(tp!.partial, { from_x: 10, to_x: 15, covered_s: 5, window_s: 10 });
+  assert.match(tp!.note ?? '', /the last window is partial \(the run ended 5 s into it\)/);
+  // A run that ended on a window boundary has no partial window.
+  const whole = timeCharts({ ...s, run: { ...s.run, wall_s: 20 } }, []);
+  assert.ok(whole.every((c) => (c.partial ?? null) === null));
   assert.equal(timeCharts({ ...s, windows: [] }, []).length, 0);
   // A long soak's windows stay within the point budget.
   const many = Array.from({ length: 30_000 }, (_, i) => ({ ...s.windows[0]!, start_s: i * 10, end_s: (i + 1) * 10 }));
@@ -145,4 +151,41 @@ test('client charts: loop delay and utilisation, requests in flight; none withou
   assert.deepEqual(charts.map((c) => c.id), ['client-loop', 'in-flight']);
   assert.deepEqual(charts[1]!.series[0]!.values, [0, 1, 2]);
   assert.deepEqual(clientCharts([], []), []);
+});
+
+function canary(leg: CanaryEvent['leg'], runMs: number, latencyMs: number, ok = true): CanaryEvent {
+  return { kind: 'canary', t: '', run_ms: runMs, leg, path: leg === 'direct' ? 'direct' : 'hop', url: 'u', ok, status: ok ? 'ok' : 'hang', latency_ms: latencyMs, ttft_ms: null, http_status: ok ? 200 : null, error_class: null, hang_phase: ok ? null : 'first_token', connection_nth: 1 };
+}
+
+test('canaries: each leg is its own line bridged across the other leg\'s times, every point dotted, failures as dots of their own', () => {
+  // Legs that interleave (each leg's own schedule): 60 canaries each, one proxied canary hung.
+  const events: CanaryEvent[] = [];
+  for (let i = 0; i < 60; i += 1) {
+    events.push(canary('proxied', i * 1000, 40 + (i % 3), i !== 30));
+    events.push(canary('direct', i * 1000 + 500, 20));
+  }
+  const [c] = canaryCharts(events, []);
+  assert.ok(c);
+  assert.equal(c.x.length, 120);
+  assert.deepEqual(c.series.map((s) => [s.label, s.gaps ?? 'gap', s.style ?? 'line', s.dots ?? false]), [
+    ['proxied ms', 'bridge', 'line', true],
+    ['direct ms', 'bridge', 'line', true],
+    ['proxied failed (ms to the failure)', 'gap', 'points', false],
+  ]);
+  const [proxied, direct, failed] = c.series;
+  assert.equal(proxied!.values.filter((v) => v !== null).length, 59, 'every ok proxied canary is a point');
+  assert.equal(direct!.values.filter((v) => v !== null).length, 60);
+  assert.equal(proxied!.values[1], null, 'the direct leg\'s time is blank in the proxied series (bridged when drawn)');
+  assert.deepEqual(failed!.values.filter((v) => v !== null), [40], 'the hung canary at the time it took to fail');
+  assert.match(c.note ?? '', /1 failed canary drawn as dots/);
+  // Legs on one shared grid: one x per time, both legs' values on it.
+  const grid = canaryCharts([canary('proxied', 0, 30), canary('direct', 0, 10), canary('proxied', 1000, 31), canary('direct', 1000, 11)], []);
+  assert.deepEqual(grid[0]!.x, [0, 1]);
+  assert.deepEqual(grid[0]!.series.map((s) => s.values), [[30, 31], [10, 11]]);
+  assert.deepEqual(canaryCharts([], []), []);
+  // A canary due but not sent (the leg's canaries all still out) is no failure time: counted, not drawn.
+  const notSent = { ...canary('proxied', 2000, 0, false), status: 'error' as const, hang_phase: null, error_class: 'not_sent' };
+  const [withGap] = canaryCharts([canary('proxied', 0, 30), canary('proxied', 1000, 31), notSent], []);
+  assert.deepEqual(withGap!.series.map((s) => s.label), ['proxied ms']);
+  assert.match(withGap!.note ?? '', /^1 not sent \(every canary of the leg was still out\), not drawn$/);
 });

@@ -64,11 +64,11 @@ test('every chart in the data has its data-chart element, and the sections carry
   assert.deepEqual(ids.filter((id) => id.startsWith('gauge-')).sort(), ['gauge-engine-sglang_num_prefill_inflight_queue_reqs', 'gauge-engine-sglang_num_running_reqs']);
   // What the gauges read at the hang (gauges only, counters left out), under the hang's row.
   assert.match(html, /<tr class="evidence-row"><td colspan="13">gauges at the hang: engine \(0\.2 s old\): num_prefill_inflight_queue_reqs 1<\/td><\/tr>/);
-  // Canaries per leg, and their chart with a gap where the proxied one hung.
+  // Canaries per leg, and their chart: a line per leg, the hung proxied canary a dot of its own.
   assert.deepEqual(data.canaries.map((c) => [c.leg, c.total, c.ok, c.failures]), [['proxied', 4, 3, { 'hang first_token': 1 }], ['direct', 4, 4, {}]]);
   const canary = data.charts.canaries[0]!;
-  assert.deepEqual(canary.series.map((x) => x.label), ['proxied ok ms', 'direct ok ms']);
-  assert.equal(canary.series[0]!.values.filter((v) => v !== null).length, 3);
+  assert.deepEqual(canary.series.map((x) => x.label), ['proxied ms', 'direct ms', 'proxied failed (ms to the failure)']);
+  assert.deepEqual(canary.series.map((x) => x.values.filter((v) => v !== null).length), [3, 4, 1]);
   assert.match(html, /<td>proxied<\/td><td class="num">4<\/td><td class="num">3<\/td><td class="num"><b class="bad-text">1<\/b><\/td>/);
   for (const id of ids) assert.equal(html.split(`data-chart="${id}"`).length - 1, 1, `one element for ${id}`);
   // The hang table: agent, conversation, round, phase, socket, nth, idle, path.
@@ -108,7 +108,7 @@ test('a run without gauges, hangs, errors or events says so instead of drawing e
   assert.match(html, /no gauges were monitored/);
   assert.match(html, /no hangs: every request reached a terminal state/);
   assert.match(html, /no errors/);
-  assert.match(html, /no thresholds were set/);
+  assert.match(html, /<code>ok_requests<\/code> <span class="badge muted">always on<\/span>/, 'the always-on check is shown even with no thresholds of its own');
   assert.match(html, /no client samples in events\.jsonl/);
   assert.deepEqual(data.charts.gauges, []);
 });
@@ -118,4 +118,24 @@ test('what a rebuild found missing is shown at the top', async (t) => {
   const html = renderReportHtml(await dataFor(dir));
   assert.match(html, /<span class="badge bad">killed<\/span>/);
   assert.match(html, /<div class="notes">.*requests\.jsonl: last line truncated \(line 2\), skipped/s);
+});
+
+test('what the server did not report and what the client estimated are said so, never shown as 0', async (t) => {
+  const records = [record({ cached_tokens: null, tokens_estimated: true, prompt_tokens: 900, completion_tokens: 30 }), record({ round: 2, cached_tokens: null })];
+  const dir = writeFolder(join(tempDir(t), 'run'), { status: 'completed', records });
+  const html = renderReportHtml(await dataFor(dir));
+  assert.match(html, /cached: not reported by the server/);
+  assert.doesNotMatch(html, /0\.0% cached/);
+  assert.match(html, /<span class="muted-text">not reported<\/span>/, 'the per-round cached cell');
+  assert.match(html, /estimated for 1 requests \(no usage chunk: from the text\)/);
+  assert.match(html, /~: token counts in part estimated/);
+});
+
+test('the errors table quotes the first error of each class with its status and URL path', async (t) => {
+  const failed = record({ status: 'error', http_status: 404, ttft_ms: null, error: { class: 'http_4xx', message: 'HTTP 404: Not Found', code: '404', url_path: '/v1/v1/chat/completions' } });
+  const dir = writeFolder(join(tempDir(t), 'run'), { status: 'completed', records: [failed, failed] });
+  const html = renderReportHtml(await dataFor(dir));
+  assert.match(html, /<code>\/v1\/v1\/chat\/completions<\/code>/);
+  assert.match(html, /HTTP 404: Not Found/);
+  assert.match(html, /<b>no request ended ok<\/b>/, 'the always-on check failing is in the verdict bar');
 });

@@ -96,20 +96,13 @@ function firstLine(text: string, max = 120): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
-/** Who answered an HTTP error, from the message `HTTP 503: <body>` (null when it was not an HTTP error). */
-export function answererOf(status: number | null, message: string | null | undefined): Answerer | null {
+/** Who answered an HTTP error: the record's own `body` when it has one, else (files written before it) the
+ * message's start — a raw JSON object or a page. Null when it was not an HTTP error. */
+export function answererOf(status: number | null, message: string | null | undefined, body?: 'json' | 'page'): Answerer | null {
   if (status === null || status < 400) return null;
-  const body = (message ?? '').replace(/^HTTP \d{3}:\s*/, '').trim();
-  if (body.startsWith('{')) {
-    try {
-      const parsed = JSON.parse(body) as unknown;
-      if (typeof parsed === 'object' && parsed !== null) return 'server_json';
-    } catch {
-      // cut at 300 characters: judge by its start
-      if (/^\{\s*"(error|object|detail|message)"/.test(body)) return 'server_json';
-    }
-  }
-  return 'page';
+  if (body !== undefined) return body === 'json' ? 'server_json' : 'page';
+  const text = (message ?? '').replace(/^HTTP \d{3}:\s*/, '').trim();
+  return text.startsWith('{') ? 'server_json' : 'page';
 }
 
 export function hangSpan(r: RequestRecord): HangSpan {
@@ -127,7 +120,7 @@ export function errorSpan(r: RequestRecord): ErrorSpan {
     to_ms: r.run_ms + r.e2e_ms,
     class: r.error?.class ?? 'other',
     http_status: r.http_status,
-    answered_by: answererOf(r.http_status, message),
+    answered_by: answererOf(r.http_status, message, r.error?.body),
     detail: firstLine(message),
     path: r.path,
   };
@@ -143,7 +136,7 @@ export function canaryPoint(e: CanaryEvent): CanaryPoint {
     hang_phase: e.hang_phase,
     latency_ms: e.latency_ms,
     http_status: e.http_status,
-    answered_by: answererOf(e.http_status, e.error),
+    answered_by: answererOf(e.http_status, e.error, e.error_body),
     not_sent: e.not_sent === true,
   };
 }

@@ -1,0 +1,126 @@
+// compare.html's charts, pure: per phase, a forest plot of every figure's delta with its 95% interval (from
+// the comparison), and, when the arms' runs are at hand, their time series window by window (each run of
+// each arm a line: A in blues, B in ambers) so a reader sees the load the deltas were taken over.
+import { basename } from 'node:path';
+import type { ChartSeries, ChartSpec, ForestSpec } from '../report/index.js';
+import { BIN_COUNT, pooledQuantile, type Bins } from './bins.js';
+import type { Arm, Comparison, FigureRow, PhaseComparison } from './compare.js';
+import type { RunWindow } from './load.js';
+
+/** The two arms a comparison was made of. */
+export interface ArmPair {
+  a: Arm;
+  b: Arm;
+}
+
+/** The charts of one phase of one comparison. */
+export interface PhaseCharts {
+  phase: string;
+  forests: ForestSpec[];
+  series: ChartSpec[];
+}
+
+const A_COLORS = ['#2563eb', '#60a5fa', '#1e3a8a', '#93c5fd', '#3b82f6', '#1d4ed8'];
+const B_COLORS = ['#d97706', '#fbbf24', '#92400e', '#f59e0b', '#b45309', '#fcd34d'];
+
+const KINDS = [
+  { kind: 'relative', suffix: 'relative', x_label: 'B − A, % of A', unit: '%', title: 'Deltas, % of A' },
+  { kind: 'absolute', suffix: 'absolute', x_label: 'B − A, percentage points', unit: ' pt', title: 'Deltas, percentage points' },
+] as const;
+
+function slug(text: string): string {
+  return text.replace(/[^A-Za-z0-9_.-]+/g, '_');
+}
+
+function r3(v: number): number {
+  return Math.round(v * 1000) / 1000;
+}
+
+/** One forest plot per kind of delta (relative in %, absolute in points): axes never mix units. */
+export function forestPlots(c: Comparison, p: PhaseComparison, index: number): ForestSpec[] {
+  const out: ForestSpec[] = [];
+  for (const k of KINDS) {
+    const rows = p.rows.filter((r: FigureRow) => r.kind === k.kind);
+    if (rows.length === 0) continue;
+    const noInterval = rows.filter((r) => r.delta !== null && (r.low === null || r.high === null)).length;
+    out.push({
+      id: `forest-${index}-${slug(p.phase)}-${k.suffix}`,
+      title: `${k.title} · ${c.b.name} vs ${c.a.name} · phase ${p.phase}`,
+      x_label: k.x_label,
+      unit: k.unit,
+      rows: rows.map((r) => ({ label: r.label, delta: r.delta, low: r.low, high: r.high, verdict: r.verdict })),
+      note: `bar: the ${Math.round(c.level * 100)}% interval; square: the delta; green better, red worse, grey no significant difference${noInterval > 0 ? `; hollow amber square${noInterval === 1 ? '' : 's'}: ${noInterval} figure${noInterval === 1 ? '' : 's'} without an interval (too little data)` : ''}`,
+    });
+  }
+  return out;
+}
+
+interface Figure {
+  id: string;
+  title: string;
+  y_label: string;
+  value: (w: RunWindow) => number | null;
+}
+
+const scratch = new Float64Array(BIN_COUNT);
+const p50 = (pick: (w: RunWindow) => Bins) => (w: RunWindow) => {
+  const v = pooledQuantile([pick(w)], 0.5, scratch);
+  return Number.isFinite(v) ? r3(v) : null;
+};
+
+const SERIES_FIGURES: readonly Figure[] = [
+  { id: 'tokens', title: 'Decode tokens/s per window', y_label: 'output tokens/s', value: (w) => r3(w.tokensPerS) },
+  { id: 'ttft', title: 'TTFT p50 per window', y_label: 'ms', value: p50((w) => w.ttft) },
+  { id: 'e2e', title: 'End-to-end p50 per window', y_label: 'ms', value: p50((w) => w.e2e) },
+];
+
+/** Each arm's runs over the phase, window by window, on one time axis (seconds since the phase's first window). */
+export function armSeries(pair: ArmPair, phase: string, index: number, steady: { a: number; b: number }): ChartSpec[] {
+  const lines: { label: string; color: string; windows: RunWindow[] }[] = [];
+  for (const [arm, colors, tag] of [[pair.a, A_COLORS, 'A'], [pair.b, B_COLORS, 'B']] as const) {
+    arm.runs.forEach((run, i) => {
+      const windows = run.phases.get(phase)?.windows ?? [];
+      if (windows.length === 0) return;
+      const which = arm.runs.length === 1 ? '' : ` r${i + 1} (${basename(run.dir)})`;
+      // `compare` names same-named arms `A:smoke`, `B:smoke`; other names get their role in front.
+      const name = /^[A-Z]:/.test(arm.name) ? arm.name : `${tag}: ${arm.name}`;
+      lines.push({ label: `${name}${which}`, color: colors[i % colors.length]!, windows });
+    });
+  }
+  if (lines.length === 0) return [];
+  // Window ends relative to the phase's first window in that run: runs and arms line up from their start.
+  const ends = (l: (typeof lines)[number]) => l.windows.map((w) => r3(w.endS - l.windows[0]!.startS));
+  const x = [...new Set(lines.flatMap(ends))].sort((p, q) => p - q);
+  const at = new Map(x.map((v, i) => [v, i]));
+  const out: ChartSpec[] = [];
+  for (const f of SERIES_FIGURES) {
+    const series: ChartSeries[] = lines.map((l) => {
+      const values: (number | null)[] = x.map(() => null);
+      const e = ends(l);
+      l.windows.forEach((w, i) => (values[at.get(e[i]!)!] = f.value(w)));
+      return { label: l.label, values, color: l.color, gaps: 'bridge' };
+    });
+    out.push({
+      id: `arms-${index}-${slug(phase)}-${f.id}`,
+      title: `${f.title} · phase ${phase}`,
+      x_kind: 'seconds',
+      x_label: 's since the phase started (window end)',
+      y_label: f.y_label,
+      y2_label: null,
+      x,
+      series,
+      markers: [],
+      note: `every window of every run; the deltas use the steady ones (A ${steady.a}, B ${steady.b}), not ramp-up or ramp-down`,
+    });
+  }
+  return out;
+}
+
+/** The charts of every phase of a comparison; the time series only when its arms are given. */
+export function comparisonCharts(c: Comparison, index: number, pair?: ArmPair): PhaseCharts[] {
+  return c.phases.map((p) => ({
+    phase: p.phase,
+    forests: forestPlots(c, p, index),
+    series: pair === undefined ? [] : armSeries(pair, p.phase, index, { a: p.windowsA, b: p.windowsB }),
+  }));
+}
