@@ -53,6 +53,11 @@ export class Context {
   readonly targets: readonly string[];
   /** Stretches the whole diagnosis treats as trouble (episodes), for baselines taken outside them. */
   troubled: Window[] = [];
+  /** The late client windows by start, and the latest end among the first i of them: an overlap test in
+   * O(log n), asked for every canary, scrape and slice of a night's run. */
+  readonly #late: readonly ClientWindow[];
+  readonly #lateMaxTo: Float64Array;
+  readonly #outside = new Map<string, ScrapePoint[]>();
 
   constructor(input: DiagnosisInput) {
     this.canaries = [...input.canaries].sort((a, b) => a.run_ms - b.run_ms);
@@ -60,6 +65,13 @@ export class Context {
     this.flows = input.flows ?? [];
     this.gauges = input.gauges;
     this.client = withSamplerLateness(input.client ?? []);
+    this.#late = this.client.filter((c) => c.delay_max_ms >= CLIENT_LATE_MS);
+    this.#lateMaxTo = new Float64Array(this.#late.length);
+    let maxTo = -Infinity;
+    this.#late.forEach((c, i) => {
+      maxTo = Math.max(maxTo, c.to_ms);
+      this.#lateMaxTo[i] = maxTo;
+    });
     this.activity = input.activity ?? null;
     this.path = input.path ?? input.hangs[0]?.path ?? input.errors?.[0]?.path ?? null;
     const direct = this.canaries.filter((c) => c.leg === 'direct').map((c) => c.run_ms);
@@ -79,9 +91,14 @@ export class Context {
     return this.scrapes.filter((s) => s.target === target && overlaps(s.run_ms, s.run_ms + s.duration_ms, w.from_ms, w.to_ms));
   }
 
-  /** Scrapes of `target` outside every troubled stretch. */
+  /** Scrapes of `target` outside every troubled stretch (set `troubled` first). */
   scrapesOutside(target: string): ScrapePoint[] {
-    return this.scrapes.filter((s) => s.target === target && !this.troubled.some((w) => overlaps(s.run_ms, s.run_ms + s.duration_ms, w.from_ms, w.to_ms)));
+    let out = this.#outside.get(target);
+    if (out === undefined) {
+      out = this.scrapes.filter((s) => s.target === target && !this.troubled.some((w) => overlaps(s.run_ms, s.run_ms + s.duration_ms, w.from_ms, w.to_ms)));
+      this.#outside.set(target, out);
+    }
+    return out;
   }
 
   clientIn(w: Window): ClientWindow[] {
@@ -90,7 +107,15 @@ export class Context {
 
   /** Whether the client's event loop was late (≥ CLIENT_LATE_MS) at some point of [from, to]. */
   clientLate(fromMs: number, toMs: number): boolean {
-    return this.client.some((c) => c.delay_max_ms >= CLIENT_LATE_MS && overlaps(c.from_ms, c.to_ms, fromMs, toMs));
+    // The last late window starting by `toMs`; any of it or those before overlaps when one ends at `fromMs` or later.
+    let lo = 0;
+    let hi = this.#late.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.#late[mid]!.from_ms <= toMs) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo > 0 && this.#lateMaxTo[lo - 1]! >= fromMs;
   }
 
   /** The queue gauges over the window: scrapes that read one, those with requests waiting, the most waiting.
