@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The command line: commander wiring only. Commands live in commands/; this file alone maps errors to
-// exit codes (0 ok, 1 hangs/thresholds, 2 usage or workload, 3 target unreachable, 130 interrupted).
+// exit codes (0 ok, 1 hangs/thresholds, 2 usage, workload or a folder that is not a run, 3 target unreachable,
+// 4 the results folder cannot be written or read: read-only, permission, full disk; 130 interrupted).
 import { Command, CommanderError } from 'commander';
 import { RoundloadError } from './errors.js';
 import { VERSION } from './version.js';

@@ -96,6 +96,14 @@ export interface Summary {
     loop_utilization_max: number;
     /** Sample windows where the client itself was saturated (its latencies there are suspect). */
     saturated_windows: number;
+    /** The longest a results line waited for the disk (null: not sampled, a run older than the writer thread). */
+    writer_lag_ms_max: number | null;
+    /** Sample windows whose writer lag passed WRITER_LAG_FLAG_MS: the results volume was slow there (the
+     * timings are not affected; a kill there would lose more than the last 250 ms of lines). */
+    writer_lagging_windows: number;
+    /** Results lines never written (the writer's queue was full, or a file failed): the files hold fewer than
+     * this summary counts. */
+    writer_dropped_lines: number;
   };
   /** Figures per `window_s` time window, in time order (drift over a soak, resampling units for A/B). */
   windows: WindowFigures[];
@@ -140,6 +148,8 @@ interface PhaseAcc {
 /** Loop delay p99 above this, or utilisation above 0.9, marks a client sample window as saturated. */
 export const SATURATED_LOOP_DELAY_MS = 50;
 export const SATURATED_UTILIZATION = 0.9;
+/** A client sample whose results writer lag passes this is flagged (the SIGKILL loss bound in docs/results.md). */
+export const WRITER_LAG_FLAG_MS = 250;
 
 /** Whether a client sample window was saturated: its latencies are the client's, not the server's. */
 export function isSaturatedSample(s: Pick<ClientSampleEvent, 'loop_delay_p99_ms' | 'loop_utilization'>): boolean {
@@ -167,6 +177,9 @@ export class SummaryBuilder {
   #loopP99Max = 0;
   #eluMax = 0;
   #saturated = 0;
+  #writerLagMax: number | null = null;
+  #writerLagging = 0;
+  #writerDropped = 0;
 
   readonly #windows: WindowBuilder;
   /** Hangs, canaries and saturated client windows, for the diagnosis. */
@@ -309,6 +322,16 @@ export class SummaryBuilder {
       this.#saturated += 1;
       this.#diagnosis.addSaturated(s);
     }
+    if (s.writer_lag_ms !== undefined) {
+      this.#writerLagMax = Math.max(this.#writerLagMax ?? 0, s.writer_lag_ms);
+      if (s.writer_lag_ms > WRITER_LAG_FLAG_MS) this.#writerLagging += 1;
+    }
+    if (s.writer_dropped_lines !== undefined) this.#writerDropped = Math.max(this.#writerDropped, s.writer_dropped_lines);
+  }
+
+  /** The writer's final count of lines not written (after its last drain, which no sample saw). */
+  setWriterDropped(lines: number): void {
+    this.#writerDropped = Math.max(this.#writerDropped, lines);
   }
 
   /** A gauge scrape (gauges.jsonl): folded into run-length series for the verdicts, not kept sample by sample. */
@@ -399,7 +422,7 @@ export class SummaryBuilder {
       errors_by_class: { ...this.#errors },
       hangs: { total: hangs, by_phase: { ...this.#hangPhase }, by_round: { ...this.#hangRound }, by_connection_reuse: { ...this.#hangReuse } },
       connections: { distinct: this.#connections, requests_on_reused: this.#reusedRequests, max_requests_per_connection: this.#maxNth },
-      client: { samples: this.#samples, loop_delay_p99_ms_max: round3(this.#loopP99Max), loop_utilization_max: round3(this.#eluMax), saturated_windows: this.#saturated },
+      client: { samples: this.#samples, loop_delay_p99_ms_max: round3(this.#loopP99Max), loop_utilization_max: round3(this.#eluMax), saturated_windows: this.#saturated, writer_lag_ms_max: this.#writerLagMax, writer_lagging_windows: this.#writerLagging, writer_dropped_lines: this.#writerDropped },
       windows,
       window: this.#windows.choice(run.wall_s),
       gauges: judgeGauges(this.#gauges, this.#client, { pinAfterS: this.#pinAfterS }),

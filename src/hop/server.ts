@@ -354,7 +354,7 @@ export async function startHop(opts: HopOptions): Promise<HopHandle> {
   server.on('tlsClientError', () => {});
 
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (error) => reject(new ServerStartError(`the hop on ${host}:${opts.port ?? 0}`, { cause: error })));
+    server.once('error', (error) => reject(new ServerStartError('the hop', `${host.includes(':') ? `[${host}]` : host}:${opts.port ?? 0}`, { cause: error })));
     server.listen(opts.port ?? 0, host, () => resolve());
   }).catch((error: unknown) => {
     agent.destroy();

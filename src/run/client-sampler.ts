@@ -1,7 +1,8 @@
 // The client's own health every second: event-loop delay and utilisation, so a stall of ours is never
-// blamed on the server.
+// blamed on the server; on the main thread also how far behind the results writer is (writer_lag_ms).
 import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { ClientSampleEvent } from '../types/index.js';
+import type { WriterSample } from '../results/index.js';
 
 const RESOLUTION_MS = 10;
 
@@ -10,6 +11,12 @@ export class ClientSampler {
   #timer: NodeJS.Timeout | null = null;
   #lastElu: EventLoopUtilization = performance.eventLoopUtilization();
   #lastAt = performance.now();
+  readonly #writer: (() => WriterSample) | null;
+
+  /** @param options.writer the results writer's state (the main thread has one; worker threads do not). */
+  constructor(options: { writer?: () => WriterSample } = {}) {
+    this.#writer = options.writer ?? null;
+  }
 
   start(intervalMs: number, runStartMs: number, inFlight: () => number, emit: (s: ClientSampleEvent) => void): void {
     this.#histogram.enable();
@@ -35,6 +42,7 @@ export class ClientSampler {
       loop_utilization: Math.round(elu.utilization * 1000) / 1000,
       in_flight: inFlight,
       rss_bytes: process.memoryUsage.rss(),
+      ...this.#writer?.(),
     };
     h.reset();
     this.#lastAt = now;

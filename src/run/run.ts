@@ -11,13 +11,13 @@ import { resolveTools, systemPrompt, classifyTransportError } from '../agent/ind
 import { SummaryBuilder, plannedLengthS, type Summary } from '../analysis/index.js';
 import { backstopTimeouts } from '../watchdog/index.js';
 import { LatestGauges } from '../monitor/index.js';
-import { createRunFolder, resultPath, writeJsonAtomic } from '../results/index.js';
+import { createRunFolder, resultPath, writeJsonAtomic, writeJsonLastResort } from '../results/index.js';
 import { writeReports } from '../report/index.js';
 import { RESULTS_SCHEMA_VERSION, type PathKind, type RunEvent } from '../types/index.js';
-import { TargetUnreachableError, UsageError } from '../errors.js';
+import { ResultsError, ServerStartError, TargetUnreachableError, UsageError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { RunBus } from './bus.js';
-import { EventSinks } from './sinks.js';
+import { EventSinks, type WriterTuning } from './sinks.js';
 import { ClientSampler } from './client-sampler.js';
 import { servicesFor, type RunContext, type RunService } from './services.js';
 import { openRoute, type Route } from './route.js';
@@ -42,6 +42,8 @@ export interface RunOptions {
   log?: (line: string) => void;
   /** Run only this shard's agents (`--shard i/N`); recorded in run.json for `roundload merge`. */
   shard?: Shard | null;
+  /** The results writer's queue bound and test hooks (a slow disk). */
+  writer?: WriterTuning;
 }
 
 export interface RunResult {
@@ -54,6 +56,11 @@ export interface RunResult {
 const STOP_GRACE_MS = 2000;
 const PREFLIGHT_TIMEOUT_MS = 5000;
 const CLIENT_SAMPLE_MS = 1000;
+/** How long the end of a run waits for the results writer to drain: a stalled volume cannot hold it for ever;
+ * a run stopped by a signal (a pod being killed, say) waits less. */
+const DRAIN_MS = 120_000;
+const DRAIN_AFTER_SIGNAL_MS = 15_000;
+const WRITER_READY_MS = 20_000;
 const UNREACHABLE = new Set(['connection_refused', 'dns', 'connect_timeout']);
 
 function resolveHeaders(workload: Workload): Record<string, string> {
@@ -104,11 +111,29 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
     host: { hostname: hostname(), platform: platform(), cpus: cpus().length },
     workload: redactWorkload(workload),
   };
-  writeJsonAtomic(resultPath(dir, 'manifest'), manifest);
+  try {
+    writeJsonAtomic(resultPath(dir, 'manifest'), manifest);
+  } catch (error) {
+    await route.close();
+    if (engine !== null) await engine.close();
+    throw error;
+  }
 
   const bus = new RunBus();
   const maxFileMb = workload.results.max_file_mb;
-  const sinks = new EventSinks(dir, { maxBytes: maxFileMb === null ? null : maxFileMb * 1024 * 1024, compress: workload.results.compress_rotated, log });
+  // A results file that cannot be written (the disk filled up) stops the run: it ends `failed`, exit 4.
+  let writeFailure: ResultsError | null = null;
+  const sinks = new EventSinks(dir, {
+    maxFileBytes: maxFileMb === null ? null : maxFileMb * 1024 * 1024,
+    compress: workload.results.compress_rotated,
+    log,
+    onFailure: (error) => {
+      writeFailure ??= error;
+      log(`roundload: ${error.message}: stopping the run`);
+      end('failed', error.message);
+    },
+    ...(options.writer === undefined ? {} : { writer: options.writer }),
+  });
   sinks.attach(bus);
   const summary = new SummaryBuilder({ itlFromRecords: false, windowS: workload.window_s, plannedS: plannedLengthS(workload), thresholds: workload.thresholds, pinAfterS: workload.monitor.pin_after_s });
   const latestGauges = new LatestGauges();
@@ -143,7 +168,7 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
     // undici's deadlines only back the watchdog up and must never fire first.
     ...backstopTimeouts(w),
   });
-  const sampler = new ClientSampler();
+  const sampler = new ClientSampler({ writer: () => sinks.sample() });
   const stop = new AbortController();
   // In-flight requests end on their own signal, STOP_GRACE_MS after a stop, so they may finish first.
   const abortInFlight = new AbortController();
@@ -153,18 +178,23 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   setMaxListeners(0, stop.signal);
   let status: RunStatus = 'completed';
   let reason: string | null = null;
-  const onSignal = (): void => {
-    status = 'interrupted';
-    reason = 'stopped by signal';
+  /** Stops the run early: no new requests, in-flight ones get the grace. The first reason given wins. */
+  function end(as: RunStatus, why: string): void {
+    if (stop.signal.aborted) return;
+    status = as;
+    reason = why;
     stop.abort();
     setTimeout(() => abortInFlight.abort(), STOP_GRACE_MS).unref();
-  };
+  }
+  const onSignal = (): void => end('interrupted', 'stopped by signal');
   if (options.signal?.aborted) onSignal();
   options.signal?.addEventListener('abort', onSignal, { once: true });
 
   let failure: unknown = null;
   const started: RunService[] = [];
   try {
+    // The files are open before the first request: a folder that refuses them ends the run here (exit 4).
+    await sinks.ready(WRITER_READY_MS);
     await preflight(transport, headers, route.requestUrl);
     bus.emit({ kind: 'run_start', t: new Date().toISOString(), target: targetUrl, path, agents: shardAgents(laneCount(workload), options.shard).length, rounds: workload.agents.rounds });
     sampler.start(CLIENT_SAMPLE_MS, runStartMs, () => inFlight, (s) => bus.emit(s));
@@ -174,6 +204,8 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
         await service.start(ctx);
         started.push(service);
       } catch (error) {
+        // An address the user asked for (the metrics port) that cannot be used ends the run; the rest is noted.
+        if (error instanceof ServerStartError) throw error;
         log(`${service.name} did not start: ${error instanceof Error ? error.message : String(error)}`);
       }
     }
@@ -233,13 +265,30 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   if (engine !== null) await engine.close();
   const endedAt = new Date();
   bus.emit({ kind: 'run_end', t: endedAt.toISOString(), run_ms: Math.round(performance.now() - runStartMs), status, reason });
-  sinks.close();
-  // Rotated parts still being gzipped: wait a little (a plain part stays readable if the process ends first).
-  if ((await sinks.settle(stop.signal.aborted ? 0 : 30_000)) > 0) log('a rotated results part is still being compressed; its plain copy stays until that is done');
-  writeJsonAtomic(resultPath(dir, 'histograms'), summary.histograms.toFile());
-  manifest.status = status;
-  manifest.ended_at = endedAt.toISOString();
-  writeJsonAtomic(resultPath(dir, 'manifest'), manifest);
+  // Every line queued reaches the disk before the summary is written (bounded: a stalled volume cannot hold the end).
+  const closed = await sinks.close({ drainTimeoutMs: stop.signal.aborted ? DRAIN_AFTER_SIGNAL_MS : DRAIN_MS, settleMs: stop.signal.aborted ? 0 : 30_000 });
+  if (!closed.drained) log(`results writer: the disk did not take the last ${closed.undrainedLines} lines in time; they are lost (counted in summary.client.writer_dropped_lines)`);
+  if (closed.compressing > 0) log('a rotated results part is still being compressed; its plain copy stays until that is done');
+  summary.setWriterDropped(closed.droppedLines);
+  // On a disk that filled up each final file is tried on its own; run.json gets the last word (`failed`).
+  const tryWrite = (write: () => void): void => {
+    try {
+      write();
+    } catch (error) {
+      if (!(error instanceof ResultsError)) throw error;
+      log(`roundload: ${error.message}`);
+      writeFailure ??= error;
+      status = 'failed';
+      reason ??= error.message;
+    }
+  };
+  tryWrite(() => writeJsonAtomic(resultPath(dir, 'histograms'), summary.histograms.toFile()));
+  const writeManifest = (): void => {
+    manifest.status = status;
+    manifest.ended_at = endedAt.toISOString();
+    tryWrite(() => writeJsonLastResort(resultPath(dir, 'manifest'), manifest));
+  };
+  writeManifest();
   const built = summary.build({
     name: workload.name,
     status,
@@ -250,10 +299,17 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
     path,
     labels: workload.labels,
   });
-  writeJsonAtomic(resultPath(dir, 'summary'), built);
-  // report.html and junit.xml: never fail the run over them (writeReports logs what it could not write).
-  await writeReports(dir, built, { log }).catch((error: unknown) => log(`reports not written: ${String(error)}`));
+  tryWrite(() => writeJsonAtomic(resultPath(dir, 'summary'), built));
+  // report.html and junit.xml: never fail the run over them (writeReports logs what it could not write),
+  // unless the disk refused them.
+  const reports = await writeReports(dir, built, { log }).catch((error: unknown) => (log(`reports not written: ${String(error)}`), null));
+  const refused = reports?.errors.find((e): e is ResultsError => e instanceof ResultsError);
+  if (refused !== undefined && writeFailure === null) tryWrite(() => {
+    throw refused;
+  });
+  if (manifest.status !== status) writeManifest();
   if (failure !== null) throw failure;
+  if (writeFailure !== null) throw writeFailure;
   return { dir, status, summary: built };
 }
 

@@ -1,19 +1,51 @@
-// Writes every event to its results file as it happens (routing fixed by EVENT_FILES), rotating files
-// past `results.max_file_mb` so a night's run never grows one file without bound.
+// Writes every event to its results file as it happens (routing fixed by EVENT_FILES): serialized here, once,
+// then handed to the results writer thread, which rotates files past `results.max_file_mb`. Nothing here
+// blocks on the disk.
 import { EVENT_FILES, type EventFile, type RunEvent } from '../types/index.js';
-import { RotatingJsonlWriter, resultPath, type RotationOptions } from '../results/index.js';
+import { ResultsWriter, resultPath, type WriterCloseResult, type WriterSample } from '../results/index.js';
+import type { ResultsError } from '../errors.js';
 import type { RunBus } from './bus.js';
 
-export class EventSinks {
-  readonly #writers: Record<Exclude<EventFile, null>, RotatingJsonlWriter>;
+type SinkFile = Exclude<EventFile, null>;
 
-  /** @param rotation default: never rotate. */
-  constructor(dir: string, rotation: RotationOptions = { maxBytes: null, compress: false }) {
-    this.#writers = {
-      requests: new RotatingJsonlWriter(resultPath(dir, 'requests'), rotation),
-      events: new RotatingJsonlWriter(resultPath(dir, 'events'), rotation),
-      gauges: new RotatingJsonlWriter(resultPath(dir, 'gauges'), rotation),
-    };
+export interface SinkOptions {
+  /** Rotate a file once it reaches this many bytes; null: never. @default null */
+  maxFileBytes?: number | null;
+  /** Gzip rotated parts. @default false */
+  compress?: boolean;
+  log?: (line: string) => void;
+  /** A results file cannot be written (ENOSPC, EIO…): called once. */
+  onFailure?: (error: ResultsError) => void;
+  /** Queue bound and test hooks of the writer (see ResultsWriterOptions). */
+  writer?: WriterTuning;
+}
+
+/** Knobs of the results writer a caller (a test, mostly) may turn. */
+export interface WriterTuning {
+  /** @default 64 MiB */
+  maxQueueBytes?: number;
+  /** Test hook: every write(2) first blocks the writer thread this long. @default 0 */
+  writeDelayMs?: number;
+}
+
+/** The one serialization step of a results line (requests.jsonl holds bare records, other files the events). */
+function serialize(event: RunEvent): string {
+  return `${JSON.stringify(event.kind === 'request' ? event.record : event)}\n`;
+}
+
+export class EventSinks {
+  readonly #writer: ResultsWriter<SinkFile>;
+
+  constructor(dir: string, options: SinkOptions = {}) {
+    this.#writer = new ResultsWriter<SinkFile>({
+      files: { requests: resultPath(dir, 'requests'), events: resultPath(dir, 'events'), gauges: resultPath(dir, 'gauges') },
+      maxFileBytes: options.maxFileBytes ?? null,
+      compress: options.compress ?? false,
+      ...(options.writer?.maxQueueBytes === undefined ? {} : { maxQueueBytes: options.writer.maxQueueBytes }),
+      ...(options.writer?.writeDelayMs === undefined ? {} : { writeDelayMs: options.writer.writeDelayMs }),
+      ...(options.log === undefined ? {} : { log: options.log }),
+      ...(options.onFailure === undefined ? {} : { onFailure: options.onFailure }),
+    });
   }
 
   attach(bus: RunBus): void {
@@ -23,17 +55,21 @@ export class EventSinks {
   write(event: RunEvent): void {
     const file = EVENT_FILES[event.kind];
     if (file === null) return;
-    // requests.jsonl holds bare records (one per request); other files hold the events themselves.
-    this.#writers[file].write(event.kind === 'request' ? event.record : event);
+    this.#writer.write(file, serialize(event));
   }
 
-  close(): void {
-    for (const w of Object.values(this.#writers)) w.close();
+  /** Resolves once the writer thread has the files open. @throws ResultsError when it cannot open them. */
+  ready(timeoutMs: number): Promise<void> {
+    return this.#writer.ready(timeoutMs);
   }
 
-  /** Waits (bounded) for rotated parts still being gzipped; resolves with how many were left running. */
-  async settle(timeoutMs: number): Promise<number> {
-    const left = await Promise.all(Object.values(this.#writers).map((w) => w.settle(timeoutMs)));
-    return left.reduce((a, b) => a + b, 0);
+  /** writer_lag_ms and friends, for the client sample. */
+  sample(): WriterSample {
+    return this.#writer.sample();
+  }
+
+  /** Drains the queue to disk (bounded) and closes the files; see ResultsWriter.close. */
+  close(options: { drainTimeoutMs: number; settleMs: number }): Promise<WriterCloseResult> {
+    return this.#writer.close(options);
   }
 }

@@ -7,7 +7,7 @@ import { executeRun } from '../../src/run/index.js';
 import { mergeRuns, readJsonl, resultPath } from '../../src/results/index.js';
 import { SummaryBuilder, type Summary } from '../../src/analysis/index.js';
 import { HistogramSet, type HistogramsFile } from '../../src/metrics/index.js';
-import { ResultsError } from '../../src/errors.js';
+import { NotARunError } from '../../src/errors.js';
 import type { RequestRecord } from '../../src/types/index.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -107,7 +107,7 @@ test('merge refuses runs of different workloads, runs without --shard, and the s
   await executeRun({ workload: b, out: d1!, shard: { index: 1, count: 2 } });
   await executeRun({ workload: a, out: plain! });
   await executeRun({ workload: a, out: d0again!, shard: { index: 0, count: 2 } });
-  await assert.rejects(mergeRuns([d0!, d1!], { out: join(root, 'm1') }), (e: unknown) => e instanceof ResultsError && /different workload.*conversation\.seed/.test(e.message));
+  await assert.rejects(mergeRuns([d0!, d1!], { out: join(root, 'm1') }), (e: unknown) => e instanceof NotARunError && /different workload.*conversation\.seed/.test(e.message));
   await assert.rejects(mergeRuns([d0!, plain!], { out: join(root, 'm2') }), /is not a shard/);
   await assert.rejects(mergeRuns([d0!, d0again!], { out: join(root, 'm3') }), /are both shard 0\/2/);
 });
