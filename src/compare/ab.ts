@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AbArm, AbPlan } from '../config/index.js';
 import { executeRun, type RunStatus } from '../run/index.js';
 import { boundedGet } from '../transport/index.js';
-import { createRunFolder, writeJsonAtomic } from '../results/index.js';
+import { createRunFolder, onResultsFs, writeJsonAtomic } from '../results/index.js';
 import { ArmError, DifferentWorkloadsError } from '../errors.js';
 import type { ArmPair } from './charts.js';
 import { compareArms, type Comparison } from './compare.js';
@@ -95,7 +95,7 @@ export async function runAb(options: AbOptions): Promise<AbResult> {
   const dir = createRunFolder({ out: options.out, root: 'results', name: `ab-${baseName}` });
   const logFile = join(dir, 'ab.log');
   const log = (line: string): void => {
-    appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`);
+    onResultsFs(logFile, 'write', () => appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`));
     options.log?.(line);
   };
   const order = abOrder(plan.arms, plan.repeats);

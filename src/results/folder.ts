@@ -1,7 +1,7 @@
 // The results folder of one run: its name, its files, and writing run.json / summary.json atomically.
 // File-system failures become ResultsError (exit 4) with the path and the OS reason.
-import { mkdirSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync, existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { accessSync, constants, mkdirSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { fsFailure, onResultsFs, rethrowFs, toResultsError } from './fs-error.js';
 
@@ -58,7 +58,15 @@ export function createRunFolder(options: { out?: string | undefined; root?: stri
     dir = base;
     for (let i = 2; existsSync(dir); i += 1) dir = `${base}-${i}`;
   }
-  onResultsFs(dir, 'create the results folder', () => mkdirSync(dir, { recursive: true }));
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    // Node's recursive mkdir reports some refusals (a read-only volume) as ENOENT: ask once more, plainly.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && existsSync(dirname(dir))) onResultsFs(dir, 'create the results folder', () => mkdirSync(dir));
+    rethrowFs(error, dir, 'create the results folder');
+  }
+  // An existing folder on a read-only volume, or not ours: said now, before anything starts.
+  onResultsFs(dir, 'write into the results folder', () => accessSync(dir, constants.W_OK));
   return dir;
 }
 

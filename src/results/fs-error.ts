@@ -12,7 +12,7 @@ export interface FsFailure {
   osCode: string | null;
 }
 
-const CHANGE_OUT = 'or pick another results folder (--out)';
+const CHANGE_OUT = 'or give `run --out` a folder elsewhere';
 
 /** OS codes a results folder meets, in words, with what to do. */
 const REASONS: Record<string, { reason: string; hint: string }> = {
