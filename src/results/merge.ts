@@ -269,7 +269,7 @@ export async function mergeRuns(dirs: readonly string[], options: MergeOptions):
     await writer.settle(30_000);
   }
   const skippedRequests = requestCursors.reduce((n, c) => n + c.skipped, 0);
-  if (skippedRequests > 0) notes.push(`requests.jsonl: ${skippedRequests} lines of the shards were not request records and were skipped`);
+  if (skippedRequests > 0) notes.push(`requests.jsonl: ${skippedRequests} lines of the shards did not parse or were not request records (a killed shard's torn last line, say) and were skipped`);
   await requests.settle(30_000);
 
   if (!itlFromRecords) {
