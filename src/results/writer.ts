@@ -75,6 +75,12 @@ interface Pending {
 }
 
 const nowMs = (): number => performance.timeOrigin + performance.now();
+/** At most one "dropping lines" notice this often, however often the disk stalls. */
+const NOTICE_EVERY_MS = 10_000;
+
+function size(bytes: number): string {
+  return bytes >= 1048576 ? `${(bytes / 1048576).toFixed(1)} MiB` : `${Math.ceil(bytes / 1024)} KiB`;
+}
 
 export class ResultsWriter<F extends string> {
   readonly #index: Map<F, number>;
@@ -96,6 +102,9 @@ export class ResultsWriter<F extends string> {
   #queuedBytes = 0;
   #dropped = 0;
   #dropping = false;
+  #lastNoticeAtMs = -Infinity;
+  /** This dropping episode was announced (so its end is too). */
+  #noticed = false;
   #windowLagMs = 0;
   #failed = false;
   #closing: Promise<WriterCloseResult> | null = null;
@@ -161,7 +170,13 @@ export class ResultsWriter<F extends string> {
       this.#dropped += 1;
       if (!this.#dropping && !this.#failed) {
         this.#dropping = true;
-        this.#log(`results writer: ${(this.#queuedBytes / 1048576).toFixed(1)} MiB waiting for the disk (${Math.round(this.#oldestAgeMs(nowMs()))} ms behind): the results volume is too slow; new lines are dropped until it catches up (counted as writer_dropped_lines)`);
+        // Said once per episode, and not more than every NOTICE_EVERY_MS when the disk keeps stalling.
+        const now = nowMs();
+        this.#noticed = now - this.#lastNoticeAtMs >= NOTICE_EVERY_MS;
+        if (this.#noticed) {
+          this.#lastNoticeAtMs = now;
+          this.#log(`results writer: ${size(this.#queuedBytes)} waiting for the disk (${Math.round(this.#oldestAgeMs(now))} ms behind): the results volume is too slow; new lines are dropped until it catches up (counted as writer_dropped_lines)`);
+        }
       }
       return false;
     }
@@ -243,7 +258,7 @@ export class ResultsWriter<F extends string> {
       }
       if (this.#dropping && this.#queuedBytes < this.#maxQueueBytes / 2) {
         this.#dropping = false;
-        this.#log(`results writer: caught up (${this.#dropped} lines dropped so far)`);
+        if (this.#noticed) this.#log(`results writer: caught up (${this.#dropped} lines dropped so far)`);
       }
     } else if (m.type === 'failed') {
       this.#fail(toResultsError(m.failure));
