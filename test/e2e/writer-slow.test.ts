@@ -57,3 +57,27 @@ test('a results disk that takes 2 s per write leaves TTFT and ITL unchanged, mak
   const manifest = JSON.parse(readFileSync(join(slow.dir, 'run.json'), 'utf8')) as { status: string };
   assert.equal(manifest.status, 'completed');
 });
+
+test('a stop (as on SIGTERM) drains a slow writer before the summary: every counted request and run_end are on disk', async (t) => {
+  const out = join(tempDir(t), 'run');
+  const workload = await loadWorkload('workloads/smoke.yaml', { set: [...SET, 'duration=5m'] });
+  const stop = new AbortController();
+  let requests = 0;
+  const running = executeRun({
+    workload,
+    out,
+    signal: stop.signal,
+    writer: { writeDelayMs: 1000 },
+    onEvent: (e) => {
+      if (e.kind === 'request' && ++requests === 12) stop.abort();
+    },
+  });
+  const result = await running;
+  assert.equal(result.status, 'interrupted');
+  const records = readJsonl(join(out, 'requests.jsonl'));
+  assert.ok(records.length >= 12);
+  assert.equal(records.length, result.summary.totals.requests, 'the summary counts exactly what is on disk');
+  const events = readJsonl<{ kind: string; status?: string }>(join(out, 'events.jsonl'));
+  assert.deepEqual(events.filter((e) => e.kind === 'run_end').map((e) => e.status), ['interrupted']);
+  assert.equal(result.summary.client.writer_dropped_lines, 0);
+});
