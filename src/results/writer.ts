@@ -147,7 +147,9 @@ export class ResultsWriter<F extends string> {
 
   /**
    * Resolves once the writer thread has its files open; rejects with the ResultsError of a file it could not
-   * open, or when it is not up within `timeoutMs`. Lines written before are queued, not lost.
+   * open, or when it is not up within `timeoutMs`. Waiting is optional: lines written before are queued, and
+   * a file that cannot be opened is reported through `onFailure` too. The run does not wait (the thread's
+   * start-up overlaps the run's own); tests do.
    */
   async ready(timeoutMs: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
@@ -243,6 +245,10 @@ export class ResultsWriter<F extends string> {
 
   #onMessage(m: FromWriterMessage): void {
     if (m.type === 'ready') {
+      // The lag is the disk's: lines queued while the thread was starting count from now.
+      const now = nowMs();
+      for (let i = this.#head; i < this.#pending.length; i += 1) this.#pending[i]!.firstAtMs = Math.max(this.#pending[i]!.firstAtMs, now);
+      if (this.#batchLines > 0) this.#batchFirstAtMs = Math.max(this.#batchFirstAtMs, now);
       this.#settleReady?.(null);
     } else if (m.type === 'written') {
       this.#dropped += m.lost;

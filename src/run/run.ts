@@ -60,7 +60,6 @@ const CLIENT_SAMPLE_MS = 1000;
  * a run stopped by a signal (a pod being killed, say) waits less. */
 const DRAIN_MS = 120_000;
 const DRAIN_AFTER_SIGNAL_MS = 15_000;
-const WRITER_READY_MS = 20_000;
 const UNREACHABLE = new Set(['connection_refused', 'dns', 'connect_timeout']);
 
 function resolveHeaders(workload: Workload): Record<string, string> {
@@ -193,8 +192,6 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   let failure: unknown = null;
   const started: RunService[] = [];
   try {
-    // The files are open before the first request: a folder that refuses them ends the run here (exit 4).
-    await sinks.ready(WRITER_READY_MS);
     await preflight(transport, headers, route.requestUrl);
     bus.emit({ kind: 'run_start', t: new Date().toISOString(), target: targetUrl, path, agents: shardAgents(laneCount(workload), options.shard).length, rounds: workload.agents.rounds });
     sampler.start(CLIENT_SAMPLE_MS, runStartMs, () => inFlight, (s) => bus.emit(s));

@@ -58,11 +58,6 @@ export class EventSinks {
     this.#writer.write(file, serialize(event));
   }
 
-  /** Resolves once the writer thread has the files open. @throws ResultsError when it cannot open them. */
-  ready(timeoutMs: number): Promise<void> {
-    return this.#writer.ready(timeoutMs);
-  }
-
   /** writer_lag_ms and friends, for the client sample. */
   sample(): WriterSample {
     return this.#writer.sample();
