@@ -9,7 +9,7 @@ import { spawnModuleWorker } from '../util/index.js';
 import { toResultsError, type FsFailure } from './fs-error.js';
 
 /** @default 64 MiB: about a minute of a busy run's records on a stalled volume, then lines are dropped. */
-export const DEFAULT_WRITER_QUEUE_BYTES = 64 * 1024 * 1024;
+const DEFAULT_WRITER_QUEUE_BYTES = 64 * 1024 * 1024;
 
 export interface ResultsWriterOptions<F extends string> {
   /** The files, by name: `{ requests: '/…/requests.jsonl', … }`. */

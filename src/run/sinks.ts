@@ -16,7 +16,7 @@ export interface SinkOptions {
   log?: (line: string) => void;
   /** A results file cannot be written (ENOSPC, EIO…): called once. */
   onFailure?: (error: ResultsError) => void;
-  /** Queue bound and test hooks of the writer (see ResultsWriterOptions). */
+  /** Queue bound and test hooks of the writer (see the results writer's options). */
   writer?: WriterTuning;
 }
 
