@@ -98,8 +98,9 @@ export interface Summary {
     saturated_windows: number;
     /** The longest a results line waited for the disk (null: not sampled, a run older than the writer thread). */
     writer_lag_ms_max: number | null;
-    /** Sample windows whose writer lag passed WRITER_LAG_FLAG_MS: the results volume was slow there (the
-     * timings are not affected; a kill there would lose more than the last 250 ms of lines). */
+    /** Sample windows whose writer lag passed WRITER_LAG_FLAG_MS: the results volume was slow there, or the
+     * machine too busy to run the writer thread (the timings are not affected; a kill there would lose more
+     * than the last 250 ms of lines). */
     writer_lagging_windows: number;
     /** Results lines never written (the writer's queue was full, or a file failed): the files hold fewer than
      * this summary counts. */

@@ -147,7 +147,7 @@ export function formatSummary(s: Summary, dir: string, options: FormatOptions = 
 /** The results writer, only when it fell behind or lost lines (a slow or full results volume). */
 export function writerLine(c: Summary['client']): string | null {
   const parts: string[] = [];
-  if (c.writer_lagging_windows > 0) parts.push(`up to ${fmtInt(c.writer_lag_ms_max ?? 0)} ms behind in ${c.writer_lagging_windows} sample windows (over ${WRITER_LAG_FLAG_MS} ms): the results volume is slow; the timings are not affected, but a kill there loses that much`);
+  if (c.writer_lagging_windows > 0) parts.push(`up to ${fmtInt(c.writer_lag_ms_max ?? 0)} ms behind in ${c.writer_lagging_windows} sample windows (over ${WRITER_LAG_FLAG_MS} ms): a slow results volume (or a starved machine); the timings are not affected, but a kill there loses that much`);
   if (c.writer_dropped_lines > 0) parts.push(`${fmtInt(c.writer_dropped_lines)} lines never written (queue full or the disk refused): the files hold fewer lines than this summary counts`);
   return parts.length === 0 ? null : `writer     ${parts.join('  ·  ')}`;
 }

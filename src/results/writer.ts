@@ -132,7 +132,8 @@ export class ResultsWriter<F extends string> {
     });
     // Awaited by ready() only: a failure is also reported through onFailure.
     this.#ready.catch(() => {});
-    this.#worker = spawnModuleWorker(import.meta.url, 'writer-thread', init);
+    // Its module graph is plain (node:fs, zlib, our own files): the lighter require hook from source.
+    this.#worker = spawnModuleWorker(import.meta.url, 'writer-thread', init, { require: true });
     // Never what keeps the process alive: close() waits for it explicitly, bounded.
     this.#worker.unref();
     this.#worker.on('message', (m: FromWriterMessage) => this.#onMessage(m));
