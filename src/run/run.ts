@@ -268,15 +268,18 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   if (closed.compressing > 0) log('a rotated results part is still being compressed; its plain copy stays until that is done');
   summary.setWriterDropped(closed.droppedLines);
   // On a disk that filled up each final file is tried on its own; run.json gets the last word (`failed`).
+  const refusedBy = (error: ResultsError): void => {
+    writeFailure ??= error;
+    status = 'failed';
+    reason ??= error.message;
+  };
   const tryWrite = (write: () => void): void => {
     try {
       write();
     } catch (error) {
       if (!(error instanceof ResultsError)) throw error;
       log(`roundload: ${error.message}`);
-      writeFailure ??= error;
-      status = 'failed';
-      reason ??= error.message;
+      refusedBy(error);
     }
   };
   tryWrite(() => writeJsonAtomic(resultPath(dir, 'histograms'), summary.histograms.toFile()));
@@ -301,9 +304,7 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   // unless the disk refused them.
   const reports = await writeReports(dir, built, { log }).catch((error: unknown) => (log(`reports not written: ${String(error)}`), null));
   const refused = reports?.errors.find((e): e is ResultsError => e instanceof ResultsError);
-  if (refused !== undefined && writeFailure === null) tryWrite(() => {
-    throw refused;
-  });
+  if (refused !== undefined) refusedBy(refused);
   if (manifest.status !== status) writeManifest();
   if (failure !== null) throw failure;
   if (writeFailure !== null) throw writeFailure;
