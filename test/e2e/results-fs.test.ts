@@ -116,9 +116,9 @@ async function takenPort(t: { after: (fn: () => void) => void }): Promise<number
   return (server.address() as { port: number }).port;
 }
 
-test('a port in use is ERR_SERVER_START naming the address, exit 2: `engine --port`, `hop --listen`, `run --metrics-port`', async (t) => {
+test('a port in use is ERR_SERVER_START naming the address, exit 2: `engine --port`, `hop --listen`, `run --metrics-port`, `run --dashboard`', async (t) => {
   const port = await takenPort(t);
-  const inUse = new RegExp(`could not start the %s on 127\\.0\\.0\\.1:${port}: the address is already in use \\(EADDRINUSE\\)`.replace('%s', '(engine|hop|client metrics endpoint)'));
+  const inUse = new RegExp(`could not start the %s on 127\\.0\\.0\\.1:${port}: the address is already in use \\(EADDRINUSE\\)`.replace('%s', '(engine|hop|client metrics endpoint|live dashboard)'));
   assertClean(await runCli(['engine', '--port', String(port)]), 2, inUse);
   assertClean(await runCli(['hop', '--listen', `127.0.0.1:${port}`, '--upstream', 'http://127.0.0.1:9']), 2, inUse);
   const dir = tempDir(t);
@@ -126,4 +126,5 @@ test('a port in use is ERR_SERVER_START naming the address, exit 2: `engine --po
   assertClean(res, 2, inUse);
   assert.ok(existsSync(join(dir, 'run', 'run.json')));
   assert.equal((JSON.parse(readFileSync(join(dir, 'run', 'run.json'), 'utf8')) as { status: string }).status, 'failed');
+  assertClean(await runCli(['run', quickWorkload(dir), '--dashboard', String(port), '--out', join(dir, 'run2')]), 2, inUse);
 });
