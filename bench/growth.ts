@@ -15,6 +15,7 @@ const answer: AssembledMessage = {
   usage: null,
   sawDone: true,
   problems: [],
+  violations: [],
 };
 
 function timeUs(fn: () => unknown, iterations: number): number {

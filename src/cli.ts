@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // The command line: commander wiring only. Commands live in commands/; this file alone maps errors to
-// exit codes (0 ok, 1 hangs/thresholds, 2 usage, workload or a folder that is not a run, 3 target unreachable,
-// 4 the results folder cannot be written or read: read-only, permission, full disk; 130 interrupted).
+// exit codes (0 ok, 1 hangs/thresholds/no ok request, 2 usage, workload or a folder that is not a run, 3 target
+// unreachable or preflight failed, 4 the results folder cannot be written or read: read-only, permission, full
+// disk; 130 interrupted).
 import { Command, CommanderError } from 'commander';
 import { RoundloadError } from './errors.js';
 import { VERSION } from './version.js';
+import { guardTerminal } from './util/index.js';
 import { runCommand } from './commands/run.js';
 import { engineCommand } from './commands/engine.js';
 import { validateCommand } from './commands/validate.js';
@@ -52,6 +54,7 @@ function program(): Command {
     .option('--quiet', 'no progress lines, live line or announcements on stderr (the summary still says everything)')
     .option('--dashboard <[host:]port>', 'serve a live dashboard on 127.0.0.1:PORT during the run (0: any free port); it becomes report.html at the end')
     .option('--dashboard-expose', 'allow --dashboard on a host other than loopback (the page has no authentication)')
+    .option('--no-preflight', 'skip the test chat request (and model check) before the agents start')
     .action(async (file: string, opts) => {
       process.exitCode = await runCommand(file, opts, process.argv.slice(2));
     });
@@ -140,6 +143,8 @@ function program(): Command {
 }
 
 async function main(): Promise<void> {
+  // URL credentials never reach the terminal; a command adds its run's secret values once it knows them.
+  guardTerminal();
   const cli = program();
   try {
     await cli.parseAsync(process.argv);

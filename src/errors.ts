@@ -71,6 +71,15 @@ export class TargetUnreachableError extends RoundloadError {
   }
 }
 
+/** The preflight chat request failed (a wrong path, key or model, an HTTP error, a proxy that is down or
+ * refuses, no answer within the watchdog's deadlines). Exit 3. The message holds the URL, the HTTP status,
+ * the server's own message and what to change. */
+export class PreflightError extends RoundloadError {
+  constructor(message: string, options: { cause?: unknown; context?: ErrorContext } = {}) {
+    super('ERR_PREFLIGHT', message, { exitCode: 3, ...options });
+  }
+}
+
 /** A folder given to `report`, `compare` or `merge` is not a run it can use: missing, not a roundload results
  * folder, a run.json that is not a manifest, shards of different runs. Exit 2 (fix the arguments). */
 export class NotARunError extends RoundloadError {

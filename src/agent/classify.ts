@@ -1,6 +1,8 @@
 // Error classes: what a failed request means to the person reading the results. Classified on `.code`
-// and `.name`, walking `.cause`, never on message text alone.
+// and `.name`, walking `.cause`, never on message text alone. Warning classes: what is wrong with an answer
+// that still counts as ok.
 import type { ErrorInfo } from '../types/index.js';
+import type { AssembledMessage } from '../stream/index.js';
 
 export const ERROR_CLASSES = {
   connection_refused: 'nothing listens at the target (ECONNREFUSED)',
@@ -12,16 +14,26 @@ export const ERROR_CLASSES = {
   http_429: 'the server is rate limiting (HTTP 429)',
   http_4xx: 'the server rejected the request (HTTP 4xx)',
   http_5xx: 'the server failed the request (HTTP 5xx)',
-  server_error_event: 'the stream carried an error event (data: {"error": …}) on HTTP 200',
-  malformed_sse: 'a stream line was not valid server-sent events or not a chat.completion.chunk',
+  server_error_event: 'the stream carried an error on HTTP 200 (SSE `event: error`, or data: {"error": …} mid-stream); the message is the server\'s',
+  wrong_content_type: 'an HTTP 2xx answer that was not text/event-stream (a proxy\'s HTML error page, a JSON body): the message names the type and quotes the body',
+  malformed_sse: 'a data event was not a chat.completion.chunk, or the body ended inside a line or event (lines with fields SSE does not know are ignored, as the SSE rules say)',
   invalid_json: 'a data line of the stream was not valid JSON',
-  invalid_tool_arguments: 'a tool call\'s arguments were not valid JSON',
+  invalid_tool_arguments: 'a tool call\'s arguments were not valid JSON (and the answer was not cut by max_tokens)',
+  truncated_tool_call: 'the answer hit max_tokens (finish_reason length) inside a tool call, whose arguments are cut-off JSON; the agent resends the round once without it',
+  protocol_error: 'the stream broke the chat-completions protocol: a tool call without an id or a name, a call whose id or name changed, call indexes with a gap, finish_reason tool_calls without a call, data after [DONE]',
   truncated_stream: 'the stream ended without a finish_reason or [DONE]',
   aborted: 'the run stopped (signal) while the request was in flight',
   proxy_refused: 'the CONNECT proxy refused the tunnel (answered the CONNECT with a status other than 200, e.g. 403 or 407)',
+  proxy_unreachable: 'the proxy in front of the target (CONNECT or TLS proxy) could not be reached: refused, not resolvable or not connecting in time; the target itself was never tried',
   other: 'an error roundload has no class for (see message)',
 } as const;
 export type ErrorClass = keyof typeof ERROR_CLASSES;
+
+/** What can be wrong with an answer that still counts as ok (the record's `warnings`). */
+export const WARNING_CLASSES = {
+  tool_markup_in_content: 'the answer\'s content carried raw tool-call markup (`<｜tool▁calls▁begin｜>`, `｜DSML｜`, `<tool_call>`, `<|tool_call|>`): the server\'s tool-call or reasoning parser is missing or does not match the model (SGLang: --tool-call-parser, --reasoning-parser)',
+} as const;
+export type WarningClass = keyof typeof WARNING_CLASSES;
 
 const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|HOSTNAME_MISMATCH|ERR_OSSL_)/;
 
@@ -64,4 +76,71 @@ export function httpStatusClass(status: number): ErrorClass {
 
 export function errorInfo(cls: ErrorClass, message: string, code: string | null = null): ErrorInfo {
   return { class: cls, message, code };
+}
+
+/** Raw tool-call markup of the model families roundload meets (DeepSeek V3/V3.1, V3.2/V4 DSML, Qwen/Hermes,
+ * Phi/Llama-style): seen in `content` only when the server did not parse the calls out. */
+export const TOOL_MARKUP = ['<｜tool▁calls▁begin｜>', '<｜tool▁call▁begin｜>', '｜DSML｜', '<tool_call>', '<|tool_call|>'] as const;
+
+/** Warning classes of a finished answer (empty when it is clean). */
+export function answerWarnings(message: AssembledMessage): WarningClass[] {
+  return TOOL_MARKUP.some((m) => message.content.includes(m)) ? ['tool_markup_in_content'] : [];
+}
+
+/**
+ * What is wrong with the shape of a finished answer, or null when it can be sent back as history. A tool
+ * call cut by max_tokens comes first (its arguments are broken because of the cut, not because of a parser),
+ * then arguments that are not JSON (the most direct sign of a tool-call parser bug), then other protocol
+ * violations.
+ */
+export function answerError(message: AssembledMessage): ErrorInfo | null {
+  const bad = message.toolCalls.find((c) => !c.argumentsValid);
+  if (bad !== undefined && message.finishReason === 'length') {
+    return errorInfo('truncated_tool_call', `the answer hit max_tokens (finish_reason length) inside tool call ${bad.index} (${bad.name || 'no name'}); its arguments end: ${tail(bad.arguments)}`);
+  }
+  if (bad !== undefined) return errorInfo('invalid_tool_arguments', `tool call ${bad.index} (${bad.name}) arguments are not valid JSON: ${bad.arguments.slice(0, 120)}`);
+  if (message.violations.length > 0) return errorInfo('protocol_error', `the stream broke the protocol: ${message.violations.slice(0, 4).join('; ')}`);
+  return null;
+}
+
+function tail(text: string): string {
+  return text.length <= 80 ? JSON.stringify(text) : JSON.stringify(`…${text.slice(-80)}`);
+}
+
+/** Where a connect-level error says it tried to go: `host:port` (or a host alone), when it says. */
+function attemptedAddress(error: unknown): { host: string | null; port: number | null } | null {
+  let e: unknown = error;
+  for (let depth = 0; depth < 8 && e !== undefined && e !== null; depth += 1) {
+    const o = e as { address?: unknown; port?: unknown; hostname?: unknown; message?: unknown; cause?: unknown };
+    if (typeof o.address === 'string') return { host: o.address, port: typeof o.port === 'number' ? o.port : null };
+    if (typeof o.hostname === 'string') return { host: o.hostname, port: null };
+    // undici's connect timeout names it in its message: `(attempted address: host:port, timeout: …)`.
+    const m = typeof o.message === 'string' ? /attempted addresse?s?: \[?([^\],]+?)\]?:(\d+)/.exec(o.message) : null;
+    if (m !== null) return { host: m[1] ?? null, port: Number(m[2]) };
+    e = o.cause;
+  }
+  return null;
+}
+
+const PROXY_CONNECT_CLASSES: ReadonlySet<string> = new Set(['connection_refused', 'dns', 'connect_timeout']);
+
+/**
+ * A connect-level failure on a path through a proxy (`proxyUrl`: the CONNECT proxy, or the TLS proxy the
+ * requests go to) is the proxy's: `proxy_unreachable`, naming it. Only the proxy is dialled directly there; an
+ * error naming another address (a TLS handshake to the target inside the tunnel timing out) keeps its class.
+ */
+export function throughProxy(info: ErrorInfo, error: unknown, proxyUrl: string | null): ErrorInfo {
+  if (proxyUrl === null || !PROXY_CONNECT_CLASSES.has(info.class)) return info;
+  let proxy: URL;
+  try {
+    proxy = new URL(proxyUrl);
+  } catch {
+    return info;
+  }
+  const port = Number(proxy.port || (proxy.protocol === 'https:' ? 443 : 80));
+  const host = proxy.hostname.replace(/^\[|\]$/g, '');
+  const tried = attemptedAddress(error);
+  if (tried !== null && tried.port !== null && tried.port !== port) return info;
+  if (tried !== null && tried.port === null && tried.host !== null && tried.host !== host) return info;
+  return { ...info, class: 'proxy_unreachable', message: `proxy ${proxy.origin} unreachable (${info.class}): ${info.message}` };
 }

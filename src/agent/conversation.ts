@@ -8,6 +8,9 @@ import { DEFAULT_TOOLS, toolResult, toolsPayload } from './tools.js';
 
 type ConversationSettings = Workload['conversation'];
 
+/** The user turn added after a tool call cut by max_tokens, before the round is resent. */
+export const TRUNCATION_NOTE = 'Your last answer was cut off by the output token limit in the middle of a tool call, so it was dropped. Answer again and keep the tool call arguments short.';
+
 /** Tools of a workload as a list (`default` and `none` resolved). */
 export function resolveTools(tools: ConversationSettings['tools']): readonly ToolSpec[] {
   if (tools === 'default') return DEFAULT_TOOLS;
@@ -104,6 +107,15 @@ export class Conversation {
   /** The round failed: the history stays as it was, so the next round re-sends it (what a harness retry does). */
   failed(): void {
     this.#round += 1;
+  }
+
+  /**
+   * The answer of the current round was a tool call cut by `max_tokens`: it is dropped (cut-off arguments
+   * cannot go back as history; servers reject them) and a user note asks again, so the round's resend is
+   * not the very request that was just cut. The round is not over: `nextRound` stays.
+   */
+  truncatedToolCall(): void {
+    this.#push({ role: 'user', content: TRUNCATION_NOTE });
   }
 
   #push(message: Record<string, unknown>): void {

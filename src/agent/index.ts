@@ -1,8 +1,8 @@
 // Agent workers: conversations that grow round by round, and the request of each round.
 export { runAgent, type AgentSpec } from './loop.js';
 export { sendRound, type RoundTarget, type RoundRequest, type RoundOutcome } from './round.js';
-export { Conversation, resolveTools, systemPrompt } from './conversation.js';
+export { Conversation, resolveTools, systemPrompt, TRUNCATION_NOTE } from './conversation.js';
 export { DEFAULT_TOOLS } from './tools.js';
-export { ERROR_CLASSES, classifyTransportError, type ErrorClass } from './classify.js';
+export { ERROR_CLASSES, WARNING_CLASSES, TOOL_MARKUP, classifyTransportError, throughProxy, type ErrorClass, type WarningClass } from './classify.js';
 export { Rng, hash32 } from './rng.js';
-export { shouldRetry, type RetryPolicy } from './retry.js';
+export { shouldRetry, serverAway, backoffMs, BACKOFF_FIRST_MS, BACKOFF_MAX_MS, type RetryPolicy } from './retry.js';

@@ -17,3 +17,37 @@ export function shouldRetry(policy: RetryPolicy, record: RequestRecord): boolean
   if (record.error.class === 'connection_refused') return true;
   return record.error.class === 'keepalive_race' && record.bytes === 0 && record.headers_ms === null;
 }
+
+/** First wait after a failure that says the server is away; it doubles with each such failure in a row. */
+export const BACKOFF_FIRST_MS = 250;
+/** The longest wait between two requests of an agent while the server stays away. */
+export const BACKOFF_MAX_MS = 10_000;
+
+/**
+ * Whether a finished request says the server is away (down, restarting, not yet up behind its proxy), so the
+ * agent should wait before its next request instead of spending its rounds in milliseconds: nothing listened
+ * (`connection_refused`, `proxy_unreachable`), the proxy or router in front had no server (HTTP 502, 503), or
+ * a fresh connection was reset before any response header (`connection_reset`). Not `keepalive_race`: a reused
+ * socket the server closed as idle says nothing about the server (the next request, on a new socket, finds
+ * out; if the server is away that one is refused and the agent backs off then).
+ */
+export function serverAway(record: RequestRecord): boolean {
+  if (record.status !== 'error' || record.error === null) return false;
+  switch (record.error.class) {
+    case 'connection_refused':
+    case 'proxy_unreachable':
+      return true;
+    case 'http_5xx':
+      return record.http_status === 502 || record.http_status === 503;
+    case 'connection_reset':
+      return record.headers_ms === null;
+    default:
+      return false;
+  }
+}
+
+/** The wait after the `failuresInRow`-th such failure in a row (1 → 250 ms, 2 → 500 ms, … capped at 10 s). */
+export function backoffMs(failuresInRow: number): number {
+  if (failuresInRow <= 0) return 0;
+  return Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** Math.min(failuresInRow - 1, 30));
+}

@@ -2,11 +2,11 @@
 // done | error | hang. Exactly one terminal state per request; nothing is recorded after it.
 import { performance } from 'node:perf_hooks';
 import { sendStream, REQUEST_ID_HEADER, type Lane, type ConnectionTracker, type Abort } from '../transport/index.js';
-import { ChatStreamParser, MessageAssembler, type AssembledMessage, type StreamEvent } from '../stream/index.js';
+import { ChatStreamParser, MessageAssembler, parseErrorBody, type AssembledMessage, type StreamEvent } from '../stream/index.js';
 import { RequestWatch, type Clock, type Deadlines, type HangVerdict } from '../watchdog/index.js';
 import type { HangPolicy } from '../config/index.js';
 import type { ErrorInfo, HangInfo, ItlStats, PathKind, RequestRecord, RequestStatus } from '../types/index.js';
-import { classifyTransportError, errorInfo, httpStatusClass } from './classify.js';
+import { answerError, answerWarnings, classifyTransportError, errorInfo, httpStatusClass, throughProxy } from './classify.js';
 import { estimateTokens } from './text.js';
 
 export interface RoundTarget {
@@ -23,6 +23,9 @@ export interface RoundTarget {
   runStartMs: number;
   /** Called for every inter-token gap, for the round's ITL histogram (the record keeps only stats). */
   onGap?: (gapMs: number) => void;
+  /** The proxy the requests go through (a CONNECT proxy, or the TLS proxy `endpoint` is on): a connect-level
+   * failure is then `proxy_unreachable`, naming it. @default null */
+  proxyUrl?: string | null;
 }
 
 export interface RoundRequest {
@@ -33,6 +36,10 @@ export interface RoundRequest {
   body: string;
   /** 2 when this is the resend of a failed request (`retry:`); recorded as `attempt`. */
   attempt?: number;
+  /** Recorded as `recovery` (the resend of a round whose answer was a truncated tool call). */
+  recovery?: 'truncated_tool_call';
+  /** How long the agent waited before this request because the server seemed away; recorded as `backoff_ms`. */
+  backoffMs?: number;
 }
 
 export interface RoundOptions {
@@ -49,6 +56,8 @@ export interface RoundOutcome {
 }
 
 const MAX_ERROR_BODY = 2048;
+/** Characters of an error body or of a wrong-content-type body quoted in the error message. */
+const QUOTED_BODY_CHARS = 300;
 /** SSE comment by which a server reports its own first-token time (the embedded engine sends it). */
 const SERVER_TTFT_COMMENT = 'engine-first-token-ms=';
 
@@ -67,6 +76,9 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
     /** Arrival time of the read being parsed. */
     let chunkAt = t0;
     let errorBody = '';
+    /** The content type of a 2xx answer that is not an event stream (the request fails once its body is read). */
+    let wrongType: string | null = null;
+    let location: string | null = null;
     let bytes = 0;
     let finished = false;
     /** Arrival of the read that completed the last SSE data event. */
@@ -104,7 +116,7 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
           }
           break;
         case 'server_error':
-          streamProblem ??= errorInfo('server_error_event', `server error in stream: ${e.message}`, e.code === null ? null : String(e.code));
+          streamProblem ??= errorInfo('server_error_event', `server error in stream: ${e.message}${e.type === null ? '' : ` (type ${e.type})`}`, e.code === null ? null : String(e.code));
           break;
         case 'malformed':
           streamProblem ??= errorInfo(e.problem === 'invalid_json' ? 'invalid_json' : 'malformed_sse', `${e.detail}: ${e.sample}`);
@@ -121,6 +133,7 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
       const connection = target.tracker.connectionOf(requestId);
       const usage = message.usage;
       const estimated = usage === null;
+      const warnings = status === 'ok' ? answerWarnings(message) : [];
       const record: RequestRecord = {
         t: wallStart.toISOString(),
         run_ms: round3(t0 - target.runStartMs),
@@ -140,7 +153,7 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
         bytes,
         request_bytes: Buffer.byteLength(req.body),
         prompt_tokens: usage?.promptTokens ?? (status === 'ok' ? estimateTokens(req.body) : null),
-        completion_tokens: usage?.completionTokens ?? (status === 'ok' ? assembler.tokenEvents : null),
+        completion_tokens: usage?.completionTokens ?? (status === 'ok' ? estimateTokens(generatedText(message)) : null),
         cached_tokens: usage?.cachedTokens ?? null,
         tokens_estimated: estimated && status === 'ok',
         finish_reason: message.finishReason,
@@ -151,6 +164,9 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
         hang,
         connection,
         ...(req.attempt === undefined ? {} : { attempt: req.attempt }),
+        ...(req.recovery === undefined ? {} : { recovery: req.recovery }),
+        ...(req.backoffMs === undefined || req.backoffMs <= 0 ? {} : { backoff_ms: Math.round(req.backoffMs) }),
+        ...(warnings.length === 0 ? {} : { warnings }),
       };
       return record;
     };
@@ -170,6 +186,8 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
         error = null;
       }
       const message = assembler.result();
+      // Where the failed request went: a `/v1/v1/…` here tells at once that the base URL already ended in /v1.
+      if (error !== null) error = { ...error, url_path: target.endpoint };
       const record = snapshot(status, error, hang, end, message);
       target.tracker.release(requestId);
       resolve({ record, message: status === 'ok' ? message : null });
@@ -232,10 +250,18 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
         onStart() {
           watch.connected();
         },
-        onHeaders(statusCode) {
+        onHeaders(statusCode, headers) {
           headersAt = performance.now();
           httpStatus = statusCode;
           watch.headers();
+          if (statusCode < 400) {
+            const type = headerText(headers['content-type']);
+            // A missing type is let through: the parser judges the bytes. Any other must be an event stream.
+            if (type !== null && !/^\s*text\/event-stream\s*(;|$)/i.test(type)) {
+              wrongType = type;
+              location = headerText(headers['location']);
+            }
+          }
         },
         onData(chunk) {
           if (finished) return;
@@ -246,6 +272,15 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
             if (errorBody.length < MAX_ERROR_BODY) errorBody += chunk.toString('utf8', 0, Math.min(chunk.length, MAX_ERROR_BODY));
             return;
           }
+          if (wrongType !== null) {
+            errorBody += chunk.toString('utf8', 0, Math.min(chunk.length, MAX_ERROR_BODY));
+            // Enough to quote: fail now rather than read a whole page (or wait on a body that never ends).
+            if (errorBody.length >= MAX_ERROR_BODY) {
+              finish('error', wrongTypeError(httpStatus ?? 0, wrongType, location, errorBody), null);
+              abort(new Error('wrong content type'));
+            }
+            return;
+          }
           const before = parser.dataEvents;
           parser.feed(chunk);
           if (parser.dataEvents !== before) lastChunkAt = chunkAt;
@@ -253,7 +288,11 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
         onEnd() {
           if (finished) return;
           if (httpStatus !== null && httpStatus >= 400) {
-            finish('error', errorInfo(httpStatusClass(httpStatus), `HTTP ${httpStatus}: ${errorBody.slice(0, 300).trim()}`, String(httpStatus)), null);
+            finish('error', errorInfo(httpStatusClass(httpStatus), `HTTP ${httpStatus}: ${describeBody(errorBody)}`, String(httpStatus)), null);
+            return;
+          }
+          if (wrongType !== null) {
+            finish('error', wrongTypeError(httpStatus ?? 0, wrongType, location, errorBody), null);
             return;
           }
           parser.end();
@@ -263,12 +302,13 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
             return;
           }
           if (message.finishReason === null && !message.sawDone) {
-            finish('error', errorInfo('truncated_stream', `stream ended after ${parser.dataEvents} events without finish_reason or [DONE]`), null);
+            const ignored = parser.ignoredLines === 0 ? '' : `; ${parser.ignoredLines} lines were not server-sent events and were ignored, the first: ${JSON.stringify(parser.firstIgnoredLine)}`;
+            finish('error', errorInfo('truncated_stream', `stream ended after ${parser.dataEvents} events without finish_reason or [DONE]${ignored}`), null);
             return;
           }
-          const badCall = message.toolCalls.find((c) => !c.argumentsValid);
-          if (badCall !== undefined) {
-            finish('error', errorInfo('invalid_tool_arguments', `tool call ${badCall.index} (${badCall.name}) arguments are not valid JSON: ${badCall.arguments.slice(0, 120)}`), null);
+          const shape = answerError(message);
+          if (shape !== null) {
+            finish('error', shape, null);
             return;
           }
           finish('ok', null, null);
@@ -277,11 +317,40 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
           if (finished) return;
           const connection = target.tracker.connectionOf(requestId);
           const reused = connection !== null && connection.nth > 1 && headersAt === null;
-          finish('error', classifyTransportError(error, reused), null);
+          finish('error', throughProxy(classifyTransportError(error, reused), error, target.proxyUrl ?? null), null);
         },
       },
     );
   });
+}
+
+/** The text the model generated, for a token estimate when no usage came: content, reasoning, tool calls. */
+function generatedText(message: AssembledMessage): string {
+  let text = message.content + message.reasoning;
+  for (const c of message.toolCalls) text += c.name + c.arguments;
+  return text;
+}
+
+function headerText(value: string | string[] | undefined): string | null {
+  if (value === undefined) return null;
+  return Array.isArray(value) ? (value[0] ?? null) : value;
+}
+
+/** An error body as a person should read it: the server's own message when it wrote one (OpenAI's nested
+ * error, SGLang's flat one, FastAPI's detail), else the start of the body. */
+function describeBody(body: string): string {
+  const parsed = parseErrorBody(body);
+  if (parsed === null) {
+    const text = body.slice(0, QUOTED_BODY_CHARS).trim();
+    return text === '' ? '(empty body)' : text;
+  }
+  const extra = [parsed.type === null ? null : `type ${parsed.type}`, parsed.code === null ? null : `code ${parsed.code}`].filter((x) => x !== null);
+  return `${parsed.message.slice(0, QUOTED_BODY_CHARS)}${extra.length === 0 ? '' : ` (${extra.join(', ')})`}`;
+}
+
+function wrongTypeError(status: number, type: string, location: string | null, body: string): ErrorInfo {
+  const where = location === null ? '' : ` redirecting to ${location}`;
+  return errorInfo('wrong_content_type', `HTTP ${status}${where} with content-type ${type}, not text/event-stream: ${describeBody(body)}`, String(status));
 }
 
 function round3(v: number): number {

@@ -7,6 +7,7 @@ import { WindowBuilder, type WindowChoice, type WindowFigures, type WindowSettin
 import { DiagnosisCollector } from './diagnosis.js';
 import { evaluateThresholds, DEFAULT_THRESHOLDS, type ThresholdLimits } from './thresholds.js';
 import { ClientActivity, GaugeStore, judgeGauges, scrapeTargets } from '../monitor/index.js';
+import { WARNING_CLASSES } from '../agent/index.js';
 
 export interface RoundSummary {
   round: number;
@@ -15,8 +16,14 @@ export interface RoundSummary {
   errors: number;
   hangs: number;
   prompt_tokens_mean: number;
-  cached_tokens_mean: number;
+  /** Null when the server reported cached tokens for no request of the run (`totals.cached_tokens`). */
+  cached_tokens_mean: number | null;
   completion_tokens_mean: number;
+  /** Ok requests of this round whose token counts are estimated (no usage chunk). Absent in older summaries. */
+  tokens_estimated?: number;
+  /** Tool calls in this round's ok answers, and the ok answers with at least one. Absent in older summaries. */
+  tool_calls?: number;
+  tool_call_answers?: number;
   /** Mean decode speed of one stream: (completion tokens − 1) / (last token − first token). */
   stream_tokens_per_s_mean: number;
   ttft: Percentiles;
@@ -33,6 +40,8 @@ export interface PhaseSummary {
   wall_s: number;
   output_tokens_per_s: number;
   requests_per_s: number;
+  /** Ok requests of the phase (warm-up left out) whose token counts are estimated. Absent in older summaries. */
+  tokens_estimated?: number;
   ttft: Percentiles;
   itl: Percentiles;
   e2e: Percentiles;
@@ -51,6 +60,36 @@ export interface ThresholdResult {
   ok: boolean;
   /** A sentence for people and JUnit, e.g. `ttft p99 6120 ms > limit 5000 ms`. */
   message: string;
+  /** True on the check no workload turns off (`ok_requests`: at least one request ended ok). */
+  always_on?: true;
+  /** True when `actual` is in part the client's estimate (token counts without a usage chunk). */
+  estimated?: true;
+}
+
+/** The first error of one class, and how many there were (`first_errors`). */
+export interface FirstError {
+  class: string;
+  count: number;
+  message: string;
+  http_status: number | null;
+  code: string | null;
+  /** The path the request went to (`/v1/v1/chat/completions` gives a doubled /v1 away). */
+  url_path: string | null;
+  /** When it ended, ms since the run started, and which request it was. */
+  run_ms: number;
+  agent: number;
+  conversation: string;
+  round: number;
+}
+
+/** A warning class of answers that still counted as ok (`warnings`). */
+export interface WarningSummary {
+  class: string;
+  count: number;
+  /** What it means and what to check (`WARNING_CLASSES`). */
+  meaning: string;
+  /** The first request it was seen on. */
+  first: { run_ms: number; conversation: string; round: number };
 }
 
 export interface Summary {
@@ -73,15 +112,42 @@ export interface Summary {
     error_rate: number;
     prompt_tokens: number;
     completion_tokens: number;
-    cached_tokens: number;
-    /** Share of prompt tokens the server reported as cached. */
-    cache_hit_ratio: number;
-    /** Requests whose token counts are the client's estimate (no usage chunk). */
+    /** Cached prompt tokens the server reported; null when it reported them for no request ("not reported":
+     * SGLang sends `prompt_tokens_details: null` unless started with `--enable-cache-report`). */
+    cached_tokens: number | null;
+    /** Share of prompt tokens (of requests with a usage chunk) the server reported as cached; null when not
+     * reported. Once the server reports cached tokens for some request, a request without them counts 0
+     * (SGLang leaves `prompt_tokens_details` out when the count is 0). */
+    cache_hit_ratio: number | null;
+    /** Ok requests whose usage carried `prompt_tokens_details.cached_tokens`. Absent in older summaries. */
+    cached_tokens_reported?: number;
+    /** Requests whose token counts are the client's estimate (no usage chunk): `completion_tokens` and every
+     * figure made from it (throughput, tokens/s thresholds) are then in part estimated. */
     tokens_estimated: number;
+    /** Tool calls in ok answers. Absent in older summaries. */
+    tool_calls?: number;
   };
-  throughput: { output_tokens_per_s: number; requests_per_s: number };
+  throughput: {
+    output_tokens_per_s: number;
+    /** Requests (warm-up left out) over the span from the first of them sent to the last ended. */
+    requests_per_s: number;
+    /** Requests counted in `output_tokens_per_s` whose token counts are estimated (0: all from usage chunks).
+     * Absent in older summaries. */
+    tokens_estimated?: number;
+  };
   phases: PhaseSummary[];
   errors_by_class: Record<string, number>;
+  /** The first error of each class (message, status, URL path) with its count, most frequent class first.
+   * Absent in older summaries. */
+  first_errors?: FirstError[];
+  /** `finish_reason` of every request that got one (`stop`, `tool_calls`, `length`…). Absent in older summaries. */
+  finish_reasons?: Record<string, number>;
+  /** Warning classes of ok answers (e.g. `tool_markup_in_content`), most frequent first. Absent in older summaries. */
+  warnings?: WarningSummary[];
+  /** Rounds sent (first attempts: resends left out), conversations that `conversation.max_context_tokens`
+   * ended before their last round and the rounds they did not send, and the requests the run planned (null
+   * for a run that lasts a time, or when not known). Absent in older summaries. */
+  conversations?: { rounds_sent: number; context_capped: number; rounds_not_sent: number; requests_planned: number | null };
   hangs: {
     total: number;
     by_phase: Partial<Record<HangPhase, number>>;
@@ -130,6 +196,9 @@ interface RoundAcc {
   cached: number;
   completion: number;
   tokenCounted: number;
+  estimated: number;
+  toolCalls: number;
+  toolCallAnswers: number;
   streamRateSum: number;
   streamRateN: number;
 }
@@ -140,6 +209,7 @@ interface PhaseAcc {
   errors: number;
   hangs: number;
   completion: number;
+  estimated: number;
   firstStartMs: number;
   lastEndMs: number;
   rounds: Map<number, RoundAcc>;
@@ -173,7 +243,19 @@ export class SummaryBuilder {
   #prompt = 0;
   #completion = 0;
   #cached = 0;
+  /** Prompt tokens of ok requests with a usage chunk (what a cache hit ratio is over). */
+  #promptWithUsage = 0;
+  #cachedReported = 0;
   #estimated = 0;
+  #toolCalls = 0;
+  #aborted = 0;
+  readonly #firstErrors = new Map<string, FirstError>();
+  readonly #finishReasons: Record<string, number> = {};
+  readonly #warnings = new Map<string, WarningSummary>();
+  #contextCapped = 0;
+  #roundsSent = 0;
+  #roundsNotSent = 0;
+  readonly #plannedRequests: number | null;
   #samples = 0;
   #loopP99Max = 0;
   #eluMax = 0;
@@ -191,12 +273,14 @@ export class SummaryBuilder {
   readonly #client = new ClientActivity();
   readonly #pinAfterS: number;
 
-  /** @param options.thresholds the workload's `thresholds:`; default: a hang fails, nothing else is checked.
+  /** @param options.thresholds the workload's `thresholds:`; default: `DEFAULT_THRESHOLDS` (a hang fails, so do errors on more than 1%).
    * @param options.pinAfterS `monitor.pin_after_s` for the gauge verdicts (default 30).
    * @param options.windowS `window_s` (default 10); with `auto`, `plannedS` is the run's planned length
-   * (`plannedLengthS`; null or absent: a run of rounds, re-binned at the end). */
-  constructor(options: { histograms?: HistogramSet; itlFromRecords: boolean; windowS?: WindowSetting; plannedS?: number | null; thresholds?: ThresholdLimits; pinAfterS?: number }) {
+   * (`plannedLengthS`; null or absent: a run of rounds, re-binned at the end).
+   * @param options.plannedRequests requests the run planned (null: it lasts a time, or unknown). */
+  constructor(options: { histograms?: HistogramSet; itlFromRecords: boolean; windowS?: WindowSetting; plannedS?: number | null; thresholds?: ThresholdLimits; pinAfterS?: number; plannedRequests?: number | null }) {
     this.#thresholds = options.thresholds ?? DEFAULT_THRESHOLDS;
+    this.#plannedRequests = options.plannedRequests ?? null;
     this.#pinAfterS = options.pinAfterS ?? 30;
     this.#gauges = new GaugeStore(this.#pinAfterS * 1000);
     this.histograms = options.histograms ?? new HistogramSet();
@@ -208,9 +292,10 @@ export class SummaryBuilder {
     this.#client.add(r.run_ms, r.run_ms + r.e2e_ms, r.status === 'ok');
     this.#windows.add(r);
     this.#diagnosis.add(r);
+    this.#addAnswer(r);
     let phase = this.#phases.get(r.phase);
     if (phase === undefined) {
-      phase = { requests: 0, ok: 0, errors: 0, hangs: 0, completion: 0, firstStartMs: Infinity, lastEndMs: -Infinity, rounds: new Map(), warmup: { requests: 0, ok: 0, errors: 0, hangs: 0 } };
+      phase = { requests: 0, ok: 0, errors: 0, hangs: 0, completion: 0, estimated: 0, firstStartMs: Infinity, lastEndMs: -Infinity, rounds: new Map(), warmup: { requests: 0, ok: 0, errors: 0, hangs: 0 } };
       this.#phases.set(r.phase, phase);
     }
     if (r.warmup === true) {
@@ -221,7 +306,7 @@ export class SummaryBuilder {
     phase.lastEndMs = Math.max(phase.lastEndMs, r.run_ms + r.e2e_ms);
     let round = phase.rounds.get(r.round);
     if (round === undefined) {
-      round = { requests: 0, ok: 0, errors: 0, hangs: 0, prompt: 0, cached: 0, completion: 0, tokenCounted: 0, streamRateSum: 0, streamRateN: 0 };
+      round = { requests: 0, ok: 0, errors: 0, hangs: 0, prompt: 0, cached: 0, completion: 0, tokenCounted: 0, estimated: 0, toolCalls: 0, toolCallAnswers: 0, streamRateSum: 0, streamRateN: 0 };
       phase.rounds.set(r.round, round);
     }
     phase.requests += 1;
@@ -240,10 +325,13 @@ export class SummaryBuilder {
       round.cached += r.cached_tokens ?? 0;
       round.completion += completion;
       round.tokenCounted += 1;
-      this.#prompt += r.prompt_tokens ?? 0;
-      this.#completion += completion;
-      this.#cached += r.cached_tokens ?? 0;
-      if (r.tokens_estimated) this.#estimated += 1;
+      round.toolCalls += r.tool_calls.length;
+      if (r.tool_calls.length > 0) round.toolCallAnswers += 1;
+      if (r.tokens_estimated) {
+        phase.estimated += 1;
+        round.estimated += 1;
+      }
+      this.#addTokens(r);
       if (r.ttft_ms !== null) this.histograms.recordMs('ttft', r.phase, r.round, r.ttft_ms);
       this.histograms.recordMs('e2e', r.phase, r.round, r.e2e_ms);
       if (r.ttft_ms !== null && completion > 1) {
@@ -268,8 +356,57 @@ export class SummaryBuilder {
     } else {
       phase.errors += 1;
       round.errors += 1;
-      const cls = r.error?.class ?? 'other';
-      this.#errors[cls] = (this.#errors[cls] ?? 0) + 1;
+      this.#addError(r);
+    }
+  }
+
+  /** Token totals of an ok request (warm-up ones too). */
+  #addTokens(r: RequestRecord): void {
+    this.#prompt += r.prompt_tokens ?? 0;
+    this.#completion += r.completion_tokens ?? 0;
+    this.#cached += r.cached_tokens ?? 0;
+    if (r.cached_tokens !== null) this.#cachedReported += 1;
+    if (r.tokens_estimated) this.#estimated += 1;
+    else this.#promptWithUsage += r.prompt_tokens ?? 0;
+    this.#toolCalls += r.tool_calls.length;
+  }
+
+  /** An error: its class count and, the first time, its evidence (warm-up ones too). */
+  #addError(r: RequestRecord): void {
+    const cls = r.error?.class ?? 'other';
+    this.#errors[cls] = (this.#errors[cls] ?? 0) + 1;
+    if (cls === 'aborted') this.#aborted += 1;
+    const first = this.#firstErrors.get(cls);
+    if (first !== undefined) {
+      first.count += 1;
+      return;
+    }
+    this.#firstErrors.set(cls, {
+      class: cls,
+      count: 1,
+      message: r.error?.message ?? '',
+      http_status: r.http_status,
+      code: r.error?.code ?? null,
+      url_path: r.error?.url_path ?? null,
+      run_ms: Math.round(r.run_ms + r.e2e_ms),
+      agent: r.agent,
+      conversation: r.conversation,
+      round: r.round,
+    });
+  }
+
+  /** What every request says about its answer: finish reason, warnings, a context cap. */
+  #addAnswer(r: RequestRecord): void {
+    if ((r.attempt ?? 1) === 1) this.#roundsSent += 1;
+    if (r.finish_reason !== null) this.#finishReasons[r.finish_reason] = (this.#finishReasons[r.finish_reason] ?? 0) + 1;
+    for (const cls of r.warnings ?? []) {
+      const seen = this.#warnings.get(cls);
+      if (seen !== undefined) seen.count += 1;
+      else this.#warnings.set(cls, { class: cls, count: 1, meaning: (WARNING_CLASSES as Record<string, string>)[cls] ?? cls, first: { run_ms: Math.round(r.run_ms + r.e2e_ms), conversation: r.conversation, round: r.round } });
+    }
+    if (r.context_cap !== undefined) {
+      this.#contextCapped += 1;
+      this.#roundsNotSent += r.context_cap.rounds_left;
     }
   }
 
@@ -283,10 +420,7 @@ export class SummaryBuilder {
     }
     if (r.status === 'ok') {
       phase.warmup.ok += 1;
-      this.#prompt += r.prompt_tokens ?? 0;
-      this.#completion += r.completion_tokens ?? 0;
-      this.#cached += r.cached_tokens ?? 0;
-      if (r.tokens_estimated) this.#estimated += 1;
+      this.#addTokens(r);
     } else if (r.status === 'hang') {
       phase.warmup.hangs += 1;
       if (r.hang !== null) this.#hangPhase[r.hang.phase] = (this.#hangPhase[r.hang.phase] ?? 0) + 1;
@@ -295,8 +429,7 @@ export class SummaryBuilder {
       this.#hangReuse[nth] = (this.#hangReuse[nth] ?? 0) + 1;
     } else {
       phase.warmup.errors += 1;
-      const cls = r.error?.class ?? 'other';
-      this.#errors[cls] = (this.#errors[cls] ?? 0) + 1;
+      this.#addError(r);
     }
   }
 
@@ -352,6 +485,9 @@ export class SummaryBuilder {
     let errors = 0;
     let hangs = 0;
     let completionAll = 0;
+    let steadyRequests = 0;
+    let steadyEstimated = 0;
+    const cachedReported = this.#cachedReported > 0;
     let firstAll = Infinity;
     let lastAll = 0;
     for (const [name, p] of this.#phases) {
@@ -366,8 +502,11 @@ export class SummaryBuilder {
           errors: r.errors,
           hangs: r.hangs,
           prompt_tokens_mean: mean(r.prompt, r.tokenCounted),
-          cached_tokens_mean: mean(r.cached, r.tokenCounted),
+          cached_tokens_mean: cachedReported ? mean(r.cached, r.tokenCounted) : null,
           completion_tokens_mean: mean(r.completion, r.tokenCounted),
+          tokens_estimated: r.estimated,
+          tool_calls: r.toolCalls,
+          tool_call_answers: r.toolCallAnswers,
           stream_tokens_per_s_mean: mean(r.streamRateSum, r.streamRateN),
           ttft: this.histograms.percentiles('ttft', name, round),
           itl: this.histograms.percentiles('itl', name, round),
@@ -382,6 +521,7 @@ export class SummaryBuilder {
         wall_s: round3(wallS),
         output_tokens_per_s: wallS === 0 ? 0 : round3(p.completion / wallS),
         requests_per_s: wallS === 0 ? 0 : round3(p.requests / wallS),
+        tokens_estimated: p.estimated,
         ttft: this.histograms.percentiles('ttft', name, ALL_ROUNDS),
         itl: this.histograms.percentiles('itl', name, ALL_ROUNDS),
         e2e: this.histograms.percentiles('e2e', name, ALL_ROUNDS),
@@ -393,6 +533,8 @@ export class SummaryBuilder {
       errors += p.errors + p.warmup.errors;
       hangs += p.hangs + p.warmup.hangs;
       completionAll += p.completion;
+      steadyRequests += p.requests;
+      steadyEstimated += p.estimated;
       if (p.requests > 0) {
         firstAll = Math.min(firstAll, p.firstStartMs);
         lastAll = Math.max(lastAll, p.lastEndMs);
@@ -411,16 +553,24 @@ export class SummaryBuilder {
         error_rate: requests === 0 ? 0 : round3((errors + hangs) / requests),
         prompt_tokens: this.#prompt,
         completion_tokens: this.#completion,
-        cached_tokens: this.#cached,
-        cache_hit_ratio: this.#prompt === 0 ? 0 : round3(this.#cached / this.#prompt),
+        cached_tokens: cachedReported ? this.#cached : null,
+        cache_hit_ratio: !cachedReported ? null : this.#promptWithUsage === 0 ? 0 : round3(this.#cached / this.#promptWithUsage),
+        cached_tokens_reported: this.#cachedReported,
         tokens_estimated: this.#estimated,
+        tool_calls: this.#toolCalls,
       },
       throughput: {
         output_tokens_per_s: activeS === 0 ? 0 : round3(completionAll / activeS),
-        requests_per_s: activeS === 0 ? 0 : round3(requests / activeS),
+        // Over the same span as the requests it counts: the warm-up's requests are out of both.
+        requests_per_s: activeS === 0 ? 0 : round3(steadyRequests / activeS),
+        tokens_estimated: steadyEstimated,
       },
       phases,
       errors_by_class: { ...this.#errors },
+      first_errors: [...this.#firstErrors.values()].sort((a, b) => b.count - a.count || a.run_ms - b.run_ms).map((e) => ({ ...e })),
+      finish_reasons: { ...this.#finishReasons },
+      warnings: [...this.#warnings.values()].sort((a, b) => b.count - a.count).map((w) => ({ ...w, first: { ...w.first } })),
+      conversations: { rounds_sent: this.#roundsSent, context_capped: this.#contextCapped, rounds_not_sent: this.#roundsNotSent, requests_planned: this.#plannedRequests },
       hangs: { total: hangs, by_phase: { ...this.#hangPhase }, by_round: { ...this.#hangRound }, by_connection_reuse: { ...this.#hangReuse } },
       connections: { distinct: this.#connections, requests_on_reused: this.#reusedRequests, max_requests_per_connection: this.#maxNth },
       client: { samples: this.#samples, loop_delay_p99_ms_max: round3(this.#loopP99Max), loop_utilization_max: round3(this.#eluMax), saturated_windows: this.#saturated, writer_lag_ms_max: this.#writerLagMax, writer_lagging_windows: this.#writerLagging, writer_dropped_lines: this.#writerDropped },
@@ -430,7 +580,18 @@ export class SummaryBuilder {
       scrape_targets: scrapeTargets(this.#gauges),
       // Set below, once the gauge verdicts are in.
       diagnosis: { verdict: 'none', evidence: [] },
-      thresholds: evaluateThresholds(this.#thresholds, { requests, errors, hangs, output_tokens_per_s: activeS === 0 ? 0 : round3(completionAll / activeS), ...this.#overall(phases), windows }),
+      thresholds: evaluateThresholds(this.#thresholds, {
+        requests,
+        ok,
+        errors,
+        hangs,
+        aborted: this.#aborted,
+        errors_by_class: this.#errors,
+        output_tokens_per_s: activeS === 0 ? 0 : round3(completionAll / activeS),
+        tokens_estimated: steadyEstimated,
+        ...this.#overall(phases),
+        windows,
+      }),
     };
     summary.diagnosis = this.#diagnosis.diagnose(summary.gauges);
     return summary;

@@ -1,5 +1,6 @@
 // The `thresholds:` verdict: pure limits over a run's figures (and, with `per_window`, over each time
-// window), one result per limit with a sentence for people and JUnit. Any failed result means exit code 1.
+// window), one result per limit with a sentence for people and JUnit, plus one check that no setting turns
+// off (a run with no ok request fails). Any failed result means exit code 1.
 import type { Percentiles } from '../metrics/index.js';
 import type { WindowFigures } from './windows.js';
 
@@ -21,14 +22,30 @@ export interface ThresholdVerdict {
   actual: number;
   ok: boolean;
   message: string;
+  /** True on the check no workload can turn off (`ok_requests`). Absent on the workload's own limits. */
+  always_on?: true;
+  /** True when `actual` is, in part, the client's estimate (token counts of requests without a usage chunk). */
+  estimated?: true;
 }
+
+/** The always-on check: a run with no ok request failed, whatever its thresholds say. */
+export const OK_REQUESTS_CHECK = 'ok_requests';
 
 /** What the limits are checked against: the whole run's figures and its windows. */
 export interface ThresholdInput {
   requests: number;
+  /** Requests that ended ok (warm-up ones too). @default requests − errors − hangs */
+  ok?: number;
   errors: number;
   hangs: number;
+  /** Of `errors`, those the run itself caused by stopping (class `aborted`): not the server's, so left out of
+   * the error rate. @default 0 */
+  aborted?: number;
+  /** Errors by class, for the sentences. @default {} */
+  errors_by_class?: Record<string, number>;
   output_tokens_per_s: number;
+  /** Requests counted in `output_tokens_per_s` whose token counts are estimated (no usage chunk). @default 0 */
+  tokens_estimated?: number;
   /** Over all phases and rounds. */
   ttft: Percentiles;
   itl: Percentiles;
@@ -36,10 +53,10 @@ export interface ThresholdInput {
   windows: readonly WindowFigures[];
 }
 
-/** The default limits: a hang fails the run, nothing else is checked. */
+/** The default limits: a hang fails the run, and so do errors on more than 1% of the requests. */
 export const DEFAULT_THRESHOLDS: ThresholdLimits = {
   hangs: 0,
-  error_rate: null,
+  error_rate: 0.01,
   ttft_p99_ms: null,
   itl_p99_ms: null,
   e2e_p99_ms: null,
@@ -54,22 +71,26 @@ const LATENCY: readonly { key: LatencyKey; metric: 'ttft' | 'itl' | 'e2e'; label
   { key: 'e2e_p99_ms', metric: 'e2e', label: 'e2e p99' },
 ];
 
-/** Checks every limit that is set. `ok` is true when all pass (and when none is set). */
+/** Checks the always-on check, then every limit that is set. `ok` is true when all pass. */
 export function evaluateThresholds(limits: ThresholdLimits, input: ThresholdInput): { ok: boolean; results: ThresholdVerdict[] } {
-  const results: ThresholdVerdict[] = [];
+  const results: ThresholdVerdict[] = [okRequestsCheck(input)];
   if (limits.hangs !== null) {
     const ok = input.hangs <= limits.hangs;
     results.push({ name: 'hangs', limit: limits.hangs, actual: input.hangs, ok, message: `${input.hangs} hung request${input.hangs === 1 ? '' : 's'} ${ok ? '≤' : '>'} limit ${limits.hangs}` });
   }
   if (limits.error_rate !== null) {
-    const rate = input.requests === 0 ? 0 : (input.errors + input.hangs) / input.requests;
+    const aborted = input.aborted ?? 0;
+    const counted = input.requests - aborted;
+    const errors = input.errors - aborted;
+    const rate = counted <= 0 ? 0 : errors / counted;
     const ok = rate <= limits.error_rate;
+    const left = aborted > 0 ? `; ${aborted} aborted by the run's stop not counted` : '';
     results.push({
       name: 'error_rate',
       limit: limits.error_rate,
       actual: round6(rate),
       ok,
-      message: `error rate ${pct(rate)} (${input.errors} errors + ${input.hangs} hangs of ${input.requests}) ${ok ? '≤' : '>'} limit ${pct(limits.error_rate)}`,
+      message: `errors on ${pct(rate)} of requests (${errors} of ${counted}${left}; hangs are checked by \`hangs\`) ${ok ? '≤' : '>'} limit ${pct(limits.error_rate)}`,
     });
   }
   for (const { key, metric, label } of LATENCY) {
@@ -88,10 +109,26 @@ export function evaluateThresholds(limits: ThresholdLimits, input: ThresholdInpu
     const limit = limits.decode_tokens_per_s_min;
     const actual = input.output_tokens_per_s;
     const ok = actual >= limit;
-    results.push({ name: 'decode_tokens_per_s_min', limit, actual, ok, message: `output ${actual.toFixed(1)} tokens/s ${ok ? '≥' : '<'} minimum ${limit} tokens/s` });
+    const estimated = (input.tokens_estimated ?? 0) > 0;
+    const note = estimated ? ` (estimated: ${input.tokens_estimated} requests had no usage chunk; their tokens were counted from the text, 4 characters a token)` : '';
+    results.push({ name: 'decode_tokens_per_s_min', limit, actual, ok, message: `output ${actual.toFixed(1)} tokens/s ${ok ? '≥' : '<'} minimum ${limit} tokens/s${note}`, ...(estimated ? { estimated: true as const } : {}) });
   }
-  if (limits.per_window) results.push(...perWindow(limits, input.windows));
+  if (limits.per_window) results.push(...perWindow(limits, input.windows, (input.tokens_estimated ?? 0) > 0));
   return { ok: results.every((r) => r.ok), results };
+}
+
+/** The check no setting turns off: at least one request must have ended ok. */
+function okRequestsCheck(input: ThresholdInput): ThresholdVerdict {
+  const ok = input.ok ?? input.requests - input.errors - input.hangs;
+  const base = { name: OK_REQUESTS_CHECK, limit: 1, actual: ok, ok: ok >= 1, always_on: true as const };
+  if (ok >= 1) return { ...base, message: `${ok} of ${input.requests} requests ended ok (at least 1 must)` };
+  if (input.requests === 0) return { ...base, message: 'no request was sent, so none ended ok' };
+  const classes = Object.entries(input.errors_by_class ?? {})
+    .sort(([, a], [, b]) => b - a)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
+  const parts = [input.errors > 0 ? `${input.errors} ended in error${classes === '' ? '' : ` (${classes})`}` : null, input.hangs > 0 ? `${input.hangs} hung` : null].filter((x) => x !== null);
+  return { ...base, message: `no request ended ok: of ${input.requests}, ${parts.join(' and ')}` };
 }
 
 interface WindowCheck {
@@ -102,20 +139,22 @@ interface WindowCheck {
   /** Higher is worse (a maximum), or lower is worse (a minimum). */
   worse: 'higher' | 'lower';
   show: (v: number) => string;
+  /** The figure is in part the client's estimate. */
+  estimated?: boolean;
 }
 
 /** One result per limit over all windows: how many windows failed and the worst one. ITL has no per-window
  * figure, and the hang count is already a whole-run limit, so those two are checked over the run only. */
-function perWindow(limits: ThresholdLimits, windows: readonly WindowFigures[]): ThresholdVerdict[] {
+function perWindow(limits: ThresholdLimits, windows: readonly WindowFigures[], tokensEstimated: boolean): ThresholdVerdict[] {
   const checks: WindowCheck[] = [];
   if (limits.error_rate !== null) {
-    checks.push({ name: 'error_rate', limit: limits.error_rate, value: (w) => (w.requests === 0 ? null : (w.errors + w.hangs) / w.requests), worse: 'higher', show: pct });
+    checks.push({ name: 'error_rate', limit: limits.error_rate, value: (w) => (w.requests === 0 ? null : w.errors / w.requests), worse: 'higher', show: pct });
   }
   if (limits.ttft_p99_ms !== null) checks.push({ name: 'ttft_p99_ms', limit: limits.ttft_p99_ms, value: (w) => w.ttft_p99_ms, worse: 'higher', show: ms });
   if (limits.e2e_p99_ms !== null) checks.push({ name: 'e2e_p99_ms', limit: limits.e2e_p99_ms, value: (w) => w.e2e_p99_ms, worse: 'higher', show: ms });
   if (limits.decode_tokens_per_s_min !== null) {
     // A phase's last window is cut short by the end of the run: its rate is not comparable, so it is skipped.
-    checks.push({ name: 'decode_tokens_per_s_min', limit: limits.decode_tokens_per_s_min, value: (w, last) => (last ? null : w.output_tokens_per_s), worse: 'lower', show: (v) => `${v.toFixed(1)} tokens/s` });
+    checks.push({ name: 'decode_tokens_per_s_min', limit: limits.decode_tokens_per_s_min, value: (w, last) => (last ? null : w.output_tokens_per_s), worse: 'lower', show: (v) => `${v.toFixed(1)} tokens/s`, estimated: tokensEstimated });
   }
   const lastOfPhase = new Map<string, WindowFigures>();
   for (const w of windows) {
@@ -138,10 +177,11 @@ function perWindow(limits: ThresholdLimits, windows: readonly WindowFigures[]): 
     if (worst === null) return { name, limit: c.limit, actual: 0, ok: true, message: `${name}: no window to check` };
     const where = `${worst.w.start_s}–${worst.w.end_s} s${worst.w.phase === 'main' ? '' : ` of ${worst.w.phase}`}`;
     const ok = failed === 0;
+    const est = c.estimated === true ? ' (estimated: some token counts came from the text, not usage chunks)' : '';
     const message = ok
-      ? `all ${checked} windows within limit ${c.show(c.limit)}; worst ${c.show(worst.v)} at ${where}`
-      : `${failed} of ${checked} windows past limit ${c.show(c.limit)}; worst ${c.show(worst.v)} at ${where}`;
-    return { name, limit: c.limit, actual: round6(worst.v), ok, message };
+      ? `all ${checked} windows within limit ${c.show(c.limit)}; worst ${c.show(worst.v)} at ${where}${est}`
+      : `${failed} of ${checked} windows past limit ${c.show(c.limit)}; worst ${c.show(worst.v)} at ${where}${est}`;
+    return { name, limit: c.limit, actual: round6(worst.v), ok, message, ...(c.estimated === true ? { estimated: true as const } : {}) };
   });
 }
 

@@ -2,7 +2,8 @@
 // compare.json) in the A/B's folder. Exit 0, 1 when a run hung or an arm's command failed, 2 bad file, 130 interrupted.
 import { join } from 'node:path';
 import { loadAbFile } from '../config/index.js';
-import { runAb, formatComparison } from '../compare/index.js';
+import { runAb, abSecrets, formatComparison } from '../compare/index.js';
+import { guardTerminal } from '../util/index.js';
 import { writeComparisons } from './compare.js';
 import { stopOnSignals } from './signals.js';
 
@@ -13,6 +14,7 @@ export interface AbCommandOptions {
 
 export async function abCommand(file: string, opts: AbCommandOptions): Promise<number> {
   const plan = await loadAbFile(file);
+  guardTerminal(abSecrets(plan));
   const stop = new AbortController();
   const removeSignalHandlers = stopOnSignals(stop, (signal) => `${signal}: stopping the running arm (its teardown still runs; ${signal} again to exit at once)`);
   try {

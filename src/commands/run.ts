@@ -1,8 +1,9 @@
 // `roundload run`: load the workload, run it, print the summary, set the exit code.
-import { loadWorkload, parseDurationMs, type Workload } from '../config/index.js';
+import { loadWorkload, parseDurationMs, workloadSecrets, type Workload } from '../config/index.js';
 import { planPhases, plannedRequests, executeRun, parseShard, shardAgents, type Shard } from '../run/index.js';
 import { colorWanted, formatSummary, progressDisplay, runVerdict, type ProgressPlan } from '../report/index.js';
 import { UsageError } from '../errors.js';
+import { guardTerminal } from '../util/index.js';
 import { stopOnSignals } from './signals.js';
 import { finishDashboard, openDashboard } from './dashboard.js';
 import { parseDashboardAddress } from '../dashboard/index.js';
@@ -31,6 +32,8 @@ export interface RunCommandOptions {
   dashboard?: string;
   /** `--dashboard-expose`: allow the dashboard on an address other than loopback. */
   dashboardExpose?: boolean;
+  /** `--no-preflight` makes it false: no test request before the agents start. @default true */
+  preflight?: boolean;
 }
 
 /** `--progress 30s` (or seconds) in ms; at least 100 ms. */
@@ -78,7 +81,8 @@ function positive(flag: string, value: string | undefined): number | undefined {
   return n;
 }
 
-/** Exit code of a finished run: 130 interrupted, 1 a threshold failed (by default: any hang), else 0. */
+/** Exit code of a finished run: 130 interrupted; 1 a threshold failed (by default: any hang, errors on more than
+ * 1% of requests) or no request ended ok (always checked); else 0. A failed preflight throws (exit 3). */
 export async function runCommand(file: string, opts: RunCommandOptions, argv: readonly string[]): Promise<number> {
   const agents = positive('--agents', opts.agents);
   const rounds = positive('--rounds', opts.rounds);
@@ -100,6 +104,7 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
     ...(rounds === undefined ? {} : { rounds }),
     ...(opts.target === undefined ? {} : { target: opts.target }),
   });
+  guardTerminal(workloadSecrets(workload));
   if (shard !== null && shardAgents(workload.agents.count, shard).length === 0) {
     throw new UsageError(`--shard ${shard.index}/${shard.count} would run no agents: agents.count is ${workload.agents.count}; use at most ${workload.agents.count} shards`);
   }
@@ -130,6 +135,7 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
       signal: stop.signal,
       log,
       shard,
+      preflight: opts.preflight !== false,
       ...(progress === null && dashboard === null
         ? {}
         : {

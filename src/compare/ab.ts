@@ -1,11 +1,13 @@
-// `roundload ab`: runs the arms of an ab file alternately (A B A B … for `repeats` rounds) so drift of the
+// `roundload ab`: runs the arms of an ab file alternately (A B, B A, A B … for `repeats` rounds) so drift of the
 // server or the machine hits every arm alike, each run in its own results folder with the arm's setup,
 // health wait and teardown around it; then compares every arm with the first, repeats pooled.
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AbArm, AbPlan } from '../config/index.js';
+import { workloadSecrets, type AbArm, type AbPlan } from '../config/index.js';
+import { SecretScrubber, urlSecrets } from '../util/index.js';
 import { executeRun, type RunStatus } from '../run/index.js';
+import type { Summary } from '../analysis/index.js';
 import { boundedGet } from '../transport/index.js';
 import { createRunFolder, onResultsFs, writeJsonAtomic } from '../results/index.js';
 import { ArmError, DifferentWorkloadsError } from '../errors.js';
@@ -45,11 +47,29 @@ export interface AbResult {
   arms: ArmPair[];
 }
 
-/** Run order: every arm once per repeat, in file order (A B A B …). */
+/** Run order: every arm once per repeat, each repeat starting one arm later (A B, B A, A B … for two arms;
+ * A B C, B C A, C A B for three), so every arm runs in every position equally often and no arm always runs
+ * second, after another has warmed (or worn) the server. */
 export function abOrder(arms: readonly { name: string }[], repeats: number): { arm: number; repeat: number }[] {
   const order: { arm: number; repeat: number }[] = [];
-  for (let repeat = 1; repeat <= repeats; repeat += 1) for (let arm = 0; arm < arms.length; arm += 1) order.push({ arm, repeat });
+  const n = arms.length;
+  for (let repeat = 1; repeat <= repeats; repeat += 1) {
+    for (let k = 0; k < n; k += 1) order.push({ arm: (repeat - 1 + k) % n, repeat });
+  }
   return order;
+}
+
+/** Output tokens/s of a run as `compare` takes it: the mean over its steady windows (a run's whole-span
+ * figure counts its ramp-up and tail); null when it has no steady window. */
+export function steadyTokensPerS(summary: Pick<Summary, 'windows'>): { tokensPerS: number; windows: number } | null {
+  const steady = summary.windows.filter((w) => w.steady === true);
+  if (steady.length === 0) return null;
+  return { tokensPerS: steady.reduce((sum, w) => sum + w.output_tokens_per_s, 0) / steady.length, windows: steady.length };
+}
+
+/** What an A/B must never write or print: each arm's workload secrets and its health URL's credentials. */
+export function abSecrets(plan: Pick<AbPlan, 'arms'>): string[] {
+  return plan.arms.flatMap((arm) => [...workloadSecrets(arm.workload), ...(arm.health === null ? [] : urlSecrets(arm.health.url))]);
 }
 
 /** Polls `url` with bounded GETs until it answers 200, or throws ArmError at the deadline. */
@@ -94,7 +114,10 @@ export async function runAb(options: AbOptions): Promise<AbResult> {
   const baseName = plan.arms[0]!.workload.name;
   const dir = createRunFolder({ out: options.out, root: 'results', name: `ab-${baseName}` });
   const logFile = join(dir, 'ab.log');
-  const log = (line: string): void => {
+  // Command output and run notices may carry the arms' secrets: scrubbed before ab.log and stderr.
+  const scrubber = new SecretScrubber(abSecrets(plan));
+  const log = (raw: string): void => {
+    const line = scrubber.text(raw);
     onResultsFs(logFile, 'write', () => appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`));
     options.log?.(line);
   };
@@ -142,7 +165,9 @@ export async function runAb(options: AbOptions): Promise<AbResult> {
       run.status = result.status;
       run.hangs = result.summary.totals.hangs;
       const t = result.summary.totals;
-      log(`ab: arm ${arm.name} r${run.repeat}: ${result.status}, ${t.requests} requests (${t.errors} errors, ${t.hangs} hangs), ${result.summary.throughput.output_tokens_per_s.toFixed(1)} output tok/s`);
+      const steady = steadyTokensPerS(result.summary);
+      const rate = steady === null ? 'no steady window for output tok/s' : `${steady.tokensPerS.toFixed(1)} output tok/s (mean of ${steady.windows} steady windows)`;
+      log(`ab: arm ${arm.name} r${run.repeat}: ${result.status}, ${t.requests} requests (${t.errors} errors, ${t.hangs} hangs), ${rate}`);
       if (result.status === 'interrupted') status = 'interrupted';
     } catch (error) {
       failure = error;

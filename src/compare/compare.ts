@@ -6,7 +6,7 @@ import { DifferentWorkloadsError } from '../errors.js';
 import { BIN_COUNT, pooledQuantile, type Bins } from './bins.js';
 import { identityDifferences } from './identity.js';
 import type { RunData, RunWindow } from './load.js';
-import { bootstrapDelta, mean, verdictOf, type ArmSeries, type BetterWhen, type DeltaKind, type Verdict } from './stats.js';
+import { bootstrapDelta, mean, MAX_INTERVAL_WIDTH, tooWide, verdictOf, type ArmSeries, type BetterWhen, type DeltaKind, type Verdict } from './stats.js';
 
 export interface Arm {
   name: string;
@@ -186,6 +186,7 @@ function comparePhase(a: Arm, b: Arm, phase: string, options: Required<Omit<Comp
   const okA = steadyA.flat().reduce((s, w) => s + w.e2e.total, 0);
   const okB = steadyB.flat().reduce((s, w) => s + w.e2e.total, 0);
   const thin: string[] = [];
+  const wide: string[] = [];
   const rows: FigureRow[] = SPECS.map((spec, i) => {
     const armA = spec.windows === 'steady' ? steadyA : seriesOf(a, phase, 'all');
     const armB = spec.windows === 'steady' ? steadyB : seriesOf(b, phase, 'all');
@@ -202,6 +203,7 @@ function comparePhase(a: Arm, b: Arm, phase: string, options: Required<Omit<Comp
     const needed = spec.quantile === undefined ? 0 : Math.ceil(MIN_BEYOND_QUANTILE / Math.min(spec.quantile, 1 - spec.quantile));
     if (Math.min(okA, okB) < needed && enough) thin.push(`${spec.label.replace(/ ms$/, '')} (needs ${needed})`);
     const usable = spec.windows === 'all' || (enough && Math.min(okA, okB) >= needed);
+    if (usable && tooWide(est, spec.kind)) wide.push(spec.label.replace(/ ms$/, ''));
     return {
       figure: spec.figure,
       label: spec.label,
@@ -212,10 +214,13 @@ function comparePhase(a: Arm, b: Arm, phase: string, options: Required<Omit<Comp
       delta: finite(est.delta),
       low: usable ? finite(est.low) : null,
       high: usable ? finite(est.high) : null,
-      verdict: usable ? verdictOf(est, spec.betterWhen) : 'insufficient data',
+      verdict: usable ? verdictOf(est, spec.betterWhen, spec.kind) : 'insufficient data',
     };
   });
   if (thin.length > 0) notes.push(`${okA} and ${okB} completed requests in steady windows: too few for an interval on ${thin.join(', ')}`);
+  if (wide.length > 0) {
+    notes.push(`interval wider than ${MAX_INTERVAL_WIDTH.relative} points of A (${MAX_INTERVAL_WIDTH.absolute} pt for a rate) and holding 0 on ${wide.join(', ')}: insufficient data, not "no difference"; more steady windows or repeats narrow it`);
+  }
   const windowS = a.runs[0]?.windowS ?? b.runs[0]?.windowS ?? 0;
   // `window_s: auto` on runs of rounds picks each run's window from its own length: say so when they differ.
   const lengths = [...new Set([...a.runs, ...b.runs].map((r) => r.windowS))].sort((x, y) => x - y);

@@ -5,6 +5,6 @@ export { compareArms, checkSameWorkload, FIGURES, MIN_STEADY_WINDOWS, type Arm, 
 export { formatComparison, comparisonHtml, type ComparisonHtmlOptions } from './format.js';
 export { comparisonCharts, forestPlots, armSeries, type ArmPair, type PhaseCharts } from './charts.js';
 export { workloadHash, workloadIdentity, identityDifferences } from './identity.js';
-export { bootstrapDelta, verdictOf, type Verdict, type DeltaEstimate } from './stats.js';
-export { runAb, abOrder, waitHealthy, type AbOptions, type AbResult, type AbRun } from './ab.js';
+export { bootstrapDelta, verdictOf, MAX_INTERVAL_WIDTH, type Verdict, type DeltaEstimate } from './stats.js';
+export { runAb, abOrder, abSecrets, steadyTokensPerS, waitHealthy, type AbOptions, type AbResult, type AbRun } from './ab.js';
 export { runShell, type ShellResult } from './shell.js';

@@ -1,12 +1,12 @@
 // The ab file (`roundload ab`): a base workload (a file or inline), arms that override it and may run shell
 // commands around each run, and how many times each arm runs. Validated like a workload: every problem
 // located as file:line:col, an arm's `set` problems at that `set` entry.
-import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
-import { UsageError, WorkloadError, type WorkloadIssue } from '../errors.js';
+import { WorkloadError, type WorkloadIssue } from '../errors.js';
+import { checkBounds, refineIssues } from './bounds.js';
 import { locate } from './locate.js';
-import { nameFromFile, parseYaml, validateYaml, workloadFromYaml, type ParsedYaml } from './load.js';
+import { nameFromFile, parseYaml, readConfigFile, validateYaml, workloadFromYaml, type ParsedYaml } from './load.js';
 import type { Workload } from './schema.js';
 
 /** One arm of an A/B. */
@@ -50,7 +50,8 @@ export const abFileSchema = z.strictObject({
         seen.add(arm.name);
       });
     }),
-  /** Runs per arm, alternating (A B A B … for 2), so drift of the server or the machine hits every arm alike. @default 2 */
+  /** Runs per arm; each repeat starts one arm later (A B, B A, A B … for 2; A B C, B C A, C A B for 3), so drift
+   * of the server or the machine, and running second, hit every arm alike. @default 2 */
   repeats: z.number().int().min(1).max(100).default(2),
   /** Longest a setup or teardown command may run; past it, it is killed and the A/B stops. @default 300 */
   command_timeout_s: z.number().positive().max(86_400).default(300),
@@ -58,6 +59,10 @@ export const abFileSchema = z.strictObject({
   pause_s: z.number().min(0).max(3600).default(0),
   /** Seed of the comparison's bootstrap resampling. @default 1 */
   seed: z.number().int().min(0).default(1),
+}).superRefine((ab, ctx) => {
+  // Times past one Node timer (bounds.ts); the base workload is checked as a workload.
+  const { workload: _workload, ...rest } = ab;
+  checkBounds(rest, refineIssues(ctx));
 });
 export type AbFile = z.output<typeof abFileSchema>;
 export type AbArmSpec = z.output<typeof abArmSchema>;
@@ -94,7 +99,7 @@ function remapOverrides(error: WorkloadError, arm: number, set: readonly string[
  * Parses and validates ab-file text; `readWorkload` reads a base workload file named in it.
  * @throws WorkloadError (every problem located), UsageError when the base workload file cannot be read.
  */
-export async function parseAbFile(text: string, file: string, readWorkload: (path: string) => Promise<string> = (p) => readFile(p, 'utf8')): Promise<AbPlan> {
+export async function parseAbFile(text: string, file: string, readWorkload: (path: string) => Promise<string> = (p) => readConfigFile(p, 'workload')): Promise<AbPlan> {
   const parsed = parseYaml(text, file, 'ab file');
   const ab = validateYaml(abFileSchema, parsed.value ?? {}, parsed, file, { what: 'ab file' });
   let base: { raw: unknown; parsed: ParsedYaml; file: string; at: readonly PropertyKey[]; name: string };
@@ -105,6 +110,7 @@ export async function parseAbFile(text: string, file: string, readWorkload: (pat
     try {
       workloadText = await readWorkload(workloadFile);
     } catch (cause) {
+      if (cause instanceof WorkloadError) throw cause;
       const { line, col } = locate(parsed.doc, parsed.lineCounter, ['workload']);
       throw new WorkloadError([{ where: `${file}:${line}:${col}`, field: 'workload', message: `cannot read the workload file ${workloadFile}: ${cause instanceof Error ? cause.message : String(cause)}` }], { file, what: 'ab file', cause });
     }
@@ -130,12 +136,5 @@ export async function parseAbFile(text: string, file: string, readWorkload: (pat
 
 /** Reads and validates an ab file. @throws UsageError when it cannot be read; WorkloadError when it is wrong. */
 export async function loadAbFile(file: string): Promise<AbPlan> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (cause) {
-    const code = cause instanceof Error && 'code' in cause ? cause.code : undefined;
-    throw new UsageError(`cannot read ab file ${file}: ${code === 'ENOENT' ? 'no such file' : cause instanceof Error ? cause.message : String(cause)}`, { context: { file }, cause });
-  }
-  return parseAbFile(text, file);
+  return parseAbFile(await readConfigFile(file, 'ab'), file);
 }

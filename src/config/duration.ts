@@ -1,5 +1,6 @@
 // The one duration parser (STYLE rule 6): `500ms`, `30s`, `5m`, `8h`, `1h30m`, `2d`; a bare number is seconds.
 // Throws a plain Error on junk so each caller can wrap it in its own error class (UsageError, WorkloadError).
+import { clip } from '../util/index.js';
 
 const UNIT_MS = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1_000, ms: 1 } as const;
 type Unit = keyof typeof UNIT_MS;
@@ -26,10 +27,10 @@ export function parseDurationMs(text: string | number): number {
   while (PART.lastIndex < source.length) {
     const at = PART.lastIndex;
     const match = PART.exec(source);
-    if (match === null || match.index !== at) throw new Error(`invalid duration "${text}": ${HINT}`);
+    if (match === null || match.index !== at) throw new Error(`invalid duration ${clip(JSON.stringify(text))}: ${HINT}`);
     const unit = match[2] as Unit;
     const unitIndex = UNIT_ORDER.indexOf(unit);
-    if (unitIndex <= lastUnitIndex) throw new Error(`invalid duration "${text}": units must go from largest to smallest, each once (e.g. 1h30m)`);
+    if (unitIndex <= lastUnitIndex) throw new Error(`invalid duration ${clip(JSON.stringify(text))}: units must go from largest to smallest, each once (e.g. 1h30m)`);
     lastUnitIndex = unitIndex;
     totalMs += Number(match[1]) * UNIT_MS[unit];
   }

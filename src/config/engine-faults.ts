@@ -77,10 +77,11 @@ export const engineFaultSchema = z.discriminatedUnion('kind', [
     kind: z.literal('malformed_sse'),
     /** Data events sent before the bad line. @default 1 */
     after_chunks: afterChunks(1),
-    /** The line, without its line end. The default is no SSE field at all (class `malformed_sse`);
-     * `data: {oops` gives `invalid_json`, `data: {"error": {"message": "boom"}}` gives `server_error_event`.
-     * @default "this line is not server-sent events" */
-    line: z.string().regex(/^[^\r\n]*$/, 'must be one line (no line breaks)').default('this line is not server-sent events'),
+    /** The line, without its line end. The default is a data event that is not a chat.completion.chunk
+     * (class `malformed_sse`); `data: {oops` gives `invalid_json`, `data: {"error": {"message": "boom"}}` gives
+     * `server_error_event`; a line that is no SSE field at all is ignored, as the SSE rules say.
+     * @default "data: {\"object\": \"not.a.chunk\"}" */
+    line: z.string().regex(/^[^\r\n]*$/, 'must be one line (no line breaks)').default('data: {"object": "not.a.chunk"}'),
     ...selector,
   }),
   /** After `after_chunks` data events, add a tool call whose arguments are cut-off JSON (class `invalid_tool_arguments`). */

@@ -3,7 +3,7 @@
 export { loadWorkload, parseWorkload } from './load.js';
 export type { Overrides } from './overrides.js';
 export { parseDurationMs } from './duration.js';
-export { redactWorkload } from './redact.js';
+export { redactWorkload, workloadSecrets } from './redact.js';
 export {
   workloadSchema,
   targetSchema,

@@ -1,6 +1,7 @@
 // Turns zod issues into human sentences (`expected a number, got string "four"`), one per problem,
 // still keyed by path; locating them in the YAML file is locate.ts's job.
 import { z } from 'zod';
+import { clip } from '../util/index.js';
 import { closest } from './suggest.js';
 import { workloadSchema } from './schema.js';
 
@@ -11,6 +12,8 @@ export interface ExplainedIssue {
   path: Path;
   key?: string;
   message: string;
+  /** The closing "… and N more" line of a cut report: kept last, wherever the others sort. */
+  more?: true;
 }
 
 const EXPECTED: Record<string, string> = {
@@ -29,7 +32,7 @@ export function describeValue(value: unknown): string {
   if (value === undefined) return 'nothing';
   if (value === null) return 'null (an empty value)';
   if (Array.isArray(value)) return 'a list';
-  if (typeof value === 'string') return `string ${JSON.stringify(value)}`;
+  if (typeof value === 'string') return `string ${clip(JSON.stringify(value))}`;
   if (typeof value === 'number' || typeof value === 'boolean') return `${typeof value} ${String(value)}`;
   if (typeof value === 'object') return 'a mapping';
   return typeof value;
@@ -135,16 +138,18 @@ function unionExpectations(branches: readonly (readonly z.core.$ZodIssue[])[]): 
   return wanted;
 }
 
-function explainOne(issue: z.core.$ZodIssue, input: unknown, prefix: Path, out: ExplainedIssue[], schema: z.ZodType): void {
+function explainOne(issue: z.core.$ZodIssue, input: unknown, prefix: Path, out: ExplainedIssue[], schema: z.ZodType, limit: number): void {
+  if (out.length >= limit) return;
   const path = [...prefix, ...issue.path];
   const got = valueAt(input, path);
   switch (issue.code) {
     case 'unrecognized_keys': {
       const valid = keysAt(path, schema, got);
       for (const key of issue.keys) {
+        if (out.length >= limit) return;
         const guess = closest(key, valid);
         const hint = guess !== undefined ? ` (did you mean "${guess}"?)` : valid.length > 0 ? `; valid keys: ${valid.join(', ')}` : '';
-        out.push({ path, key, message: `unknown key "${key}"${hint}` });
+        out.push({ path, key, message: `unknown key "${clip(key)}"${hint}` });
       }
       return;
     }
@@ -180,7 +185,7 @@ function explainOne(issue: z.core.$ZodIssue, input: unknown, prefix: Path, out: 
       // If some option got past the type check and failed deeper, its inner issues are the useful ones.
       const deeper = issue.errors.find((branch) => branch.length > 0 && branch.every((i) => i.path.length > 0));
       if (deeper !== undefined) {
-        for (const inner of deeper) explainOne(inner, input, path, out, schema);
+        for (const inner of deeper) explainOne(inner, input, path, out, schema, limit);
         return;
       }
       const wanted = unionExpectations(issue.errors);
@@ -190,7 +195,7 @@ function explainOne(issue: z.core.$ZodIssue, input: unknown, prefix: Path, out: 
     }
     case 'invalid_key':
     case 'invalid_element':
-      for (const inner of issue.issues) explainOne(inner, input, path, out, schema);
+      for (const inner of issue.issues) explainOne(inner, input, path, out, schema, limit);
       return;
     case 'not_multiple_of':
       out.push({ path, message: `must be a multiple of ${issue.divisor}, got ${describeValue(got)}` });
@@ -201,10 +206,21 @@ function explainOne(issue: z.core.$ZodIssue, input: unknown, prefix: Path, out: 
   }
 }
 
-/** Every zod issue as one or more worded problems (an unknown-keys issue becomes one per key).
- * `schema` is the one validated against (for "did you mean" suggestions). */
-export function explainIssues(issues: readonly z.core.$ZodIssue[], input: unknown, schema: z.ZodType = workloadSchema): ExplainedIssue[] {
+/** Most problems worded in one report: a file with 40k stray keys gets the first ones and a count, at once. */
+export const MAX_EXPLAINED_ISSUES = 100;
+
+/** How many problems zod reported in all (an unknown-keys issue counts each key). */
+function problemCount(issues: readonly z.core.$ZodIssue[]): number {
+  return issues.reduce((n, issue) => n + (issue.code === 'unrecognized_keys' ? issue.keys.length : 1), 0);
+}
+
+/** Every zod issue as one or more worded problems (an unknown-keys issue becomes one per key), at most
+ * `limit` of them, then one more saying how many were left out. `schema` is the one validated against (for
+ * "did you mean" suggestions). */
+export function explainIssues(issues: readonly z.core.$ZodIssue[], input: unknown, schema: z.ZodType = workloadSchema, limit = MAX_EXPLAINED_ISSUES): ExplainedIssue[] {
   const out: ExplainedIssue[] = [];
-  for (const issue of issues) explainOne(issue, input, [], out, schema);
+  for (const issue of issues) explainOne(issue, input, [], out, schema, limit);
+  const total = problemCount(issues);
+  if (out.length >= limit && total > out.length) out.push({ path: [], more: true, message: `… and about ${(total - out.length).toLocaleString('en-US')} more problems (fix these first)` });
   return out;
 }

@@ -1,8 +1,8 @@
 // Reads a workload file: YAML → overrides → schema → a deeply frozen Workload. Every problem, in the file or in
 // an override, is reported together in one WorkloadError with `file:line:col` (or the flag) and the key path.
-import { readFile } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
-import { LineCounter, parseDocument, type Document, type YAMLError } from 'yaml';
+import { LineCounter, isScalar, parseDocument, visit, type Document, type YAMLError } from 'yaml';
 import type { z } from 'zod';
 import { UsageError, WorkloadError, type WorkloadIssue } from '../errors.js';
 import { explainIssues, type ExplainedIssue } from './issues.js';
@@ -50,6 +50,28 @@ function overrideFor(issue: ExplainedIssue, applied: readonly AppliedOverride[],
   return undefined;
 }
 
+function where(lineCounter: LineCounter, offset: number): string {
+  const { line, col } = positionOf(lineCounter, offset);
+  return `${line}:${col}`;
+}
+
+/** Offsets of every repeated key in every mapping, in one pass. */
+function duplicateKeys(doc: Document): number[] {
+  const found: number[] = [];
+  visit(doc, {
+    Map(_, map) {
+      // SameValueZero, like yaml's own check: the number 1 and the string "1" are different keys.
+      const seen = new Set<unknown>();
+      for (const pair of map.items) {
+        if (!isScalar(pair.key)) continue;
+        if (seen.has(pair.key.value)) found.push(pair.key.range?.[0] ?? 0);
+        seen.add(pair.key.value);
+      }
+    },
+  });
+  return found;
+}
+
 /** A YAML text parsed for validation: its document and line counter (to locate problems) and its value. */
 export interface ParsedYaml {
   doc: Document;
@@ -63,9 +85,14 @@ export interface ParsedYaml {
  */
 export function parseYaml(text: string, file: string, what = 'workload'): ParsedYaml {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
+  // yaml's own duplicate-key check compares each key with every earlier one (40k keys: 9 s); ours is a set.
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false });
   if (doc.errors.length > 0) {
     throw new WorkloadError(doc.errors.map((e) => syntaxIssue(file, lineCounter, e)), { file, what });
+  }
+  const duplicates = duplicateKeys(doc);
+  if (duplicates.length > 0) {
+    throw new WorkloadError(duplicates.map((offset) => ({ where: `${file}:${where(lineCounter, offset)}`, field: '', message: 'YAML syntax: Map keys must be unique' })), { file, what });
   }
   try {
     return { doc, lineCounter, value: doc.toJS({ maxAliasCount: 100 }) as unknown };
@@ -80,7 +107,12 @@ export function parseYaml(text: string, file: string, what = 'workload'): Parsed
 function locatedIssues(issues: readonly ExplainedIssue[], parsed: ParsedYaml, file: string, at: readonly PropertyKey[], applied: readonly AppliedOverride[]): { located: WorkloadIssue[]; fromFlags: WorkloadIssue[] } {
   const located: { issue: WorkloadIssue; line: number; col: number }[] = [];
   const fromFlags: WorkloadIssue[] = [];
+  const more: WorkloadIssue[] = [];
   for (const issue of issues) {
+    if (issue.more === true) {
+      more.push({ where: file, field: '', message: issue.message });
+      continue;
+    }
     const path = [...at, ...issue.path];
     const field = [...path, ...(issue.key === undefined ? [] : [issue.key])].map(String).join('.');
     const override = overrideFor(issue, applied, parsed.doc, at);
@@ -93,7 +125,7 @@ function locatedIssues(issues: readonly ExplainedIssue[], parsed: ParsedYaml, fi
   }
   // File order reads best; zod's own order follows the schema, not the file.
   located.sort((a, b) => a.line - b.line || a.col - b.col);
-  return { located: located.map((l) => l.issue), fromFlags };
+  return { located: [...located.map((l) => l.issue), ...more], fromFlags };
 }
 
 /**
@@ -143,13 +175,38 @@ export function parseWorkload(text: string, file: string, overrides: Overrides =
  * @throws UsageError when the file cannot be read; WorkloadError when it is not a valid workload.
  */
 export async function loadWorkload(file: string, overrides: Overrides = {}): Promise<Workload> {
-  let text: string;
+  return parseWorkload(await readConfigFile(file, 'workload'), file, overrides);
+}
+
+/** Largest workload or ab file read: anything bigger is refused before it is parsed. */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+
+/**
+ * Reads a config file (workload, ab file) as UTF-8, reading at most {@link MAX_CONFIG_BYTES} + 1 bytes, so a
+ * huge file (or /dev/zero) is refused at once instead of parsed for minutes.
+ * @throws UsageError when it cannot be read; WorkloadError when it is larger than 1 MiB.
+ */
+export async function readConfigFile(file: string, what: string): Promise<string> {
+  let handle: FileHandle | undefined;
   try {
-    text = await readFile(file, 'utf8');
+    handle = await open(file, 'r');
+    const buffer = Buffer.alloc(MAX_CONFIG_BYTES + 1);
+    let size = 0;
+    while (size < buffer.length) {
+      const { bytesRead } = await handle.read(buffer, size, buffer.length - size, null);
+      if (bytesRead === 0) break;
+      size += bytesRead;
+    }
+    if (size > MAX_CONFIG_BYTES) {
+      throw new WorkloadError([{ where: file, field: '', message: `the file is larger than 1 MiB (${MAX_CONFIG_BYTES.toLocaleString('en-US')} bytes), the most a ${what} file may be; a workload is a few kilobytes` }], { file, what });
+    }
+    return buffer.toString('utf8', 0, size);
   } catch (cause) {
+    if (cause instanceof WorkloadError) throw cause;
     const code = cause instanceof Error && 'code' in cause ? cause.code : undefined;
     const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : cause instanceof Error ? cause.message : String(cause);
-    throw new UsageError(`cannot read workload file ${file}: ${why}`, { context: { file }, cause });
+    throw new UsageError(`cannot read ${what} file ${file}: ${why}`, { context: { file }, cause });
+  } finally {
+    await handle?.close();
   }
-  return parseWorkload(text, file, overrides);
 }

@@ -1,6 +1,6 @@
 // Finds where a key path lives in the parsed YAML document, as 1-based line:col, so every error can say
 // `file:line:col`. A path that is not in the file (a default, a missing parent) falls back to its nearest ancestor.
-import { isAlias, isCollection, isMap, isScalar, isSeq, type Document, type LineCounter, type Node } from 'yaml';
+import { isAlias, isCollection, isMap, isScalar, isSeq, type Document, type LineCounter, type Node, type Pair, type YAMLMap } from 'yaml';
 
 export interface Position {
   line: number;
@@ -21,6 +21,23 @@ function keyName(key: unknown): string | undefined {
   return isScalar(key) ? String(key.value) : undefined;
 }
 
+// A mapping's pairs by key name, built once per mapping: a file with 40k problems looks up 40k keys, and a
+// scan of the mapping for each would take seconds. A repeated key (refused before validation) keeps its first.
+const pairIndex = new WeakMap<YAMLMap, Map<string, Pair>>();
+
+function pairOf(map: YAMLMap, key: string): Pair | undefined {
+  let index = pairIndex.get(map);
+  if (index === undefined) {
+    index = new Map();
+    for (const pair of map.items) {
+      const name = keyName(pair.key);
+      if (name !== undefined && !index.has(name)) index.set(name, pair);
+    }
+    pairIndex.set(map, index);
+  }
+  return index.get(key);
+}
+
 function resolve(doc: Document, node: unknown): unknown {
   return isAlias(node) ? node.resolve(doc) : node;
 }
@@ -30,7 +47,7 @@ function walk(doc: Document, path: Path): Reached {
   let keyNode: Node | undefined;
   for (const segment of path) {
     if (isMap(node)) {
-      const pair = node.items.find((p) => keyName(p.key) === String(segment));
+      const pair = pairOf(node, String(segment));
       if (pair === undefined) return { node, keyNode, complete: false };
       keyNode = isScalar(pair.key) ? pair.key : undefined;
       node = resolve(doc, pair.value);
@@ -66,7 +83,7 @@ export function locate(doc: Document, lineCounter: LineCounter, path: Path, key?
   const reached = walk(doc, path);
   let offset: number | undefined;
   if (reached.complete && key !== undefined && isMap(reached.node)) {
-    const pair = reached.node.items.find((p) => keyName(p.key) === key);
+    const pair = pairOf(reached.node, key);
     offset = rangeStart(pair?.key) ?? rangeStart(reached.node);
   } else if (reached.complete) {
     const { node } = reached;

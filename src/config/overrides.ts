@@ -2,6 +2,7 @@
 // the parsed-but-unvalidated workload, so the schema validates the combination once, like a file edit would.
 import { parseDocument } from 'yaml';
 import type { WorkloadIssue } from '../errors.js';
+import { clip } from '../util/index.js';
 
 /** Overrides from the command line. `--set`s apply in order, then the shortcuts, so a shortcut wins.
  * Fields may be passed as `undefined` (straight from commander's options): that means "not given". */
@@ -38,7 +39,7 @@ function isMapping(value: unknown): value is Mapping {
 
 function kindOf(value: unknown): string {
   if (Array.isArray(value)) return 'a list';
-  if (typeof value === 'string') return `a string (${JSON.stringify(value)})`;
+  if (typeof value === 'string') return `a string (${clip(JSON.stringify(value))})`;
   return `a ${typeof value} (${String(value)})`;
 }
 
@@ -90,7 +91,7 @@ function parsePath(text: string): string[] | undefined {
 function parseValue(text: string): { value: unknown } | { error: string } {
   const doc = parseDocument(text, { prettyErrors: false });
   const first = doc.errors[0];
-  if (first !== undefined) return { error: `the value ${JSON.stringify(text)} is not valid YAML (${first.message}); quote it if it is a string` };
+  if (first !== undefined) return { error: `the value ${clip(JSON.stringify(text))} is not valid YAML (${first.message}); quote it if it is a string` };
   return { value: doc.toJS({ maxAliasCount: 100 }) as unknown };
 }
 
@@ -120,7 +121,7 @@ export function applyOverrides(input: unknown, overrides: Overrides): OverrideRe
     const eq = entry.indexOf('=');
     const path = eq < 0 ? undefined : parsePath(entry.slice(0, eq));
     if (path === undefined) {
-      issues.push({ where: `--set ${entry}`, field: '', message: 'expected path=value, e.g. --set agents.count=8 (a path is keys joined by dots)' });
+      issues.push({ where: `--set ${clip(entry)}`, field: '', message: 'expected path=value, e.g. --set agents.count=8 (a path is keys joined by dots)' });
       continue;
     }
     const where = `--set ${path.join('.')}`;
@@ -135,11 +136,11 @@ export function applyOverrides(input: unknown, overrides: Overrides): OverrideRe
     const eq = entry.indexOf('=');
     const key = eq < 0 ? '' : entry.slice(0, eq).trim();
     if (key === '') {
-      issues.push({ where: `--label ${entry}`, field: 'labels', message: 'expected key=value, e.g. --label arm=baseline' });
+      issues.push({ where: `--label ${clip(entry)}`, field: 'labels', message: 'expected key=value, e.g. --label arm=baseline' });
       continue;
     }
     // Not through a dotted path: a label key may itself contain dots (`team.name=infra`).
-    apply(`--label ${key}`, ['labels', key], entry.slice(eq + 1));
+    apply(`--label ${clip(key)}`, ['labels', key], entry.slice(eq + 1));
   }
   return { input: base, applied, issues };
 }

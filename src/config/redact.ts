@@ -1,5 +1,8 @@
-// A copy of the resolved workload safe to write to run.json. A workload holds env var NAMES, not secrets, so this
-// is a backstop: any string under a key that looks secret (`*api_key*`, `*token*`, `*password*`, `*secret*`) is masked.
+// A copy of the resolved workload safe to write to run.json, and the secret values a run must never write.
+// A workload holds env var NAMES, not secrets, so masking by key is a backstop: any string under a key that
+// looks secret (`*api_key*`, `*token*`, `*password*`, `*secret*`) is masked, and credentials in any URL are
+// redacted (`https://user:***@host`).
+import { redactUrlCredentials, urlSecrets } from '../util/index.js';
 import type { Workload } from './schema.js';
 
 export const REDACTED = '[redacted]';
@@ -8,6 +11,7 @@ const SECRET_KEY = /api[_-]?key|token|passw(or)?d|secret/i;
 const ENV_NAME_KEY = /_env$/i;
 
 function redact(value: unknown): unknown {
+  if (typeof value === 'string') return redactUrlCredentials(value);
   if (Array.isArray(value)) return value.map(redact);
   if (value === null || typeof value !== 'object') return value;
   const out: Record<string, unknown> = {};
@@ -19,7 +23,29 @@ function redact(value: unknown): unknown {
   return out;
 }
 
-/** A deep copy of `workload` with secret-looking string values replaced by `[redacted]`; the input is untouched. */
+/** A deep copy of `workload` with secret-looking string values replaced by `[redacted]` and URL credentials
+ * by `***`; the input is untouched. */
 export function redactWorkload(workload: Workload): unknown {
   return redact(workload);
+}
+
+function strings(value: unknown, out: string[]): string[] {
+  if (typeof value === 'string') out.push(value);
+  else if (Array.isArray(value)) for (const v of value) strings(v, out);
+  else if (value !== null && typeof value === 'object') for (const v of Object.values(value)) strings(v, out);
+  return out;
+}
+
+/**
+ * The values a run of `workload` must scrub from everything it writes and prints: the API key (the value of
+ * `target.api_key_env`) and the credentials of every URL in the workload (target, `via`, bypass, monitor
+ * targets…), with the Basic tokens made of them.
+ */
+export function workloadSecrets(workload: Workload, env: NodeJS.ProcessEnv = process.env): string[] {
+  const out: string[] = [];
+  const name = workload.target.api_key_env;
+  const key = name === null ? undefined : env[name];
+  if (key !== undefined && key !== '') out.push(key);
+  for (const text of strings(workload, [])) if (text.includes('://') && text.includes('@')) out.push(...urlSecrets(text));
+  return out;
 }

@@ -4,6 +4,8 @@ import { z } from 'zod';
 import { engineFaultSchema } from './engine-faults.js';
 import { gaugeFaultSchema, monitorSchema } from './monitor.js';
 import { parseDurationMs } from './duration.js';
+import { clip } from '../util/index.js';
+import { checkBounds, largestContextTokens, refineIssues, MAX_DURATION_MS, MAX_TOKENS, MAX_WINDOWS } from './bounds.js';
 
 const int = () => z.number().int();
 const nonNegative = () => z.number().min(0);
@@ -239,12 +241,15 @@ export const resultsSchema = z.strictObject({
   compress_rotated: z.boolean().default(true),
 });
 
-/** Pass/fail limits checked at the end of a run; any failure makes exit code 1 and a failing JUnit case. */
+/** Pass/fail limits checked at the end of a run; any failure makes exit code 1 and a failing JUnit case. Beside
+ * them one check is always on: a run where no request ended ok fails (`ok_requests`). */
 export const thresholdsSchema = z.strictObject({
   /** Most hung requests allowed; `null`: hangs never fail the run. @default 0 */
   hangs: int().min(0).nullable().default(0),
-  /** Highest share of requests that errored or hung (0.01 = 1%). @default null */
-  error_rate: z.number().min(0).max(1).nullable().default(null),
+  /** Highest share of requests that ended in error (0.01 = 1%). Hangs are not counted here (`hangs` checks
+   * them), nor requests the run's own stop aborted. `null`: errors never fail the run (a run with no ok
+   * request still does: that check is always on). @default 0.01 */
+  error_rate: z.number().min(0).max(1).nullable().default(0.01),
   /** Highest time-to-first-token p99 over the whole run. @default null */
   ttft_p99_ms: z.number().positive().nullable().default(null),
   /** Highest inter-token gap p99 over the whole run. @default null */
@@ -270,7 +275,9 @@ export const clientMetricsSchema = z.strictObject({
 const durationSchema = z.union([z.string(), z.number()]).nullable().superRefine((value, ctx) => {
   if (value === null) return;
   try {
-    if (parseDurationMs(value) <= 0) ctx.addIssue({ code: 'custom', message: 'must be longer than 0' });
+    const ms = parseDurationMs(value);
+    if (ms <= 0) ctx.addIssue({ code: 'custom', message: 'must be longer than 0' });
+    else if (!(ms <= MAX_DURATION_MS)) ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_DURATION_MS / 86_400_000} days, got ${clip(JSON.stringify(value))}` });
   } catch (error) {
     ctx.addIssue({ code: 'custom', message: error instanceof Error ? error.message : String(error) });
   }
@@ -324,6 +331,38 @@ export const workloadSchema = z
     sweep: sweepSchema.nullable().default(null),
   })
   .superRefine((w, ctx) => {
+    // Times past one Node timer and token counts past 10 M, whatever the field (bounds.ts).
+    const before = ctx.issues.length;
+    checkBounds(w, refineIssues(ctx));
+    const context = largestContextTokens({ rounds: w.agents.rounds, ...w.conversation });
+    // Only once every field is within bounds: a single huge field says it itself.
+    if (ctx.issues.length === before && context > MAX_TOKENS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['agents', 'rounds'],
+        message: `a conversation of ${w.agents.rounds} rounds would grow past ${MAX_TOKENS.toLocaleString('en-US')} tokens (the most a request may carry); use fewer rounds, smaller or slower-growing tool results, or set conversation.max_context_tokens`,
+      });
+    }
+    // A timed run keeps a few figures per window: a year of 0.1 s windows would not fit in memory.
+    for (const [path, text, phases] of [
+      [['duration'], w.duration, 1],
+      [['sweep', 'phase_duration'], w.sweep?.phase_duration ?? null, w.sweep?.agents.length ?? 1],
+    ] as const) {
+      // Nothing more to say about a duration that is wrong in itself.
+      if (text === null || ctx.issues.some((issue) => (issue.path ?? []).join('.') === path.join('.'))) continue;
+      let ms: number;
+      try {
+        ms = parseDurationMs(text);
+      } catch {
+        continue; // reported by the field itself
+      }
+      // `auto` gives any run this long its longest window, 10 s (analysis/windows.ts).
+      const windowS = w.window_s === 'auto' ? 10 : w.window_s;
+      const windows = (ms * phases) / (windowS * 1000);
+      if (windows > MAX_WINDOWS) {
+        ctx.addIssue({ code: 'custom', path: [...path], message: `${clip(String(text))}${phases > 1 ? ` × ${phases} phases` : ''} is ${Math.round(windows).toLocaleString('en-US')} windows of window_s ${w.window_s === 'auto' ? 'auto (10 s)' : `${w.window_s} s`}; at most ${MAX_WINDOWS.toLocaleString('en-US')}: raise window_s` });
+      }
+    }
     if (w.engine.output_tokens_min > w.engine.output_tokens_max) {
       ctx.addIssue({ code: 'custom', path: ['engine', 'output_tokens_min'], message: `must not exceed engine.output_tokens_max (${w.engine.output_tokens_max})` });
     }

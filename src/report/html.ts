@@ -121,6 +121,7 @@ function verdictBar(s: Summary): string {
     `<div class="verdict ${hangs === 0 ? 'good' : 'bad'}"><b>${fmtNum(hangs)}</b> hang${hangs === 1 ? '' : 's'}</div>`,
     `<div class="verdict ${s.totals.errors === 0 ? 'good' : 'warn'}"><b>${fmtNum(s.totals.errors)}</b> error${s.totals.errors === 1 ? '' : 's'}</div>`,
     `<div class="verdict ${s.thresholds.results.length === 0 ? 'muted' : s.thresholds.ok ? 'good' : 'bad'}">thresholds <b>${s.thresholds.results.length === 0 ? 'none set' : s.thresholds.ok ? 'passed' : 'failed'}</b></div>`,
+    ...s.thresholds.results.filter((r) => r.always_on === true && !r.ok).map((r) => `<div class="verdict bad"><b>no request ended ok</b> · ${esc(r.message.replace(/^no request ended ok: /, ''))}</div>`),
     `<div class="verdict ${VERDICT_TONE[s.diagnosis.verdict] ?? 'muted'}">diagnosis <b>${esc(s.diagnosis.verdict)}</b></div>`,
   ];
   return `<div class="verdicts">${items.join('')}</div>`;
@@ -128,29 +129,41 @@ function verdictBar(s: Summary): string {
 
 function totalsSection(s: Summary): string {
   const t = s.totals;
+  const estimated = t.tokens_estimated > 0;
+  const rateEstimated = (s.throughput.tokens_estimated ?? 0) > 0;
   const cards: [string, string, string][] = [
     ['requests', fmtNum(t.requests), `${fmtNum(t.ok)} ok · ${fmtNum(t.errors)} errors · ${fmtNum(t.hangs)} hangs`],
     ['error + hang rate', fmtPct(t.error_rate), ''],
-    ['output tokens/s', fmtNum(s.throughput.output_tokens_per_s, 1), `${fmtNum(s.throughput.requests_per_s, 2)} requests/s`],
-    ['prompt tokens', fmtNum(t.prompt_tokens), `${fmtPct(t.cache_hit_ratio)} cached`],
-    ['completion tokens', fmtNum(t.completion_tokens), t.tokens_estimated > 0 ? `${fmtNum(t.tokens_estimated)} requests estimated` : 'from usage chunks'],
+    ['output tokens/s', `${rateEstimated ? '~' : ''}${fmtNum(s.throughput.output_tokens_per_s, 1)}`, `${rateEstimated ? 'estimated (no usage chunk) · ' : ''}${fmtNum(s.throughput.requests_per_s, 2)} requests/s`],
+    t.ok === 0 ? ['prompt tokens', '–', 'no request ended ok'] : ['prompt tokens', `${estimated ? '~' : ''}${fmtNum(t.prompt_tokens)}`, t.cache_hit_ratio !== null ? `${fmtPct(t.cache_hit_ratio)} cached` : t.ok > 0 && t.tokens_estimated >= t.ok ? 'cached: unknown (no usage chunk)' : 'cached: not reported by the server'],
+    t.ok === 0 ? ['completion tokens', '–', 'no request ended ok'] : ['completion tokens', `${estimated ? '~' : ''}${fmtNum(t.completion_tokens)}`, estimated ? `estimated for ${fmtNum(t.tokens_estimated)} requests (no usage chunk: from the text)` : 'from usage chunks'],
     ['sockets', fmtNum(s.connections.distinct), `${fmtNum(s.connections.requests_on_reused)} requests on reused · max ${fmtNum(s.connections.max_requests_per_connection)}/socket`],
   ];
+  if (s.finish_reasons !== undefined) cards.push(['tool calls', fmtNum(t.tool_calls ?? 0), `finish: ${Object.entries(s.finish_reasons).sort(([, a], [, b]) => b - a).map(([k, v]) => `${k} ${v}`).join(' · ') || 'none'}`]);
+  const c = s.conversations;
+  if (c !== undefined && c.context_capped > 0) {
+    cards.push(['ended at the context cap', fmtNum(c.context_capped), `${c.requests_planned === null ? '' : `${fmtNum(c.rounds_sent)} of ${fmtNum(c.requests_planned)} planned requests ran · `}${fmtNum(c.rounds_not_sent)} rounds not sent`]);
+  }
   const html = cards.map(([k, v, sub]) => `<div class="card"><div class="card-k">${esc(k)}</div><div class="card-v">${esc(v)}</div><div class="card-s">${esc(sub)}</div></div>`).join('');
   return `<section id="totals"><h2>Totals</h2><div class="cards">${html}</div></section>`;
 }
 
 function roundsTable(s: Summary): string {
   if (s.phases.length === 0) return '';
-  const head = ['phase', 'round', 'req', 'ok', 'err', 'hang', 'prompt tok', 'cached', 'TTFT p50', 'TTFT p99', 'ITL p50', 'ITL p99', 'e2e p50', 'e2e p99', 'tok/s/stream'];
+  const head = ['phase', 'round', 'req', 'ok', 'err', 'hang', 'prompt tok', 'cached', 'tool calls', 'TTFT p50', 'TTFT p99', 'ITL p50', 'ITL p99', 'e2e p50', 'e2e p99', 'tok/s/stream'];
   const rows: string[][] = [];
   for (const p of s.phases) {
     for (const r of p.rounds) {
-      rows.push([esc(p.phase), String(r.round), fmtNum(r.requests), fmtNum(r.ok), fmtNum(r.errors), r.hangs > 0 ? `<b class="bad-text">${r.hangs}</b>` : '0', fmtNum(r.prompt_tokens_mean), fmtNum(r.cached_tokens_mean), fmtMs(r.ttft.p50_ms, r.ttft.count), fmtMs(r.ttft.p99_ms, r.ttft.count), fmtMs(r.itl.p50_ms, r.itl.count), fmtMs(r.itl.p99_ms, r.itl.count), fmtMs(r.e2e.p50_ms, r.e2e.count), fmtMs(r.e2e.p99_ms, r.e2e.count), r.stream_tokens_per_s_mean === 0 ? '–' : r.stream_tokens_per_s_mean.toFixed(1)]);
+      const est = (r.tokens_estimated ?? 0) > 0 ? '~' : '';
+      // Token figures are over ok answers: a round with none has none to show.
+      const none = r.ok === 0;
+      const cached = none ? '–' : r.cached_tokens_mean === null ? '<span class="muted-text">not reported</span>' : fmtNum(r.cached_tokens_mean);
+      rows.push([esc(p.phase), String(r.round), fmtNum(r.requests), fmtNum(r.ok), fmtNum(r.errors), r.hangs > 0 ? `<b class="bad-text">${r.hangs}</b>` : '0', none ? '–' : `${est}${fmtNum(r.prompt_tokens_mean)}`, cached, none || r.tool_calls === undefined ? '–' : fmtNum(r.tool_calls), fmtMs(r.ttft.p50_ms, r.ttft.count), fmtMs(r.ttft.p99_ms, r.ttft.count), fmtMs(r.itl.p50_ms, r.itl.count), fmtMs(r.itl.p99_ms, r.itl.count), fmtMs(r.e2e.p50_ms, r.e2e.count), fmtMs(r.e2e.p99_ms, r.e2e.count), r.stream_tokens_per_s_mean === 0 ? '–' : `${est}${r.stream_tokens_per_s_mean.toFixed(1)}`]);
     }
-    rows.push([`<b>${esc(p.phase)}</b>`, '<b>all</b>', fmtNum(p.requests), fmtNum(p.ok), fmtNum(p.errors), fmtNum(p.hangs), '', '', fmtMs(p.ttft.p50_ms, p.ttft.count), fmtMs(p.ttft.p99_ms, p.ttft.count), fmtMs(p.itl.p50_ms, p.itl.count), fmtMs(p.itl.p99_ms, p.itl.count), fmtMs(p.e2e.p50_ms, p.e2e.count), fmtMs(p.e2e.p99_ms, p.e2e.count), '']);
+    rows.push([`<b>${esc(p.phase)}</b>`, '<b>all</b>', fmtNum(p.requests), fmtNum(p.ok), fmtNum(p.errors), fmtNum(p.hangs), '', '', '', fmtMs(p.ttft.p50_ms, p.ttft.count), fmtMs(p.ttft.p99_ms, p.ttft.count), fmtMs(p.itl.p50_ms, p.itl.count), fmtMs(p.itl.p99_ms, p.itl.count), fmtMs(p.e2e.p50_ms, p.e2e.count), fmtMs(p.e2e.p99_ms, p.e2e.count), '']);
   }
-  return `<details open><summary>Per-round figures (latencies in ms)</summary>${table(head, rows, head.map((_, i) => i > 1))}</details>`;
+  const notes = [s.totals.cached_tokens === null && s.totals.ok > 0 ? 'cached tokens: not reported by the server (SGLang reports them only with --enable-cache-report)' : null, s.totals.tokens_estimated > 0 ? '~: token counts in part estimated by the client (no usage chunk)' : null].filter((x) => x !== null);
+  return `<details open><summary>Per-round figures (latencies in ms)</summary>${table(head, rows, head.map((_, i) => i > 1))}${notes.length === 0 ? '' : `<p class="chart-note">${notes.map(esc).join(' · ')}</p>`}</details>`;
 }
 
 function latencySection(d: ReportData): string {
@@ -232,8 +245,23 @@ function hangsSection(d: ReportData): string {
 
 function errorsSection(s: Summary): string {
   const e = Object.entries(s.errors_by_class).sort(([, a], [, b]) => b - a);
-  const body = e.length === 0 ? empty('no errors') : table(['class', 'requests', 'share of requests'], e.map(([k, v]) => [`<code>${esc(k)}</code>`, fmtNum(v), fmtPct(s.totals.requests === 0 ? 0 : v / s.totals.requests)]), [false, true, true]);
-  return `<section id="errors"><h2>Errors by class</h2>${body}</section>`;
+  const first = new Map((s.first_errors ?? []).map((f) => [f.class, f]));
+  const rows = e.map(([k, v]) => {
+    const f = first.get(k);
+    const where = f === undefined ? '–' : `${fmtNum(f.run_ms / 1000, 1)} s · ${esc(f.conversation)} round ${f.round}`;
+    return [`<code>${esc(k)}</code>`, fmtNum(v), fmtPct(s.totals.requests === 0 ? 0 : v / s.totals.requests), f?.http_status == null ? '–' : String(f.http_status), f?.url_path == null ? '–' : `<code>${esc(f.url_path)}</code>`, where, `<span class="event-text">${esc(f?.message ?? '')}</span>`];
+  });
+  const body = e.length === 0 ? empty('no errors') : table(['class', 'requests', 'share of requests', 'first: HTTP', 'path', 'when, which', 'message (the first of its class)'], rows, [false, true, true, true, false, false, false]);
+  const warnings = s.warnings ?? [];
+  const warn =
+    warnings.length === 0
+      ? ''
+      : `<h3>Warnings (the answers still counted as ok)</h3>${table(
+          ['warning', 'ok answers', 'first', 'meaning'],
+          warnings.map((w) => [`<code>${esc(w.class)}</code>`, fmtNum(w.count), `${fmtNum(w.first.run_ms / 1000, 1)} s · ${esc(w.first.conversation)} round ${w.first.round}`, esc(w.meaning)]),
+          [false, true, false, false],
+        )}`;
+  return `<section id="errors"><h2>Errors by class</h2>${body}${warn}</section>`;
 }
 
 function diagnosisSection(d: ReportData): string {
@@ -252,7 +280,8 @@ function diagnosisSection(d: ReportData): string {
 
 function thresholdsSection(s: Summary): string {
   const r = s.thresholds.results;
-  const body = r.length === 0 ? empty('no thresholds were set in the workload') : table(['threshold', 'limit', 'actual', 'result', 'message'], r.map((t) => [`<code>${esc(t.name)}</code>`, fmtNum(t.limit, 3), fmtNum(t.actual, 3), badge(t.ok ? 'pass' : 'fail', t.ok ? 'good' : 'bad'), esc(t.message)]), [false, true, true, false, false]);
+  const name = (t: (typeof r)[number]): string => `<code>${esc(t.name)}</code>${t.always_on === true ? ` ${badge('always on', 'muted')}` : ''}${t.estimated === true ? ` ${badge('estimated', 'warn')}` : ''}`;
+  const body = r.length === 0 ? empty('no thresholds were set in the workload') : table(['threshold', 'limit', 'actual', 'result', 'message'], r.map((t) => [name(t), fmtNum(t.limit, 3), fmtNum(t.actual, 3), badge(t.ok ? 'pass' : 'fail', t.ok ? 'good' : 'bad'), esc(t.message)]), [false, true, true, false, false]);
   return `<section id="thresholds"><h2>Thresholds</h2>${body}</section>`;
 }
 
@@ -323,6 +352,7 @@ tbody tr:nth-child(even){background:#f8fafc}
 tbody tr:last-child td{border-bottom:none}
 .empty-note{color:var(--muted);font-style:italic}
 .bad-text{color:var(--bad)}
+.muted-text{color:var(--muted)}
 .count{font-size:14px;background:var(--bad-bg);color:var(--bad);border-radius:999px;padding:1px 9px;vertical-align:middle}
 .evidence li{margin:2px 0}
 .event-text{font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow-wrap:anywhere}

@@ -1,5 +1,6 @@
-// junit.xml: the run's verdict in the format every CI shows natively — one test case per threshold, one
-// for "no hangs" (always), and one for "run completed" — so a nightly run's failures read as test failures.
+// junit.xml: the run's verdict in the format every CI shows natively — one test case per threshold (and
+// the always-on `ok_requests`), one for "no hangs" (always), and one for "run completed" — so a nightly
+// run's failures read as test failures, with the first error of each class as their evidence.
 import type { Summary } from '../analysis/index.js';
 
 /** XML text/attribute escaping; characters XML 1.0 cannot carry at all (most C0 controls) are dropped. */
@@ -42,11 +43,14 @@ export function junitCases(s: Summary): Case[] {
     name: 'no hangs',
     failure: s.totals.hangs === 0 ? null : { type: 'hangs', ...hangDetail(s) },
   });
+  // The first error of each class: what a CI log should show next to a failed error check.
+  const firstErrors = (s.first_errors ?? []).map((e) => `first ${e.class} (×${e.count})${e.http_status === null ? '' : `, HTTP ${e.http_status}`}${e.url_path === null ? '' : ` on ${e.url_path}`}: ${e.message}`);
   for (const t of s.thresholds.results) {
+    const estimated = t.estimated === true ? '\n(estimated: some token counts came from the text, no usage chunk)' : '';
     cases.push({
       classname: `${base}.thresholds`,
-      name: t.name,
-      failure: t.ok ? null : { type: 'threshold', message: t.message, body: `${t.message}\nlimit ${t.limit}, actual ${t.actual}` },
+      name: t.always_on === true ? `${t.name} (always on)` : t.name,
+      failure: t.ok ? null : { type: 'threshold', message: t.message, body: [`${t.message}`, `limit ${t.limit}, actual ${t.actual}${estimated}`, ...firstErrors].join('\n') },
     });
   }
   // A run that did not finish (interrupted, failed, killed) did not measure what it set out to.

@@ -24,29 +24,87 @@ function table(rows: string[][], rightAlign: boolean[]): string {
   return rows.map((r) => r.map((c, i) => (rightAlign[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
 }
 
+/** Marks a token figure that is in part the client's estimate (no usage chunk). */
+const ESTIMATED = '~';
+/** A cached-token figure the server did not report. */
+const NOT_REPORTED = 'n/r';
+
 function phaseTable(p: PhaseSummary): string {
-  const head = ['round', 'req', 'ok', 'err', 'hang', 'prompt tok', 'cached', 'ttft p50', 'ttft p99', 'itl p50', 'itl p99', 'e2e p50', 'e2e p99', 'tok/s/stream'];
+  const head = ['round', 'req', 'ok', 'err', 'hang', 'prompt tok', 'cached', 'tools', 'ttft p50', 'ttft p99', 'itl p50', 'itl p99', 'e2e p50', 'e2e p99', 'tok/s/stream'];
   const rows = [head];
   for (const r of p.rounds) {
+    const est = (r.tokens_estimated ?? 0) > 0 ? ESTIMATED : '';
+    // Token figures are over ok answers: a round with none has none to show.
+    const none = r.ok === 0;
     rows.push([
       String(r.round),
       String(r.requests),
       String(r.ok),
       String(r.errors),
       String(r.hangs),
-      fmtInt(r.prompt_tokens_mean),
-      fmtInt(r.cached_tokens_mean),
+      none ? NONE : `${est}${fmtInt(r.prompt_tokens_mean)}`,
+      none ? NONE : r.cached_tokens_mean === null ? NOT_REPORTED : fmtInt(r.cached_tokens_mean),
+      none || r.tool_calls === undefined ? NONE : String(r.tool_calls),
       fmtMs(r.ttft.p50_ms, r.ttft.count),
       fmtMs(r.ttft.p99_ms, r.ttft.count),
       fmtMs(r.itl.p50_ms, r.itl.count),
       fmtMs(r.itl.p99_ms, r.itl.count),
       fmtMs(r.e2e.p50_ms, r.e2e.count),
       fmtMs(r.e2e.p99_ms, r.e2e.count),
-      r.stream_tokens_per_s_mean === 0 ? NONE : r.stream_tokens_per_s_mean.toFixed(1),
+      r.stream_tokens_per_s_mean === 0 ? NONE : `${est}${r.stream_tokens_per_s_mean.toFixed(1)}`,
     ]);
   }
-  rows.push(['all', String(p.requests), String(p.ok), String(p.errors), String(p.hangs), '', '', fmtMs(p.ttft.p50_ms, p.ttft.count), fmtMs(p.ttft.p99_ms, p.ttft.count), fmtMs(p.itl.p50_ms, p.itl.count), fmtMs(p.itl.p99_ms, p.itl.count), fmtMs(p.e2e.p50_ms, p.e2e.count), fmtMs(p.e2e.p99_ms, p.e2e.count), '']);
+  const tools = p.rounds.reduce((sum, r) => sum + (r.tool_calls ?? 0), 0);
+  rows.push(['all', String(p.requests), String(p.ok), String(p.errors), String(p.hangs), '', '', String(tools), fmtMs(p.ttft.p50_ms, p.ttft.count), fmtMs(p.ttft.p99_ms, p.ttft.count), fmtMs(p.itl.p50_ms, p.itl.count), fmtMs(p.itl.p99_ms, p.itl.count), fmtMs(p.e2e.p50_ms, p.e2e.count), fmtMs(p.e2e.p99_ms, p.e2e.count), '']);
   return table(rows, head.map((_, i) => i > 0));
+}
+
+/** The table's legend: units, and what `n/r` and `~` mean when they appear. */
+function legend(s: Summary): string {
+  const parts = ['latencies in ms', 'tools: tool calls in ok answers'];
+  if (s.totals.cached_tokens === null && s.totals.ok > 0) parts.push(`${NOT_REPORTED}: cached tokens not reported by the server`);
+  if (s.totals.tokens_estimated > 0) parts.push(`${ESTIMATED}: token counts in part estimated (no usage chunk)`);
+  return `(${parts.join('; ')})`;
+}
+
+/** `12,345 prompt (31.0% cached), 2,345 completion`: cached tokens the server did not report said so, and
+ * counts the client estimated (no usage chunk) marked `~` and explained. */
+function tokensLine(s: Summary): string {
+  const t = s.totals;
+  if (t.ok === 0) return 'none counted (no request ended ok)';
+  const est = t.tokens_estimated > 0 ? ESTIMATED : '';
+  const cached =
+    t.cache_hit_ratio !== null
+      ? `${(t.cache_hit_ratio * 100).toFixed(1)}% cached`
+      : t.tokens_estimated >= t.ok
+        ? 'cached tokens unknown: no usage chunk'
+        : 'cached tokens not reported by the server; SGLang reports them only with --enable-cache-report';
+  const estimated = est === '' ? '' : `  ·  ${ESTIMATED} estimated for ${t.tokens_estimated} of ${t.ok} requests (no usage chunk): from the request body and the streamed text, 4 characters a token`;
+  return `${est}${fmtInt(t.prompt_tokens)} prompt (${cached}), ${est}${fmtInt(t.completion_tokens)} completion${estimated}`;
+}
+
+/** `finish stop 20, tool_calls 12  ·  12 tool calls`: how the answers ended. */
+function answersLine(s: Summary): string | null {
+  const reasons = s.finish_reasons;
+  if (reasons === undefined || Object.keys(reasons).length === 0) return null;
+  const tools = s.totals.tool_calls === undefined ? '' : `  ·  ${s.totals.tool_calls} tool calls in ${s.totals.ok} ok answers`;
+  return `finish ${counts(reasons)}${tools}`;
+}
+
+/** One line per error class: its count, and the first one's where and what (the server's own message). */
+function firstErrorLines(s: Summary): string[] {
+  return (s.first_errors ?? []).map((e) => {
+    const where = [`at ${(e.run_ms / 1000).toFixed(1)} s`, `${e.conversation} round ${e.round}`, e.http_status === null ? null : `HTTP ${e.http_status}`, e.url_path].filter((x) => x !== null).join(', ');
+    return `           · ${e.class} ×${e.count}, first ${where}: ${e.message}`;
+  });
+}
+
+/** `12 of 32 planned requests ran: 5 conversations ended at the context cap`, when any did. */
+function contextCapLine(s: Summary): string | null {
+  const c = s.conversations;
+  if (c === undefined || c.context_capped === 0) return null;
+  const ended = `${c.context_capped} conversation${c.context_capped === 1 ? '' : 's'} ended at the context cap (conversation.max_context_tokens), ${c.rounds_not_sent} round${c.rounds_not_sent === 1 ? '' : 's'} not sent`;
+  return c.requests_planned === null ? ended : `${c.rounds_sent} of ${c.requests_planned} planned requests ran: ${ended}`;
 }
 
 function counts(record: Record<string, number>): string {
@@ -75,8 +133,8 @@ function bySocketUse(byNth: Record<string, number>): string {
 /** `3 passed` or `FAILED 1 of 3: ttft p99 6120 ms > limit 5000 ms`, each failed limit named. */
 function thresholdsLine(t: Summary['thresholds']): string {
   const failed = t.results.filter((r) => !r.ok);
-  if (failed.length === 0) return t.results.length === 0 ? 'none set' : `${t.results.length} passed (${t.results.map((r) => r.name).join(', ')})`;
-  return `FAILED ${failed.length} of ${t.results.length}: ${failed.map((r) => `${r.name}: ${r.message}`).join('; ')}`;
+  if (failed.length === 0) return t.results.length === 0 ? 'none set' : `${t.results.length} passed (${t.results.map((r) => `${r.name}${r.estimated === true ? ' (estimated)' : ''}`).join(', ')})`;
+  return `FAILED ${failed.length} of ${t.results.length}: ${failed.map((r) => `${r.name}${r.always_on === true ? ' (always on, whatever the thresholds)' : ''}: ${r.message}`).join('; ')}`;
 }
 
 const DIAGNOSIS_MEANING: Record<Summary['diagnosis']['verdict'], string> = {
@@ -117,14 +175,21 @@ export function formatSummary(s: Summary, dir: string, options: FormatOptions = 
   for (const p of s.phases) {
     const warm = p.warmup === undefined ? '' : `  (warm-up: ${p.warmup.requests} requests left out of these figures)`;
     if (s.phases.length > 1 || p.warmup !== undefined) out.push(`\nphase ${p.phase}${warm}`);
-    out.push('', phaseTable(p), '(latencies in ms)');
+    out.push('', phaseTable(p), legend(s));
   }
   const t = s.totals;
   out.push('');
-  out.push(`requests   ${t.requests} (${t.ok} ok, ${t.errors} error${t.errors === 1 ? '' : 's'}, ${t.hangs} hang${t.hangs === 1 ? '' : 's'})  ·  ${s.throughput.output_tokens_per_s.toFixed(1)} output tokens/s  ·  ${s.throughput.requests_per_s.toFixed(2)} requests/s`);
-  out.push(`tokens     ${fmtInt(t.prompt_tokens)} prompt (${(t.cache_hit_ratio * 100).toFixed(1)}% cached), ${fmtInt(t.completion_tokens)} completion${t.tokens_estimated > 0 ? `  ·  ${t.tokens_estimated} requests with estimated counts (no usage chunk)` : ''}`);
+  const estimatedRate = (s.throughput.tokens_estimated ?? 0) > 0 ? ESTIMATED : '';
+  out.push(`requests   ${t.requests} (${t.ok} ok, ${t.errors} error${t.errors === 1 ? '' : 's'}, ${t.hangs} hang${t.hangs === 1 ? '' : 's'})  ·  ${estimatedRate}${s.throughput.output_tokens_per_s.toFixed(1)} output tokens/s${estimatedRate === '' ? '' : ' (estimated)'}  ·  ${s.throughput.requests_per_s.toFixed(2)} requests/s`);
+  const capped = contextCapLine(s);
+  if (capped !== null) out.push(`planned    ${capped}`);
+  out.push(`tokens     ${tokensLine(s)}`);
+  const answers = answersLine(s);
+  if (answers !== null) out.push(`answers    ${answers}`);
   out.push(`sockets    ${s.connections.distinct} distinct, ${s.connections.requests_on_reused} requests on reused keep-alive sockets, up to ${s.connections.max_requests_per_connection} per socket`);
+  for (const w of s.warnings ?? []) out.push(`warning    ${w.class} on ${w.count} ok answer${w.count === 1 ? '' : 's'} (first ${w.first.conversation} round ${w.first.round}): ${w.meaning}`);
   out.push(`errors     ${counts(s.errors_by_class)}`);
+  out.push(...firstErrorLines(s));
   out.push(`hangs      ${s.hangs.total === 0 ? 'none' : `${s.hangs.total}: by phase ${counts(s.hangs.by_phase as Record<string, number>)}; by round ${counts(s.hangs.by_round)}; ${bySocketUse(s.hangs.by_connection_reuse)}`}`);
   out.push(`client     ${clientLine(s.client)}`);
   const windows = windowsLine(s);

@@ -2,6 +2,7 @@
 // logged, and the run (whose data is already on disk) is not failed by it.
 import type { Summary } from '../analysis/index.js';
 import { resultPath, writeTextAtomic } from '../results/index.js';
+import { redactUrlCredentials } from '../util/index.js';
 import { collectReportData } from './data.js';
 import { renderReportHtml } from './html.js';
 import { renderJunit } from './junit.js';
@@ -16,8 +17,11 @@ export interface WrittenReports {
   errors: unknown[];
 }
 
-export async function writeReports(dir: string, summary: Summary, options: { notes?: readonly string[]; log?: (line: string) => void } = {}): Promise<WrittenReports> {
+/** @param options.scrub applied to each file's text before it is written (the run's secret scrubber);
+ * default: URL credentials redacted. */
+export async function writeReports(dir: string, summary: Summary, options: { notes?: readonly string[]; log?: (line: string) => void; scrub?: (text: string) => string } = {}): Promise<WrittenReports> {
   const out: WrittenReports = { report: null, junit: null, problems: [], errors: [] };
+  const scrub = options.scrub ?? redactUrlCredentials;
   const fail = (file: string, error: unknown): void => {
     const line = `${file} not written: ${error instanceof Error ? error.message : String(error)}`;
     out.problems.push(line);
@@ -27,7 +31,7 @@ export async function writeReports(dir: string, summary: Summary, options: { not
   // JUnit first: it needs only the summary, so CI gets its verdict even if the HTML cannot be built.
   try {
     const path = resultPath(dir, 'junit');
-    writeTextAtomic(path, renderJunit(summary));
+    writeTextAtomic(path, scrub(renderJunit(summary)));
     out.junit = path;
   } catch (error) {
     fail('junit.xml', error);
@@ -35,7 +39,7 @@ export async function writeReports(dir: string, summary: Summary, options: { not
   try {
     const data = await collectReportData(dir, summary, { notes: options.notes ?? [] });
     const path = resultPath(dir, 'report');
-    writeTextAtomic(path, renderReportHtml(data));
+    writeTextAtomic(path, scrub(renderReportHtml(data)));
     out.report = path;
   } catch (error) {
     fail('report.html', error);

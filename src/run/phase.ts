@@ -10,6 +10,7 @@ import { realClock } from '../watchdog/index.js';
 import type { HangEvent, PathKind, RunEvent } from '../types/index.js';
 import type { RunBus } from './bus.js';
 import { shardAgents, type Shard } from './shard.js';
+import { longTimeout } from '../util/index.js';
 
 export interface PhasePlan {
   /** `main`, or `c<agents>` for a sweep level. */
@@ -107,7 +108,8 @@ export async function runPhase(ctx: PhaseRunContext, plan: PhasePlan): Promise<v
   const endPhase = (): void => phaseStop.abort();
   if (ctx.stop.aborted) endPhase();
   ctx.stop.addEventListener('abort', endPhase, { once: true });
-  const timer = plan.durationMs === null ? null : setTimeout(endPhase, plan.durationMs);
+  // A chained timer: a `duration` past 24.8 days (one Node timer) still ends when it says.
+  const timer = plan.durationMs === null ? null : longTimeout(endPhase, plan.durationMs);
   const agents: Promise<number>[] = [];
   const stagger = plan.agents > 1 ? workload.agents.start_stagger_ms / (plan.agents - 1) : 0;
   // Agent indices are global (a shard runs i, i+N…); lanes are this process's own, 0 to its agent count.
@@ -121,6 +123,9 @@ export async function runPhase(ctx: PhaseRunContext, plan: PhasePlan): Promise<v
       endpoint: ctx.endpoint,
       headers: ctx.headers,
       runStartMs: ctx.runStartMs,
+      // A connect-level failure on a proxied path is the proxy's (`proxy_unreachable`): the CONNECT proxy, or
+      // the TLS proxy the requests are sent to.
+      proxyUrl: ctx.transport.options.connectProxy ?? (ctx.path === 'proxy' ? ctx.transport.options.url : null),
       onGap: (gap) => {
         const now = current.get(i);
         if (now === undefined) ctx.histograms.recordMs('itl', plan.name, 0, gap);
@@ -154,7 +159,7 @@ export async function runPhase(ctx: PhaseRunContext, plan: PhasePlan): Promise<v
   try {
     await Promise.all(agents);
   } finally {
-    if (timer !== null) clearTimeout(timer);
+    timer?.clear();
     ctx.stop.removeEventListener('abort', endPhase);
   }
 }

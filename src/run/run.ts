@@ -1,27 +1,30 @@
-// One run, start to end: results folder, embedded engine when no target, transport, agents, client
-// sampling, and the files at the end. Everything is bounded in time; every outcome is written.
+// One run, start to end: results folder, embedded engine when no target, transport, the preflight, agents,
+// client sampling, and the files at the end. Everything is bounded in time; every outcome is written; whatever
+// throws, what the run started is closed.
 import { hostname, cpus, platform } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { setMaxListeners } from 'node:events';
 import type { Workload } from '../config/index.js';
-import { redactWorkload } from '../config/index.js';
+import { redactWorkload, workloadSecrets } from '../config/index.js';
 import { startEngine, type EngineHandle } from '../engine/index.js';
 import { Transport, ConnectionTracker } from '../transport/index.js';
-import { resolveTools, systemPrompt, classifyTransportError } from '../agent/index.js';
+import { resolveTools, systemPrompt } from '../agent/index.js';
 import { SummaryBuilder, plannedLengthS, type Summary } from '../analysis/index.js';
 import { backstopTimeouts } from '../watchdog/index.js';
 import { LatestGauges } from '../monitor/index.js';
 import { createRunFolder, resultPath, writeJsonAtomic, writeJsonLastResort } from '../results/index.js';
 import { writeReports } from '../report/index.js';
 import { RESULTS_SCHEMA_VERSION, type PathKind, type RunEvent } from '../types/index.js';
-import { ResultsError, ServerStartError, TargetUnreachableError, UsageError } from '../errors.js';
+import { ResultsError, ServerStartError, UsageError } from '../errors.js';
 import { VERSION } from '../version.js';
+import { SecretScrubber } from '../util/index.js';
 import { RunBus } from './bus.js';
 import { EventSinks, type WriterTuning } from './sinks.js';
 import { ClientSampler } from './client-sampler.js';
 import { servicesFor, type RunContext, type RunService } from './services.js';
 import { openRoute, type Route } from './route.js';
-import { planPhases, laneCount, runPhase, type PhaseRunContext } from './phase.js';
+import { planPhases, plannedRequests, laneCount, runPhase, type PhaseRunContext } from './phase.js';
+import { runPreflight, preflightFailure, preflightLine } from './preflight.js';
 import { shardAgents, type Shard } from './shard.js';
 import { runInWorkers, workerCount } from './workers.js';
 
@@ -42,6 +45,10 @@ export interface RunOptions {
   log?: (line: string) => void;
   /** Run only this shard's agents (`--shard i/N`); recorded in run.json for `roundload merge`. */
   shard?: Shard | null;
+  /** Send the preflight chat request (and read the model list) before the agents start; a failure ends the
+   * run with `PreflightError` / `TargetUnreachableError` (exit 3). Skipped for the embedded engine reached
+   * directly. `--no-preflight` sets it false. @default true */
+  preflight?: boolean;
   /** The results writer's queue bound and test hooks (a slow disk). */
   writer?: WriterTuning;
 }
@@ -54,13 +61,11 @@ export interface RunResult {
 
 /** Grace for in-flight requests after a stop before their sockets are destroyed. */
 const STOP_GRACE_MS = 2000;
-const PREFLIGHT_TIMEOUT_MS = 5000;
 const CLIENT_SAMPLE_MS = 1000;
 /** How long the end of a run waits for the results writer to drain: a stalled volume cannot hold it for ever;
  * a run stopped by a signal (a pod being killed, say) waits less. */
 const DRAIN_MS = 120_000;
 const DRAIN_AFTER_SIGNAL_MS = 15_000;
-const UNREACHABLE = new Set(['connection_refused', 'dns', 'connect_timeout']);
 
 function resolveHeaders(workload: Workload): Record<string, string> {
   const name = workload.target.api_key_env;
@@ -70,27 +75,78 @@ function resolveHeaders(workload: Workload): Record<string, string> {
   return { authorization: `Bearer ${key}` };
 }
 
+/**
+ * What a run has started and must stop, newest first: whatever throws, at any step, `run()` (in a `finally`)
+ * closes each once, bounded by the closer itself, logging (never throwing) what did not close cleanly.
+ */
+class Started {
+  readonly #closers: { name: string; close: () => unknown }[] = [];
+  readonly #log: (line: string) => void;
+
+  constructor(log: (line: string) => void) {
+    this.#log = log;
+  }
+
+  add(name: string, close: () => unknown): void {
+    this.#closers.push({ name, close });
+  }
+
+  /** Closes everything added so far, newest first; closers added later are left for the next call. */
+  async run(): Promise<void> {
+    while (this.#closers.length > 0) {
+      const { name, close } = this.#closers.pop()!;
+      try {
+        await close();
+      } catch (error) {
+        this.#log(`${name} did not stop cleanly: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+  }
+}
+
 export async function executeRun(options: RunOptions): Promise<RunResult> {
   const { workload } = options;
-  const log = options.log ?? (() => {});
+  // The API key and URL credentials never reach a file or the log: every line is scrubbed on its way out.
+  const scrubber = new SecretScrubber(workloadSecrets(workload));
+  const log = (line: string): void => options.log?.(scrubber.text(line));
   const headers = resolveHeaders(workload);
   const dir = createRunFolder({ out: options.out, root: options.resultsRoot ?? 'results', name: workload.name });
   const startedAt = new Date();
   const runStartMs = performance.now();
+  const started = new Started(log);
+  try {
+    return await runStarted(options, { log, scrubber, headers, dir, startedAt, runStartMs, started });
+  } finally {
+    // A setup step that threw leaves nothing listening: the engine, the hop, the services, the sockets.
+    await started.run();
+  }
+}
+
+interface RunSetup {
+  log: (line: string) => void;
+  scrubber: SecretScrubber;
+  headers: Record<string, string>;
+  dir: string;
+  startedAt: Date;
+  runStartMs: number;
+  started: Started;
+}
+
+async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResult> {
+  const { workload } = options;
+  const { log, scrubber, headers, dir, startedAt, runStartMs, started } = setup;
   let engine: EngineHandle | null = null;
   if (workload.target.url === null) {
-    engine = await startEngine({ settings: workload.engine, modelName: workload.target.model });
-    log(`embedded engine on ${engine.url}`);
+    const embedded = await startEngine({ settings: workload.engine, modelName: workload.target.model });
+    engine = embedded;
+    started.add('the embedded engine', () => embedded.close());
+    log(`embedded engine on ${embedded.url}`);
   }
   const targetUrl = workload.target.url ?? engine!.url;
+  const bus = new RunBus();
   // The path requests take (direct, the built-in hop, a proxy) and where they go: decided once, here.
-  let route: Route;
-  try {
-    route = await openRoute(workload, targetUrl, { onFault: (f) => bus.emit({ kind: 'hop_fault', t: new Date().toISOString(), run_ms: Math.round(performance.now() - runStartMs), ...f }) });
-  } catch (error) {
-    if (engine !== null) await engine.close();
-    throw error;
-  }
+  const route: Route = await openRoute(workload, targetUrl, { onFault: (f) => bus.emit({ kind: 'hop_fault', t: new Date().toISOString(), run_ms: Math.round(performance.now() - runStartMs), ...f }) });
+  started.add('the route', () => route.close());
   const path: PathKind = route.path;
   if (path !== 'direct') log(`path: ${route.description}`);
 
@@ -110,15 +166,8 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
     host: { hostname: hostname(), platform: platform(), cpus: cpus().length },
     workload: redactWorkload(workload),
   };
-  try {
-    writeJsonAtomic(resultPath(dir, 'manifest'), manifest);
-  } catch (error) {
-    await route.close();
-    if (engine !== null) await engine.close();
-    throw error;
-  }
+  writeJsonAtomic(resultPath(dir, 'manifest'), scrubber.value(manifest));
 
-  const bus = new RunBus();
   const maxFileMb = workload.results.max_file_mb;
   // A results file that cannot be written (the disk filled up) stops the run: it ends `failed`, exit 4.
   let writeFailure: ResultsError | null = null;
@@ -126,6 +175,7 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
     maxFileBytes: maxFileMb === null ? null : maxFileMb * 1024 * 1024,
     compress: workload.results.compress_rotated,
     log,
+    scrub: (line) => scrubber.text(line),
     onFailure: (error) => {
       writeFailure ??= error;
       log(`roundload: ${error.message}: stopping the run`);
@@ -134,7 +184,9 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
     ...(options.writer === undefined ? {} : { writer: options.writer }),
   });
   sinks.attach(bus);
-  const summary = new SummaryBuilder({ itlFromRecords: false, windowS: workload.window_s, plannedS: plannedLengthS(workload), thresholds: workload.thresholds, pinAfterS: workload.monitor.pin_after_s });
+  let sinksOpen = true;
+  started.add('the results files', () => (sinksOpen ? sinks.close({ drainTimeoutMs: DRAIN_AFTER_SIGNAL_MS, settleMs: 0 }) : undefined));
+  const summary = new SummaryBuilder({ itlFromRecords: false, windowS: workload.window_s, plannedS: plannedLengthS(workload), thresholds: workload.thresholds, pinAfterS: workload.monitor.pin_after_s, plannedRequests: plannedRequests(workload, options.shard ?? null) });
   const latestGauges = new LatestGauges();
   bus.on('scrape', (e) => {
     summary.addScrape(e);
@@ -153,21 +205,9 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   if (options.onEvent !== undefined) bus.onAny(options.onEvent);
 
   const tracker = new ConnectionTracker();
-  const w = workload.watchdog;
-  const transport = new Transport({
-    url: route.requestUrl,
-    path,
-    tls: route.tls,
-    connectProxy: route.connectProxy,
-    connection: workload.agents.connection,
-    agents: shardAgents(laneCount(workload), options.shard).length,
-    poolConnections: workload.agents.pool_connections,
-    keepAliveTimeoutMs: workload.agents.keep_alive_timeout_ms,
-    connectTimeoutMs: w.connect_ms,
-    // undici's deadlines only back the watchdog up and must never fire first.
-    ...backstopTimeouts(w),
-  });
+  started.add('the connection tracker', () => tracker.close());
   const sampler = new ClientSampler({ writer: () => sinks.sample() });
+  started.add('the client sampler', () => sampler.stop());
   const stop = new AbortController();
   // In-flight requests end on their own signal, STOP_GRACE_MS after a stop, so they may finish first.
   const abortInFlight = new AbortController();
@@ -188,18 +228,43 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   const onSignal = (): void => end('interrupted', 'stopped by signal');
   if (options.signal?.aborted) onSignal();
   options.signal?.addEventListener('abort', onSignal, { once: true });
+  started.add('the signal listener', () => options.signal?.removeEventListener('abort', onSignal));
 
   let failure: unknown = null;
-  const started: RunService[] = [];
   try {
-    await preflight(transport, headers, route.requestUrl);
+    const w = workload.watchdog;
+    const transport = new Transport({
+      url: route.requestUrl,
+      path,
+      tls: route.tls,
+      connectProxy: route.connectProxy,
+      connection: workload.agents.connection,
+      agents: shardAgents(laneCount(workload), options.shard).length,
+      poolConnections: workload.agents.pool_connections,
+      keepAliveTimeoutMs: workload.agents.keep_alive_timeout_ms,
+      connectTimeoutMs: w.connect_ms,
+      // undici's deadlines only back the watchdog up and must never fire first.
+      ...backstopTimeouts(w),
+    });
+    started.add('the transport', () => transport.close(STOP_GRACE_MS));
+    const endpoint = `${transport.basePath}/v1/chat/completions`;
+    // The embedded engine reached directly is the run's own, up and serving its model: nothing to check, and
+    // its faults are the agents' to meet. Through a hop or proxy, the path is checked all the same.
+    if (options.preflight !== false && !(engine !== null && path === 'direct')) {
+      const proxyUrl = route.connectProxy ?? (path === 'proxy' ? route.requestUrl : null);
+      const check = await runPreflight({ workload, transport, tracker, headers, endpoint, path, proxyUrl, runStartMs });
+      bus.emit(check);
+      if (!check.ok) throw preflightFailure(check, workload);
+      log(`preflight: ${preflightLine(check)}`);
+      for (const note of check.notes) log(`preflight: warning: ${note}`);
+    }
     bus.emit({ kind: 'run_start', t: new Date().toISOString(), target: targetUrl, path, agents: shardAgents(laneCount(workload), options.shard).length, rounds: workload.agents.rounds });
     sampler.start(CLIENT_SAMPLE_MS, runStartMs, () => inFlight, (s) => bus.emit(s));
     const ctx: RunContext = { workload, dir, bus, runStartMs, requestUrl: route.requestUrl, engineUrl: targetUrl, path, route, stop: stop.signal, log, inFlight: () => inFlight };
     for (const service of servicesFor(workload)) {
       try {
         await service.start(ctx);
-        started.push(service);
+        started.add(service.name, () => service.stop());
       } catch (error) {
         // An address the user asked for (the metrics port) that cannot be used ends the run; the rest is noted.
         if (error instanceof ServerStartError) throw error;
@@ -213,7 +278,7 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
       transport,
       tracker,
       headers,
-      endpoint: `${transport.basePath}/v1/chat/completions`,
+      endpoint,
       path,
       runStartMs,
       histograms: summary.histograms,
@@ -251,15 +316,10 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
     reason = error instanceof Error ? error.message : String(error);
     failure = error;
   }
-  options.signal?.removeEventListener('abort', onSignal);
-  sampler.stop();
-  for (const service of started.reverse()) {
-    await Promise.resolve(service.stop()).catch((error: unknown) => log(`${service.name} did not stop cleanly: ${String(error)}`));
-  }
-  tracker.close();
-  await transport.close(STOP_GRACE_MS);
-  await route.close();
-  if (engine !== null) await engine.close();
+  // Services, sockets and servers stop before the files are finished (the monitor's last scrapes go in too).
+  // The results files are the oldest entry: everything else is closed first, then they are below.
+  sinksOpen = false;
+  await started.run();
   const endedAt = new Date();
   bus.emit({ kind: 'run_end', t: endedAt.toISOString(), run_ms: Math.round(performance.now() - runStartMs), status, reason });
   // Every line queued reaches the disk before the summary is written (bounded: a stalled volume cannot hold the end).
@@ -286,10 +346,10 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   const writeManifest = (): void => {
     manifest.status = status;
     manifest.ended_at = endedAt.toISOString();
-    tryWrite(() => writeJsonLastResort(resultPath(dir, 'manifest'), manifest));
+    tryWrite(() => writeJsonLastResort(resultPath(dir, 'manifest'), scrubber.value(manifest)));
   };
   writeManifest();
-  const built = summary.build({
+  const built = scrubber.value(summary.build({
     name: workload.name,
     status,
     started_at: startedAt.toISOString(),
@@ -298,27 +358,15 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
     target: targetUrl,
     path,
     labels: workload.labels,
-  });
+  }));
   tryWrite(() => writeJsonAtomic(resultPath(dir, 'summary'), built));
   // report.html and junit.xml: never fail the run over them (writeReports logs what it could not write),
   // unless the disk refused them.
-  const reports = await writeReports(dir, built, { log }).catch((error: unknown) => (log(`reports not written: ${String(error)}`), null));
+  const reports = await writeReports(dir, built, { log, scrub: (text) => scrubber.text(text) }).catch((error: unknown) => (log(`reports not written: ${String(error)}`), null));
   const refused = reports?.errors.find((e): e is ResultsError => e instanceof ResultsError);
   if (refused !== undefined) refusedBy(refused);
   if (manifest.status !== status) writeManifest();
   if (failure !== null) throw failure;
   if (writeFailure !== null) throw writeFailure;
   return { dir, status, summary: built };
-}
-
-async function preflight(transport: Transport, headers: Record<string, string>, url: string): Promise<void> {
-  try {
-    await transport.get('/v1/models', { timeoutMs: PREFLIGHT_TIMEOUT_MS, headers });
-  } catch (error) {
-    const info = classifyTransportError(error, false);
-    if (UNREACHABLE.has(info.class) || (error as { code?: string }).code === 'ERR_GET_TIMEOUT') {
-      throw new TargetUnreachableError(url, { cause: error, detail: `${info.class}: ${info.message}` });
-    }
-    // Anything else (a TLS failure, say) is what the run is there to record, request by request.
-  }
 }

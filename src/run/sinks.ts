@@ -1,6 +1,6 @@
 // Writes every event to its results file as it happens (routing fixed by EVENT_FILES): serialized here, once,
-// then handed to the results writer thread, which rotates files past `results.max_file_mb`. Nothing here
-// blocks on the disk.
+// scrubbed of secrets, then handed to the results writer thread, which rotates files past
+// `results.max_file_mb`. Nothing here blocks on the disk.
 import { EVENT_FILES, type EventFile, type RunEvent } from '../types/index.js';
 import { ResultsWriter, resultPath, type WriterCloseResult, type WriterSample } from '../results/index.js';
 import type { ResultsError } from '../errors.js';
@@ -14,6 +14,8 @@ export interface SinkOptions {
   /** Gzip rotated parts. @default false */
   compress?: boolean;
   log?: (line: string) => void;
+  /** Applied to every serialized line before it is queued (the run's secret scrubber). @default as is */
+  scrub?: (line: string) => string;
   /** A results file cannot be written (ENOSPC, EIO…): called once. */
   onFailure?: (error: ResultsError) => void;
   /** Queue bound and test hooks of the writer (see the results writer's options). */
@@ -30,13 +32,15 @@ export interface WriterTuning {
 
 /** The one serialization step of a results line (requests.jsonl holds bare records, other files the events). */
 function serialize(event: RunEvent): string {
-  return `${JSON.stringify(event.kind === 'request' ? event.record : event)}\n`;
+  return JSON.stringify(event.kind === 'request' ? event.record : event);
 }
 
 export class EventSinks {
   readonly #writer: ResultsWriter<SinkFile>;
+  readonly #scrub: (line: string) => string;
 
   constructor(dir: string, options: SinkOptions = {}) {
+    this.#scrub = options.scrub ?? ((line) => line);
     this.#writer = new ResultsWriter<SinkFile>({
       files: { requests: resultPath(dir, 'requests'), events: resultPath(dir, 'events'), gauges: resultPath(dir, 'gauges') },
       maxFileBytes: options.maxFileBytes ?? null,
@@ -55,7 +59,7 @@ export class EventSinks {
   write(event: RunEvent): void {
     const file = EVENT_FILES[event.kind];
     if (file === null) return;
-    this.#writer.write(file, serialize(event));
+    this.#writer.write(file, `${this.#scrub(serialize(event))}\n`);
   }
 
   /** writer_lag_ms and friends, for the client sample. */

@@ -21,6 +21,7 @@ export class MessageAssembler {
   #usage: TokenUsage | null = null;
   #sawDone = false;
   readonly #problems = new Set<string>();
+  readonly #violations = new Set<string>();
   #droppedProblems = 0;
   #tokenEvents = 0;
 
@@ -30,7 +31,7 @@ export class MessageAssembler {
   }
 
   apply(e: StreamEvent): void {
-    if (this.#sawDone && e.kind !== 'comment') this.#problem(`${e.kind} after [DONE]`);
+    if (this.#sawDone && e.kind !== 'comment') this.#violation(`${e.kind} after [DONE]`);
     switch (e.kind) {
       case 'role':
         break;
@@ -79,17 +80,23 @@ export class MessageAssembler {
     if (e.id !== null) {
       // Some servers repeat the id on every fragment; only a different one is wrong.
       if (call.id === null) call.id = e.id;
-      else if (call.id !== e.id) this.#problem(`tool call ${e.index} changed id from ${call.id} to ${e.id}`);
+      else if (call.id !== e.id) this.#violation(`tool call ${e.index} changed id from ${call.id} to ${e.id}`);
     }
     if (e.name !== null) {
       if (call.name === null) call.name = e.name;
-      else if (call.name !== e.name) this.#problem(`tool call ${e.index} changed name from ${call.name} to ${e.name}`);
+      else if (call.name !== e.name) this.#violation(`tool call ${e.index} changed name from ${call.name} to ${e.name}`);
     }
     if (e.arguments !== '') {
       if (call.name === null) this.#problem(`fragment for index ${e.index} before its name`);
       call.arguments += e.arguments;
       this.#tokenEvents++;
     }
+  }
+
+  /** A problem that breaks the protocol (see `AssembledMessage.violations`). */
+  #violation(sentence: string): void {
+    if (this.#violations.size < MAX_PROBLEMS) this.#violations.add(sentence);
+    this.#problem(sentence);
   }
 
   #problem(sentence: string): void {
@@ -102,21 +109,26 @@ export class MessageAssembler {
   result(): AssembledMessage {
     const problems = [...this.#problems];
     if (this.#droppedProblems > 0) problems.push(`${this.#droppedProblems} more problems not listed`);
+    const violations = [...this.#violations];
+    const violation = (sentence: string): void => {
+      problems.push(sentence);
+      violations.push(sentence);
+    };
     const toolCalls: AssembledToolCall[] = [];
     const indexes = [...this.#calls.keys()].sort((a, b) => a - b);
     for (let i = 0; i < indexes.length; i++) {
       const index = indexes[i];
       const call = index === undefined ? undefined : this.#calls.get(index);
       if (call === undefined) continue;
-      if (call.id === null) problems.push(`tool call ${call.index} has no id`);
-      if (call.name === null) problems.push(`tool call ${call.index} has no name`);
+      if (call.id === null) violation(`tool call ${call.index} has no id`);
+      if (call.name === null) violation(`tool call ${call.index} has no name`);
       const argumentsValid = isJson(call.arguments);
       if (!argumentsValid) problems.push(`tool call ${call.index} arguments are not valid JSON`);
       toolCalls.push({ index: call.index, id: call.id ?? '', name: call.name ?? '', arguments: call.arguments, argumentsValid });
     }
     const last = indexes[indexes.length - 1];
-    if (last !== undefined && last !== indexes.length - 1) problems.push(`tool call indexes are not 0..${indexes.length - 1}: ${indexes.join(', ')}`);
-    if (this.#finishReason === 'tool_calls' && toolCalls.length === 0) problems.push('finish_reason tool_calls without any tool call');
+    if (last !== undefined && last !== indexes.length - 1) violation(`tool call indexes are not 0..${indexes.length - 1}: ${indexes.join(', ')}`);
+    if (this.#finishReason === 'tool_calls' && toolCalls.length === 0) violation('finish_reason tool_calls without any tool call');
     return {
       content: this.#content,
       reasoning: this.#reasoning,
@@ -125,6 +137,7 @@ export class MessageAssembler {
       usage: this.#usage === null ? null : { ...this.#usage },
       sawDone: this.#sawDone,
       problems,
+      violations,
     };
   }
 }

@@ -177,22 +177,56 @@ function decodeUsage(usage: unknown, data: string, emit: EventSink): void {
 }
 
 function emitServerError(error: unknown, data: string, emit: EventSink): void {
-  if (typeof error === 'string') {
-    emit({ kind: 'server_error', message: error, type: null, code: null });
-    return;
-  }
-  if (!isRecord(error)) {
-    emit({ kind: 'server_error', message: sampleOf(data), type: null, code: null });
-    return;
-  }
+  emit({ kind: 'server_error', ...errorFields(error, data) });
+}
+
+/** What an error value says: `"text"`, or `{message, type, code}` (OpenAI's nested error or SGLang's flat one). */
+function errorFields(error: unknown, raw: string): ServerErrorFields {
+  if (typeof error === 'string') return { message: error === '' ? sampleOf(raw) : error, type: null, code: null };
+  if (!isRecord(error)) return { message: sampleOf(raw), type: null, code: null };
   const message = error['message'];
   const type = error['type'];
   const code = error['code'];
-  emit({
-    kind: 'server_error',
-    // Without a message the raw chunk is the best description there is.
-    message: typeof message === 'string' && message !== '' ? message : sampleOf(data),
+  return {
+    // Without a message the raw text is the best description there is.
+    message: typeof message === 'string' && message !== '' ? message : sampleOf(raw),
     type: typeof type === 'string' ? type : null,
     code: typeof code === 'string' || (typeof code === 'number' && Number.isFinite(code)) ? code : null,
-  });
+  };
+}
+
+/** The message, type and code a server put in an error. */
+export interface ServerErrorFields {
+  message: string;
+  type: string | null;
+  code: string | number | null;
+}
+
+/**
+ * Reads an error body as servers write them: OpenAI's nested `{"error": {"message", "type", "code"}}` (or
+ * `{"error": "text"}`), SGLang's flat `{"object": "error", "message", "type", "param", "code"}`, FastAPI's
+ * `{"detail": …}` (SGLang's answer on an unknown route). Null when the text is none of these (an HTML page,
+ * plain text): the caller shows the text itself.
+ */
+export function parseErrorBody(text: string): ServerErrorFields | null {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!isRecord(json)) return null;
+  const nested = json['error'];
+  if (nested !== undefined && nested !== null) return errorFields(nested, text);
+  if (json['object'] === 'error' || typeof json['message'] === 'string') return errorFields(json, text);
+  const detail = json['detail'];
+  if (typeof detail === 'string' && detail !== '') return { message: detail, type: null, code: null };
+  if (detail !== undefined && detail !== null) return { message: sampleOf(JSON.stringify(detail)), type: null, code: null };
+  return null;
+}
+
+/** An SSE `event: error`: its data is an error body (either shape) or the message as plain text. */
+export function decodeErrorEvent(data: string, emit: EventSink): void {
+  const fields = parseErrorBody(data);
+  emit({ kind: 'server_error', ...(fields ?? { message: data.trim() === '' ? 'event: error with no data' : sampleOf(data), type: null, code: null }) });
 }

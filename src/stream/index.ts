@@ -3,6 +3,7 @@
 
 export { ChatStreamParser } from './parser.js';
 export { MessageAssembler } from './assembler.js';
+export { parseErrorBody, type ServerErrorFields } from './chunk.js';
 export type {
   AssembledMessage,
   AssembledToolCall,

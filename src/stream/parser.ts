@@ -2,7 +2,7 @@
 // characters, SSE framing by eventsource-parser, then chunk.ts per data event. Pure: no I/O, never throws on input.
 
 import { createParser, type EventSourceMessage, type EventSourceParser, type ParseError } from 'eventsource-parser';
-import { decodeChunk, malformed, type EventSink } from './chunk.js';
+import { decodeChunk, decodeErrorEvent, malformed, sampleOf, type EventSink } from './chunk.js';
 
 /**
  * Bound on characters eventsource-parser may hold for one unfinished line or event, so a server that
@@ -25,6 +25,8 @@ export class ChatStreamParser {
   /** True while end() pushes the final line ends through: anything dispatched then was unterminated. */
   #flushing = false;
   #ended = false;
+  #ignoredLines = 0;
+  #firstIgnored: string | null = null;
 
   constructor(onEvent: EventSink) {
     this.#emit = onEvent;
@@ -41,6 +43,20 @@ export class ChatStreamParser {
   /** SSE events of type `message` seen (each `data:` event, [DONE] included); other event types are ignored. */
   get dataEvents(): number {
     return this.#dataEvents;
+  }
+
+  /**
+   * Lines the SSE rules say to ignore (a field name SSE does not know, such as `<html>` or `garbage`, or a
+   * `retry:` that is not a number). They fail nothing; counted so a stream that carried only such lines
+   * (an HTML page sent as text/event-stream) can say so.
+   */
+  get ignoredLines(): number {
+    return this.#ignoredLines;
+  }
+
+  /** The first ignored line (≤200 characters), as evidence; null when none. */
+  get firstIgnoredLine(): string | null {
+    return this.#firstIgnored;
   }
 
   /** Body bytes fed so far. */
@@ -92,6 +108,12 @@ export class ChatStreamParser {
   }
 
   #onMessage(message: EventSourceMessage): void {
+    if (message.event === 'error') {
+      // `event: error` (a server or proxy reporting a failure in SSE's own way): its data is the message,
+      // kept even when the body ended before the event's blank line (the message matters more).
+      decodeErrorEvent(message.data, this.#emit);
+      return;
+    }
     if (message.event !== undefined && message.event !== 'message') return;
     if (this.#flushing) {
       this.#emit(malformed('sse_syntax', 'body ended inside an event (no blank line after it); the event was dropped', message.data));
@@ -110,6 +132,12 @@ export class ChatStreamParser {
   }
 
   #onError(error: ParseError): void {
+    if (error.type === 'unknown-field' || error.type === 'invalid-retry') {
+      // The SSE rules: a field the parser does not know, or a bad retry, is ignored, never fatal.
+      this.#ignoredLines++;
+      this.#firstIgnored ??= sampleOf(error.line ?? error.field ?? '');
+      return;
+    }
     const detail = this.#flushing ? `body ended inside a line: ${error.message}` : error.message;
     this.#emit(malformed('sse_syntax', detail, error.line ?? error.value ?? ''));
     if (error.type === 'max-buffer-size-exceeded') {

@@ -54,4 +54,8 @@ export interface AssembledMessage {
   sawDone: boolean;
   /** What looked wrong, as sentences, e.g. `tool call 1 has no id`. Empty for a clean stream. */
   problems: string[];
+  /** The problems that break the chat-completions streaming protocol itself (a subset of `problems`): a tool
+   * call without an id or a name, a call whose id or name changed, call indexes with a gap, finish_reason
+   * `tool_calls` without any call, data after `[DONE]`. A message with any cannot be sent back as history. */
+  violations: string[];
 }

@@ -126,8 +126,8 @@ export class Transport {
     return lane;
   }
 
-  /** A bounded GET on the target with the path's TLS settings, on a connection of its own (health checks). */
-  async get(path: string, options: { timeoutMs: number; headers?: Record<string, string> }): Promise<GetResult> {
+  /** The probe connection (health checks, the preflight): one keep-alive connection of its own. */
+  #probeDispatcher(): Dispatcher {
     if (this.#probe === null) {
       const probe = this.#factory.single({ keepAliveTimeoutMs: 1000 });
       this.#made.add(probe);
@@ -138,7 +138,18 @@ export class Transport {
         this.#probe = null;
       });
     }
-    return boundedGet(`${this.origin}${this.basePath}${path}`, { ...options, dispatcher: this.#probe });
+    return this.#probe;
+  }
+
+  /** A lane on the probe connection, for a one-off request (the preflight): no agent's lane, so the agents'
+   * sockets still start fresh; `get` reuses the same connection (one tunnel through a CONNECT proxy). */
+  probeLane(): Lane {
+    return { dispatcher: this.#probeDispatcher(), reset: () => {} };
+  }
+
+  /** A bounded GET on the target with the path's TLS settings, on the probe connection (health checks). */
+  async get(path: string, options: { timeoutMs: number; headers?: Record<string, string> }): Promise<GetResult> {
+    return boundedGet(`${this.origin}${this.basePath}${path}`, { ...options, dispatcher: this.#probeDispatcher() });
   }
 
   /** Closes every socket; bounded: after `graceMs` in-flight requests are destroyed. */

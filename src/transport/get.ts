@@ -19,8 +19,36 @@ export class GetTimeoutError extends Error {
   }
 }
 
-/** GETs `url`, reading at most `maxBytes` of body; rejects on timeout or network error. */
-export async function boundedGet(url: string, options: { timeoutMs: number; maxBytes?: number; dispatcher?: Dispatcher; headers?: Record<string, string> }): Promise<GetResult> {
+function decoded(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
+/** `url` without its credentials, and the Basic Authorization header they stand for (none when it has none). */
+function splitCredentials(url: string): { url: string; authorization: string | null } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { url, authorization: null };
+  }
+  if (parsed.username === '' && parsed.password === '') return { url, authorization: null };
+  const token = Buffer.from(`${decoded(parsed.username)}:${decoded(parsed.password)}`).toString('base64');
+  parsed.username = '';
+  parsed.password = '';
+  return { url: parsed.href, authorization: `Basic ${token}` };
+}
+
+/** GETs `url`, reading at most `maxBytes` of body; rejects on timeout or network error. Credentials in the URL
+ * (`http://user:pass@host/metrics`) are sent as Basic auth (unless `headers` has an Authorization), never
+ * shown in a message. */
+export async function boundedGet(target: string, options: { timeoutMs: number; maxBytes?: number; dispatcher?: Dispatcher; headers?: Record<string, string> }): Promise<GetResult> {
+  const { url, authorization } = splitCredentials(target);
+  const given = options.headers ?? {};
+  const headers = authorization === null || Object.keys(given).some((k) => k.toLowerCase() === 'authorization') ? given : { ...given, authorization };
   const started = performance.now();
   const ac = new AbortController();
   let timer: NodeJS.Timeout | undefined;
@@ -38,7 +66,7 @@ export async function boundedGet(url: string, options: { timeoutMs: number; maxB
       dispatcher: options.dispatcher ?? shared,
       headersTimeout: options.timeoutMs + 1000,
       bodyTimeout: options.timeoutMs + 1000,
-      ...(options.headers === undefined ? {} : { headers: options.headers }),
+      headers,
     });
     const limit = options.maxBytes ?? 8 * 1024 * 1024;
     const parts: Buffer[] = [];

@@ -1,6 +1,6 @@
 // A run is a typed stream of events. Writers, the progress line, the watchdog and the monitor subscribe;
 // nothing polls shared state.
-import type { RequestRecord } from './records.js';
+import type { ErrorInfo, HangInfo, RequestRecord } from './records.js';
 import type { BurstEvent, GaugeSnapshot, ProbeEvent, ScrapeEvent } from './monitor.js';
 import type { CanaryEvent, HopFaultEvent } from './paths.js';
 
@@ -62,6 +62,31 @@ export interface HangEvent {
   gauges?: GaugeSnapshot[];
 }
 
+/** The preflight: one small chat request before the agents start, and the target's model list. Its request
+ * is not in requests.jsonl (it is not part of the workload); this event is its record. Written to events.jsonl. */
+export interface PreflightEvent {
+  kind: 'preflight';
+  t: string;
+  run_ms: number;
+  ok: boolean;
+  /** The URL it was sent to (no credentials), and the proxy it went through (null: none). */
+  url: string;
+  proxy: string | null;
+  http_status: number | null;
+  ttft_ms: number | null;
+  e2e_ms: number;
+  error: ErrorInfo | null;
+  hang: HangInfo | null;
+  /** `target.model`, the models the server lists at /v1/models (null: the list could not be read, see
+   * `models_error`), and whether the model is among them (null: not known). */
+  model: string;
+  models: string[] | null;
+  models_error: string | null;
+  model_listed: boolean | null;
+  /** Warnings and hints printed with it. */
+  notes: string[];
+}
+
 /** A request failed with a classified error. Written to events.jsonl. */
 export interface ErrorEvent {
   kind: 'error';
@@ -104,6 +129,7 @@ export type RunEvent =
   | PhaseEvent
   | HangEvent
   | ErrorEvent
+  | PreflightEvent
   | ClientSampleEvent
   | ScrapeEvent
   | BurstEvent
@@ -124,6 +150,7 @@ export const EVENT_FILES: { readonly [K in RunEventKind]: EventFile } = {
   phase: 'events',
   hang: 'events',
   error: 'events',
+  preflight: 'events',
   client_sample: 'events',
   scrape: 'gauges',
   burst: 'events',

@@ -42,6 +42,9 @@ export interface ErrorInfo {
   message: string;
   /** The underlying code (`ECONNRESET`, `UND_ERR_SOCKET`, …) when there is one. */
   code: string | null;
+  /** Path of the URL the failed request went to (`/v1/chat/completions`; `/v1/v1/…` shows a base URL that
+   * already ended in `/v1`). Written on every error since it existed. */
+  url_path?: string;
 }
 
 export interface HangInfo {
@@ -105,7 +108,9 @@ export interface RequestRecord {
   prompt_tokens: number | null;
   completion_tokens: number | null;
   cached_tokens: number | null;
-  /** True when the token counts are the client's estimate (no usage chunk came). */
+  /** True when the token counts are the client's estimate (no usage chunk came): prompt tokens from the
+   * request body, completion tokens from the streamed text (content, reasoning, tool calls), 4 characters a
+   * token. `cached_tokens` is then null. */
   tokens_estimated: boolean;
   finish_reason: string | null;
   tool_calls: { name: string; arguments_bytes: number }[];
@@ -114,7 +119,21 @@ export interface RequestRecord {
   error: ErrorInfo | null;
   hang: HangInfo | null;
   connection: ConnectionInfo | null;
-  /** 2 on the resend of a failed request (`retry:`); absent on a first attempt. The failed attempt has its
-   * own record just before, with its error. */
+  /** 2 on the resend of a failed request (`retry:`, or the recovery of a truncated tool call); absent on a
+   * first attempt. The failed attempt has its own record just before, with its error. */
   attempt?: number;
+  /** `truncated_tool_call` on the resend of a round whose answer was a tool call cut by `max_tokens`: the
+   * broken answer was dropped and a short user note appended before resending. Absent otherwise. */
+  recovery?: 'truncated_tool_call';
+  /** How long the agent waited before sending this request because its previous request failed in a way
+   * that says the server is away (`connection_refused`, `proxy_unreachable`, HTTP 502/503, a reset before
+   * any response header): 250 ms, doubling with each such failure in a row, at most 10 s. Absent when it
+   * did not wait for that reason. */
+  backoff_ms?: number;
+  /** Warning classes of an answer that still counts as ok (`WARNING_CLASSES`), e.g.
+   * `tool_markup_in_content`. Absent when none. */
+  warnings?: string[];
+  /** On the last request of a conversation that `conversation.max_context_tokens` ended before its last
+   * round: its context then (estimated tokens) and the rounds it did not send. Absent otherwise. */
+  context_cap?: { context_tokens: number; rounds_left: number };
 }

@@ -102,6 +102,12 @@ export class RequestWatch {
       default:
         own = { at: this.#lastByteAt + d.stallMs, phase: 'mid_stream', deadline: 'stallMs' };
     }
+    if (this.#state === 'sent' || this.#state === 'connected') {
+      // first_token_ms runs from send, so it binds before the headers too (a blackholed request hangs at
+      // first_token_ms even when headers_ms is longer); the phase still says where the request was.
+      const firstToken = this.#sentAt + d.firstTokenMs;
+      if (firstToken < own.at) own = { at: firstToken, phase: own.phase, deadline: 'firstTokenMs' };
+    }
     return own.at <= total.at ? own : total;
   }
 

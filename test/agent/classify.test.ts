@@ -3,9 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server, type Socket } from 'node:net';
-import { classifyTransportError, ERROR_CLASSES, sendRound, type RoundTarget } from '../../src/agent/index.js';
-import { Transport, ConnectionTracker } from '../../src/transport/index.js';
-import { realClock } from '../../src/watchdog/index.js';
+import { classifyTransportError, ERROR_CLASSES, sendRound, throughProxy, type RoundTarget } from '../../src/agent/index.js';
+import { roundTarget } from '../helpers/round.js';
 import { engineSchema } from '../../src/config/index.js';
 import { startEngine } from '../../src/engine/index.js';
 import type { TestContext } from 'node:test';
@@ -13,33 +12,7 @@ import type { TestContext } from 'node:test';
 const BODY = JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }], max_tokens: 16 });
 
 function target(t: TestContext, url: string, deadlines: Partial<RoundTarget['deadlines']> = {}, connectTimeoutMs = 5000): RoundTarget {
-  const transport = new Transport({
-    url,
-    path: 'direct',
-    tls: { caFile: null, insecure: false, servername: null },
-    connection: 'per-agent',
-    agents: 1,
-    poolConnections: null,
-    keepAliveTimeoutMs: 10_000,
-    connectTimeoutMs,
-    headersTimeoutMs: 30_000,
-    bodyTimeoutMs: 30_000,
-  });
-  const tracker = new ConnectionTracker();
-  t.after(async () => {
-    tracker.close();
-    await transport.close(100);
-  });
-  return {
-    lane: transport.lane(0),
-    tracker,
-    clock: realClock,
-    deadlines: { connectMs: 5000, headersMs: 5000, firstTokenMs: 5000, stallMs: 5000, totalMs: 10_000, ...deadlines },
-    path: 'direct',
-    endpoint: '/v1/chat/completions',
-    headers: {},
-    runStartMs: 0,
-  };
+  return roundTarget(t, url, { deadlines, connectTimeoutMs });
 }
 
 const request = { agent: 0, conversation: 'a0-c1', round: 1, phase: 'main', body: BODY };
@@ -117,4 +90,21 @@ test('classification walks .cause and uses codes: a fetch TypeError around ECONN
   ];
   for (const [code, cls] of cases) assert.equal(classifyTransportError(Object.assign(new Error(code), { code }), false).class, cls, code);
   for (const [, cls] of cases) assert.ok(cls in ERROR_CLASSES, `${cls} is a documented class`);
+});
+
+test('on a proxied path a connect failure is the proxy\'s only when it names the proxy (or names nothing)', () => {
+  const proxy = 'http://user:secret@10.0.0.9:3128';
+  const refused = Object.assign(new Error('connect ECONNREFUSED 10.0.0.9:3128'), { code: 'ECONNREFUSED', address: '10.0.0.9', port: 3128 });
+  const mine = throughProxy(classifyTransportError(refused, false), refused, proxy);
+  assert.equal(mine.class, 'proxy_unreachable');
+  assert.equal(mine.message, 'proxy http://10.0.0.9:3128 unreachable (connection_refused): connect ECONNREFUSED 10.0.0.9:3128', 'named without its credentials');
+  const dns = Object.assign(new Error('getaddrinfo ENOTFOUND proxy.corp'), { code: 'ENOTFOUND', hostname: 'proxy.corp' });
+  assert.equal(throughProxy(classifyTransportError(dns, false), dns, 'http://proxy.corp:3128').class, 'proxy_unreachable');
+  // The TLS handshake to the target inside the tunnel timing out names the target: not the proxy's.
+  const tunnelTimeout = Object.assign(new Error('Connect Timeout Error (attempted address: target.corp:443, timeout: 800ms)'), { code: 'UND_ERR_CONNECT_TIMEOUT' });
+  assert.equal(throughProxy(classifyTransportError(tunnelTimeout, false), tunnelTimeout, proxy).class, 'connect_timeout');
+  // No proxy, or a failure that is not about connecting: unchanged.
+  assert.equal(throughProxy(classifyTransportError(refused, false), refused, null).class, 'connection_refused');
+  const reset = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+  assert.equal(throughProxy(classifyTransportError(reset, false), reset, proxy).class, 'connection_reset');
 });

@@ -21,6 +21,7 @@ const toolAnswer: AssembledMessage = {
   usage: null,
   sawDone: true,
   problems: [],
+  violations: [],
 };
 const textAnswer: AssembledMessage = { ...toolAnswer, toolCalls: [], content: 'done with it', finishReason: 'stop' };
 

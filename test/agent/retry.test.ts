@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
-import { runAgent, shouldRetry, type RoundTarget } from '../../src/agent/index.js';
+import { backoffMs, runAgent, serverAway, shouldRetry, type RoundTarget } from '../../src/agent/index.js';
 import { parseWorkload } from '../../src/config/index.js';
 import { Transport, ConnectionTracker } from '../../src/transport/index.js';
 import { realClock } from '../../src/watchdog/index.js';
@@ -66,4 +66,21 @@ test('an agent with retry idempotent-safe against a refused port records both at
     assert.equal(sent, records.length);
     assert.equal(events.filter((e) => e.kind === 'request_start').length, records.length, 'every attempt is a request in flight');
   }
+});
+
+test('the backoff doubles from 250 ms with each failure in a row and stops at 10 s', () => {
+  assert.deepEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 50].map(backoffMs), [0, 250, 500, 1000, 2000, 4000, 8000, 10_000, 10_000, 10_000]);
+});
+
+test('only failures that say the server is away back off: refused, proxy down, 502/503, a fresh socket reset before headers', () => {
+  assert.equal(serverAway(rec({ error: err('connection_refused') })), true);
+  assert.equal(serverAway(rec({ error: err('proxy_unreachable') })), true);
+  assert.equal(serverAway(rec({ error: err('http_5xx'), http_status: 503 })), true);
+  assert.equal(serverAway(rec({ error: err('http_5xx'), http_status: 502 })), true);
+  assert.equal(serverAway(rec({ error: err('http_5xx'), http_status: 500 })), false);
+  assert.equal(serverAway(rec({ error: err('connection_reset') })), true);
+  assert.equal(serverAway(rec({ error: err('connection_reset'), headers_ms: 3 })), false, 'a stream cut after headers is not the server away');
+  assert.equal(serverAway(rec({ error: err('keepalive_race') })), false);
+  assert.equal(serverAway(rec({ status: 'hang', error: null })), false);
+  assert.equal(serverAway(rec({ status: 'ok', error: null })), false);
 });

@@ -68,3 +68,81 @@ test('client windows with a saturated event loop are counted', () => {
 function round(v: number) {
   return Math.round(v * 1000) / 1000;
 }
+
+test('cached tokens the server never reported are null ("not reported"), never 0 or 0% cached', () => {
+  const b = new SummaryBuilder({ itlFromRecords: true });
+  b.add(rec({ round: 1, cached_tokens: null }));
+  b.add(rec({ round: 2, cached_tokens: null }));
+  const s = b.build(run);
+  assert.equal(s.totals.cached_tokens, null);
+  assert.equal(s.totals.cache_hit_ratio, null);
+  assert.equal(s.totals.cached_tokens_reported, 0);
+  assert.deepEqual(s.phases[0]!.rounds.map((r) => r.cached_tokens_mean), [null, null]);
+});
+
+test('once the server reports cached tokens for some requests, the others count 0 (SGLang omits a zero count)', () => {
+  const b = new SummaryBuilder({ itlFromRecords: true });
+  b.add(rec({ round: 1, prompt_tokens: 1000, cached_tokens: null }));
+  b.add(rec({ round: 2, prompt_tokens: 3000, cached_tokens: 1000 }));
+  // An estimated request (no usage chunk) is not in the ratio's prompt tokens: nothing was said about it.
+  b.add(rec({ round: 2, prompt_tokens: 5000, cached_tokens: null, tokens_estimated: true }));
+  const s = b.build(run);
+  assert.equal(s.totals.cached_tokens, 1000);
+  assert.equal(s.totals.cache_hit_ratio, 0.25);
+  assert.equal(s.totals.cached_tokens_reported, 1);
+  assert.deepEqual(s.phases[0]!.rounds.map((r) => r.cached_tokens_mean), [0, 500]);
+});
+
+test('estimated token counts are counted per round, per phase and in the throughput', () => {
+  const b = new SummaryBuilder({ itlFromRecords: true });
+  b.add(rec({ round: 1 }));
+  b.add(rec({ round: 2, tokens_estimated: true }));
+  const s = b.build(run);
+  assert.equal(s.totals.tokens_estimated, 1);
+  assert.equal(s.throughput.tokens_estimated, 1);
+  assert.equal(s.phases[0]!.tokens_estimated, 1);
+  assert.deepEqual(s.phases[0]!.rounds.map((r) => r.tokens_estimated), [0, 1]);
+});
+
+test('the first error of each class keeps its message, status, URL path and when, with the class count', () => {
+  const b = new SummaryBuilder({ itlFromRecords: true });
+  const e500 = (run_ms: number, message: string) => rec({ run_ms, status: 'error', http_status: 500, ttft_ms: null, error: { class: 'http_5xx', message, code: '500', url_path: '/v1/chat/completions' } });
+  b.add(e500(100, 'HTTP 500: first'));
+  b.add(e500(200, 'HTTP 500: second'));
+  b.add(rec({ run_ms: 300, agent: 2, conversation: 'a2-c1', round: 3, status: 'error', http_status: 404, error: { class: 'http_4xx', message: 'HTTP 404: Not Found', code: '404', url_path: '/v1/v1/chat/completions' } }));
+  const s = b.build(run);
+  assert.deepEqual(s.first_errors, [
+    { class: 'http_5xx', count: 2, message: 'HTTP 500: first', http_status: 500, code: '500', url_path: '/v1/chat/completions', run_ms: 320, agent: 0, conversation: 'a0-c1', round: 1 },
+    { class: 'http_4xx', count: 1, message: 'HTTP 404: Not Found', http_status: 404, code: '404', url_path: '/v1/v1/chat/completions', run_ms: 520, agent: 2, conversation: 'a2-c1', round: 3 },
+  ]);
+});
+
+test('requests/s counts only the requests of the span it divides by (warm-up requests are out of both)', () => {
+  const b = new SummaryBuilder({ itlFromRecords: false });
+  // Ten warm-up requests in the first second, then two steady ones over 2 s.
+  for (let i = 0; i < 10; i += 1) b.add(rec({ run_ms: i * 50, e2e_ms: 50, warmup: true }));
+  b.add(rec({ run_ms: 1000, e2e_ms: 1000 }));
+  b.add(rec({ run_ms: 2000, e2e_ms: 1000 }));
+  const s = b.build(run);
+  assert.equal(s.totals.requests, 12);
+  assert.equal(s.throughput.requests_per_s, 1);
+});
+
+test('finish reasons, tool calls per round, warnings and context-capped conversations are counted', () => {
+  const b = new SummaryBuilder({ itlFromRecords: true, plannedRequests: 16 });
+  const call = { name: 'read_file', arguments_bytes: 20 };
+  b.add(rec({ round: 1, finish_reason: 'tool_calls', tool_calls: [call, call] }));
+  b.add(rec({ round: 1, agent: 1, conversation: 'a1-c1', finish_reason: 'stop', warnings: ['tool_markup_in_content'] }));
+  b.add(rec({ round: 2, finish_reason: 'tool_calls', tool_calls: [call], context_cap: { context_tokens: 2100, rounds_left: 6 } }));
+  b.add(rec({ round: 2, agent: 1, conversation: 'a1-c1', status: 'error', finish_reason: 'length', error: { class: 'truncated_tool_call', message: 'cut', code: null } }));
+  b.add(rec({ round: 2, agent: 1, conversation: 'a1-c1', attempt: 2, recovery: 'truncated_tool_call', finish_reason: 'stop', warnings: ['tool_markup_in_content'] }));
+  const s = b.build(run);
+  assert.deepEqual(s.finish_reasons, { tool_calls: 2, stop: 2, length: 1 });
+  assert.deepEqual(s.phases[0]!.rounds.map((r) => [r.tool_calls, r.tool_call_answers]), [[2, 1], [1, 1]]);
+  assert.equal(s.totals.tool_calls, 3);
+  assert.equal(s.warnings?.length, 1);
+  assert.equal(s.warnings![0]!.count, 2);
+  assert.deepEqual(s.warnings![0]!.first, { run_ms: 220, conversation: 'a1-c1', round: 1 });
+  assert.match(s.warnings![0]!.meaning, /tool-call or reasoning parser/);
+  assert.deepEqual(s.conversations, { rounds_sent: 4, context_capped: 1, rounds_not_sent: 6, requests_planned: 16 });
+});

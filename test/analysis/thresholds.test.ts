@@ -11,23 +11,44 @@ function win(start: number, over: Partial<WindowFigures> = {}): WindowFigures {
 }
 
 const input: ThresholdInput = { requests: 1000, errors: 5, hangs: 0, output_tokens_per_s: 250, ttft: p(400), itl: p(20), e2e: p(2000), windows: [win(0), win(60), win(120)] };
-const none: ThresholdLimits = { ...DEFAULT_THRESHOLDS, hangs: null };
+const none: ThresholdLimits = { ...DEFAULT_THRESHOLDS, hangs: null, error_rate: null };
 
+/** The verdict on `limits` alone: the always-on check (it passes on `input`) left out of the results. */
 function only(limits: Partial<ThresholdLimits>, over: Partial<ThresholdInput> = {}) {
-  return evaluateThresholds({ ...none, ...limits }, { ...input, ...over });
+  const v = evaluateThresholds({ ...none, ...limits }, { ...input, ...over });
+  return { ok: v.ok, results: v.results.filter((r) => r.always_on !== true) };
 }
 
-test('no limits set: the verdict is ok with no results', () => {
-  assert.deepEqual(evaluateThresholds(none, input), { ok: true, results: [] });
+test('no limits set: the verdict is ok with only the always-on check', () => {
+  const v = evaluateThresholds(none, input);
+  assert.equal(v.ok, true);
+  assert.deepEqual(v.results.map((r) => [r.name, r.ok, r.always_on]), [['ok_requests', true, true]]);
+  assert.equal(v.results[0]!.message, '995 of 1000 requests ended ok (at least 1 must)');
 });
 
-test('the default limits fail a run with one hang and pass a run with none', () => {
+test('the default limits fail a run with one hang or errors on more than 1% of requests, and pass a clean run', () => {
   const pass = evaluateThresholds(DEFAULT_THRESHOLDS, input);
   assert.equal(pass.ok, true);
-  assert.deepEqual(pass.results.map((r) => [r.name, r.limit, r.actual, r.ok]), [['hangs', 0, 0, true]]);
+  assert.deepEqual(pass.results.map((r) => [r.name, r.limit, r.actual, r.ok]), [['ok_requests', 1, 995, true], ['hangs', 0, 0, true], ['error_rate', 0.01, 0.005, true]]);
   const fail = evaluateThresholds(DEFAULT_THRESHOLDS, { ...input, hangs: 1 });
   assert.equal(fail.ok, false);
-  assert.equal(fail.results[0]!.message, '1 hung request > limit 0');
+  assert.equal(fail.results[1]!.message, '1 hung request > limit 0');
+  const errors = evaluateThresholds(DEFAULT_THRESHOLDS, { ...input, errors: 11 });
+  assert.equal(errors.ok, false);
+  assert.deepEqual(errors.results.filter((r) => !r.ok).map((r) => r.name), ['error_rate']);
+});
+
+test('a run with no ok request fails whatever the thresholds say, naming what happened instead', () => {
+  const allFailed = evaluateThresholds(none, { ...input, requests: 32, ok: 0, errors: 32, hangs: 0, errors_by_class: { http_5xx: 30, connection_refused: 2 } });
+  assert.equal(allFailed.ok, false);
+  assert.deepEqual(allFailed.results.map((r) => [r.name, r.ok, r.actual]), [['ok_requests', false, 0]]);
+  assert.equal(allFailed.results[0]!.message, 'no request ended ok: of 32, 32 ended in error (http_5xx 30, connection_refused 2)');
+  const lenient = evaluateThresholds({ ...none, error_rate: 1, hangs: 100 }, { ...input, requests: 4, ok: 0, errors: 1, hangs: 3 });
+  assert.equal(lenient.ok, false, 'lenient limits cannot pass a run where nothing worked');
+  assert.match(lenient.results[0]!.message, /of 4, 1 ended in error and 3 hung/);
+  const nothing = evaluateThresholds(none, { ...input, requests: 0, ok: 0, errors: 0, hangs: 0 });
+  assert.equal(nothing.ok, false);
+  assert.match(nothing.results[0]!.message, /no request was sent/);
 });
 
 test('hangs: a count at the limit passes, one more fails', () => {
@@ -35,14 +56,17 @@ test('hangs: a count at the limit passes, one more fails', () => {
   assert.equal(only({ hangs: 2 }, { hangs: 3 }).ok, false);
 });
 
-test('error_rate counts errors and hangs over all requests', () => {
-  const pass = only({ error_rate: 0.01 }, { errors: 5, hangs: 5 });
-  assert.equal(pass.ok, true);
+test('error_rate is the share of requests ending in error: hangs are left to `hangs`, the run\'s own aborts left out', () => {
+  const pass = only({ error_rate: 0.01 }, { errors: 10, hangs: 50 });
+  assert.equal(pass.ok, true, 'hangs do not count in error_rate');
   assert.equal(pass.results[0]!.actual, 0.01);
-  const fail = only({ error_rate: 0.01 }, { errors: 10, hangs: 1 });
+  const fail = only({ error_rate: 0.01 }, { errors: 11, hangs: 1 });
   assert.equal(fail.ok, false);
   assert.equal(fail.results[0]!.actual, 0.011);
-  assert.match(fail.results[0]!.message, /error rate 1\.10% \(10 errors \+ 1 hangs of 1000\) > limit 1\.00%/);
+  assert.equal(fail.results[0]!.message, 'errors on 1.10% of requests (11 of 1000; hangs are checked by `hangs`) > limit 1.00%');
+  const aborted = only({ error_rate: 0.01 }, { errors: 105, aborted: 100 });
+  assert.equal(aborted.ok, true, 'requests the run aborted when it stopped are not errors of the server');
+  assert.match(aborted.results[0]!.message, /5 of 900; 100 aborted by the run's stop not counted/);
 });
 
 test('each latency p99 limit passes at or below it and fails above it', () => {
@@ -69,6 +93,14 @@ test('decode_tokens_per_s_min passes at or above the minimum and fails below it'
   const fail = only({ decode_tokens_per_s_min: 300 });
   assert.equal(fail.ok, false);
   assert.equal(fail.results[0]!.message, 'output 250.0 tokens/s < minimum 300 tokens/s');
+  assert.equal(fail.results[0]!.estimated, undefined);
+});
+
+test('a tokens/s limit checked on estimated token counts says it is estimated', () => {
+  const r = only({ decode_tokens_per_s_min: 100, per_window: true }, { tokens_estimated: 7 });
+  assert.deepEqual(r.results.map((x) => [x.name, x.estimated]), [['decode_tokens_per_s_min', true], ['decode_tokens_per_s_min per window', true]]);
+  assert.match(r.results[0]!.message, /\(estimated: 7 requests had no usage chunk; their tokens were counted from the text/);
+  assert.match(r.results[1]!.message, /estimated/);
 });
 
 test('per_window fails a limit when one window breaks it, even though the whole run passes', () => {
@@ -113,12 +145,21 @@ test('SummaryBuilder fills summary.thresholds from its limits (a hang fails by d
   plain.add(record({ status: 'hang', ttft_ms: null, completion_tokens: null, hang: { phase: 'mid_stream', deadline: 'stall_ms', deadline_ms: 1, last_byte_age_ms: 1 } }));
   const s = plain.build(run);
   assert.equal(s.thresholds.ok, false);
-  assert.equal(s.thresholds.results[0]!.name, 'hangs');
+  assert.deepEqual(s.thresholds.results.filter((r) => !r.ok).map((r) => r.name), ['hangs']);
 
   const limited = new SummaryBuilder({ itlFromRecords: true, thresholds: { ...none, ttft_p99_ms: 50 } });
   limited.add(record({ ttft_ms: 120 }));
   const t = limited.build(run).thresholds;
   assert.equal(t.ok, false);
-  assert.equal(t.results[0]!.name, 'ttft_p99_ms');
-  assert.ok(Math.abs(t.results[0]!.actual - 120) < 0.2, String(t.results[0]!.actual));
+  assert.equal(t.results[1]!.name, 'ttft_p99_ms');
+  assert.ok(Math.abs(t.results[1]!.actual - 120) < 0.2, String(t.results[1]!.actual));
+});
+
+test('SummaryBuilder: a run of nothing but HTTP 500s fails the always-on check with the class counts', () => {
+  const run = { name: 'x', status: 'completed', started_at: null, ended_at: null, wall_s: 1, target: 't', path: 'direct', labels: {} };
+  const b = new SummaryBuilder({ itlFromRecords: true, thresholds: none });
+  for (let i = 0; i < 4; i += 1) b.add(record({ status: 'error', http_status: 500, ttft_ms: null, completion_tokens: null, error: { class: 'http_5xx', message: 'HTTP 500: boom', code: '500' } }));
+  const t = b.build(run).thresholds;
+  assert.equal(t.ok, false);
+  assert.equal(t.results[0]!.message, 'no request ended ok: of 4, 4 ended in error (http_5xx 4)');
 });

@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { parseAbFile } from '../../src/config/index.js';
-import { runAb, abOrder, waitHealthy, runShell } from '../../src/compare/index.js';
+import { runAb, abOrder, steadyTokensPerS, waitHealthy, runShell } from '../../src/compare/index.js';
 import { ArmError, DifferentWorkloadsError } from '../../src/errors.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -16,7 +16,7 @@ const TINY = `workload:
   engine: {decode_step_ms: 1, output_tokens_min: 4, output_tokens_max: 8}
 `;
 
-test('arms run alternately A B A B, each run between its setup and teardown, and the log keeps their output', async (t) => {
+test('arms run in turn, each repeat starting one arm later (A B, B A), each run between its setup and teardown, and the log keeps their output', async (t) => {
   const dir = tempDir(t);
   const plan = await parseAbFile(
     `${TINY}repeats: 2
@@ -31,15 +31,15 @@ arms:
 `,
     join(dir, 'ab.yaml'),
   );
-  assert.deepEqual(abOrder(plan.arms, 3).map((s) => `${plan.arms[s.arm]!.name}${s.repeat}`), ['A1', 'B1', 'A2', 'B2', 'A3', 'B3']);
+  assert.deepEqual(abOrder(plan.arms, 3).map((s) => `${plan.arms[s.arm]!.name}${s.repeat}`), ['A1', 'B1', 'B2', 'A2', 'A3', 'B3']);
   const lines: string[] = [];
   const result = await runAb({ plan, out: join(dir, 'ab'), log: (l) => lines.push(l) });
   assert.equal(result.status, 'completed');
-  assert.deepEqual(result.runs.map((r) => `${r.arm}${r.repeat}:${r.status}`), ['A1:completed', 'B1:completed', 'A2:completed', 'B2:completed']);
-  assert.deepEqual(result.runs.map((r) => r.dir.slice(r.dir.lastIndexOf('/') + 1)), ['01-A-r1', '02-B-r1', '03-A-r2', '04-B-r2']);
+  assert.deepEqual(result.runs.map((r) => `${r.arm}${r.repeat}:${r.status}`), ['A1:completed', 'B1:completed', 'B2:completed', 'A2:completed']);
+  assert.deepEqual(result.runs.map((r) => r.dir.slice(r.dir.lastIndexOf('/') + 1)), ['01-A-r1', '02-B-r1', '03-B-r2', '04-A-r2']);
   const log = readFileSync(join(dir, 'ab', 'ab.log'), 'utf8');
   const output = log.split('\n').filter((l) => /\[(A|B) (setup|teardown)\]/.test(l)).map((l) => l.replace(/^\S+ +/, ''));
-  assert.deepEqual(output, ['[A setup] setup A 1', '[A teardown] teardown A', '[B setup] setup B 1', '[B teardown] teardown B', '[A setup] setup A 2', '[A teardown] teardown A', '[B setup] setup B 2', '[B teardown] teardown B']);
+  assert.deepEqual(output, ['[A setup] setup A 1', '[A teardown] teardown A', '[B setup] setup B 1', '[B teardown] teardown B', '[B setup] setup B 2', '[B teardown] teardown B', '[A setup] setup A 2', '[A teardown] teardown A']);
   // Each run sits between its arm's setup and teardown.
   const at = (needle: string, from = 0) => log.indexOf(needle, from);
   const firstB = at('[B setup] setup B 1');
@@ -95,4 +95,23 @@ test('an arm whose set changes the load (not only the server) is refused before 
   const plan = await parseAbFile(`${TINY}arms:\n  - name: A\n  - name: B\n    set: [agents.count=2]\n`, join(dir, 'ab.yaml'));
   await assert.rejects(runAb({ plan, out: join(dir, 'ab') }), (e: unknown) => e instanceof DifferentWorkloadsError && /arm B changes the load itself.*agents\.count: 1 vs 2/.test(e.message));
   assert.equal(existsSync(join(dir, 'ab')), false);
+});
+
+test('no arm always runs second: each repeat starts one arm later, so every arm takes every position alike', () => {
+  const names = (arms: string[], repeats: number) => abOrder(arms.map((name) => ({ name })), repeats).map((s) => arms[s.arm]);
+  assert.deepEqual(names(['A', 'B'], 4), ['A', 'B', 'B', 'A', 'A', 'B', 'B', 'A']);
+  assert.deepEqual(names(['A', 'B', 'C'], 3), ['A', 'B', 'C', 'B', 'C', 'A', 'C', 'A', 'B']);
+  // Over a whole cycle of repeats each arm runs in each position once.
+  const order = abOrder([{ name: 'A' }, { name: 'B' }, { name: 'C' }], 3);
+  for (let position = 0; position < 3; position += 1) {
+    assert.deepEqual(new Set(order.filter((_, i) => i % 3 === position).map((s) => s.arm)), new Set([0, 1, 2]));
+  }
+});
+
+test('the output tok/s ab prints per run is the mean over steady windows, as compare takes it, not the whole-span figure', () => {
+  const w = (output_tokens_per_s: number, steady: boolean) => ({ output_tokens_per_s, steady });
+  // A ramp-up and a tail around three steady windows.
+  const summary = { windows: [w(100, false), w(900, true), w(1000, true), w(1100, true), w(50, false)] } as unknown as Parameters<typeof steadyTokensPerS>[0];
+  assert.deepEqual(steadyTokensPerS(summary), { tokensPerS: 1000, windows: 3 });
+  assert.equal(steadyTokensPerS({ windows: [w(100, false)] } as unknown as Parameters<typeof steadyTokensPerS>[0]), null);
 });

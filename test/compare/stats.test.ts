@@ -38,12 +38,36 @@ test('quantiles interpolate; weighted quantiles follow the weights', () => {
   assert.equal(weightedQuantile([10, 20], [9, 1], 0.5), 10);
 });
 
-test('t and normal quantiles match their tables', () => {
+/** P(T ≤ x) for Student's t with `df` degrees of freedom, by Simpson's rule over its density: an independent
+ * check of a quantile at a df no table lists. `lgamma(df/2)` and `lgamma((df+1)/2)` are given. */
+function tCdf(x: number, df: number, gammaHalfDf: number, gammaHalfDfPlusHalf: number): number {
+  const c = gammaHalfDfPlusHalf / (Math.sqrt(df * Math.PI) * gammaHalfDf);
+  // u = atan(t) spreads the heavy tail over a finite range: ∫0^x f(t) dt = ∫0^atan(x) f(tan u) sec² u du.
+  const g = (u: number): number => c * (1 + Math.tan(u) ** 2 / df) ** (-(df + 1) / 2) / Math.cos(u) ** 2;
+  const n = 20_000;
+  const h = Math.atan(x) / n;
+  let sum = g(0) + g(Math.atan(x));
+  for (let i = 1; i < n; i += 1) sum += (i % 2 === 1 ? 4 : 2) * g(i * h);
+  return 0.5 + (sum * h) / 3;
+}
+
+test('t quantiles are exact at df 1, 1.5, 2, 5 and 30 (fractional df no longer falls back to df 2)', () => {
   assert.ok(Math.abs(normalQuantile(0.975) - 1.95996) < 1e-4);
-  assert.ok(Math.abs(tQuantile(0.975, 1) - 12.706) < 1e-3);
-  assert.ok(Math.abs(tQuantile(0.975, 2) - 4.303) < 1e-3);
-  assert.ok(Math.abs(tQuantile(0.975, 5) - 2.571) < 0.01);
-  assert.ok(Math.abs(tQuantile(0.975, 30) - 2.042) < 0.005);
+  // Published values (qt(0.975, df)).
+  const table: [number, number][] = [
+    [1, 12.706204736174707],
+    [2, 4.302652729749464],
+    [5, 2.570581835636314],
+    [30, 2.042272456301238],
+  ];
+  for (const [df, value] of table) assert.ok(Math.abs(tQuantile(0.975, df) / value - 1) < 1e-9, `df ${df}: ${tQuantile(0.975, df)} vs ${value}`);
+  // df 1.5 (what 5 to 11 steady windows give): 6.0167, where the old code returned the df-2 value 4.303.
+  const q = tQuantile(0.975, 1.5);
+  assert.ok(Math.abs(q - 6.0167) < 1e-4, String(q));
+  // Γ(0.75) and Γ(1.25).
+  assert.ok(Math.abs(tCdf(q, 1.5, 1.2254167024651776, 0.9064024770554771) - 0.975) < 1e-6);
+  assert.ok(Math.abs(tQuantile(0.025, 1.5) + q) < 1e-9, 'symmetric');
+  assert.ok(tQuantile(0.975, 1.2) > tQuantile(0.975, 1.5) && tQuantile(0.975, 1.5) > tQuantile(0.975, 1.9), 'falls as df grows');
 });
 
 test('binned pooled percentiles are within 0.25% of the exact ones, and a window drawn twice counts twice', () => {
@@ -88,6 +112,30 @@ test('verdicts: an interval above zero is better for throughput and worse for la
   assert.equal(verdictOf({ low: -3, high: -1 }, 'lower'), 'better');
   assert.equal(verdictOf({ low: -1, high: 1 }, 'higher'), 'no significant difference');
   assert.equal(verdictOf({ low: NaN, high: 1 }, 'higher'), 'insufficient data');
+});
+
+test('an interval holding zero but too wide to mean anything is insufficient data, not no difference', () => {
+  // The case seen: itl p99 −61% … +1476%.
+  assert.equal(verdictOf({ low: -61, high: 1476 }, 'lower', 'relative'), 'insufficient data');
+  assert.equal(verdictOf({ low: -50.5, high: 50 }, 'lower', 'relative'), 'insufficient data');
+  assert.equal(verdictOf({ low: -45, high: 45 }, 'lower', 'relative'), 'no significant difference');
+  // A rate in percentage points: ±5 pt is the most that still says "alike".
+  assert.equal(verdictOf({ low: -6, high: 6 }, 'lower', 'absolute'), 'insufficient data');
+  assert.equal(verdictOf({ low: -1, high: 2 }, 'lower', 'absolute'), 'no significant difference');
+  // Wide but clear of zero: the direction is known.
+  assert.equal(verdictOf({ low: 5, high: 400 }, 'lower', 'relative'), 'worse');
+});
+
+test('a comparison of a handful of noisy windows says insufficient data, with a note, instead of no difference', () => {
+  const rng = new SeededRandom(5);
+  // Five steady windows a side with 60% noise: the interval spans far more than ±50%.
+  const a = [run('a', ar1(rng, 5, 1000, 0.6, 0))];
+  const b = [run('b', ar1(rng, 5, 1000, 0.6, 0))];
+  const phase = compareArms({ name: 'A', runs: a }, { name: 'B', runs: b }, { resamples: 500 }).phases[0]!;
+  const row = phase.rows.find((r) => r.figure === 'decode_tokens_per_s')!;
+  assert.ok(row.low !== null && row.high !== null && row.low <= 0 && row.high >= 0 && row.high - row.low > 100, `${row.low} … ${row.high}`);
+  assert.equal(row.verdict, 'insufficient data');
+  assert.ok(phase.notes.some((n) => n.includes('decode tok/s') && n.includes('insufficient data')), phase.notes.join('\n'));
 });
 
 test('the same seed gives the same interval; blocks never cross from one run to another', () => {

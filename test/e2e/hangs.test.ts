@@ -149,17 +149,19 @@ test('HTTP 429, 500 and 400 are http_429, http_5xx and http_4xx errors; the next
   assert.deepEqual(result.summary.errors_by_class, { http_429: 1, http_5xx: 1, http_4xx: 1 });
 });
 
-test('malformed SSE, invalid JSON, an error event and bad tool-call arguments are each their own class', async (t) => {
+test('malformed SSE, invalid JSON, an error event and bad tool-call arguments are each their own class; a line that is no SSE field is ignored', async (t) => {
   const faults = [
     { kind: 'malformed_sse', times: 1 },
     { kind: 'malformed_sse', line: 'data: {oops', times: 1 },
     { kind: 'malformed_sse', line: 'data: {"error": {"message": "boom", "code": 503}}', times: 1 },
     { kind: 'bad_tool_arguments', times: 1 },
+    { kind: 'malformed_sse', line: 'this line is not server-sent events', times: 1 },
   ];
-  const { records } = await run(t, { agents: { count: 1, rounds: 5 }, engine: { faults } });
+  const { records } = await run(t, { agents: { count: 1, rounds: 6 }, engine: { faults } });
   const rs = byAgentRound(records);
-  assert.deepEqual(rs.map((r) => r.error?.class ?? r.status), ['malformed_sse', 'invalid_json', 'server_error_event', 'invalid_tool_arguments', 'ok'], show(rs));
-  assert.match(rs[0]!.error!.message, /this line is not server-sent events/);
+  assert.deepEqual(rs.map((r) => r.error?.class ?? r.status), ['malformed_sse', 'invalid_json', 'server_error_event', 'invalid_tool_arguments', 'ok', 'ok'], show(rs));
+  assert.match(rs[0]!.error!.message, /not\.a\.chunk/);
+  assert.match(rs[2]!.error!.message, /server error in stream: boom/);
   assert.ok(rs.every((r) => r.http_status === 200));
 });
 

@@ -7,7 +7,8 @@ import { executeRun } from '../../src/run/index.js';
 import type { HopFaultEvent, RequestRecord, RunEvent } from '../../src/types/index.js';
 import { readJsonl, tempDir } from '../helpers/tmp.js';
 
-/** A small run through the hop with `faults` (YAML flow list), canaries off, tight deadlines. */
+/** A small run through the hop with `faults` (YAML flow list), canaries off, tight deadlines, no preflight
+ * (the faults are the agents' to meet; a `cut` or `reset` hop would stop the run at its preflight, exit 3). */
 async function runThroughHop(t: import('node:test').TestContext, faults: string, set: string[] = []): Promise<{ records: RequestRecord[]; events: RunEvent[] }> {
   const out = join(tempDir(t), 'run');
   const workload = parseWorkload(
@@ -22,7 +23,7 @@ engine: {decode_step_ms: 4, output_tokens_min: 8, output_tokens_max: 16}
     'hop-fault.yaml',
     { set },
   );
-  await executeRun({ workload, out });
+  await executeRun({ workload, out, preflight: false });
   const records = readJsonl<RequestRecord>(join(out, 'requests.jsonl')).sort((a, b) => a.agent - b.agent || a.round - b.round);
   return { records, events: readJsonl<RunEvent>(join(out, 'events.jsonl')) };
 }

@@ -14,6 +14,8 @@ test('an https target with the wrong CA fails every request with class tls; with
   assert.equal(wrong.length, 6);
   assert.deepEqual(new Set(classes(wrong)), new Set(['error:tls']), JSON.stringify(wrong[0]?.error));
   assert.ok(wrong.every((r) => r.path === 'direct' && r.http_status === null));
+  // With the preflight, the run stops at its start instead, saying why.
+  await assert.rejects(runTarget(t, `{url: "${hop.url}", tls: {ca: "${other.caFile}"}}`, { preflight: true }), (e: Error & { code?: string }) => e.code === 'ERR_PREFLIGHT' && /failed: .*\(tls\)/.test(e.message));
   const none = await runTarget(t, `{url: "${hop.url}"}`);
   assert.deepEqual(new Set(classes(none)), new Set(['error:tls']), 'Node\'s roots alone do not trust the hop');
   const right = await runTarget(t, `{url: "${hop.url}", tls: {ca: "${hop.caFile}"}}`);
@@ -41,4 +43,5 @@ test('the built-in hop in front of an https target verifies it with target.tls: 
   const untrusted = await runTarget(t, `{url: "${inner.url}", via: {kind: hop}}`);
   assert.deepEqual(new Set(classes(untrusted)), new Set(['error:http_5xx']));
   assert.match(untrusted[0]!.error!.message, /HTTP 502.*roundload hop: upstream/);
+  await assert.rejects(runTarget(t, `{url: "${inner.url}", via: {kind: hop}}`, { preflight: true }), (e: Error & { code?: string }) => e.code === 'ERR_PREFLIGHT' && /HTTP 502/.test(e.message) && /nothing behind it served the request/.test(e.message));
 });

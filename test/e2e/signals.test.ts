@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { parseAllDocuments } from 'yaml';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readJsonl, runCli, tempDir } from '../helpers/tmp.js';
@@ -45,7 +47,22 @@ function assertComplete(out: string): { summary: Summary; records: RequestRecord
   const histograms = JSON.parse(readFileSync(join(out, 'histograms.json'), 'utf8')) as { histograms: { metric: string; round: number; count: number }[] };
   const e2eAll = histograms.histograms.find((h) => h.metric === 'e2e' && h.round === 0);
   assert.equal(e2eAll?.count ?? 0, summary.totals.ok, 'histograms.json holds every ok request');
+  for (const f of ['report.html', 'junit.xml']) assert.ok(existsSync(join(out, f)), `${f} written`);
+  assert.match(readFileSync(join(out, 'junit.xml'), 'utf8'), /<testsuite/);
   return { summary, records };
+}
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+/** How a test starts roundload from source: what `node dist/src/cli.js` is after a build. */
+const NODE_CLI = `${JSON.stringify(process.execPath)} --import tsx src/cli.ts`;
+
+/** A process still alive (a zombie awaiting its reaper counts as gone). */
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
 }
 
 test('SIGTERM during a long run: requests in flight finish within the grace, the folder is complete, exit 130 within seconds', async (t) => {
@@ -105,3 +122,79 @@ test('a second SIGTERM exits at once with 130', async (t) => {
   assert.ok(tookMs < 1500, `exited ${tookMs} ms after the second signal (the grace is 2 s)`);
   assert.match(res.stderr, /SIGTERM again: exiting now/);
 });
+
+test('the documented Kubernetes Job starts roundload with exec node, never npx, so SIGTERM to PID 1 reaches it', () => {
+  const docs = parseAllDocuments(readFileSync(join(ROOT, 'docs/k8s-soak-job.yaml'), 'utf8')).map((d) => d.toJS() as { spec: { template: { spec: { containers: { command: string[]; args: string[] }[] } } } });
+  const commands = docs.flatMap((d) => d.spec.template.spec.containers.map((c) => [...c.command, ...c.args].join(' ')));
+  assert.equal(commands.length, 2);
+  for (const command of commands) {
+    assert.match(command, /\bexec node dist\/src\/cli\.js (run|merge) /, command);
+    assert.doesNotMatch(command, /npx/, command);
+  }
+});
+
+test('SIGTERM to the launcher as Kubernetes sends it to PID 1 (sh -c "… exec node … run …"): exit 130 and a complete results folder', async (t) => {
+  const dir = tempDir(t);
+  const out = join(dir, 'run');
+  const file = workloadFile(dir, '{decode_step_ms: 2, output_tokens_min: 8, output_tokens_max: 24}');
+  // The shape of the Job's command: a shell that sets things up, then execs node.
+  const script = `RUN_ID="\${RUN_ID:-$(date -u +%F)}" && exec ${NODE_CLI} run ${file} --out ${out} --label run="$RUN_ID"`;
+  let pid = 0;
+  const running = runShell(script, (p) => (pid = p));
+  await waitForLines(join(out, 'requests.jsonl'), 8, 30_000);
+  process.kill(pid, 'SIGTERM');
+  const res = await running;
+  assert.equal(res.code, 130, res.stderr);
+  assert.match(res.stderr, /SIGTERM: stopping/);
+  const { records } = assertComplete(out);
+  assert.ok(records.length >= 8);
+});
+
+for (const closePipes of [false, true]) {
+  test(`a run whose parent dies without signalling it (re-parented) stops as on SIGTERM and writes its results${closePipes ? ', even with its terminal gone' : ''}`, async (t) => {
+    const dir = tempDir(t);
+    const out = join(dir, 'run');
+    const pidFile = join(dir, 'pid');
+    const file = workloadFile(dir, '{decode_step_ms: 2, output_tokens_min: 8, output_tokens_max: 24}');
+    // The parent stays (no exec), as npx or a login shell would, and is then killed outright.
+    const launcher = spawn('/bin/sh', ['-c', `${NODE_CLI} run ${file} --out ${out} & echo $! > ${pidFile}; wait`], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    launcher.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    launcher.stdout.resume();
+    let pid = 0;
+    t.after(() => {
+      if (pid > 0 && alive(pid)) process.kill(pid, 'SIGKILL');
+    });
+    await waitForLines(join(out, 'requests.jsonl'), 8, 30_000);
+    pid = Number(readFileSync(pidFile, 'utf8'));
+    launcher.kill('SIGKILL');
+    // Its terminal went with the parent: the notice it prints on stderr and the summary table on stdout meet
+    // closed pipes (EPIPE), which must not end the run before it has written its results.
+    if (closePipes) {
+      launcher.stdout.destroy();
+      launcher.stderr.destroy();
+    }
+    const until = Date.now() + 30_000;
+    while (alive(pid) && Date.now() < until) await sleep(100);
+    assert.equal(alive(pid), false, 'roundload ended by itself after its parent died');
+    if (!closePipes) assert.match(stderr, /parent process \d+ exited .*SIGTERM: stopping/);
+    const { records } = assertComplete(out);
+    assert.ok(records.length >= 8);
+  });
+}
+
+/** Runs `script` with /bin/sh -c in the repo root, like a container command; resolves when it ends. */
+function runShell(script: string, onSpawn: (pid: number) => void): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('/bin/sh', ['-c', script], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    if (child.pid !== undefined) onSpawn(child.pid);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+  });
+}

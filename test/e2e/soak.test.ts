@@ -62,7 +62,9 @@ test('an 8 s soak: agents restart conversations at agents.rounds until the durat
     assert.ok(w.requests > 0 && w.output_tokens_per_s > 0 && w.ttft_p99_ms !== null, JSON.stringify(w));
   }
   assert.equal(windows.reduce((n, w) => n + w.requests, 0), rs.length, 'every request is in exactly one window');
-  assert.deepEqual(result.summary.thresholds, { ok: true, results: [{ name: 'hangs', limit: 0, actual: 0, ok: true, message: '0 hung requests ≤ limit 0' }] });
+  assert.equal(result.summary.thresholds.ok, true);
+  assert.deepEqual(result.summary.thresholds.results.map((r) => [r.name, r.ok]), [['ok_requests', true], ['hangs', true], ['error_rate', true]]);
+  assert.equal(result.summary.thresholds.results[1]!.message, '0 hung requests ≤ limit 0');
 });
 
 test('a context cap ends conversations before their rounds, and the agent starts a fresh one', async (t) => {
@@ -71,6 +73,7 @@ test('a context cap ends conversations before their rounds, and the agent starts
   const result = await executeRun({ workload, out });
   assert.equal(result.status, 'completed');
   const conversations = byConversation(await records(out));
+  let capped = 0;
   for (let agent = 0; agent < 2; agent += 1) {
     const ids = [...conversations.keys()].filter((id) => id.startsWith(`a${agent}-`)).sort((a, b) => Number(a.split('-c')[1]) - Number(b.split('-c')[1]));
     assert.ok(ids.length >= 2, `agent ${agent} restarted (${ids.length} conversations)`);
@@ -80,6 +83,11 @@ test('a context cap ends conversations before their rounds, and the agent starts
       // The request that took it to the cap went out; the next one would have been past it.
       const last = list.at(-1)!;
       assert.ok(last.request_bytes / 4 < 2500 * 1.3, `${id}'s last request was near the cap (${Math.round(last.request_bytes / 4)} tokens)`);
+      assert.ok(last.context_cap !== undefined && last.context_cap.context_tokens >= 2500 && last.context_cap.rounds_left === 50 - list.length, `${id} says it ended at the cap: ${JSON.stringify(last.context_cap)}`);
+      capped += 1;
     }
   }
+  // Each is counted and named in the summary (a conversation ended by the duration is not).
+  assert.ok((result.summary.conversations?.context_capped ?? 0) >= capped, JSON.stringify(result.summary.conversations));
+  assert.equal(result.summary.conversations?.requests_planned, null, 'a run that lasts a time plans no request count');
 });

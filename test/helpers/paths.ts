@@ -20,7 +20,9 @@ export async function backend(t: TestContext): Promise<{ engine: EngineHandle; h
   return { engine, hop };
 }
 
-export async function runTarget(t: TestContext, target: string): Promise<RequestRecord[]> {
+/** A small run against `target`. Without the preflight by default: these tests are about what each request
+ * meets on the path (a broken path would otherwise stop the run at its start, exit 3). */
+export async function runTarget(t: TestContext, target: string, options: { preflight?: boolean } = {}): Promise<RequestRecord[]> {
   const out = join(tempDir(t), 'run');
   const workload = parseWorkload(
     `name: paths
@@ -32,7 +34,7 @@ monitor: {canary_interval_s: 0}
 `,
     'paths.yaml',
   );
-  await executeRun({ workload, out });
+  await executeRun({ workload, out, preflight: options.preflight ?? false });
   return readJsonl<RequestRecord>(join(out, 'requests.jsonl')).sort((a, b) => a.agent - b.agent || a.round - b.round);
 }
 

@@ -28,8 +28,8 @@ export interface CliResult {
 const ROOT = new URL('../../', import.meta.url).pathname;
 
 /** Runs `roundload ARGS` from source (tsx), bounded by `timeoutMs`, in the repo root. `onData` sees each
- * chunk as it arrives (to time what a run prints). */
-export function runCli(args: string[], options: { timeoutMs?: number; env?: Record<string, string>; onSpawn?: (pid: number) => void; onData?: (from: 'stdout' | 'stderr', text: string) => void } = {}): Promise<CliResult> {
+ * chunk as it arrives (to time what a run prints); `onStderrLine` each whole line of stderr. */
+export function runCli(args: string[], options: { timeoutMs?: number; env?: Record<string, string>; onSpawn?: (pid: number) => void; onData?: (from: 'stdout' | 'stderr', text: string) => void; onStderrLine?: (line: string) => void } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), ...args], {
       cwd: ROOT,
@@ -42,9 +42,15 @@ export function runCli(args: string[], options: { timeoutMs?: number; env?: Reco
       stdout += d.toString();
       options.onData?.('stdout', d.toString());
     });
+    let partial = '';
     child.stderr.on('data', (d: Buffer) => {
       stderr += d.toString();
       options.onData?.('stderr', d.toString());
+      if (options.onStderrLine === undefined) return;
+      partial += d.toString();
+      const lines = partial.split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) options.onStderrLine(line);
     });
     const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
     if (child.pid !== undefined) options.onSpawn?.(child.pid);
@@ -52,6 +58,45 @@ export function runCli(args: string[], options: { timeoutMs?: number; env?: Reco
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+export interface EngineProcess {
+  url: string;
+  port: number;
+  pid: number;
+  /** SIGKILLs it (if still running) and resolves once it is gone. */
+  kill(): Promise<void>;
+}
+
+/** `roundload engine --port PORT` as a separate process (0: any free port), killed after the test. */
+export function engineProcess(t: TestContext, port = 0, extra: string[] = []): Promise<EngineProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'engine', '--port', String(port), ...extra], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    const gone = new Promise<void>((r) => child.once('exit', () => r()));
+    const kill = async (): Promise<void> => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await gone;
+    };
+    t.after(kill);
+    let err = '';
+    const timer = setTimeout(() => {
+      void kill();
+      reject(new Error(`engine did not start within 60 s: ${err}`));
+    }, 60_000);
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+      const m = /listening on (http:\/\/[^\s]+)/.exec(err);
+      if (m !== null) {
+        clearTimeout(timer);
+        const url = m[1]!;
+        resolve({ url, port: Number(new URL(url).port), pid: child.pid!, kill });
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`engine exited with ${code}: ${err}`));
     });
   });
 }

@@ -108,7 +108,7 @@ test('a run without gauges, hangs, errors or events says so instead of drawing e
   assert.match(html, /no gauges were monitored/);
   assert.match(html, /no hangs: every request reached a terminal state/);
   assert.match(html, /no errors/);
-  assert.match(html, /no thresholds were set/);
+  assert.match(html, /<code>ok_requests<\/code> <span class="badge muted">always on<\/span>/, 'the always-on check is shown even with no thresholds of its own');
   assert.match(html, /no client samples in events\.jsonl/);
   assert.deepEqual(data.charts.gauges, []);
 });
@@ -118,4 +118,24 @@ test('what a rebuild found missing is shown at the top', async (t) => {
   const html = renderReportHtml(await dataFor(dir));
   assert.match(html, /<span class="badge bad">killed<\/span>/);
   assert.match(html, /<div class="notes">.*requests\.jsonl: last line truncated \(line 2\), skipped/s);
+});
+
+test('what the server did not report and what the client estimated are said so, never shown as 0', async (t) => {
+  const records = [record({ cached_tokens: null, tokens_estimated: true, prompt_tokens: 900, completion_tokens: 30 }), record({ round: 2, cached_tokens: null })];
+  const dir = writeFolder(join(tempDir(t), 'run'), { status: 'completed', records });
+  const html = renderReportHtml(await dataFor(dir));
+  assert.match(html, /cached: not reported by the server/);
+  assert.doesNotMatch(html, /0\.0% cached/);
+  assert.match(html, /<span class="muted-text">not reported<\/span>/, 'the per-round cached cell');
+  assert.match(html, /estimated for 1 requests \(no usage chunk: from the text\)/);
+  assert.match(html, /~: token counts in part estimated/);
+});
+
+test('the errors table quotes the first error of each class with its status and URL path', async (t) => {
+  const failed = record({ status: 'error', http_status: 404, ttft_ms: null, error: { class: 'http_4xx', message: 'HTTP 404: Not Found', code: '404', url_path: '/v1/v1/chat/completions' } });
+  const dir = writeFolder(join(tempDir(t), 'run'), { status: 'completed', records: [failed, failed] });
+  const html = renderReportHtml(await dataFor(dir));
+  assert.match(html, /<code>\/v1\/v1\/chat\/completions<\/code>/);
+  assert.match(html, /HTTP 404: Not Found/);
+  assert.match(html, /<b>no request ended ok<\/b>/, 'the always-on check failing is in the verdict bar');
 });

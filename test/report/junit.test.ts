@@ -29,11 +29,11 @@ function assertWellFormed(xml: string): void {
 test('a clean run: "no hangs" and "run completed" pass, one case per threshold, counts in the suite', () => {
   const s = summary([record()], {}, { hangs: 0, error_rate: 0.5, ttft_p99_ms: 1000, itl_p99_ms: null, e2e_p99_ms: null, decode_tokens_per_s_min: null, per_window: false });
   const cases = junitCases(s);
-  assert.deepEqual(cases.map((c) => [c.name, c.failure === null]), [['no hangs', true], ['hangs', true], ['error_rate', true], ['ttft_p99_ms', true], ['run completed', true]]);
+  assert.deepEqual(cases.map((c) => [c.name, c.failure === null]), [['no hangs', true], ['ok_requests (always on)', true], ['hangs', true], ['error_rate', true], ['ttft_p99_ms', true], ['run completed', true]]);
   const xml = renderJunit(s);
   assertWellFormed(xml);
-  assert.match(xml, /<testsuites name="roundload" tests="5" failures="0" errors="0" time="60\.000">/);
-  assert.match(xml, /<testsuite name="roundload\.nightly" tests="5" failures="0" errors="0" skipped="0" time="60\.000" timestamp="2026-01-01T00:00:00">/);
+  assert.match(xml, /<testsuites name="roundload" tests="6" failures="0" errors="0" time="60\.000">/);
+  assert.match(xml, /<testsuite name="roundload\.nightly" tests="6" failures="0" errors="0" skipped="0" time="60\.000" timestamp="2026-01-01T00:00:00">/);
   assert.match(xml, /<property name="label\.arm" value="b"\/>/);
   assert.match(xml, /<testcase classname="roundload\.nightly\.thresholds" name="ttft_p99_ms" time="0"\/>/);
   assert.doesNotMatch(xml, /<failure/);
@@ -47,7 +47,7 @@ test('hangs fail "no hangs" with the count and the phases; a failed threshold ca
   );
   const xml = renderJunit(s);
   assertWellFormed(xml);
-  assert.match(xml, /tests="4" failures="3"/);
+  assert.match(xml, /tests="5" failures="3"/);
   assert.match(xml, /<testcase classname="roundload\.nightly" name="no hangs" time="0">\n {6}<failure type="hangs" message="3 requests hung \(mid_stream 2, first_token 1\)">3 requests hung/);
   assert.match(xml, /by round: round 2: 1, round 3: 2/);
   assert.match(xml, /by request number on the socket: nth 3: 3/);
@@ -70,4 +70,13 @@ test('names, labels and messages are escaped; characters XML cannot carry are dr
   assertWellFormed(xml);
   assert.match(xml, /name="roundload\.we&lt;ird&gt;&amp;&quot;name"/);
   assert.match(xml, /<property name="label\.k&quot;&lt;" value="v&amp;"\/>/);
+});
+
+test('a run where no request ended ok fails the always-on case, its body quoting the first error of each class', () => {
+  const failed = (status: number) => record({ status: 'error', http_status: status, ttft_ms: null, completion_tokens: null, error: { class: 'http_4xx', message: 'HTTP 401: Invalid API key (type authentication_error)', code: String(status), url_path: '/v1/chat/completions' } });
+  const s = summary([failed(401), failed(401)], {}, { hangs: 0, error_rate: null, ttft_p99_ms: null, itl_p99_ms: null, e2e_p99_ms: null, decode_tokens_per_s_min: null, per_window: false });
+  const xml = renderJunit(s);
+  assertWellFormed(xml);
+  assert.match(xml, /<testcase classname="roundload\.nightly\.thresholds" name="ok_requests \(always on\)" time="0">\n {6}<failure type="threshold" message="no request ended ok: of 2, 2 ended in error \(http_4xx 2\)/);
+  assert.match(xml, /first http_4xx \(×2\), HTTP 401 on \/v1\/chat\/completions: HTTP 401: Invalid API key \(type authentication_error\)/);
 });

@@ -1,9 +1,10 @@
-// The terminal summary: the verdict banner first and last, and phrases a newcomer can read.
+// The terminal summary: the verdict banner first and last, phrases a newcomer can read, and what went wrong
+// and what was not measured said so.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SummaryBuilder, type Summary } from '../../src/analysis/index.js';
 import { formatSummary, runVerdict } from '../../src/report/index.js';
-import type { GaugeVerdict } from '../../src/types/index.js';
+import type { GaugeVerdict, RequestRecord } from '../../src/types/index.js';
 import { hangRecord, record } from './fixtures.js';
 
 function summary(records = [record(), record({ agent: 1, run_ms: 300 })], options: { status?: string; thresholds?: ConstructorParameters<typeof SummaryBuilder>[0]['thresholds'] } = {}): Summary {
@@ -20,20 +21,21 @@ test('a passing run\'s summary starts and ends with the PASS banner and the resu
 });
 
 test('a failed threshold makes the banner FAIL (exit 1) naming what failed; the exit code comes from the same verdict', () => {
-  const s = summary([record(), hangRecord({ agent: 1 }), hangRecord({ agent: 2 })], { thresholds: { hangs: 0, error_rate: 0.1, ttft_p99_ms: null, itl_p99_ms: null, e2e_p99_ms: null, decode_tokens_per_s_min: null, per_window: false } });
+  const failed = record({ agent: 3, status: 'error', http_status: 500, ttft_ms: null, error: { class: 'http_5xx', message: 'HTTP 500: boom', code: '500' } });
+  const s = summary([record(), hangRecord({ agent: 1 }), hangRecord({ agent: 2 }), failed], { thresholds: { hangs: 0, error_rate: 0.1, ttft_p99_ms: null, itl_p99_ms: null, e2e_p99_ms: null, decode_tokens_per_s_min: null, per_window: false } });
   const v = runVerdict(s);
   assert.deepEqual({ word: v.word, exitCode: v.exitCode }, { word: 'FAIL', exitCode: 1 });
   const text = formatSummary(s, 'DIR');
-  const banner = 'FAIL (exit 1): 2 hung requests > limit 0; error rate 66.67% (0 errors + 2 hangs of 3) > limit 10.00% · results DIR';
+  const banner = 'FAIL (exit 1): 2 hung requests > limit 0; errors on 25.00% of requests (1 of 4; hangs are checked by `hangs`) > limit 10.00% · results DIR';
   assert.equal(text.split('\n')[0], banner);
   assert.equal(text.split('\n').at(-1), banner);
 });
 
 test('an interrupted run is INTERRUPTED (exit 130), with what had failed so far', () => {
   assert.equal(formatSummary(summary(undefined, { status: 'interrupted' }), 'DIR').split('\n')[0], 'INTERRUPTED (exit 130) · results DIR');
-  const v = runVerdict(summary([hangRecord()], { status: 'interrupted' }));
+  const v = runVerdict(summary([record(), hangRecord({ agent: 1 })], { status: 'interrupted' }));
   assert.equal(v.exitCode, 130);
-  assert.equal(formatSummary(summary([hangRecord()], { status: 'interrupted' }), 'DIR').split('\n')[0], 'INTERRUPTED (exit 130): thresholds failed so far: 1 hung request > limit 0 · results DIR');
+  assert.equal(formatSummary(summary([record(), hangRecord({ agent: 1 })], { status: 'interrupted' }), 'DIR').split('\n')[0], 'INTERRUPTED (exit 130): thresholds failed so far: 1 hung request > limit 0 · results DIR');
   assert.equal(runVerdict(summary(undefined, { status: 'failed' })).word, 'FAIL', 'a run that failed is never a pass');
 });
 
@@ -47,7 +49,7 @@ test('figures with no samples show –, counts of one read in the singular, and 
   const s = summary([record(), hangRecord({ round: 2 })]);
   const text = formatSummary(s, 'DIR');
   const round2 = text.split('\n').find((l) => l.startsWith('2 '))!;
-  assert.match(round2, /^2 +1 +0 +0 +1 +0 +0 +– +– +– +– +– +– +–$/);
+  assert.match(round2, /^2 +1 +0 +0 +1 +– +– +– +– +– +– +– +– +– +–$/, 'no token figure either: none ended ok');
   assert.doesNotMatch(text, / - /, 'no ASCII dash placeholders');
   assert.match(text, /^requests {3}2 \(1 ok, 0 errors, 1 hang\)/m);
   assert.match(text, /^client {5}event-loop delay p99 –, utilisation – \(no sample: the run ended within the first second\)$/m, 'not "p99 ≤ 0.0 ms"');
@@ -68,4 +70,47 @@ test('rotating gauges read plainly: "changed at every scrape" rather than "non-z
   assert.match(text, /engine sglang:num_running_reqs rotating: changed at every scrape, 1 dip; generation_tokens_total moved, 31 requests completed while watched$/m);
   assert.match(text, /engine sglang:num_used_tokens rotating: held one non-zero value 1\.0 s at most, 6 dips; generation_tokens_total moved, 1 request completed while watched$/m);
   assert.doesNotMatch(text, /0\.0 s at most|\d completions/);
+});
+
+const run = { name: 'smoke', status: 'completed', started_at: null, ended_at: null, wall_s: 2, target: 'http://127.0.0.1:1', path: 'direct', labels: {} };
+
+function summaryText(records: RequestRecord[], plannedRequests: number | null = null): string {
+  const b = new SummaryBuilder({ itlFromRecords: true, plannedRequests });
+  for (const r of records) b.add(r);
+  return formatSummary(b.build(run), '/tmp/run');
+}
+
+test('every request HTTP 500: the first error is quoted with its status and path, and the always-on check fails by name', () => {
+  const failed = (i: number) => record({ run_ms: i * 10, status: 'error', http_status: 500, ttft_ms: null, completion_tokens: null, error: { class: 'http_5xx', message: 'HTTP 500: injected fault (type InternalServerError)', code: '500', url_path: '/v1/chat/completions' } });
+  const out = summaryText([failed(0), failed(1), failed(2)]);
+  assert.match(out, /^errors     http_5xx 3$/m);
+  assert.match(out, /^ {11}· http_5xx ×3, first at 0\.2 s, a0-c1 round 1, HTTP 500, \/v1\/chat\/completions: HTTP 500: injected fault \(type InternalServerError\)$/m);
+  assert.match(out, /^thresholds FAILED 2 of 3: ok_requests \(always on, whatever the thresholds\): no request ended ok: of 3, 3 ended in error \(http_5xx 3\)/m);
+  assert.match(out, /error_rate: errors on 100\.00% of requests/);
+});
+
+test('cached tokens the server did not report are n/r and "not reported", never 0 or 0.0% cached', () => {
+  const out = summaryText([record({ cached_tokens: null }), record({ round: 2, cached_tokens: null })]);
+  assert.match(out, /cached tokens not reported by the server/);
+  assert.doesNotMatch(out, /0\.0% cached/);
+  assert.match(out, /^1 +1 +1 +0 +0 +1,000 +n\/r /m);
+  assert.match(out, /n\/r: cached tokens not reported by the server/);
+});
+
+test('estimated token counts are marked with ~ in the table, the throughput and the tokens line', () => {
+  const out = summaryText([record({ tokens_estimated: true, cached_tokens: null }), record({ round: 2 })]);
+  assert.match(out, /^1 +1 +1 +0 +0 +~1,000 /m);
+  assert.match(out, /~[\d.]+ output tokens\/s \(estimated\)/);
+  assert.match(out, /~2,000 prompt \(.*\), ~22 completion  ·  ~ estimated for 1 of 2 requests \(no usage chunk\)/);
+  assert.match(out, /~: token counts in part estimated/);
+});
+
+test('conversations ended at the context cap are counted against the plan, and warnings are explained', () => {
+  const out = summaryText([
+    record({ finish_reason: 'tool_calls', tool_calls: [{ name: 'read_file', arguments_bytes: 10 }], context_cap: { context_tokens: 2100, rounds_left: 6 } }),
+    record({ agent: 1, conversation: 'a1-c1', warnings: ['tool_markup_in_content'] }),
+  ], 16);
+  assert.match(out, /^planned    2 of 16 planned requests ran: 1 conversation ended at the context cap \(conversation\.max_context_tokens\), 6 rounds not sent$/m);
+  assert.match(out, /^answers    finish tool_calls 1, stop 1  ·  1 tool calls in 2 ok answers$/m);
+  assert.match(out, /^warning    tool_markup_in_content on 1 ok answer \(first a1-c1 round 1\): .*--tool-call-parser/m);
 });

@@ -59,7 +59,7 @@ test('the run\'s own thresholds from run.json are applied on rebuild', async (t)
   });
   const r = await rebuildSummary(dir);
   assert.equal(r.summary.run.status, 'completed');
-  assert.deepEqual(r.summary.thresholds.results.map((x) => [x.name, x.ok]), [['error_rate', false]]);
+  assert.deepEqual(r.summary.thresholds.results.map((x) => [x.name, x.ok]), [['ok_requests', true], ['error_rate', false]]);
   assert.deepEqual(r.summary.errors_by_class, { http_5xx: 1 });
 });
 

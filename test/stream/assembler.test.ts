@@ -24,6 +24,7 @@ describe('MessageAssembler on SGLang-shaped bodies', () => {
       usage: { promptTokens: 412, completionTokens: 4, cachedTokens: 384 },
       sawDone: true,
       problems: [],
+      violations: [],
     });
   });
 
@@ -93,6 +94,18 @@ describe('MessageAssembler problems', () => {
     assert.deepEqual(gap.toolCalls.map((c) => c.index), [0, 2]);
     assert.deepEqual(gap.problems, ['tool call indexes are not 0..1: 0, 2']);
     assert.deepEqual(assemble([{ kind: 'finish', reason: 'tool_calls' }]).message.problems, ['finish_reason tool_calls without any tool call']);
+  });
+
+  it('protocol violations (no id, no name, a changed id, an index gap, data after [DONE]) are listed apart; other oddities are not', () => {
+    assert.deepEqual(assemble([delta(0, null, 'f', '{}')]).message.violations, ['tool call 0 has no id']);
+    assert.deepEqual(assemble([delta(0, 'c', null, '{}')]).message.violations, ['tool call 0 has no name']);
+    assert.deepEqual(assemble([delta(0, 'c', 'f', '{'), delta(0, 'd', 'f', '}')]).message.violations, ['tool call 0 changed id from c to d']);
+    assert.deepEqual(assemble([delta(1, 'c', 'f', '{}')]).message.violations, ['tool call indexes are not 0..0: 1']);
+    assert.deepEqual(assemble([{ kind: 'done' }, { kind: 'content', text: 'x' }]).message.violations, ['content after [DONE]']);
+    // Not violations: cut-off arguments (their own classes), content after finish_reason, a fragment before its name.
+    assert.deepEqual(assemble([delta(0, 'c', 'f', '{"a":'), { kind: 'finish', reason: 'length' }]).message.violations, []);
+    assert.deepEqual(assemble([{ kind: 'finish', reason: 'stop' }, { kind: 'content', text: 'late' }]).message.violations, []);
+    assert.deepEqual(assemble([delta(0, 'c', null, '{'), delta(0, null, 'f', '}')]).message.violations, []);
   });
 
   it('events after [DONE] or after finish_reason are problems, and the first finish reason is kept', () => {

@@ -156,10 +156,42 @@ describe('ChatStreamParser on SGLang-shaped bodies', () => {
     assert.equal(events[0]?.kind, 'malformed');
   });
 
-  it('a line with an unknown SSE field is reported as sse_syntax and the stream carries on', () => {
-    const { events } = runWhole('garbage here\ndata: {"choices":[{"delta":{"content":"a"}}]}\n\n');
-    assert.equal(events[0]?.kind === 'malformed' && events[0].problem, 'sse_syntax');
-    assert.deepEqual(events.slice(1), [{ kind: 'content', text: 'a' }]);
+  it('lines with a field SSE does not know (or a bad retry) are ignored, as the SSE rules say, and counted', () => {
+    const events: StreamEvent[] = [];
+    const parser = new ChatStreamParser((e) => events.push(e));
+    parser.feed(Buffer.from('garbage here\n<html>\nretry: soon\nfoo: bar\ndata: {"choices":[{"delta":{"content":"a"}}]}\n\n'));
+    parser.end();
+    assert.deepEqual(events, [{ kind: 'content', text: 'a' }]);
+    assert.equal(parser.ignoredLines, 4);
+    assert.equal(parser.firstIgnoredLine, 'garbage here');
+    assert.equal(parser.dataEvents, 1);
+  });
+
+  it('an HTML page sent as an event stream yields no events, only ignored lines (even its unterminated last line)', () => {
+    const events: StreamEvent[] = [];
+    const parser = new ChatStreamParser((e) => events.push(e));
+    parser.feed(Buffer.from('<html>\n<body>502 Bad Gateway</body>\n</html>'));
+    parser.end();
+    assert.deepEqual(events, []);
+    assert.equal(parser.ignoredLines, 3);
+  });
+
+  it('`event: error` is a server_error with the message of its data, in either error shape or as plain text', () => {
+    assert.deepEqual(runWhole('event: error\ndata: {"error": {"message": "KV transfer failed", "type": "InternalServerError", "code": 500}}\n\n').events, [
+      { kind: 'server_error', message: 'KV transfer failed', type: 'InternalServerError', code: 500 },
+    ]);
+    assert.deepEqual(runWhole('event: error\ndata: {"object": "error", "message": "bad input", "type": "BadRequestError", "param": null, "code": 400}\n\n').events, [
+      { kind: 'server_error', message: 'bad input', type: 'BadRequestError', code: 400 },
+    ]);
+    assert.deepEqual(runWhole('event: error\ndata: upstream went away\n\n').events, [{ kind: 'server_error', message: 'upstream went away', type: null, code: null }]);
+    // Cut before its blank line, the error still says what the server said.
+    assert.deepEqual(runWhole('event: error\ndata: overloaded').events, [{ kind: 'server_error', message: 'overloaded', type: null, code: null }]);
+  });
+
+  it('other named events are still ignored and not counted as data events', () => {
+    const { events, dataEvents } = runWhole('event: ping\ndata: {}\n\ndata: [DONE]\n\n');
+    assert.deepEqual(events, [{ kind: 'done' }]);
+    assert.equal(dataEvents, 1);
   });
 
   it('a lone CR ends lines, including a CR as the last byte of the body', () => {

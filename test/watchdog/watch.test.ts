@@ -145,3 +145,39 @@ test('undici backstops never fire before a watchdog deadline: the body timer cov
   assert.deepEqual(backstopTimeouts({ ...w, first_token_ms: 1000 }).bodyTimeoutMs, 30_000 + BACKSTOP_SLACK_MS);
   assert.deepEqual(backstopTimeouts({ ...w, on_hang: 'wait' }), { headersTimeoutMs: 600_000 + BACKSTOP_SLACK_MS, bodyTimeoutMs: 600_000 + BACKSTOP_SLACK_MS });
 });
+
+test('first_token_ms runs from send: with headers_ms 20 s and first_token_ms 3 s a request with no headers hangs at 3 s', () => {
+  const clock = new FakeClock();
+  const hangs: HangVerdict[] = [];
+  const w = new RequestWatch({ connectMs: 10_000, headersMs: 20_000, firstTokenMs: 3000, stallMs: 30_000, totalMs: 60_000 }, clock, (h) => hangs.push(h));
+  w.start();
+  w.connected();
+  clock.advance(2990);
+  assert.equal(hangs.length, 0);
+  clock.advance(20);
+  assert.equal(hangs.length, 1, 'not left waiting for headers_ms');
+  assert.deepEqual({ phase: hangs[0]!.phase, deadline: hangs[0]!.deadline, deadline_ms: hangs[0]!.deadline_ms }, { phase: 'headers', deadline: 'first_token_ms', deadline_ms: 3000 });
+});
+
+test('first_token_ms shorter than connect_ms ends a request still without a socket, as a connect-phase hang', () => {
+  const clock = new FakeClock();
+  const hangs: HangVerdict[] = [];
+  const w = new RequestWatch({ connectMs: 10_000, headersMs: 20_000, firstTokenMs: 2000, stallMs: 30_000, totalMs: 60_000 }, clock, (h) => hangs.push(h));
+  w.start();
+  clock.advance(2010);
+  assert.deepEqual(hangs.map((h) => [h.phase, h.deadline]), [['connect', 'first_token_ms']]);
+});
+
+test('headers before first_token_ms keep the first-token deadline counted from send, not from the headers', () => {
+  const clock = new FakeClock();
+  const hangs: HangVerdict[] = [];
+  const w = new RequestWatch({ connectMs: 10_000, headersMs: 20_000, firstTokenMs: 3000, stallMs: 30_000, totalMs: 60_000 }, clock, (h) => hangs.push(h));
+  w.start();
+  w.connected();
+  clock.advance(2000);
+  w.headers();
+  clock.advance(990);
+  assert.equal(hangs.length, 0);
+  clock.advance(20);
+  assert.deepEqual(hangs.map((h) => [h.phase, h.deadline]), [['first_token', 'first_token_ms']]);
+});
