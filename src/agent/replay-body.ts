@@ -50,8 +50,9 @@ export function syntheticText(seed: string, chars: number): string {
   if (chars <= 0) return '';
   const rng = Rng.from('replay', seed);
   const parts: string[] = [];
+  // Words joined by single spaces: `length` counts one space per word, one more than the join has.
   let length = 0;
-  while (length < chars) {
+  while (length - 1 < chars) {
     const word = rng.pick(WORDS);
     parts.push(word);
     length += word.length + 1;

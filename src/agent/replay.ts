@@ -17,6 +17,8 @@ export interface ReplayRound {
   request: ShapeRequest;
   /** Recorded connection id (null when the trace does not know). */
   connection: number | null;
+  /** How long that connection sat idle before this request (null: its first, or not known). */
+  idleMs: number | null;
   /** Recorded `seq` (for the record's `replay` field). */
   seq: number;
 }
@@ -39,6 +41,10 @@ export interface ReplayAgentSpec {
   emit: (event: RunEvent) => void;
   stop: AbortSignal;
   abortInFlight: AbortSignal;
+  /** Awaited before a round is sent, at the same time as its think time (as-recorded: until the request
+   * recorded before it on its connection has ended and the connection has sat idle as long as recorded), so a
+   * round goes out at the later of its think time and its turn on the connection. */
+  beforeRound?: (round: ReplayRound) => Promise<void>;
   /** Told when a round has ended (as-recorded connections close after their last one). */
   onRoundEnd?: (round: ReplayRound) => void;
 }
@@ -49,8 +55,10 @@ export async function runReplayAgent(spec: ReplayAgentSpec): Promise<number> {
   let sent = 0;
   for (const [i, round] of spec.rounds.entries()) {
     if (spec.stop.aborted) break;
-    if (i > 0 && round.thinkMs !== null && round.thinkMs > 0) {
-      await sleep(round.thinkMs / spec.speed, spec.stop);
+    const think = i > 0 && round.thinkMs !== null && round.thinkMs > 0 ? sleep(round.thinkMs / spec.speed, spec.stop) : null;
+    const turn = spec.beforeRound?.(round) ?? null;
+    if (think !== null || turn !== null) {
+      await Promise.all([think, turn]);
       if (spec.stop.aborted) break;
     }
     const { body, answer } = bodies.next(round.request);

@@ -73,7 +73,7 @@ export function planReplay(settings: ReplaySettings): ReplayPlan {
     conversations: conversations.map(({ id, rs }) => ({
       id,
       startMs: (rs[0]?.start_ms ?? origin) - origin,
-      rounds: rs.map((r) => ({ round: r.round, thinkMs: r.think_ms, request: r.request, connection: r.connection?.id ?? null, seq: r.seq })),
+      rounds: rs.map((r) => ({ round: r.round, thinkMs: r.think_ms, request: r.request, connection: r.connection?.id ?? null, idleMs: r.connection?.idle_ms ?? null, seq: r.seq })),
     })),
     connections,
     clientCloses,
@@ -106,12 +106,54 @@ export async function runReplayPhase(ctx: PhaseRunContext, phase: PhasePlan, pla
   // Requests left on each recorded connection in this pass: after its last, a connection the harness closed
   // is closed here too, as long after as the harness did.
   const closeTimers = new Set<NodeJS.Timeout>();
+  // as-recorded: a request goes out on its connection only after the one recorded before it there has ended,
+  // so every connection carries its requests in the recorded order (the nth of each as recorded).
+  const predecessor = new Map<number, number>();
+  const lastOn = new Map<number, number>();
+  for (const r of plan.recorded) {
+    if (r.connection === null) continue;
+    const before = lastOn.get(r.connection.id);
+    if (before !== undefined) predecessor.set(r.seq, before);
+    lastOn.set(r.connection.id, r.seq);
+  }
+  /** When each request of the pass ended (performance.now()). */
+  let ended = new Map<number, number>();
+  let waiting = new Map<number, () => void>();
+  const markEnded = (seq: number): void => {
+    ended.set(seq, performance.now());
+    for (const [waiter, wake] of waiting) if (predecessor.get(waiter) === seq) wake();
+  };
+  const predecessorEnded = (seq: number, before: number): Promise<void> =>
+    ended.has(before) || phaseStop.signal.aborted
+      ? Promise.resolve()
+      : new Promise((resolve) => {
+          const wake = (): void => {
+            waiting.delete(seq);
+            phaseStop.signal.removeEventListener('abort', wake);
+            resolve();
+          };
+          waiting.set(seq, wake);
+          phaseStop.signal.addEventListener('abort', wake, { once: true });
+        });
+  /** The round's turn on its connection: its predecessor there has ended, and the connection has sat idle
+   * as long as recorded. */
+  const turn = async (round: ReplayRound): Promise<void> => {
+    const before = predecessor.get(round.seq);
+    if (before === undefined) return;
+    await predecessorEnded(round.seq, before);
+    const endAt = ended.get(before);
+    if (endAt === undefined || round.idleMs === null) return;
+    const leftMs = endAt + round.idleMs / speed - performance.now();
+    if (leftMs > 0) await abortableSleep(leftMs, phaseStop.signal);
+  };
   const current = new Map<number, number>();
   const conversationsSoFar = (index: number): void => {
     ctx.conversations.set(index, (ctx.conversations.get(index) ?? 0) + 1);
   };
   try {
     for (let pass = 1; !phaseStop.signal.aborted; pass += 1) {
+      ended = new Map();
+      waiting = new Map();
       const left = new Map<number, number>();
       for (const c of plan.conversations) for (const r of c.rounds) if (r.connection !== null) left.set(r.connection, (left.get(r.connection) ?? 0) + 1);
       const passStartMs = performance.now();
@@ -138,7 +180,7 @@ export async function runReplayPhase(ctx: PhaseRunContext, phase: PhasePlan, pla
         // Lanes 0…connections-1 are the recorded connections; a round the trace has no connection for gets
         // a lane of its conversation's own, after them.
         const asRecorded = plan.settings.connection === 'as-recorded';
-        return runReplayAgent({
+        const sent = await runReplayAgent({
           index,
           conversation: pass === 1 ? conv.id : `${conv.id}~${pass}`,
           rounds: conv.rounds,
@@ -156,7 +198,9 @@ export async function runReplayPhase(ctx: PhaseRunContext, phase: PhasePlan, pla
           },
           stop: phaseStop.signal,
           abortInFlight: ctx.abortInFlight ?? ctx.stop,
+          ...(asRecorded ? { beforeRound: turn } : {}),
           onRoundEnd: (round) => {
+            markEnded(round.seq);
             if (!asRecorded || round.connection === null) return;
             const remaining = (left.get(round.connection) ?? 1) - 1;
             left.set(round.connection, remaining);
@@ -170,6 +214,9 @@ export async function runReplayPhase(ctx: PhaseRunContext, phase: PhasePlan, pla
             closeTimers.add(t);
           },
         });
+        // A conversation that stopped early (abort-agent) must not hold up the connections it shared.
+        for (const round of conv.rounds) if (!ended.has(round.seq)) markEnded(round.seq);
+        return sent;
       });
       await Promise.all(agents);
       if (!plan.settings.loop) break;
