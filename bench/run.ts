@@ -7,6 +7,7 @@ import { clientCostBench } from './client-cost.js';
 import { monitorCostBench } from './monitor-cost.js';
 import { growthBench } from './growth.js';
 import { validateBench } from './validate.js';
+import { recordOverheadBench } from './record-overhead.js';
 
 const BENCHES: Record<string, { about: string; run: (args: string[]) => Promise<number> }> = {
   suite: { about: 'everything below but soak, in under 5 minutes (`--quick`: fewer agent levels)', run: async (args) => (await suite(args), 0) },
@@ -14,6 +15,7 @@ const BENCHES: Record<string, { about: string; run: (args: string[]) => Promise<
   monitor: { about: 'CPU share and start jitter of scraping 3 targets every 100 ms', run: async () => (await monitorCostBench(), 0) },
   growth: { about: 'request body cost per round as the conversation grows to 32k tokens', run: async () => (growthBench(), 0) },
   validate: { about: 'validation time of large workload files (40k keys, 1 MiB) beside tokenizing them', run: async () => (validateBench(), 0) },
+  record: { about: 'latency roundload record adds: streaming requests alternately direct and through the recorder (TTFT, e2e)', run: async (args) => (await recordOverheadBench(args[0] === undefined ? undefined : Number(args[0])), 0) },
   soak: { about: '≥ 200k requests on the embedded engine with zero delays; RSS at start, middle and end (end within 10% of middle); about 5 minutes', run: soakBench },
 };
 
