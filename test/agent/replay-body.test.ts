@@ -18,6 +18,7 @@ function answer(calls: number): AssembledMessage {
     usage: null,
     sawDone: true,
     problems: [],
+    violations: [],
   };
 }
 
