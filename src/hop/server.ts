@@ -104,8 +104,10 @@ interface Conn {
   silent: boolean;
   /** performance.now() when its last response ended (null before the first). */
   lastEndMs: number | null;
-  /** The client sent FIN (so the client closed it). */
+  /** The client sent FIN (so the client closed it, unless the hop had ended it first). */
   clientEnded: boolean;
+  /** The hop ended it (mirroring the upstream's close). */
+  hopEnded: boolean;
   /** `upstreamPerClient`: this connection's own upstream agent, and whether its upstream socket closed. */
   agent: http.Agent | null;
   upstreamClosed: boolean;
@@ -258,6 +260,7 @@ export async function startHop(opts: HopOptions): Promise<HopHandle> {
       silent: false,
       lastEndMs: null,
       clientEnded: false,
+      hopEnded: false,
       agent: opts.upstreamPerClient === true ? makeAgent(1) : null,
       upstreamClosed: false,
     };
@@ -276,7 +279,7 @@ export async function startHop(opts: HopOptions): Promise<HopHandle> {
         connection: conn.id,
         served: conn.served,
         idleMs: conn.active > 0 || conn.lastEndMs === null ? null : atMs - conn.lastEndMs,
-        by: hadError ? 'error' : conn.clientEnded ? 'client' : 'hop',
+        by: hadError ? 'error' : conn.hopEnded || !conn.clientEnded ? 'hop' : 'client',
         atMs,
       });
     });
@@ -285,7 +288,10 @@ export async function startHop(opts: HopOptions): Promise<HopHandle> {
 
   /** `upstreamPerClient`: the upstream closed this connection's socket; close the client's once it is idle. */
   const mirrorUpstreamClose = (conn: Conn): void => {
-    if (conn.upstreamClosed && conn.active === 0 && !conn.socket.destroyed) conn.socket.end();
+    if (conn.upstreamClosed && conn.active === 0 && !conn.socket.destroyed) {
+      conn.hopEnded = true;
+      conn.socket.end();
+    }
   };
 
   const forward = (req: IncomingMessage, res: ServerResponse, conn: Conn, nth: number, tap: TapGuard): void => {
