@@ -134,7 +134,8 @@ function table(rows: string[][]): string {
 export function formatTraceStats(s: TraceStats): string {
   const lines: string[] = [];
   lines.push(`trace ${s.file}: ${s.source === 'record' ? `recorded in front of ${s.upstream ?? '?'}` : s.source}, started ${s.started_at}, ${s.content ? 'WITH message contents' : 'shapes only (no message text)'}`);
-  lines.push(`${s.requests} requests in ${s.conversations} conversations over ${(s.span_ms / 1000).toFixed(1)} s; ${Object.keys(s.errors).length === 0 ? 'no errors' : `errors: ${Object.entries(s.errors).map(([k, n]) => `${k} ${n}`).join(', ')}`}`);
+  const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+  lines.push(`${plural(s.requests, 'request')} in ${plural(s.conversations, 'conversation')} over ${(s.span_ms / 1000).toFixed(1)} s; ${Object.keys(s.errors).length === 0 ? 'no errors' : `errors: ${Object.entries(s.errors).map(([k, n]) => `${k} ${n}`).join(', ')}`}`);
   const r = s.rounds_per_conversation;
   lines.push(`rounds per conversation: p50 ${fmt(r.p50)}, p90 ${fmt(r.p90)}, max ${fmt(r.max)}`);
   lines.push(`models: ${Object.entries(s.models).map(([k, n]) => `${k} (${n})`).join(', ') || 'none'}; streamed ${s.streamed} of ${s.requests}; tools offered in ${s.with_tools}`);
