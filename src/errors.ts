@@ -158,3 +158,10 @@ export class ArmError extends RoundloadError {
     super('ERR_ARM', message, { exitCode: 1, ...options });
   }
 }
+
+/** A trace file (`roundload record`, `trace import`, `run --replay`) cannot be read or converted. Exit 2. */
+export class TraceError extends RoundloadError {
+  constructor(message: string, options: { context?: ErrorContext; cause?: unknown } = {}) {
+    super('ERR_TRACE', message, { exitCode: 2, ...options });
+  }
+}

@@ -3,3 +3,4 @@ export { SummaryBuilder, SATURATED_LOOP_DELAY_MS, SATURATED_UTILIZATION, WRITER_
 export { WindowBuilder, autoWindowS, plannedLengthS, windowSettingOf, AUTO_MIN_WINDOWS, type WindowFigures, type WindowChoice, type WindowSetting } from './windows.js';
 export { evaluateThresholds, DEFAULT_THRESHOLDS, type ThresholdLimits, type ThresholdInput, type ThresholdVerdict } from './thresholds.js';
 export { diagnose, DiagnosisCollector, CANARY_SLACK_MS, type DiagnosisInput, type HangSpan, type CanaryPoint, type SaturatedWindow } from './diagnosis.js';
+export { ReplayComparison, type ReplaySummary, type ReplayRoundComparison, type ReplaySide, type RecordedRequest } from './replay.js';

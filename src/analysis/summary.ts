@@ -8,6 +8,7 @@ import { DiagnosisCollector } from './diagnosis.js';
 import { evaluateThresholds, DEFAULT_THRESHOLDS, type ThresholdLimits } from './thresholds.js';
 import { ClientActivity, GaugeStore, judgeGauges, scrapeTargets } from '../monitor/index.js';
 import { WARNING_CLASSES } from '../agent/index.js';
+import type { ReplaySummary } from './replay.js';
 
 export interface RoundSummary {
   round: number;
@@ -185,6 +186,8 @@ export interface Summary {
   diagnosis: Diagnosis;
   /** Thresholds verdict: `ok` false drives exit code 1 and failing JUnit cases. */
   thresholds: { ok: boolean; results: ThresholdResult[] };
+  /** A replay (`replay:`) against its recording, round by round; absent in generated runs. */
+  replay?: ReplaySummary;
 }
 
 interface RoundAcc {

@@ -4,6 +4,7 @@ import { SATURATED_LOOP_DELAY_MS, SATURATED_UTILIZATION, WRITER_LAG_FLAG_MS, typ
 import { gaugeLines } from './gauges.js';
 import { bannerLine, runVerdict, type RunVerdict } from './banner.js';
 import { colors } from './progress-line.js';
+import { replayLines } from './replay-table.js';
 
 /** What a figure with no samples shows. */
 const NONE = '–';
@@ -202,6 +203,7 @@ export function formatSummary(s: Summary, dir: string, options: FormatOptions = 
     out.push(`diagnosis  ${s.diagnosis.verdict}${DIAGNOSIS_MEANING[s.diagnosis.verdict]}`);
     for (const line of s.diagnosis.evidence) out.push(`           · ${line}`);
   }
+  if (s.replay !== undefined) out.push(...replayLines(s.replay), '');
   out.push(`thresholds ${thresholdsLine(s.thresholds)}`);
   out.push(`results    ${dir}`);
   out.push(`report     ${join(dir, 'report.html')}  (junit.xml beside it)`);

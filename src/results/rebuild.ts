@@ -178,6 +178,11 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
       summary.diagnosis = previous.diagnosis;
       kept.push('diagnosis');
     }
+    if (previous.replay !== undefined) {
+      // The recording it is compared with is a trace outside the folder.
+      summary.replay = previous.replay;
+      kept.push('replay comparison');
+    }
     if (kept.length > 0) notes.push(`${kept.join(', ')} kept from the previous summary.json (not recomputable from the folder)`);
   }
   return { summary, manifest, notes, files: { requests, events, gauges }, had: { summary: hadSummary, histograms: fileHistograms !== null } };

@@ -9,7 +9,7 @@ import { redactWorkload, workloadSecrets } from '../config/index.js';
 import { startEngine, type EngineHandle } from '../engine/index.js';
 import { Transport, ConnectionTracker } from '../transport/index.js';
 import { resolveTools, systemPrompt } from '../agent/index.js';
-import { SummaryBuilder, plannedLengthS, type Summary } from '../analysis/index.js';
+import { SummaryBuilder, plannedLengthS, ReplayComparison, type Summary } from '../analysis/index.js';
 import { backstopTimeouts } from '../watchdog/index.js';
 import { LatestGauges } from '../monitor/index.js';
 import { createRunFolder, resultPath, writeJsonAtomic, writeJsonLastResort } from '../results/index.js';
@@ -27,6 +27,7 @@ import { planPhases, plannedRequests, laneCount, runPhase, type PhaseRunContext 
 import { runPreflight, preflightFailure, preflightLine } from './preflight.js';
 import { shardAgents, type Shard } from './shard.js';
 import { runInWorkers, workerCount } from './workers.js';
+import { planReplay, replayLanes, runReplayPhase, type ReplayPlan } from './replay.js';
 
 export type RunStatus = 'completed' | 'interrupted' | 'failed';
 
@@ -51,6 +52,9 @@ export interface RunOptions {
   preflight?: boolean;
   /** The results writer's queue bound and test hooks (a slow disk). */
   writer?: WriterTuning;
+  /** The replay, already planned from `workload.replay` (the command reads the trace first); planned here
+   * when absent. */
+  replay?: ReplayPlan | null;
 }
 
 export interface RunResult {
@@ -110,12 +114,14 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   const scrubber = new SecretScrubber(workloadSecrets(workload));
   const log = (line: string): void => options.log?.(scrubber.text(line));
   const headers = resolveHeaders(workload);
+  // A bad trace is a usage error: found before anything starts.
+  const replay = options.replay ?? (workload.replay === null ? null : planReplay(workload.replay));
   const dir = createRunFolder({ out: options.out, root: options.resultsRoot ?? 'results', name: workload.name });
   const startedAt = new Date();
   const runStartMs = performance.now();
   const started = new Started(log);
   try {
-    return await runStarted(options, { log, scrubber, headers, dir, startedAt, runStartMs, started });
+    return await runStarted(options, { log, scrubber, headers, dir, startedAt, runStartMs, started, replay });
   } finally {
     // A setup step that threw leaves nothing listening: the engine, the hop, the services, the sockets.
     await started.run();
@@ -130,11 +136,12 @@ interface RunSetup {
   startedAt: Date;
   runStartMs: number;
   started: Started;
+  replay: ReplayPlan | null;
 }
 
 async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResult> {
   const { workload } = options;
-  const { log, scrubber, headers, dir, startedAt, runStartMs, started } = setup;
+  const { log, scrubber, headers, dir, startedAt, runStartMs, started, replay } = setup;
   let engine: EngineHandle | null = null;
   if (workload.target.url === null) {
     const embedded = await startEngine({ settings: workload.engine, modelName: workload.target.model });
@@ -186,13 +193,18 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
   sinks.attach(bus);
   let sinksOpen = true;
   started.add('the results files', () => (sinksOpen ? sinks.close({ drainTimeoutMs: DRAIN_AFTER_SIGNAL_MS, settleMs: 0 }) : undefined));
-  const summary = new SummaryBuilder({ itlFromRecords: false, windowS: workload.window_s, plannedS: plannedLengthS(workload), thresholds: workload.thresholds, pinAfterS: workload.monitor.pin_after_s, plannedRequests: plannedRequests(workload, options.shard ?? null) });
+  const summary = new SummaryBuilder({ itlFromRecords: false, windowS: workload.window_s, plannedS: plannedLengthS(workload), thresholds: workload.thresholds, pinAfterS: workload.monitor.pin_after_s, plannedRequests: replay === null ? plannedRequests(workload, options.shard ?? null) : replay.settings.loop || workload.duration !== null ? null : replay.requests });
   const latestGauges = new LatestGauges();
   bus.on('scrape', (e) => {
     summary.addScrape(e);
     latestGauges.add(e);
   });
   bus.on('request', (e) => summary.add(e.record));
+  const comparison = replay === null ? null : new ReplayComparison(
+    replay.recorded.map((r) => ({ seq: r.seq, conversation: r.conversation, round: r.round, connection: r.connection, prompt_tokens: r.response.prompt_tokens, ttft_ms: r.response.ttft_ms, e2e_ms: r.response.e2e_ms, error: r.response.error !== null })),
+    { file: replay.file, connection: replay.settings.connection, speed: replay.settings.speed },
+  );
+  if (comparison !== null) bus.on('request', (e) => comparison.add(e.record));
   bus.on('client_sample', (e) => summary.addClientSample(e));
   bus.on('canary', (e) => summary.addCanary(e));
   let inFlight = 0;
@@ -238,10 +250,11 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
       path,
       tls: route.tls,
       connectProxy: route.connectProxy,
-      connection: workload.agents.connection,
-      agents: shardAgents(laneCount(workload), options.shard).length,
+      connection: replay === null ? workload.agents.connection : replay.settings.connection === 'pool' ? 'pool' : 'per-agent',
+      agents: replay === null ? shardAgents(laneCount(workload), options.shard).length : replayLanes(replay),
       poolConnections: workload.agents.pool_connections,
-      keepAliveTimeoutMs: workload.agents.keep_alive_timeout_ms,
+      // A replay's sockets must outlive the longest idle gap it reproduces.
+      keepAliveTimeoutMs: replay === null ? workload.agents.keep_alive_timeout_ms : Math.max(workload.agents.keep_alive_timeout_ms, Math.ceil(replay.maxIdleMs / replay.settings.speed) + 5_000),
       connectTimeoutMs: w.connect_ms,
       // undici's deadlines only back the watchdog up and must never fire first.
       ...backstopTimeouts(w),
@@ -258,7 +271,14 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
       log(`preflight: ${preflightLine(check)}`);
       for (const note of check.notes) log(`preflight: warning: ${note}`);
     }
-    bus.emit({ kind: 'run_start', t: new Date().toISOString(), target: targetUrl, path, agents: shardAgents(laneCount(workload), options.shard).length, rounds: workload.agents.rounds });
+    bus.emit({
+      kind: 'run_start',
+      t: new Date().toISOString(),
+      target: targetUrl,
+      path,
+      agents: replay === null ? shardAgents(laneCount(workload), options.shard).length : replay.conversations.length,
+      rounds: replay === null ? workload.agents.rounds : Math.max(...replay.conversations.map((c) => c.rounds.length)),
+    });
     sampler.start(CLIENT_SAMPLE_MS, runStartMs, () => inFlight, (s) => bus.emit(s));
     const ctx: RunContext = { workload, dir, bus, runStartMs, requestUrl: route.requestUrl, engineUrl: targetUrl, path, route, stop: stop.signal, log, inFlight: () => inFlight };
     for (const service of servicesFor(workload)) {
@@ -291,7 +311,10 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
       enrichHang: (e) => latestGauges.enrich(e),
     };
     const threads = workerCount(workload);
-    if (threads > 1) {
+    if (replay !== null) {
+      const [main] = planPhases(workload);
+      if (main !== undefined) await runReplayPhase(phaseCtx, main, replay);
+    } else if (threads > 1) {
       await runInWorkers({
         count: threads,
         init: { workload, requestUrl: route.requestUrl, tls: route.tls, connectProxy: route.connectProxy, path, headers, stopGraceMs: STOP_GRACE_MS, clientSampleMs: CLIENT_SAMPLE_MS },
@@ -349,7 +372,7 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
     tryWrite(() => writeJsonLastResort(resultPath(dir, 'manifest'), scrubber.value(manifest)));
   };
   writeManifest();
-  const built = scrubber.value(summary.build({
+  const built: Summary = scrubber.value(summary.build({
     name: workload.name,
     status,
     started_at: startedAt.toISOString(),
@@ -359,6 +382,7 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
     path,
     labels: workload.labels,
   }));
+  if (comparison !== null) built.replay = scrubber.value(comparison.result());
   tryWrite(() => writeJsonAtomic(resultPath(dir, 'summary'), built));
   // report.html and junit.xml: never fail the run over them (writeReports logs what it could not write),
   // unless the disk refused them.
