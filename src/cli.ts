@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The command line: commander wiring only. Commands live in commands/; this file alone maps errors to
-// exit codes (0 ok, 1 hangs/thresholds/no ok request, 2 usage or workload, 3 target unreachable or preflight
-// failed, 130 interrupted).
+// exit codes (0 ok, 1 hangs/thresholds/no ok request, 2 usage, workload or a folder that is not a run, 3 target
+// unreachable or preflight failed, 4 the results folder cannot be written or read: read-only, permission, full
+// disk; 130 interrupted).
 import { Command, CommanderError } from 'commander';
 import { RoundloadError } from './errors.js';
 import { VERSION } from './version.js';
@@ -14,6 +15,8 @@ import { abCommand } from './commands/ab.js';
 import { mergeCommand } from './commands/merge.js';
 import { reportCommand } from './commands/report.js';
 import { hopCommand } from './commands/hop.js';
+import { recordCommand } from './commands/record.js';
+import { traceImportCommand, traceShowCommand } from './commands/trace.js';
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
@@ -54,6 +57,7 @@ function program(): Command {
     .option('--dashboard <[host:]port>', 'serve a live dashboard on 127.0.0.1:PORT during the run (0: any free port); it becomes report.html at the end')
     .option('--dashboard-expose', 'allow --dashboard on a host other than loopback (the page has no authentication)')
     .option('--no-preflight', 'skip the test chat request (and model check) before the agents start')
+    .option('--replay <trace>', 'replay a recorded trace (roundload record) instead of generating conversations (sets replay.file)')
     .action(async (file: string, opts) => {
       process.exitCode = await runCommand(file, opts, process.argv.slice(2));
     });
@@ -84,6 +88,45 @@ function program(): Command {
     .option('--verbose', 'print every fault as it acts')
     .action(async (opts: { upstream: string; listen: string; fault: string[]; certDir?: string; verbose?: boolean }) => {
       await hopCommand(opts);
+    });
+
+  cli
+    .command('record')
+    .description('a recording proxy in front of the router: point your harness at it; every chat request is forwarded unchanged and its shape (no text unless --content) appended to a trace')
+    .requiredOption('--upstream <url>', 'where requests are forwarded (the router), http:// or https://')
+    .requiredOption('--out <trace>', 'the trace file to write (JSONL; must be new)')
+    .option('--listen <host:port>', 'address to listen on', '127.0.0.1:8443')
+    .option('--tls', 'listen with TLS, with a CA made at start (printed; the harness must trust it)')
+    .option('--cert-dir <dir>', 'with TLS: write the CA and certificate here (a CA already there is reused); implies --tls')
+    .option('--content', 'also keep message and tool contents, so a replay sends them verbatim (the trace then holds your prompts)')
+    .option('--session-header <name>', 'a request header naming the conversation (e.g. X-Session-Id), instead of inferring it from message histories')
+    .option('--upstream-ca <file>', 'PEM file of a CA to trust for an https upstream')
+    .option('--upstream-insecure', 'do not verify an https upstream\'s certificate')
+    .option('--verbose', 'print a line per recorded request')
+    .action(async (opts: { upstream: string; out: string; listen: string; tls?: boolean; certDir?: string; content?: boolean; sessionHeader?: string; upstreamCa?: string; upstreamInsecure?: boolean; verbose?: boolean }) => {
+      await recordCommand(opts);
+    });
+
+  const trace = cli.command('trace').description('look at a trace, or make one from another format');
+  trace
+    .command('show')
+    .description('what a trace holds: conversations, rounds, sizes, think-time and idle-gap distributions, connections, errors')
+    .argument('<trace>', 'trace file (roundload record or trace import)')
+    .option('--json', 'print the figures as JSON')
+    .action((file: string, opts: { json?: boolean }) => {
+      traceShowCommand(file, opts);
+    });
+  trace
+    .command('import')
+    .description('convert OpenAI-format request logs (JSONL of {messages: …} or {request, response}) or a Mooncake trace into a roundload trace')
+    .argument('<file>', 'the file to convert')
+    .requiredOption('--format <openai|mooncake>', 'the input format')
+    .requiredOption('--out <trace>', 'the trace file to write (must be new)')
+    .option('--content', 'openai: keep message contents (the replay sends them verbatim)')
+    .option('--think-ms <ms>', 'openai logs without timestamps: think time between a conversation\'s rounds', '1000')
+    .option('--block-tokens <n>', 'mooncake: tokens per hash_ids block', '512')
+    .action((file: string, opts: { format: string; out: string; content?: boolean; thinkMs?: string; blockTokens?: string }) => {
+      traceImportCommand(file, opts);
     });
 
   cli
@@ -138,6 +181,7 @@ function program(): Command {
       process.exitCode = await abCommand(file, opts);
     });
   for (const command of cli.commands) command.showHelpAfterError(`see roundload ${command.name()} --help`);
+  for (const command of trace.commands) command.showHelpAfterError(`see roundload trace ${command.name()} --help`);
   return cli;
 }
 

@@ -80,18 +80,66 @@ export class PreflightError extends RoundloadError {
   }
 }
 
-/** A results folder cannot be read back (missing, or not a roundload run). Exit 2. */
-export class ResultsError extends RoundloadError {
+/** A folder given to `report`, `compare` or `merge` is not a run it can use: missing, not a roundload results
+ * folder, a run.json that is not a manifest, shards of different runs. Exit 2 (fix the arguments). */
+export class NotARunError extends RoundloadError {
   constructor(message: string, options: { context?: ErrorContext; cause?: unknown } = {}) {
-    super('ERR_RESULTS', message, { exitCode: 2, ...options });
+    super('ERR_NOT_A_RUN', message, { exitCode: 2, ...options });
   }
 }
 
-/** A server we started (engine, hop) could not start. Exit 1. */
-export class ServerStartError extends RoundloadError {
-  constructor(what: string, options: { cause?: unknown; context?: ErrorContext } = {}) {
-    super('ERR_SERVER_START', `could not start ${what}`, { exitCode: 1, ...options });
+/** The file system refused a results file or folder: read-only, permission denied, a file where a folder
+ * should be, no space left. Carries the path and the OS reason. Exit 4 (fix the volume, or pick another --out). */
+export class ResultsError extends RoundloadError {
+  /** The file or folder that could not be read or written. */
+  readonly path: string;
+  /** What was attempted, e.g. `write`. */
+  readonly doing: string;
+  /** The OS reason in words. */
+  readonly reason: string;
+  readonly hint: string | null;
+  /** The OS error code (`ENOSPC`, `EACCES`, `EROFS`, `ENOTDIR`…), or null when there is none. */
+  readonly osCode: string | null;
+  /**
+   * @param doing what was attempted, as a verb phrase: `create the results folder`, `write`, `read`.
+   * @param reason the OS reason in words, e.g. `no space left on device (ENOSPC)`.
+   * @param hint what to do about it.
+   */
+  constructor(path: string, doing: string, reason: string, options: { osCode?: string | null; hint?: string; cause?: unknown } = {}) {
+    super('ERR_RESULTS', `cannot ${doing} ${path}: ${reason}${options.hint === undefined ? '' : `; ${options.hint}`}`, {
+      exitCode: 4,
+      context: { path, os_code: options.osCode ?? null },
+      ...(options.cause === undefined ? {} : { cause: options.cause }),
+    });
+    this.path = path;
+    this.doing = doing;
+    this.reason = reason;
+    this.hint = options.hint ?? null;
+    this.osCode = options.osCode ?? null;
   }
+}
+
+/** A server we started (engine, hop, the client metrics endpoint) could not listen: the message names the
+ * address and the OS reason. Exit 2: the address asked for cannot be used, pick another. */
+export class ServerStartError extends RoundloadError {
+  /** `host:port` as asked for. */
+  readonly address: string;
+  /** @param what the server, e.g. `the engine`. */
+  constructor(what: string, address: string, options: { cause?: unknown; context?: ErrorContext } = {}) {
+    super('ERR_SERVER_START', `could not start ${what} on ${address}: ${listenReason(options.cause)}`, { exitCode: 2, ...options, context: { address, ...options.context } });
+    this.address = address;
+  }
+}
+
+/** `listen` failures in words, with what to do. */
+function listenReason(cause: unknown): string {
+  const code = (cause as { code?: unknown } | null)?.code;
+  if (code === 'EADDRINUSE') return 'the address is already in use (EADDRINUSE); pick another port, or stop what listens there';
+  if (code === 'EACCES') return 'permission denied (EACCES); ports below 1024 need privileges, pick a port ≥ 1024';
+  if (code === 'EADDRNOTAVAIL') return 'no such address on this machine (EADDRNOTAVAIL); listen on 127.0.0.1 or an address of this host';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `the host name does not resolve (${String(code)})`;
+  if (cause instanceof Error) return typeof code === 'string' ? `${cause.message} (${code})` : cause.message;
+  return String(cause);
 }
 
 /** `compare`/`ab` refused to compare runs of different workloads (without --force). Exit 2. */
@@ -108,5 +156,12 @@ export class DifferentWorkloadsError extends RoundloadError {
 export class ArmError extends RoundloadError {
   constructor(message: string, options: { context?: ErrorContext; cause?: unknown } = {}) {
     super('ERR_ARM', message, { exitCode: 1, ...options });
+  }
+}
+
+/** A trace file (`roundload record`, `trace import`, `run --replay`) cannot be read or converted. Exit 2. */
+export class TraceError extends RoundloadError {
+  constructor(message: string, options: { context?: ErrorContext; cause?: unknown } = {}) {
+    super('ERR_TRACE', message, { exitCode: 2, ...options });
   }
 }

@@ -1,5 +1,7 @@
 // Agent workers: conversations that grow round by round, and the request of each round.
 export { runAgent, type AgentSpec } from './loop.js';
+export { runReplayAgent, type ReplayAgentSpec, type ReplayRound } from './replay.js';
+export { ReplayBodies, syntheticText, syntheticTools, type ReplayContents, type ShapeRequest, type ShapeMessage, type AnswerUse } from './replay-body.js';
 export { sendRound, type RoundTarget, type RoundRequest, type RoundOutcome } from './round.js';
 export { Conversation, resolveTools, systemPrompt, TRUNCATION_NOTE } from './conversation.js';
 export { DEFAULT_TOOLS } from './tools.js';

@@ -130,7 +130,7 @@ async function runConversation(spec: AgentSpec, ordinal: number, state: AgentSta
 }
 
 /** The terminal record, and an error event for an error (a hang's event went out when its deadline passed). */
-function emitOutcome(emit: (event: RunEvent) => void, record: RequestRecord): void {
+export function emitOutcome(emit: (event: RunEvent) => void, record: RequestRecord): void {
   emit({ kind: 'request', record });
   if (record.status === 'error' && record.error !== null) {
     emit({ kind: 'error', t: new Date().toISOString(), run_ms: record.run_ms + record.e2e_ms, agent: record.agent, conversation: record.conversation, round: record.round, class: record.error.class, message: record.error.message });

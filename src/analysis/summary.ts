@@ -9,6 +9,7 @@ import { OpeningStats, type OpeningFigures } from './opening.js';
 import { evaluateThresholds, DEFAULT_THRESHOLDS, type ThresholdLimits } from './thresholds.js';
 import { ClientActivity, GaugeStore, judgeGauges, scrapeTargets } from '../monitor/index.js';
 import { WARNING_CLASSES } from '../agent/index.js';
+import type { ReplaySummary } from './replay.js';
 
 export interface RoundSummary {
   round: number;
@@ -163,6 +164,15 @@ export interface Summary {
     loop_utilization_max: number;
     /** Sample windows where the client itself was saturated (its latencies there are suspect). */
     saturated_windows: number;
+    /** The longest a results line waited for the disk (null: not sampled, a run older than the writer thread). */
+    writer_lag_ms_max: number | null;
+    /** Sample windows whose writer lag passed WRITER_LAG_FLAG_MS: the results volume was slow there, or the
+     * machine too busy to run the writer thread (the timings are not affected; a kill there would lose more
+     * than the last 250 ms of lines). */
+    writer_lagging_windows: number;
+    /** Results lines never written (the writer's queue was full, or a file failed): the files hold fewer than
+     * this summary counts. */
+    writer_dropped_lines: number;
     /** What opening sockets cost, and the requests sent in a start-up rush (absent in older summaries). */
     opening?: OpeningFigures;
   };
@@ -179,6 +189,8 @@ export interface Summary {
   diagnosis: Diagnosis;
   /** Thresholds verdict: `ok` false drives exit code 1 and failing JUnit cases. */
   thresholds: { ok: boolean; results: ThresholdResult[] };
+  /** A replay (`replay:`) against its recording, round by round; absent in generated runs. */
+  replay?: ReplaySummary;
 }
 
 interface RoundAcc {
@@ -213,6 +225,8 @@ interface PhaseAcc {
 /** Loop delay p99 above this, or utilisation above 0.9, marks a client sample window as saturated. */
 export const SATURATED_LOOP_DELAY_MS = 50;
 export const SATURATED_UTILIZATION = 0.9;
+/** A client sample whose results writer lag passes this is flagged (the SIGKILL loss bound in docs/results.md). */
+export const WRITER_LAG_FLAG_MS = 250;
 
 /** Whether a client sample window was saturated: its latencies are the client's, not the server's. */
 export function isSaturatedSample(s: Pick<ClientSampleEvent, 'loop_delay_p99_ms' | 'loop_utilization'>): boolean {
@@ -252,6 +266,9 @@ export class SummaryBuilder {
   #loopP99Max = 0;
   #eluMax = 0;
   #saturated = 0;
+  #writerLagMax: number | null = null;
+  #writerLagging = 0;
+  #writerDropped = 0;
 
   readonly #windows: WindowBuilder;
   /** Hangs, canaries and saturated client windows, for the diagnosis. */
@@ -445,6 +462,16 @@ export class SummaryBuilder {
     this.#eluMax = Math.max(this.#eluMax, s.loop_utilization);
     if (isSaturatedSample(s)) this.#saturated += 1;
     this.#diagnosis.addClientSample(s);
+    if (s.writer_lag_ms !== undefined) {
+      this.#writerLagMax = Math.max(this.#writerLagMax ?? 0, s.writer_lag_ms);
+      if (s.writer_lag_ms > WRITER_LAG_FLAG_MS) this.#writerLagging += 1;
+    }
+    if (s.writer_dropped_lines !== undefined) this.#writerDropped = Math.max(this.#writerDropped, s.writer_dropped_lines);
+  }
+
+  /** The writer's final count of lines not written (after its last drain, which no sample saw). */
+  setWriterDropped(lines: number): void {
+    this.#writerDropped = Math.max(this.#writerDropped, lines);
   }
 
   /** A gauge scrape (gauges.jsonl): folded into run-length series for the verdicts, not kept sample by sample. */
@@ -553,7 +580,7 @@ export class SummaryBuilder {
       conversations: { rounds_sent: this.#roundsSent, context_capped: this.#contextCapped, rounds_not_sent: this.#roundsNotSent, requests_planned: this.#plannedRequests },
       hangs: { total: hangs, by_phase: { ...this.#hangPhase }, by_round: { ...this.#hangRound }, by_connection_reuse: { ...this.#hangReuse } },
       connections: { distinct: this.#connections, requests_on_reused: this.#reusedRequests, max_requests_per_connection: this.#maxNth },
-      client: { samples: this.#samples, loop_delay_p99_ms_max: round3(this.#loopP99Max), loop_utilization_max: round3(this.#eluMax), saturated_windows: this.#saturated, opening: this.#opening.build() },
+      client: { samples: this.#samples, loop_delay_p99_ms_max: round3(this.#loopP99Max), loop_utilization_max: round3(this.#eluMax), saturated_windows: this.#saturated, writer_lag_ms_max: this.#writerLagMax, writer_lagging_windows: this.#writerLagging, writer_dropped_lines: this.#writerDropped, opening: this.#opening.build() },
       windows,
       window: this.#windows.choice(run.wall_s),
       gauges: judgeGauges(this.#gauges, this.#client, { pinAfterS: this.#pinAfterS }),

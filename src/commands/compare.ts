@@ -3,7 +3,7 @@
 import { dirname, extname, join, resolve } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { loadRun, compareArms, formatComparison, comparisonHtml, type Arm, type ArmPair, type Comparison } from '../compare/index.js';
-import { writeJsonAtomic, writeTextAtomic } from '../results/index.js';
+import { onResultsFs, writeJsonAtomic, writeTextAtomic } from '../results/index.js';
 import { UsageError } from '../errors.js';
 
 export interface CompareCommandOptions {
@@ -36,7 +36,7 @@ async function armOf(arg: string): Promise<Arm> {
 export function writeComparisons(comparisons: readonly Comparison[], htmlPath: string, arms?: readonly ArmPair[]): { html: string; json: string } {
   const html = resolve(htmlPath);
   const json = join(dirname(html), `${html.slice(dirname(html).length + 1, html.length - extname(html).length)}.json`);
-  mkdirSync(dirname(html), { recursive: true });
+  onResultsFs(dirname(html), 'create the folder', () => mkdirSync(dirname(html), { recursive: true }));
   writeTextAtomic(html, comparisonHtml(comparisons, arms === undefined ? {} : { arms }));
   writeJsonAtomic(json, { schema_version: 1, comparisons });
   return { html, json };

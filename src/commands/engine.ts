@@ -3,7 +3,7 @@
 // located WorkloadError or a UsageError (cli.ts maps both to exit 2).
 import { engineSchema, loadEngineFaults, loadEngineSettings, type EngineSettings } from '../config/index.js';
 import { startEngine } from '../engine/index.js';
-import { UsageError } from '../errors.js';
+import { ServerStartError, UsageError } from '../errors.js';
 
 export interface EngineCommandOptions {
   host: string;
@@ -28,7 +28,12 @@ export async function engineCommand(opts: EngineCommandOptions): Promise<void> {
   }
   const settings = await resolveEngineSettings(opts);
   const modelName = 'deepseek-v4-flash';
-  const engine = await startEngine({ settings, host: opts.host, port: opts.port, modelName });
+  const address = `${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${opts.port}`;
+  const engine = await startEngine({ settings, host: opts.host, port: opts.port, modelName }).catch((error: unknown) => {
+    // listen() failures (port taken, no such address) carry an OS code; anything else is a bug, shown as is.
+    if (typeof (error as { code?: unknown } | null)?.code === 'string') throw new ServerStartError('the engine', address, { cause: error });
+    throw error;
+  });
   process.stderr.write(`roundload engine listening on ${engine.url} (model ${modelName})\n`);
   if (settings.faults.length > 0) {
     process.stderr.write(`faults: ${settings.faults.map((f) => f.kind).join(', ')}\n`);

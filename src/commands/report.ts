@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { rebuildSummary, resultPath, writeJsonAtomic } from '../results/index.js';
 import { writeReports } from '../report/index.js';
 import type { Summary } from '../analysis/index.js';
+import { ResultsError } from '../errors.js';
 
 export interface ReportCommandOptions {
   /** Print the rebuilt summary.json to stdout instead of the file list. */
@@ -25,11 +26,15 @@ export async function rebuildReports(dir: string, log: (line: string) => void = 
   const summaryPath = resultPath(abs, 'summary');
   writeJsonAtomic(summaryPath, rebuilt.summary);
   const reports = await writeReports(abs, rebuilt.summary, { notes: rebuilt.notes, log });
+  // The disk refusing a file (full, read-only) is ERR_RESULTS, exit 4, not a report that failed to build.
+  const refused = reports.errors.find((e): e is ResultsError => e instanceof ResultsError);
+  if (refused !== undefined) throw refused;
   const written = [summaryPath, reports.report, reports.junit].filter((p): p is string => p !== null);
   return { dir: abs, summary: rebuilt.summary, notes: rebuilt.notes, written, problems: reports.problems };
 }
 
-/** Exit code: 0 when the files were written (the run's own verdict is in them), 1 if a report failed. */
+/** Exit code: 0 when the files were written (the run's own verdict is in them), 1 if a report failed.
+ * @throws NotARunError (exit 2) for a folder that is not a run, ResultsError (exit 4) when the disk refuses. */
 export async function reportCommand(dir: string, opts: ReportCommandOptions): Promise<number> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const out = await rebuildReports(dir, log);

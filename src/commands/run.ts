@@ -1,6 +1,6 @@
 // `roundload run`: load the workload, run it, print the summary, set the exit code.
 import { loadWorkload, parseDurationMs, workloadSecrets, type Workload } from '../config/index.js';
-import { planPhases, plannedRequests, executeRun, parseShard, shardAgents, type Shard } from '../run/index.js';
+import { planPhases, plannedRequests, executeRun, parseShard, shardAgents, planReplay, type Shard, type ReplayPlan } from '../run/index.js';
 import { colorWanted, formatSummary, progressDisplay, runVerdict, type ProgressPlan } from '../report/index.js';
 import { UsageError } from '../errors.js';
 import { guardTerminal } from '../util/index.js';
@@ -34,6 +34,8 @@ export interface RunCommandOptions {
   dashboardExpose?: boolean;
   /** `--no-preflight` makes it false: no test request before the agents start. @default true */
   preflight?: boolean;
+  /** `--replay trace.jsonl`: same as `--set replay.file=trace.jsonl`. */
+  replay?: string;
 }
 
 /** `--progress 30s` (or seconds) in ms; at least 100 ms. */
@@ -50,9 +52,10 @@ export function progressIntervalMs(value: string | undefined): number | undefine
 }
 
 /** What the progress display knows before the run: requests planned, phases and their length. */
-function progressPlan(workload: Workload, shard: Shard | null): ProgressPlan {
+function progressPlan(workload: Workload, shard: Shard | null, replay: ReplayPlan | null): ProgressPlan {
   const phases = planPhases(workload);
-  return { plannedRequests: plannedRequests(workload, shard), phaseMs: phases[0]?.durationMs ?? null, phases: phases.length };
+  const replayed = replay === null || replay.settings.loop || workload.duration !== null ? null : replay.requests;
+  return { plannedRequests: replay === null ? plannedRequests(workload, shard) : replayed, phaseMs: phases[0]?.durationMs ?? null, phases: phases.length };
 }
 
 /** `1 round`, `8 rounds`. */
@@ -96,6 +99,7 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
     ...(opts.duration === undefined ? [] : [`duration=${opts.duration}`]),
     ...(opts.metricsPort === undefined ? [] : [`client_metrics.port=${opts.metricsPort.trim()}`]),
     ...(opts.via === undefined ? [] : [viaOverride(opts.via)]),
+    ...(opts.replay === undefined ? [] : [`replay.file=${JSON.stringify(opts.replay)}`]),
   ];
   const workload = await loadWorkload(file, {
     set,
@@ -105,6 +109,9 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
     ...(opts.target === undefined ? {} : { target: opts.target }),
   });
   guardTerminal(workloadSecrets(workload));
+  if (shard !== null && workload.replay !== null) throw new UsageError('--shard splits generated agents; a replay sends one recording and cannot be sharded');
+  // The trace is read before anything starts: a bad one is a usage error (exit 2).
+  const replay = workload.replay === null ? null : planReplay(workload.replay);
   if (shard !== null && shardAgents(workload.agents.count, shard).length === 0) {
     throw new UsageError(`--shard ${shard.index}/${shard.count} would run no agents: agents.count is ${workload.agents.count}; use at most ${workload.agents.count} shards`);
   }
@@ -114,7 +121,7 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
   const removeSignalHandlers = stopOnSignals(stop, (signal) => `${signal}: stopping (in-flight requests get a short grace, then results are written; ${signal} again to exit at once)`);
   // On a terminal a live line; piped (CI logs, tee, cron) a line every interval. Both subscribe to the events;
   // the run's own notices go above the live line.
-  const progress = opts.quiet === true ? null : progressDisplay(process.stderr, { plan: progressPlan(workload, shard), intervalMs });
+  const progress = opts.quiet === true ? null : progressDisplay(process.stderr, { plan: progressPlan(workload, shard, replay), intervalMs });
   const log = (line: string): void => {
     if (progress === null) process.stderr.write(`${line}\n`);
     else progress.print(line);
@@ -127,7 +134,12 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
     const sweep = workload.sweep;
     const who = sweep === null ? `${workload.agents.count} agents${share}` : `sweep of ${sweep.agents.join(' → ')} agents (phases ${planPhases(workload).map((p) => p.name).join(', ')}, ${sweep.warmup_s} s warm-up each${sweep.phase_duration === null ? '' : `, ${sweep.phase_duration} each`})`;
     const each = sweep !== null && sweep.phase_duration !== null && workload.duration === null ? `conversations of ${roundsText(workload.agents.rounds)}` : length;
-    log(`roundload: ${workload.name}: ${who} × ${each} → ${workload.target.url ?? 'embedded engine'}`);
+    if (replay === null) log(`roundload: ${workload.name}: ${who} × ${each} → ${workload.target.url ?? 'embedded engine'}`);
+    else {
+      const r = replay.settings;
+      log(`roundload: ${workload.name}: replaying ${replay.file}: ${replay.conversations.length} conversations, ${replay.requests} requests on ${r.connection === 'as-recorded' ? `${replay.connections.length} connections as recorded` : r.connection === 'pool' ? 'a shared pool' : 'a connection per conversation'}${r.speed === 1 ? '' : `, ${r.speed}× speed`}${r.loop ? ', looping' : ''} → ${workload.target.url ?? 'embedded engine'}`);
+      if (replay.skipped > 0) log(`the trace's torn last line was skipped (a recorder killed mid-write)`);
+    }
     const result = await executeRun({
       workload,
       out: opts.out,
@@ -135,6 +147,7 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
       signal: stop.signal,
       log,
       shard,
+      replay,
       preflight: opts.preflight !== false,
       ...(progress === null && dashboard === null
         ? {}

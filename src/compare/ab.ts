@@ -9,7 +9,7 @@ import { SecretScrubber, urlSecrets } from '../util/index.js';
 import { executeRun, type RunStatus } from '../run/index.js';
 import type { Summary } from '../analysis/index.js';
 import { boundedGet } from '../transport/index.js';
-import { createRunFolder, writeJsonAtomic } from '../results/index.js';
+import { createRunFolder, onResultsFs, writeJsonAtomic } from '../results/index.js';
 import { ArmError, DifferentWorkloadsError } from '../errors.js';
 import type { ArmPair } from './charts.js';
 import { compareArms, type Comparison } from './compare.js';
@@ -118,7 +118,7 @@ export async function runAb(options: AbOptions): Promise<AbResult> {
   const scrubber = new SecretScrubber(abSecrets(plan));
   const log = (raw: string): void => {
     const line = scrubber.text(raw);
-    appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`);
+    onResultsFs(logFile, 'write', () => appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`));
     options.log?.(line);
   };
   const order = abOrder(plan.arms, plan.repeats);

@@ -3,10 +3,10 @@
 // requests.jsonl, warm-up requests left out). Streams requests.jsonl, so a long run costs bins, not records.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { readJsonl, RESULT_FILES } from '../results/index.js';
+import { readJsonl, RESULT_FILES, fsFailure, toResultsError } from '../results/index.js';
 import type { Summary, WindowFigures } from '../analysis/index.js';
 import type { RequestRecord } from '../types/index.js';
-import { ResultsError } from '../errors.js';
+import { NotARunError } from '../errors.js';
 import { Bins } from './bins.js';
 import { workloadHash } from './identity.js';
 
@@ -52,8 +52,13 @@ function readJson(path: string, what: string, dir: string): unknown {
   try {
     return JSON.parse(readFileSync(path, 'utf8')) as unknown;
   } catch (cause) {
+    // The file is there but the system will not give it (EACCES, EIO): a file-system problem, exit 4.
+    if ((cause as NodeJS.ErrnoException).code !== 'ENOENT') {
+      const f = fsFailure(cause, path, 'read');
+      if (f !== null) throw toResultsError(f, cause);
+    }
     const why = existsSync(path) ? 'it is not valid JSON' : 'it is missing';
-    throw new ResultsError(`cannot compare ${dir}: ${what} ${why}${what === RESULT_FILES.summary ? ` (rebuild it with \`roundload report ${dir}\`)` : ''}`, { context: { dir, file: path }, cause });
+    throw new NotARunError(`cannot compare ${dir}: ${what} ${why}${what === RESULT_FILES.summary ? ` (rebuild it with \`roundload report ${dir}\`)` : ''}`, { context: { dir, file: path }, cause });
   }
 }
 
@@ -73,14 +78,14 @@ function steadyFallback(windows: WindowFigures[]): boolean[] {
   return steady;
 }
 
-/** Reads one results folder. @throws ResultsError when it is not a finished roundload run folder. */
+/** Reads one results folder. @throws NotARunError when it is not a finished roundload run folder. */
 export async function loadRun(dirArg: string): Promise<RunData> {
   const dir = resolve(dirArg);
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new ResultsError(`cannot compare ${dirArg}: no such results folder`, { context: { dir } });
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new NotARunError(`cannot compare ${dirArg}: no such results folder`, { context: { dir } });
   const manifest = readJson(join(dir, RESULT_FILES.manifest), RESULT_FILES.manifest, dirArg);
   const summary = readJson(join(dir, RESULT_FILES.summary), RESULT_FILES.summary, dirArg) as Summary;
   if (!isObject(manifest) || !isObject(summary) || !Array.isArray(summary.windows) || !Array.isArray(summary.phases)) {
-    throw new ResultsError(`cannot compare ${dirArg}: run.json or summary.json is not a roundload results file`, { context: { dir } });
+    throw new NotARunError(`cannot compare ${dirArg}: run.json or summary.json is not a roundload results file`, { context: { dir } });
   }
   const workload = manifest.workload;
   // The summary says its window length (`window_s: auto` picks it per run); older ones: run.json's number.

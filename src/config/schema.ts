@@ -300,6 +300,28 @@ export const sweepSchema = z.strictObject({
   phase_duration: durationSchema.default(null),
 });
 
+/** Replaying a recorded trace (`roundload record`, `roundload trace import`) instead of generating
+ * conversations: each recorded conversation becomes an agent sending its rounds with the recorded shapes and
+ * think times (docs/replay.md). */
+export const replaySchema = z.strictObject({
+  /** The trace file (JSONL), relative to the working directory. `roundload run --replay FILE` sets it. */
+  file: z.string().min(1),
+  /** Time scale: 2 replays twice as fast (think times, idle gaps and start offsets halved). @default 1 */
+  speed: z.number().positive().max(1000).default(1),
+  /** Start the trace over when every conversation has ended, until `duration` is up or the run stops. @default false */
+  loop: z.boolean().default(false),
+  /** Replay every recorded conversation (`all`) or the first N to start. @default "all" */
+  conversations: z.union([z.literal('all'), positiveInt()]).default('all'),
+  /** `as-recorded`: each recorded client connection is one connection here, carrying the same requests in the
+   * same order, so sockets are reused (and sit idle) as the harness's did; `per-agent`: one connection per
+   * conversation; `pool`: one shared pool of `agents.pool_connections`. @default "as-recorded" */
+  connection: z.enum(['as-recorded', 'per-agent', 'pool']).default('as-recorded'),
+  /** Model name to send instead of the recorded one (null: as recorded, or `target.model` when the trace has
+   * none). @default null */
+  model: nullableString().default(null),
+});
+export type ReplaySettings = z.output<typeof replaySchema>;
+
 export const workloadSchema = z
   .strictObject({
     /** Name of the workload, used in the results folder name. @default the file name without extension */
@@ -332,6 +354,9 @@ export const workloadSchema = z
     client_metrics: clientMetricsSchema.prefault({}),
     /** Concurrency sweep; `null` runs `agents.count` agents in one phase, `main`. @default null */
     sweep: sweepSchema.nullable().default(null),
+    /** Replay a recorded trace instead of generating conversations (`agents.count`, `agents.rounds`,
+     * `agents.think_time_ms` and `conversation` are then unused). `null`: no replay. @default null */
+    replay: replaySchema.nullable().default(null),
   })
   .superRefine((w, ctx) => {
     // Times past one Node timer and token counts past 10 M, whatever the field (bounds.ts).
@@ -378,6 +403,12 @@ export const workloadSchema = z
     }
     if (w.duration !== null && w.sweep !== null) {
       ctx.addIssue({ code: 'custom', path: ['duration'], message: 'a sweep runs its levels one after another; give each a length with sweep.phase_duration instead' });
+    }
+    if (w.replay !== null && w.sweep !== null) {
+      ctx.addIssue({ code: 'custom', path: ['replay'], message: 'a replay sends the recorded conversations; it cannot be combined with a sweep' });
+    }
+    if (w.replay !== null && w.agents.workers !== 1) {
+      ctx.addIssue({ code: 'custom', path: ['agents', 'workers'], message: 'a replay runs on the main thread; set agents.workers to 1' });
     }
     if (w.target.tls.insecure && w.target.tls.ca !== null) {
       ctx.addIssue({ code: 'custom', path: ['target', 'tls', 'insecure'], message: 'set either tls.insecure or tls.ca, not both' });

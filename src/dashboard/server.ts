@@ -112,8 +112,7 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
   server.requestTimeout = 10_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
-      const why = error.code === 'EADDRINUSE' ? 'the port is taken (pick another, or 0 for any free one)' : error.code === 'EADDRNOTAVAIL' ? 'no such address on this machine' : error.message;
-      reject(new ServerStartError(`the dashboard on ${o.host}:${o.port}: ${why}`, { cause: error, context: { host: o.host, port: o.port } }));
+      reject(new ServerStartError('the live dashboard', `${o.host.includes(':') ? `[${o.host}]` : o.host}:${o.port}`, { cause: error, context: { host: o.host, port: o.port } }));
     });
     server.listen(o.port, o.host, () => resolve());
   });

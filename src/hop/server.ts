@@ -1,18 +1,20 @@
-// The built-in hop: a TLS-terminating reverse proxy for streaming chat completions, with faults. Each
-// upstream chunk is written to the client the moment it arrives (no SSE buffering), both sides keep their
-// connections alive (a pool upstream), every upstream request is bounded and close() is bounded.
+// The built-in hop: a TLS-terminating (or, for the recorder, plain HTTP) reverse proxy for streaming chat
+// completions, with faults and an observer per exchange. Each upstream chunk is written to the client the
+// moment it arrives (no SSE buffering), both sides keep their connections alive (a pool upstream, or one
+// upstream connection per client connection), every upstream request is bounded and close() is bounded.
 import http, { type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import type { Socket } from 'node:net';
-import type { TLSSocket } from 'node:tls';
 import type { HopFault } from '../config/index.js';
 import { ServerStartError, UsageError } from '../errors.js';
 import { makeCertificates } from './cert.js';
 import { seededUnit, type HopFaultKind } from './faults.js';
 import { SseCutter } from './sse-cut.js';
+import type { ConnectionClosed, ExchangeEnd, ExchangeStart, ExchangeTap } from './tap.js';
 
 export interface HopOptions {
   /** Base URL requests are forwarded to (`http://` or `https://`), e.g. the engine or a router. */
@@ -41,6 +43,17 @@ export interface HopOptions {
   upstreamConnections?: number;
   /** Told every time a fault acts (the run records them in events.jsonl). */
   onFault?: (fired: HopFaultFired) => void;
+  /** Serve TLS with the hop's own CA (`false`: plain HTTP, what `roundload record` listens with by default).
+   * @default true */
+  tls?: boolean;
+  /** One upstream keep-alive connection per client connection instead of a shared pool, and a client
+   * connection is closed once its upstream one closes while idle: the client sees the upstream's connection
+   * life (idle timeouts) as if it were connected directly. @default false */
+  upstreamPerClient?: boolean;
+  /** Called as each request arrives; the observer it returns sees the exchange through (null: not observed). */
+  tap?: (start: ExchangeStart) => ExchangeTap | null;
+  /** Told when a client connection closes. */
+  onConnectionClose?: (closed: ConnectionClosed) => void;
 }
 
 /** A fault acting on one request or connection. */
@@ -63,14 +76,14 @@ export interface HopStats {
 }
 
 export interface HopHandle {
-  /** Base URL clients use, e.g. `https://127.0.0.1:8443`. */
+  /** Base URL clients use, e.g. `https://127.0.0.1:8443` (`http://` without TLS). */
   url: string;
   host: string;
   port: number;
-  /** PEM file of the CA that signed the hop's certificate: what a client trusts. */
-  caFile: string;
-  certFile: string;
-  keyFile: string;
+  /** PEM file of the CA that signed the hop's certificate: what a client trusts (null without TLS). */
+  caFile: string | null;
+  certFile: string | null;
+  keyFile: string | null;
   upstream: string;
   faults: readonly HopFault[];
   stats(): HopStats;
@@ -80,14 +93,24 @@ export interface HopHandle {
 
 interface Conn {
   id: number;
-  tls: TLSSocket;
-  /** The TCP socket under the TLS one (a reset must go to it: TLS sockets cannot be reset). */
+  /** The socket requests arrive on: a TLS socket, or the TCP one itself without TLS. */
+  socket: Socket;
+  /** The TCP socket under a TLS one (a reset must go to it: TLS sockets cannot be reset). */
   raw: Socket | null;
   served: number;
   active: number;
   idleTimer: NodeJS.Timeout | null;
   /** Half-open from the client's view: nothing it sends is read or answered any more. */
   silent: boolean;
+  /** performance.now() when its last response ended (null before the first). */
+  lastEndMs: number | null;
+  /** The client sent FIN (so the client closed it, unless the hop had ended it first). */
+  clientEnded: boolean;
+  /** The hop ended it (mirroring the upstream's close). */
+  hopEnded: boolean;
+  /** `upstreamPerClient`: this connection's own upstream agent, and whether its upstream socket closed. */
+  agent: http.Agent | null;
+  upstreamClosed: boolean;
 }
 
 const CLOSE_BOUND_MS = 1_000;
@@ -112,6 +135,36 @@ function isEventStream(headers: IncomingHttpHeaders): boolean {
   return String(headers['content-type'] ?? '').includes('text/event-stream');
 }
 
+/** An exchange's observer with its callbacks guarded: every one safe to call, `end` acting once. */
+interface TapGuard {
+  readonly observed: boolean;
+  requestData(chunk: Buffer): void;
+  response(status: number, headers: IncomingHttpHeaders, byHop: boolean): void;
+  data(chunk: Buffer): void;
+  end(end: ExchangeEnd): void;
+}
+
+function guardTap(tap: ExchangeTap | null): TapGuard {
+  let ended = tap === null;
+  return {
+    observed: tap !== null,
+    requestData: (chunk) => {
+      if (!ended) tap?.onRequestData?.(chunk);
+    },
+    response: (status, headers, byHop) => {
+      if (!ended) tap?.onResponse?.(status, headers, byHop);
+    },
+    data: (chunk) => {
+      if (!ended) tap?.onResponseData?.(chunk);
+    },
+    end: (end) => {
+      if (ended) return;
+      ended = true;
+      tap?.onEnd(end);
+    },
+  };
+}
+
 /** Starts the hop; resolves once it listens. @throws UsageError on a bad upstream URL, ServerStartError if it cannot listen. */
 export async function startHop(opts: HopOptions): Promise<HopHandle> {
   let upstream: URL;
@@ -132,28 +185,34 @@ export async function startHop(opts: HopOptions): Promise<HopHandle> {
   const upstreamTimeoutMs = opts.upstreamTimeoutMs ?? 60_000;
   const basePath = upstream.pathname.replace(/\/+$/, '');
 
-  const ownsCertDir = opts.certDir === undefined;
-  const certDir = opts.certDir ?? mkdtempSync(join(tmpdir(), 'roundload-hop-'));
-  const certs = await makeCertificates(certDir);
+  const useTls = opts.tls !== false;
+  const ownsCertDir = useTls && opts.certDir === undefined;
+  const certDir = useTls ? (opts.certDir ?? mkdtempSync(join(tmpdir(), 'roundload-hop-'))) : null;
+  const certs = certDir === null ? null : await makeCertificates(certDir);
 
   const upstreamHttps = upstream.protocol === 'https:';
-  const agentOptions = { keepAlive: true, maxSockets: opts.upstreamConnections ?? 256, scheduling: 'lifo' as const };
-  const agent = upstreamHttps
-    ? new https.Agent({
-        ...agentOptions,
-        rejectUnauthorized: opts.upstreamInsecure !== true,
-        ...(opts.upstreamCa ? { ca: opts.upstreamCa } : {}),
-        ...(opts.upstreamServername ? { servername: opts.upstreamServername } : {}),
-      })
-    : new http.Agent(agentOptions);
+  const makeAgent = (maxSockets: number): http.Agent => {
+    const agentOptions = { keepAlive: true, maxSockets, scheduling: 'lifo' as const };
+    return upstreamHttps
+      ? new https.Agent({
+          ...agentOptions,
+          rejectUnauthorized: opts.upstreamInsecure !== true,
+          ...(opts.upstreamCa ? { ca: opts.upstreamCa } : {}),
+          ...(opts.upstreamServername ? { servername: opts.upstreamServername } : {}),
+        })
+      : new http.Agent(agentOptions);
+  };
+  const agent = makeAgent(opts.upstreamConnections ?? 256);
   const requestUpstream = upstreamHttps ? https.request : http.request;
 
   const stats: HopStats = { connections: 0, requests: 0, forwarded: 0, upstream_errors: 0, faults: { stall: 0, cut: 0, buffer: 0, idle_close: 0, reset: 0, latency: 0 } };
-  const conns = new WeakMap<TLSSocket, Conn>();
+  const conns = new WeakMap<Socket, Conn>();
   const live = new Set<Conn>();
   const rawSockets = new Set<Socket>();
   const rawByPeer = new Map<string, Socket>();
   const inFlight = new Set<http.ClientRequest>();
+  /** Upstream sockets whose close is mirrored to their client connection (`upstreamPerClient`). */
+  const watchedUpstream = new WeakSet<Socket>();
   const timers = new Set<NodeJS.Timeout>();
   let closed = false;
   let requestSeq = 0;
@@ -165,7 +224,7 @@ export async function startHop(opts: HopOptions): Promise<HopHandle> {
 
   const resetConn = (conn: Conn): void => {
     if (conn.raw !== null) conn.raw.resetAndDestroy();
-    else conn.tls.destroy();
+    else conn.socket.destroy();
   };
 
   const armIdle = (conn: Conn): void => {
@@ -181,28 +240,61 @@ export async function startHop(opts: HopOptions): Promise<HopHandle> {
       fire('idle_close', conn, 0, `went silent after ${idleClose.after_s} s idle (socket kept open, nothing read or answered)`);
       conn.silent = true;
       // Keep the TCP connection: no FIN, no RST, and Node's own keep-alive timer must not close it either.
-      conn.tls.setTimeout(0);
-      conn.tls.pause();
+      conn.socket.setTimeout(0);
+      conn.socket.pause();
     }, idleClose.after_s * 1000);
   };
 
-  const adopt = (tls: TLSSocket): Conn => {
+  const adopt = (socket: Socket): Conn => {
     stats.connections += 1;
-    const key = `${tls.remoteAddress}|${tls.remotePort}`;
+    const key = `${socket.remoteAddress}|${socket.remotePort}`;
     const raw = rawByPeer.get(key) ?? null;
     rawByPeer.delete(key);
-    const conn: Conn = { id: stats.connections, tls, raw, served: 0, active: 0, idleTimer: null, silent: false };
-    conns.set(tls, conn);
+    const conn: Conn = {
+      id: stats.connections,
+      socket,
+      raw,
+      served: 0,
+      active: 0,
+      idleTimer: null,
+      silent: false,
+      lastEndMs: null,
+      clientEnded: false,
+      hopEnded: false,
+      agent: opts.upstreamPerClient === true ? makeAgent(1) : null,
+      upstreamClosed: false,
+    };
+    conns.set(socket, conn);
     live.add(conn);
-    tls.setNoDelay(true);
-    tls.once('close', () => {
+    socket.setNoDelay(true);
+    socket.once('end', () => {
+      conn.clientEnded = true;
+    });
+    socket.once('close', (hadError: boolean) => {
       if (conn.idleTimer !== null) clearTimeout(conn.idleTimer);
+      conn.agent?.destroy();
       live.delete(conn);
+      const atMs = performance.now();
+      opts.onConnectionClose?.({
+        connection: conn.id,
+        served: conn.served,
+        idleMs: conn.active > 0 || conn.lastEndMs === null ? null : atMs - conn.lastEndMs,
+        by: hadError ? 'error' : conn.hopEnded || !conn.clientEnded ? 'hop' : 'client',
+        atMs,
+      });
     });
     return conn;
   };
 
-  const forward = (req: IncomingMessage, res: ServerResponse, conn: Conn, nth: number): void => {
+  /** `upstreamPerClient`: the upstream closed this connection's socket; close the client's once it is idle. */
+  const mirrorUpstreamClose = (conn: Conn): void => {
+    if (conn.upstreamClosed && conn.active === 0 && !conn.socket.destroyed) {
+      conn.hopEnded = true;
+      conn.socket.end();
+    }
+  };
+
+  const forward = (req: IncomingMessage, res: ServerResponse, conn: Conn, nth: number, tap: TapGuard): void => {
     if (closed || res.destroyed) return;
     stats.forwarded += 1;
     const headers = endToEnd(req.headers);
@@ -216,8 +308,18 @@ export async function startHop(opts: HopOptions): Promise<HopHandle> {
       method: req.method,
       path: `${basePath}${req.url ?? '/'}`,
       headers,
-      agent,
+      agent: conn.agent ?? agent,
     });
+    if (conn.agent !== null) {
+      up.once('socket', (socket: Socket) => {
+        if (watchedUpstream.has(socket)) return;
+        watchedUpstream.add(socket);
+        socket.once('close', () => {
+          conn.upstreamClosed = true;
+          mirrorUpstreamClose(conn);
+        });
+      });
+    }
     inFlight.add(up);
     up.once('close', () => inFlight.delete(up));
     // Bounded: upstream silence (connecting, before headers, or between chunks) ends the request.
@@ -225,12 +327,16 @@ export async function startHop(opts: HopOptions): Promise<HopHandle> {
     up.on('error', (error: Error & { code?: string }) => {
       stats.upstream_errors += 1;
       if (res.headersSent || res.destroyed) {
+        tap.end({ kind: 'upstream_error', message: error.message, code: error.code ?? null });
         res.destroy();
         return;
       }
       const status = error.code === 'HOP_UPSTREAM_TIMEOUT' ? 504 : 502;
-      res.writeHead(status, { 'content-type': 'application/json' });
+      const headers = { 'content-type': 'application/json' };
+      res.writeHead(status, headers);
+      tap.response(status, headers, true);
       res.end(JSON.stringify({ error: { type: 'upstream_error', message: `roundload hop: upstream ${upstream.origin}: ${error.message}` } }));
+      tap.end({ kind: 'upstream_error', message: error.message, code: error.code ?? null });
     });
     res.once('close', () => {
       // The client went away (or gave up): the upstream request goes too, freeing the engine's slot.
@@ -241,11 +347,15 @@ export async function startHop(opts: HopOptions): Promise<HopHandle> {
       res.writeHead(ur.statusCode ?? 502, endToEnd(ur.headers));
       // Headers go at once, even when the body is held back (buffer) or cut.
       res.flushHeaders();
+      tap.response(ur.statusCode ?? 502, ur.headers, false);
       const cutter = cut !== null && streaming ? new SseCutter(cut.after_chunks) : null;
       const held: Buffer[] | null = buffer !== null ? [] : null;
       let cutFired = false;
-      const write = (chunk: Uint8Array): void => {
-        if (!res.write(chunk)) {
+      const write = (chunk: Buffer): void => {
+        const flowing = res.write(chunk);
+        // Seen after it was written: observing never delays a byte.
+        tap.data(chunk);
+        if (!flowing) {
           // Flow control, not buffering: wait for the client to take what was written.
           ur.pause();
           res.once('drain', () => ur.resume());
@@ -259,7 +369,7 @@ export async function startHop(opts: HopOptions): Promise<HopHandle> {
         if (cutter !== null) {
           if (cutter.done) return; // keep draining upstream so its connection goes back to the pool
           const part = cutter.take(chunk);
-          if (part.length > 0) write(part);
+          if (part.length > 0) write(Buffer.from(part.buffer, part.byteOffset, part.length));
           if (cutter.done && !cutFired) {
             cutFired = true;
             fire('cut', conn, nth, `stopped forwarding after ${cut!.after_chunks} SSE events (socket kept open)`);
@@ -275,19 +385,26 @@ export async function startHop(opts: HopOptions): Promise<HopHandle> {
         }
         if (held !== null) {
           fire('buffer', conn, nth, `held ${held.reduce((n, c) => n + c.length, 0)} bytes until the upstream response ended`);
-          res.end(Buffer.concat(held));
+          const all = Buffer.concat(held);
+          res.end(all);
+          tap.data(all);
+          tap.end({ kind: 'complete' });
           return;
         }
         res.end();
+        tap.end({ kind: 'complete' });
       });
-      ur.on('error', () => res.destroy());
+      ur.on('error', (error: Error & { code?: string }) => {
+        res.destroy();
+        tap.end({ kind: 'upstream_error', message: error.message, code: error.code ?? null });
+      });
     });
     req.pipe(up);
   };
 
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
-    const tls = req.socket as TLSSocket;
-    const conn = conns.get(tls) ?? adopt(tls);
+    const conn = conns.get(req.socket) ?? adopt(req.socket);
+    const atMs = performance.now();
     conn.served += 1;
     const nth = conn.served;
     stats.requests += 1;
@@ -296,22 +413,33 @@ export async function startHop(opts: HopOptions): Promise<HopHandle> {
       clearTimeout(conn.idleTimer);
       conn.idleTimer = null;
     }
+    const idleMs = conn.active > 0 || conn.lastEndMs === null ? null : atMs - conn.lastEndMs;
     conn.active += 1;
+    const tap = guardTap(opts.tap?.({ connection: conn.id, nth, idleMs, atMs, method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers }) ?? null);
+    if (tap.observed) req.on('data', (chunk: Buffer) => tap.requestData(chunk));
     res.once('close', () => {
       conn.active -= 1;
-      if (conn.active === 0) armIdle(conn);
+      conn.lastEndMs = performance.now();
+      tap.end(closed ? { kind: 'closed' } : { kind: 'client_gone' });
+      if (conn.active === 0) {
+        armIdle(conn);
+        mirrorUpstreamClose(conn);
+      }
     });
     if (conn.silent) {
+      tap.end({ kind: 'fault', fault: 'idle_close' });
       req.resume();
       return;
     }
     if (stall !== null && nth > stall.after_requests) {
       fire('stall', conn, nth, `request ${nth} on a connection that carried ${stall.after_requests}: read, never forwarded nor answered`);
+      tap.end({ kind: 'fault', fault: 'stall' });
       req.resume();
       return;
     }
     if (reset !== null && nth === 1 && seededUnit(reset.seed, conn.id) < reset.ratio) {
       fire('reset', conn, nth, `connection ${conn.id} reset at its first request (ratio ${reset.ratio}, seed ${reset.seed})`);
+      tap.end({ kind: 'fault', fault: 'reset' });
       resetConn(conn);
       return;
     }
@@ -320,7 +448,7 @@ export async function startHop(opts: HopOptions): Promise<HopHandle> {
       stats.faults.latency += 1;
       const timer = setTimeout(() => {
         timers.delete(timer);
-        forward(req, res, conn, nth);
+        forward(req, res, conn, nth, tap);
       }, delayMs);
       timers.add(timer);
       res.once('close', () => {
@@ -329,11 +457,11 @@ export async function startHop(opts: HopOptions): Promise<HopHandle> {
       });
       return;
     }
-    forward(req, res, conn, nth);
+    forward(req, res, conn, nth, tap);
   };
 
   const keepAliveTimeoutMs = opts.keepAliveTimeoutMs ?? 60_000;
-  const server = https.createServer({ key: certs.key, cert: certs.cert, ALPNProtocols: ['http/1.1'] }, onRequest);
+  const server = certs === null ? http.createServer(onRequest) : https.createServer({ key: certs.key, cert: certs.cert, ALPNProtocols: ['http/1.1'] }, onRequest);
   server.keepAliveTimeout = keepAliveTimeoutMs;
   // Must exceed keepAliveTimeout, or Node may cut an idle kept-alive socket as a slow request.
   server.headersTimeout = keepAliveTimeoutMs + 1_000;
@@ -346,31 +474,33 @@ export async function startHop(opts: HopOptions): Promise<HopHandle> {
       rawSockets.delete(raw);
       if (rawByPeer.get(key) === raw) rawByPeer.delete(key);
     });
+    // Without TLS the TCP socket is the one requests arrive on.
+    if (certs === null) adopt(raw);
   });
-  server.on('secureConnection', (tls: TLSSocket) => {
+  server.on('secureConnection', (tls: Socket) => {
     adopt(tls);
   });
   // A client that fails the handshake (it does not trust the CA, say) is its own business: never a crash.
   server.on('tlsClientError', () => {});
 
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (error) => reject(new ServerStartError(`the hop on ${host}:${opts.port ?? 0}`, { cause: error })));
+    server.once('error', (error) => reject(new ServerStartError('the hop', `${host.includes(':') ? `[${host}]` : host}:${opts.port ?? 0}`, { cause: error })));
     server.listen(opts.port ?? 0, host, () => resolve());
   }).catch((error: unknown) => {
     agent.destroy();
-    if (ownsCertDir) rmSync(certDir, { recursive: true, force: true });
+    if (ownsCertDir && certDir !== null) rmSync(certDir, { recursive: true, force: true });
     throw error;
   });
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : (opts.port ?? 0);
   let closing: Promise<void> | null = null;
   return {
-    url: `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    url: `${certs === null ? 'http' : 'https'}://${host.includes(':') ? `[${host}]` : host}:${port}`,
     host,
     port,
-    caFile: certs.caFile,
-    certFile: certs.certFile,
-    keyFile: certs.keyFile,
+    caFile: certs?.caFile ?? null,
+    certFile: certs?.certFile ?? null,
+    keyFile: certs?.keyFile ?? null,
     upstream: upstream.href,
     faults,
     stats: () => ({ ...stats, faults: { ...stats.faults } }),
@@ -382,14 +512,17 @@ export async function startHop(opts: HopOptions): Promise<HopHandle> {
           if (finished) return;
           finished = true;
           clearTimeout(bound);
-          if (ownsCertDir) rmSync(certDir, { recursive: true, force: true });
+          if (ownsCertDir && certDir !== null) rmSync(certDir, { recursive: true, force: true });
           done();
         };
         const bound = setTimeout(finish, CLOSE_BOUND_MS);
         bound.unref();
         for (const t of timers) clearTimeout(t);
         timers.clear();
-        for (const conn of live) if (conn.idleTimer !== null) clearTimeout(conn.idleTimer);
+        for (const conn of live) {
+          if (conn.idleTimer !== null) clearTimeout(conn.idleTimer);
+          conn.agent?.destroy();
+        }
         for (const up of inFlight) up.destroy();
         agent.destroy();
         server.close(() => finish());

@@ -1,7 +1,7 @@
 // report.html: one self-contained page (chart library, styles and data inlined; a CSP forbids any
 // request) for people: the run's header and settings, totals, latency by round, throughput and gauges
 // over time with hang markers and verdicts, hangs, errors, diagnosis, thresholds and client health.
-import type { Summary } from '../analysis/index.js';
+import { WRITER_LAG_FLAG_MS, type Summary } from '../analysis/index.js';
 import type { DiagnosisEpisode, GaugeVerdict } from '../types/index.js';
 import { loadChartAssets, type ChartAssets } from './assets.js';
 import type { ChartSpec } from './charts.js';
@@ -358,6 +358,8 @@ function clientSection(d: ReportData): string {
     ['worst loop delay p99', `${fmtMs(c.loop_delay_p99_ms_max)} ms`],
     ['highest loop utilisation', fmtPct(c.loop_utilization_max)],
     ['saturated windows', c.saturated_windows === 0 ? '0 (the client kept up; its timings are sound)' : `<b class="bad-text">${fmtNum(c.saturated_windows)}</b> (the client was busy there: latencies measured then are suspect)`],
+    ['results writer lag', c.writer_lag_ms_max === null ? 'not sampled' : c.writer_lagging_windows === 0 ? `≤ ${fmtMs(c.writer_lag_ms_max)} ms (the disk kept up)` : `<b class="bad-text">≤ ${fmtMs(c.writer_lag_ms_max)} ms, ${fmtNum(c.writer_lagging_windows)} windows over ${WRITER_LAG_FLAG_MS} ms</b> (a slow results volume, or a starved machine: timings unaffected, a kill there loses more)`],
+    ...(c.writer_dropped_lines > 0 ? [['lines never written', `<b class="bad-text">${fmtNum(c.writer_dropped_lines)}</b> (writer queue full or disk refused: the files hold fewer lines than the summary counts)`] as [string, string]] : []),
   ]);
   const list = d.charts.client.filter((x) => x.id !== 'in-flight');
   const plots = list.length === 0 ? empty('no client samples in events.jsonl') : charts(list);

@@ -1,9 +1,10 @@
 // The terminal summary: a per-round table and the lines a person reads first (throughput, errors, hangs).
 import { join } from 'node:path';
-import { SATURATED_LOOP_DELAY_MS, SATURATED_UTILIZATION, STARTUP_OPENING, type Summary, type PhaseSummary } from '../analysis/index.js';
+import { SATURATED_LOOP_DELAY_MS, SATURATED_UTILIZATION, STARTUP_OPENING, WRITER_LAG_FLAG_MS, type Summary, type PhaseSummary } from '../analysis/index.js';
 import { gaugeLines } from './gauges.js';
 import { bannerLine, runVerdict, type RunVerdict } from './banner.js';
 import { colors } from './progress-line.js';
+import { replayLines } from './replay-table.js';
 
 /** What a figure with no samples shows. */
 const NONE = '–';
@@ -242,12 +243,23 @@ export function formatSummary(s: Summary, dir: string, options: FormatOptions = 
   out.push(`client     ${clientLine(s.client)}`);
   const windows = windowsLine(s);
   if (windows !== null) out.push(`windows    ${windows}`);
+  const writer = writerLine(s.client);
+  if (writer !== null) out.push(writer);
   out.push(...gaugeLines(s.gauges, s.scrape_targets ?? []));
   // The call first, then its evidence, one sentence a line: this is what a person reads after a hang.
   out.push(...diagnosisLines(s.diagnosis));
+  if (s.replay !== undefined) out.push(...replayLines(s.replay), '');
   out.push(`thresholds ${thresholdsLine(s.thresholds)}`);
   out.push(`results    ${dir}`);
   out.push(`report     ${join(dir, 'report.html')}  (junit.xml beside it)`);
   out.push('', banner);
   return out.join('\n');
+}
+
+/** The results writer, only when it fell behind or lost lines (a slow or full results volume). */
+export function writerLine(c: Summary['client']): string | null {
+  const parts: string[] = [];
+  if (c.writer_lagging_windows > 0) parts.push(`up to ${fmtInt(c.writer_lag_ms_max ?? 0)} ms behind in ${c.writer_lagging_windows} sample windows (over ${WRITER_LAG_FLAG_MS} ms): a slow results volume (or a starved machine); the timings are not affected, but a kill there loses that much`);
+  if (c.writer_dropped_lines > 0) parts.push(`${fmtInt(c.writer_dropped_lines)} lines never written (queue full or the disk refused): the files hold fewer lines than this summary counts`);
+  return parts.length === 0 ? null : `writer     ${parts.join('  ·  ')}`;
 }

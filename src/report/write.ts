@@ -13,16 +13,19 @@ export interface WrittenReports {
   junit: string | null;
   /** What went wrong, one sentence per file that failed. */
   problems: string[];
+  /** The errors behind `problems` (a ResultsError when the disk refused: the caller exits 4). */
+  errors: unknown[];
 }
 
 /** @param options.scrub applied to each file's text before it is written (the run's secret scrubber);
  * default: URL credentials redacted. */
 export async function writeReports(dir: string, summary: Summary, options: { notes?: readonly string[]; log?: (line: string) => void; scrub?: (text: string) => string } = {}): Promise<WrittenReports> {
-  const out: WrittenReports = { report: null, junit: null, problems: [] };
+  const out: WrittenReports = { report: null, junit: null, problems: [], errors: [] };
   const scrub = options.scrub ?? redactUrlCredentials;
   const fail = (file: string, error: unknown): void => {
     const line = `${file} not written: ${error instanceof Error ? error.message : String(error)}`;
     out.problems.push(line);
+    out.errors.push(error);
     options.log?.(line);
   };
   // JUnit first: it needs only the summary, so CI gets its verdict even if the HTML cannot be built.

@@ -1,6 +1,9 @@
 // The results folder of one run: its name, its files, and writing run.json / summary.json atomically.
-import { mkdirSync, renameSync, writeFileSync, existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+// File-system failures become ResultsError (exit 4) with the path and the OS reason.
+import { accessSync, constants, mkdirSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { UsageError } from '../errors.js';
+import { fsFailure, onResultsFs, rethrowFs, toResultsError } from './fs-error.js';
 
 export const RESULT_FILES = {
   manifest: 'run.json',
@@ -19,17 +22,51 @@ function stamp(d: Date): string {
   return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
 }
 
-/** `results/<YYYYMMDD-HHMMSS>-<name>/` under `root`, made unique with a suffix if it already exists. */
+/** Entries of a folder that do not make it "used": a volume's lost+found, hidden files (.gitkeep, .nfs…). */
+function isIncidental(name: string): boolean {
+  return name === 'lost+found' || name.startsWith('.');
+}
+
+/** Refuses an `--out` that is a file (ResultsError, exit 4) or a folder already holding something (UsageError,
+ * exit 2: a second run would mix its lines with the first's). A missing folder is fine: it is created. */
+function checkOut(dir: string, given: string): void {
+  let isDir: boolean;
+  try {
+    isDir = statSync(dir).isDirectory();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    rethrowFs(error, dir, 'use the results folder');
+  }
+  if (!isDir) throw toResultsError({ path: dir, doing: 'use the results folder', reason: 'it is a file, not a folder', hint: 'give --out a folder path (it is created when missing)', osCode: 'ENOTDIR' });
+  const used = onResultsFs(dir, 'list the results folder', () => readdirSync(dir)).filter((name) => !isIncidental(name));
+  if (used.length > 0) {
+    const shown = used.slice(0, 3).join(', ') + (used.length > 3 ? ', …' : '');
+    throw new UsageError(`--out ${given} is not empty (${shown}): a run writes into a folder of its own; give a new or empty folder (to rebuild the report of the run already there: roundload report ${given})`, { context: { dir } });
+  }
+}
+
+/** `results/<YYYYMMDD-HHMMSS>-<name>/` under `root`, made unique with a suffix if it already exists; or
+ * `out` exactly, which must be missing or empty. @throws ResultsError (exit 4) when the file system refuses,
+ * UsageError (exit 2) when `out` already holds something. */
 export function createRunFolder(options: { out?: string | undefined; root?: string; name: string; now?: Date }): string {
   let dir: string;
   if (options.out !== undefined) {
     dir = resolve(options.out);
+    checkOut(dir, options.out);
   } else {
     const base = join(resolve(options.root ?? 'results'), `${stamp(options.now ?? new Date())}-${options.name}`);
     dir = base;
     for (let i = 2; existsSync(dir); i += 1) dir = `${base}-${i}`;
   }
-  mkdirSync(dir, { recursive: true });
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    // Node's recursive mkdir reports some refusals (a read-only volume) as ENOENT: ask once more, plainly.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && existsSync(dirname(dir))) onResultsFs(dir, 'create the results folder', () => mkdirSync(dir));
+    rethrowFs(error, dir, 'create the results folder');
+  }
+  // An existing folder on a read-only volume, or not ours: said now, before anything starts.
+  onResultsFs(dir, 'write into the results folder', () => accessSync(dir, constants.W_OK));
   return dir;
 }
 
@@ -37,15 +74,40 @@ export function resultPath(dir: string, file: ResultFile): string {
   return join(dir, RESULT_FILES[file]);
 }
 
-/** Writes JSON through a temporary file and a rename, so a reader never sees half a file. */
+/** Writes JSON through a temporary file and a rename, so a reader never sees half a file.
+ * @throws ResultsError when the file system refuses (the temporary file is removed). */
 export function writeJsonAtomic(path: string, value: unknown): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`);
-  renameSync(tmp, path);
+  writeTextAtomic(path, `${JSON.stringify(value, null, 2)}\n`);
 }
 
 export function writeTextAtomic(path: string, text: string): void {
   const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, path);
+  try {
+    writeFileSync(tmp, text);
+    renameSync(tmp, path);
+  } catch (error) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // never created, or already renamed
+    }
+    rethrowFs(error, path, 'write');
+  }
+}
+
+/**
+ * Writes JSON atomically, or when that fails for lack of space (the temporary copy needs room the full disk
+ * does not have), in place: truncating the old file frees its blocks first, so a run.json of about the same
+ * size still fits. For the last word on a run (its status) on a disk that filled up.
+ * @throws ResultsError when neither worked.
+ */
+export function writeJsonLastResort(path: string, value: unknown): void {
+  const text = `${JSON.stringify(value, null, 2)}\n`;
+  try {
+    writeTextAtomic(path, text);
+  } catch (error) {
+    const f = fsFailure((error as { cause?: unknown }).cause ?? error, path, 'write');
+    if (f === null || (f.osCode !== 'ENOSPC' && f.osCode !== 'EDQUOT')) throw error;
+    onResultsFs(path, 'write', () => writeFileSync(path, text));
+  }
 }

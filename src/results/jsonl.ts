@@ -1,35 +1,5 @@
-// Line-atomic JSONL: every record is one write(2) of one whole line, so a killed run leaves only whole
-// lines on disk (at worst a torn last line, which the reader skips and reports).
-import { closeSync, openSync, writeSync } from 'node:fs';
+// Reading JSONL back in constant memory (the writer side is writer.ts and rotate.ts).
 import { jsonlLines } from './rotate.js';
-
-export class JsonlWriter {
-  #fd: number | null;
-  #lines = 0;
-  readonly path: string;
-
-  constructor(path: string) {
-    this.path = path;
-    this.#fd = openSync(path, 'a');
-  }
-
-  get lines(): number {
-    return this.#lines;
-  }
-
-  write(value: unknown): void {
-    if (this.#fd === null) return; // closed: late events after the run ended are dropped on purpose
-    const line = `${JSON.stringify(value)}\n`;
-    writeSync(this.#fd, line);
-    this.#lines += 1;
-  }
-
-  close(): void {
-    if (this.#fd === null) return;
-    closeSync(this.#fd);
-    this.#fd = null;
-  }
-}
 
 export interface JsonlReadResult {
   lines: number;

@@ -8,7 +8,8 @@ import { resolve } from 'node:path';
 import { SummaryBuilder, DEFAULT_THRESHOLDS, plannedLengthS, windowSettingOf, type Summary, type ThresholdLimits } from '../analysis/index.js';
 import { HistogramSet, type HistogramsFile } from '../metrics/index.js';
 import { RESULTS_SCHEMA_VERSION, type CanaryEvent, type ClientSampleEvent, type RequestRecord } from '../types/index.js';
-import { ResultsError } from '../errors.js';
+import { NotARunError, UsageError } from '../errors.js';
+import { onResultsFs } from './fs-error.js';
 import { VERSION } from '../version.js';
 import { resultPath, writeJsonAtomic } from './folder.js';
 import { readManifest, isKindLine, type RunManifest } from './read.js';
@@ -92,30 +93,30 @@ function thresholdsOf(workload: Record<string, unknown>): ThresholdLimits {
   };
 }
 
-/** Checks the inputs are shards of one workload and lays them on a common clock. @throws ResultsError */
+/** Checks the inputs are shards of one workload and lays them on a common clock. @throws NotARunError */
 function readInputs(dirs: readonly string[], out: string): { inputs: Input[]; notes: string[] } {
-  if (dirs.length === 0) throw new ResultsError('merge needs at least one results folder (one per shard)');
+  if (dirs.length === 0) throw new NotARunError('merge needs at least one results folder (one per shard)');
   const notes: string[] = [];
   const inputs: Omit<Input, 'offsetMs'>[] = [];
   for (const dir of dirs) {
-    if (resolve(dir) === resolve(out)) throw new ResultsError(`--out ${out} is one of the folders being merged; pick a new folder`);
+    if (resolve(dir) === resolve(out)) throw new UsageError(`--out ${out} is one of the folders being merged; pick a new folder`);
     const manifest = readManifest(dir);
     const shard = shardOf(dir);
-    if (shard === null) throw new ResultsError(`${dir} is not a shard (it was not run with --shard i/N); merge combines the shards of one run`, { context: { dir } });
+    if (shard === null) throw new NotARunError(`${dir} is not a shard (it was not run with --shard i/N); merge combines the shards of one run`, { context: { dir } });
     inputs.push({ dir, manifest, shard, status: manifest.status });
   }
   const [first] = inputs;
   for (const input of inputs.slice(1)) {
     const difference = firstDifference(first!.manifest.workload, input.manifest.workload);
     if (difference !== null) {
-      throw new ResultsError(`${input.dir} ran a different workload than ${first!.dir} (they differ at ${difference}); merge only shards of one run`, { context: { dir: input.dir, field: difference } });
+      throw new NotARunError(`${input.dir} ran a different workload than ${first!.dir} (they differ at ${difference}); merge only shards of one run`, { context: { dir: input.dir, field: difference } });
     }
-    if (input.shard.count !== first!.shard.count) throw new ResultsError(`${input.dir} is shard ${input.shard.index}/${input.shard.count} but ${first!.dir} is shard ${first!.shard.index}/${first!.shard.count}: shard counts differ`);
+    if (input.shard.count !== first!.shard.count) throw new NotARunError(`${input.dir} is shard ${input.shard.index}/${input.shard.count} but ${first!.dir} is shard ${first!.shard.index}/${first!.shard.count}: shard counts differ`);
   }
   const seen = new Map<number, string>();
   for (const input of inputs) {
     const other = seen.get(input.shard.index);
-    if (other !== undefined) throw new ResultsError(`${input.dir} and ${other} are both shard ${input.shard.index}/${input.shard.count}`);
+    if (other !== undefined) throw new NotARunError(`${input.dir} and ${other} are both shard ${input.shard.index}/${input.shard.count}`);
     seen.set(input.shard.index, input.dir);
   }
   const missing = Array.from({ length: first!.shard.count }, (_, i) => i).filter((i) => !seen.has(i));
@@ -123,7 +124,7 @@ function readInputs(dirs: readonly string[], out: string): { inputs: Input[]; no
   for (const input of inputs) if (input.status !== 'completed') notes.push(`shard ${input.shard.index}/${input.shard.count} (${input.dir}) ended ${input.status}`);
   const startMs = (m: RunManifest): number => (m.started_at === null ? NaN : Date.parse(m.started_at));
   const starts = inputs.map((i) => startMs(i.manifest));
-  if (starts.some((s) => !Number.isFinite(s))) throw new ResultsError('a shard\'s run.json has no started_at; cannot lay the shards on one clock');
+  if (starts.some((s) => !Number.isFinite(s))) throw new NotARunError('a shard\'s run.json has no started_at; cannot lay the shards on one clock');
   const t0 = Math.min(...starts);
   const placed = inputs.map((input, i) => ({ ...input, offsetMs: starts[i]! - t0 })).sort((a, b) => a.shard.index - b.shard.index);
   return { inputs: placed, notes };
@@ -202,12 +203,12 @@ function readHistograms(dir: string): HistogramSet | null {
   }
 }
 
-/** Merges shard folders into `options.out`. @throws ResultsError when they are not shards of one run. */
+/** Merges shard folders into `options.out`. @throws NotARunError when they are not shards of one run. */
 export async function mergeRuns(dirs: readonly string[], options: MergeOptions): Promise<MergeResult> {
   const out = resolve(options.out);
   const { inputs, notes } = readInputs(dirs, out);
-  if (existsSync(out) && readdirSync(out).length > 0) throw new ResultsError(`--out ${options.out} already exists and is not empty; merge writes a new folder`);
-  mkdirSync(out, { recursive: true });
+  if (existsSync(out) && readdirSync(out).length > 0) throw new UsageError(`--out ${options.out} already exists and is not empty; merge writes a new folder`);
+  onResultsFs(out, 'create the results folder', () => mkdirSync(out, { recursive: true }));
   const first = inputs[0]!;
   const workload = first.manifest.workload;
   const results = isObject(workload.results) ? workload.results : {};
@@ -268,7 +269,7 @@ export async function mergeRuns(dirs: readonly string[], options: MergeOptions):
     await writer.settle(30_000);
   }
   const skippedRequests = requestCursors.reduce((n, c) => n + c.skipped, 0);
-  if (skippedRequests > 0) notes.push(`requests.jsonl: ${skippedRequests} lines of the shards were not request records and were skipped`);
+  if (skippedRequests > 0) notes.push(`requests.jsonl: ${skippedRequests} lines of the shards did not parse or were not request records (a killed shard's torn last line, say) and were skipped`);
   await requests.settle(30_000);
 
   if (!itlFromRecords) {

@@ -5,7 +5,8 @@ import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, sta
 import { basename } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
-import { ResultsError } from '../errors.js';
+import { NotARunError } from '../errors.js';
+import { onResultsFs, rethrowFs } from './fs-error.js';
 import { RESULT_FILES, resultPath } from './folder.js';
 import { jsonlParts, openPart } from './rotate.js';
 
@@ -63,12 +64,19 @@ function stringRecord(v: unknown): Record<string, string> {
   return out;
 }
 
-/** Throws ResultsError (exit 2) when `dir` is missing or is not a roundload results folder. */
+/** Throws NotARunError (exit 2) when `dir` is missing or is not a roundload results folder, ResultsError
+ * (exit 4) when the file system refuses to show it. */
 export function assertRunFolder(dir: string): void {
-  if (!existsSync(dir)) throw new ResultsError(`${dir}: no such folder; pass a results folder (results/<stamp>-<name>/ or a run's --out)`, { context: { dir } });
-  if (!statSync(dir).isDirectory()) throw new ResultsError(`${dir} is a file, not a results folder`, { context: { dir } });
+  let isDir: boolean;
+  try {
+    isDir = statSync(dir).isDirectory();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new NotARunError(`${dir}: no such folder; pass a results folder (results/<stamp>-<name>/ or a run's --out)`, { context: { dir } });
+    rethrowFs(error, dir, 'read the results folder');
+  }
+  if (!isDir) throw new NotARunError(`${dir} is a file, not a results folder`, { context: { dir } });
   if (!existsSync(resultPath(dir, 'manifest'))) {
-    throw new ResultsError(`${dir} is not a roundload results folder: it has no ${RESULT_FILES.manifest} (every run writes it first)`, { context: { dir } });
+    throw new NotARunError(`${dir} is not a roundload results folder: it has no ${RESULT_FILES.manifest} (every run writes it first)`, { context: { dir } });
   }
 }
 
@@ -76,14 +84,15 @@ export function assertRunFolder(dir: string): void {
 export function readManifest(dir: string): RunManifest {
   assertRunFolder(dir);
   const path = resultPath(dir, 'manifest');
+  const text = onResultsFs(path, 'read', () => readFileSync(path, 'utf8'));
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
+    raw = JSON.parse(text);
   } catch (error) {
-    throw new ResultsError(`${path} is not valid JSON (${error instanceof Error ? error.message : String(error)})`, { cause: error, context: { dir } });
+    throw new NotARunError(`${path} is not valid JSON (${error instanceof Error ? error.message : String(error)})`, { cause: error, context: { dir } });
   }
   if (!isObject(raw) || typeof raw.name !== 'string' || typeof raw.status !== 'string') {
-    throw new ResultsError(`${path} is not a roundload manifest (no name/status)`, { context: { dir } });
+    throw new NotARunError(`${path} is not a roundload manifest (no name/status)`, { context: { dir } });
   }
   const target = isObject(raw.target) ? raw.target : {};
   return {
@@ -108,7 +117,7 @@ export function readManifest(dir: string): RunManifest {
 }
 
 function endsWithNewline(path: string): boolean {
-  const fd = openSync(path, 'r');
+  const fd = onResultsFs(path, 'read', () => openSync(path, 'r'));
   try {
     const size = fstatSync(fd).size;
     if (size === 0) return true;
@@ -132,7 +141,7 @@ export async function readJsonlFile<T>(path: string, accept: (value: unknown) =>
   const parts = jsonlParts(path);
   for (const part of parts) {
     report.exists = true;
-    const opened = openPart(part);
+    const opened = onResultsFs(part, 'read', () => openPart(part));
     const file = basename(opened.file);
     const gz = opened.gz;
     // Only the live file can end mid-line: a part is closed between whole lines (and may be gzipped by now).

@@ -90,7 +90,7 @@ function pinAfterSOf(manifest: RunManifest): number {
   return typeof m?.pin_after_s === 'number' && m.pin_after_s > 0 ? m.pin_after_s : 30;
 }
 
-/** Rebuilds the summary of the run in `dir`. Throws ResultsError when `dir` is not a results folder. */
+/** Rebuilds the summary of the run in `dir`. @throws NotARunError when `dir` is not a results folder, ResultsError when it cannot be read. */
 export async function rebuildSummary(dir: string): Promise<RebuildResult> {
   const manifest = readManifest(dir);
   const notes: string[] = [];
@@ -165,6 +165,7 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
     labels: manifest.labels,
   });
 
+  if (summary.client.writer_dropped_lines > 0) notes.push(`the run's results writer could not write ${summary.client.writer_dropped_lines} lines (its queue was full or the disk refused them): this summary covers only what reached the disk`);
   // What only the live run could compute (verdicts from sources not in the folder) is kept from the
   // previous summary rather than silently dropped.
   if (previous !== null) {
@@ -176,6 +177,11 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
     if (previous.diagnosis !== undefined && previous.diagnosis.verdict !== summary.diagnosis.verdict && summary.diagnosis.verdict === 'unknown' && summary.totals.hangs === previous.totals?.hangs) {
       summary.diagnosis = previous.diagnosis;
       kept.push('diagnosis');
+    }
+    if (previous.replay !== undefined) {
+      // The recording it is compared with is a trace outside the folder.
+      summary.replay = previous.replay;
+      kept.push('replay comparison');
     }
     if (kept.length > 0) notes.push(`${kept.join(', ')} kept from the previous summary.json (not recomputable from the folder)`);
   }

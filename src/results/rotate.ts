@@ -1,11 +1,12 @@
 // JSONL files that stay a manageable size over a night: past `maxBytes` the live file is closed as the
 // next numbered part (requests.jsonl → requests.1.jsonl, then requests.2.jsonl…) and, optionally, gzipped
 // in the background. Readers see the parts oldest first, then the live file: one stream of lines.
-import { closeSync, createReadStream, createWriteStream, existsSync, openSync, readdirSync, renameSync, statSync, unlinkSync, writeSync, type ReadStream } from 'node:fs';
+import { closeSync, createReadStream, createWriteStream, existsSync, fstatSync, ftruncateSync, openSync, readdirSync, renameSync, unlinkSync, writeSync, type ReadStream } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
+import { onResultsFs, rethrowFs } from './fs-error.js';
 
 /** `requests.jsonl` → `requests.<n>.jsonl` (or `.jsonl.gz`). */
 export function partPath(path: string, n: number, gzip = false): string {
@@ -84,7 +85,12 @@ export interface RotationOptions {
   log?: (line: string) => void;
 }
 
-/** A line-atomic JSONL writer (one write(2) per record) that rotates past a size. */
+/**
+ * A line-atomic JSONL writer that rotates past a size. Synchronous: the run uses it inside the writer
+ * thread (writer.ts), `merge` directly. Lines go out whole: a batch is one write(2) (more only if the kernel
+ * takes part of it), and a write that fails half-way is cut back to its last whole line.
+ * @throws ResultsError when the file system refuses (open, write, rotate).
+ */
 export class RotatingJsonlWriter {
   readonly path: string;
   readonly #options: RotationOptions;
@@ -97,8 +103,8 @@ export class RotatingJsonlWriter {
   constructor(path: string, options: RotationOptions) {
     this.path = path;
     this.#options = options;
-    this.#fd = openSync(path, 'a');
-    this.#bytes = statSync(path).size;
+    this.#fd = onResultsFs(path, 'open', () => openSync(path, 'a'));
+    this.#bytes = fstatSync(this.#fd).size;
     // Appending to a folder that already has parts (a re-used --out): continue their numbering.
     this.#part = numberedParts(path).at(-1)?.n ?? 0;
   }
@@ -113,24 +119,63 @@ export class RotatingJsonlWriter {
   }
 
   write(value: unknown): void {
-    this.writeLine(JSON.stringify(value));
+    this.writeLines([`${JSON.stringify(value)}\n`]);
   }
 
-  /** Writes one already serialized JSON value (no line end) as a line. */
-  writeLine(json: string): void {
+  /** Appends whole lines (each ending in `\n`), rotating after the line that reaches `maxBytes`. */
+  writeLines(lines: readonly string[]): void {
     if (this.#fd === null) return; // closed: late events after the run ended are dropped on purpose
-    const line = `${json}\n`;
-    this.#bytes += writeSync(this.#fd, line);
-    this.#lines += 1;
-    if (this.#options.maxBytes !== null && this.#bytes >= this.#options.maxBytes) this.#rotate();
+    const max = this.#options.maxBytes;
+    if (max === null) {
+      this.#append(lines.join(''), lines.length);
+      return;
+    }
+    let from = 0;
+    let bytes = this.#bytes;
+    for (let i = 0; i < lines.length; i += 1) {
+      bytes += Buffer.byteLength(lines[i]!);
+      if (bytes < max) continue;
+      this.#append(lines.slice(from, i + 1).join(''), i + 1 - from);
+      this.#rotate();
+      from = i + 1;
+      bytes = 0;
+    }
+    if (from < lines.length) this.#append(lines.slice(from).join(''), lines.length - from);
+  }
+
+  #append(text: string, lines: number): void {
+    const fd = this.#fd!;
+    const data = Buffer.from(text);
+    let done = 0;
+    try {
+      while (done < data.length) done += writeSync(fd, data, done, data.length - done);
+    } catch (error) {
+      // Keep the file whole-line: what the kernel took of a torn line is cut off again (best effort).
+      const whole = done === 0 ? 0 : data.lastIndexOf(0x0a, done - 1) + 1;
+      if (whole < done) {
+        try {
+          ftruncateSync(fd, this.#bytes + whole);
+        } catch {
+          // the reader reports a torn last line as truncated: nothing worse
+        }
+      }
+      this.#bytes += whole;
+      for (let at = data.indexOf(0x0a); at !== -1 && at < whole; at = data.indexOf(0x0a, at + 1)) this.#lines += 1;
+      rethrowFs(error, this.path, 'write');
+    }
+    this.#bytes += data.length;
+    this.#lines += lines;
   }
 
   #rotate(): void {
-    closeSync(this.#fd!);
+    const part = partPath(this.path, this.#part + 1);
+    onResultsFs(this.path, 'rotate', () => {
+      closeSync(this.#fd!);
+      this.#fd = null;
+      renameSync(this.path, part);
+      this.#fd = openSync(this.path, 'a');
+    });
     this.#part += 1;
-    const part = partPath(this.path, this.#part);
-    renameSync(this.path, part);
-    this.#fd = openSync(this.path, 'a');
     this.#bytes = 0;
     if (this.#options.compress) {
       const job = this.#gzip(part).finally(() => this.#compressing.delete(job));
@@ -156,10 +201,12 @@ export class RotatingJsonlWriter {
     }
   }
 
+  /** @throws ResultsError when closing reports a failed write (a network volume reports them at close). */
   close(): void {
-    if (this.#fd === null) return;
-    closeSync(this.#fd);
+    const fd = this.#fd;
+    if (fd === null) return;
     this.#fd = null;
+    onResultsFs(this.path, 'write', () => closeSync(fd));
   }
 
   /** Waits for background compressions, at most `timeoutMs`; one still running is left to finish or die with

@@ -5,6 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { ServerStartError } from '../errors.js';
 import type { RunContext, RunService } from './services.js';
 
 /** Latency buckets in seconds: from a fast first token to a request at the total deadline. */
@@ -71,10 +72,12 @@ export class ClientMetricsService implements RunService {
       );
     });
     server.keepAliveTimeout = 5000;
+    const asked = `${this.#host.includes(':') ? `[${this.#host}]` : this.#host}:${this.#port}`;
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
+      const onError = (error: Error): void => reject(new ServerStartError('the client metrics endpoint', asked, { cause: error }));
+      server.once('error', onError);
       server.listen(this.#port, this.#host, () => {
-        server.off('error', reject);
+        server.off('error', onError);
         resolve();
       });
     });

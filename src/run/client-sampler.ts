@@ -1,7 +1,9 @@
 // The client's own health every second: event-loop delay, utilisation and the process's CPU time, so a stall
-// of ours is never blamed on the server, and a busy client is told from one its host starved of CPU.
+// of ours is never blamed on the server, and a busy client is told from one its host starved of CPU; on the
+// main thread also how far behind the results writer is (writer_lag_ms).
 import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { ClientSampleEvent } from '../types/index.js';
+import type { WriterSample } from '../results/index.js';
 
 const RESOLUTION_MS = 10;
 
@@ -11,6 +13,12 @@ export class ClientSampler {
   #lastElu: EventLoopUtilization = performance.eventLoopUtilization();
   #lastAt = performance.now();
   #lastCpu: NodeJS.CpuUsage = process.cpuUsage();
+  readonly #writer: (() => WriterSample) | null;
+
+  /** @param options.writer the results writer's state (the main thread has one; worker threads do not). */
+  constructor(options: { writer?: () => WriterSample } = {}) {
+    this.#writer = options.writer ?? null;
+  }
 
   start(intervalMs: number, runStartMs: number, inFlight: () => number, emit: (s: ClientSampleEvent) => void): void {
     // The first window starts now, not when the sampler was made (start-up is not the run's time).
@@ -43,6 +51,7 @@ export class ClientSampler {
       in_flight: inFlight,
       rss_bytes: process.memoryUsage.rss(),
       cpu_ms: Math.round((cpu.user + cpu.system) / 100) / 10,
+      ...this.#writer?.(),
     };
     h.reset();
     this.#lastAt = now;

@@ -3,3 +3,4 @@ export { executeRun, type RunOptions, type RunResult, type RunStatus } from './r
 export { RunBus } from './bus.js';
 export { parseShard, shardAgents, type Shard } from './shard.js';
 export { planPhases, plannedRequests, type PhasePlan } from './phase.js';
+export { planReplay, replayLanes, type ReplayPlan, type ReplayConversationPlan } from './replay.js';

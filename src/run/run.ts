@@ -9,17 +9,17 @@ import { redactWorkload, workloadSecrets } from '../config/index.js';
 import { startEngine, type EngineHandle } from '../engine/index.js';
 import { Transport, ConnectionTracker } from '../transport/index.js';
 import { resolveTools, systemPrompt } from '../agent/index.js';
-import { SummaryBuilder, plannedLengthS, type Summary } from '../analysis/index.js';
+import { SummaryBuilder, plannedLengthS, ReplayComparison, type Summary } from '../analysis/index.js';
 import { backstopTimeouts } from '../watchdog/index.js';
 import { LatestGauges } from '../monitor/index.js';
-import { createRunFolder, resultPath, writeJsonAtomic } from '../results/index.js';
+import { createRunFolder, resultPath, writeJsonAtomic, writeJsonLastResort } from '../results/index.js';
 import { writeReports } from '../report/index.js';
 import { RESULTS_SCHEMA_VERSION, type PathKind, type RunEvent } from '../types/index.js';
-import { UsageError } from '../errors.js';
+import { ResultsError, ServerStartError, UsageError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { SecretScrubber } from '../util/index.js';
 import { RunBus } from './bus.js';
-import { EventSinks } from './sinks.js';
+import { EventSinks, type WriterTuning } from './sinks.js';
 import { ClientSampler } from './client-sampler.js';
 import { servicesFor, type RunContext, type RunService } from './services.js';
 import { openRoute, type Route } from './route.js';
@@ -27,6 +27,7 @@ import { planPhases, plannedRequests, laneCount, runPhase, type PhaseRunContext 
 import { runPreflight, preflightFailure, preflightLine } from './preflight.js';
 import { shardAgents, type Shard } from './shard.js';
 import { runInWorkers, workerCount } from './workers.js';
+import { planReplay, replayLanes, runReplayPhase, type ReplayPlan } from './replay.js';
 
 export type RunStatus = 'completed' | 'interrupted' | 'failed';
 
@@ -49,6 +50,11 @@ export interface RunOptions {
    * run with `PreflightError` / `TargetUnreachableError` (exit 3). Skipped for the embedded engine reached
    * directly. `--no-preflight` sets it false. @default true */
   preflight?: boolean;
+  /** The results writer's queue bound and test hooks (a slow disk). */
+  writer?: WriterTuning;
+  /** The replay, already planned from `workload.replay` (the command reads the trace first); planned here
+   * when absent. */
+  replay?: ReplayPlan | null;
 }
 
 export interface RunResult {
@@ -60,6 +66,10 @@ export interface RunResult {
 /** Grace for in-flight requests after a stop before their sockets are destroyed. */
 const STOP_GRACE_MS = 2000;
 const CLIENT_SAMPLE_MS = 1000;
+/** How long the end of a run waits for the results writer to drain: a stalled volume cannot hold it for ever;
+ * a run stopped by a signal (a pod being killed, say) waits less. */
+const DRAIN_MS = 120_000;
+const DRAIN_AFTER_SIGNAL_MS = 15_000;
 
 function resolveHeaders(workload: Workload): Record<string, string> {
   const name = workload.target.api_key_env;
@@ -104,12 +114,14 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   const scrubber = new SecretScrubber(workloadSecrets(workload));
   const log = (line: string): void => options.log?.(scrubber.text(line));
   const headers = resolveHeaders(workload);
+  // A bad trace is a usage error: found before anything starts.
+  const replay = options.replay ?? (workload.replay === null ? null : planReplay(workload.replay));
   const dir = createRunFolder({ out: options.out, root: options.resultsRoot ?? 'results', name: workload.name });
   const startedAt = new Date();
   const runStartMs = performance.now();
   const started = new Started(log);
   try {
-    return await runStarted(options, { log, scrubber, headers, dir, startedAt, runStartMs, started });
+    return await runStarted(options, { log, scrubber, headers, dir, startedAt, runStartMs, started, replay });
   } finally {
     // A setup step that threw leaves nothing listening: the engine, the hop, the services, the sockets.
     await started.run();
@@ -124,11 +136,12 @@ interface RunSetup {
   startedAt: Date;
   runStartMs: number;
   started: Started;
+  replay: ReplayPlan | null;
 }
 
 async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResult> {
   const { workload } = options;
-  const { log, scrubber, headers, dir, startedAt, runStartMs, started } = setup;
+  const { log, scrubber, headers, dir, startedAt, runStartMs, started, replay } = setup;
   let engine: EngineHandle | null = null;
   if (workload.target.url === null) {
     const embedded = await startEngine({ settings: workload.engine, modelName: workload.target.model });
@@ -163,19 +176,35 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
   writeJsonAtomic(resultPath(dir, 'manifest'), scrubber.value(manifest));
 
   const maxFileMb = workload.results.max_file_mb;
-  const sinks = new EventSinks(dir, { maxBytes: maxFileMb === null ? null : maxFileMb * 1024 * 1024, compress: workload.results.compress_rotated, log }, (line) => scrubber.text(line));
+  // A results file that cannot be written (the disk filled up) stops the run: it ends `failed`, exit 4.
+  let writeFailure: ResultsError | null = null;
+  const sinks = new EventSinks(dir, {
+    maxFileBytes: maxFileMb === null ? null : maxFileMb * 1024 * 1024,
+    compress: workload.results.compress_rotated,
+    log,
+    scrub: (line) => scrubber.text(line),
+    onFailure: (error) => {
+      writeFailure ??= error;
+      log(`roundload: ${error.message}: stopping the run`);
+      end('failed', error.message);
+    },
+    ...(options.writer === undefined ? {} : { writer: options.writer }),
+  });
   sinks.attach(bus);
   let sinksOpen = true;
-  started.add('the results files', () => {
-    if (sinksOpen) sinks.close();
-  });
-  const summary = new SummaryBuilder({ itlFromRecords: false, windowS: workload.window_s, plannedS: plannedLengthS(workload), thresholds: workload.thresholds, pinAfterS: workload.monitor.pin_after_s, plannedRequests: plannedRequests(workload, options.shard ?? null) });
+  started.add('the results files', () => (sinksOpen ? sinks.close({ drainTimeoutMs: DRAIN_AFTER_SIGNAL_MS, settleMs: 0 }) : undefined));
+  const summary = new SummaryBuilder({ itlFromRecords: false, windowS: workload.window_s, plannedS: plannedLengthS(workload), thresholds: workload.thresholds, pinAfterS: workload.monitor.pin_after_s, plannedRequests: replay === null ? plannedRequests(workload, options.shard ?? null) : replay.settings.loop || workload.duration !== null ? null : replay.requests });
   const latestGauges = new LatestGauges();
   bus.on('scrape', (e) => {
     summary.addScrape(e);
     latestGauges.add(e);
   });
   bus.on('request', (e) => summary.add(e.record));
+  const comparison = replay === null ? null : new ReplayComparison(
+    replay.recorded.map((r) => ({ seq: r.seq, conversation: r.conversation, round: r.round, connection: r.connection, prompt_tokens: r.response.prompt_tokens, ttft_ms: r.response.ttft_ms, e2e_ms: r.response.e2e_ms, error: r.response.error !== null })),
+    { file: replay.file, connection: replay.settings.connection, speed: replay.settings.speed },
+  );
+  if (comparison !== null) bus.on('request', (e) => comparison.add(e.record));
   bus.on('client_sample', (e) => summary.addClientSample(e));
   bus.on('canary', (e) => summary.addCanary(e));
   let inFlight = 0;
@@ -189,7 +218,7 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
 
   const tracker = new ConnectionTracker();
   started.add('the connection tracker', () => tracker.close());
-  const sampler = new ClientSampler();
+  const sampler = new ClientSampler({ writer: () => sinks.sample() });
   started.add('the client sampler', () => sampler.stop());
   const stop = new AbortController();
   // In-flight requests end on their own signal, STOP_GRACE_MS after a stop, so they may finish first.
@@ -200,12 +229,15 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
   setMaxListeners(0, stop.signal);
   let status: RunStatus = 'completed';
   let reason: string | null = null;
-  const onSignal = (): void => {
-    status = 'interrupted';
-    reason = 'stopped by signal';
+  /** Stops the run early: no new requests, in-flight ones get the grace. The first reason given wins. */
+  function end(as: RunStatus, why: string): void {
+    if (stop.signal.aborted) return;
+    status = as;
+    reason = why;
     stop.abort();
     setTimeout(() => abortInFlight.abort(), STOP_GRACE_MS).unref();
-  };
+  }
+  const onSignal = (): void => end('interrupted', 'stopped by signal');
   if (options.signal?.aborted) onSignal();
   options.signal?.addEventListener('abort', onSignal, { once: true });
   started.add('the signal listener', () => options.signal?.removeEventListener('abort', onSignal));
@@ -218,10 +250,11 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
       path,
       tls: route.tls,
       connectProxy: route.connectProxy,
-      connection: workload.agents.connection,
-      agents: shardAgents(laneCount(workload), options.shard).length,
+      connection: replay === null ? workload.agents.connection : replay.settings.connection === 'pool' ? 'pool' : 'per-agent',
+      agents: replay === null ? shardAgents(laneCount(workload), options.shard).length : replayLanes(replay),
       poolConnections: workload.agents.pool_connections,
-      keepAliveTimeoutMs: workload.agents.keep_alive_timeout_ms,
+      // A replay's sockets must outlive the longest idle gap it reproduces.
+      keepAliveTimeoutMs: replay === null ? workload.agents.keep_alive_timeout_ms : Math.max(workload.agents.keep_alive_timeout_ms, Math.ceil(replay.maxIdleMs / replay.settings.speed) + 5_000),
       connectTimeoutMs: w.connect_ms,
       // undici's deadlines only back the watchdog up and must never fire first.
       ...backstopTimeouts(w),
@@ -238,7 +271,14 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
       log(`preflight: ${preflightLine(check)}`);
       for (const note of check.notes) log(`preflight: warning: ${note}`);
     }
-    bus.emit({ kind: 'run_start', t: new Date().toISOString(), target: targetUrl, path, agents: shardAgents(laneCount(workload), options.shard).length, rounds: workload.agents.rounds });
+    bus.emit({
+      kind: 'run_start',
+      t: new Date().toISOString(),
+      target: targetUrl,
+      path,
+      agents: replay === null ? shardAgents(laneCount(workload), options.shard).length : replay.conversations.length,
+      rounds: replay === null ? workload.agents.rounds : Math.max(...replay.conversations.map((c) => c.rounds.length)),
+    });
     sampler.start(CLIENT_SAMPLE_MS, runStartMs, () => inFlight, (s) => bus.emit(s));
     const ctx: RunContext = { workload, dir, bus, runStartMs, requestUrl: route.requestUrl, engineUrl: targetUrl, path, route, stop: stop.signal, log, inFlight: () => inFlight };
     for (const service of servicesFor(workload)) {
@@ -246,6 +286,8 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
         await service.start(ctx);
         started.add(service.name, () => service.stop());
       } catch (error) {
+        // An address the user asked for (the metrics port) that cannot be used ends the run; the rest is noted.
+        if (error instanceof ServerStartError) throw error;
         log(`${service.name} did not start: ${error instanceof Error ? error.message : String(error)}`);
       }
     }
@@ -269,7 +311,10 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
       enrichHang: (e) => latestGauges.enrich(e),
     };
     const threads = workerCount(workload);
-    if (threads > 1) {
+    if (replay !== null) {
+      const [main] = planPhases(workload);
+      if (main !== undefined) await runReplayPhase(phaseCtx, main, replay);
+    } else if (threads > 1) {
       await runInWorkers({
         count: threads,
         init: { workload, requestUrl: route.requestUrl, tls: route.tls, connectProxy: route.connectProxy, path, headers, stopGraceMs: STOP_GRACE_MS, clientSampleMs: CLIENT_SAMPLE_MS },
@@ -300,14 +345,34 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
   await started.run();
   const endedAt = new Date();
   bus.emit({ kind: 'run_end', t: endedAt.toISOString(), run_ms: Math.round(performance.now() - runStartMs), status, reason });
-  sinks.close();
-  // Rotated parts still being gzipped: wait a little (a plain part stays readable if the process ends first).
-  if ((await sinks.settle(stop.signal.aborted ? 0 : 30_000)) > 0) log('a rotated results part is still being compressed; its plain copy stays until that is done');
-  writeJsonAtomic(resultPath(dir, 'histograms'), summary.histograms.toFile());
-  manifest.status = status;
-  manifest.ended_at = endedAt.toISOString();
-  writeJsonAtomic(resultPath(dir, 'manifest'), scrubber.value(manifest));
-  const built = scrubber.value(summary.build({
+  // Every line queued reaches the disk before the summary is written (bounded: a stalled volume cannot hold the end).
+  const closed = await sinks.close({ drainTimeoutMs: stop.signal.aborted ? DRAIN_AFTER_SIGNAL_MS : DRAIN_MS, settleMs: stop.signal.aborted ? 0 : 30_000 });
+  if (!closed.drained) log(`results writer: the disk did not take the last ${closed.undrainedLines} lines in time; they are lost (counted in summary.client.writer_dropped_lines)`);
+  if (closed.compressing > 0) log('a rotated results part is still being compressed; its plain copy stays until that is done');
+  summary.setWriterDropped(closed.droppedLines);
+  // On a disk that filled up each final file is tried on its own; run.json gets the last word (`failed`).
+  const refusedBy = (error: ResultsError): void => {
+    writeFailure ??= error;
+    status = 'failed';
+    reason ??= error.message;
+  };
+  const tryWrite = (write: () => void): void => {
+    try {
+      write();
+    } catch (error) {
+      if (!(error instanceof ResultsError)) throw error;
+      log(`roundload: ${error.message}`);
+      refusedBy(error);
+    }
+  };
+  tryWrite(() => writeJsonAtomic(resultPath(dir, 'histograms'), summary.histograms.toFile()));
+  const writeManifest = (): void => {
+    manifest.status = status;
+    manifest.ended_at = endedAt.toISOString();
+    tryWrite(() => writeJsonLastResort(resultPath(dir, 'manifest'), scrubber.value(manifest)));
+  };
+  writeManifest();
+  const built: Summary = scrubber.value(summary.build({
     name: workload.name,
     status,
     started_at: startedAt.toISOString(),
@@ -317,9 +382,15 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
     path,
     labels: workload.labels,
   }));
-  writeJsonAtomic(resultPath(dir, 'summary'), built);
-  // report.html and junit.xml: never fail the run over them (writeReports logs what it could not write).
-  await writeReports(dir, built, { log, scrub: (text) => scrubber.text(text) }).catch((error: unknown) => log(`reports not written: ${String(error)}`));
+  if (comparison !== null) built.replay = scrubber.value(comparison.result());
+  tryWrite(() => writeJsonAtomic(resultPath(dir, 'summary'), built));
+  // report.html and junit.xml: never fail the run over them (writeReports logs what it could not write),
+  // unless the disk refused them.
+  const reports = await writeReports(dir, built, { log, scrub: (text) => scrubber.text(text) }).catch((error: unknown) => (log(`reports not written: ${String(error)}`), null));
+  const refused = reports?.errors.find((e): e is ResultsError => e instanceof ResultsError);
+  if (refused !== undefined) refusedBy(refused);
+  if (manifest.status !== status) writeManifest();
   if (failure !== null) throw failure;
+  if (writeFailure !== null) throw writeFailure;
   return { dir, status, summary: built };
 }

@@ -1,6 +1,7 @@
 // What runs beside the agents for the length of a run (the monitor, canaries, probes, a metrics
 // endpoint…). Each is started after the target is reachable and stopped, bounded, before results are
-// written. A service that fails to start is recorded, never fatal to the run.
+// written. A service that fails to start is recorded, not fatal to the run, except an endpoint that cannot
+// listen on the address the user asked for (ERR_SERVER_START: the metrics port in use).
 import type { Workload } from '../config/index.js';
 import type { PathKind } from '../types/index.js';
 import type { RunBus } from './bus.js';

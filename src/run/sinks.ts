@@ -1,22 +1,55 @@
-// Writes every event to its results file as it happens (routing fixed by EVENT_FILES), rotating files
-// past `results.max_file_mb` so a night's run never grows one file without bound.
+// Writes every event to its results file as it happens (routing fixed by EVENT_FILES): serialized here, once,
+// scrubbed of secrets, then handed to the results writer thread, which rotates files past
+// `results.max_file_mb`. Nothing here blocks on the disk.
 import { EVENT_FILES, type EventFile, type RunEvent } from '../types/index.js';
-import { RotatingJsonlWriter, resultPath, type RotationOptions } from '../results/index.js';
+import { ResultsWriter, resultPath, type WriterCloseResult, type WriterSample } from '../results/index.js';
+import type { ResultsError } from '../errors.js';
 import type { RunBus } from './bus.js';
 
+type SinkFile = Exclude<EventFile, null>;
+
+export interface SinkOptions {
+  /** Rotate a file once it reaches this many bytes; null: never. @default null */
+  maxFileBytes?: number | null;
+  /** Gzip rotated parts. @default false */
+  compress?: boolean;
+  log?: (line: string) => void;
+  /** Applied to every serialized line before it is queued (the run's secret scrubber). @default as is */
+  scrub?: (line: string) => string;
+  /** A results file cannot be written (ENOSPC, EIO…): called once. */
+  onFailure?: (error: ResultsError) => void;
+  /** Queue bound and test hooks of the writer (see the results writer's options). */
+  writer?: WriterTuning;
+}
+
+/** Knobs of the results writer a caller (a test, mostly) may turn. */
+export interface WriterTuning {
+  /** @default 64 MiB */
+  maxQueueBytes?: number;
+  /** Test hook: every write(2) first blocks the writer thread this long. @default 0 */
+  writeDelayMs?: number;
+}
+
+/** The one serialization step of a results line (requests.jsonl holds bare records, other files the events). */
+function serialize(event: RunEvent): string {
+  return JSON.stringify(event.kind === 'request' ? event.record : event);
+}
+
 export class EventSinks {
-  readonly #writers: Record<Exclude<EventFile, null>, RotatingJsonlWriter>;
+  readonly #writer: ResultsWriter<SinkFile>;
   readonly #scrub: (line: string) => string;
 
-  /** @param rotation default: never rotate. @param scrub applied to every serialized line before it is
-   * written (the run's secret scrubber); default: as is. */
-  constructor(dir: string, rotation: RotationOptions = { maxBytes: null, compress: false }, scrub: (line: string) => string = (line) => line) {
-    this.#scrub = scrub;
-    this.#writers = {
-      requests: new RotatingJsonlWriter(resultPath(dir, 'requests'), rotation),
-      events: new RotatingJsonlWriter(resultPath(dir, 'events'), rotation),
-      gauges: new RotatingJsonlWriter(resultPath(dir, 'gauges'), rotation),
-    };
+  constructor(dir: string, options: SinkOptions = {}) {
+    this.#scrub = options.scrub ?? ((line) => line);
+    this.#writer = new ResultsWriter<SinkFile>({
+      files: { requests: resultPath(dir, 'requests'), events: resultPath(dir, 'events'), gauges: resultPath(dir, 'gauges') },
+      maxFileBytes: options.maxFileBytes ?? null,
+      compress: options.compress ?? false,
+      ...(options.writer?.maxQueueBytes === undefined ? {} : { maxQueueBytes: options.writer.maxQueueBytes }),
+      ...(options.writer?.writeDelayMs === undefined ? {} : { writeDelayMs: options.writer.writeDelayMs }),
+      ...(options.log === undefined ? {} : { log: options.log }),
+      ...(options.onFailure === undefined ? {} : { onFailure: options.onFailure }),
+    });
   }
 
   attach(bus: RunBus): void {
@@ -26,17 +59,16 @@ export class EventSinks {
   write(event: RunEvent): void {
     const file = EVENT_FILES[event.kind];
     if (file === null) return;
-    // requests.jsonl holds bare records (one per request); other files hold the events themselves.
-    this.#writers[file].writeLine(this.#scrub(JSON.stringify(event.kind === 'request' ? event.record : event)));
+    this.#writer.write(file, `${this.#scrub(serialize(event))}\n`);
   }
 
-  close(): void {
-    for (const w of Object.values(this.#writers)) w.close();
+  /** writer_lag_ms and friends, for the client sample. */
+  sample(): WriterSample {
+    return this.#writer.sample();
   }
 
-  /** Waits (bounded) for rotated parts still being gzipped; resolves with how many were left running. */
-  async settle(timeoutMs: number): Promise<number> {
-    const left = await Promise.all(Object.values(this.#writers).map((w) => w.settle(timeoutMs)));
-    return left.reduce((a, b) => a + b, 0);
+  /** Drains the queue to disk (bounded) and closes the files; see ResultsWriter.close. */
+  close(options: { drainTimeoutMs: number; settleMs: number }): Promise<WriterCloseResult> {
+    return this.#writer.close(options);
   }
 }

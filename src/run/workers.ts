@@ -1,7 +1,7 @@
 // Agents spread over worker threads (`agents.workers`), for when one event loop cannot keep up with the
 // streams (about 20-30k SSE events/s a core): each thread runs a sub-shard of the agents with its own
 // sockets; the main thread keeps the bus, the files, the monitor and the summary.
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Workload } from '../config/index.js';
@@ -10,6 +10,7 @@ import type { TlsOptions } from '../transport/index.js';
 import type { HangEvent, PathKind, RunEvent } from '../types/index.js';
 import type { RunBus } from './bus.js';
 import type { Shard } from './shard.js';
+import { spawnModuleWorker } from '../util/index.js';
 
 export interface WorkerInit {
   workload: Workload;
@@ -55,18 +56,6 @@ export interface WorkerRunOptions {
   log: (line: string) => void;
 }
 
-/** Source runs (tsx) load the entry through tsx's hooks; a build loads the compiled .js directly. */
-function spawn(workerData: WorkerInit): Worker {
-  const self = import.meta.url;
-  if (self.endsWith('.ts')) {
-    const entry = new URL('./worker-entry.ts', self).href;
-    const tsx = import.meta.resolve('tsx/esm/api');
-    const code = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`;
-    return new Worker(code, { eval: true, workerData });
-  }
-  return new Worker(new URL('./worker-entry.js', self), { workerData });
-}
-
 /** Runs every phase on `count` worker threads; resolves when all have finished (or failed, which rejects). */
 export async function runInWorkers(o: WorkerRunOptions): Promise<void> {
   const n = o.processShard?.count ?? 1;
@@ -74,7 +63,8 @@ export async function runInWorkers(o: WorkerRunOptions): Promise<void> {
   const runStartEpochMs = performance.timeOrigin + o.runStartMs;
   const workers: Worker[] = [];
   const finished = Array.from({ length: o.count }, (_, k) => {
-    const worker = spawn({ ...o.init, workerIndex: k, workerCount: o.count, shard: { index: i + k * n, count: n * o.count }, runStartEpochMs });
+    const init: WorkerInit = { ...o.init, workerIndex: k, workerCount: o.count, shard: { index: i + k * n, count: n * o.count }, runStartEpochMs };
+    const worker = spawnModuleWorker(import.meta.url, 'worker-entry', init);
     workers.push(worker);
     return new Promise<void>((resolve, reject) => {
       let done = false;

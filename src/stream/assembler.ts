@@ -55,7 +55,7 @@ export class MessageAssembler {
         break;
       case 'usage':
         if (this.#usage !== null) this.#problem('usage reported twice (kept the last)');
-        this.#usage = { promptTokens: e.promptTokens, completionTokens: e.completionTokens, cachedTokens: e.cachedTokens };
+        this.#usage = { promptTokens: e.promptTokens, completionTokens: e.completionTokens, cachedTokens: e.cachedTokens, ...(e.reasoningTokens === undefined ? {} : { reasoningTokens: e.reasoningTokens }) };
         break;
       case 'server_error':
         this.#problem(`server error in stream: ${e.message}`);

@@ -173,7 +173,9 @@ function decodeUsage(usage: unknown, data: string, emit: EventSink): void {
   }
   const details = usage['prompt_tokens_details'];
   const cachedTokens = isRecord(details) ? countField(details, 'cached_tokens') : null;
-  emit({ kind: 'usage', promptTokens, completionTokens, cachedTokens });
+  const completion = usage['completion_tokens_details'];
+  const reasoningTokens = isRecord(completion) ? countField(completion, 'reasoning_tokens') : null;
+  emit({ kind: 'usage', promptTokens, completionTokens, cachedTokens, ...(reasoningTokens === null ? {} : { reasoningTokens }) });
 }
 
 function emitServerError(error: unknown, data: string, emit: EventSink): void {

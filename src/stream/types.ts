@@ -12,7 +12,8 @@ export type StreamEvent =
   /** `id` and `name` arrive on a call's first fragment only; later fragments append to `arguments`. */
   | { kind: 'tool_call_delta'; index: number; id: string | null; name: string | null; arguments: string }
   | { kind: 'finish'; reason: string }
-  | { kind: 'usage'; promptTokens: number; completionTokens: number; cachedTokens: number | null }
+  /** `reasoningTokens`: `completion_tokens_details.reasoning_tokens`, present only when the server sends it. */
+  | { kind: 'usage'; promptTokens: number; completionTokens: number; cachedTokens: number | null; reasoningTokens?: number }
   /** `data: {"error": {...}}` inside an HTTP 200 stream. */
   | { kind: 'server_error'; message: string; type: string | null; code: string | number | null }
   /** SSE comment line without its leading `:` and one space, e.g. `ping`. */
@@ -28,6 +29,8 @@ export interface TokenUsage {
   completionTokens: number;
   /** `prompt_tokens_details.cached_tokens`; null when the server does not report it. */
   cachedTokens: number | null;
+  /** `completion_tokens_details.reasoning_tokens`; absent when the server does not report it. */
+  reasoningTokens?: number;
 }
 
 export interface AssembledToolCall {

@@ -116,6 +116,13 @@ export interface ClientSampleEvent {
   cpu_ms?: number;
   /** The worker thread the sample is of (`agents.workers` > 1); absent: the main thread. */
   thread?: number;
+  /** Main thread only: the longest a results line waited to reach the disk in this window (still waiting
+   * ones included). Over 250 ms the window is flagged: a kill there loses more than the documented 250 ms. */
+  writer_lag_ms?: number;
+  /** Main thread only: bytes of results lines queued for the disk at the end of the window. */
+  writer_queued_bytes?: number;
+  /** Main thread only: results lines not written since the start (queue full or a file failed). */
+  writer_dropped_lines?: number;
 }
 
 export type RunEvent =

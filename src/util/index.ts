@@ -3,3 +3,4 @@ export { Mulberry32 } from './random.js';
 export { longTimeout, type LongTimer } from './timers.js';
 export { clip, MAX_ECHO_CHARS } from './text.js';
 export { SecretScrubber, guardTerminal, redactUrlCredentials, urlSecrets, MASK } from './secrets.js';
+export { spawnModuleWorker } from './worker.js';

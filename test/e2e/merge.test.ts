@@ -1,13 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
+import { appendFileSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseWorkload } from '../../src/config/index.js';
 import { executeRun } from '../../src/run/index.js';
 import { mergeRuns, readJsonl, resultPath } from '../../src/results/index.js';
 import { SummaryBuilder, type Summary } from '../../src/analysis/index.js';
 import { HistogramSet, type HistogramsFile } from '../../src/metrics/index.js';
-import { ResultsError } from '../../src/errors.js';
+import { NotARunError } from '../../src/errors.js';
 import type { RequestRecord } from '../../src/types/index.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -95,6 +95,12 @@ test('merging 2 shards equals one run of both shards\' requests: counts, convers
   await assert.rejects(mergeRuns(dirs, { out }), /not empty/);
   const partial = await mergeRuns([dirs[1]!], { out: join(root, 'partial') });
   assert.match(partial.notes.join(' '), /shards 0\/2 missing/);
+
+  // A shard killed mid-write: its torn last line is skipped and said, the merge goes on with every whole line.
+  appendFileSync(resultPath(dirs[1]!, 'requests'), '{"agent":1,"round":4,"sta');
+  const torn = await mergeRuns(dirs, { out: join(root, 'torn') });
+  assert.equal(torn.summary.totals.requests, 15);
+  assert.match(torn.notes.join(' '), /requests\.jsonl: 1 lines of the shards did not parse or were not request records \(a killed shard's torn last line, say\) and were skipped/);
 });
 
 test('merge refuses runs of different workloads, runs without --shard, and the same shard twice', async (t) => {
@@ -107,7 +113,7 @@ test('merge refuses runs of different workloads, runs without --shard, and the s
   await executeRun({ workload: b, out: d1!, shard: { index: 1, count: 2 } });
   await executeRun({ workload: a, out: plain! });
   await executeRun({ workload: a, out: d0again!, shard: { index: 0, count: 2 } });
-  await assert.rejects(mergeRuns([d0!, d1!], { out: join(root, 'm1') }), (e: unknown) => e instanceof ResultsError && /different workload.*conversation\.seed/.test(e.message));
+  await assert.rejects(mergeRuns([d0!, d1!], { out: join(root, 'm1') }), (e: unknown) => e instanceof NotARunError && /different workload.*conversation\.seed/.test(e.message));
   await assert.rejects(mergeRuns([d0!, plain!], { out: join(root, 'm2') }), /is not a shard/);
   await assert.rejects(mergeRuns([d0!, d0again!], { out: join(root, 'm3') }), /are both shard 0\/2/);
 });

@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describeSkipped, isKindLine, readJsonlFile, readManifest, isRequestRecord } from '../../src/results/index.js';
-import { ResultsError } from '../../src/errors.js';
+import { NotARunError } from '../../src/errors.js';
 import { tempDir } from '../helpers/tmp.js';
 import { record, writeFolder } from '../report/fixtures.js';
 
@@ -78,7 +78,7 @@ test('a corrupt gzipped part is reported unreadable and the other parts are stil
   assert.ok(report.skipped.some((s) => s.file === 'events.1.jsonl.gz' && s.reason === 'unreadable'), JSON.stringify(report.skipped));
 });
 
-test('readManifest: a missing folder, a file, a folder without run.json and a broken run.json are ResultsErrors (exit 2)', (t) => {
+test('readManifest: a missing folder, a file, a folder without run.json and a broken run.json are NotARunErrors (exit 2)', (t) => {
   const dir = tempDir(t);
   const cases: [string, RegExp][] = [
     [join(dir, 'nope'), /no such folder/],
@@ -94,7 +94,7 @@ test('readManifest: a missing folder, a file, a folder without run.json and a br
   mkdirSync(join(dir, 'other'));
   writeFileSync(join(dir, 'other', 'run.json'), '{"hello":1}');
   for (const [path, message] of cases) {
-    assert.throws(() => readManifest(path), (e: unknown) => e instanceof ResultsError && e.exitCode === 2 && message.test(e.message), path);
+    assert.throws(() => readManifest(path), (e: unknown) => e instanceof NotARunError && e.exitCode === 2 && message.test(e.message), path);
   }
 });
 

@@ -4,7 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { rebuildSummary } from '../../src/results/index.js';
 import { SummaryBuilder } from '../../src/analysis/index.js';
-import { ResultsError } from '../../src/errors.js';
+import { NotARunError } from '../../src/errors.js';
 import { tempDir } from '../helpers/tmp.js';
 import { hangRecord, record, scrape, gauge, writeFolder } from '../report/fixtures.js';
 
@@ -99,6 +99,6 @@ test('verdicts of a previous summary.json are kept (and said so) when the folder
   assert.match(r.notes.join('\n'), /gauge verdicts kept from the previous summary\.json/);
 });
 
-test('a folder that is not a run is a ResultsError', async (t) => {
-  await assert.rejects(rebuildSummary(tempDir(t)), (e: unknown) => e instanceof ResultsError && /no run\.json/.test(e.message));
+test('a folder that is not a run is a NotARunError', async (t) => {
+  await assert.rejects(rebuildSummary(tempDir(t)), (e: unknown) => e instanceof NotARunError && /no run\.json/.test(e.message));
 });

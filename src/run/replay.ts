@@ -1,0 +1,246 @@
+// A replay run's one phase: the trace's conversations as agents, each started at its recorded offset (÷ speed),
+// on lanes that follow `replay.connection` — under `as-recorded` one lane per recorded client connection,
+// closed when the harness closed it — and, with `loop`, the whole trace again until the run stops.
+import { performance } from 'node:perf_hooks';
+import { setMaxListeners } from 'node:events';
+import type { ReplaySettings } from '../config/index.js';
+import { runReplayAgent, type ReplayRound, type RoundTarget } from '../agent/index.js';
+import { ALL_ROUNDS } from '../metrics/index.js';
+import { readTrace, type TraceRequest } from '../trace/index.js';
+import { realClock } from '../watchdog/index.js';
+import { UsageError } from '../errors.js';
+import type { PhaseRunContext, PhasePlan } from './phase.js';
+
+export interface ReplayConversationPlan {
+  id: string;
+  /** Recorded start of its first round, ms after the trace's first request. */
+  startMs: number;
+  rounds: ReplayRound[];
+}
+
+/** What a replay sends, read once from the trace. */
+export interface ReplayPlan {
+  file: string;
+  settings: ReplaySettings;
+  conversations: ReplayConversationPlan[];
+  /** Recorded client connection ids in order of first use; lane i is connection `connections[i]`. */
+  connections: number[];
+  /** Connections the harness itself closed: after how long idle (ms, recorded). */
+  clientCloses: Map<number, number>;
+  /** Requests per pass. */
+  requests: number;
+  /** Longest recorded idle gap on a connection (the client keep-alive must outlast it). */
+  maxIdleMs: number;
+  contents: { messages: Map<string, Record<string, unknown>>; tools: Map<string, unknown[]> };
+  /** The recorded requests replayed, for the comparison. */
+  recorded: TraceRequest[];
+  /** Lines skipped while reading (a torn last line). */
+  skipped: number;
+}
+
+/** Reads the trace and plans the replay. @throws TraceError on a bad trace, UsageError on an empty one. */
+export function planReplay(settings: ReplaySettings): ReplayPlan {
+  const trace = readTrace(settings.file);
+  const byConversation = new Map<string, TraceRequest[]>();
+  for (const r of trace.requests) {
+    const list = byConversation.get(r.conversation);
+    if (list === undefined) byConversation.set(r.conversation, [r]);
+    else list.push(r);
+  }
+  let conversations = [...byConversation.entries()].map(([id, rs]) => ({ id, rs: rs.sort((a, b) => a.round - b.round || a.start_ms - b.start_ms) }));
+  conversations.sort((a, b) => (a.rs[0]?.start_ms ?? 0) - (b.rs[0]?.start_ms ?? 0));
+  if (settings.conversations !== 'all') conversations = conversations.slice(0, settings.conversations);
+  if (conversations.length === 0) throw new UsageError(`replay.file ${settings.file} holds no requests to replay`);
+  const origin = conversations[0]?.rs[0]?.start_ms ?? 0;
+  const connections: number[] = [];
+  const seen = new Set<number>();
+  const recorded: TraceRequest[] = [];
+  let maxIdleMs = 0;
+  for (const r of [...conversations.flatMap((c) => c.rs)].sort((a, b) => a.start_ms - b.start_ms)) {
+    recorded.push(r);
+    const id = r.connection?.id;
+    if (id !== undefined && !seen.has(id)) {
+      seen.add(id);
+      connections.push(id);
+    }
+    maxIdleMs = Math.max(maxIdleMs, r.connection?.idle_ms ?? 0);
+  }
+  const clientCloses = new Map<number, number>();
+  for (const c of trace.closes) if (c.by === 'client' && c.idle_ms !== null && seen.has(c.connection)) clientCloses.set(c.connection, c.idle_ms);
+  return {
+    file: settings.file,
+    settings,
+    conversations: conversations.map(({ id, rs }) => ({
+      id,
+      startMs: (rs[0]?.start_ms ?? origin) - origin,
+      rounds: rs.map((r) => ({ round: r.round, thinkMs: r.think_ms, request: r.request, connection: r.connection?.id ?? null, idleMs: r.connection?.idle_ms ?? null, seq: r.seq })),
+    })),
+    connections,
+    clientCloses,
+    requests: recorded.length,
+    maxIdleMs,
+    contents: { messages: trace.contents, tools: trace.tools },
+    recorded,
+    skipped: trace.skipped.length,
+  };
+}
+
+/** Lanes the transport needs for a replay. */
+export function replayLanes(plan: ReplayPlan): number {
+  return plan.settings.connection === 'as-recorded' ? Math.max(1, plan.connections.length + plan.conversations.length) : plan.conversations.length;
+}
+
+/** Runs the replay as one phase; resolves when every conversation has ended (or, looping, when the run stops). */
+export async function runReplayPhase(ctx: PhaseRunContext, phase: PhasePlan, plan: ReplayPlan): Promise<void> {
+  const { workload, bus } = ctx;
+  const w = workload.watchdog;
+  const speed = plan.settings.speed;
+  bus.emit({ kind: 'phase', t: new Date().toISOString(), run_ms: Math.round(performance.now() - ctx.runStartMs), name: phase.name, agents: plan.conversations.length });
+  const phaseStop = new AbortController();
+  setMaxListeners(0, phaseStop.signal);
+  const endPhase = (): void => phaseStop.abort();
+  if (ctx.stop.aborted) endPhase();
+  ctx.stop.addEventListener('abort', endPhase, { once: true });
+  const timer = phase.durationMs === null ? null : setTimeout(endPhase, phase.durationMs);
+  const laneOfConnection = new Map(plan.connections.map((id, i) => [id, i]));
+  // Requests left on each recorded connection in this pass: after its last, a connection the harness closed
+  // is closed here too, as long after as the harness did.
+  const closeTimers = new Set<NodeJS.Timeout>();
+  // as-recorded: a request goes out on its connection only after the one recorded before it there has ended,
+  // so every connection carries its requests in the recorded order (the nth of each as recorded).
+  const predecessor = new Map<number, number>();
+  const lastOn = new Map<number, number>();
+  for (const r of plan.recorded) {
+    if (r.connection === null) continue;
+    const before = lastOn.get(r.connection.id);
+    if (before !== undefined) predecessor.set(r.seq, before);
+    lastOn.set(r.connection.id, r.seq);
+  }
+  /** When each request of the pass ended (performance.now()). */
+  let ended = new Map<number, number>();
+  let waiting = new Map<number, () => void>();
+  const markEnded = (seq: number): void => {
+    ended.set(seq, performance.now());
+    for (const [waiter, wake] of waiting) if (predecessor.get(waiter) === seq) wake();
+  };
+  const predecessorEnded = (seq: number, before: number): Promise<void> =>
+    ended.has(before) || phaseStop.signal.aborted
+      ? Promise.resolve()
+      : new Promise((resolve) => {
+          const wake = (): void => {
+            waiting.delete(seq);
+            phaseStop.signal.removeEventListener('abort', wake);
+            resolve();
+          };
+          waiting.set(seq, wake);
+          phaseStop.signal.addEventListener('abort', wake, { once: true });
+        });
+  /** The round's turn on its connection: its predecessor there has ended, and the connection has sat idle
+   * as long as recorded. */
+  const turn = async (round: ReplayRound): Promise<void> => {
+    const before = predecessor.get(round.seq);
+    if (before === undefined) return;
+    await predecessorEnded(round.seq, before);
+    const endAt = ended.get(before);
+    if (endAt === undefined || round.idleMs === null) return;
+    const leftMs = endAt + round.idleMs / speed - performance.now();
+    if (leftMs > 0) await abortableSleep(leftMs, phaseStop.signal);
+  };
+  const current = new Map<number, number>();
+  const conversationsSoFar = (index: number): void => {
+    ctx.conversations.set(index, (ctx.conversations.get(index) ?? 0) + 1);
+  };
+  try {
+    for (let pass = 1; !phaseStop.signal.aborted; pass += 1) {
+      ended = new Map();
+      waiting = new Map();
+      const left = new Map<number, number>();
+      for (const c of plan.conversations) for (const r of c.rounds) if (r.connection !== null) left.set(r.connection, (left.get(r.connection) ?? 0) + 1);
+      const passStartMs = performance.now();
+      const agents = plan.conversations.map(async (conv, index) => {
+        const delayMs = conv.startMs / speed - (performance.now() - passStartMs);
+        if (delayMs > 0) await abortableSleep(delayMs, phaseStop.signal);
+        if (phaseStop.signal.aborted) return 0;
+        conversationsSoFar(index);
+        const target: RoundTarget = {
+          lane: ctx.transport.lane(index),
+          tracker: ctx.tracker,
+          clock: realClock,
+          deadlines: { connectMs: w.connect_ms, headersMs: w.headers_ms, firstTokenMs: w.first_token_ms, stallMs: w.stall_ms, totalMs: w.total_ms },
+          path: ctx.path,
+          endpoint: ctx.endpoint,
+          headers: ctx.headers,
+          runStartMs: ctx.runStartMs,
+          onGap: (gap) => {
+            const round = current.get(index) ?? 0;
+            ctx.histograms.get('itl', phase.name, round).recordMs(gap);
+            ctx.histograms.get('itl', phase.name, ALL_ROUNDS).recordMs(gap);
+          },
+        };
+        // Lanes 0…connections-1 are the recorded connections; a round the trace has no connection for gets
+        // a lane of its conversation's own, after them.
+        const asRecorded = plan.settings.connection === 'as-recorded';
+        const sent = await runReplayAgent({
+          index,
+          conversation: pass === 1 ? conv.id : `${conv.id}~${pass}`,
+          rounds: conv.rounds,
+          contents: plan.contents,
+          model: plan.settings.model ?? workload.target.model,
+          forceModel: plan.settings.model !== null,
+          speed,
+          target,
+          laneFor: (round) => ctx.transport.lane(asRecorded ? (round.connection === null ? plan.connections.length + index : (laneOfConnection.get(round.connection) ?? plan.connections.length + index)) : index),
+          phase: phase.name,
+          onHang: w.on_hang,
+          emit: (e) => {
+            if (e.kind === 'request_start') current.set(index, e.round);
+            bus.emit(e);
+          },
+          stop: phaseStop.signal,
+          abortInFlight: ctx.abortInFlight ?? ctx.stop,
+          ...(asRecorded ? { beforeRound: turn } : {}),
+          onRoundEnd: (round) => {
+            markEnded(round.seq);
+            if (!asRecorded || round.connection === null) return;
+            const remaining = (left.get(round.connection) ?? 1) - 1;
+            left.set(round.connection, remaining);
+            const idleMs = plan.clientCloses.get(round.connection);
+            const lane = laneOfConnection.get(round.connection);
+            if (remaining > 0 || idleMs === undefined || lane === undefined) return;
+            const t = setTimeout(() => {
+              closeTimers.delete(t);
+              ctx.transport.lane(lane).reset();
+            }, idleMs / speed);
+            closeTimers.add(t);
+          },
+        });
+        // A conversation that stopped early (abort-agent) must not hold up the connections it shared.
+        for (const round of conv.rounds) if (!ended.has(round.seq)) markEnded(round.seq);
+        return sent;
+      });
+      await Promise.all(agents);
+      if (!plan.settings.loop) break;
+      // The next pass starts on fresh connections, as the recording did.
+      for (const t of closeTimers) clearTimeout(t);
+      closeTimers.clear();
+      for (let i = 0; i < replayLanes(plan); i += 1) ctx.transport.lane(i).reset();
+    }
+  } finally {
+    for (const t of closeTimers) clearTimeout(t);
+    if (timer !== null) clearTimeout(timer);
+    ctx.stop.removeEventListener('abort', endPhase);
+  }
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,231 @@
+// `roundload record`'s engine: the hop, listening plain or with TLS, with one upstream connection per client
+// connection, and an observer on every chat request that appends its line to the trace as it completes
+// (one write per line: a killed recorder leaves whole lines). Nothing in the forwarding path waits for it.
+import { performance } from 'node:perf_hooks';
+import { startHop, type ExchangeEnd, type ExchangeStart, type ExchangeTap } from '../hop/index.js';
+import { TraceFileWriter } from './file-writer.js';
+import { VERSION } from '../version.js';
+import { ConversationInference } from './conversations.js';
+import { ResponseObserver } from './observe.js';
+import { Hasher, requestContents, requestShape } from './shape.js';
+import { TRACE_FORMAT, TRACE_VERSION, type TraceHeader, type TraceRequest, type TraceRequestShape } from './types.js';
+
+export interface RecorderOptions {
+  /** Where requests are forwarded (the router), http:// or https://. */
+  upstream: string;
+  /** @default "127.0.0.1" */
+  host?: string;
+  /** 0: a free port. @default 0 */
+  port?: number;
+  /** Listen with TLS, with the hop's CA (written to `certDir`, or a temporary folder). @default false */
+  tls?: boolean;
+  certDir?: string;
+  /** The trace file; appended to, created when missing. */
+  out: string;
+  /** Keep message and tools contents (`--content`). @default false */
+  content?: boolean;
+  /** A request header naming the conversation (`--session-header X-Session-Id`). @default null */
+  sessionHeader?: string | null;
+  upstreamCa?: string | null;
+  upstreamInsecure?: boolean;
+  /** Longest upstream silence before the recorder gives up on a request (a 504, or a cut stream). @default 600000 */
+  upstreamTimeoutMs?: number;
+  /** Idle keep-alive of client connections the recorder allows (the harness and the upstream decide
+   * sooner). @default 600000 */
+  keepAliveTimeoutMs?: number;
+  /** Told of each request line as it is written. */
+  onRequest?: (line: TraceRequest) => void;
+}
+
+export interface RecorderTally {
+  requests: number;
+  conversations: number;
+  connections: number;
+  errors: number;
+  /** Requests through the recorder that were not chat completions (forwarded, not recorded). */
+  passed_through: number;
+}
+
+export interface RecorderHandle {
+  url: string;
+  /** PEM file of the CA to trust (with TLS), else null. */
+  caFile: string | null;
+  out: string;
+  tally(): RecorderTally;
+  /** Stops: in-flight requests are cut and recorded as `closed`, the trace is closed. Bounded (about 1 s). */
+  close(): Promise<void>;
+}
+
+/** Request bodies larger than this are forwarded but recorded without their shape. */
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
+const CHAT_PATH = /\/chat\/completions$/;
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+const EMPTY_SHAPE = (bytes: number): TraceRequestShape => ({ model: null, stream: false, stream_options: null, max_tokens: null, max_tokens_key: 'max_tokens', tool_choice: null, messages: [], tools: null, extra: {}, extra_keys: [], bytes });
+
+function failureOf(end: ExchangeEnd): { kind: string; message: string } | null {
+  switch (end.kind) {
+    case 'complete':
+      return null;
+    case 'upstream_error':
+      return { kind: 'upstream_error', message: end.message };
+    case 'client_gone':
+      return { kind: 'client_gone', message: 'the client closed the connection before the response ended' };
+    case 'closed':
+      return { kind: 'closed', message: 'the recorder stopped while the request was in flight' };
+    case 'fault':
+      return { kind: 'fault', message: end.fault };
+  }
+}
+
+export async function startRecorder(opts: RecorderOptions): Promise<RecorderHandle> {
+  const writer = new TraceFileWriter(opts.out);
+  const hasher = new Hasher();
+  const conversations = new ConversationInference();
+  const sessionHeader = opts.sessionHeader?.toLowerCase() ?? null;
+  const written = new Set<string>();
+  const startedAt = new Date();
+  const t0 = performance.now();
+  const tally: RecorderTally = { requests: 0, conversations: 0, connections: 0, errors: 0, passed_through: 0 };
+  let seq = 0;
+  const connections = new Set<number>();
+
+  const tap = (start: ExchangeStart): ExchangeTap | null => {
+    const path = start.url.split('?')[0] ?? start.url;
+    if (start.method !== 'POST' || !CHAT_PATH.test(path)) {
+      tally.passed_through += 1;
+      return null;
+    }
+    seq += 1;
+    const mySeq = seq;
+    connections.add(start.connection);
+    const wallStart = new Date();
+    const body: Buffer[] = [];
+    let bodyBytes = 0;
+    const observer = new ResponseObserver(start.atMs);
+    const session = sessionHeader === null ? null : start.headers[sessionHeader];
+    return {
+      onRequestData(chunk) {
+        bodyBytes += chunk.length;
+        if (bodyBytes <= MAX_BODY_BYTES) body.push(chunk);
+      },
+      onResponse(status, headers, byHop) {
+        observer.response(status, String(headers['content-type'] ?? ''), byHop);
+      },
+      onResponseData(chunk) {
+        observer.data(chunk);
+      },
+      onEnd(end) {
+        const { response, answer } = observer.finish(failureOf(end), hasher);
+        let parsed: Record<string, unknown> | null = null;
+        if (bodyBytes <= MAX_BODY_BYTES) {
+          try {
+            const value: unknown = JSON.parse(Buffer.concat(body).toString('utf8'));
+            if (isRecord(value)) parsed = value;
+          } catch {
+            // recorded as a request of unknown shape
+          }
+        }
+        const shape = parsed === null ? EMPTY_SHAPE(bodyBytes) : requestShape(parsed, bodyBytes, hasher);
+        const assigned = conversations.assign({
+          messages: shape.messages.map((m) => m.hash),
+          session: typeof session === 'string' && session !== '' ? session : null,
+          startedAtMs: start.atMs,
+          endedAtMs: performance.now(),
+          answer,
+          failed: response.error !== null,
+        });
+        if (opts.content === true && parsed !== null) {
+          const contents = requestContents(parsed, shape);
+          if (contents.tools !== null && !written.has(contents.tools.hash)) {
+            written.add(contents.tools.hash);
+            writer.write({ kind: 'tools', hash: contents.tools.hash, tools: contents.tools.tools });
+          }
+          for (const c of contents.messages) {
+            if (written.has(c.hash)) continue;
+            written.add(c.hash);
+            writer.write({ kind: 'content', hash: c.hash, message: c.message });
+          }
+        }
+        const line: TraceRequest = {
+          kind: 'request',
+          seq: mySeq,
+          t: wallStart.toISOString(),
+          start_ms: round1(start.atMs - t0),
+          connection: { id: start.connection, nth: start.nth, idle_ms: start.idleMs === null ? null : round1(start.idleMs) },
+          conversation: assigned.conversation,
+          round: assigned.round,
+          think_ms: assigned.thinkMs === null ? null : round1(assigned.thinkMs),
+          path,
+          request: shape,
+          response,
+        };
+        writer.write(line);
+        tally.requests += 1;
+        if (response.error !== null) tally.errors += 1;
+        tally.conversations = conversations.count;
+        tally.connections = connections.size;
+        opts.onRequest?.(line);
+      },
+    };
+  };
+
+  let hop;
+  try {
+    hop = await startHop({
+      upstream: opts.upstream,
+      host: opts.host ?? '127.0.0.1',
+      port: opts.port ?? 0,
+      tls: opts.tls === true,
+      ...(opts.certDir === undefined ? {} : { certDir: opts.certDir }),
+      upstreamCa: opts.upstreamCa ?? null,
+      upstreamInsecure: opts.upstreamInsecure ?? false,
+      upstreamTimeoutMs: opts.upstreamTimeoutMs ?? 600_000,
+      keepAliveTimeoutMs: opts.keepAliveTimeoutMs ?? 600_000,
+      upstreamPerClient: true,
+      tap,
+      onConnectionClose: (c) => {
+        // Connections that carried no chat request (health checks, /v1/models) are not the harness's pattern.
+        if (c.served === 0 || !connections.has(c.connection)) return;
+        writer.write({ kind: 'close', connection: c.connection, at_ms: round1(c.atMs - t0), served: c.served, idle_ms: c.idleMs === null ? null : round1(c.idleMs), by: c.by === 'hop' ? 'proxy' : c.by });
+      },
+    });
+  } catch (error) {
+    writer.close();
+    throw error;
+  }
+  const header: TraceHeader = {
+    kind: 'header',
+    format: TRACE_FORMAT,
+    version: TRACE_VERSION,
+    roundload: VERSION,
+    started_at: startedAt.toISOString(),
+    source: 'record',
+    upstream: hop.upstream,
+    tls: opts.tls === true,
+    content: opts.content === true,
+    session_header: opts.sessionHeader ?? null,
+    hash: 'hmac-sha256-64',
+  };
+  writer.write(header);
+  let closing: Promise<void> | null = null;
+  const started = hop;
+  return {
+    url: started.url,
+    caFile: started.caFile,
+    out: opts.out,
+    tally: () => ({ ...tally }),
+    close: () =>
+      (closing ??= (async () => {
+        await started.close();
+        writer.close();
+      })()),
+  };
+}
+
+function round1(v: number): number {
+  return Math.round(v * 10) / 10;
+}

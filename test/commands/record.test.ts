@@ -1,0 +1,86 @@
+// `roundload record`, `roundload trace` and `roundload run --replay` as a user runs them.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { startEngine } from '../../src/engine/index.js';
+import { engineSchema } from '../../src/config/schema.js';
+import { readTrace } from '../../src/trace/index.js';
+import { runCli, tempDir } from '../helpers/tmp.js';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+/** `roundload record` as a child process, its URL once it listens. */
+async function spawnRecorder(t: import('node:test').TestContext, upstream: string, out: string) {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'record', '--upstream', upstream, '--listen', '127.0.0.1:0', '--out', out], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const kill = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  t.after(() => {
+    clearTimeout(kill);
+    child.kill('SIGKILL');
+  });
+  for (let i = 0; i < 400 && !stdout.includes('\n'); i += 1) await new Promise((r) => setTimeout(r, 50));
+  const url = stdout.trim();
+  assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/, stderr);
+  return { child, url, exited, stderr: () => stderr };
+}
+
+const chat = (n: number) => JSON.stringify({ model: 'deepseek-v4-flash', stream: true, stream_options: { include_usage: true }, max_tokens: 40, messages: [{ role: 'user', content: `conversation ${n}: please explain the parser` }] });
+
+test('SIGINT closes `roundload record` cleanly with a tally; a SIGKILLed recorder leaves a readable trace of whole lines', async (t) => {
+  const engine = await startEngine({ settings: engineSchema.parse({ decode_step_ms: 25, output_tokens_min: 30, output_tokens_max: 40 }) });
+  t.after(() => engine.close());
+  const dir = tempDir(t);
+
+  const clean = await spawnRecorder(t, engine.url, join(dir, 'clean.jsonl'));
+  const res = await request(`${clean.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: chat(1) });
+  await res.body.text();
+  clean.child.kill('SIGINT');
+  assert.deepEqual(await clean.exited, { code: 0, signal: null });
+  assert.match(clean.stderr(), /recorded 1 request in 1 conversation on 1 connection \(0 with errors\)/);
+
+  const killed = await spawnRecorder(t, engine.url, join(dir, 'killed.jsonl'));
+  for (const n of [1, 2]) {
+    const done = await request(`${killed.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: chat(n) });
+    await done.body.text();
+  }
+  // A third request is streaming when the recorder is killed.
+  const inFlight = await request(`${killed.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: chat(3) });
+  const reading = inFlight.body.text().catch(() => 'cut');
+  await new Promise((r) => setTimeout(r, 150));
+  killed.child.kill('SIGKILL');
+  assert.equal((await killed.exited).signal, 'SIGKILL');
+  await reading;
+  const text = readFileSync(join(dir, 'killed.jsonl'), 'utf8');
+  assert.ok(text.endsWith('\n'), 'every line written whole');
+  const trace = readTrace(join(dir, 'killed.jsonl'));
+  assert.equal(trace.requests.length, 2, 'the two completed requests; the one in flight had no line yet');
+  assert.ok(trace.requests.every((r) => r.response.status === 200 && r.response.error === null && r.response.completion_tokens! >= 30));
+  const show = await runCli(['trace', 'show', join(dir, 'killed.jsonl')], { timeoutMs: 30_000 });
+  assert.equal(show.code, 0, show.stderr);
+  assert.match(show.stdout, /2 requests in 2 conversations/);
+});
+
+test('`roundload run --replay` replays a trace; a broken trace, or one over an existing file, is a usage error (exit 2)', async (t) => {
+  const dir = tempDir(t);
+  const out = join(dir, 'run');
+  const ok = await runCli(['run', 'workloads/replay-example.yaml', '--out', out, '--set', 'replay.conversations=2', '--quiet'], { timeoutMs: 60_000 });
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.match(ok.stderr, /replaying workloads\/traces\/replay-example\.jsonl: 2 conversations, 12 requests on 2 connections as recorded/);
+  assert.match(ok.stdout, /replay {5}workloads\/traces\/replay-example\.jsonl: 2 of 2 conversations, 12 of 12 requests, as-recorded/);
+  assert.match(ok.stdout, /sockets as recorded: 12 of 12 requests/);
+  const bad = join(dir, 'bad.jsonl');
+  writeFileSync(bad, '{"kind":"header","format":"roundload-trace","version":1}\n{"kind":"request","start_ms":-1}\n{}\n');
+  const res = await runCli(['run', 'workloads/smoke.yaml', '--replay', bad, '--out', join(dir, 'x')], { timeoutMs: 30_000 });
+  assert.equal(res.code, 2);
+  assert.match(res.stderr, /bad\.jsonl:2: start_ms must be a number ≥ 0/);
+  const again = await runCli(['record', '--upstream', 'http://127.0.0.1:9', '--out', 'workloads/traces/replay-example.jsonl'], { timeoutMs: 30_000 });
+  assert.equal(again.code, 2);
+  assert.match(again.stderr, /already holds a trace/);
+});
