@@ -125,8 +125,15 @@ export class ArrivalStats {
   /** A stage began (a `phase` event with a `load`); other phase events, and a stage seen again (another shard
    * announcing it), change nothing. */
   addPhase(e: PhaseEvent): void {
-    if (e.load === undefined || this.#stages.some((s) => s.name === e.name)) return;
-    this.#stage(e.name, e.run_ms).load = e.load;
+    if (e.load === undefined) return;
+    const seen = this.#stages.find((s) => s.name === e.name);
+    if (seen === undefined) this.#stage(e.name, e.run_ms).load = e.load;
+    else if (seen.load === null) {
+      // Its first conversation came in just before the announcement: the announcement places it.
+      seen.load = e.load;
+      seen.startMs = e.run_ms;
+      this.#stages.sort((a, b) => a.startMs - b.startMs);
+    }
   }
 
   addStart(e: ConversationStartEvent): void {
@@ -209,8 +216,7 @@ export class ArrivalStats {
     }
     const stages = this.#stages.filter((s) => Number.isFinite(s.startMs));
     stages.forEach((s, i) => {
-      const end = stages[i + 1]?.startMs ?? Infinity;
-      const overlap = Math.min(toMs, end) - Math.max(from, s.startMs);
+      const overlap = Math.min(toMs, stageEndMs(s, stages[i + 1]) ?? Infinity) - Math.max(from, s.startMs);
       if (overlap <= 0) return;
       s.areaMs += this.#active * overlap;
       s.activeMax = Math.max(s.activeMax, this.#active);
@@ -228,15 +234,18 @@ export class ArrivalStats {
   /** The figures, with conversations still open counted active until `endMs` (the run's end). */
   build(endMs: number): { run: RunArrivals; phases: Map<string, PhaseArrivals> } {
     if (this.#active > 0) this.#advance(endMs);
-    const lastMs = Math.max(endMs, this.#lastMs);
+    // The end of what was seen: the last conversation's end, or the run's end while some were still open.
+    const lastMs = this.#active > 0 ? Math.max(endMs, this.#lastMs) : this.#lastMs;
     const phases = new Map<string, PhaseArrivals>();
     const all = new LatencyHistogram();
     const timed = this.#stages.filter((s) => Number.isFinite(s.startMs));
     let notStarted: number | null = this.#endsSeen ? 0 : null;
     for (const s of this.#stages) {
       const i = timed.indexOf(s);
-      const spanMs = s.load?.length_ms ?? (i < 0 ? 0 : Math.max(0, (timed[i + 1]?.startMs ?? lastMs) - s.startMs));
-      const heldMs = i < 0 ? 0 : Math.max(0, Math.min(timed[i + 1]?.startMs ?? lastMs, lastMs) - s.startMs);
+      // A stage's time: its scheduled length (its active conversations are counted over it, the drain after
+      // the last stage is not); a stage known only from its conversations: until the next, or the end.
+      const spanMs = i < 0 ? 0 : Math.max(0, Math.min(stageEndMs(s, timed[i + 1]) ?? lastMs, s.load === null ? lastMs : Infinity) - s.startMs);
+      const heldMs = spanMs;
       const scheduled = s.started + (s.notStarted ?? 0);
       const lag = s.lag.percentiles();
       all.add(s.lag);
@@ -287,6 +296,12 @@ export class ArrivalStats {
       phases,
     };
   }
+}
+
+/** Where a stage ends: its start plus its scheduled length, or the next stage's start (null: open-ended). */
+function stageEndMs(s: StageAcc, next: StageAcc | undefined): number | null {
+  if (s.load !== null) return s.startMs + s.load.length_ms;
+  return next?.startMs ?? null;
 }
 
 function pct(values: number[], p: number): number | null {

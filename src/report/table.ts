@@ -197,7 +197,7 @@ function arrivalLines(s: Summary): string[] {
   const phases = s.phases.filter((p) => p.arrivals !== undefined);
   const phaseLine = (p: PhaseSummary): string => {
     const x = p.arrivals!;
-    const target = p.load === undefined ? '' : ` (${loadText(p.load)})`;
+    const target = p.load === undefined ? '' : ` (target ${loadText(p.load)})`;
     const delayed = x.delayed > 0 ? ` · ${x.delayed} delayed` : '';
     const never = x.not_started !== null && x.not_started > 0 ? ` · ${x.not_started} never started` : '';
     const lagging = x.lagging ? `  ${laggingText(x, a.lag_limit_ms)}` : '';

@@ -47,7 +47,8 @@ export async function runSchedule(ctx: PhaseRunContext, schedule: LoadSchedule):
     ctx.bus.emit({
       kind: 'phase',
       t: new Date().toISOString(),
-      run_ms: Math.round(performance.now() - ctx.runStartMs),
+      // When the stage began on the schedule's clock (which records are sliced by), however late the timer.
+      run_ms: Math.round(originRunMs + s.startMs),
       name: s.name,
       ...(schedule.kind === 'agents' ? { agents: Math.round(s.from) } : {}),
       load: { kind: schedule.kind, from: s.from, to: s.to, ramp: schedule.ramp, length_ms: s.endMs - s.startMs },
