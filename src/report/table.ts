@@ -161,9 +161,9 @@ function windowsLine(s: Summary): string | null {
   return `${s.windows.length} of ${s.window.window_s} s  ·  ${s.window.basis}`;
 }
 
-/** `4 conversations/s`, `ramp 2 → 8 conversations/s`, `16 agents`: a stage's level. */
+/** `4 conv/s`, `ramp 2 → 8 conv/s`, `16 agents`: a stage's level. */
 export function loadText(load: PhaseLoad): string {
-  const unit = load.kind === 'arrival' ? 'conversations/s' : 'agents';
+  const unit = load.kind === 'arrival' ? 'conv/s' : 'agents';
   return load.from === load.to ? `${fmtLevel(load.to)} ${unit}` : `ramp ${fmtLevel(load.from)} → ${fmtLevel(load.to)} ${unit}`;
 }
 

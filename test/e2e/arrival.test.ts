@@ -106,5 +106,5 @@ test('`roundload run --set agents.arrival=…`: Poisson arrivals over the durati
   assert.ok(starts.length >= 6 && starts.length <= 36, `${starts.length} conversations for an expected 18`);
   const gaps = starts.slice(1).map((s, i) => s.scheduled_ms - starts[i]!.scheduled_ms);
   assert.ok(new Set(gaps.map((g) => Math.round(g))).size > gaps.length / 2, 'Poisson gaps are irregular');
-  assert.match(res.stdout, new RegExp(`arrivals   ${starts.length} arrived at [\\d.]+/s \\(target 6 conversations/s\\) · ${starts.length} started · start lag p50 .* · active mean [\\d.]+, at most \\d+`));
+  assert.match(res.stdout, new RegExp(`arrivals   ${starts.length} arrived at [\\d.]+/s \\(target 6 conv/s\\) · ${starts.length} started · start lag p50 .* · active mean [\\d.]+, at most \\d+`));
 });
