@@ -4,6 +4,7 @@
 // windows behind the newest event are closed and keep a few numbers, so a night costs little memory.
 import { LatencyHistogram, type Percentiles } from '../metrics/index.js';
 import type { ArrivalsEndEvent, ConversationEndEvent, ConversationStartEvent, PhaseEvent, PhaseLoad } from '../types/index.js';
+import { pct } from './windows.js';
 
 /** Arrival figures of one stage (summary.json `phases[].arrivals`). */
 export interface PhaseArrivals {
@@ -302,12 +303,6 @@ export class ArrivalStats {
 function stageEndMs(s: StageAcc, next: StageAcc | undefined): number | null {
   if (s.load !== null) return s.startMs + s.load.length_ms;
   return next?.startMs ?? null;
-}
-
-function pct(values: number[], p: number): number | null {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  return round3(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);
 }
 
 function round3(v: number): number {

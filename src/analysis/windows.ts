@@ -301,7 +301,8 @@ function fmtS(s: number): string {
   return `${Number.isInteger(s) ? s : s.toFixed(1)} s`;
 }
 
-function pct(values: number[], p: number): number | null {
+/** The `p`th percentile of a window's kept values (nearest rank), rounded to the µs; null when none. */
+export function pct(values: number[], p: number): number | null {
   if (values.length === 0) return null;
   const sorted = [...values].sort((a, b) => a - b);
   return round3(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);

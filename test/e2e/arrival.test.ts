@@ -108,3 +108,22 @@ test('`roundload run --set agents.arrival=…`: Poisson arrivals over the durati
   assert.ok(new Set(gaps.map((g) => Math.round(g))).size > gaps.length / 2, 'Poisson gaps are irregular');
   assert.match(res.stdout, new RegExp(`arrivals   ${starts.length} arrived at [\\d.]+/s \\(target 6 conv/s\\) · ${starts.length} started · start lag p50 .* · active mean [\\d.]+, at most \\d+`));
 });
+
+test('a run stopped mid-way still accounts for every arrival that came due: started, or waiting and never started', async (t) => {
+  const out = join(tempDir(t), 'run');
+  const stop = new AbortController();
+  const timer = setTimeout(() => stop.abort(), 1200);
+  t.after(() => clearTimeout(timer));
+  const slow = workload('{rounds: 3, think_time_ms: 0, arrival: {rate_per_s: 5, distribution: constant, max_active: 1}}', 'duration: 30s\n', '{prefill_ms_per_1k_tokens: 1, kv_transfer_ms: 0, decode_step_ms: 25, output_tokens_min: 40, output_tokens_max: 40}');
+  const result = await executeRun({ workload: parseWorkload(slow, 'slow.yaml'), out, signal: stop.signal });
+  assert.equal(result.status, 'interrupted');
+  const { starts, ends, arrivalsEnd } = eventsOf(out);
+  assert.equal(arrivalsEnd.length, 1, 'the arrivals are accounted for at the stop');
+  const c = arrivalsEnd[0]!.phases.main!;
+  assert.ok(c.scheduled >= 3, `${c.scheduled} came due before the stop`);
+  assert.equal(c.started + c.not_started, c.scheduled);
+  assert.ok(c.not_started >= 1, 'one slot, a slow engine: the others were still waiting');
+  assert.equal(c.started, starts.length);
+  assert.deepEqual(ends.map((e) => e.conversation).sort(), starts.map((s) => s.conversation).sort());
+  assert.equal(result.summary.arrivals!.not_started, c.not_started);
+});
