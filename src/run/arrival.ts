@@ -139,6 +139,9 @@ export function* arrivalTimes(schedule: LoadSchedule, options: ArrivalOptions): 
   }
 }
 
+/** The longest the scheduler's timer is set for; a longer wait is taken in several. */
+const MAX_WAIT_MS = 86_400_000;
+
 /** An arrival this close to due counts as due (floating-point sums of fractional ms). */
 const DUE_SLACK_MS = 0.001;
 
@@ -270,7 +273,8 @@ export class ArrivalScheduler {
       this.#arrive(this.#next);
       this.#next = this.#pull();
     }
-    if (this.#next !== undefined && !this.#stopped) this.#timer = this.#o.clock.setTimer(() => this.#fire(), Math.max(0, this.#next - this.#nowMs()));
+    // At most a day at a time: a pause longer than one Node timer (24.8 days) must not wrap to 1 ms.
+    if (this.#next !== undefined && !this.#stopped) this.#timer = this.#o.clock.setTimer(() => this.#fire(), Math.min(MAX_WAIT_MS, Math.max(0, this.#next - this.#nowMs())));
   }
 
   #arrive(scheduledMs: number): void {

@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { setMaxListeners } from 'node:events';
 import { Rng, runAgent } from '../agent/index.js';
 import { realClock } from '../watchdog/index.js';
+import { longTimeout, type LongTimer } from '../util/index.js';
 import type { ArrivalCounts } from '../types/index.js';
 import { ArrivalScheduler, arrivalSettings, arrivalTimes, levelAt, stageIndexAt, scheduleLanes, type ArrivalStart, type LoadSchedule } from './arrival.js';
 import { AgentEvents, agentTarget, type PhaseRunContext } from './phase-context.js';
@@ -41,7 +42,8 @@ export async function runSchedule(ctx: PhaseRunContext, schedule: LoadSchedule):
   const phaseStop = new AbortController();
   // Every running agent's think-time sleep listens on it.
   setMaxListeners(0, phaseStop.signal);
-  const timers: NodeJS.Timeout[] = [];
+  // Chained timers: a stage may start more than 24.8 days (one Node timer) in.
+  const timers: LongTimer[] = [];
   const announce = (i: number): void => {
     const s = schedule.stages[i]!;
     ctx.bus.emit({
@@ -56,7 +58,7 @@ export async function runSchedule(ctx: PhaseRunContext, schedule: LoadSchedule):
   };
   announce(0);
   schedule.stages.forEach((s, i) => {
-    if (i > 0) timers.push(setTimeout(() => announce(i), s.startMs));
+    if (i > 0) timers.push(longTimeout(() => announce(i), s.startMs));
   });
   const running: Running = { ctx, schedule, originMs, originRunMs, events, stop: phaseStop.signal, stageName };
   const runStopped = (): void => phaseStop.abort();
@@ -66,7 +68,7 @@ export async function runSchedule(ctx: PhaseRunContext, schedule: LoadSchedule):
     if (schedule.kind === 'arrival') await runArrivals(running, phaseStop);
     else await runAgentStages(running, phaseStop);
   } finally {
-    for (const t of timers) clearTimeout(t);
+    for (const t of timers) t.clear();
     ctx.stop.removeEventListener('abort', runStopped);
     phaseStop.abort();
   }
@@ -132,7 +134,7 @@ async function runArrivals(r: Running, phaseStop: AbortController): Promise<void
     left = scheduler.stop();
     phaseStop.abort();
   };
-  const endTimer = setTimeout(end, schedule.lengthMs);
+  const endTimer = longTimeout(end, schedule.lengthMs);
   const stopped = new Promise<void>((resolve) => {
     if (phaseStop.signal.aborted) resolve();
     phaseStop.signal.addEventListener('abort', () => resolve(), { once: true });
@@ -149,7 +151,7 @@ async function runArrivals(r: Running, phaseStop: AbortController): Promise<void
     }
     while (conversations.size > 0) await Promise.all([...conversations]);
   } finally {
-    clearTimeout(endTimer);
+    endTimer.clear();
     scheduler.stop();
   }
   ctx.bus.emit({ kind: 'arrivals_end', ...emitAt(performance.now() - ctx.runStartMs), phases: Object.fromEntries(counts) });
@@ -194,7 +196,7 @@ async function runAgentStages(r: Running, phaseStop: AbortController): Promise<v
     });
   };
   const tick = setInterval(adjust, AGENTS_TICK_MS);
-  const endTimer = setTimeout(() => phaseStop.abort(), schedule.lengthMs);
+  const endTimer = longTimeout(() => phaseStop.abort(), schedule.lengthMs);
   try {
     adjust();
     await new Promise<void>((resolve) => {
@@ -204,6 +206,6 @@ async function runAgentStages(r: Running, phaseStop: AbortController): Promise<v
     while (agents.size > 0) await Promise.all([...agents.values()].map((a) => a.done));
   } finally {
     clearInterval(tick);
-    clearTimeout(endTimer);
+    endTimer.clear();
   }
 }

@@ -51,3 +51,9 @@ test('agents.stages: every stage a rate (open loop) or every stage a count, neve
   assert.match(lines(issuesOf('agents:\n  stages: [{duration: 10s, rate_per_s: 0}]\n')).join('\n'), /agents\.stages  every stage is at 0: nothing would run/);
   assert.match(lines(issuesOf('agents:\n  stages: []\n')).join('\n'), /agents\.stages/);
 });
+
+test('stages lasting more than a year and a day in all, or making too many windows, are refused; a replay takes no arrivals', () => {
+  assert.match(lines(issuesOf('agents:\n  stages: [{duration: 200d, rate_per_s: 1}, {duration: 200d, rate_per_s: 2}]\n')).join('\n'), /agents\.stages  the stages last 400 days in all; at most 366 days/);
+  assert.match(lines(issuesOf('window_s: 0.1\nagents:\n  stages: [{duration: 2d, count: 1}]\n')).join('\n'), /agents\.stages  the stages make 1,728,000 windows of window_s 0\.1 s/);
+  assert.match(lines(issuesOf('agents: {arrival: {rate_per_s: 1}}\nduration: 1m\nreplay: {file: x.jsonl}\n')).join('\n'), /agents\.arrival  a replay sends the recorded conversations at their recorded times/);
+});

@@ -207,3 +207,22 @@ test('a late timer (a busy event loop) starts every arrival already due at once,
   assert.equal(starts[4]!.lagMs, 0);
   assert.equal(scheduler.exhausted, true);
 });
+
+test('a pause longer than one Node timer (24.8 days) is waited a day at a time, never a wrapped 1 ms timer', () => {
+  const clock = new FakeClock();
+  const delays: number[] = [];
+  const setTimer = clock.setTimer.bind(clock);
+  clock.setTimer = (fn, ms) => {
+    delays.push(ms);
+    return setTimer(fn, ms);
+  };
+  const starts: ArrivalStart[] = [];
+  const day = 86_400_000;
+  const scheduler = new ArrivalScheduler({ times: [0, 40 * day][Symbol.iterator](), maxActive: 2, clock, originMs: 0, start: (a) => starts.push(a) });
+  scheduler.begin();
+  clock.advance(41 * day);
+  assert.equal(starts.length, 2);
+  assert.equal(starts[1]!.lagMs, 0);
+  assert.ok(delays.every((ms) => ms <= day), `timers of at most a day: ${delays.length} of them`);
+  assert.ok(delays.length >= 40);
+});
