@@ -1,11 +1,12 @@
 // Pure aggregation: request records (and client samples) in, summary.json out. Streaming, so a night's
 // records are summarised in constant memory, and the same code rebuilds a killed run from its files.
 import { HistogramSet, LatencyHistogram, LATENCY_METRICS, ALL_ROUNDS, type LatencyMetric, type Percentiles } from '../metrics/index.js';
-import type { CanaryEvent, ClientSampleEvent, Diagnosis, GaugeVerdict, HangPhase, RequestRecord, ScrapeEvent, ScrapeTargetSummary } from '../types/index.js';
+import type { ArrivalsEndEvent, CanaryEvent, ClientSampleEvent, ConversationEndEvent, ConversationStartEvent, Diagnosis, GaugeVerdict, HangPhase, PhaseEvent, PhaseLoad, RequestRecord, ScrapeEvent, ScrapeTargetSummary } from '../types/index.js';
 import { RESULTS_SCHEMA_VERSION } from '../types/index.js';
 import { WindowBuilder, type WindowChoice, type WindowFigures, type WindowSetting } from './windows.js';
 import { DiagnosisCollector } from './diagnosis/index.js';
 import { OpeningStats, type OpeningFigures } from './opening.js';
+import { ArrivalStats, lagLimitMs, type PhaseArrivals, type RunArrivals } from './arrivals.js';
 import { evaluateThresholds, DEFAULT_THRESHOLDS, type ThresholdLimits } from './thresholds.js';
 import { ClientActivity, GaugeStore, judgeGauges, scrapeTargets } from '../monitor/index.js';
 import { WARNING_CLASSES } from '../agent/index.js';
@@ -51,6 +52,11 @@ export interface PhaseSummary {
   /** Requests sent during the phase's warm-up (a sweep's `warmup_s`), left out of every figure above but
    * counted in the run's totals, error classes and hang breakdowns. Present when the phase had any. */
   warmup?: { requests: number; ok: number; errors: number; hangs: number };
+  /** A stage of `agents.stages` (or the phase of `agents.arrival`): its level from start to end, its length,
+   * and when it began (`start_ms`, since the run started). */
+  load?: PhaseLoad & { start_ms: number };
+  /** An open-loop phase: its conversations' arrivals, start lag and the conversations active. */
+  arrivals?: PhaseArrivals;
 }
 
 /** One threshold checked at the end of a run (`thresholds:` in the workload). */
@@ -187,6 +193,9 @@ export interface Summary {
   scrape_targets?: ScrapeTargetSummary[];
   /** Where the hangs come from (verdict `none` when there were none). */
   diagnosis: Diagnosis;
+  /** An open-loop run (`agents.arrival`): arrivals, start lag and active conversations in all, and per
+   * window. Absent for a closed-loop run. */
+  arrivals?: RunArrivals;
   /** Thresholds verdict: `ok` false drives exit code 1 and failing JUnit cases. */
   thresholds: { ok: boolean; results: ThresholdResult[] };
   /** A replay (`replay:`) against its recording, round by round; absent in generated runs. */
@@ -279,13 +288,18 @@ export class SummaryBuilder {
   readonly #client = new ClientActivity();
   readonly #opening = new OpeningStats();
   readonly #pinAfterS: number;
+  /** Open-loop conversations (`conversation_start`/`_end`, `arrivals_end`) and the stages they ran in. */
+  readonly #arrivals: ArrivalStats;
+  readonly #loads = new Map<string, PhaseLoad & { start_ms: number }>();
 
   /** @param options.thresholds the workload's `thresholds:`; default: `DEFAULT_THRESHOLDS` (a hang fails, so do errors on more than 1%).
    * @param options.pinAfterS `monitor.pin_after_s` for the gauge verdicts (default 30).
    * @param options.windowS `window_s` (default 10); with `auto`, `plannedS` is the run's planned length
    * (`plannedLengthS`; null or absent: a run of rounds, re-binned at the end).
-   * @param options.plannedRequests requests the run planned (null: it lasts a time, or unknown). */
-  constructor(options: { histograms?: HistogramSet; itlFromRecords: boolean; windowS?: WindowSetting; plannedS?: number | null; thresholds?: ThresholdLimits; pinAfterS?: number; plannedRequests?: number | null }) {
+   * @param options.plannedRequests requests the run planned (null: it lasts a time, or unknown).
+   * @param options.thinkTimeMs `agents.think_time_ms` (default 100): an open-loop stage whose start lag p99
+   * passes it (10 ms at least) is `lagging`. */
+  constructor(options: { histograms?: HistogramSet; itlFromRecords: boolean; windowS?: WindowSetting; plannedS?: number | null; thresholds?: ThresholdLimits; pinAfterS?: number; plannedRequests?: number | null; thinkTimeMs?: number }) {
     this.#thresholds = options.thresholds ?? DEFAULT_THRESHOLDS;
     this.#plannedRequests = options.plannedRequests ?? null;
     this.#pinAfterS = options.pinAfterS ?? 30;
@@ -293,6 +307,37 @@ export class SummaryBuilder {
     this.histograms = options.histograms ?? new HistogramSet();
     this.#itlFromRecords = options.itlFromRecords;
     this.#windows = new WindowBuilder(options.windowS ?? 10, options.plannedS ?? null);
+    this.#arrivals = new ArrivalStats(this.#windows.windowMs, lagLimitMs(options.thinkTimeMs ?? 100));
+  }
+
+  /** A stage beginning, and an open-loop run's conversations starting and ending (events.jsonl, in time order). */
+  addLoad(e: PhaseEvent | ConversationStartEvent | ConversationEndEvent | ArrivalsEndEvent): void {
+    switch (e.kind) {
+      case 'phase':
+        if (e.load === undefined || this.#loads.has(e.name)) return;
+        this.#loads.set(e.name, { ...e.load, start_ms: e.run_ms });
+        // A stage is a phase of the summary even if no request was sent in it.
+        this.#phase(e.name);
+        this.#arrivals.addPhase(e);
+        return;
+      case 'conversation_start':
+        this.#arrivals.addStart(e);
+        return;
+      case 'conversation_end':
+        this.#arrivals.addEnd(e);
+        return;
+      case 'arrivals_end':
+        this.#arrivals.addArrivalsEnd(e);
+    }
+  }
+
+  #phase(name: string): PhaseAcc {
+    let phase = this.#phases.get(name);
+    if (phase === undefined) {
+      phase = { requests: 0, ok: 0, errors: 0, hangs: 0, completion: 0, estimated: 0, firstStartMs: Infinity, lastEndMs: -Infinity, rounds: new Map(), warmup: { requests: 0, ok: 0, errors: 0, hangs: 0 } };
+      this.#phases.set(name, phase);
+    }
+    return phase;
   }
 
   add(r: RequestRecord): void {
@@ -301,11 +346,7 @@ export class SummaryBuilder {
     this.#diagnosis.add(r);
     this.#opening.add(r);
     this.#addAnswer(r);
-    let phase = this.#phases.get(r.phase);
-    if (phase === undefined) {
-      phase = { requests: 0, ok: 0, errors: 0, hangs: 0, completion: 0, estimated: 0, firstStartMs: Infinity, lastEndMs: -Infinity, rounds: new Map(), warmup: { requests: 0, ok: 0, errors: 0, hangs: 0 } };
-      this.#phases.set(r.phase, phase);
-    }
+    const phase = this.#phase(r.phase);
     if (r.warmup === true) {
       this.#addWarmup(phase, r);
       return;
@@ -497,6 +538,7 @@ export class SummaryBuilder {
     const cachedReported = this.#cachedReported > 0;
     let firstAll = Infinity;
     let lastAll = 0;
+    const arrivals = this.#arrivals.seen ? this.#arrivals.build(run.wall_s * 1000) : null;
     for (const [name, p] of this.#phases) {
       // A phase of warm-up requests only has no steady part to measure.
       const wallS = p.requests === 0 ? 0 : Math.max(0.001, (p.lastEndMs - p.firstStartMs) / 1000);
@@ -534,6 +576,8 @@ export class SummaryBuilder {
         e2e: this.histograms.percentiles('e2e', name, ALL_ROUNDS),
         rounds,
         ...(p.warmup.requests > 0 ? { warmup: { ...p.warmup } } : {}),
+        ...(this.#loads.has(name) ? { load: { ...this.#loads.get(name)! } } : {}),
+        ...(arrivals?.phases.has(name) === true ? { arrivals: arrivals.phases.get(name)! } : {}),
       });
       requests += p.requests + p.warmup.requests;
       ok += p.ok + p.warmup.ok;
@@ -548,7 +592,8 @@ export class SummaryBuilder {
       }
     }
     const activeS = Number.isFinite(firstAll) ? Math.max(0.001, (lastAll - firstAll) / 1000) : 0;
-    const windows = this.#windows.build(run.wall_s);
+    // An open-loop phase is steady while its conversations keep arriving, not until its first agent is done.
+    const windows = this.#windows.build(run.wall_s, this.#arrivals.openLoopPhases());
     const summary: Summary = {
       schema_version: RESULTS_SCHEMA_VERSION,
       run,
@@ -588,6 +633,7 @@ export class SummaryBuilder {
       // Set below, once the gauge verdicts are in.
       diagnosis: { verdict: 'none', evidence: [] },
       thresholds: { ok: true, results: [] },
+      ...(arrivals === null ? {} : { arrivals: arrivals.run }),
     };
     summary.diagnosis = this.#diagnosis.diagnose(summary.gauges, this.#gauges, this.#client);
     // After the diagnosis: the buffered-streams limit reads its figures.

@@ -74,7 +74,8 @@ export interface WindowChoice {
 }
 
 /** The planned length of a run in seconds, from its workload (as validated, or as read back from run.json):
- * `duration`, or a sweep's levels × `phase_duration`; null when it runs rounds, not time. */
+ * `duration`, the sum of `agents.stages`' durations, or a sweep's levels × `phase_duration`; null when it
+ * runs rounds, not time. */
 export function plannedLengthS(workload: unknown): number | null {
   if (typeof workload !== 'object' || workload === null) return null;
   const w = workload as { duration?: unknown; sweep?: unknown };
@@ -87,6 +88,11 @@ export function plannedLengthS(workload: unknown): number | null {
       return null;
     }
   };
+  const stages = (w as { agents?: { stages?: unknown } }).agents?.stages;
+  if (Array.isArray(stages) && stages.length > 0) {
+    const each = stages.map((s: unknown) => seconds(typeof s === 'object' && s !== null ? (s as { duration?: unknown }).duration : null));
+    return each.some((x) => x === null) ? null : each.reduce((a: number, b) => a + b!, 0);
+  }
   const sweep = w.sweep as { agents?: unknown; phase_duration?: unknown } | null | undefined;
   if (typeof sweep === 'object' && sweep !== null) {
     const each = seconds(sweep.phase_duration);
@@ -109,6 +115,8 @@ interface PhaseSpan {
   lastWarmupSendMs: number;
   /** Last request end of each agent (records without an agent count as one). */
   lastEndByAgent: Map<number, number>;
+  /** Last request sent (an open-loop phase is steady until then). */
+  lastSendMs: number;
 }
 
 export class WindowBuilder {
@@ -161,10 +169,11 @@ export class WindowBuilder {
     const endMs = r.run_ms + r.e2e_ms;
     let phaseSpan = this.#spans.get(r.phase);
     if (phaseSpan === undefined) {
-      phaseSpan = { firstSendMs: r.run_ms, lastWarmupSendMs: -Infinity, lastEndByAgent: new Map() };
+      phaseSpan = { firstSendMs: r.run_ms, lastWarmupSendMs: -Infinity, lastEndByAgent: new Map(), lastSendMs: r.run_ms };
       this.#spans.set(r.phase, phaseSpan);
     }
     phaseSpan.firstSendMs = Math.min(phaseSpan.firstSendMs, r.run_ms);
+    phaseSpan.lastSendMs = Math.max(phaseSpan.lastSendMs, r.run_ms);
     if (r.warmup === true) phaseSpan.lastWarmupSendMs = Math.max(phaseSpan.lastWarmupSendMs, r.run_ms);
     const agent = r.agent ?? -1;
     phaseSpan.lastEndByAgent.set(agent, Math.max(phaseSpan.lastEndByAgent.get(agent) ?? -Infinity, endMs));
@@ -222,8 +231,10 @@ export class WindowBuilder {
     return { window_s: windowS, auto: true, basis: `auto: ${autoPick(windowS, length)} for a ${fmtS(length)} run (no duration: 1 s windows re-binned at the end)` };
   }
 
-  /** Windows in time order. `lengthS`: the run's real length, which re-binned windows are chosen by. */
-  build(lengthS = 0): WindowFigures[] {
+  /** Windows in time order. `lengthS`: the run's real length, which re-binned windows are chosen by.
+   * `openLoop`: phases whose conversations arrived at a rate (`agents.arrival`): no agent is ever "done"
+   * there, so their steady part runs from their first request sent to their last. */
+  build(lengthS = 0, openLoop: ReadonlySet<string> = new Set()): WindowFigures[] {
     const windowS = this.choice(lengthS).window_s;
     const windowMs = windowS * 1000;
     const out: WindowFigures[] = [];
@@ -231,7 +242,7 @@ export class WindowBuilder {
       const windows = windowMs === this.windowMs ? binned : rebin(binned, Math.round(windowMs / this.windowMs));
       const span = this.#spans.get(phase);
       const steadyFromMs = span === undefined ? Infinity : Math.max(span.firstSendMs, span.lastWarmupSendMs);
-      const steadyUntilMs = span === undefined ? -Infinity : Math.min(...span.lastEndByAgent.values());
+      const steadyUntilMs = span === undefined ? -Infinity : openLoop.has(phase) ? span.lastSendMs : Math.min(...span.lastEndByAgent.values());
       for (const [index, acc] of [...windows.entries()].sort(([a], [b]) => a - b)) {
         const startMs = index * windowMs;
         out.push({
@@ -290,7 +301,8 @@ function fmtS(s: number): string {
   return `${Number.isInteger(s) ? s : s.toFixed(1)} s`;
 }
 
-function pct(values: number[], p: number): number | null {
+/** The `p`th percentile of a window's kept values (nearest rank), rounded to the µs; null when none. */
+export function pct(values: number[], p: number): number | null {
   if (values.length === 0) return null;
   const sorted = [...values].sort((a, b) => a - b);
   return round3(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);

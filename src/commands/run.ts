@@ -1,6 +1,6 @@
 // `roundload run`: load the workload, run it, print the summary, set the exit code.
 import { loadWorkload, parseDurationMs, workloadSecrets, type Workload } from '../config/index.js';
-import { planPhases, plannedRequests, executeRun, parseShard, shardAgents, planReplay, type Shard, type ReplayPlan } from '../run/index.js';
+import { planPhases, plannedRequests, laneCount, executeRun, parseShard, shardAgents, planReplay, type Shard, type ReplayPlan } from '../run/index.js';
 import { colorWanted, formatSummary, progressDisplay, runVerdict, type ProgressPlan } from '../report/index.js';
 import { UsageError } from '../errors.js';
 import { guardTerminal } from '../util/index.js';
@@ -54,8 +54,25 @@ export function progressIntervalMs(value: string | undefined): number | undefine
 /** What the progress display knows before the run: requests planned, phases and their length. */
 function progressPlan(workload: Workload, shard: Shard | null, replay: ReplayPlan | null): ProgressPlan {
   const phases = planPhases(workload);
+  const schedule = phases[0]?.schedule;
+  if (schedule !== undefined) return { plannedRequests: null, phaseMs: null, phases: schedule.stages.length, lengthMs: schedule.lengthMs };
   const replayed = replay === null || replay.settings.loop || workload.duration !== null ? null : replay.requests;
   return { plannedRequests: replay === null ? plannedRequests(workload, shard) : replayed, phaseMs: phases[0]?.durationMs ?? null, phases: phases.length };
+}
+
+/** The start line's account of an open-loop or staged run, e.g. `conversations of 8 rounds arriving at 4/s
+ * (poisson, at most 256 at once) for 15s`, `stages s1-c4 (4 agents, 30 s), s2-c8 (…) × conversations of 8 rounds`;
+ * null for other runs. */
+export function describeSchedule(workload: Workload, shard: Shard | null = null): string | null {
+  const schedule = planPhases(workload)[0]?.schedule;
+  if (schedule === undefined) return null;
+  const share = shard === null ? '' : ` (shard ${shard.index}/${shard.count}: ${schedule.kind === 'arrival' ? `1/${shard.count} of the arrivals` : 'its share of the agents'})`;
+  const conversations = `conversations of ${roundsText(workload.agents.rounds)}`;
+  const arrival = workload.agents.arrival;
+  const how = schedule.kind === 'arrival' ? ` (${arrival?.distribution ?? 'poisson'}, at most ${laneCount(workload)} at once)` : '';
+  if (workload.agents.stages === null) return `${conversations} arriving at ${arrival?.rate_per_s ?? 0}/s${how} for ${workload.duration}${share}`;
+  const stages = schedule.stages.map((s) => `${s.name} (${s.from === s.to ? '' : `${s.from} → `}${s.to}${schedule.kind === 'arrival' ? '/s' : ' agents'}, ${(s.endMs - s.startMs) / 1000} s)`).join(', ');
+  return `${schedule.stages.length} stages, ${workload.agents.ramp} ramp: ${stages}${schedule.kind === 'arrival' ? ` × ${conversations} arriving${how}` : ` × ${conversations}`}${share}`;
 }
 
 /** `1 round`, `8 rounds`. */
@@ -112,8 +129,10 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
   if (shard !== null && workload.replay !== null) throw new UsageError('--shard splits generated agents; a replay sends one recording and cannot be sharded');
   // The trace is read before anything starts: a bad one is a usage error (exit 2).
   const replay = workload.replay === null ? null : planReplay(workload.replay);
-  if (shard !== null && shardAgents(workload.agents.count, shard).length === 0) {
-    throw new UsageError(`--shard ${shard.index}/${shard.count} would run no agents: agents.count is ${workload.agents.count}; use at most ${workload.agents.count} shards`);
+  const lanes = laneCount(workload);
+  if (shard !== null && shardAgents(lanes, shard).length === 0) {
+    const what = workload.agents.arrival !== null || planPhases(workload)[0]?.schedule?.kind === 'arrival' ? 'agents.arrival.max_active' : planPhases(workload)[0]?.schedule !== undefined ? 'the largest stage count' : 'agents.count';
+    throw new UsageError(`--shard ${shard.index}/${shard.count} would run no agents: ${what} is ${lanes}; use at most ${lanes} shards`);
   }
   // Opened first: a taken port fails the command before anything else starts.
   const dashboard = dashboardAt === null ? null : await openDashboard(dashboardAt, workload, shard, (line) => process.stderr.write(`${line}\n`));
@@ -132,13 +151,16 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
     const share = shard === null ? '' : ` (shard ${shard.index}/${shard.count}: ${shardAgents(workload.agents.count, shard).length} of them)`;
     const length = workload.duration === null ? roundsText(workload.agents.rounds) : `conversations of ${roundsText(workload.agents.rounds)} for ${workload.duration}`;
     const sweep = workload.sweep;
-    const who = sweep === null ? `${workload.agents.count} agents${share}` : `sweep of ${sweep.agents.join(' → ')} agents (phases ${planPhases(workload).map((p) => p.name).join(', ')}, ${sweep.warmup_s} s warm-up each${sweep.phase_duration === null ? '' : `, ${sweep.phase_duration} each`})`;
-    const each = sweep !== null && sweep.phase_duration !== null && workload.duration === null ? `conversations of ${roundsText(workload.agents.rounds)}` : length;
-    if (replay === null) log(`roundload: ${workload.name}: ${who} × ${each} → ${workload.target.url ?? 'embedded engine'}`);
-    else {
+    const scheduled = describeSchedule(workload, shard);
+    if (replay !== null) {
       const r = replay.settings;
       log(`roundload: ${workload.name}: replaying ${replay.file}: ${replay.conversations.length} conversations, ${replay.requests} requests on ${r.connection === 'as-recorded' ? `${replay.connections.length} connections as recorded` : r.connection === 'pool' ? 'a shared pool' : 'a connection per conversation'}${r.speed === 1 ? '' : `, ${r.speed}× speed`}${r.loop ? ', looping' : ''} → ${workload.target.url ?? 'embedded engine'}`);
       if (replay.skipped > 0) log(`the trace's torn last line was skipped (a recorder killed mid-write)`);
+    } else if (scheduled !== null) log(`roundload: ${workload.name}: ${scheduled} → ${workload.target.url ?? 'embedded engine'}`);
+    else {
+      const who = sweep === null ? `${workload.agents.count} agents${share}` : `sweep of ${sweep.agents.join(' → ')} agents (phases ${planPhases(workload).map((p) => p.name).join(', ')}, ${sweep.warmup_s} s warm-up each${sweep.phase_duration === null ? '' : `, ${sweep.phase_duration} each`})`;
+      const each = sweep !== null && sweep.phase_duration !== null && workload.duration === null ? `conversations of ${roundsText(workload.agents.rounds)}` : length;
+      log(`roundload: ${workload.name}: ${who} × ${each} → ${workload.target.url ?? 'embedded engine'}`);
     }
     const result = await executeRun({
       workload,

@@ -1,6 +1,7 @@
 // `roundload validate <workload.yaml>`: load the workload (with any --set) and say it is valid, or throw the
 // WorkloadError whose message is the full located report (cli.ts prints it and exits 2).
 import { loadWorkload, redactWorkload } from '../config/index.js';
+import { describeSchedule } from './run.js';
 
 export interface ValidateOptions {
   /** `--set path=value` overrides, applied before validation as in `run`. */
@@ -17,5 +18,6 @@ export async function validateCommand(file: string, opts: ValidateOptions): Prom
     return;
   }
   const target = workload.target.url ?? 'embedded engine';
-  process.stdout.write(`✓ ${file}: valid (name ${workload.name}, ${workload.agents.count} agents × ${workload.agents.rounds} rounds, target ${target})\n`);
+  const load = describeSchedule(workload) ?? `${workload.agents.count} agents × ${workload.agents.rounds} rounds`;
+  process.stdout.write(`✓ ${file}: valid (name ${workload.name}, ${load}, target ${target})\n`);
 }

@@ -21,4 +21,4 @@ export { loadEngineSettings, loadEngineFaults } from './engine-file.js';
 export { monitorSchema, gaugeFaultSchema, DEFAULT_MONITOR_GAUGES, DEFAULT_MONITOR_COUNTERS, type MonitorSettings, type ProbeSpec, type GaugeFault } from './monitor.js';
 export { loadAbFile, parseAbFile, abFileSchema, abArmSchema, type AbPlan, type AbArm, type AbFile } from './ab-file.js';
 export { parseYaml, validateYaml, workloadFromYaml, type ParsedYaml } from './load.js';
-export { sweepSchema, replaySchema, type ReplaySettings } from './schema.js';
+export { sweepSchema, replaySchema, arrivalSchema, stageSchema, type ReplaySettings, type ArrivalSettings, type StageSettings } from './schema.js';

@@ -116,6 +116,45 @@ export const targetSchema = z.strictObject({
   bypass: httpUrl().nullable().default(null),
 });
 
+/** A length of time: `30s`, `2m`, `8h`, or a number of seconds; longer than 0. */
+const durationValue = z.union([z.string(), z.number()]).superRefine((value, ctx) => {
+  try {
+    const ms = parseDurationMs(value);
+    if (ms <= 0) ctx.addIssue({ code: 'custom', message: 'must be longer than 0' });
+    else if (!(ms <= MAX_DURATION_MS)) ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_DURATION_MS / 86_400_000} days, got ${clip(JSON.stringify(value))}` });
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: error instanceof Error ? error.message : String(error) });
+  }
+});
+const durationSchema = durationValue.nullable();
+
+/** Open-loop load (`agents.arrival`): conversations start at a rate, whatever the server's state, instead of
+ * `agents.count` agents each starting its next conversation when the last one ends. */
+export const arrivalSchema = z.strictObject({
+  /** Conversations started per second over `duration` (the mean, under `poisson`). `null` only with
+   * `agents.stages`, whose stages give the rates. @default null */
+  rate_per_s: z.number().positive().max(100_000).nullable().default(null),
+  /** `poisson`: exponential gaps between starts (independent arrivals, as real sessions come); `constant`:
+   * evenly spaced starts. @default "poisson" */
+  distribution: z.enum(['poisson', 'constant']).default('poisson'),
+  /** Most conversations running at once. An arrival that finds this many running is `delayed`: it waits for
+   * a slot, first come first served, and its start lag grows; it is never dropped. @default 256 */
+  max_active: positiveInt().max(100_000).default(256),
+});
+export type ArrivalSettings = z.output<typeof arrivalSchema>;
+
+/** One stage of `agents.stages`: a length and a level, either an arrival rate (open loop) or a number of agents. */
+export const stageSchema = z.strictObject({
+  /** Length of the stage (`30s`, `2m`; a number is seconds). */
+  duration: durationValue,
+  /** Conversations started per second in this stage (open loop; `agents.arrival` gives the distribution and
+   * `max_active`). 0: a pause. */
+  rate_per_s: nonNegative().max(100_000).optional(),
+  /** Agents running in this stage (closed loop, like `agents.count`). 0: a pause. */
+  count: int().min(0).max(100_000).optional(),
+});
+export type StageSettings = z.output<typeof stageSchema>;
+
 /** The agent workers. */
 export const agentsSchema = z.strictObject({
   /** Number of concurrent agents, each one conversation at a time. @default 4 */
@@ -138,6 +177,16 @@ export const agentsSchema = z.strictObject({
    * 256 agents up to the cores less one. More threads keep timings honest when one event loop cannot keep
    * up (about 20-30k SSE events/s a core). @default 1 */
   workers: z.union([positiveInt().max(256), z.literal('auto')]).default(1),
+  /** Open-loop load: conversations arrive at `rate_per_s` instead of `count` agents looping (README,
+   * "Arrival rates and stages"). `null`: closed loop. @default null */
+  arrival: arrivalSchema.nullable().default(null),
+  /** The run as stages one after another, each a phase (`s1-r0.5`, `s2-r2` for rates; `s1-c4` for agent
+   * counts), each with its own length and level: every stage gives `rate_per_s` (open loop) or every stage
+   * gives `count` (closed loop). Replaces `duration`. `null`: one phase, `main`. @default null */
+  stages: z.array(stageSchema).min(1).max(1000).nullable().default(null),
+  /** How the level moves between stages: `step` jumps to each stage's level at its start; `linear` moves
+   * from the previous stage's level (0 before the first) to this stage's, reached at its end. @default "step" */
+  ramp: z.enum(['step', 'linear']).default('step'),
 });
 
 const toolSchema = z.strictObject({
@@ -275,17 +324,6 @@ export const clientMetricsSchema = z.strictObject({
   host: z.string().min(1).default('127.0.0.1'),
 });
 
-const durationSchema = z.union([z.string(), z.number()]).nullable().superRefine((value, ctx) => {
-  if (value === null) return;
-  try {
-    const ms = parseDurationMs(value);
-    if (ms <= 0) ctx.addIssue({ code: 'custom', message: 'must be longer than 0' });
-    else if (!(ms <= MAX_DURATION_MS)) ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_DURATION_MS / 86_400_000} days, got ${clip(JSON.stringify(value))}` });
-  } catch (error) {
-    ctx.addIssue({ code: 'custom', message: error instanceof Error ? error.message : String(error) });
-  }
-});
-
 /** A concurrency sweep: the run becomes one phase per level (`c64`, `c96`…), run one after another, each
  * with a warm-up left out of its figures. */
 export const sweepSchema = z.strictObject({
@@ -321,6 +359,42 @@ export const replaySchema = z.strictObject({
   model: nullableString().default(null),
 });
 export type ReplaySettings = z.output<typeof replaySchema>;
+
+/** The bad combinations of `agents.arrival`, `agents.stages`, `duration`, `sweep` and `replay`, and stages
+ * too long in all (their sum is the run's length, bound like `duration`). */
+function loadIssues(w: { agents: z.output<typeof agentsSchema>; duration: string | number | null; sweep: unknown; replay: unknown; window_s: number | 'auto' }, ctx: z.RefinementCtx): void {
+  const { arrival, stages } = w.agents;
+  const issue = (path: (string | number)[], message: string): void => ctx.addIssue({ code: 'custom', path, message });
+  if (w.sweep !== null && arrival !== null) issue(['agents', 'arrival'], 'a sweep runs levels of agents; for rates in steps use agents.stages with rate_per_s instead of sweep');
+  if (w.sweep !== null && stages !== null) issue(['agents', 'stages'], 'set either sweep or agents.stages, not both (stages of agent counts: agents.stages with count)');
+  if (w.replay !== null && (arrival !== null || stages !== null)) issue(['agents', arrival !== null ? 'arrival' : 'stages'], 'a replay sends the recorded conversations at their recorded times; it cannot be combined with agents.arrival or agents.stages');
+  if (stages === null) {
+    if (arrival === null) return;
+    if (arrival.rate_per_s === null) issue(['agents', 'arrival', 'rate_per_s'], 'required: conversations started per second (or give each stage its rate in agents.stages)');
+    if (w.duration === null) issue(['duration'], 'agents.arrival starts conversations for a length of time: set duration (e.g. 10m, or --duration 10m) or give agents.stages');
+    return;
+  }
+  if (w.duration !== null) issue(['duration'], 'agents.stages give the run its length (the sum of their durations); remove duration');
+  const rates = stages.filter((s) => s.rate_per_s !== undefined).length;
+  const counts = stages.filter((s) => s.count !== undefined).length;
+  stages.forEach((s, i) => {
+    if (s.rate_per_s !== undefined && s.count !== undefined) issue(['agents', 'stages', i], 'give either rate_per_s (conversations started per second) or count (agents), not both');
+    else if (s.rate_per_s === undefined && s.count === undefined) issue(['agents', 'stages', i], 'give rate_per_s (conversations started per second) or count (agents)');
+  });
+  if (rates > 0 && counts > 0) issue(['agents', 'stages'], 'every stage gives rate_per_s (open loop) or every stage gives count (agents); they cannot mix');
+  if (counts > 0 && arrival !== null) issue(['agents', 'arrival'], 'stages of agent counts are closed loop: remove agents.arrival, or give the stages rate_per_s');
+  if (rates > 0 && arrival !== null && arrival.rate_per_s !== null) issue(['agents', 'arrival', 'rate_per_s'], 'each stage gives its own rate_per_s: remove this one');
+  if (stages.every((s) => (s.rate_per_s ?? s.count ?? 0) === 0)) issue(['agents', 'stages'], 'every stage is at 0: nothing would run');
+  let totalMs = 0;
+  try {
+    for (const s of stages) totalMs += parseDurationMs(s.duration);
+  } catch {
+    return; // a bad stage duration says so itself
+  }
+  const windowS = w.window_s === 'auto' ? 10 : w.window_s;
+  if (totalMs > MAX_DURATION_MS) issue(['agents', 'stages'], `the stages last ${Math.round(totalMs / 86_400_000)} days in all; at most ${MAX_DURATION_MS / 86_400_000} days`);
+  else if (totalMs / (windowS * 1000) > MAX_WINDOWS) issue(['agents', 'stages'], `the stages make ${Math.round(totalMs / (windowS * 1000)).toLocaleString('en-US')} windows of window_s ${windowS} s; at most ${MAX_WINDOWS.toLocaleString('en-US')}: raise window_s`);
+}
 
 export const workloadSchema = z
   .strictObject({
@@ -410,6 +484,7 @@ export const workloadSchema = z
     if (w.replay !== null && w.agents.workers !== 1) {
       ctx.addIssue({ code: 'custom', path: ['agents', 'workers'], message: 'a replay runs on the main thread; set agents.workers to 1' });
     }
+    loadIssues(w, ctx);
     if (w.target.tls.insecure && w.target.tls.ca !== null) {
       ctx.addIssue({ code: 'custom', path: ['target', 'tls', 'insecure'], message: 'set either tls.insecure or tls.ca, not both' });
     }

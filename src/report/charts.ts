@@ -264,6 +264,38 @@ export function timeCharts(summary: Summary, hangs: HangMark[]): ChartSpec[] {
   return [throughput, latency].filter((c) => chartPoints(c) > 0);
 }
 
+/** Conversations started per second, conversations active (mean and most) and start lag p99, per window of
+ * an open-loop run; stage boundaries as markers. Empty for a closed-loop run. */
+export function arrivalCharts(summary: Summary): ChartSpec[] {
+  const windows = summary.arrivals?.windows ?? [];
+  if (windows.length === 0) return [];
+  const x = windows.map((w) => r3(w.end_s));
+  const e = envelope(x, [windows.map((w) => w.starts_per_s), windows.map((w) => w.active_mean), windows.map((w) => w.active_max), windows.map((w) => w.start_lag_p99_ms)]);
+  const windowS = r3(windows[0]!.end_s - windows[0]!.start_s);
+  // Where each stage began, in the note (the chart's markers are hangs).
+  const staged = summary.phases.filter((p) => p.load !== undefined);
+  const starts = staged.length > 1 ? `; stages start at ${staged.map((p) => `${r3(p.load!.start_ms / 1000)} s (${p.phase})`).join(', ')}` : '';
+  const limit = summary.arrivals!.lag_limit_ms;
+  const chart: ChartSpec = {
+    id: 'arrivals-over-time',
+    title: 'Arrivals over time',
+    x_kind: 'seconds',
+    x_label: 's since start (window end)',
+    y_label: 'conversations',
+    y2_label: 'start lag ms',
+    x: e.x,
+    series: [
+      { label: 'started/s', values: e.ys[0]! },
+      { label: 'active (mean)', values: e.ys[1]! },
+      { label: 'active (most)', values: e.ys[2]! },
+      { label: 'start lag p99 ms', values: e.ys[3]!, scale: 'y2', gaps: 'bridge' },
+    ],
+    markers: [],
+    note: `per ${windowS} s window; a stage whose start lag p99 passes ${limit} ms (one think time) is lagging${starts}${e.reduced ? `; ${windows.length} windows reduced to their min/max envelope` : ''}`,
+  };
+  return chartPoints(chart) > 0 ? [chart] : [];
+}
+
 function partialNote(p: PartialWindow | null): string {
   return p === null ? '' : `; the last window is partial (the run ended ${p.covered_s} s into it): its rates are over those ${p.covered_s} s, drawn dashed`;
 }

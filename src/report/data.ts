@@ -3,7 +3,7 @@
 import type { Summary } from '../analysis/index.js';
 import { describeSkipped, isKindLine, isScrapeEvent, readJsonlFile, readManifest, resultPath, type RunManifest } from '../results/index.js';
 import type { CanaryEvent, ClientSampleEvent, GaugeSnapshot, HangEvent, RequestRecord } from '../types/index.js';
-import { canaryCharts, clientCharts, GaugeSeriesBuilder, isCounterName, latencyCharts, timeCharts, type ChartSpec, type HangMark, type TargetHealth } from './charts.js';
+import { arrivalCharts, canaryCharts, clientCharts, GaugeSeriesBuilder, isCounterName, latencyCharts, timeCharts, type ChartSpec, type HangMark, type TargetHealth } from './charts.js';
 
 /** One row of the hang table. */
 export interface HangRow {
@@ -58,13 +58,13 @@ export interface ReportData {
   events_by_kind: Record<string, number>;
   targets: TargetHealth[];
   canaries: CanaryLegSummary[];
-  charts: { latency: ChartSpec[]; time: ChartSpec[]; gauges: ChartSpec[]; client: ChartSpec[]; canaries: ChartSpec[] };
+  charts: { latency: ChartSpec[]; time: ChartSpec[]; gauges: ChartSpec[]; client: ChartSpec[]; canaries: ChartSpec[]; arrivals: ChartSpec[] };
 }
 
 export const MAX_HANG_ROWS = 500;
 export const MAX_EVENT_ROWS = 300;
 /** Kinds that have their own section (or are too many to list one by one). */
-const NOT_LISTED = new Set(['client_sample', 'hang', 'error', 'request', 'request_start', 'scrape', 'canary']);
+const NOT_LISTED = new Set(['client_sample', 'hang', 'error', 'request', 'request_start', 'scrape', 'canary', 'conversation_start', 'conversation_end']);
 /** Canaries kept for the chart and the per-leg figures (one every few seconds: a week is ~120k). */
 const MAX_CANARIES = 200_000;
 
@@ -179,6 +179,7 @@ export async function collectReportData(dir: string, summary: Summary, options: 
       gauges: gauges.charts(summary.gauges ?? [], marks),
       client: clientCharts(samples, marks),
       canaries: canaryCharts(canaries, marks),
+      arrivals: arrivalCharts(summary),
     },
   };
 }

@@ -138,6 +138,7 @@ function verdictBar(s: Summary): string {
     `<div class="verdict ${s.thresholds.results.length === 0 ? 'muted' : s.thresholds.ok ? 'good' : 'bad'}">thresholds <b>${s.thresholds.results.length === 0 ? 'none set' : s.thresholds.ok ? 'passed' : 'failed'}</b></div>`,
     ...s.thresholds.results.filter((r) => r.always_on === true && !r.ok).map((r) => `<div class="verdict bad"><b>no request ended ok</b> · ${esc(r.message.replace(/^no request ended ok: /, ''))}</div>`),
     `<div class="verdict ${VERDICT_TONE[s.diagnosis.verdict] ?? 'muted'}">diagnosis <b>${esc(s.diagnosis.verdict)}</b></div>`,
+    ...(s.arrivals === undefined ? [] : [`<div class="verdict ${s.arrivals.lagging_phases.length === 0 ? 'good' : 'bad'}">start lag <b>${s.arrivals.lagging_phases.length === 0 ? 'on time' : `lagging in ${s.arrivals.lagging_phases.length === 1 ? esc(s.arrivals.lagging_phases[0]!) : `${s.arrivals.lagging_phases.length} stages`}`}</b></div>`]),
   ];
   return `<div class="verdicts">${items.join('')}</div>`;
 }
@@ -155,6 +156,11 @@ function totalsSection(s: Summary): string {
     ['sockets', fmtNum(s.connections.distinct), `${fmtNum(s.connections.requests_on_reused)} requests on reused · max ${fmtNum(s.connections.max_requests_per_connection)}/socket`],
   ];
   if (s.finish_reasons !== undefined) cards.push(['tool calls', fmtNum(t.tool_calls ?? 0), `finish: ${Object.entries(s.finish_reasons).sort(([, a], [, b]) => b - a).map(([k, v]) => `${k} ${v}`).join(' · ') || 'none'}`]);
+  const a = s.arrivals;
+  if (a !== undefined) {
+    const lag = a.start_lag.count === 0 ? 'start lag –' : `start lag p99 ${fmtMs(a.start_lag.p99_ms)} ms`;
+    cards.push(['conversations arrived', fmtNum(a.scheduled), `${fmtNum(a.started)} started · ${fmtNum(a.delayed)} delayed${a.not_started !== null && a.not_started > 0 ? ` · ${fmtNum(a.not_started)} never started` : ''} · ${lag} · at most ${fmtNum(a.active_max)} active`]);
+  }
   const c = s.conversations;
   if (c !== undefined && c.context_capped > 0) {
     cards.push(['ended at the context cap', fmtNum(c.context_capped), `${c.requests_planned === null ? '' : `${fmtNum(c.rounds_sent)} of ${fmtNum(c.requests_planned)} planned requests ran · `}${fmtNum(c.rounds_not_sent)} rounds not sent`]);
@@ -179,6 +185,37 @@ function roundsTable(s: Summary): string {
   }
   const notes = [s.totals.cached_tokens === null && s.totals.ok > 0 ? 'cached tokens: not reported by the server (SGLang reports them only with --enable-cache-report)' : null, s.totals.tokens_estimated > 0 ? '~: token counts in part estimated by the client (no usage chunk)' : null].filter((x) => x !== null);
   return `<details open><summary>Per-round figures (latencies in ms)</summary>${table(head, rows, head.map((_, i) => i > 1))}${notes.length === 0 ? '' : `<p class="chart-note">${notes.map(esc).join(' · ')}</p>`}</details>`;
+}
+
+/** `4/s`, `ramp 2 → 8/s`, `16 agents`: a stage's level in a table cell. */
+function levelCell(load: NonNullable<Summary['phases'][number]['load']>): string {
+  const unit = load.kind === 'arrival' ? '/s' : ' agents';
+  const v = (x: number): string => String(Math.round(x * 1000) / 1000);
+  return esc(load.from === load.to ? `${v(load.to)}${unit}` : `ramp ${v(load.from)} → ${v(load.to)}${unit}`);
+}
+
+/** Open-loop arrivals (per stage: arrived, started, delayed, start lag, active conversations, lagging) and
+ * stages of agents; nothing for a plain closed-loop run. */
+function arrivalsSection(d: ReportData): string {
+  const s = d.summary;
+  const a = s.arrivals;
+  const staged = s.phases.filter((p) => p.load !== undefined);
+  if (a === undefined && staged.length === 0) return '';
+  if (a === undefined) {
+    const rows = staged.map((p) => [esc(p.phase), levelCell(p.load!), fmtDuration(p.load!.length_ms / 1000), fmtNum(p.requests), fmtMs(p.ttft.p50_ms, p.ttft.count), fmtMs(p.ttft.p99_ms, p.ttft.count), fmtNum(p.output_tokens_per_s, 1)]);
+    return `<section id="stages"><h2>Stages</h2><p class="lead">Agents by stage (<code>agents.stages</code>, ${esc(staged[0]!.load!.ramp)} ramp); each stage is a phase of its own, compared stage by stage.</p>${table(['stage', 'agents', 'length', 'requests', 'TTFT p50 ms', 'TTFT p99 ms', 'output tok/s'], rows, [false, false, true, true, true, true, true])}</section>`;
+  }
+  const rows = s.phases
+    .filter((p) => p.arrivals !== undefined)
+    .map((p) => {
+      const x = p.arrivals!;
+      const flag = x.lagging ? badge('lagging', 'bad') : badge('on time', 'good');
+      return [esc(p.phase), p.load === undefined ? '–' : levelCell(p.load), fmtNum(x.scheduled), fmtNum(x.arrivals_per_s, 2), fmtNum(x.started), x.delayed > 0 ? `<b class="warn-text">${fmtNum(x.delayed)}</b>` : '0', x.not_started === null ? '–' : x.not_started > 0 ? `<b class="bad-text">${fmtNum(x.not_started)}</b>` : '0', fmtMs(x.start_lag.p50_ms, x.start_lag.count), fmtMs(x.start_lag.p99_ms, x.start_lag.count), fmtMs(x.start_lag.max_ms, x.start_lag.count), fmtNum(x.active_mean, 1), fmtNum(x.active_max), fmtMs(p.ttft.p50_ms, p.ttft.count), fmtMs(p.ttft.p99_ms, p.ttft.count), flag];
+    });
+  const head = ['stage', 'target', 'arrived', 'per s', 'started', 'delayed', 'never started', 'lag p50 ms', 'lag p99 ms', 'lag max ms', 'active mean', 'active most', 'TTFT p50 ms', 'TTFT p99 ms', ''];
+  const lagging = a.lagging_phases.length === 0 ? '' : `<p class="bad-text">Start lag p99 above ${fmtMs(a.lag_limit_ms)} ms (one think time) in ${a.lagging_phases.map(esc).join(', ')}: the client or the server could not keep up with the arrivals there.</p>`;
+  const plots = d.charts.arrivals.length === 0 ? '' : charts(d.charts.arrivals);
+  return `<section id="arrivals"><h2>Arrivals</h2><p class="lead">Open loop: conversations start at the scheduled rate whatever the server's state; an arrival that finds <code>max_active</code> conversations running waits for a slot (delayed), and its wait shows as start lag. Each stage is a phase.</p>${lagging}${table(head, rows, head.map((_, i) => i >= 2 && i < head.length - 1))}${plots}</section>`;
 }
 
 function latencySection(d: ReportData): string {
@@ -418,6 +455,7 @@ tbody tr:nth-child(even){background:#f8fafc}
 tbody tr:last-child td{border-bottom:none}
 .empty-note{color:var(--muted);font-style:italic}
 .bad-text{color:var(--bad)}
+.warn-text{color:var(--warn)}
 .muted-text{color:var(--muted)}
 .count{font-size:14px;background:var(--bad-bg);color:var(--bad);border-radius:999px;padding:1px 9px;vertical-align:middle}
 .evidence li{margin:2px 0}
@@ -432,7 +470,7 @@ footer{color:var(--muted);font-size:12px;margin-top:40px}
 /** The whole page. `assets` defaults to uPlot from node_modules (tests may pass their own). */
 export function renderReportHtml(d: ReportData, assets: ChartAssets = loadChartAssets()): string {
   const s = d.summary;
-  const allCharts = [...d.charts.latency, ...d.charts.time, ...d.charts.gauges, ...d.charts.canaries, ...d.charts.client];
+  const allCharts = [...d.charts.latency, ...d.charts.time, ...d.charts.arrivals, ...d.charts.gauges, ...d.charts.canaries, ...d.charts.client];
   const payload = { charts: allCharts, summary: s };
   const version = d.manifest?.versions.roundload ?? '';
   return `<!doctype html>
@@ -452,6 +490,7 @@ ${verdictBar(s)}
 ${totalsSection(s)}
 ${latencySection(d)}
 ${timeSection(d)}
+${arrivalsSection(d)}
 ${gaugesSection(d)}
 ${hangsSection(d)}
 ${errorsSection(s)}

@@ -63,6 +63,13 @@ export function progressFields(f: ProgressFigures): Field[] {
   out.push({ text: plural(f.hangs, 'hang', 'hangs'), priority: 95, tone: f.hangs > 0 ? 'bad' : 'plain' });
   out.push({ text: `${f.inFlight} in flight`, priority: 80, tone: 'plain' });
   if (f.oldestInFlightMs !== null) out.push({ text: `oldest ${ms(f.oldestInFlightMs)}`, priority: 45, tone: 'plain' });
+  const a = f.arrivals;
+  if (a !== null) {
+    out.push({ text: `${rate(a.startsPerS)} conv/s`, priority: 62, tone: 'plain' });
+    out.push({ text: `${a.active} active`, priority: 82, tone: 'plain' });
+    out.push({ text: a.startLagP99Ms === null ? 'lag –' : `lag p99 ${ms(a.startLagP99Ms)}`, priority: 58, tone: 'plain' });
+    if (a.delayed > 0) out.push({ text: `${a.delayed} delayed`, priority: 86, tone: 'warn' });
+  }
   if (f.targetsDown.length > 0) out.push({ text: `DOWN ${f.targetsDown.join(',')}`, priority: 88, tone: 'bad' });
   f.gauges.forEach((g, i) => out.push({ text: `${g.name}=${Number.isInteger(g.value) ? g.value : g.value.toFixed(2)}`, priority: 30 - i / 100, tone: 'dim' }));
   return out;
@@ -132,6 +139,8 @@ export function noticeLine(n: Notice, c: Colors): string {
       return `${at} ${c.bold(c.red('MONITOR'))} ${n.target} ${n.lastUpAgoMs === null ? 'not answering' : `down (last good scrape ${ms(n.lastUpAgoMs)} ago)`}: ${oneLine(n.error, 200)} (${n.url})`;
     case 'target_up':
       return `${at} ${c.green('MONITOR')} ${n.target} back up after ${ms(n.downForMs)} down`;
+    case 'delayed':
+      return `${at} ${c.yellow('ARRIVALS')} max_active reached: ${n.conversation} (${n.phase}) waited ${ms(n.lagMs)} for a slot with ${n.active} conversations running; arrivals now queue and their start lag grows (agents.arrival.max_active)`;
     case 'saturated':
       return `${at} ${c.yellow('CLIENT')} saturated${n.thread === null ? '' : ` (worker ${n.thread})`}: event-loop delay p99 ${ms(n.loopDelayP99Ms)}, utilisation ${Math.round(n.utilization * 100)}%, ${n.inFlight} in flight: the client is the bottleneck, latencies now are suspect`;
   }

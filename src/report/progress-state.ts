@@ -13,8 +13,11 @@ export interface ProgressPlan {
   plannedRequests: number | null;
   /** Length of each phase (`duration`, or a sweep's `phase_duration`); null: phases end with their rounds. */
   phaseMs: number | null;
-  /** Phases the run has (a sweep's levels; 1 otherwise). */
+  /** Phases the run has (a sweep's levels, `agents.stages`; 1 otherwise). */
   phases: number;
+  /** The whole run's planned length, counted from its first phase (`agents.stages`, `agents.arrival`); null
+   * or absent: `phaseMs` × phases. */
+  lengthMs?: number | null;
 }
 
 /** A moment announced on its own line as it happens. `atMs`: time since the run started. */
@@ -23,7 +26,8 @@ export type Notice =
   | { kind: 'first_error'; atMs: number; errorClass: string; message: string; agent: number; conversation: string; round: number }
   | { kind: 'target_down'; atMs: number; target: string; url: string; error: string; lastUpAgoMs: number | null }
   | { kind: 'target_up'; atMs: number; target: string; downForMs: number }
-  | { kind: 'saturated'; atMs: number; loopDelayP99Ms: number; utilization: number; inFlight: number; thread: number | null };
+  | { kind: 'saturated'; atMs: number; loopDelayP99Ms: number; utilization: number; inFlight: number; thread: number | null }
+  | { kind: 'delayed'; atMs: number; conversation: string; phase: string; lagMs: number; active: number };
 
 /** The figures of one progress line. Durations in ms, rates per second; null: nothing to show yet. */
 export interface ProgressFigures {
@@ -47,6 +51,10 @@ export interface ProgressFigures {
   gauges: { name: string; value: number }[];
   /** Monitored targets whose latest scrape failed. */
   targetsDown: string[];
+  /** An open-loop run (`agents.arrival`), once a conversation started: conversations started per second over
+   * the last interval, running now, their start lag p99 over the last interval (null: none started in it),
+   * and how many waited for a slot so far. */
+  arrivals: { startsPerS: number | null; active: number; startLagP99Ms: number | null; delayed: number } | null;
 }
 
 const GAUGE_ORDER = [...new Set(KEY_GAUGES.map(([, short]) => short))];
@@ -81,6 +89,8 @@ export class ProgressTracker {
   /** Rates of the last whole interval (a redraw between two lines shows them again). */
   #rates: { requestsPerS: number; outputTokensPerS: number } | null = null;
   #tokens = 0;
+  /** Open-loop conversations: running now, started and delayed so far, the start lags of the current interval. */
+  #arrivals: { active: number; starts: number; delayed: number; lags: LatencyHistogram; rate: { startsPerS: number; lagP99Ms: number | null } | null; intervalStarts: number } | null = null;
 
   constructor(plan: ProgressPlan, clock: () => number) {
     this.#plan = plan;
@@ -105,7 +115,21 @@ export class ProgressTracker {
       case 'phase':
         this.#phase = event.name;
         this.#phasesSeen += 1;
-        if (this.#plan.phaseMs !== null) this.#plannedEndMs = now + this.#plan.phaseMs * Math.max(1, this.#plan.phases - this.#phasesSeen + 1);
+        if (this.#plan.lengthMs !== undefined && this.#plan.lengthMs !== null) this.#plannedEndMs ??= now + this.#plan.lengthMs;
+        else if (this.#plan.phaseMs !== null) this.#plannedEndMs = now + this.#plan.phaseMs * Math.max(1, this.#plan.phases - this.#phasesSeen + 1);
+        return [];
+      case 'conversation_start': {
+        const a = (this.#arrivals ??= { active: 0, starts: 0, delayed: 0, lags: new LatencyHistogram(), rate: null, intervalStarts: 0 });
+        a.active += 1;
+        a.starts += 1;
+        a.lags.recordMs(event.start_lag_ms);
+        if (!event.delayed) return [];
+        a.delayed += 1;
+        // Announced once: from then on the line's `delayed` count tells the rest.
+        return a.delayed === 1 ? [{ kind: 'delayed', atMs: this.elapsedMs(), conversation: event.conversation, phase: event.phase, lagMs: event.start_lag_ms, active: a.active }] : [];
+      }
+      case 'conversation_end':
+        if (this.#arrivals !== null) this.#arrivals.active = Math.max(0, this.#arrivals.active - 1);
         return [];
       case 'request_start':
         this.#inFlight.set(event.agent, now);
@@ -177,6 +201,12 @@ export class ProgressTracker {
     if (advance && intervalS > 0) {
       this.#rates = { requestsPerS: (this.#done - this.#interval.done) / intervalS, outputTokensPerS: (this.#tokens - this.#interval.tokens) / intervalS };
       this.#interval = { atMs: now, done: this.#done, tokens: this.#tokens };
+      const a = this.#arrivals;
+      if (a !== null) {
+        a.rate = { startsPerS: (a.starts - a.intervalStarts) / intervalS, lagP99Ms: a.lags.count === 0 ? null : a.lags.percentileMs(99) };
+        a.intervalStarts = a.starts;
+        a.lags = new LatencyHistogram();
+      }
     }
     let oldest: number | null = null;
     for (const startMs of this.#inFlight.values()) oldest = oldest === null ? startMs : Math.min(oldest, startMs);
@@ -203,6 +233,7 @@ export class ProgressTracker {
       oldestInFlightMs: oldest === null ? null : now - oldest,
       gauges,
       targetsDown: [...this.#targets].filter(([, t]) => t.up === false).map(([name]) => name),
+      arrivals: this.#arrivals === null ? null : { startsPerS: this.#arrivals.rate?.startsPerS ?? null, active: this.#arrivals.active, startLagP99Ms: this.#arrivals.rate?.lagP99Ms ?? null, delayed: this.#arrivals.delayed },
     };
   }
 }

@@ -1,6 +1,7 @@
 // The terminal summary: a per-round table and the lines a person reads first (throughput, errors, hangs).
 import { join } from 'node:path';
-import { SATURATED_LOOP_DELAY_MS, SATURATED_UTILIZATION, STARTUP_OPENING, WRITER_LAG_FLAG_MS, type Summary, type PhaseSummary } from '../analysis/index.js';
+import { SATURATED_LOOP_DELAY_MS, SATURATED_UTILIZATION, STARTUP_OPENING, WRITER_LAG_FLAG_MS, type Summary, type PhaseSummary, type PhaseArrivals } from '../analysis/index.js';
+import type { PhaseLoad } from '../types/index.js';
 import { gaugeLines } from './gauges.js';
 import { bannerLine, runVerdict, type RunVerdict } from './banner.js';
 import { colors } from './progress-line.js';
@@ -208,6 +209,59 @@ function windowsLine(s: Summary): string | null {
   return `${s.windows.length} of ${s.window.window_s} s  ·  ${s.window.basis}`;
 }
 
+/** `4 conv/s`, `ramp 2 → 8 conv/s`, `16 agents`: a stage's level. */
+export function loadText(load: PhaseLoad): string {
+  const unit = load.kind === 'arrival' ? 'conv/s' : 'agents';
+  return load.from === load.to ? `${fmtLevel(load.to)} ${unit}` : `ramp ${fmtLevel(load.from)} → ${fmtLevel(load.to)} ${unit}`;
+}
+
+function fmtLevel(v: number): string {
+  return String(Math.round(v * 1000) / 1000);
+}
+
+/** A latency as the arrival lines give it: `0.4 ms`, `45 ms`, `1.2 s`. */
+function fmtLag(v: number): string {
+  if (v >= 1000) return `${(v / 1000).toFixed(1)} s`;
+  if (v >= 10) return `${Math.round(v)} ms`;
+  return `${v.toFixed(1)} ms`;
+}
+
+function lagText(p: PhaseArrivals['start_lag']): string {
+  return p.count === 0 ? 'start lag –' : `start lag p50 ${fmtLag(p.p50_ms)} p99 ${fmtLag(p.p99_ms)} max ${fmtLag(p.max_ms)}`;
+}
+
+/** The sentence of a lagging stage. */
+export function laggingText(p: PhaseArrivals, limitMs: number): string {
+  return `LAGGING: start lag p99 ${fmtLag(p.start_lag.p99_ms)} > ${fmtLag(limitMs)} (one think time): the client or the server cannot keep up with the arrivals`;
+}
+
+/** One line per open-loop phase: arrivals and their rate against the target, delays, start lag, active
+ * conversations, and the lagging flag; first a line of the whole run's when there are several stages. */
+function arrivalLines(s: Summary): string[] {
+  const a = s.arrivals;
+  if (a === undefined) return [];
+  const out: string[] = [];
+  const notStarted = a.not_started === null ? ', not started unknown (no arrivals_end: the run was killed)' : a.not_started > 0 ? `, ${a.not_started} never started (still waiting for a slot at the end)` : '';
+  const phases = s.phases.filter((p) => p.arrivals !== undefined);
+  const phaseLine = (p: PhaseSummary): string => {
+    const x = p.arrivals!;
+    const target = p.load === undefined ? '' : ` (target ${loadText(p.load)})`;
+    const delayed = x.delayed > 0 ? ` · ${x.delayed} delayed` : '';
+    const never = x.not_started !== null && x.not_started > 0 ? ` · ${x.not_started} never started` : '';
+    const lagging = x.lagging ? `  ${laggingText(x, a.lag_limit_ms)}` : '';
+    return `${x.scheduled} arrived at ${x.arrivals_per_s.toFixed(2)}/s${target} · ${x.started} started${delayed}${never} · ${lagText(x.start_lag)} · active mean ${x.active_mean.toFixed(1)}, at most ${x.active_max}${lagging}`;
+  };
+  if (phases.length === 1 && s.phases.length === 1) {
+    out.push(`arrivals   ${phaseLine(phases[0]!)}`);
+  } else {
+    out.push(`arrivals   ${a.started} conversations started, ${a.delayed} after waiting for a slot${notStarted} · ${lagText(a.start_lag)} · at most ${a.active_max} active`);
+    const width = Math.max(...phases.map((p) => p.phase.length));
+    for (const p of phases) out.push(`           · ${p.phase.padEnd(width)}  ${phaseLine(p)}`);
+  }
+  if (a.delayed > 0 || (a.not_started ?? 0) > 0) out.push('           (delayed: found agents.arrival.max_active conversations running and waited for a slot; the wait is in its start lag)');
+  return out;
+}
+
 export interface FormatOptions {
   /** The verdict the banner shows; default the run's own (`runVerdict`). */
   verdict?: RunVerdict;
@@ -223,13 +277,15 @@ export function formatSummary(s: Summary, dir: string, options: FormatOptions = 
   out.push(`roundload · ${s.run.name} · ${s.run.status} · ${s.run.target} (${s.run.path}) · ${s.run.wall_s.toFixed(1)} s`);
   for (const p of s.phases) {
     const warm = p.warmup === undefined ? '' : `  (warm-up: ${p.warmup.requests} requests left out of these figures)`;
-    if (s.phases.length > 1 || p.warmup !== undefined) out.push(`\nphase ${p.phase}${warm}`);
+    const load = p.load === undefined || s.phases.length === 1 ? '' : `  (${loadText(p.load)} for ${(p.load.length_ms / 1000).toFixed(p.load.length_ms % 1000 === 0 ? 0 : 1)} s${p.arrivals?.lagging === true ? ', LAGGING' : ''})`;
+    if (s.phases.length > 1 || p.warmup !== undefined) out.push(`\nphase ${p.phase}${warm}${load}`);
     out.push('', phaseTable(p), legend(s));
   }
   const t = s.totals;
   out.push('');
   const estimatedRate = (s.throughput.tokens_estimated ?? 0) > 0 ? ESTIMATED : '';
   out.push(`requests   ${t.requests} (${t.ok} ok, ${t.errors} error${t.errors === 1 ? '' : 's'}, ${t.hangs} hang${t.hangs === 1 ? '' : 's'})  ·  ${estimatedRate}${s.throughput.output_tokens_per_s.toFixed(1)} output tokens/s${estimatedRate === '' ? '' : ' (estimated)'}  ·  ${s.throughput.requests_per_s.toFixed(2)} requests/s`);
+  out.push(...arrivalLines(s));
   const capped = contextCapLine(s);
   if (capped !== null) out.push(`planned    ${capped}`);
   out.push(`tokens     ${tokensLine(s)}`);

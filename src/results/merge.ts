@@ -13,7 +13,7 @@ import { onResultsFs } from './fs-error.js';
 import { VERSION } from '../version.js';
 import { resultPath, writeJsonAtomic } from './folder.js';
 import { readManifest, isKindLine, type RunManifest } from './read.js';
-import { isRequestRecord } from './rebuild.js';
+import { isLoadEvent, isRequestRecord, thinkTimeMsOf } from './rebuild.js';
 import { RotatingJsonlWriter, jsonlLines } from './rotate.js';
 
 export interface ShardInfo {
@@ -219,7 +219,7 @@ export async function mergeRuns(dirs: readonly string[], options: MergeOptions):
   const fileSets = inputs.map((i) => readHistograms(i.dir));
   const itlFromRecords = fileSets.some((s) => s === null);
   if (itlFromRecords) notes.push('a shard has no readable histograms.json: ITL percentiles approximated from per-request stats');
-  const builder = new SummaryBuilder({ itlFromRecords, windowS: windowSettingOf(workload), plannedS: plannedLengthS(workload), thresholds: thresholdsOf(workload) });
+  const builder = new SummaryBuilder({ itlFromRecords, windowS: windowSettingOf(workload), plannedS: plannedLengthS(workload), thresholds: thresholdsOf(workload), thinkTimeMs: thinkTimeMsOf(workload) });
 
   // Requests, in the order one run would have written them (by end time on the common clock). Socket ids
   // are per process, so they get the shard's index in front (`s1-c3`) to stay distinct.
@@ -254,12 +254,15 @@ export async function mergeRuns(dirs: readonly string[], options: MergeOptions):
         const input = inputs[i]!;
         const line: Record<string, unknown> = { ...e, shard: input.shard.index };
         if (typeof e.run_ms === 'number') line.run_ms = round3(e.run_ms + input.offsetMs);
+        if (typeof e.scheduled_ms === 'number') line.scheduled_ms = round3(e.scheduled_ms + input.offsetMs);
         // A hang event carries its request record: on the common clock too, like requests.jsonl.
         if (isRequestRecord(e.record)) line.record = { ...e.record, run_ms: round3(e.record.run_ms + input.offsetMs) };
         if (file === 'events' && e.kind === 'client_sample' && typeof e.loop_delay_p99_ms === 'number' && typeof e.loop_utilization === 'number') {
           builder.addClientSample(e as unknown as ClientSampleEvent);
         }
         if (file === 'events' && e.kind === 'canary' && typeof line.run_ms === 'number' && (e.leg === 'proxied' || e.leg === 'direct')) builder.addCanary(line as unknown as CanaryEvent);
+        // Each shard announces every stage: the first (earliest) announcement places it, the rest change nothing.
+        if (file === 'events' && isLoadEvent(line)) builder.addLoad(line);
         writer.write(line);
       },
     );

@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { SummaryBuilder, DEFAULT_THRESHOLDS, plannedLengthS, windowSettingOf, type Summary, type ThresholdLimits } from '../analysis/index.js';
 import { thresholdsSchema } from '../config/index.js';
 import { HistogramSet, type HistogramsFile } from '../metrics/index.js';
-import type { CanaryEvent, ClientSampleEvent, RequestRecord, RunEndEvent, ScrapeEvent } from '../types/index.js';
+import type { ArrivalsEndEvent, CanaryEvent, ClientSampleEvent, ConversationEndEvent, ConversationStartEvent, PhaseEvent, RequestRecord, RunEndEvent, ScrapeEvent } from '../types/index.js';
 import { resultPath } from './folder.js';
 import { describeSkipped, isKindLine, readJsonlFile, readManifest, type JsonlFileReport, type RunManifest } from './read.js';
 
@@ -42,6 +42,24 @@ function isClientSample(v: unknown): v is ClientSampleEvent {
 
 function isCanary(v: unknown): v is CanaryEvent {
   return isKindLine(v) && v.kind === 'canary' && typeof v.run_ms === 'number' && (v.leg === 'proxied' || v.leg === 'direct') && typeof v.status === 'string';
+}
+
+/** A line of events.jsonl the arrival figures are made of: a stage's start, an open-loop conversation's
+ * start or end, the end of the arrivals. */
+export function isLoadEvent(v: unknown): v is PhaseEvent | ConversationStartEvent | ConversationEndEvent | ArrivalsEndEvent {
+  if (!isKindLine(v) || typeof v.run_ms !== 'number') return false;
+  switch (v.kind) {
+    case 'phase':
+      return typeof v.name === 'string' && (v.load === undefined || (isObj(v.load) && typeof v.load.from === 'number' && typeof v.load.to === 'number' && typeof v.load.length_ms === 'number'));
+    case 'conversation_start':
+      return typeof v.conversation === 'string' && typeof v.phase === 'string' && typeof v.start_lag_ms === 'number' && typeof v.scheduled_ms === 'number' && typeof v.delayed === 'boolean';
+    case 'conversation_end':
+      return typeof v.conversation === 'string';
+    case 'arrivals_end':
+      return isObj(v.phases) && Object.values(v.phases).every((c) => isObj(c) && typeof c.not_started === 'number');
+    default:
+      return false;
+  }
 }
 
 export function isScrapeEvent(v: unknown): v is ScrapeEvent {
@@ -84,6 +102,12 @@ function thresholdsOf(manifest: RunManifest, notes: string[]): ThresholdLimits {
   return DEFAULT_THRESHOLDS;
 }
 
+/** `agents.think_time_ms` of the run (the limit of an open-loop stage's start lag); 100, the default, when unreadable. */
+export function thinkTimeMsOf(workload: Record<string, unknown>): number {
+  const agents = workload.agents as { think_time_ms?: unknown } | undefined;
+  return typeof agents?.think_time_ms === 'number' && agents.think_time_ms >= 0 ? agents.think_time_ms : 100;
+}
+
 /** `monitor.pin_after_s` of the run, so the gauge verdicts are rebuilt as the run made them. */
 function pinAfterSOf(manifest: RunManifest): number {
   const m = manifest.workload.monitor as { pin_after_s?: unknown } | undefined;
@@ -100,7 +124,7 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
   else if (previous === null) notes.push('summary.json was unreadable');
 
   const fileHistograms = readHistograms(dir, notes);
-  const builder = new SummaryBuilder({ itlFromRecords: fileHistograms === null, windowS: windowSettingOf(manifest.workload), plannedS: plannedLengthS(manifest.workload), thresholds: thresholdsOf(manifest, notes), pinAfterS: pinAfterSOf(manifest) });
+  const builder = new SummaryBuilder({ itlFromRecords: fileHistograms === null, windowS: windowSettingOf(manifest.workload), plannedS: plannedLengthS(manifest.workload), thresholds: thresholdsOf(manifest, notes), pinAfterS: pinAfterSOf(manifest), thinkTimeMs: thinkTimeMsOf(manifest.workload) });
   let lastWallMs = 0;
   const seen = (t: unknown, plusMs = 0): void => {
     const ms = typeof t === 'string' ? Date.parse(t) : NaN;
@@ -114,13 +138,20 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
   if (!requests.exists) notes.push('requests.jsonl missing: no request records');
 
   let runEnd: RunEndEvent | null = null;
+  const arrivals = { starts: 0, ends: 0 };
   const events = await readJsonlFile(resultPath(dir, 'events'), isKindLine, (e) => {
     seen(e.t);
     if (isClientSample(e)) builder.addClientSample(e);
     else if (isCanary(e)) builder.addCanary(e);
+    else if (isLoadEvent(e)) {
+      builder.addLoad(e);
+      if (e.kind === 'conversation_start') arrivals.starts += 1;
+      else if (e.kind === 'arrivals_end') arrivals.ends += 1;
+    }
     else if (e.kind === 'run_end') runEnd = e as unknown as RunEndEvent;
   });
   if (!events.exists) notes.push('events.jsonl missing: no client samples, hangs or run events');
+  if (arrivals.starts > 0 && arrivals.ends === 0) notes.push('events.jsonl has no arrivals_end (the run ended before its arrivals did): arrivals still waiting for a slot then are not counted (not_started: null)');
 
   // The gauge verdicts come from the scrapes, judged as the live run judged them.
   const gauges = await readJsonlFile(resultPath(dir, 'gauges'), isScrapeEvent, (s) => {

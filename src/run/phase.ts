@@ -1,16 +1,17 @@
 // The phases of a run and running one: a plain run is one phase (`main`); a sweep is one phase per level
-// (`c64`, `c96`…), one after another, each with a warm-up whose requests are recorded with `warmup: true`.
+// (`c64`, `c96`…), one after another, each with a warm-up whose requests are recorded with `warmup: true`;
+// an open-loop or staged run (`agents.arrival`, `agents.stages`) is one schedule whose stages are its phases.
 import { performance } from 'node:perf_hooks';
 import { setMaxListeners } from 'node:events';
-import { parseDurationMs, type Workload, type ToolSpec } from '../config/index.js';
-import type { Transport, ConnectionTracker } from '../transport/index.js';
-import { runAgent, type RoundTarget } from '../agent/index.js';
-import { ALL_ROUNDS, type HistogramSet, type LatencyHistogram } from '../metrics/index.js';
-import { realClock } from '../watchdog/index.js';
-import type { HangEvent, PathKind, RunEvent } from '../types/index.js';
-import type { RunBus } from './bus.js';
+import { parseDurationMs, type Workload } from '../config/index.js';
+import { runAgent } from '../agent/index.js';
 import { shardAgents, type Shard } from './shard.js';
 import { longTimeout } from '../util/index.js';
+import { loadSchedule, scheduleLanes, type LoadSchedule } from './arrival.js';
+import { AgentEvents, abortableSleep, agentTarget, type PhaseRunContext } from './phase-context.js';
+import { runSchedule } from './staged.js';
+
+export type { PhaseRunContext } from './phase-context.js';
 
 export interface PhasePlan {
   /** `main`, or `c<agents>` for a sweep level. */
@@ -20,10 +21,17 @@ export interface PhasePlan {
   warmupMs: number;
   /** `sweep.phase_duration`: agents loop conversations and stop sending after it; null: one conversation each. */
   durationMs: number | null;
+  /** An open-loop or staged run: one continuous schedule, each stage a phase (`name` is the first's;
+   * `agents`: the connection lanes it needs, `arrival.max_active` or the largest stage's count). */
+  schedule?: LoadSchedule;
 }
 
-/** The phases a workload runs, in order. */
+/** The phases a workload runs, in order (a scheduled run: one plan, whose stages are the phases). */
 export function planPhases(workload: Workload): PhasePlan[] {
+  const schedule = loadSchedule(workload);
+  if (schedule !== null) {
+    return [{ name: schedule.stages[0]!.name, agents: scheduleLanes(workload, schedule), warmupMs: 0, durationMs: schedule.lengthMs, schedule }];
+  }
   const sweep = workload.sweep;
   if (sweep === null) return [{ name: 'main', agents: workload.agents.count, warmupMs: 0, durationMs: workload.duration === null ? null : parseDurationMs(workload.duration) }];
   const durationMs = sweep.phase_duration === null ? null : parseDurationMs(sweep.phase_duration);
@@ -42,39 +50,12 @@ export function plannedRequests(workload: Workload, shard: Shard | null = null):
   return phases.reduce((sum, p) => sum + shardAgents(p.agents, shard).length * workload.agents.rounds, 0);
 }
 
-/** What every phase of a run shares. */
-export interface PhaseRunContext {
-  workload: Workload;
-  bus: RunBus;
-  transport: Transport;
-  tracker: ConnectionTracker;
-  headers: Record<string, string>;
-  endpoint: string;
-  path: PathKind;
-  runStartMs: number;
-  /** Live ITL gaps go here (records keep only per-request stats). */
-  histograms: HistogramSet;
-  system: string;
-  tools: readonly ToolSpec[];
-  /** Aborted when the run stops: no phase starts after it, the running one ends. */
-  stop: AbortSignal;
-  /** Ends in-flight requests (default `stop`); a run may pass a later signal so they get a grace. */
-  abortInFlight?: AbortSignal;
-  /** Conversations each agent has started so far in the run, so a later phase's ids continue (`a0-c2`…). */
-  conversations: Map<number, number>;
-  /** This process's share of every phase's agents (`--shard i/N`); none: all of them. */
-  shard?: Shard | null;
-  /** Adds what the monitor knows to a hang event before anyone sees it. */
-  enrichHang?: (event: HangEvent) => HangEvent;
-}
-
 /** Runs one phase to its end: every agent done with its rounds, or `durationMs` up, or the run stopped.
  * Every phase starts fresh conversations. */
 export async function runPhase(ctx: PhaseRunContext, plan: PhasePlan): Promise<void> {
+  if (plan.schedule !== undefined) return runSchedule(ctx, plan.schedule);
   const { workload, bus } = ctx;
-  const w = workload.watchdog;
   const phaseStartMs = performance.now() - ctx.runStartMs;
-  const warmupEndMs = phaseStartMs + plan.warmupMs;
   bus.emit({
     kind: 'phase',
     t: new Date().toISOString(),
@@ -83,23 +64,7 @@ export async function runPhase(ctx: PhaseRunContext, plan: PhasePlan): Promise<v
     agents: plan.agents,
     ...(plan.warmupMs > 0 ? { warmup_ms: plan.warmupMs } : {}),
   });
-  // Per agent: the ITL histograms of its in-flight request's round (null in the warm-up, whose gaps stay
-  // out of the phase's figures), looked up once per request rather than once per gap.
-  const current = new Map<number, { round: LatencyHistogram; phase: LatencyHistogram } | null>();
-  const emit = (index: number, raw: RunEvent): void => {
-    // A hang record carries the latest gauges of every monitored target (when the monitor runs).
-    const event = raw.kind === 'hang' && ctx.enrichHang !== undefined ? ctx.enrichHang(raw) : raw;
-    if (event.kind === 'request_start') {
-      current.set(index, event.run_ms < warmupEndMs ? null : { round: ctx.histograms.get('itl', plan.name, event.round), phase: ctx.histograms.get('itl', plan.name, ALL_ROUNDS) });
-      if (event.round === 1) ctx.conversations.set(index, (ctx.conversations.get(index) ?? 0) + 1);
-    }
-    else if ((event.kind === 'request' || event.kind === 'hang') && event.record.run_ms < warmupEndMs) {
-      // A copy: the agent's record is never mutated.
-      bus.emit({ ...event, record: { ...event.record, warmup: true } });
-      return;
-    }
-    bus.emit(event);
-  };
+  const events = new AgentEvents(ctx, { phaseAt: () => plan.name, warmupEndMs: phaseStartMs + plan.warmupMs });
   // The phase's own stop: its duration, or the run's stop. In-flight requests end on the run's signal only,
   // so the end of a phase lets them finish.
   const phaseStop = new AbortController();
@@ -114,27 +79,7 @@ export async function runPhase(ctx: PhaseRunContext, plan: PhasePlan): Promise<v
   const stagger = plan.agents > 1 ? workload.agents.start_stagger_ms / (plan.agents - 1) : 0;
   // Agent indices are global (a shard runs i, i+N…); lanes are this process's own, 0 to its agent count.
   for (const [laneIndex, i] of shardAgents(plan.agents, ctx.shard).entries()) {
-    const target: RoundTarget = {
-      lane: ctx.transport.lane(laneIndex),
-      tracker: ctx.tracker,
-      clock: realClock,
-      deadlines: { connectMs: w.connect_ms, headersMs: w.headers_ms, firstTokenMs: w.first_token_ms, stallMs: w.stall_ms, totalMs: w.total_ms },
-      path: ctx.path,
-      endpoint: ctx.endpoint,
-      headers: ctx.headers,
-      runStartMs: ctx.runStartMs,
-      // A connect-level failure on a proxied path is the proxy's (`proxy_unreachable`): the CONNECT proxy, or
-      // the TLS proxy the requests are sent to.
-      proxyUrl: ctx.transport.options.connectProxy ?? (ctx.path === 'proxy' ? ctx.transport.options.url : null),
-      onGap: (gap) => {
-        const now = current.get(i);
-        if (now === undefined) ctx.histograms.recordMs('itl', plan.name, 0, gap);
-        else if (now !== null) {
-          now.round.recordMs(gap);
-          now.phase.recordMs(gap);
-        }
-      },
-    };
+    const target = agentTarget(ctx, laneIndex, (gap) => events.onGap(i, gap));
     const delay = stagger * i;
     agents.push(
       (async () => {
@@ -148,7 +93,7 @@ export async function runPhase(ctx: PhaseRunContext, plan: PhasePlan): Promise<v
           tools: ctx.tools,
           phase: plan.name,
           conversationOrdinal: (ctx.conversations.get(i) ?? 0) + 1,
-          emit: (e) => emit(i, e),
+          emit: (e) => events.emit(i, e),
           stop: phaseStop.signal,
           abortInFlight: ctx.abortInFlight ?? ctx.stop,
           loop: plan.durationMs !== null,
@@ -162,17 +107,4 @@ export async function runPhase(ctx: PhaseRunContext, plan: PhasePlan): Promise<v
     timer?.clear();
     ctx.stop.removeEventListener('abort', endPhase);
   }
-}
-
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

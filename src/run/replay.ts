@@ -10,6 +10,7 @@ import { readTrace, type TraceRequest } from '../trace/index.js';
 import { realClock } from '../watchdog/index.js';
 import { UsageError } from '../errors.js';
 import type { PhaseRunContext, PhasePlan } from './phase.js';
+import { abortableSleep } from './phase-context.js';
 
 export interface ReplayConversationPlan {
   id: string;
@@ -230,17 +231,4 @@ export async function runReplayPhase(ctx: PhaseRunContext, phase: PhasePlan, pla
     if (timer !== null) clearTimeout(timer);
     ctx.stop.removeEventListener('abort', endPhase);
   }
-}
-
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

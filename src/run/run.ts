@@ -193,7 +193,7 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
   sinks.attach(bus);
   let sinksOpen = true;
   started.add('the results files', () => (sinksOpen ? sinks.close({ drainTimeoutMs: DRAIN_AFTER_SIGNAL_MS, settleMs: 0 }) : undefined));
-  const summary = new SummaryBuilder({ itlFromRecords: false, windowS: workload.window_s, plannedS: plannedLengthS(workload), thresholds: workload.thresholds, pinAfterS: workload.monitor.pin_after_s, plannedRequests: replay === null ? plannedRequests(workload, options.shard ?? null) : replay.settings.loop || workload.duration !== null ? null : replay.requests });
+  const summary = new SummaryBuilder({ itlFromRecords: false, windowS: workload.window_s, plannedS: plannedLengthS(workload), thresholds: workload.thresholds, pinAfterS: workload.monitor.pin_after_s, plannedRequests: replay === null ? plannedRequests(workload, options.shard ?? null) : replay.settings.loop || workload.duration !== null ? null : replay.requests, thinkTimeMs: workload.agents.think_time_ms });
   const latestGauges = new LatestGauges();
   bus.on('scrape', (e) => {
     summary.addScrape(e);
@@ -207,6 +207,10 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
   if (comparison !== null) bus.on('request', (e) => comparison.add(e.record));
   bus.on('client_sample', (e) => summary.addClientSample(e));
   bus.on('canary', (e) => summary.addCanary(e));
+  bus.on('phase', (e) => summary.addLoad(e));
+  bus.on('conversation_start', (e) => summary.addLoad(e));
+  bus.on('conversation_end', (e) => summary.addLoad(e));
+  bus.on('arrivals_end', (e) => summary.addLoad(e));
   let inFlight = 0;
   bus.on('request_start', () => {
     inFlight += 1;

@@ -11,6 +11,7 @@ import type { HangEvent, PathKind, RunEvent } from '../types/index.js';
 import type { RunBus } from './bus.js';
 import type { Shard } from './shard.js';
 import { spawnModuleWorker } from '../util/index.js';
+import { laneCount } from './phase.js';
 
 export interface WorkerInit {
   workload: Workload;
@@ -37,7 +38,8 @@ const AGENTS_PER_WORKER = 256;
 /** How many worker threads a workload asks for (1: agents run on the main thread). */
 export function workerCount(workload: Workload): number {
   const asked = workload.agents.workers;
-  const agents = Math.max(workload.agents.count, ...(workload.sweep?.agents ?? []));
+  // Agents, or conversations at once (`agents.arrival.max_active`), of the largest phase.
+  const agents = laneCount(workload);
   if (asked === 'auto') return Math.max(1, Math.min(availableParallelism() - 1, Math.ceil(agents / AGENTS_PER_WORKER)));
   return Math.max(1, Math.min(asked, agents));
 }

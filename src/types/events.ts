@@ -48,6 +48,68 @@ export interface PhaseEvent {
   agents?: number;
   /** Warm-up of this phase: requests sent before `run_ms + warmup_ms` carry `warmup: true`. */
   warmup_ms?: number;
+  /** A stage of `agents.stages` (or the one phase of `agents.arrival`): its level, conversations started per
+   * second (`arrival`) or agents (`agents`), at its start and at its end (equal under `ramp: step`), and its
+   * length. Requests sent while it runs carry its name as their phase. */
+  load?: PhaseLoad;
+}
+
+/** The level of a stage (`PhaseEvent.load`, summary.json `phases[].load`). */
+export interface PhaseLoad {
+  kind: 'arrival' | 'agents';
+  from: number;
+  to: number;
+  ramp: 'step' | 'linear';
+  length_ms: number;
+}
+
+/** A conversation of an open-loop run (`agents.arrival`) started. Written to events.jsonl. */
+export interface ConversationStartEvent {
+  kind: 'conversation_start';
+  t: string;
+  /** When it started (it sends its first request then), ms since the run started. */
+  run_ms: number;
+  /** When it was due; `start_lag_ms` is `run_ms − scheduled_ms`. */
+  scheduled_ms: number;
+  start_lag_ms: number;
+  /** It found `agents.arrival.max_active` conversations running and waited for a slot. */
+  delayed: boolean;
+  /** The stage (phase) it was scheduled in. */
+  phase: string;
+  agent: number;
+  conversation: string;
+}
+
+/** A conversation of an open-loop run ended (its last round, the context cap, or the run's end). Written to
+ * events.jsonl: with its start, it gives the conversations active at any moment. */
+export interface ConversationEndEvent {
+  kind: 'conversation_end';
+  t: string;
+  run_ms: number;
+  agent: number;
+  conversation: string;
+  /** Requests it sent (resends included). */
+  requests: number;
+}
+
+/** Arrivals of one stage as one process (or worker thread) saw them. */
+export interface ArrivalCounts {
+  /** Came due. */
+  scheduled: number;
+  started: number;
+  /** Found every slot taken and waited. */
+  delayed: number;
+  /** Still waiting for a slot when the arrivals ended: never started. */
+  not_started: number;
+}
+
+/** The arrivals of an open-loop run are over (its last stage ended, or the run stopped): per stage, how many
+ * came due, started, were delayed, and never started. One per process (or worker thread). Written to events.jsonl. */
+export interface ArrivalsEndEvent {
+  kind: 'arrivals_end';
+  t: string;
+  run_ms: number;
+  phases: Record<string, ArrivalCounts>;
 }
 
 /** A request hung: everything needed to diagnose it. Written to events.jsonl beside its request record. */
@@ -139,7 +201,10 @@ export type RunEvent =
   | BurstEvent
   | ProbeEvent
   | CanaryEvent
-  | HopFaultEvent;
+  | HopFaultEvent
+  | ConversationStartEvent
+  | ConversationEndEvent
+  | ArrivalsEndEvent;
 
 export type RunEventKind = RunEvent['kind'];
 export type RunEventOf<K extends RunEventKind> = Extract<RunEvent, { kind: K }>;
@@ -161,4 +226,7 @@ export const EVENT_FILES: { readonly [K in RunEventKind]: EventFile } = {
   probe: 'events',
   canary: 'events',
   hop_fault: 'events',
+  conversation_start: 'events',
+  conversation_end: 'events',
+  arrivals_end: 'events',
 };

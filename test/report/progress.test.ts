@@ -246,3 +246,32 @@ test('colour only on a terminal with NO_COLOR unset or empty; the text is the sa
   assert.doesNotMatch(plain.stream.text, sgr);
   assert.equal(stripVTControlCharacters(colored.stream.text), stripVTControlCharacters(plain.stream.text));
 });
+
+/** A conversation of an open-loop run starting (or ending) at `runMs`. */
+function convStart(n: number, runMs: number, lagMs: number, delayed = false): RunEvent {
+  return { kind: 'conversation_start', t: '2026-01-01T00:00:00.000Z', run_ms: runMs, scheduled_ms: runMs - lagMs, start_lag_ms: lagMs, delayed, phase: 's2-r4', agent: n, conversation: `a${n}-c1` };
+}
+const convEnd = (n: number, runMs: number): RunEvent => ({ kind: 'conversation_end', t: '2026-01-01T00:00:00.000Z', run_ms: runMs, agent: n, conversation: `a${n}-c1`, requests: 3 });
+
+test('an open-loop run: the line shows conversations started per second, active ones and their start lag; the first delayed one is announced', () => {
+  const h = harness({ phases: 2, lengthMs: 20_000 });
+  h.emit(runStart, { kind: 'phase', t: '', run_ms: 0, name: 's1-r2', load: { kind: 'arrival', from: 2, to: 2, ramp: 'step', length_ms: 10_000 } });
+  h.tick();
+  assert.doesNotMatch(h.lines().at(-1)!, /active/, 'nothing about arrivals before the first one');
+  assert.match(h.lines().at(-1)!, /0:20 left · phase s1-r2/, 'time left counts the whole schedule');
+  h.emit(convStart(0, 100, 1), convStart(1, 600, 3), convStart(2, 900, 40), convEnd(0, 950));
+  h.advance(2000);
+  h.tick();
+  assert.match(h.lines().at(-1)!, /\[0:02\] 0:18 left · phase s1-r2 · .* · 1\.5 conv\/s · 2 active · lag p99 40 ms/);
+  assert.doesNotMatch(h.lines().at(-1)!, /delayed/);
+  h.emit(convStart(3, 2100, 250, true), convStart(4, 2200, 300, true));
+  const notices = h.lines().filter((l) => l.includes('ARRIVALS'));
+  assert.equal(notices.length, 1, 'announced once');
+  assert.match(notices[0]!, /ARRIVALS max_active reached: a3-c1 \(s2-r4\) waited 250 ms for a slot with 3 conversations running/);
+  h.advance(1000);
+  h.tick();
+  assert.match(h.lines().at(-1)!, /2\.0 conv\/s · 4 active · lag p99 300 ms · 2 delayed/);
+  h.advance(1000);
+  h.tick();
+  assert.match(h.lines().at(-1)!, /0\.0 conv\/s · 4 active · lag – · 2 delayed/, 'no start in the last interval: no lag to show');
+});
