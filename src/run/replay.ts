@@ -7,10 +7,9 @@ import type { ReplaySettings } from '../config/index.js';
 import { runReplayAgent, type ReplayRound, type RoundTarget } from '../agent/index.js';
 import { ALL_ROUNDS } from '../metrics/index.js';
 import { readTrace, type TraceRequest } from '../trace/index.js';
-import { realClock } from '../watchdog/index.js';
 import { UsageError } from '../errors.js';
 import type { PhaseRunContext, PhasePlan } from './phase.js';
-import { abortableSleep } from './phase-context.js';
+import { abortableSleep, agentTarget } from './phase-context.js';
 
 export interface ReplayConversationPlan {
   id: string;
@@ -163,21 +162,11 @@ export async function runReplayPhase(ctx: PhaseRunContext, phase: PhasePlan, pla
         if (delayMs > 0) await abortableSleep(delayMs, phaseStop.signal);
         if (phaseStop.signal.aborted) return 0;
         conversationsSoFar(index);
-        const target: RoundTarget = {
-          lane: ctx.transport.lane(index),
-          tracker: ctx.tracker,
-          clock: realClock,
-          deadlines: { connectMs: w.connect_ms, headersMs: w.headers_ms, firstTokenMs: w.first_token_ms, stallMs: w.stall_ms, totalMs: w.total_ms },
-          path: ctx.path,
-          endpoint: ctx.endpoint,
-          headers: ctx.headers,
-          runStartMs: ctx.runStartMs,
-          onGap: (gap) => {
-            const round = current.get(index) ?? 0;
-            ctx.histograms.get('itl', phase.name, round).recordMs(gap);
-            ctx.histograms.get('itl', phase.name, ALL_ROUNDS).recordMs(gap);
-          },
-        };
+        const target: RoundTarget = agentTarget(ctx, index, (gap) => {
+          const round = current.get(index) ?? 0;
+          ctx.histograms.get('itl', phase.name, round).recordMs(gap);
+          ctx.histograms.get('itl', phase.name, ALL_ROUNDS).recordMs(gap);
+        });
         // Lanes 0…connections-1 are the recorded connections; a round the trace has no connection for gets
         // a lane of its conversation's own, after them.
         const asRecorded = plan.settings.connection === 'as-recorded';
