@@ -195,10 +195,12 @@ export function handlePrefillChat(state: ServerState, request: ChatRequest, prep
   });
   res.on('close', () => {
     if (acct.ended) return;
+    // A stuck transfer keeps its room and its place in the inflight queue after the client has gone: the request
+    // is not over for the server until its transfer fails.
+    if (ticket.stuck()) return;
     ticket.cancel();
     acct.end('aborted');
-    // A stuck transfer keeps its room (and its place in the inflight queue) after the client has gone.
-    if (fault !== 'inflight_pin' && !scheduler.isWedged) leave();
+    leave();
   });
 }
 

@@ -33,6 +33,11 @@ export interface PrefillHooks {
   holdTransfers?(): boolean;
 }
 
+export interface PrefillTicket extends JobTicket {
+  /** Its transfer is stuck (pinned or wedged): a client leaving does not end it. */
+  stuck(): boolean;
+}
+
 export interface PrefillGauges {
   readonly bootstrap: number;
   readonly waiting: number;
@@ -76,17 +81,18 @@ export class PrefillScheduler {
     });
   }
 
-  submit(job: PrefillJob): JobTicket {
+  submit(job: PrefillJob): PrefillTicket {
     const task: Task = { job, promptTokens: job.promptTokens, stage: 'bootstrap', timer: null, stuck: false, admit: () => job.admit() };
+    const ticket: PrefillTicket = { cancel: () => this.cancel(task), stuck: () => task.stuck && task.stage === 'inflight' };
     if (this.closed) {
       task.stage = 'cancelled';
-      return { cancel: () => {} };
+      return ticket;
     }
     const room = job.room;
     if (room === null) {
       task.stage = 'waiting';
       this.stage.push(task);
-      return { cancel: () => this.cancel(task) };
+      return ticket;
     }
     this.bootstrap.add(task);
     // The decode side gave up (its own timeout, a client gone): a transfer stuck in our engine does not hear it.
@@ -104,7 +110,7 @@ export class PrefillScheduler {
       task.timer = setTimeout(() => this.bootstrapTimeout(task), this.settings.prefill.bootstrap_timeout_s * 1000);
       task.timer.unref();
     }
-    return { cancel: () => this.cancel(task) };
+    return ticket;
   }
 
   /** The wedge: every transfer stalls from now on, those in flight included. */
@@ -232,9 +238,8 @@ export class PrefillScheduler {
         this.stage.remove(task);
         break;
       case 'inflight':
-        // A stuck transfer outlives its client (the incident's pinned gauge); a health request does not.
-        if (task.stuck && task.job.room !== null) return;
-        if (task.stuck) {
+        // A stuck transfer outlives its client (the incident's pinned gauge): only a health request leaves.
+        if (task.stuck && task.job.room === null) {
           this.clearTimer(task);
           this.inflight.delete(task);
           break;

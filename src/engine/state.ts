@@ -1,7 +1,7 @@
 // Everything one embedded SGLang server shares across its requests: its role (unified, prefill, decode), its
 // scheduler, prefix cache, counters and histograms, its log, and the two views of them: stats() for tests and
 // callers, metricFamilies() for /metrics with the labels SGLang writes (`engine_type`, `model_name`,
-// `pp_rank`, `tp_rank` on scheduler series; `engine_type`, `model_name` on tokenizer series).
+// `moe_ep_rank`, `pp_rank`, `tp_rank` on scheduler series; `engine_type`, `model_name` on tokenizer series).
 import { performance } from 'node:perf_hooks';
 import type { EngineSettings } from '../config/index.js';
 import { DecodeScheduler } from './decode-scheduler.js';
@@ -103,7 +103,8 @@ export class ServerState {
     readonly log: ServerLog,
     readonly kv: KvFabric | null,
   ) {
-    this.schedulerLabels = { engine_type: role, model_name: modelName, pp_rank: '0', tp_rank: '0' };
+    // Newest SGLang builds add moe_ep_rank; dp_rank appears only with data parallelism (dp > 1), which this server has not.
+    this.schedulerLabels = { engine_type: role, model_name: modelName, moe_ep_rank: '0', pp_rank: '0', tp_rank: '0' };
     this.tokenizerLabels = { engine_type: role, model_name: modelName };
     if (role === 'unified') {
       const s = new Scheduler(settings);

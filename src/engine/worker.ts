@@ -3,6 +3,7 @@
 // flat error body for 400s, uvicorn's 5 s idle keep-alive with no `Keep-Alive` header, and uvicorn's access lines
 // in the server's log. The role (unified, prefill, decode) decides what a chat request does.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { handleDecodeChat, handlePrefillChat, handleUnifiedChat, prepareChat, type PdFault } from './chat.js';
@@ -174,9 +175,33 @@ export function createWorkerServer(state: ServerState, faults: FaultInjector | n
   };
 }
 
-/** uvicorn's idle keep-alive on a node:http server. */
+/** Node's own idle close, kept only as a backstop well past ours (Node 20 waits a second longer than it is told). */
+const NODE_BACKSTOP_MS = 5_000;
+
+/**
+ * uvicorn's idle keep-alive on a node:http server: a connection idle `keepAliveS` after its last response is
+ * closed, exactly then (Node's own timer closes a second late and would advertise itself in a header).
+ */
 export function applyKeepAlive(server: Server, keepAliveS: number): void {
-  server.keepAliveTimeout = keepAliveS * 1000;
+  const idleMs = keepAliveS * 1000;
+  server.keepAliveTimeout = idleMs + NODE_BACKSTOP_MS;
   // Must exceed keepAliveTimeout, or Node may cut an idle kept-alive socket as a slow request.
-  server.headersTimeout = Math.max(60_000, keepAliveS * 1000 + 1000);
+  server.headersTimeout = Math.max(60_000, server.keepAliveTimeout + 1000);
+  const idle = new WeakMap<Socket, NodeJS.Timeout>();
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket;
+    const pending = idle.get(socket);
+    if (pending !== undefined) clearTimeout(pending);
+    idle.delete(socket);
+    res.once('finish', () => {
+      if (socket.destroyed) return;
+      const timer = setTimeout(() => {
+        idle.delete(socket);
+        socket.destroy();
+      }, idleMs);
+      timer.unref();
+      idle.set(socket, timer);
+      socket.once('close', () => clearTimeout(timer));
+    });
+  });
 }
