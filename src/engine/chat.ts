@@ -23,7 +23,8 @@ export interface PreparedChat {
 }
 
 /**
- * Tokenizes the prompt (its prefix chain), checks it against the context, and plans every choice's answer.
+ * Tokenizes the prompt (its prefix chain), checks it against the context, and plans every choice's answer (a
+ * prefill server plans none: decode generates the answer).
  * @throws BadRequest when the prompt or `max_tokens` do not fit the context (SGLang's 400)
  */
 export function prepareChat(state: ServerState, request: ChatRequest, requestId: string): PreparedChat {
@@ -32,7 +33,7 @@ export function prepareChat(state: ServerState, request: ChatRequest, requestId:
   if (head === undefined) throw new Error('a prefix chain always starts with the tools link');
   checkContext(head.tokens, request.maxTokens, state.settings.context_length);
   const reasoning = reasoningFor(state.settings, state.modelName, request);
-  const plans = Array.from({ length: request.n }, (_, choice) => planAnswer(request, state.settings, head.hash, { reasoning, choice }));
+  const plans = state.role === 'prefill' ? [] : Array.from({ length: request.n }, (_, choice) => planAnswer(request, state.settings, head.hash, { reasoning, choice }));
   return { chain, promptTokens: head.tokens, plans, env: { id: requestId, created: Math.floor(Date.now() / 1000), model: request.model ?? state.modelName } };
 }
 

@@ -98,6 +98,11 @@ export class FaultInjector {
     this.#firedAt = this.#faults.map(() => 0);
   }
 
+  /** Whether any fault picks chat requests (else a request needs no reading to pass). */
+  get selectsRequests(): boolean {
+    return this.#faults.length > 0;
+  }
+
   /** Times each kind fired so far. */
   fired(): Readonly<Partial<Record<EngineFaultKind, number>>> {
     return { ...this.#firedByKind };

@@ -238,14 +238,16 @@ function common(s: ServerStats): Omit<EngineStats, 'queued' | 'prefilling' | 'tr
 }
 
 
+export { startEngineThread, type EngineThreadHandle } from './thread.js';
+
 /** One line saying what runs where (a run's start notice). */
-export function engineStartLine(engine: EngineHandle): string {
+export function engineStartLine(engine: Pick<EngineHandle, 'topology' | 'url' | 'servers'>): string {
   if (engine.topology === 'single') return `embedded engine on ${engine.url}${logsNote(engine)}`;
   const [router, prefill, decode] = engine.servers;
   return `embedded PD deployment: router ${router?.url} (metrics ${router?.metricsUrl}) → prefill ${prefill?.url} → decode ${decode?.url}${logsNote(engine)}`;
 }
 
-function logsNote(engine: EngineHandle): string {
+function logsNote(engine: Pick<EngineHandle, 'servers'>): string {
   const file = engine.servers[0]?.logFile ?? null;
   return file === null ? '' : `; logs in ${dirname(file)}`;
 }

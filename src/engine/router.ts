@@ -44,6 +44,31 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+const NO_SUBJECT: FaultSubject = { stream: false, messages: [] };
+
+/** What a fault needs to select a request (read only when some fault selects requests: a big body parses slowly). */
+function subjectOf(raw: string): FaultSubject {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    return NO_SUBJECT;
+  }
+  if (!isObject(json)) return NO_SUBJECT;
+  const messages = Array.isArray(json['messages']) ? (json['messages'] as unknown[]) : [];
+  return { stream: json['stream'] === true, messages: messages.map((m) => ({ role: isObject(m) ? String(m['role']) : '' })) };
+}
+
+/** The body with the bootstrap fields added, written into the text (no parse and re-serialise of a long
+ * conversation); null when the body is not a JSON object. */
+function withBootstrap(raw: string, fields: string): string | null {
+  const start = raw.indexOf('{');
+  const end = raw.lastIndexOf('}');
+  if (start < 0 || end < start || raw.slice(0, start).trim() !== '' || raw.slice(end + 1).trim() !== '') return null;
+  const inner = raw.slice(start + 1, end);
+  return inner.trim() === '' ? `{${fields}}` : `{${inner},${fields}}`;
+}
+
 function text(res: ServerResponse | ChatResponse, status: number, body: string): void {
   res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' });
   res.end(body);
@@ -144,16 +169,7 @@ export function createRouterServer(opts: RouterOptions): RouterServer {
     });
     if (raw === null || res.destroyed) return;
 
-    let json: Record<string, unknown> | null = null;
-    try {
-      const value: unknown = JSON.parse(raw);
-      if (isObject(value)) json = value;
-    } catch {
-      // Not JSON: the decode server answers it (SGLang's 400), see below.
-    }
-    const messages = Array.isArray(json?.['messages']) ? (json['messages'] as unknown[]) : [];
-    const subject: FaultSubject = { stream: json?.['stream'] === true, messages: messages.map((m) => ({ role: isObject(m) ? String(m['role']) : '' })) };
-    const decision = faults.respond(req, res, subject, `router-${randomInt(MAX_ROOM)}`);
+    const decision = faults.respond(req, res, faults.selectsRequests ? subjectOf(raw) : NO_SUBJECT, `router-${randomInt(MAX_ROOM)}`);
     const out = decision.out;
     if (out === null) return;
 
@@ -168,26 +184,26 @@ export function createRouterServer(opts: RouterOptions): RouterServer {
       return;
     }
     log.router('INFO', TARGET, `PD routing decision route=${CHAT_ROUTE} prefill_url=${prefill.url} decode_url=${decode.url}`);
-    await dispatch(req, res, out, json, raw, decision.pd, prefill, decode, startedMs);
+    await dispatch(req, res, out, raw, decision.pd, prefill, decode, startedMs);
   }
 
   async function dispatch(
     req: IncomingMessage,
     res: ServerResponse,
     out: ChatResponse,
-    json: Record<string, unknown> | null,
     raw: string,
     pd: unknown,
     prefill: WorkerHealth,
     decode: WorkerHealth,
     startedMs: number,
   ): Promise<void> {
-    // A body the router cannot read goes to the decode server alone, whose 400 the client then sees.
-    const body = json === null ? raw : JSON.stringify({ ...json, bootstrap_host: opts.bootstrapHost, bootstrap_port: opts.bootstrapPort, bootstrap_room: randomInt(MAX_ROOM) });
+    // A body that is not a JSON object goes to the decode server alone, whose 400 the client then sees.
+    const injected = withBootstrap(raw, `"bootstrap_host":${JSON.stringify(opts.bootstrapHost)},"bootstrap_port":${opts.bootstrapPort},"bootstrap_room":${randomInt(MAX_ROOM)}`);
+    const body = injected ?? raw;
     const headers = forwardHeaders(req.headers, body);
     if (pd !== null) headers[FAULT_HEADER] = JSON.stringify(pd);
     const toDecode = send(agent, decode.url, CHAT_ROUTE, 'POST', headers, body);
-    const toPrefill = json === null ? null : send(agent, prefill.url, CHAT_ROUTE, 'POST', headers, body);
+    const toPrefill = injected === null ? null : send(agent, prefill.url, CHAT_ROUTE, 'POST', headers, body);
     const running = [decode.url, ...(toPrefill === null ? [] : [prefill.url])];
     for (const w of running) metrics.add('sgl_router_running_requests', { worker: w }, 1);
     let finished = false;

@@ -199,9 +199,9 @@ export function applyKeepAlive(server: Server, keepAliveS: number): void {
         idle.delete(socket);
         socket.destroy();
       }, idleMs);
+      // A socket closed meanwhile makes this a no-op; the timer holds it for keep_alive_s at most.
       timer.unref();
       idle.set(socket, timer);
-      socket.once('close', () => clearTimeout(timer));
     });
   });
 }

@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { setMaxListeners } from 'node:events';
 import type { Workload } from '../config/index.js';
 import { redactWorkload, workloadSecrets } from '../config/index.js';
-import { startEngine, engineStartLine, type EngineHandle } from '../engine/index.js';
+import { startEngineThread, engineStartLine, type EngineThreadHandle } from '../engine/index.js';
 import { Transport, ConnectionTracker } from '../transport/index.js';
 import { resolveTools, systemPrompt } from '../agent/index.js';
 import { SummaryBuilder, plannedLengthS, ReplayComparison, type Summary } from '../analysis/index.js';
@@ -143,9 +143,10 @@ interface RunSetup {
 async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResult> {
   const { workload } = options;
   const { log, scrubber, headers, dir, startedAt, runStartMs, started, replay } = setup;
-  let engine: EngineHandle | null = null;
+  let engine: EngineThreadHandle | null = null;
   if (workload.target.url === null) {
-    const embedded = await startEngine({ settings: workload.engine, modelName: workload.target.model, logDir: join(dir, 'engine') });
+    // On a thread of its own: the deployment's work never lands on the client's event loop.
+    const embedded = await startEngineThread({ settings: workload.engine, modelName: workload.target.model, logDir: join(dir, 'engine') });
     engine = embedded;
     started.add('the embedded engine', () => embedded.close());
     log(engineStartLine(embedded));
