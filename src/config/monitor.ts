@@ -21,10 +21,12 @@ export const DEFAULT_MONITOR_GAUGES: readonly string[] = [
   'num_prefill_infight_queue_reqs',
   'num_decode_prealloc_queue_reqs',
   'num_decode_transfer_queue_reqs',
+  // The PD router (sgl-router): requests in flight per worker.
+  'sgl_router_running_requests',
 ];
 
 /** Counters that prove flow, and the failure counters some versions expose. */
-export const DEFAULT_MONITOR_COUNTERS: readonly string[] = ['num_requests_total', 'generation_tokens_total', 'prompt_tokens_total', 'num_bootstrap_failed_reqs_total', 'num_transfer_failed_reqs_total'];
+export const DEFAULT_MONITOR_COUNTERS: readonly string[] = ['num_requests_total', 'generation_tokens_total', 'prompt_tokens_total', 'num_bootstrap_failed_reqs_total', 'num_transfer_failed_reqs_total', 'sgl_router_requests_total', 'sgl_router_request_errors_total'];
 
 const metricName = () => z.string().regex(/^[A-Za-z_:][A-Za-z0-9_:]*$/, 'must be a Prometheus metric name (letters, digits, _ and :)');
 
@@ -62,7 +64,8 @@ const burstSchema = z.strictObject({
 export const monitorSchema = z.strictObject({
   /** Scrape gauges, run probes, judge gauges. Off: none of it. @default true */
   enabled: z.boolean().default(true),
-  /** Servers to scrape. Empty with the embedded engine: the engine itself (`engine`). @default [] */
+  /** Servers to scrape. Empty with the embedded deployment: its `router`, `prefill` and `decode` (or `engine` with
+   * `engine.topology: single`). @default [] */
   targets: z.array(targetSchema).default([]),
   /** Time between two scrapes of a target (scrapes of one target never overlap). @default 1000 */
   interval_ms: int().min(50).max(3_600_000).default(1000),

@@ -22,7 +22,8 @@ const BASE: Json = {
   agents: { count: 2, rounds: 3, think_time_ms: 0 },
   conversation: { system_prompt_tokens: 40, first_user_tokens: 20, user_turn_tokens: 10, tool_result_tokens: 20, tool_result_growth_tokens: 5, max_tokens: 24 },
   watchdog: { connect_ms: 2000, headers_ms: 1500, first_token_ms: 1500, stall_ms: 800, total_ms: 3000 },
-  engine: { decode_step_ms: 2, decode_step_ms_per_running: 0, prefill_ms_per_1k_tokens: 1, kv_transfer_ms: 0, output_tokens_min: 10, output_tokens_max: 14 },
+  // No reasoning: a 24-token max_tokens would cut tool calls short after it (these tests are about the wire).
+  engine: { decode_step_ms: 2, decode_step_ms_per_running: 0, prefill_ms_per_1k_tokens: 1, kv_transfer_ms: 0, output_tokens_min: 10, output_tokens_max: 14, reasoning: 'off' },
 };
 
 function merge(base: Json, over: Json): Json {
