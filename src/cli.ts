@@ -71,7 +71,7 @@ function program(): Command {
     .option('--prefill-port <port>', 'pd: the prefill server\'s port (default: any free one)')
     .option('--decode-port <port>', 'pd: the decode server\'s port (default: any free one)')
     .option('--router-metrics-port <port>', 'pd: the router\'s Prometheus port (default 29000; any free one with --port 0)')
-    .option('--log-dir <dir>', 'folder of the servers\' log files (default: a fresh folder under the temp dir)')
+    .option('--log-dir <dir>', 'folder of the servers\' log files (default: a fresh folder under the temp dir, removed on exit)')
     .option('--settings <file>', 'YAML file with engine settings (the workload\'s engine: section)')
     .option('--faults <file>', 'YAML list of engine faults to inject (docs/engine.md, "Faults")')
     .action(async (opts: { host: string; port: string; topology?: string; prefillPort?: string; decodePort?: string; routerMetricsPort?: string; logDir?: string; settings?: string; faults?: string }) => {

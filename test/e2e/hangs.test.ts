@@ -246,9 +246,10 @@ test('on_hang wait: a request that moves again after the deadline and completes 
 
 test('on_hang wait: a run stopped while a hung request waits ends after the stop grace, before total_ms, with outcome stopped', async (t) => {
   const stop = new AbortController();
-  const timer = setTimeout(() => stop.abort(), 800);
+  // 1.2 s: past the embedded deployment's start on its thread (a few hundred ms the first time in a process).
+  const timer = setTimeout(() => stop.abort(), 1200);
   t.after(() => clearTimeout(timer));
-  // The stop at 0.8 s gives in-flight requests the 2 s grace, then ends them: well before total_ms (10 s).
+  // The stop at 1.2 s gives in-flight requests the 2 s grace, then ends them: well before total_ms (10 s).
   const { records, result, wallMs } = await run(t, { agents: { count: 1, rounds: 1 }, watchdog: { on_hang: 'wait', total_ms: 10_000 }, engine: { faults: [{ kind: 'hang' }] } }, stop.signal);
   assert.equal(result.status, 'interrupted');
   assert.equal(records[0]?.status, 'hang');

@@ -36,7 +36,8 @@ test('a run scrapes the embedded deployment\'s router, prefill and decode every 
     const gaps = mine.slice(1).map((s, i) => s.run_ms - mine[i]!.run_ms);
     t.diagnostic(`${target}: ${mine.length} scrapes, gaps ${gaps.join(' ')} ms`);
     assert.ok(median(gaps) >= 170 && median(gaps) <= 260, `${target} median gap ${median(gaps)} ms`);
-    assert.ok(gaps.every((g) => g >= 100 && g <= 700), `every gap near 200 ms: ${gaps.join(' ')}`);
+    // Ticks are drift-free: a late scrape shortens the next gap (three targets make late ones likelier).
+    assert.ok(gaps.every((g) => g >= 50 && g <= 700), `every gap near 200 ms: ${gaps.join(' ')}`);
   }
   const names = (target: string): Set<string> => new Set(scrapes.filter((s) => s.target === target).flatMap((s) => s.samples.map((x) => x.name)));
   for (const n of ['sglang:num_running_reqs', 'sglang:num_queue_reqs', 'sglang:num_prefill_bootstrap_queue_reqs', 'sglang:num_prefill_inflight_queue_reqs', 'sglang:generation_tokens_total', 'sglang:num_requests_total']) assert.ok(names('prefill').has(n), `prefill ${n}`);
