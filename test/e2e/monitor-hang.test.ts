@@ -17,10 +17,11 @@ function median(xs: number[]): number {
 
 test('a hang starts burst sampling at 100 ms, its record carries the gauges, and probes run at start, hang and end', async (t) => {
   const out = join(tempDir(t), 'run');
-  // A slow prefill (about 2.4 s for the 1200-token system prompt) against a 400 ms first-token deadline: round 1 hangs.
+  // A slow prefill (about 2.4 s for the 1200-token system prompt) against a 400 ms first-token deadline: every round
+  // hangs; three rounds keep the run going through the burst (three targets scraped at 100 ms).
   const workload = parseWorkload(
     `
-agents: {count: 1, rounds: 2, think_time_ms: 0}
+agents: {count: 1, rounds: 3, think_time_ms: 0}
 watchdog: {first_token_ms: 400}
 engine: {prefill_ms_per_1k_tokens: 2000}
 monitor:
@@ -33,7 +34,7 @@ monitor:
     'hang.yaml',
   );
   const result = await executeRun({ workload, out });
-  assert.equal(result.summary.totals.hangs, 2);
+  assert.equal(result.summary.totals.hangs, 3);
   const scrapes = readJsonl<ScrapeEvent>(join(out, 'gauges.jsonl'));
   const events = readJsonl<RunEvent>(join(out, 'events.jsonl'));
   const hangs = events.filter((e): e is HangEvent => e.kind === 'hang');
