@@ -3,16 +3,13 @@
 // and the decode server streams the answer. Each request ends exactly once: completed, aborted or failed.
 import { performance } from 'node:perf_hooks';
 import { planAnswer, reasoningFor, toChatMessage, type AnswerPlan } from './answer.js';
-import type { ChatResponse } from './faults.js';
+import type { ChatResponse, PdFault } from './faults.js';
 import { ChatOutput } from './output.js';
 import { extendChain, prefixChain, type PrefixLink } from './prefix-cache.js';
 import { checkContext, type ChatRequest } from './protocol.js';
 import type { ServerState } from './state.js';
 import { errorBody, usage, type Envelope } from './wire.js';
 import type { KvRoom } from './kv.js';
-
-/** A fault the router picked for this request, acted on by the PD servers. */
-export type PdFault = 'inflight_pin' | 'kv_wedge' | 'bootstrap_stall' | { readonly kind: 'decode_stall'; readonly durationS: number | null };
 
 /** What every server works out from a request before scheduling it. */
 export interface PreparedChat {

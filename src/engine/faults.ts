@@ -7,7 +7,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { EngineFault, EngineFaultKind } from '../config/index.js';
-import type { PdFault } from './chat.js';
 import { hashHex, Rng } from './rng.js';
 import { chunk, errorBody } from './wire.js';
 
@@ -26,6 +25,9 @@ type CloseIdle = Extract<EngineFault, { kind: 'close_idle' }>;
 type RequestFault = Exclude<EngineFault, CloseIdle>;
 type StreamFault = Extract<RequestFault, { after_chunks: number }>;
 type PdKind = Extract<RequestFault, { kind: 'inflight_pin' | 'kv_wedge' | 'bootstrap_stall' | 'decode_stall' }>;
+
+/** A fault the router picked for a request, handed to the PD servers to act on. */
+export type PdFault = 'inflight_pin' | 'kv_wedge' | 'bootstrap_stall' | { readonly kind: 'decode_stall'; readonly durationS: number | null };
 
 /** What a fault needs to know of a chat request: whether it streams, and its round (1 + assistant messages). */
 export interface FaultSubject {

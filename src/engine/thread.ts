@@ -4,7 +4,7 @@
 // cleanly waits, unreferenced, for the next run of this process (loading the engine's modules again would cost
 // every run a few hundred milliseconds).
 import { Worker } from 'node:worker_threads';
-import type { EngineOptions, EngineServerInfo, EngineTopology } from './index.js';
+import type { EngineOptions, EngineServerInfo, EngineTopology } from './options.js';
 
 /** What a run needs of a deployment started on its own thread. */
 export interface EngineThreadHandle {

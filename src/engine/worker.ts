@@ -6,8 +6,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { handleDecodeChat, handlePrefillChat, handleUnifiedChat, prepareChat, type PdFault } from './chat.js';
-import type { FaultInjector } from './faults.js';
+import { handleDecodeChat, handlePrefillChat, handleUnifiedChat, prepareChat } from './chat.js';
+import type { FaultInjector, PdFault } from './faults.js';
 import { handleHealth } from './health.js';
 import { renderExposition } from './metrics.js';
 import { BadRequest, parseChatRequest, type ChatRequest } from './protocol.js';
