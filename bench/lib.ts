@@ -15,12 +15,13 @@ export interface EngineProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `roundload engine` in a child process with the given engine settings; resolves once it listens. */
+/** Starts `roundload engine` in a child process with the given engine settings, as one unified server (its URL is
+ * its /metrics too; the benchmarks measure the client, not the PD hops); resolves once it listens. */
 export async function startEngineProcess(settings: Record<string, unknown>): Promise<EngineProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'roundload-bench-'));
   const file = join(dir, 'engine.yaml');
   writeFileSync(file, stringify(settings));
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'engine', '--port', '0', '--settings', file], { stdio: ['ignore', 'ignore', 'pipe'], cwd: ROOT });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'engine', '--port', '0', '--topology', 'single', '--settings', file], { stdio: ['ignore', 'ignore', 'pipe'], cwd: ROOT });
   const url = await new Promise<string>((resolve, reject) => {
     let err = '';
     const timer = setTimeout(() => reject(new Error(`engine did not start in 20 s: ${err}`)), 20_000);

@@ -64,15 +64,25 @@ function program(): Command {
 
   cli
     .command('engine')
-    .description('run the embedded engine standalone (OpenAI-compatible, SGLang-like metrics)')
-    .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--port <port>', 'port to listen on', '30000')
+    .description('run the embedded deployment standalone: SGLang PD in miniature (router, prefill, decode) or one server')
+    .option('--host <host>', 'address every server listens on', '127.0.0.1')
+    .option('--port <port>', 'entry port (the router in pd, the engine in single)', '30000')
+    .option('--topology <pd|single>', 'pd (router, prefill, decode) or single (one unified server); default: the settings\' topology, pd')
+    .option('--prefill-port <port>', 'pd: the prefill server\'s port (default: any free one)')
+    .option('--decode-port <port>', 'pd: the decode server\'s port (default: any free one)')
+    .option('--router-metrics-port <port>', 'pd: the router\'s Prometheus port (default 29000; any free one with --port 0)')
+    .option('--log-dir <dir>', 'folder of the servers\' log files (default: a fresh folder under the temp dir, removed on exit)')
     .option('--settings <file>', 'YAML file with engine settings (the workload\'s engine: section)')
-    .option('--faults <file>', 'YAML list of engine faults to inject (README, "Engine faults")')
-    .action(async (opts: { host: string; port: string; settings?: string; faults?: string }) => {
+    .option('--faults <file>', 'YAML list of engine faults to inject (docs/engine.md, "Faults")')
+    .action(async (opts: { host: string; port: string; topology?: string; prefillPort?: string; decodePort?: string; routerMetricsPort?: string; logDir?: string; settings?: string; faults?: string }) => {
       await engineCommand({
         host: opts.host,
         port: Number(opts.port),
+        ...(opts.topology === undefined ? {} : { topology: opts.topology }),
+        ...(opts.prefillPort === undefined ? {} : { prefillPort: Number(opts.prefillPort) }),
+        ...(opts.decodePort === undefined ? {} : { decodePort: Number(opts.decodePort) }),
+        ...(opts.routerMetricsPort === undefined ? {} : { routerMetricsPort: Number(opts.routerMetricsPort) }),
+        ...(opts.logDir === undefined ? {} : { logDir: opts.logDir }),
         ...(opts.settings === undefined ? {} : { settingsFile: opts.settings }),
         ...(opts.faults === undefined ? {} : { faultsFile: opts.faults }),
       });

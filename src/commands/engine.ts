@@ -1,52 +1,108 @@
-// `roundload engine`: the embedded engine standalone, with default settings or those of a YAML file, and
-// optional faults from another, until SIGINT or SIGTERM. Progress goes to stderr; bad settings throw a
-// located WorkloadError or a UsageError (cli.ts maps both to exit 2).
+// `roundload engine`: the embedded deployment standalone — SGLang PD in miniature (router, prefill, decode) or
+// one unified server — with default settings or those of a YAML file, optional faults from another, until
+// SIGINT or SIGTERM. Its first line stays `roundload engine listening on <entry URL> (model …)` (other tools read
+// it); then any faults, then each server's URL, metrics and log file. Progress goes to stderr; bad settings throw
+// a located WorkloadError or a UsageError (cli.ts maps both to exit 2).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { engineSchema, loadEngineFaults, loadEngineSettings, type EngineSettings } from '../config/index.js';
-import { startEngine } from '../engine/index.js';
+import { startEngine, type EngineHandle } from '../engine/index.js';
 import { ServerStartError, UsageError } from '../errors.js';
+
+/** A real sgl-router's Prometheus port. */
+export const ROUTER_METRICS_PORT = 29000;
 
 export interface EngineCommandOptions {
   host: string;
+  /** The entry port: the router's in `pd`, the engine's in `single`. */
   port: number;
+  /** `pd` or `single`; overrides the settings file's `topology`. */
+  topology?: string;
+  /** PD ports (0: any free one); the router's metrics port defaults to 29000, or to 0 with `--port 0`. */
+  prefillPort?: number;
+  decodePort?: number;
+  routerMetricsPort?: number;
+  /** Folder of the servers' log files. @default a fresh folder under the system temp dir, removed on exit */
+  logDir?: string;
   /** YAML mapping of engine settings, or a workload file whose `engine:` section holds them. */
   settingsFile?: string;
   /** YAML list of engine faults (or a mapping with `faults:`, or a workload file): added after the settings' own. */
   faultsFile?: string;
 }
 
-/** The engine settings the options describe: defaults, a settings file, plus a faults file. */
-export async function resolveEngineSettings(opts: Pick<EngineCommandOptions, 'settingsFile' | 'faultsFile'>): Promise<EngineSettings> {
-  const settings = opts.settingsFile === undefined ? engineSchema.parse({}) : await loadEngineSettings(opts.settingsFile);
-  if (opts.faultsFile === undefined) return settings;
-  const faults = await loadEngineFaults(opts.faultsFile);
-  return { ...settings, faults: [...settings.faults, ...faults] };
+/** The engine settings the options describe: defaults, a settings file, plus a faults file and `--topology`. */
+export async function resolveEngineSettings(opts: Pick<EngineCommandOptions, 'settingsFile' | 'faultsFile' | 'topology'>): Promise<EngineSettings> {
+  const base = opts.settingsFile === undefined ? engineSchema.parse({}) : await loadEngineSettings(opts.settingsFile);
+  const faults = opts.faultsFile === undefined ? [] : await loadEngineFaults(opts.faultsFile);
+  if (opts.topology !== undefined && opts.topology !== 'pd' && opts.topology !== 'single') {
+    throw new UsageError(`--topology must be pd or single, got "${opts.topology}"`);
+  }
+  const merged = { ...base, faults: [...base.faults, ...faults], ...(opts.topology === undefined ? {} : { topology: opts.topology }) };
+  // Validated again as a whole: a PD fault with `--topology single` is a located mistake, not a silent no-op.
+  const checked = engineSchema.safeParse(merged);
+  if (!checked.success) throw new UsageError(`engine settings: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  return checked.data;
+}
+
+function port(name: string, value: number | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!Number.isInteger(value) || value < 0 || value > 65_535) throw new UsageError(`--${name} must be a whole number from 0 to 65535, got "${value}"`);
+  return value;
+}
+
+/** The lines `roundload engine` prints after its first: each server, and the monitor targets to copy. */
+export function describeServers(engine: EngineHandle): string[] {
+  const width = Math.max(...engine.servers.map((s) => s.name.length));
+  const lines = engine.servers.map((s) => `  ${s.name.padEnd(width)}  ${s.url}  metrics ${s.metricsUrl}${s.logFile === null ? '' : `  log ${s.logFile}`}`);
+  const targets = engine.monitorTargets.map((t) => `{name: ${t.name}, url: "${t.url}"}`).join(', ');
+  lines.push(`monitor.targets for this deployment: [${targets}]`);
+  return lines;
 }
 
 export async function engineCommand(opts: EngineCommandOptions): Promise<void> {
-  if (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65_535) {
-    throw new UsageError(`--port must be a whole number from 0 to 65535, got "${opts.port}"`);
-  }
+  const entryPort = port('port', opts.port) ?? 30000;
   const settings = await resolveEngineSettings(opts);
   const modelName = 'deepseek-v4-flash';
-  const address = `${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${opts.port}`;
-  const engine = await startEngine({ settings, host: opts.host, port: opts.port, modelName }).catch((error: unknown) => {
+  const ports = {
+    port: entryPort,
+    prefillPort: port('prefill-port', opts.prefillPort) ?? 0,
+    decodePort: port('decode-port', opts.decodePort) ?? 0,
+    // Tests and scripts ask for any free port with --port 0: the router's metrics port must not then collide.
+    routerMetricsPort: port('router-metrics-port', opts.routerMetricsPort) ?? (entryPort === 0 ? 0 : ROUTER_METRICS_PORT),
+  };
+  const ownLogDir = opts.logDir === undefined;
+  const logDir = resolve(opts.logDir ?? mkdtempSync(join(tmpdir(), 'roundload-engine-')));
+  let engine: EngineHandle;
+  try {
+    engine = await startEngine({ settings, host: opts.host, ...ports, modelName, logDir });
+  } catch (error) {
+    if (ownLogDir) rmSync(logDir, { recursive: true, force: true });
     // listen() failures (port taken, no such address) carry an OS code; anything else is a bug, shown as is.
-    if (typeof (error as { code?: unknown } | null)?.code === 'string') throw new ServerStartError('the engine', address, { cause: error });
+    if (typeof (error as { code?: unknown } | null)?.code === 'string') {
+      const address = (error as { address?: unknown; port?: unknown }).address;
+      const at = typeof address === 'string' ? `${address.includes(':') ? `[${address}]` : address}:${String((error as { port?: unknown }).port)}` : `${opts.host}:${entryPort}`;
+      throw new ServerStartError('the engine', at, { cause: error });
+    }
     throw error;
-  });
-  process.stderr.write(`roundload engine listening on ${engine.url} (model ${modelName})\n`);
+  }
+  const shape = engine.topology === 'pd' ? 'topology pd: router → prefill → decode' : 'topology single';
+  process.stderr.write(`roundload engine listening on ${engine.url} (model ${modelName}, ${shape})\n`);
   if (settings.faults.length > 0) {
     process.stderr.write(`faults: ${settings.faults.map((f) => f.kind).join(', ')}\n`);
   }
-  await new Promise<void>((resolve) => {
+  process.stderr.write(`${describeServers(engine).join('\n')}\n`);
+  await new Promise<void>((done) => {
     const stop = (signal: NodeJS.Signals): void => {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
       process.stderr.write(`${signal}: closing the engine\n`);
-      resolve();
+      done();
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
   await engine.close();
+  // A folder we made is ours to remove (pass --log-dir to keep the logs).
+  if (ownLogDir) rmSync(logDir, { recursive: true, force: true });
 }

@@ -63,7 +63,7 @@ export const engineFaultSchema = z.discriminatedUnion('kind', [
     after_chunks: afterChunks(2),
     ...selector,
   }),
-  /** Answer with an HTTP error (an OpenAI-style JSON error body) instead of a completion. */
+  /** Answer with an HTTP error (SGLang's flat error body) instead of a completion. */
   z.strictObject({
     kind: z.literal('http_error'),
     /** The status sent: 500, 503, 429… @default 500 */
@@ -91,6 +91,27 @@ export const engineFaultSchema = z.discriminatedUnion('kind', [
     after_chunks: afterChunks(1),
     ...selector,
   }),
+  /** PD: the selected request's KV transfer never finishes. It sits in the prefill's inflight queue (and the
+   * decode's transfer queue) even after its client gives up, while other requests flow: the pinned-beside-
+   * healthy gauge of the incident. `engine.prefill.inflight_timeout_s` force-fails it; else the decode side
+   * gives up after `engine.decode.waiting_timeout_s`. */
+  z.strictObject({ kind: z.literal('inflight_pin'), ...selector }),
+  /** PD: from the first selected request on, every KV transfer stalls — those in flight, later ones, and the
+   * prefill's own health request: the wedge. Requests pile up in the inflight queue, `/health` fails, and the
+   * router marks the prefill unhealthy. */
+  z.strictObject({ kind: z.literal('kv_wedge'), ...selector }),
+  /** PD: the decode side never preallocates KV for the selected request, so it waits in the prefill's bootstrap
+   * queue until `engine.prefill.bootstrap_timeout_s`, then fails (logged as SGLang logs
+   * `SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT`); its client gets an error event. */
+  z.strictObject({ kind: z.literal('bootstrap_stall'), ...selector }),
+  /** PD: from the first selected request on, the decode loop stops for `duration_s`: every running stream goes
+   * silent mid-stream, the decode's `/health` fails and the router marks it unhealthy. */
+  z.strictObject({
+    kind: z.literal('decode_stall'),
+    /** How long the decode loop stays stopped; `null`: until the engine closes. @default null */
+    duration_s: z.number().positive().nullable().default(null),
+    ...selector,
+  }),
   /** Close keep-alive connections idle for `idle_ms`, while advertising `Keep-Alive: timeout=advertise_timeout_s`
    * so clients keep reusing them: the keep-alive race. `on: arrival` drops the socket, unanswered, when a
    * request arrives on it after `idle_ms` (the race, made certain: class `keepalive_race`); `on: timer` closes
@@ -107,3 +128,6 @@ export const engineFaultSchema = z.discriminatedUnion('kind', [
 ]);
 export type EngineFault = z.output<typeof engineFaultSchema>;
 export type EngineFaultKind = EngineFault['kind'];
+
+/** Faults that happen between prefill and decode: only a `pd` deployment has them. */
+export const PD_FAULT_KINDS: ReadonlySet<EngineFaultKind> = new Set(['inflight_pin', 'kv_wedge', 'bootstrap_stall', 'decode_stall']);

@@ -5,7 +5,8 @@ import { LineCounter, parseDocument } from 'yaml';
 import { UsageError, WorkloadError, type WorkloadIssue } from '../errors.js';
 import { explainIssues } from './issues.js';
 import { locate, positionOf } from './locate.js';
-import { workloadSchema, type EngineSettings } from './schema.js';
+import { workloadSchema } from './schema.js';
+import type { EngineSettings } from './engine-settings.js';
 import type { EngineFault } from './engine-faults.js';
 
 function isMapping(value: unknown): value is Record<string, unknown> {

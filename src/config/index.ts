@@ -10,12 +10,12 @@ export {
   agentsSchema,
   conversationSchema,
   watchdogSchema,
-  engineSchema,
 } from './schema.js';
-export type { Workload, WorkloadInput, EngineSettings, ToolSpec } from './schema.js';
+export { engineSchema, type EngineSettings } from './engine-settings.js';
+export type { Workload, WorkloadInput, ToolSpec } from './schema.js';
 export { thresholdsSchema, resultsSchema, clientMetricsSchema, type Thresholds } from './schema.js';
 export { hopFaultSchema, viaSchema, type HopFault, type Via } from './schema.js';
-export { engineFaultSchema, type EngineFault, type EngineFaultKind } from './engine-faults.js';
+export { engineFaultSchema, PD_FAULT_KINDS, type EngineFault, type EngineFaultKind } from './engine-faults.js';
 export type { HangPolicy } from './schema.js';
 export { loadEngineSettings, loadEngineFaults } from './engine-file.js';
 export { monitorSchema, gaugeFaultSchema, DEFAULT_MONITOR_GAUGES, DEFAULT_MONITOR_COUNTERS, type MonitorSettings, type ProbeSpec, type GaugeFault } from './monitor.js';

@@ -35,6 +35,8 @@ export const DEFAULT_MONITOR_GAUGES: readonly string[] = [
   // TGI
   'tgi_queue_size',
   'tgi_batch_current_size',
+  // The PD router (sgl-router): requests in flight per worker.
+  'sgl_router_running_requests',
 ];
 
 /** The counters kept by default, per server family: those that prove flow (token counters first, finished
@@ -58,6 +60,9 @@ export const DEFAULT_MONITOR_COUNTERS: readonly string[] = [
   'tgi_request_generated_tokens_sum',
   'tgi_request_success',
   'tgi_request_failure',
+  // The PD router (sgl-router): requests routed, and its errors.
+  'sgl_router_requests_total',
+  'sgl_router_request_errors_total',
 ];
 
 const metricName = () => z.string().regex(/^[A-Za-z_:][A-Za-z0-9_:]*$/, 'must be a Prometheus metric name (letters, digits, _ and :)');
@@ -96,7 +101,8 @@ const burstSchema = z.strictObject({
 export const monitorSchema = z.strictObject({
   /** Scrape gauges, run probes, judge gauges. Off: none of it. @default true */
   enabled: z.boolean().default(true),
-  /** Servers to scrape. Empty with the embedded engine: the engine itself (`engine`). @default [] */
+  /** Servers to scrape. Empty with the embedded deployment: its `router`, `prefill` and `decode` (or `engine` with
+   * `engine.topology: single`). @default [] */
   targets: z.array(targetSchema).default([]),
   /** Time between two scrapes of a target (scrapes of one target never overlap). @default 1000 */
   interval_ms: int().min(50).max(3_600_000).default(1000),

@@ -1,11 +1,13 @@
 // The workload file's schema: every field, its type, its default and its meaning, in one place.
 // Validation rejects unknown keys (strict objects) so a typo never passes silently.
 import { z } from 'zod';
-import { engineFaultSchema } from './engine-faults.js';
-import { gaugeFaultSchema, monitorSchema } from './monitor.js';
+import { engineSchema } from './engine-settings.js';
+import { monitorSchema } from './monitor.js';
 import { parseDurationMs } from './duration.js';
 import { clip } from '../util/index.js';
 import { checkBounds, largestContextTokens, refineIssues, MAX_DURATION_MS, MAX_TOKENS, MAX_WINDOWS } from './bounds.js';
+
+export { engineSchema, type EngineSettings } from './engine-settings.js';
 
 const int = () => z.number().int();
 const nonNegative = () => z.number().min(0);
@@ -247,39 +249,6 @@ export const watchdogSchema = z.strictObject({
 });
 export type HangPolicy = z.output<typeof watchdogSchema>['on_hang'];
 
-/** The embedded engine, used when `target.url` is null (and by `roundload engine`). */
-export const engineSchema = z.strictObject({
-  /** Seed of generated answers. @default 7 */
-  seed: int().min(0).default(7),
-  /** Prefill cost per 1000 uncached prompt tokens (a per-conversation prefix cache makes repeats cheap). @default 15 */
-  prefill_ms_per_1k_tokens: nonNegative().default(15),
-  /** Time of one decode step (one token for every running stream) with one stream running. @default 8 */
-  decode_step_ms: nonNegative().default(8),
-  /** Added to the decode step per running stream, so streams slow down as concurrency grows. @default 0.15 */
-  decode_step_ms_per_running: nonNegative().default(0.15),
-  /** Divides decode step time: 1.128 is a 12.8% faster decode (for A/B tests). @default 1 */
-  decode_speedup: z.number().positive().default(1),
-  /** KV transfer from prefill to decode, counted in `num_prefill_inflight_queue_reqs`. @default 3 */
-  kv_transfer_ms: nonNegative().default(3),
-  /** Streams decoded at once; more wait in the queue (`num_queue_reqs`). @default 128 */
-  max_running_requests: positiveInt().default(128),
-  /** Share of rounds answered with tool calls when tools are offered and `tool_choice` is `auto`. @default 0.5 */
-  tool_call_ratio: z.number().min(0).max(1).default(0.5),
-  /** Fewest output tokens of a content answer. @default 24 */
-  output_tokens_min: positiveInt().default(24),
-  /** Most output tokens of a content answer (capped by the request's `max_tokens`). @default 96 */
-  output_tokens_max: positiveInt().default(96),
-  /** Most `reasoning_content` tokens streamed before an answer (0: none). @default 0 */
-  reasoning_tokens_max: int().min(0).default(0),
-  /** Faults to inject, for tests and demos (README, "Engine faults"). @default [] */
-  faults: z.array(engineFaultSchema).default([]),
-  /** Scheduler gauges are refreshed, as SGLang does, only when stats are logged: on each prefill batch and
-   * every this many decode steps; an idle engine keeps its last values. 0: gauges always live. @default 40 */
-  stats_interval_steps: int().min(0).default(40),
-  /** A fault of the gauges (`pin` or `rotate`), to prove the monitor's verdicts. @default null */
-  gauge_fault: gaugeFaultSchema.nullable().default(null),
-});
-export type EngineSettings = z.output<typeof engineSchema>;
 
 /** How the results files are written. */
 export const resultsSchema = z.strictObject({

@@ -4,21 +4,23 @@ import type { EngineSettings } from '../config/schema.js';
 import type { ChatMessage, ChatRequest, ToolCall, ToolDef } from './protocol.js';
 import { hashHex, Rng } from './rng.js';
 
-/** One tool-call fragment as streamed: the first carries id, type and name; later ones append arguments. */
+/** One tool-call fragment as streamed: the first carries the id and the name; later ones append arguments. */
 export interface ToolCallDelta {
-  index: number;
-  id?: string;
-  type?: 'function';
-  function: { name?: string; arguments: string };
+  readonly index: number;
+  readonly id?: string;
+  readonly name?: string;
+  readonly arguments: string;
 }
 
 /** One streamed token's delta. Every delta is one decode step (one output token). */
-export type Delta = { reasoning_content: string } | { content: string } | { tool_calls: [ToolCallDelta] };
+export type Delta = { readonly kind: 'reasoning'; readonly text: string } | { readonly kind: 'content'; readonly text: string } | { readonly kind: 'tool'; readonly call: ToolCallDelta };
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls';
 
 export interface AnswerPlan {
   readonly deltas: readonly Delta[];
+  /** Deltas that are reasoning (they come first). */
+  readonly reasoningTokens: number;
   readonly finishReason: FinishReason;
   /** The deltas folded into one message, as a client reassembles them. */
   readonly message: AssembledMessage;
@@ -123,8 +125,8 @@ function toolCallDeltas(rng: Rng, tools: readonly ToolDef[], forced: string | nu
   for (let index = 0; index < count; index += 1) {
     const tool = (forced === null ? undefined : tools.find((t) => t.name === forced)) ?? rng.pick(tools);
     const args = JSON.stringify(objectFor(rng, tool.parameters, 0));
-    deltas.push({ tool_calls: [{ index, id: `call_${rng.hex(24)}`, type: 'function', function: { name: tool.name, arguments: '' } }] });
-    for (const piece of splitArguments(rng, args)) deltas.push({ tool_calls: [{ index, function: { arguments: piece } }] });
+    deltas.push({ kind: 'tool', call: { index, id: `call_${rng.hex(24)}`, name: tool.name, arguments: '' } });
+    for (const piece of splitArguments(rng, args)) deltas.push({ kind: 'tool', call: { index, arguments: piece } });
   }
   return deltas;
 }
@@ -135,14 +137,14 @@ export function assemble(deltas: readonly Delta[]): AssembledMessage {
   let reasoning = '';
   const calls: { id: string; name: string; arguments: string }[] = [];
   for (const delta of deltas) {
-    if ('content' in delta) content += delta.content;
-    else if ('reasoning_content' in delta) reasoning += delta.reasoning_content;
+    if (delta.kind === 'content') content += delta.text;
+    else if (delta.kind === 'reasoning') reasoning += delta.text;
     else {
-      const [d] = delta.tool_calls;
+      const d = delta.call;
       const call = (calls[d.index] ??= { id: '', name: '', arguments: '' });
       if (d.id !== undefined) call.id = d.id;
-      if (d.function.name !== undefined) call.name = d.function.name;
-      call.arguments += d.function.arguments;
+      if (d.name !== undefined) call.name = d.name;
+      call.arguments += d.arguments;
     }
   }
   return { content: calls.length > 0 && content === '' ? null : content, reasoning: reasoning === '' ? null : reasoning, toolCalls: calls };
@@ -159,15 +161,24 @@ function wantsToolCalls(rng: Rng, request: ChatRequest, ratio: number): boolean 
   return rng.next() < ratio;
 }
 
+/** What shapes an answer beyond the request: whether the model reasons first, and which of `n` choices. */
+export interface PlanOptions {
+  readonly reasoning: boolean;
+  /** Choice index (0 for the first); each choice of an `n` > 1 request is its own sample. @default 0 */
+  readonly choice?: number;
+}
+
 /**
  * Plans the whole answer. `conversationHash` identifies the prompt (its prefix-chain head), so the same
- * conversation under the same seed always gets the same answer. The output is cut at `max_tokens`.
+ * conversation under the same seed always gets the same answer. The output is cut at `max_tokens`,
+ * reasoning included (it is output, as on a real reasoning model).
  */
-export function planAnswer(request: ChatRequest, settings: EngineSettings, conversationHash: string): AnswerPlan {
-  const seeded = new Rng(hashHex('answer', String(settings.seed), conversationHash));
+export function planAnswer(request: ChatRequest, settings: EngineSettings, conversationHash: string, options: PlanOptions): AnswerPlan {
+  const choice = options.choice ?? 0;
+  const seeded = new Rng(choice === 0 ? hashHex('answer', String(settings.seed), conversationHash) : hashHex('answer', String(settings.seed), conversationHash, String(choice)));
   const deltas: Delta[] = [];
-  if (settings.reasoning_tokens_max > 0) {
-    for (const t of sentenceTokens(seeded, seeded.int(0, settings.reasoning_tokens_max), REASONING_WORDS)) deltas.push({ reasoning_content: t });
+  if (options.reasoning && settings.reasoning_tokens_max > 0) {
+    for (const t of sentenceTokens(seeded, seeded.int(0, settings.reasoning_tokens_max), REASONING_WORDS)) deltas.push({ kind: 'reasoning', text: t });
   }
   const toolCalls = wantsToolCalls(seeded, request, settings.tool_call_ratio);
   if (toolCalls) {
@@ -176,9 +187,18 @@ export function planAnswer(request: ChatRequest, settings: EngineSettings, conve
   } else {
     // Tolerate min > max (the workload schema rejects it, a hand-built setting may not).
     const max = Math.max(settings.output_tokens_min, settings.output_tokens_max);
-    for (const t of sentenceTokens(seeded, seeded.int(settings.output_tokens_min, max), WORDS)) deltas.push({ content: t });
+    for (const t of sentenceTokens(seeded, seeded.int(settings.output_tokens_min, max), WORDS)) deltas.push({ kind: 'content', text: t });
   }
   const cut = request.maxTokens !== null && deltas.length > request.maxTokens;
   const emitted = cut ? deltas.slice(0, request.maxTokens ?? deltas.length) : deltas;
-  return { deltas: emitted, finishReason: cut ? 'length' : toolCalls ? 'tool_calls' : 'stop', message: assemble(emitted) };
+  let reasoningTokens = 0;
+  while (reasoningTokens < emitted.length && emitted[reasoningTokens]?.kind === 'reasoning') reasoningTokens += 1;
+  return { deltas: emitted, reasoningTokens, finishReason: cut ? 'length' : toolCalls ? 'tool_calls' : 'stop', message: assemble(emitted) };
+}
+
+/** Whether a server serving `modelName` streams reasoning for this request: the `deepseek-v4` reasoning parser
+ * is on for DeepSeek names (`reasoning: auto`), and `chat_template_kwargs.thinking: false` turns thinking off. */
+export function reasoningFor(settings: EngineSettings, modelName: string, request: ChatRequest): boolean {
+  if (request.thinking === false || settings.reasoning === 'off') return false;
+  return settings.reasoning === 'on' || /deepseek/i.test(modelName);
 }

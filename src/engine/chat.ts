@@ -1,153 +1,261 @@
-// One chat completion from admission to its last byte: prefix-cache lookup, the seeded answer plan, a scheduler
-// job, and the wire format (SSE chunks or one JSON object). Each request ends exactly once: completed or aborted.
+// One chat completion on one server, from a validated request to its last byte. The unified server does it all;
+// in PD the prefill server prefills and transfers the KV (its own response only tells the router it is done),
+// and the decode server streams the answer. Each request ends exactly once: completed, aborted or failed.
 import { performance } from 'node:perf_hooks';
-import { planAnswer, toChatMessage, type AssembledMessage, type Delta, type FinishReason } from './answer.js';
-import { extendChain, prefixChain } from './prefix-cache.js';
-import type { ChatRequest } from './protocol.js';
-import type { EngineState } from './state.js';
-import type { ChatResponse } from './faults.js';
+import { planAnswer, reasoningFor, toChatMessage, type AnswerPlan } from './answer.js';
+import type { ChatResponse, PdFault } from './faults.js';
+import { ChatOutput } from './output.js';
+import { extendChain, prefixChain, type PrefixLink } from './prefix-cache.js';
+import { checkContext, type ChatRequest } from './protocol.js';
+import type { ServerState } from './state.js';
+import { errorBody, usage, type Envelope } from './wire.js';
+import type { KvRoom } from './kv.js';
 
-interface Usage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  prompt_tokens_details: { cached_tokens: number };
-}
-
-/** Identity fields every chunk and completion object repeats. */
-interface Envelope {
-  readonly id: string;
-  readonly created: number;
-  readonly model: string;
-}
-
-function sse(value: unknown): string {
-  return `data: ${JSON.stringify(value)}\n\n`;
-}
-
-function chunk(env: Envelope, delta: Delta | { role: 'assistant' } | Record<string, never>, finishReason: FinishReason | null): string {
-  return sse({ ...env, object: 'chat.completion.chunk', choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] });
-}
-
-function completion(env: Envelope, message: AssembledMessage, finishReason: FinishReason, usage: Usage): string {
-  const body = {
-    ...env,
-    object: 'chat.completion',
-    choices: [
-      {
-        index: 0,
-        message: {
-          role: 'assistant',
-          content: message.content,
-          ...(message.reasoning === null ? {} : { reasoning_content: message.reasoning }),
-          ...(message.toolCalls.length === 0
-            ? {}
-            : { tool_calls: message.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) }),
-        },
-        logprobs: null,
-        finish_reason: finishReason,
-      },
-    ],
-    usage,
-  };
-  return JSON.stringify(body);
+/** What every server works out from a request before scheduling it. */
+export interface PreparedChat {
+  readonly chain: readonly PrefixLink[];
+  readonly promptTokens: number;
+  readonly plans: readonly AnswerPlan[];
+  readonly env: Envelope;
 }
 
 /**
- * Answers one validated request. `arrivedAtMs` (performance.now() when the request arrived) anchors the
- * `: engine-first-token-ms=` comment and the latency histograms.
+ * Tokenizes the prompt (its prefix chain), checks it against the context, and plans every choice's answer (a
+ * prefill server plans none: decode generates the answer).
+ * @throws BadRequest when the prompt or `max_tokens` do not fit the context (SGLang's 400)
  */
-export function handleChat(state: EngineState, request: ChatRequest, res: ChatResponse, arrivedAtMs: number, requestId: string): void {
+export function prepareChat(state: ServerState, request: ChatRequest, requestId: string): PreparedChat {
   const chain = prefixChain(request.toolsJson, request.messages);
   const head = chain[chain.length - 1];
   if (head === undefined) throw new Error('a prefix chain always starts with the tools link');
-  const promptTokens = head.tokens;
-  let cachedTokens = 0;
-  const plan = planAnswer(request, state.settings, head.hash);
-  const lastIndex = plan.deltas.length - 1;
-  const env: Envelope = { id: requestId, created: Math.floor(Date.now() / 1000), model: request.model ?? state.modelName };
-  const usage = (completionTokens: number): Usage => ({
-    prompt_tokens: promptTokens,
-    completion_tokens: completionTokens,
-    total_tokens: promptTokens + completionTokens,
-    prompt_tokens_details: { cached_tokens: cachedTokens },
-  });
+  checkContext(head.tokens, request.maxTokens, state.settings.context_length);
+  const reasoning = reasoningFor(state.settings, state.modelName, request);
+  const plans = state.role === 'prefill' ? [] : Array.from({ length: request.n }, (_, choice) => planAnswer(request, state.settings, head.hash, { reasoning, choice }));
+  return { chain, promptTokens: head.tokens, plans, env: { id: requestId, created: Math.floor(Date.now() / 1000), model: request.model ?? state.modelName } };
+}
 
-  state.active += 1;
-  let emitted = 0;
-  let ended = false;
-  const end = (outcome: 'completed' | 'aborted'): void => {
-    if (ended) return;
-    ended = true;
-    state.active -= 1;
-    state.promptTokens += promptTokens;
-    state.cachedTokens += cachedTokens;
-    state.completionTokens += emitted;
-    if (outcome === 'completed') {
-      state.completed += 1;
-      state.e2eSeconds.observe((performance.now() - arrivedAtMs) / 1000);
-    } else {
-      state.aborted += 1;
-    }
-  };
+type Outcome = 'completed' | 'aborted' | 'failed';
 
-  if (request.stream) {
-    // Headers go out at once, as SGLang's do: a client's headers timer must not include queueing or prefill.
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-engine-request-id': requestId });
-    res.flushHeaders();
+/** Counts a request in and, once, out. */
+class Accounting {
+  #ended = false;
+  completionTokens = 0;
+  reasoningTokens = 0;
+  cachedTokens = 0;
+  #firstTokenSeen = false;
+  readonly #lastTokenMs: number[] = [];
+
+  constructor(
+    private readonly state: ServerState,
+    private readonly promptTokens: number,
+    private readonly arrivedAtMs: number,
+  ) {
+    state.requests += 1;
+    state.active += 1;
   }
-  const gone = (): boolean => res.destroyed || res.writableEnded;
-  let tail = '';
 
-  const ticket = state.scheduler.submit({
-    promptTokens,
-    admit: () => {
-      cachedTokens = Math.min(state.cache.lookup(chain), promptTokens);
-      state.admittedPromptTokens += promptTokens;
-      state.admittedCachedTokens += cachedTokens;
-      return promptTokens - cachedTokens;
-    },
-    outputTokens: plan.deltas.length,
-    onPrefilled: () => state.cache.insert(chain),
-    onToken: (index) => {
-      if (gone()) {
-        ticket.cancel();
-        end('aborted');
-        return;
-      }
-      emitted = index + 1;
-      const sinceArrivalMs = performance.now() - arrivedAtMs;
-      if (index === 0) state.ttftSeconds.observe(sinceArrivalMs / 1000);
-      const delta = plan.deltas[index];
-      if (delta === undefined || !request.stream) return;
-      // The role chunk, the timing comment and the first token share one write, so a client's first-token
-      // time and ours describe the same bytes.
-      const lead = index === 0 ? `${chunk(env, { role: 'assistant' }, null)}: engine-first-token-ms=${sinceArrivalMs.toFixed(3)}\n\n` : '';
-      const out = lead + chunk(env, delta, null);
-      // The last token goes out with the finish chunk, usage and [DONE] in onFinish.
-      if (index === lastIndex) tail = out;
-      else res.write(out);
-    },
-    onFinish: () => {
-      // The client will send this answer back as part of its next prompt: make that prefix a hit.
-      state.cache.insert(extendChain(chain, toChatMessage(plan.message)));
-      end('completed');
-      if (gone()) return;
-      if (!request.stream) {
-        res.writeHead(200, { 'content-type': 'application/json', 'x-engine-request-id': requestId });
-        res.end(completion(env, plan.message, plan.finishReason, usage(emitted)));
-        return;
-      }
-      let out = `${tail}${chunk(env, {}, plan.finishReason)}`;
-      if (request.includeUsage) out += sse({ ...env, object: 'chat.completion.chunk', choices: [], usage: usage(emitted) });
-      res.end(`${out}data: [DONE]\n\n`);
-    },
-  });
+  get ended(): boolean {
+    return this.#ended;
+  }
 
+  /** One token of `choice` came out: TTFT for the request's first, ITL between a choice's tokens. */
+  token(choice: number, reasoning: boolean): void {
+    const now = performance.now();
+    this.state.lastOutputMs = now;
+    this.completionTokens += 1;
+    if (reasoning) this.reasoningTokens += 1;
+    if (!this.#firstTokenSeen) {
+      this.#firstTokenSeen = true;
+      this.state.ttftSeconds.observe((now - this.arrivedAtMs) / 1000);
+    }
+    const last = this.#lastTokenMs[choice];
+    if (last !== undefined) this.state.itlSeconds.observe((now - last) / 1000);
+    this.#lastTokenMs[choice] = now;
+  }
+
+  end(outcome: Outcome): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    const s = this.state;
+    s.active -= 1;
+    s.promptTokens += this.promptTokens;
+    s.cachedTokens += this.cachedTokens;
+    s.completionTokens += this.completionTokens;
+    if (outcome === 'completed') {
+      s.completed += 1;
+      s.e2eSeconds.observe((performance.now() - this.arrivedAtMs) / 1000);
+    } else if (outcome === 'aborted') s.aborted += 1;
+    else s.failed += 1;
+  }
+}
+
+function outputFor(res: ChatResponse, request: ChatRequest, prepared: PreparedChat, arrivedAtMs: number): ChatOutput {
+  const output = new ChatOutput(res, { env: prepared.env, stream: request.stream, includeUsage: request.includeUsage, arrivedAtMs, requestId: prepared.env.id });
+  output.open();
+  return output;
+}
+
+/** The unified server: prefill, the simulated transfer, decode, one scheduler job per choice. */
+export function handleUnifiedChat(state: ServerState, request: ChatRequest, prepared: PreparedChat, res: ChatResponse, arrivedAtMs: number): void {
+  const scheduler = state.unified!;
+  const { chain, promptTokens, plans } = prepared;
+  const acct = new Accounting(state, promptTokens, arrivedAtMs);
+  const output = outputFor(res, request, prepared, arrivedAtMs);
+  let remaining = plans.length;
+  let admitted = false;
+  const tickets = plans.map((plan, choice) =>
+    scheduler.submit({
+      promptTokens,
+      outputTokens: plan.deltas.length,
+      admit: () => {
+        const cached = Math.min(state.cache.lookup(chain), promptTokens);
+        if (!admitted) {
+          // The request's own figures come from its first choice admitted; the others share its prompt.
+          admitted = true;
+          acct.cachedTokens = cached;
+          state.admittedPromptTokens += promptTokens;
+          state.admittedCachedTokens += cached;
+        }
+        return promptTokens - cached;
+      },
+      onPrefilled: () => state.cache.insert(chain),
+      onToken: (index) => {
+        if (output.gone) return cancelAll();
+        const delta = plan.deltas[index];
+        acct.token(choice, delta?.kind === 'reasoning');
+        if (delta !== undefined) output.token(choice, delta, index === plan.deltas.length - 1);
+      },
+      onFinish: () => {
+        remaining -= 1;
+        output.finish(choice, plan.finishReason, remaining > 0);
+        if (choice === 0) state.cache.insert(extendChain(chain, toChatMessage(plan.message)));
+        if (remaining > 0) return;
+        acct.end('completed');
+        output.complete(usage(promptTokens, acct.completionTokens, acct.reasoningTokens, acct.cachedTokens, state.settings.enable_cache_report), plans.map((p) => ({ message: p.message, finishReason: p.finishReason })));
+      },
+    }),
+  );
+  function cancelAll(): void {
+    for (const t of tickets) t.cancel();
+    acct.end('aborted');
+  }
   // A client that goes away mid-stream (or while queued) leaves the batch at once.
   res.on('close', () => {
-    if (ended) return;
+    if (!acct.ended) cancelAll();
+  });
+}
+
+/**
+ * The PD prefill server: bootstrap, prefill, KV transfer. Its response (one finish chunk, or an error) only tells
+ * the router the prefill side is done; the client's answer comes from decode.
+ */
+export function handlePrefillChat(state: ServerState, request: ChatRequest, prepared: PreparedChat, room: KvRoom, fault: PdFault | null, res: ChatResponse, arrivedAtMs: number): void {
+  const scheduler = state.prefill!;
+  const kv = state.kv!;
+  const { chain, promptTokens } = prepared;
+  if (fault === 'kv_wedge') scheduler.wedge();
+  const acct = new Accounting(state, promptTokens, arrivedAtMs);
+  const output = outputFor(res, request, prepared, arrivedAtMs);
+  let left = false;
+  const leave = (): void => {
+    if (left) return;
+    left = true;
+    kv.leave(room);
+  };
+  const ticket = scheduler.submit({
+    rid: prepared.env.id,
+    promptTokens,
+    room,
+    pinned: fault === 'inflight_pin',
+    admit: () => {
+      const cached = Math.min(state.cache.lookup(chain), promptTokens);
+      acct.cachedTokens = cached;
+      room.cachedTokens = cached;
+      state.admittedPromptTokens += promptTokens;
+      state.admittedCachedTokens += cached;
+      return promptTokens - cached;
+    },
+    // The prefill caches the prompt only: the answer is generated on decode and never reaches this cache.
+    onPrefilled: () => state.cache.insert(chain),
+    onTransferred: () => {
+      // SGLang's prefill computes the first output token too, and reports it once the KV is sent.
+      acct.token(0, false);
+      acct.end('completed');
+      leave();
+      output.finish(0, 'length', false);
+      output.complete(usage(promptTokens, 1, 0, acct.cachedTokens, state.settings.enable_cache_report), [{ message: { content: '', reasoning: null, toolCalls: [] }, finishReason: 'length' }]);
+    },
+    onFailed: (message) => {
+      acct.end('failed');
+      leave();
+      output.fail(errorBody(message, 'InternalServerError', 500), 500);
+    },
+  });
+  res.on('close', () => {
+    if (acct.ended) return;
+    // A stuck transfer keeps its room and its place in the inflight queue after the client has gone: the request
+    // is not over for the server until its transfer fails.
+    if (ticket.stuck()) return;
     ticket.cancel();
-    end('aborted');
+    acct.end('aborted');
+    leave();
+  });
+}
+
+/** The PD decode server: preallocate, wait for the KV, decode every choice, stream the answer. */
+export function handleDecodeChat(state: ServerState, request: ChatRequest, prepared: PreparedChat, room: KvRoom, fault: PdFault | null, res: ChatResponse, arrivedAtMs: number): void {
+  const scheduler = state.decode!;
+  const kv = state.kv!;
+  const { promptTokens, plans } = prepared;
+  if (typeof fault === 'object' && fault !== null) scheduler.stall(fault.durationS === null ? null : fault.durationS * 1000);
+  const acct = new Accounting(state, promptTokens, arrivedAtMs);
+  const output = outputFor(res, request, prepared, arrivedAtMs);
+  let left = false;
+  const leave = (): void => {
+    if (left) return;
+    left = true;
+    kv.leave(room);
+  };
+  let remaining = plans.length;
+  const ticket = scheduler.submit({
+    rid: prepared.env.id,
+    promptTokens,
+    room,
+    stallBootstrap: fault === 'bootstrap_stall',
+    outputTokens: plans.map((p) => p.deltas.length),
+    onTransferred: () => {
+      acct.cachedTokens = room.cachedTokens;
+      leave();
+    },
+    onToken: (choice, index) => {
+      if (output.gone) {
+        ticket.cancel();
+        acct.end('aborted');
+        return;
+      }
+      const plan = plans[choice]!;
+      const delta = plan.deltas[index];
+      acct.token(choice, delta?.kind === 'reasoning');
+      if (delta !== undefined) output.token(choice, delta, index === plan.deltas.length - 1);
+    },
+    onChoiceFinish: (choice) => {
+      remaining -= 1;
+      output.finish(choice, plans[choice]!.finishReason, remaining > 0);
+    },
+    onFinish: () => {
+      acct.end('completed');
+      output.complete(usage(promptTokens, acct.completionTokens, acct.reasoningTokens, acct.cachedTokens, state.settings.enable_cache_report), plans.map((p) => ({ message: p.message, finishReason: p.finishReason })));
+    },
+    onFailed: (message) => {
+      acct.end('failed');
+      leave();
+      output.fail(errorBody(message, 'InternalServerError', 500), 500);
+    },
+  });
+  res.on('close', () => {
+    if (acct.ended) return;
+    ticket.cancel();
+    acct.end('aborted');
+    leave();
   });
 }

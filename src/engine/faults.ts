@@ -1,12 +1,14 @@
 // Engine faults (`engine.faults`): hangs, stalls, drips, closes, HTTP errors, bad SSE lines and the keep-alive
-// race, each on the requests its selector picks, so every watchdog verdict and error class can be made to fire.
-// Held (hung) responses and drip timers are tracked so close() ends them at once.
+// race on the wire, and the PD faults (a pinned or wedged KV transfer, a stalled bootstrap, a stalled decode)
+// handed to the servers, each on the requests its selector picks, so every watchdog and monitor verdict can be
+// made to fire. They act where clients connect: the unified server, or the PD router. Held (hung) responses and
+// drip timers are tracked so close() ends them at once.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { EngineFault, EngineFaultKind } from '../config/index.js';
-import type { ChatRequest } from './protocol.js';
 import { hashHex, Rng } from './rng.js';
+import { chunk, errorBody } from './wire.js';
 
 /** What the chat handler writes a response through: a ServerResponse, or a faulted stream in front of one. */
 export interface ChatResponse {
@@ -22,6 +24,25 @@ export interface ChatResponse {
 type CloseIdle = Extract<EngineFault, { kind: 'close_idle' }>;
 type RequestFault = Exclude<EngineFault, CloseIdle>;
 type StreamFault = Extract<RequestFault, { after_chunks: number }>;
+type PdKind = Extract<RequestFault, { kind: 'inflight_pin' | 'kv_wedge' | 'bootstrap_stall' | 'decode_stall' }>;
+
+/** A fault the router picked for a request, handed to the PD servers to act on. */
+export type PdFault = 'inflight_pin' | 'kv_wedge' | 'bootstrap_stall' | { readonly kind: 'decode_stall'; readonly durationS: number | null };
+
+/** What a fault needs to know of a chat request: whether it streams, and its round (1 + assistant messages). */
+export interface FaultSubject {
+  readonly stream: boolean;
+  readonly messages: readonly { readonly role: string }[];
+}
+
+/** How a chat request goes on after the faults had their say. */
+export interface FaultDecision {
+  /** What to write the answer through (`res`, or a faulted stream), or null when a fault answered it (an HTTP
+   * error) or never will (a hang). */
+  readonly out: ChatResponse | null;
+  /** A PD fault for the servers to act on. */
+  readonly pd: PdFault | null;
+}
 
 const STREAM_KINDS: ReadonlySet<EngineFaultKind> = new Set(['stall_mid_stream', 'drip', 'close_mid_stream', 'end_mid_stream', 'malformed_sse', 'bad_tool_arguments']);
 /** After a graceful close mid-stream, a socket the client does not close is destroyed this much later. */
@@ -40,16 +61,20 @@ function isStreamFault(fault: RequestFault): fault is StreamFault {
   return STREAM_KINDS.has(fault.kind);
 }
 
+function pdFault(fault: PdKind): PdFault {
+  return fault.kind === 'decode_stall' ? { kind: 'decode_stall', durationS: fault.duration_s } : fault.kind;
+}
+
+/** SGLang's error type for a status (the Python exception class its handlers name). */
+function errorType(status: number): string {
+  if (status === 429) return 'TooManyRequestsError';
+  if (status === 503) return 'ServiceUnavailableError';
+  return status >= 500 ? 'InternalServerError' : 'BadRequestError';
+}
+
 /** A tool-call fragment whose arguments are cut-off JSON: the client must class it `invalid_tool_arguments`. */
 function badToolCallEvent(): string {
-  const chunk = {
-    id: 'chatcmpl-fault',
-    object: 'chat.completion.chunk',
-    created: 0,
-    model: 'fault',
-    choices: [{ index: 0, delta: { tool_calls: [{ index: 7, id: 'call_fault', type: 'function', function: { name: 'read_file', arguments: '{"path": "src/ma' } }] }, logprobs: null, finish_reason: null }],
-  };
-  return `data: ${JSON.stringify(chunk)}\n\n`;
+  return chunk({ id: 'chatcmpl-fault', created: 0, model: 'fault' }, 0, { kind: 'tool', call: { index: 7, id: 'call_fault', name: 'read_file', arguments: '{"path": "src/ma' } });
 }
 
 export class FaultInjector {
@@ -73,6 +98,11 @@ export class FaultInjector {
     this.#rngs = this.#faults.map((f, i) => new Rng(hashHex('engine-fault', String(seed), String(i), f.kind)));
     this.#matched = this.#faults.map(() => 0);
     this.#firedAt = this.#faults.map(() => 0);
+  }
+
+  /** Whether any fault picks chat requests (else a request needs no reading to pass). */
+  get selectsRequests(): boolean {
+    return this.#faults.length > 0;
   }
 
   /** Times each kind fired so far. */
@@ -127,39 +157,35 @@ export class FaultInjector {
   }
 
   /**
-   * Answers a parsed chat request through its fault, if one selects it.
-   * @returns what the chat handler writes through (`res` itself, or a faulted stream), or null when the fault
-   * answered it (an HTTP error) or never will (a hang).
+   * Applies the fault that selects a chat request, if one does.
+   * @returns how the request goes on: through `res`, a faulted stream, nowhere (answered or hung), and any PD fault
    */
-  respond(req: IncomingMessage, res: ServerResponse, request: ChatRequest, requestId: string): ChatResponse | null {
+  respond(req: IncomingMessage, res: ServerResponse, request: FaultSubject, requestId: string): FaultDecision {
     const fault = this.#select(req, request);
-    if (fault === null) return res;
+    if (fault === null) return { out: res, pd: null };
     this.#count(fault.kind);
     switch (fault.kind) {
       case 'hang':
         res.writeHead(200, { ...(request.stream ? SSE_HEADERS : { 'content-type': 'application/json' }), 'x-engine-request-id': requestId });
         res.flushHeaders();
         this.#hold(res);
-        return null;
+        return { out: null, pd: null };
       case 'hang_before_headers':
         this.#hold(res);
-        return null;
+        return { out: null, pd: null };
       case 'http_error': {
-        const rateLimited = fault.status === 429;
-        const body = JSON.stringify({
-          error: {
-            message: rateLimited ? 'engine fault: rate limited' : `engine fault: HTTP ${fault.status}`,
-            type: fault.status >= 500 ? 'server_error' : rateLimited ? 'rate_limit_error' : 'invalid_request_error',
-            param: null,
-            code: `fault_${fault.status}`,
-          },
-        });
+        const message = fault.status === 429 ? 'engine fault: rate limited' : `engine fault: HTTP ${fault.status}`;
         res.writeHead(fault.status, { 'content-type': 'application/json', ...(fault.retry_after_s === null ? {} : { 'retry-after': String(fault.retry_after_s) }) });
-        res.end(body);
-        return null;
+        res.end(JSON.stringify(errorBody(message, errorType(fault.status), fault.status)));
+        return { out: null, pd: null };
       }
+      case 'inflight_pin':
+      case 'kv_wedge':
+      case 'bootstrap_stall':
+      case 'decode_stall':
+        return { out: res, pd: pdFault(fault) };
       default:
-        return new FaultedStream(res, fault, this);
+        return { out: new FaultedStream(res, fault, this), pd: null };
     }
   }
 
@@ -213,7 +239,7 @@ export class FaultInjector {
     this.#firedByKind[kind] = (this.#firedByKind[kind] ?? 0) + 1;
   }
 
-  #select(req: IncomingMessage, request: ChatRequest): RequestFault | null {
+  #select(req: IncomingMessage, request: FaultSubject): RequestFault | null {
     if (this.#faults.length === 0) return null;
     const nth = this.#requestIndex.get(req) ?? 1;
     let round = 1;

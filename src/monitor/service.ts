@@ -13,11 +13,17 @@ const MAX_METRICS_BYTES = 16 * 1024 * 1024;
 
 export const fetchMetrics: FetchText = (url, timeoutMs) => boundedGet(url, { timeoutMs, maxBytes: MAX_METRICS_BYTES, headers: { accept: 'text/plain;version=0.0.4' } });
 
-/** The targets a run scrapes: those named, else the embedded engine (a `target.url` of your own is not assumed to have /metrics). */
-export function monitorTargets(monitor: MonitorSettings, embeddedEngineUrl: string | null): ScrapeTarget[] {
+/**
+ * The targets a run scrapes: those named, else the embedded deployment's servers — `router`, `prefill`, `decode`
+ * in PD (the router on its own metrics port), `engine` for a single server. A `target.url` of your own is not
+ * assumed to have /metrics.
+ * @param embedded the embedded deployment's targets, or its entry URL (a single server's /metrics), or null
+ */
+export function monitorTargets(monitor: MonitorSettings, embedded: readonly ScrapeTarget[] | string | null): ScrapeTarget[] {
   if (!monitor.enabled) return [];
   if (monitor.targets.length > 0) return monitor.targets.map((t) => ({ name: t.name, url: t.url }));
-  return embeddedEngineUrl === null ? [] : [{ name: 'engine', url: `${embeddedEngineUrl}/metrics` }];
+  if (embedded === null) return [];
+  return typeof embedded === 'string' ? [{ name: 'engine', url: `${embedded}/metrics` }] : embedded.map((t) => ({ name: t.name, url: t.url }));
 }
 
 /** What the monitor needs of a run (a structural subset of the run's RunContext, so monitor/ never imports run/). */
@@ -32,6 +38,8 @@ export interface MonitorContext {
   readonly runStartMs: number;
   /** The engine itself (the embedded one, or `target.url`). */
   readonly engineUrl: string;
+  /** The embedded deployment's metrics endpoints (router, prefill, decode), when one runs. */
+  readonly embeddedTargets?: readonly ScrapeTarget[] | null;
   readonly log: (line: string) => void;
 }
 
@@ -57,7 +65,7 @@ export class MonitorService {
   start(ctx: MonitorContext): void {
     const m = ctx.workload.monitor;
     if (!m.enabled) return;
-    const targets = monitorTargets(m, ctx.workload.target.url === null ? ctx.engineUrl : null);
+    const targets = monitorTargets(m, ctx.workload.target.url === null ? (ctx.embeddedTargets ?? ctx.engineUrl) : null);
     const emit = (e: RunEvent): void => ctx.bus.emit(e);
     if (targets.length > 0) {
       const scraper = new Scraper({

@@ -2,11 +2,12 @@
 // client sampling, and the files at the end. Everything is bounded in time; every outcome is written; whatever
 // throws, what the run started is closed.
 import { hostname, cpus, platform } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setMaxListeners } from 'node:events';
 import type { Workload } from '../config/index.js';
 import { redactWorkload, workloadSecrets } from '../config/index.js';
-import { startEngine, type EngineHandle } from '../engine/index.js';
+import { startEngineThread, engineStartLine, type EngineThreadHandle } from '../engine/index.js';
 import { Transport, ConnectionTracker } from '../transport/index.js';
 import { resolveTools, systemPrompt } from '../agent/index.js';
 import { SummaryBuilder, plannedLengthS, ReplayComparison, type Summary } from '../analysis/index.js';
@@ -142,12 +143,13 @@ interface RunSetup {
 async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResult> {
   const { workload } = options;
   const { log, scrubber, headers, dir, startedAt, runStartMs, started, replay } = setup;
-  let engine: EngineHandle | null = null;
+  let engine: EngineThreadHandle | null = null;
   if (workload.target.url === null) {
-    const embedded = await startEngine({ settings: workload.engine, modelName: workload.target.model });
+    // On a thread of its own: the deployment's work never lands on the client's event loop.
+    const embedded = await startEngineThread({ settings: workload.engine, modelName: workload.target.model, logDir: join(dir, 'engine') });
     engine = embedded;
     started.add('the embedded engine', () => embedded.close());
-    log(`embedded engine on ${embedded.url}`);
+    log(engineStartLine(embedded));
   }
   const targetUrl = workload.target.url ?? engine!.url;
   const bus = new RunBus();
@@ -166,6 +168,7 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
     argv: options.argv ?? [],
     labels: workload.labels,
     target: { url: targetUrl, embedded: engine !== null, model: workload.target.model, tls_insecure: workload.target.tls.insecure },
+    embedded_engine: engine === null ? null : { topology: engine.topology, servers: engine.servers.map((s) => ({ name: s.name, url: s.url, metrics_url: s.metricsUrl, log: s.logFile })) },
     path,
     route: { request_url: route.requestUrl, connect_proxy: route.connectProxy, bypass_url: route.bypassUrl },
     shard: options.shard ?? null,
@@ -284,7 +287,7 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
       rounds: replay === null ? workload.agents.rounds : Math.max(...replay.conversations.map((c) => c.rounds.length)),
     });
     sampler.start(CLIENT_SAMPLE_MS, runStartMs, () => inFlight, (s) => bus.emit(s));
-    const ctx: RunContext = { workload, dir, bus, runStartMs, requestUrl: route.requestUrl, engineUrl: targetUrl, path, route, stop: stop.signal, log, inFlight: () => inFlight };
+    const ctx: RunContext = { workload, dir, bus, runStartMs, requestUrl: route.requestUrl, engineUrl: targetUrl, embeddedTargets: engine?.monitorTargets ?? null, path, route, stop: stop.signal, log, inFlight: () => inFlight };
     for (const service of servicesFor(workload)) {
       try {
         await service.start(ctx);

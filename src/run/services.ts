@@ -20,6 +20,8 @@ export interface RunContext {
   readonly requestUrl: string;
   /** The engine itself (the embedded one, or `target.url`). */
   readonly engineUrl: string;
+  /** The embedded deployment's metrics endpoints (`router`, `prefill`, `decode`), when the run started one. */
+  readonly embeddedTargets?: readonly { readonly name: string; readonly url: string }[] | null;
   readonly path: PathKind;
   /** The whole path: TLS, CONNECT proxy, and the direct URL around it (`bypassUrl`) for canaries.
    * Always set by a run; a context built by hand (tests) may leave it out: direct to `requestUrl`, no bypass. */

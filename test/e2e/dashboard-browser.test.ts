@@ -66,12 +66,12 @@ test('--dashboard: the page updates while the run goes on, lists the hang as it 
     assert.match(await page.evaluate<string>(`document.querySelector('#hang-rows tr').textContent`), /mid_stream/);
     assert.equal(await page.evaluate<string>(textOf('p-hangs')), '1');
 
-    // Live charts with data, and lines one can see; the embedded engine's key gauges with their verdicts.
-    await page.waitFor(`['live-ttft', 'live-throughput', 'live-gauges-engine'].every((id) => Number(document.querySelector('[data-chart="' + id + '"]')?.getAttribute('data-points')) > 0)`, 20_000);
+    // Live charts with data, and lines one can see; the embedded deployment's key gauges with their verdicts.
+    await page.waitFor(`['live-ttft', 'live-throughput', 'live-gauges-decode'].every((id) => Number(document.querySelector('[data-chart="' + id + '"]')?.getAttribute('data-points')) > 0)`, 20_000);
     await page.waitFor(`document.querySelectorAll('[data-chart="live-ttft"] .u-legend tr.u-series').length === 3`, 5000);
     const ttft = await page.seriesPixels('live-ttft');
     assert.ok(ttft.length === 2 && ttft.every((s) => s.columns > 20), `TTFT p50 and p99 by round drawn: ${JSON.stringify(ttft)}`);
-    assert.match(await page.evaluate<string>(`document.getElementById('targets').textContent`), /engine.*running \d/s);
+    assert.match(await page.evaluate<string>(`document.getElementById('targets').textContent`), /decode.*running \d/s);
     assert.equal(await page.evaluate<number>(`[...document.querySelectorAll('.u-legend .u-value')].filter((td) => td.textContent.trim() === '--').length`), 0, 'legends show values unhovered');
 
     // The end: the page switches to the written report, then the server closes.

@@ -22,7 +22,8 @@ const BASE: Json = {
   agents: { count: 2, rounds: 3, think_time_ms: 0 },
   conversation: { system_prompt_tokens: 40, first_user_tokens: 20, user_turn_tokens: 10, tool_result_tokens: 20, tool_result_growth_tokens: 5, max_tokens: 24 },
   watchdog: { connect_ms: 2000, headers_ms: 1500, first_token_ms: 1500, stall_ms: 800, total_ms: 3000 },
-  engine: { decode_step_ms: 2, decode_step_ms_per_running: 0, prefill_ms_per_1k_tokens: 1, kv_transfer_ms: 0, output_tokens_min: 10, output_tokens_max: 14 },
+  // No reasoning: a 24-token max_tokens would cut tool calls short after it (these tests are about the wire).
+  engine: { decode_step_ms: 2, decode_step_ms_per_running: 0, prefill_ms_per_1k_tokens: 1, kv_transfer_ms: 0, output_tokens_min: 10, output_tokens_max: 14, reasoning: 'off' },
 };
 
 function merge(base: Json, over: Json): Json {
@@ -245,9 +246,10 @@ test('on_hang wait: a request that moves again after the deadline and completes 
 
 test('on_hang wait: a run stopped while a hung request waits ends after the stop grace, before total_ms, with outcome stopped', async (t) => {
   const stop = new AbortController();
-  const timer = setTimeout(() => stop.abort(), 800);
+  // 1.2 s: past the embedded deployment's start on its thread (a few hundred ms the first time in a process).
+  const timer = setTimeout(() => stop.abort(), 1200);
   t.after(() => clearTimeout(timer));
-  // The stop at 0.8 s gives in-flight requests the 2 s grace, then ends them: well before total_ms (10 s).
+  // The stop at 1.2 s gives in-flight requests the 2 s grace, then ends them: well before total_ms (10 s).
   const { records, result, wallMs } = await run(t, { agents: { count: 1, rounds: 1 }, watchdog: { on_hang: 'wait', total_ms: 10_000 }, engine: { faults: [{ kind: 'hang' }] } }, stop.signal);
   assert.equal(result.status, 'interrupted');
   assert.equal(records[0]?.status, 'hang');

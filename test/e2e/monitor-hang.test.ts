@@ -1,4 +1,4 @@
-// The monitor around hangs, in whole runs on the embedded engine: burst sampling at 100 ms after a hang,
+// The monitor around hangs, in whole runs on the embedded PD deployment: burst sampling at 100 ms after a hang,
 // hang records carrying the latest gauges, probes at start, hang and end (one that never exits killed at its
 // timeout), and the gauge faults judged right: pin → pinned, rotate → rotating.
 import { test } from 'node:test';
@@ -17,10 +17,11 @@ function median(xs: number[]): number {
 
 test('a hang starts burst sampling at 100 ms, its record carries the gauges, and probes run at start, hang and end', async (t) => {
   const out = join(tempDir(t), 'run');
-  // A slow prefill (about 2.4 s for the 1200-token system prompt) against a 400 ms first-token deadline: round 1 hangs.
+  // A slow prefill (about 2.4 s for the 1200-token system prompt) against a 400 ms first-token deadline: every round
+  // hangs; three rounds keep the run going through the burst (three targets scraped at 100 ms).
   const workload = parseWorkload(
     `
-agents: {count: 1, rounds: 2, think_time_ms: 0}
+agents: {count: 1, rounds: 3, think_time_ms: 0}
 watchdog: {first_token_ms: 400}
 engine: {prefill_ms_per_1k_tokens: 2000}
 monitor:
@@ -33,7 +34,7 @@ monitor:
     'hang.yaml',
   );
   const result = await executeRun({ workload, out });
-  assert.equal(result.summary.totals.hangs, 2);
+  assert.equal(result.summary.totals.hangs, 3);
   const scrapes = readJsonl<ScrapeEvent>(join(out, 'gauges.jsonl'));
   const events = readJsonl<RunEvent>(join(out, 'events.jsonl'));
   const hangs = events.filter((e): e is HangEvent => e.kind === 'hang');
@@ -41,15 +42,16 @@ monitor:
   assert.equal(bursts[0]?.state, 'start');
   assert.equal(bursts[0]?.reason, 'hang');
   assert.deepEqual(bursts[0]?.trigger, { agent: 0, conversation: 'a0-c1', round: 1 });
-  const burstTimes = scrapes.filter((s) => s.burst).map((s) => s.run_ms);
+  // Each server is scraped on its own schedule: the prefill's scrapes alone.
+  const burstTimes = scrapes.filter((s) => s.burst && s.target === 'prefill').map((s) => s.run_ms);
   const gaps = burstTimes.slice(1).map((x, i) => x - burstTimes[i]!);
   t.diagnostic(`hangs at ${hangs.map((h) => h.run_ms).join(', ')} ms; burst scrapes at ${burstTimes.join(' ')}`);
   assert.ok(burstTimes.length >= 5, `${burstTimes.length} burst scrapes`);
   assert.ok(burstTimes[0]! - hangs[0]!.run_ms < 150, 'the burst starts right at the hang');
   assert.ok(median(gaps) >= 80 && median(gaps) <= 160, `burst gaps ${gaps.join(' ')}`);
-  // The hang record has the latest scrape of the engine.
-  const snap = hangs[0]!.gauges?.[0];
-  assert.equal(snap?.target, 'engine');
+  // The hang record has the latest scrape of each server of the deployment.
+  assert.deepEqual(hangs[0]!.gauges?.map((g) => g.target).sort(), ['decode', 'prefill', 'router']);
+  const snap = hangs[0]!.gauges?.find((g) => g.target === 'prefill');
   assert.ok(snap !== undefined && snap.run_ms !== null && snap.age_ms !== null && snap.age_ms <= 1100, JSON.stringify(snap));
   assert.ok(snap.samples.some((s) => s.name === 'sglang:num_queue_reqs'));
   // Probes: start, one hang (the second hang falls within probe_min_interval_s), end; the endless one killed.
@@ -76,7 +78,8 @@ monitor: {interval_ms: 100, pin_after_s: 1, burst: {interval_ms: 100}}
   );
   const result = await executeRun({ workload, out });
   assert.equal(result.summary.totals.hangs, 4);
-  const v = result.summary.gauges.find((g) => g.name === 'sglang:num_prefill_inflight_queue_reqs')!;
+  // In PD the gauge fault acts on the prefill server.
+  const v = result.summary.gauges.find((g) => g.target === 'prefill' && g.name === 'sglang:num_prefill_inflight_queue_reqs')!;
   t.diagnostic(`${v.verdict}: ${v.evidence.join(' | ')}`);
   assert.equal(v.verdict, 'pinned');
   assert.equal(v.flow?.completions, 0);
@@ -103,7 +106,7 @@ monitor: {interval_ms: 100, pin_after_s: 1}
   );
   const result = await executeRun({ workload, out });
   assert.equal(result.summary.totals.hangs, 0);
-  const v = result.summary.gauges.find((g) => g.name === 'sglang:num_prefill_inflight_queue_reqs')!;
+  const v = result.summary.gauges.find((g) => g.target === 'prefill' && g.name === 'sglang:num_prefill_inflight_queue_reqs')!;
   t.diagnostic(`${v.verdict} over ${v.window_s} s: ${v.evidence.join(' | ')}`);
   assert.equal(v.verdict, 'rotating');
   assert.ok(v.dips >= 2, `${v.dips} dips`);

@@ -1,5 +1,6 @@
-// The monitor in whole runs on the embedded engine: gauges.jsonl at the set interval, verdicts in the summary
-// and the terminal, a down target recorded without stopping the run, the monitor switched off.
+// The monitor in whole runs on the embedded PD deployment: gauges.jsonl of its router, prefill and decode at the
+// set interval, verdicts in the summary and the terminal, a down target recorded without stopping the run, the
+// monitor switched off.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -21,32 +22,40 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
-test('a run scrapes the embedded engine every monitor.interval_ms into gauges.jsonl and judges every gauge', async (t) => {
+test('a run scrapes the embedded deployment\'s router, prefill and decode every monitor.interval_ms into gauges.jsonl and judges every gauge', async (t) => {
   const out = join(tempDir(t), 'run');
   const workload = parseWorkload(`${BASE}monitor: {interval_ms: 200}\n`, 'monitor.yaml');
   const result = await executeRun({ workload, out });
   assert.equal(result.status, 'completed');
   const scrapes = readJsonl<ScrapeEvent>(join(out, 'gauges.jsonl'));
-  assert.ok(scrapes.length >= 5, `${scrapes.length} scrapes`);
-  assert.ok(scrapes.every((s) => s.kind === 'scrape' && s.target === 'engine' && s.ok && !s.burst && s.url.endsWith('/metrics')));
-  const gaps = scrapes.slice(1).map((s, i) => s.run_ms - scrapes[i]!.run_ms);
-  t.diagnostic(`${scrapes.length} scrapes, gaps ${gaps.join(' ')} ms`);
-  assert.ok(median(gaps) >= 170 && median(gaps) <= 260, `median gap ${median(gaps)} ms`);
-  assert.ok(gaps.every((g) => g >= 100 && g <= 700), `every gap near 200 ms: ${gaps.join(' ')}`);
-  const first = scrapes[0]!;
-  const names = new Set(first.samples.map((s) => s.name));
-  for (const n of ['sglang:num_running_reqs', 'sglang:num_queue_reqs', 'sglang:num_prefill_inflight_queue_reqs', 'sglang:generation_tokens_total', 'sglang:num_requests_total']) assert.ok(names.has(n), n);
-  assert.deepEqual(first.samples.find((s) => s.name === 'sglang:num_running_reqs')?.labels, { model_name: 'deepseek-v4-flash' });
+  assert.deepEqual([...new Set(scrapes.map((s) => s.target))].sort(), ['decode', 'prefill', 'router']);
+  assert.ok(scrapes.every((s) => s.kind === 'scrape' && s.ok && !s.burst && s.url.endsWith('/metrics')));
+  for (const target of ['router', 'prefill', 'decode']) {
+    const mine = scrapes.filter((s) => s.target === target);
+    assert.ok(mine.length >= 5, `${mine.length} scrapes of ${target}`);
+    const gaps = mine.slice(1).map((s, i) => s.run_ms - mine[i]!.run_ms);
+    t.diagnostic(`${target}: ${mine.length} scrapes, gaps ${gaps.join(' ')} ms`);
+    assert.ok(median(gaps) >= 170 && median(gaps) <= 260, `${target} median gap ${median(gaps)} ms`);
+    // Ticks are drift-free: a late scrape shortens the next gap (three targets make late ones likelier).
+    assert.ok(gaps.every((g) => g >= 50 && g <= 700), `every gap near 200 ms: ${gaps.join(' ')}`);
+  }
+  const names = (target: string): Set<string> => new Set(scrapes.filter((s) => s.target === target).flatMap((s) => s.samples.map((x) => x.name)));
+  for (const n of ['sglang:num_running_reqs', 'sglang:num_queue_reqs', 'sglang:num_prefill_bootstrap_queue_reqs', 'sglang:num_prefill_inflight_queue_reqs', 'sglang:generation_tokens_total', 'sglang:num_requests_total']) assert.ok(names('prefill').has(n), `prefill ${n}`);
+  for (const n of ['sglang:num_running_reqs', 'sglang:num_decode_prealloc_queue_reqs', 'sglang:num_decode_transfer_queue_reqs', 'sglang:generation_tokens_total']) assert.ok(names('decode').has(n), `decode ${n}`);
+  for (const n of ['sgl_router_running_requests', 'sgl_router_requests_total']) assert.ok(names('router').has(n), `router ${n}`);
+  const decodeRunning = scrapes.find((s) => s.target === 'decode')!.samples.find((s) => s.name === 'sglang:num_running_reqs');
+  assert.deepEqual(decodeRunning?.labels, { engine_type: 'decode', model_name: 'deepseek-v4-flash', moe_ep_rank: '0', pp_rank: '0', tp_rank: '0' });
   const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Summary;
-  assert.equal(summary.gauges.length, 7, 'one verdict per gauge series (counters are evidence, not judged)');
-  const running = summary.gauges.find((g) => g.name === 'sglang:num_running_reqs')!;
+  // One verdict per gauge series (counters are evidence, not judged): 8 on prefill, 8 on decode, 2 on the router.
+  assert.deepEqual(summary.gauges.map((g) => g.target).reduce<Record<string, number>>((n, tg) => ({ ...n, [tg]: (n[tg] ?? 0) + 1 }), {}), { decode: 8, prefill: 8, router: 2 });
+  const running = summary.gauges.find((g) => g.target === 'decode' && g.name === 'sglang:num_running_reqs')!;
   assert.equal(running.verdict, 'rotating', running.evidence.join('\n'));
   assert.ok(running.dips > 0);
   assert.equal(running.flow?.counter, 'generation_tokens_total');
   assert.ok((running.flow?.completions ?? 0) > 0);
-  assert.equal(summary.gauges.find((g) => g.name === 'sglang:num_queue_reqs')?.verdict, 'idle');
-  assert.deepEqual(summary.scrape_targets?.map((s) => [s.target, s.failed, s.series]), [['engine', 0, 10]]);
-  assert.ok(Math.abs((summary.scrape_targets?.[0]?.interval_ms_p50 ?? 0) - 200) <= 40);
+  assert.equal(summary.gauges.find((g) => g.target === 'prefill' && g.name === 'sglang:num_prefill_bootstrap_queue_reqs')?.verdict, 'idle');
+  assert.deepEqual(summary.scrape_targets?.map((s) => [s.target, s.failed]).sort(), [['decode', 0], ['prefill', 0], ['router', 0]]);
+  for (const target of summary.scrape_targets ?? []) assert.ok(Math.abs((target.interval_ms_p50 ?? 0) - 200) <= 40, JSON.stringify(target));
 });
 
 test('`--set monitor.interval_ms=…` works from the command line; a down target is recorded, retried, and the run exits 0', async (t) => {

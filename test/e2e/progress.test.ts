@@ -50,7 +50,7 @@ test('a 12 s run piped to a file, progress left at its default, prints its first
   t.diagnostic(progress.map((l) => l.text).join('\n'));
   assert.ok(progress.length >= 1, res.stderr);
   assert.match(progress[0]!.text, /^\[0:1[0-2]\] (0:0\d left|time up, finishing) · /, 'the default interval piped is 10 s');
-  assert.ok(progress.every((l) => / running=\d+/.test(l.text)), 'the engine\'s key gauges');
+  assert.ok(progress.every((l) => /\bdecode\.running=\d+/.test(l.text)), 'the deployment\'s key gauges, by target');
   const stdout = res.stdout.trimEnd().split('\n');
   assert.equal(stdout[0], `PASS · results ${out}`);
   assert.equal(stdout.at(-1), `PASS · results ${out}`);

@@ -52,7 +52,7 @@ test('a preflight that fails (a CONNECT proxy that is down) closes the embedded 
   const out = join(tempDir(t), 'r');
   let engineUrl = '';
   const log = (line: string): void => {
-    const m = /embedded engine on (http:\/\/\S+)/.exec(line);
+    const m = /(?:embedded engine on|embedded PD deployment: router) (http:\/\/\S+)/.exec(line);
     if (m !== null) engineUrl = m[1]!;
   };
   await assert.rejects(executeRun({ workload: workload('{kind: connect, url: "http://127.0.0.1:9"}'), out, log }), (e: Error & { code?: string }) => e.code === 'ERR_PREFLIGHT' && /the proxy http:\/\/127\.0\.0\.1:9 is unreachable/.test(e.message));

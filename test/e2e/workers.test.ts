@@ -11,7 +11,7 @@ const yaml = `
 name: workers
 agents: {count: 4, rounds: 3, think_time_ms: 0, workers: 2}
 conversation: {system_prompt_tokens: 100, max_tokens: 32}
-engine: {decode_step_ms: 2, output_tokens_min: 8, output_tokens_max: 16}
+engine: {decode_step_ms: 2, output_tokens_min: 8, output_tokens_max: 16, reasoning: off}  # max_tokens 32 would cut tool calls after reasoning
 monitor: {enabled: false}
 `;
 

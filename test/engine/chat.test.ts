@@ -1,244 +1,216 @@
-// The engine's OpenAI-compatible answers: stream shape, tool calls, usage and the prefix cache, max_tokens,
-// determinism, non-streaming responses, errors, and the /metrics exposition.
+// The deployment's chat completions held to SGLang's wire format (serving_chat, sglang-detailed.md §3): explicit
+// nulls, the role chunk, reasoning then content then tool calls, a separate finish chunk, usage last, [DONE];
+// tool-call fragments; reasoning for DeepSeek names; the cache report; n choices; non-streamed answers. PD (the
+// default) unless a test says `single`.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { engine, getText, postJson, streamChat, TOOLS, USER, type Chunk } from './helpers.js';
+import { engine, postJson, streamChat, TOOLS, USER, type Chunk } from './helpers.js';
 
 const SYSTEM = { role: 'system', content: 'You are a coding agent. '.repeat(60) };
 /** Fast settings: no decode wait, so these tests check shapes, not timing. */
-const FAST = { decode_step_ms: 0, decode_step_ms_per_running: 0, prefill_ms_per_1k_tokens: 0, kv_transfer_ms: 0 };
+const FAST = { decode_step_ms: 0, decode_step_ms_per_running: 0, prefill_ms_per_1k_tokens: 0, kv_transfer_ms: 0, kv_transfer_gbps: null };
+const NULL_DELTA = { role: null, content: null, reasoning_content: null, tool_calls: null };
 
-describe('engine chat completions', () => {
-  it('a streamed content answer is role chunk, first-token comment, one word per chunk, finish, usage, [DONE]', async () => {
-    const e = await engine(FAST);
-    const r = await streamChat(e.url, { messages: [SYSTEM, USER('fix the failing test')] });
-    assert.equal(r.status, 200);
-    assert.match(String(r.headers['content-type']), /^text\/event-stream/);
-    assert.match(String(r.headers['x-engine-request-id']), /^chatcmpl-[0-9a-f]+$/);
-    assert.equal(r.events.at(-1), '[DONE]');
-    const chunks = r.events.filter((ev): ev is Chunk => ev !== '[DONE]');
-    for (const c of chunks) {
-      assert.equal(c.object, 'chat.completion.chunk');
-      assert.equal(c.id, chunks[0]?.id);
-      assert.equal(c.model, 'deepseek-v4-flash');
-      assert.equal(typeof c.created, 'number');
-    }
-    assert.deepEqual(chunks[0]?.choices[0]?.delta, { role: 'assistant' });
-    // The timing comment comes once, right before the first token chunk.
-    assert.equal(r.comments.length, 1);
-    assert.match(r.comments[0]?.text ?? '', /^engine-first-token-ms=\d+(\.\d+)?$/);
-    assert.equal(r.comments[0]?.beforeEvent, 1);
-    const tokens = chunks.slice(1, -2);
-    assert.ok(tokens.length >= 24 && tokens.length <= 96, `${tokens.length} tokens within output_tokens_min..max`);
-    for (const c of tokens) assert.match(c.choices[0]?.delta.content ?? '', /^\S+ $/, 'a token is a word plus a space');
-    const finish = chunks.at(-2);
-    assert.equal(finish?.choices[0]?.finish_reason, 'stop');
-    assert.deepEqual(chunks.at(-1)?.choices, []);
-    assert.equal(r.usage?.completion_tokens, tokens.length);
-    assert.equal(r.usage?.total_tokens, (r.usage?.prompt_tokens ?? 0) + tokens.length);
-    assert.ok((r.usage?.prompt_tokens ?? 0) > 300, 'the system prompt is counted at ~4 chars per token');
-  });
+const chunksOf = (events: readonly unknown[]): Chunk[] => events.filter((ev): ev is Chunk => ev !== '[DONE]' && typeof ev === 'object' && ev !== null && 'choices' in ev);
 
-  it('tool-call fragments reassemble into valid JSON arguments filling the schema, and some messages carry two calls', async () => {
-    const e = await engine(FAST);
+describe('chat completions in SGLang format', () => {
+  for (const topology of ['pd', 'single'] as const) {
+    it(`${topology}: a streamed answer has explicit nulls everywhere, the role chunk, reasoning then content, a separate finish chunk, usage last, then [DONE]`, async (t) => {
+      const e = await engine({ ...FAST, topology, reasoning_tokens_max: 12 }, t);
+      let r = await streamChat(e.url, { messages: [SYSTEM, USER('fix the failing test')] });
+      // Reasoning length is drawn from 0..max: find an answer that has some.
+      for (let i = 0; r.reasoning === '' && i < 10; i += 1) r = await streamChat(e.url, { messages: [SYSTEM, USER(`fix the failing test ${i}`)] });
+      assert.equal(r.status, 200);
+      assert.match(String(r.headers['content-type']), /^text\/event-stream/);
+      assert.equal(r.headers['keep-alive'], undefined, 'no Keep-Alive hint, as uvicorn');
+      assert.equal(r.events.at(-1), '[DONE]');
+      const chunks = chunksOf(r.events);
+      for (const c of chunks) {
+        assert.deepEqual(Object.keys(c), ['id', 'object', 'created', 'model', 'choices', 'usage']);
+        assert.equal(c.object, 'chat.completion.chunk');
+        assert.equal(c.id, chunks[0]?.id);
+        assert.match(c.id, /^[0-9a-f]{32}$/);
+        assert.equal(c.model, 'deepseek-v4-flash');
+        for (const ch of c.choices) {
+          assert.deepEqual(Object.keys(ch), ['index', 'delta', 'logprobs', 'finish_reason', 'matched_stop']);
+          assert.deepEqual(Object.keys(ch.delta), ['role', 'content', 'reasoning_content', 'tool_calls']);
+          assert.equal(ch.logprobs, null);
+        }
+      }
+      assert.deepEqual(chunks[0]?.choices[0]?.delta, { ...NULL_DELTA, role: 'assistant', content: '' });
+      const body = chunks.slice(1, -2).map((c) => c.choices[0]!.delta);
+      const lastReasoning = body.findLastIndex((d) => d.reasoning_content !== null);
+      const firstContent = body.findIndex((d) => d.content !== null);
+      assert.ok(lastReasoning >= 0 && lastReasoning < firstContent, 'reasoning comes first, then content');
+      for (const d of body) {
+        assert.equal(d.role, null);
+        assert.equal(d.tool_calls, null);
+        assert.ok((d.content === null) !== (d.reasoning_content === null), 'one kind of text per chunk');
+      }
+      const finish = chunks.at(-2)!;
+      assert.deepEqual(finish.choices[0]?.delta, NULL_DELTA, 'the finish chunk carries no text');
+      assert.equal(finish.choices[0]?.finish_reason, 'stop');
+      assert.equal(finish.choices[0]?.matched_stop, 1, 'the EOS token');
+      assert.equal(finish.usage, null);
+      const last = chunks.at(-1)!;
+      assert.deepEqual(last.choices, []);
+      assert.deepEqual(Object.keys(last.usage!), ['prompt_tokens', 'total_tokens', 'completion_tokens', 'prompt_tokens_details', 'reasoning_tokens']);
+      assert.equal(last.usage?.completion_tokens, body.length);
+      assert.equal(last.usage?.reasoning_tokens, body.filter((d) => d.reasoning_content !== null).length);
+      assert.equal(last.usage?.total_tokens, (last.usage?.prompt_tokens ?? 0) + body.length);
+      assert.equal(last.usage?.prompt_tokens_details, null, 'no cache report unless enable_cache_report');
+      assert.ok((last.usage?.prompt_tokens ?? 0) > 300, 'the system prompt is counted at ~4 chars per token');
+      // The timing comment comes once, right before the first token chunk.
+      assert.equal(r.comments.length, 1);
+      assert.match(r.comments[0]?.text ?? '', /^engine-first-token-ms=\d+(\.\d+)?$/);
+      assert.equal(r.comments[0]?.beforeEvent, 1);
+    });
+  }
+
+  it('tool calls stream as SGLang streams them: call_<24hex>, name and empty arguments first, then id null, name null, type function', async (t) => {
+    const e = await engine({ ...FAST, reasoning: 'off' }, t);
     let twoCalls = 0;
-    for (let i = 0; i < 40; i += 1) {
+    for (let i = 0; i < 30; i += 1) {
       const r = await streamChat(e.url, { messages: [SYSTEM, USER(`task ${i}`)], tools: TOOLS, tool_choice: 'required' });
       assert.equal(r.finishReason, 'tool_calls');
       assert.equal(r.content, '');
       assert.ok(r.toolCalls.length >= 1 && r.toolCalls.length <= 2);
       if (r.toolCalls.length === 2) twoCalls += 1;
-      // Every call's first fragment has id, type and name with empty arguments; the arguments come in pieces.
-      const chunks = r.events.filter((ev): ev is Chunk => ev !== '[DONE]');
+      const chunks = chunksOf(r.events);
       const fragments = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
+      for (const c of chunks.slice(1, -2)) assert.equal(c.choices[0]?.delta.content, null, 'tool-call chunks carry content null');
       for (const [index, call] of r.toolCalls.entries()) {
         const own = fragments.filter((f) => f.index === index);
-        assert.equal(own[0]?.type, 'function');
-        assert.equal(own[0]?.function.arguments, '');
+        assert.deepEqual(Object.keys(own[0]!), ['id', 'index', 'type', 'function']);
+        assert.match(own[0]!.id ?? '', /^call_[0-9a-f]{24}$/);
+        assert.equal(own[0]!.type, 'function');
+        assert.equal(own[0]!.function.arguments, '');
         assert.ok(own.length >= 3, 'arguments split across several chunks');
-        assert.ok(own.slice(1).every((f) => f.id === undefined && f.function.name === undefined));
-        assert.match(call.id, /^call_[0-9a-f]+$/);
+        for (const f of own.slice(1)) {
+          assert.equal(f.id, null);
+          assert.equal(f.type, 'function');
+          assert.equal(f.function.name, null);
+        }
         const args = JSON.parse(call.arguments) as Record<string, unknown>;
         if (call.name === 'read_file') {
           assert.deepEqual(Object.keys(args), ['path', 'start_line', 'max_lines']);
-          assert.equal(typeof args['path'], 'string');
           assert.ok(Number.isInteger(args['start_line']));
-          assert.equal(typeof args['max_lines'], 'number');
         } else {
           assert.equal(call.name, 'run_command');
-          assert.equal(typeof args['command'], 'string');
           assert.equal(typeof args['background'], 'boolean');
-          assert.equal(typeof (args['env'] as Record<string, unknown>)['CI'], 'string');
-          assert.ok(Array.isArray(args['args']));
           assert.ok(args['mode'] === 'fast' || args['mode'] === 'full');
-          assert.equal(typeof args['weird'], 'string', 'unknown types get strings');
+          assert.equal(typeof args['weird'], 'string', 'a schema without a type gets strings');
         }
       }
     }
-    assert.ok(twoCalls > 0 && twoCalls < 40, `${twoCalls}/40 messages with two calls`);
+    assert.ok(twoCalls > 0 && twoCalls < 30, `${twoCalls}/30 messages with two calls`);
   });
 
-  it('no tools or tool_choice none gives content; auto follows tool_call_ratio', async () => {
-    const e = await engine({ ...FAST, tool_call_ratio: 0.5 });
-    const none = await streamChat(e.url, { messages: [USER('a')], tools: TOOLS, tool_choice: 'none' });
-    assert.equal(none.finishReason, 'stop');
-    const noTools = await streamChat(e.url, { messages: [USER('a')] });
-    assert.equal(noTools.finishReason, 'stop');
+  it('reasoning streams for a DeepSeek model name, not for another, and chat_template_kwargs.thinking false turns it off', async (t) => {
+    const deepseek = await engine({ ...FAST, reasoning_tokens_max: 40 }, t);
+    const thinking = await streamChat(deepseek.url, { messages: [USER('reason first')] });
+    assert.ok(thinking.reasoning.length > 0, 'deepseek-v4-flash reasons by default');
+    assert.equal(thinking.usage?.reasoning_tokens, chunksOf(thinking.events).filter((c) => c.choices[0]?.delta.reasoning_content !== null && c.choices[0]?.delta.reasoning_content !== undefined).length);
+    const off = await streamChat(deepseek.url, { messages: [USER('reason first')], chat_template_kwargs: { thinking: false } });
+    assert.equal(off.reasoning, '');
+    assert.equal(off.usage?.reasoning_tokens, 0);
+    assert.ok(off.content.length > 0);
+    const { startEngine } = await import('../../src/engine/index.js');
+    const { engineSchema } = await import('../../src/config/index.js');
+    const other = await startEngine({ settings: engineSchema.parse({ ...FAST, reasoning_tokens_max: 40 }), modelName: 'qwen3-coder' });
+    t.after(() => other.close());
+    const plain = await streamChat(other.url, { model: 'qwen3-coder', messages: [USER('reason first')] });
+    assert.equal(plain.reasoning, '', 'no reasoning parser for a non-DeepSeek name under reasoning: auto');
+  });
+
+  it('tool_choice none or no tools gives content; auto follows tool_call_ratio', async (t) => {
+    const e = await engine({ ...FAST, tool_call_ratio: 0.5 }, t);
+    assert.equal((await streamChat(e.url, { messages: [USER('a')], tools: TOOLS, tool_choice: 'none' })).finishReason, 'stop');
+    assert.equal((await streamChat(e.url, { messages: [USER('a')] })).finishReason, 'stop');
     let withCalls = 0;
-    for (let i = 0; i < 30; i += 1) {
-      const r = await streamChat(e.url, { messages: [USER(`auto ${i}`)], tools: TOOLS });
-      if (r.finishReason === 'tool_calls') withCalls += 1;
-    }
+    for (let i = 0; i < 30; i += 1) if ((await streamChat(e.url, { messages: [USER(`auto ${i}`)], tools: TOOLS })).finishReason === 'tool_calls') withCalls += 1;
     assert.ok(withCalls >= 5 && withCalls <= 25, `${withCalls}/30 auto rounds with tool calls at ratio 0.5`);
   });
 
-  it('cached_tokens grow across rounds: round 2, echoing round 1, has round 1 prompt cached; another agent hits the system prompt', async () => {
-    const e = await engine(FAST);
-    const round1Messages = [SYSTEM, USER('refactor the parser')];
-    const r1 = await streamChat(e.url, { messages: round1Messages, tools: TOOLS, tool_choice: 'required' });
-    const p1 = r1.usage?.prompt_tokens ?? 0;
-    assert.equal(r1.usage?.prompt_tokens_details.cached_tokens, 0, 'a cold engine has nothing cached');
-    const assistant = { role: 'assistant', content: null, tool_calls: r1.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) };
-    const results = r1.toolCalls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: 'file contents '.repeat(40) }));
-    const r2 = await streamChat(e.url, { messages: [...round1Messages, assistant, ...results], tools: TOOLS });
-    const cached2 = r2.usage?.prompt_tokens_details.cached_tokens ?? 0;
-    assert.ok(cached2 >= p1, `round 2 cached ${cached2} ≥ round 1 prompt ${p1}`);
-    assert.ok(cached2 < (r2.usage?.prompt_tokens ?? 0), 'the new tool results are not cached');
+  for (const topology of ['pd', 'single'] as const) {
+    it(`${topology}: with enable_cache_report, cached tokens grow across rounds and another agent hits the system prompt`, async (t) => {
+      const e = await engine({ ...FAST, topology, enable_cache_report: true }, t);
+      const round1 = [SYSTEM, USER('refactor the parser')];
+      const r1 = await streamChat(e.url, { messages: round1, tools: TOOLS, tool_choice: 'required' });
+      const p1 = r1.usage?.prompt_tokens ?? 0;
+      assert.equal(r1.usage?.prompt_tokens_details, null, 'nothing cached on a cold server: SGLang sends null, not 0');
+      const assistant = { role: 'assistant', content: null, tool_calls: r1.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) };
+      const results = r1.toolCalls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: 'file contents '.repeat(40) }));
+      const r2 = await streamChat(e.url, { messages: [...round1, assistant, ...results], tools: TOOLS });
+      const cached2 = r2.usage?.prompt_tokens_details?.cached_tokens ?? 0;
+      // PD: the prefill cached round 1's prompt, never the answer (decode generated it); single: both.
+      assert.ok(cached2 >= p1 - 1 && cached2 < (r2.usage?.prompt_tokens ?? 0), `round 2 cached ${cached2} of ${r2.usage?.prompt_tokens}, round 1 prompt ${p1}`);
+      if (topology === 'single') assert.ok(cached2 > p1, 'the unified server cached its own answer too');
+      else assert.equal(cached2, p1, 'the prefill server never saw the answer');
+      const other = await streamChat(e.url, { messages: [SYSTEM, USER('another agent, another task')], tools: TOOLS });
+      const otherCached = other.usage?.prompt_tokens_details?.cached_tokens ?? 0;
+      assert.ok(otherCached > 300 && otherCached < p1, `a second conversation reuses the shared system prompt (${otherCached} cached)`);
+    });
+  }
 
-    // Content answers echo back too (clients may trim the trailing space).
-    const r3Messages = [...round1Messages, assistant, ...results, { role: 'assistant', content: r2.content.trim() || null, ...(r2.toolCalls.length > 0 ? { tool_calls: r2.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) } : {}) }, USER('continue')];
-    const r3 = await streamChat(e.url, { messages: r3Messages, tools: TOOLS });
-    assert.ok((r3.usage?.prompt_tokens_details.cached_tokens ?? 0) >= (r2.usage?.prompt_tokens ?? 0));
-
-    const other = await streamChat(e.url, { messages: [SYSTEM, USER('another agent, another task')], tools: TOOLS });
-    const otherCached = other.usage?.prompt_tokens_details.cached_tokens ?? 0;
-    assert.ok(otherCached > 300 && otherCached < p1, `a second conversation reuses the shared system prompt (${otherCached} cached)`);
-  });
-
-  it('max_tokens below the answer length cuts it with finish_reason length', async () => {
-    const e = await engine({ ...FAST, output_tokens_min: 40, output_tokens_max: 40, reasoning_tokens_max: 0 });
+  it('max_tokens below the answer cuts it, reasoning included, with finish_reason length and matched_stop null', async (t) => {
+    const e = await engine({ ...FAST, output_tokens_min: 40, output_tokens_max: 40, reasoning: 'off' }, t);
     const r = await streamChat(e.url, { messages: [USER('long answer please')], max_tokens: 5 });
     assert.equal(r.finishReason, 'length');
+    assert.equal(chunksOf(r.events).at(-2)?.choices[0]?.matched_stop, null);
     assert.equal(r.usage?.completion_tokens, 5);
     assert.equal(r.content.split(' ').filter(Boolean).length, 5);
   });
 
-  it('reasoning_content fragments come before the answer when reasoning_tokens_max is set', async () => {
-    const e = await engine({ ...FAST, reasoning_tokens_max: 12 });
-    let sawReasoning = false;
-    for (let i = 0; i < 5 && !sawReasoning; i += 1) {
-      const r = await streamChat(e.url, { messages: [USER(`think ${i}`)] });
-      const deltas = r.events.filter((ev): ev is Chunk => ev !== '[DONE]').map((c) => c.choices[0]?.delta ?? {});
-      const firstContent = deltas.findIndex((d) => d.content !== undefined);
-      const lastReasoning = deltas.findLastIndex((d) => d.reasoning_content !== undefined);
-      if (lastReasoning >= 0) {
-        sawReasoning = true;
-        assert.ok(lastReasoning < firstContent);
-      }
-    }
-    assert.ok(sawReasoning);
-  });
-
-  it('the same conversation under the same seed gets the same answer, on the same or a fresh engine; another seed differs', async () => {
+  it('the same conversation under the same seed gets the same answer, on the same or a fresh deployment; another seed differs', async (t) => {
     const body = { messages: [SYSTEM, USER('determinism')], tools: TOOLS };
-    const a = await engine(FAST);
+    const a = await engine(FAST, t);
     const first = await streamChat(a.url, body);
     const again = await streamChat(a.url, body);
-    const fresh = await streamChat((await engine(FAST)).url, body);
-    const answer = (r: typeof first): string => JSON.stringify([r.content, r.toolCalls, r.finishReason]);
+    const fresh = await streamChat((await engine(FAST, t)).url, body);
+    const answer = (r: typeof first): string => JSON.stringify([r.reasoning, r.content, r.toolCalls, r.finishReason]);
     assert.equal(answer(again), answer(first));
     assert.equal(answer(fresh), answer(first));
-    const reseeded = await streamChat((await engine({ ...FAST, seed: 99 })).url, { ...body, tools: undefined });
+    const reseeded = await streamChat((await engine({ ...FAST, seed: 99 }, t)).url, { ...body, tools: undefined });
     const base = await streamChat(a.url, { ...body, tools: undefined });
     assert.notEqual(reseeded.content, base.content);
   });
 
-  it('stream false returns one chat.completion with the same content, tool calls and usage', async () => {
-    const e = await engine(FAST);
+  it('stream false returns one chat.completion in SGLang shape, with the same answer and usage', async (t) => {
+    const e = await engine(FAST, t);
     const body = { messages: [USER('non stream')], tools: TOOLS, tool_choice: 'required' };
     const res = await postJson(e.url, '/v1/chat/completions', JSON.stringify({ ...body, stream: false }));
     assert.equal(res.status, 200);
-    assert.match(String(res.headers['x-engine-request-id']), /^chatcmpl-/);
-    const json = res.json as { object: string; choices: { message: { role: string; content: string | null; tool_calls: { id: string; function: { name: string; arguments: string } }[] }; finish_reason: string }[]; usage: { completion_tokens: number; prompt_tokens_details: { cached_tokens: number } } };
+    const json = res.json as { object: string; choices: { index: number; message: Record<string, unknown>; finish_reason: string; matched_stop: number | null }[]; usage: Record<string, unknown> };
     assert.equal(json.object, 'chat.completion');
-    const choice = json.choices[0];
-    assert.equal(choice?.finish_reason, 'tool_calls');
-    assert.equal(choice?.message.role, 'assistant');
-    assert.equal(choice?.message.content, null);
+    const choice = json.choices[0]!;
+    assert.deepEqual(Object.keys(choice.message), ['role', 'content', 'reasoning_content', 'tool_calls']);
+    assert.equal(choice.finish_reason, 'tool_calls');
+    assert.equal(choice.message['content'], null);
     const streamed = await streamChat(e.url, body);
-    assert.deepEqual(
-      choice?.message.tool_calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
-      streamed.toolCalls,
-    );
-    assert.equal(json.usage.completion_tokens, streamed.usage?.completion_tokens);
+    assert.equal(choice.message['reasoning_content'] ?? '', streamed.reasoning);
+    const calls = choice.message['tool_calls'] as { id: string; index: number; type: string; function: { name: string; arguments: string } }[];
+    assert.deepEqual(calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })), streamed.toolCalls);
+    assert.equal(json.usage['completion_tokens'], streamed.usage?.completion_tokens);
+    assert.equal(json.usage['prompt_tokens_details'], null);
   });
 
-  it('bad JSON, missing messages and bad fields get a 400 OpenAI-style error; unknown routes 404', async () => {
-    const e = await engine(FAST);
-    for (const body of ['{not json', '{}', '{"messages": []}', '{"messages": [{"role": "wizard", "content": "x"}]}', '{"messages": [{"role":"user","content":"x"}], "max_tokens": 0}']) {
-      const res = await postJson(e.url, '/v1/chat/completions', body);
-      assert.equal(res.status, 400, body);
-      const err = (res.json as { error: { message: string; type: string; code: string } }).error;
-      assert.equal(err.type, 'invalid_request_error');
-      assert.ok(err.message.length > 0 && err.code.length > 0);
-    }
-    assert.equal(e.stats().rejected, 5);
-    assert.equal(e.stats().requests, 0);
-    assert.equal((await getText(e.url, '/v2/nothing')).status, 404);
-  });
-
-  it('health is ok, models lists the model, and idle connections are kept alive for 65 s', async () => {
-    const e = await engine(FAST);
-    assert.deepEqual(await getText(e.url, '/health'), { status: 200, text: 'ok' });
-    const models = JSON.parse((await getText(e.url, '/v1/models')).text) as { object: string; data: { id: string }[] };
-    assert.equal(models.object, 'list');
-    assert.equal(models.data[0]?.id, 'deepseek-v4-flash');
-    const r = await streamChat(e.url, { messages: [USER('keep alive')] });
-    assert.equal(r.headers['keep-alive'], 'timeout=65');
-  });
-});
-
-describe('engine /metrics', () => {
-  const LINE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)\{([^}]*)\} (\S+)$/;
-  const scrape = async (url: string): Promise<Map<string, number>> => {
-    const { status, text } = await getText(url, '/metrics');
-    assert.equal(status, 200);
-    const samples = new Map<string, number>();
-    for (const line of text.split('\n')) {
-      if (line === '') continue;
-      if (line.startsWith('#')) {
-        assert.match(line, /^# (HELP|TYPE) sglang:\S+ \S.*$/);
-        continue;
+  for (const topology of ['pd', 'single'] as const) {
+    it(`${topology}: n > 1 streams n choices, each with its own role and finish chunk, and usage sums them; not streamed, n choices`, async (t) => {
+      const e = await engine({ ...FAST, topology }, t);
+      const r = await streamChat(e.url, { messages: [USER('three ways')], n: 3 });
+      const chunks = chunksOf(r.events);
+      for (const index of [0, 1, 2]) {
+        const own = chunks.filter((c) => c.choices[0]?.index === index);
+        assert.deepEqual(own[0]?.choices[0]?.delta, { ...NULL_DELTA, role: 'assistant', content: '' }, `choice ${index} opens with its role chunk`);
+        assert.equal(own.filter((c) => c.choices[0]?.finish_reason !== null).length, 1, `choice ${index} finishes once`);
       }
-      const m = LINE.exec(line);
-      assert.ok(m, `sample line parses: ${line}`);
-      assert.match(m[2] ?? '', /^model_name="deepseek-v4-flash"(,le="[^"]+")?$/);
-      assert.ok(!Number.isNaN(Number(m[3])), line);
-      samples.set(`${m[1]}${(m[2] ?? '').includes('le=') ? `{${(m[2] ?? '').split(',')[1]}}` : ''}`, Number(m[3]));
-    }
-    return samples;
-  };
-
-  it('exposes every SGLang gauge, counter and histogram with model_name, and counters advance with work', async () => {
-    const e = await engine(FAST);
-    const before = await scrape(e.url);
-    for (const name of [
-      'sglang:num_running_reqs', 'sglang:num_queue_reqs', 'sglang:num_prefill_inflight_queue_reqs', 'sglang:num_used_tokens',
-      'sglang:token_usage', 'sglang:gen_throughput', 'sglang:cache_hit_rate', 'sglang:prompt_tokens_total',
-      'sglang:generation_tokens_total', 'sglang:num_requests_total', 'sglang:time_to_first_token_seconds_sum',
-      'sglang:time_to_first_token_seconds_count', 'sglang:time_to_first_token_seconds_bucket{le="+Inf"}',
-      'sglang:e2e_request_latency_seconds_sum', 'sglang:e2e_request_latency_seconds_count', 'sglang:e2e_request_latency_seconds_bucket{le="+Inf"}',
-    ]) assert.ok(before.has(name), `has ${name}`);
-    assert.equal(before.get('sglang:num_requests_total'), 0);
-    const r1 = await streamChat(e.url, { messages: [SYSTEM, USER('metrics')] });
-    await streamChat(e.url, { messages: [SYSTEM, USER('metrics again')] });
-    const after = await scrape(e.url);
-    assert.equal(after.get('sglang:num_requests_total'), 2);
-    assert.ok((after.get('sglang:prompt_tokens_total') ?? 0) >= 2 * (r1.usage?.prompt_tokens ?? 1) - 20);
-    assert.ok((after.get('sglang:generation_tokens_total') ?? 0) >= 48);
-    assert.equal(after.get('sglang:time_to_first_token_seconds_count'), 2);
-    assert.equal(after.get('sglang:e2e_request_latency_seconds_bucket{le="+Inf"}'), 2);
-    assert.ok((after.get('sglang:cache_hit_rate') ?? 0) > 0, 'the second request hit the system prompt');
-    assert.ok((after.get('sglang:gen_throughput') ?? 0) > 0);
-  });
+      const tokens = chunks.filter((c) => c.choices.length === 1 && c.choices[0]!.finish_reason === null && c.choices[0]!.delta.role === null).length;
+      assert.equal(r.usage?.completion_tokens, tokens);
+      const texts = [0, 1, 2].map((i) => chunks.filter((c) => c.choices[0]?.index === i).map((c) => c.choices[0]!.delta.content ?? c.choices[0]!.delta.reasoning_content ?? '').join(''));
+      assert.equal(new Set(texts).size, 3, 'each choice is its own sample');
+      const whole = await postJson(e.url, '/v1/chat/completions', JSON.stringify({ messages: [USER('three ways')], n: 3 }));
+      assert.deepEqual((whole.json as { choices: { index: number }[] }).choices.map((c) => c.index), [0, 1, 2]);
+    });
+  }
 });

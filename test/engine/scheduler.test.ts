@@ -1,10 +1,11 @@
 // The latency model seen from a client: decode steps slow down as the batch grows, requests past
-// max_running_requests queue, a client that leaves is dropped at once, and close() ends open streams.
+// max_running_requests queue, a client that leaves is dropped at once, and close() ends open streams. PD unless
+// a test says `single` (the unified server's own queue picture).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { request } from 'undici';
-import { engine, getText, streamChat, until, USER, type StreamResult } from './helpers.js';
+import { engine, getText, metricsOf, sample, streamChat, until, USER, type StreamResult } from './helpers.js';
 
 /** Mean gap between token events of one stream, from its first token to its last. */
 function meanGapMs(r: StreamResult): number {
@@ -17,10 +18,7 @@ function meanGapMs(r: StreamResult): number {
   return (last - first) / (times.length - 1);
 }
 
-function gauge(text: string, name: string): number {
-  const line = text.split('\n').find((l) => l.startsWith(`${name}{`));
-  return Number(line?.split(' ').at(-1));
-}
+const gauge = (text: string, name: string): number => sample(text, name) ?? Number.NaN;
 
 describe('engine scheduler', () => {
   it('the inter-token gap grows with the number of running streams (one decode loop for the batch)', async (t) => {
@@ -43,8 +41,8 @@ describe('engine scheduler', () => {
     assert.ok(fast < slow * 0.75, `${fast.toFixed(2)} < 0.75 × ${slow.toFixed(2)}`);
   });
 
-  it('requests past max_running_requests wait in the queue gauge, then all complete', async (t) => {
-    const e = await engine({ max_running_requests: 2, decode_step_ms: 10, decode_step_ms_per_running: 0, kv_transfer_ms: 0, output_tokens_min: 15, output_tokens_max: 15, stats_interval_steps: 0 }, t);
+  it('single: requests past max_running_requests wait in the queue gauge, then all complete', async (t) => {
+    const e = await engine({ topology: 'single', max_running_requests: 2, decode_step_ms: 10, decode_step_ms_per_running: 0, kv_transfer_ms: 0, output_tokens_min: 15, output_tokens_max: 15, stats_interval_steps: 0 }, t);
     const streams = Array.from({ length: 5 }, (_, i) => streamChat(e.url, { messages: [USER(`queued ${i}`)] }));
     await until(() => e.stats().running === 2, 2_000, 'two running streams');
     const metrics = (await getText(e.url, '/metrics')).text;
@@ -58,21 +56,21 @@ describe('engine scheduler', () => {
   });
 
   it('a request queued behind one with the same system prompt finds it cached when admitted', async (t) => {
-    const e = await engine({ max_running_requests: 1, decode_step_ms: 1, kv_transfer_ms: 0, output_tokens_min: 3, output_tokens_max: 3 }, t);
+    const e = await engine({ max_running_requests: 1, decode_step_ms: 1, kv_transfer_ms: 0, output_tokens_min: 3, output_tokens_max: 3, enable_cache_report: true }, t);
     const system = { role: 'system', content: 'shared '.repeat(400) };
     const [a, b] = await Promise.all([streamChat(e.url, { messages: [system, USER('first')] }), streamChat(e.url, { messages: [system, USER('second')] })]);
-    const cached = [a, b].map((r) => r.usage?.prompt_tokens_details.cached_tokens ?? 0).sort((x, y) => x - y);
+    const cached = [a, b].map((r) => r.usage?.prompt_tokens_details?.cached_tokens ?? 0).sort((x, y) => x - y);
     assert.equal(cached[0], 0);
     assert.ok((cached[1] ?? 0) >= 700, `the later one has the system prompt cached (${cached[1]})`);
   });
 
-  it('prefill and KV transfer delay the first token; the transfer shows in num_prefill_inflight_queue_reqs', async (t) => {
-    const e = await engine({ prefill_ms_per_1k_tokens: 100, kv_transfer_ms: 150, decode_step_ms: 1, output_tokens_min: 3, output_tokens_max: 3, stats_interval_steps: 0 }, t);
+  it('prefill and KV transfer delay the first token; the transfer shows in the prefill server\'s num_prefill_inflight_queue_reqs', async (t) => {
+    const e = await engine({ prefill_ms_per_1k_tokens: 100, kv_transfer_ms: 150, kv_transfer_gbps: null, decode_step_ms: 1, output_tokens_min: 3, output_tokens_max: 3, stats_interval_steps: 0, enable_cache_report: true, reasoning: 'off' }, t);
     const started = performance.now();
     // About 1000 uncached tokens: ~100 ms prefill, then 150 ms transfer.
     const pending = streamChat(e.url, { messages: [USER('x'.repeat(4_000))] });
     await until(() => e.stats().transferring === 1, 1_000, 'the KV transfer');
-    assert.equal(gauge((await getText(e.url, '/metrics')).text, 'sglang:num_prefill_inflight_queue_reqs'), 1);
+    assert.equal(gauge(await metricsOf(e, 'prefill'), 'sglang:num_prefill_inflight_queue_reqs'), 1);
     const r = await pending;
     const ttftMs = Number((r.comments[0]?.text ?? '').split('=')[1]);
     t.diagnostic(`first token after ${ttftMs.toFixed(1)} ms (model ≈ 100 + 150 + 1)`);
@@ -80,7 +78,7 @@ describe('engine scheduler', () => {
     // Round 2 of the same conversation is mostly cached: its prefill is short.
     const assistant = { role: 'assistant', content: r.content };
     const r2 = await streamChat(e.url, { messages: [USER('x'.repeat(4_000)), assistant, USER('next')] });
-    assert.ok((r2.usage?.prompt_tokens_details.cached_tokens ?? 0) >= 1_000);
+    assert.ok((r2.usage?.prompt_tokens_details?.cached_tokens ?? 0) >= 1_000);
     const ttft2 = Number((r2.comments[0]?.text ?? '').split('=')[1]);
     assert.ok(ttft2 < ttftMs - 50, `cached round 2 ttft ${ttft2.toFixed(1)} < round 1 ${ttftMs.toFixed(1)}`);
   });
@@ -99,8 +97,7 @@ describe('engine scheduler', () => {
     assert.equal(e.stats().decodeSteps, steps, 'no decode steps while idle');
     assert.equal(e.stats().aborted, 1);
     assert.ok(e.stats().completionTokens < 5_000);
-    const metrics = (await getText(e.url, '/metrics')).text;
-    assert.equal(gauge(metrics, 'sglang:num_running_reqs'), 0);
+    assert.equal(gauge(await metricsOf(e, 'decode'), 'sglang:num_running_reqs'), 0);
     assert.deepEqual(errors, []);
   });
 

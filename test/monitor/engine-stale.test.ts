@@ -10,7 +10,8 @@ import type { ScrapeEvent } from '../../src/types/index.js';
 import { engine, streamChat, USER } from '../engine/helpers.js';
 
 it('a gauge left at 1 by an idle engine is judged stale from real scrapes', async (t) => {
-  const e = await engine({ decode_step_ms: 1, decode_step_ms_per_running: 0, kv_transfer_ms: 0, output_tokens_min: 100, output_tokens_max: 100, tool_call_ratio: 0 }, t);
+  // One unified server: its URL is its /metrics (a PD deployment's entry is the router).
+  const e = await engine({ topology: 'single', decode_step_ms: 1, decode_step_ms_per_running: 0, kv_transfer_ms: 0, output_tokens_min: 100, output_tokens_max: 100, tool_call_ratio: 0 }, t);
   const started = performance.now();
   const r = await streamChat(e.url, { messages: [USER('then idle')] });
   const requestEnd = performance.now() - started;

@@ -1,0 +1,397 @@
+// The PD router, as sgl-router routes: admission (token bucket, queue, 429), then every chat request goes to a
+// healthy prefill and a healthy decode server at once with the same `bootstrap_room`, the decode server's
+// answer streams back, the prefill's is drained. Its errors, log lines and `sgl_router_*` series are the real
+// router's. Client-facing faults (`engine.faults`) act here, where clients connect.
+import { Agent, createServer, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomInt } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { EngineSettings } from '../config/index.js';
+import type { ChatResponse, FaultInjector, FaultSubject } from './faults.js';
+import { TokenBucketLimiter, type Admission } from './limiter.js';
+import type { ServerLog } from './logs.js';
+import { HealthChecker, type WorkerHealth } from './router-health.js';
+import type { RouterMetrics } from './router-metrics.js';
+import { applyKeepAlive, FAULT_HEADER, readBody } from './worker.js';
+
+const CHAT_ROUTE = '/v1/chat/completions';
+const TARGET = 'sgl_router::routers::http::pd_router';
+const MIDDLEWARE = 'sgl_router::middleware';
+/** Headers a proxy never forwards (hop-by-hop) or sets itself. */
+const HOP_HEADERS = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'content-length', 'upgrade', 'proxy-connection', 'te', 'trailer']);
+/** Rooms are 48-bit (the real router draws them from 63 bits; JSON numbers past 2^53 would lose digits here). */
+const MAX_ROOM = 2 ** 48 - 1;
+
+export interface RouterOptions {
+  readonly settings: EngineSettings;
+  readonly log: ServerLog;
+  readonly metrics: RouterMetrics;
+  readonly faults: FaultInjector;
+  readonly prefillUrl: string;
+  readonly decodeUrl: string;
+  /** Where the decode side bootstraps with the prefill (`bootstrap_host`, `bootstrap_port`). */
+  readonly bootstrapHost: string;
+  readonly bootstrapPort: number;
+}
+
+export interface RouterServer {
+  readonly server: Server;
+  readonly health: HealthChecker;
+  /** Stops health checks, the admission queue and upstream requests. */
+  close(): void;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const NO_SUBJECT: FaultSubject = { stream: false, messages: [] };
+
+/** What a fault needs to select a request (read only when some fault selects requests: a big body parses slowly). */
+function subjectOf(raw: string): FaultSubject {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    return NO_SUBJECT;
+  }
+  if (!isObject(json)) return NO_SUBJECT;
+  const messages = Array.isArray(json['messages']) ? (json['messages'] as unknown[]) : [];
+  return { stream: json['stream'] === true, messages: messages.map((m) => ({ role: isObject(m) ? String(m['role']) : '' })) };
+}
+
+/** The body with the bootstrap fields added, written into the text (no parse and re-serialise of a long
+ * conversation); null when the body is not a JSON object. */
+function withBootstrap(raw: string, fields: string): string | null {
+  const start = raw.indexOf('{');
+  const end = raw.lastIndexOf('}');
+  if (start < 0 || end < start || raw.slice(0, start).trim() !== '' || raw.slice(end + 1).trim() !== '') return null;
+  const inner = raw.slice(start + 1, end);
+  return inner.trim() === '' ? `{${fields}}` : `{${inner},${fields}}`;
+}
+
+function text(res: ServerResponse | ChatResponse, status: number, body: string): void {
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' });
+  res.end(body);
+}
+
+function forwardHeaders(headers: IncomingHttpHeaders, body: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (HOP_HEADERS.has(name) || name === FAULT_HEADER || value === undefined) continue;
+    out[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  out['content-length'] = String(Buffer.byteLength(body));
+  return out;
+}
+
+/** One upstream request; its response (headers received) or the error that ended it first. */
+function send(agent: Agent, url: string, path: string, method: string, headers: Record<string, string>, body: string | null): { req: ClientRequest; response: Promise<IncomingMessage> } {
+  const req = httpRequest(`${url}${path}`, { method, headers, agent });
+  const response = new Promise<IncomingMessage>((resolve, reject) => {
+    req.once('response', resolve);
+    req.once('error', reject);
+  });
+  // Errors after the response started are the response's to report.
+  response.catch(() => {});
+  req.end(body ?? undefined);
+  return { req, response };
+}
+
+function readAll(res: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('end', () => resolve(Buffer.concat(chunks)));
+    res.on('error', reject);
+    res.on('close', () => {
+      if (!res.complete) reject(new Error('connection closed before the response ended'));
+    });
+  });
+}
+
+export function createRouterServer(opts: RouterOptions): RouterServer {
+  const { settings, log, metrics, faults } = opts;
+  const r = settings.router;
+  const limiter = new TokenBucketLimiter(r.max_concurrent_requests, r.queue_size, r.queue_timeout_s * 1000);
+  const health = new HealthChecker(
+    [
+      { url: opts.prefillUrl, role: 'prefill' },
+      { url: opts.decodeUrl, role: 'decode' },
+    ],
+    r,
+    log,
+    metrics,
+  );
+  // Idle upstream sockets are dropped a second before the workers' own keep-alive would close them, so the
+  // router never reuses a socket a worker is closing (hyper's pool would retry such a request; Node's does not).
+  const agent = new Agent({ keepAlive: true, timeout: Math.max(500, settings.keep_alive_s * 1000 - 1000) });
+  const open = new Set<() => void>();
+
+  function refuse(res: ServerResponse, admission: Admission): void {
+    if (admission === 'queue_timeout') {
+      log.router('WARN', MIDDLEWARE, 'Request timed out in queue, returning 408');
+      metrics.inc('sgl_router_request_errors_total', { route: CHAT_ROUTE, error_type: 'queue_timeout' });
+      res.writeHead(408, { 'content-length': '0' });
+    } else if (admission === 'queue_full') {
+      log.router('WARN', MIDDLEWARE, 'Request queue is full, returning 429');
+      metrics.inc('sgl_router_request_errors_total', { route: CHAT_ROUTE, error_type: 'rate_limited' });
+      res.writeHead(429, { 'content-length': '0' });
+    } else if (admission === 'queue_disabled') {
+      log.router('WARN', MIDDLEWARE, 'No tokens available and queuing is disabled, returning 429');
+      metrics.inc('sgl_router_request_errors_total', { route: CHAT_ROUTE, error_type: 'rate_limited' });
+      res.writeHead(429, { 'content-length': '0' });
+    } else {
+      res.writeHead(503, { 'content-length': '0' });
+    }
+    res.end();
+  }
+
+  async function chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const startedMs = performance.now();
+    metrics.inc('sgl_router_requests_total', { route: CHAT_ROUTE });
+    res.once('close', () => metrics.observe('sgl_router_request_duration_seconds', { route: CHAT_ROUTE }, (performance.now() - startedMs) / 1000));
+    const admission = await limiter.acquire();
+    if (admission !== 'admitted') {
+      if (!res.destroyed) refuse(res, admission);
+      return;
+    }
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      limiter.release();
+    };
+    if (res.destroyed) return release();
+    res.once('close', release);
+    const raw = await readBody(req, () => {
+      res.setHeader('connection', 'close');
+      text(res, 413, 'Failed to buffer the request body: length limit exceeded');
+    });
+    if (raw === null || res.destroyed) return;
+
+    const decision = faults.respond(req, res, faults.selectsRequests ? subjectOf(raw) : NO_SUBJECT, `router-${randomInt(MAX_ROOM)}`);
+    const out = decision.out;
+    if (out === null) return;
+
+    const prefill = health.pick('prefill');
+    const decode = health.pick('decode');
+    if (prefill === null || decode === null) {
+      const which = prefill === null ? 'prefill' : 'decode';
+      const why = `No ${which} workers available. Please check if ${which} servers are configured and healthy.`;
+      log.router('ERROR', TARGET, `Failed to select PD pair error=${why}`);
+      metrics.inc('sgl_router_pd_errors_total', { error_type: 'server_selection' });
+      text(out, 503, `No available servers: ${why}`);
+      return;
+    }
+    log.router('INFO', TARGET, `PD routing decision route=${CHAT_ROUTE} prefill_url=${prefill.url} decode_url=${decode.url}`);
+    await dispatch(req, res, out, raw, decision.pd, prefill, decode, startedMs);
+  }
+
+  async function dispatch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    out: ChatResponse,
+    raw: string,
+    pd: unknown,
+    prefill: WorkerHealth,
+    decode: WorkerHealth,
+    startedMs: number,
+  ): Promise<void> {
+    // A body that is not a JSON object goes to the decode server alone, whose 400 the client then sees.
+    const injected = withBootstrap(raw, `"bootstrap_host":${JSON.stringify(opts.bootstrapHost)},"bootstrap_port":${opts.bootstrapPort},"bootstrap_room":${randomInt(MAX_ROOM)}`);
+    const body = injected ?? raw;
+    const headers = forwardHeaders(req.headers, body);
+    if (pd !== null) headers[FAULT_HEADER] = JSON.stringify(pd);
+    const toDecode = send(agent, decode.url, CHAT_ROUTE, 'POST', headers, body);
+    const toPrefill = injected === null ? null : send(agent, prefill.url, CHAT_ROUTE, 'POST', headers, body);
+    const running = [decode.url, ...(toPrefill === null ? [] : [prefill.url])];
+    for (const w of running) metrics.add('sgl_router_running_requests', { worker: w }, 1);
+    let finished = false;
+    const cleanup = (): void => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timeout);
+      open.delete(abort);
+      for (const w of running) metrics.add('sgl_router_running_requests', { worker: w }, -1);
+      toDecode.req.destroy();
+      toPrefill?.req.destroy();
+    };
+    const abort = (): void => {
+      cleanup();
+      res.destroy();
+    };
+    open.add(abort);
+    const timeout = setTimeout(() => {
+      log.router('ERROR', TARGET, `Request to ${decode.url} timed out after ${r.request_timeout_s}s`);
+      metrics.inc('sgl_router_request_errors_total', { route: CHAT_ROUTE, error_type: 'timeout' });
+      abort();
+    }, r.request_timeout_s * 1000);
+    timeout.unref();
+    // The client leaving ends both upstream requests: the workers see their sockets close and cancel.
+    res.once('close', cleanup);
+
+    const [prefillResult, decodeResult] = await Promise.allSettled([toPrefill?.response ?? Promise.resolve(null), toDecode.response]);
+    if (finished) return;
+    metrics.observe('sgl_router_pd_request_duration_seconds', { route: CHAT_ROUTE }, (performance.now() - startedMs) / 1000);
+    metrics.inc('sgl_router_pd_requests_total', { route: CHAT_ROUTE });
+    if (toPrefill !== null) metrics.inc('sgl_router_pd_prefill_requests_total', { worker: prefill.url });
+    metrics.inc('sgl_router_pd_decode_requests_total', { worker: decode.url });
+    if (prefillResult.status === 'rejected') {
+      log.router('ERROR', TARGET, `Prefill server failed (non-critical) prefill_url=${prefill.url} error=${String((prefillResult.reason as Error).message)}`);
+      metrics.inc('sgl_router_pd_prefill_errors_total', { worker: prefill.url });
+    } else if (prefillResult.value !== null) {
+      const p = prefillResult.value;
+      if ((p.statusCode ?? 0) >= 300 && decodeResult.status === 'fulfilled' && (decodeResult.value.statusCode ?? 0) < 300) {
+        metrics.inc('sgl_router_pd_prefill_errors_total', { worker: prefill.url });
+      }
+      // The prefill's own answer only says it is done: drained, never shown.
+      p.on('error', () => {});
+      p.resume();
+    }
+    if (decodeResult.status === 'rejected') {
+      const message = String((decodeResult.reason as Error).message);
+      log.router('ERROR', TARGET, `Decode request failed decode_url=${decode.url} error=${message}`);
+      metrics.inc('sgl_router_pd_decode_errors_total', { worker: decode.url });
+      text(out, 502, `Decode server error: ${message}`);
+      cleanup();
+      return;
+    }
+    const d = decodeResult.value;
+    const status = d.statusCode ?? 502;
+    if (status >= 300) {
+      metrics.inc('sgl_router_pd_decode_errors_total', { worker: decode.url });
+      log.router('ERROR', TARGET, `Decode server returned error status decode_url=${decode.url} status=${status} ${d.statusMessage ?? ''}`.trimEnd());
+      const errorBody = await readAll(d).catch(() => null);
+      if (errorBody === null) text(out, status, 'Decode server error: connection closed');
+      else {
+        out.writeHead(status, { 'content-type': String(d.headers['content-type'] ?? 'application/json') });
+        out.end(errorBody.toString('utf8'));
+      }
+      cleanup();
+      return;
+    }
+    const requestId = d.headers['x-engine-request-id'];
+    if (!String(d.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+      const whole = await readAll(d).catch(() => null);
+      if (whole === null) return streamError(decode, res, cleanup);
+      out.writeHead(status, { 'content-type': String(d.headers['content-type'] ?? 'application/json'), ...(requestId === undefined ? {} : { 'x-engine-request-id': String(requestId) }) });
+      out.end(whole.toString('utf8'));
+      cleanup();
+      return;
+    }
+    out.writeHead(200, { 'content-type': 'text/event-stream', ...(requestId === undefined ? {} : { 'x-engine-request-id': String(requestId) }) });
+    out.flushHeaders();
+    // Whole SSE blocks only, so a stream fault counts events as the client will.
+    const decoder = new TextDecoder();
+    let buffer = '';
+    d.on('data', (piece: Buffer) => {
+      buffer += decoder.decode(piece, { stream: true });
+      const cut = buffer.lastIndexOf('\n\n');
+      if (cut < 0) return;
+      out.write(buffer.slice(0, cut + 2));
+      buffer = buffer.slice(cut + 2);
+    });
+    d.on('error', () => {});
+    d.on('close', () => {
+      if (finished) return;
+      if (!d.complete) return streamError(decode, res, cleanup);
+      out.end(buffer);
+      cleanup();
+    });
+  }
+
+  function streamError(decode: WorkerHealth, res: ServerResponse, cleanup: () => void): void {
+    log.router('ERROR', TARGET, `Stream error from decode server ${decode.url}: error decoding response body`);
+    metrics.inc('sgl_router_pd_stream_errors_total', { worker: decode.url });
+    cleanup();
+    // The client sees its stream cut, as hyper aborts a body whose source failed.
+    res.destroy();
+  }
+
+  async function forwardGet(path: string, res: ServerResponse): Promise<void> {
+    const first = health.workers.find((w) => w.role === 'prefill')!;
+    const { req, response } = send(agent, first.url, path, 'GET', {}, null);
+    try {
+      const upstream = await response;
+      const body = await readAll(upstream);
+      res.writeHead(upstream.statusCode ?? 502, { 'content-type': String(upstream.headers['content-type'] ?? 'application/json') });
+      res.end(body);
+    } catch (error) {
+      text(res, 500, `Failed to send request: ${(error as Error).message}`);
+    } finally {
+      req.destroy();
+    }
+  }
+
+  async function healthGenerate(res: ServerResponse): Promise<void> {
+    const prefill = health.pick('prefill');
+    const decode = health.pick('decode');
+    if (prefill === null || decode === null) return text(res, 503, 'No healthy worker pair available');
+    const errors: string[] = [];
+    await Promise.all(
+      [prefill, decode].map(async (w) => {
+        const { req, response } = send(agent, w.url, '/health_generate', 'GET', {}, null);
+        try {
+          const upstream = await response;
+          upstream.resume();
+          if ((upstream.statusCode ?? 0) >= 300) errors.push(`${w.role === 'prefill' ? 'Prefill' : 'Decode'} ${w.url} returned status ${upstream.statusCode}`);
+        } catch (error) {
+          errors.push(`${w.role === 'prefill' ? 'Prefill' : 'Decode'} ${w.url} error: ${(error as Error).message}`);
+        } finally {
+          req.destroy();
+        }
+      }),
+    );
+    if (errors.length === 0) text(res, 200, `Health generate passed on selected pair: prefill=${prefill.url}, decode=${decode.url}`);
+    else text(res, 503, `Health generate failed: [${errors.map((e) => JSON.stringify(e)).join(', ')}]`);
+  }
+
+  const server = createServer((req, res) => {
+    if (faults.arrive(req, res)) return;
+    // Like the workers: no Keep-Alive hint (see docs/engine.md on the router's idle timeout).
+    if (!res.hasHeader('connection') && !/close/i.test(req.headers.connection ?? '')) res.setHeader('connection', 'keep-alive');
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const method = req.method ?? 'GET';
+    const fail = (error: unknown): void => {
+      log.router('ERROR', TARGET, `Request failed: ${(error as Error).message}`);
+      if (!res.headersSent) text(res, 500, 'Internal Server Error');
+      else res.destroy();
+    };
+    if (path === CHAT_ROUTE && method === 'POST') chat(req, res).catch(fail);
+    else if ((path === '/v1/models' || path.startsWith('/v1/models/')) && method === 'GET') forwardGet(req.url ?? path, res).catch(fail);
+    else if (path === '/health' && method === 'GET') {
+      const bad = health.workers.filter((w) => !w.healthy).map((w) => w.url);
+      if (bad.length === 0) text(res, 200, 'All servers healthy');
+      else text(res, 503, `Unhealthy servers: [${bad.map((u) => JSON.stringify(u)).join(', ')}]`);
+    } else if (path === '/health_generate' && method === 'GET') healthGenerate(res).catch(fail);
+    else {
+      res.writeHead(404, { 'content-length': '0' });
+      res.end();
+    }
+  });
+  applyKeepAlive(server, settings.keep_alive_s);
+  health.start();
+  return {
+    server,
+    health,
+    close: () => {
+      health.stop();
+      limiter.close();
+      for (const abort of [...open]) abort();
+      agent.destroy();
+    },
+  };
+}
+
+/** The router's Prometheus listener (its own port, 29000 by default on a real router). */
+export function createRouterMetricsServer(metrics: RouterMetrics): Server {
+  return createServer((req, res) => {
+    if ((req.method ?? 'GET') !== 'GET') {
+      res.writeHead(405, { 'content-length': '0' });
+      res.end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
+    res.end(metrics.render());
+  });
+}

@@ -1,0 +1,114 @@
+// The embedded deployment on a worker thread of its own, as a run starts it: its servers, schedulers and log
+// writes then never share the client's event loop, so the client's timings and its saturation verdict describe
+// the client alone. The main thread gets the addresses and a bounded close(). A thread whose deployment closed
+// cleanly waits, unreferenced, for the next run of this process (loading the engine's modules again would cost
+// every run a few hundred milliseconds).
+import { Worker } from 'node:worker_threads';
+import type { EngineOptions, EngineServerInfo, EngineTopology } from './options.js';
+
+/** What a run needs of a deployment started on its own thread. */
+export interface EngineThreadHandle {
+  readonly url: string;
+  readonly topology: EngineTopology;
+  readonly modelName: string;
+  readonly servers: readonly EngineServerInfo[];
+  readonly monitorTargets: readonly { readonly name: string; readonly url: string }[];
+  /** Closes every server; resolves within about 3 s whatever the thread does. */
+  close(): Promise<void>;
+}
+
+export type EngineThreadInfo = Omit<EngineThreadHandle, 'close'>;
+
+export type ToEngineThread = { readonly type: 'start'; readonly options: EngineOptions } | { readonly type: 'close' };
+export type FromEngineThread = { readonly type: 'ready'; readonly info: EngineThreadInfo } | { readonly type: 'error'; readonly message: string } | { readonly type: 'closed' };
+
+/** A thread that does not answer its close this long is terminated (and not reused). */
+const CLOSE_BOUND_MS = 3_000;
+
+/** A thread whose last deployment closed cleanly, ready for the next. */
+let idle: Worker | null = null;
+
+/** Source runs (tsx) load the entry through tsx's hooks; a build loads the compiled .js directly. */
+function spawn(): Worker {
+  const self = import.meta.url;
+  if (self.endsWith('.ts')) {
+    const entry = new URL('./thread-entry.ts', self).href;
+    const tsx = import.meta.resolve('tsx/esm/api');
+    const code = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`;
+    return new Worker(code, { eval: true });
+  }
+  return new Worker(new URL('./thread-entry.js', self));
+}
+
+function take(): Worker {
+  const worker = idle ?? spawn();
+  idle = null;
+  worker.ref();
+  return worker;
+}
+
+function giveBack(worker: Worker): void {
+  if (idle !== null) {
+    void worker.terminate();
+    return;
+  }
+  worker.unref();
+  idle = worker;
+  worker.once('exit', () => {
+    if (idle === worker) idle = null;
+  });
+}
+
+/** Starts the deployment on a worker thread; rejects with its start error (a port in use, say). */
+export function startEngineThread(opts: EngineOptions): Promise<EngineThreadHandle> {
+  const worker = take();
+  return new Promise((resolve, reject) => {
+    const fail = (error: Error): void => {
+      void worker.terminate();
+      reject(error);
+    };
+    const onError = (error: Error): void => fail(error);
+    const onExit = (code: number): void => fail(new Error(`the embedded engine's thread exited (code ${code}) before it listened`));
+    worker.once('error', onError);
+    worker.once('exit', onExit);
+    worker.once('message', (m: FromEngineThread) => {
+      worker.off('error', onError);
+      worker.off('exit', onExit);
+      if (m.type === 'error') {
+        // The thread is fine, its deployment did not start: keep the thread for the next run.
+        giveBack(worker);
+        return reject(new Error(m.message));
+      }
+      if (m.type !== 'ready') return fail(new Error(`unexpected message from the engine's thread: ${m.type}`));
+      // A thread that dies later is noticed by the run: its requests fail.
+      const ignore = (): void => {};
+      worker.on('error', ignore);
+      let closing: Promise<void> | null = null;
+      resolve({
+        ...m.info,
+        close: () =>
+          (closing ??= new Promise<void>((done) => {
+            const finish = (clean: boolean): void => {
+              clearTimeout(bound);
+              worker.off('message', onClosed);
+              worker.off('exit', onGone);
+              worker.off('error', ignore);
+              if (clean) {
+                giveBack(worker);
+                done();
+              } else void worker.terminate().then(() => done(), () => done());
+            };
+            const onClosed = (reply: FromEngineThread): void => {
+              if (reply.type === 'closed') finish(true);
+            };
+            const onGone = (): void => finish(false);
+            const bound = setTimeout(() => finish(false), CLOSE_BOUND_MS);
+            worker.on('message', onClosed);
+            worker.once('exit', onGone);
+            worker.postMessage({ type: 'close' } satisfies ToEngineThread);
+          })),
+      });
+    });
+    worker.postMessage({ type: 'start', options: opts } satisfies ToEngineThread);
+  });
+}
