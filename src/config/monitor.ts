@@ -60,8 +60,7 @@ export const DEFAULT_MONITOR_COUNTERS: readonly string[] = [
   'tgi_request_generated_tokens_sum',
   'tgi_request_success',
   'tgi_request_failure',
-  // The PD router (sgl-router): requests routed, and its errors.
-  'sgl_router_requests_total',
+  // The PD router (sgl-router): its errors (its request counter counts arrivals, not work done: no proof of flow).
   'sgl_router_request_errors_total',
 ];
 

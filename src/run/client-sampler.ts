@@ -1,11 +1,24 @@
 // The client's own health every second: event-loop delay, utilisation and the process's CPU time, so a stall
 // of ours is never blamed on the server, and a busy client is told from one its host starved of CPU; on the
 // main thread also how far behind the results writer is (writer_lag_ms).
+import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { ClientSampleEvent } from '../types/index.js';
 import type { WriterSample } from '../results/index.js';
 
 const RESOLUTION_MS = 10;
+
+/** Nanoseconds this thread has waited in the run queue (runnable, no CPU given), from Linux's schedstat of the
+ * calling thread; null where there is none (another OS, a kernel without schedstats). One small read a second. */
+export function runQueueWaitNs(): number | null {
+  try {
+    const fields = readFileSync('/proc/thread-self/schedstat', 'utf8').trim().split(/\s+/);
+    const wait = Number(fields[1]);
+    return Number.isFinite(wait) ? wait : null;
+  } catch {
+    return null;
+  }
+}
 
 export class ClientSampler {
   readonly #histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
@@ -13,6 +26,7 @@ export class ClientSampler {
   #lastElu: EventLoopUtilization = performance.eventLoopUtilization();
   #lastAt = performance.now();
   #lastCpu: NodeJS.CpuUsage = process.cpuUsage();
+  #lastWaitNs: number | null = runQueueWaitNs();
   readonly #writer: (() => WriterSample) | null;
 
   /** @param options.writer the results writer's state (the main thread has one; worker threads do not). */
@@ -25,6 +39,7 @@ export class ClientSampler {
     this.#lastAt = performance.now();
     this.#lastElu = performance.eventLoopUtilization();
     this.#lastCpu = process.cpuUsage();
+    this.#lastWaitNs = runQueueWaitNs();
     this.#histogram.enable();
     this.#timer = setInterval(() => emit(this.sample(runStartMs, inFlight())), intervalMs);
     this.#timer.unref();
@@ -37,6 +52,9 @@ export class ClientSampler {
     this.#lastElu = performance.eventLoopUtilization();
     const cpu = process.cpuUsage(this.#lastCpu);
     this.#lastCpu = process.cpuUsage();
+    const waitNs = runQueueWaitNs();
+    const cpuWaitMs = waitNs === null || this.#lastWaitNs === null ? null : Math.round((waitNs - this.#lastWaitNs) / 1e5) / 10;
+    this.#lastWaitNs = waitNs;
     const h = this.#histogram;
     // Node 20's values include the sampling resolution: subtract it.
     const ms = (ns: number) => Math.max(0, Math.round((ns / 1e6 - RESOLUTION_MS) * 1000) / 1000);
@@ -51,6 +69,7 @@ export class ClientSampler {
       in_flight: inFlight,
       rss_bytes: process.memoryUsage.rss(),
       cpu_ms: Math.round((cpu.user + cpu.system) / 100) / 10,
+      cpu_wait_ms: cpuWaitMs,
       ...this.#writer?.(),
     };
     h.reset();

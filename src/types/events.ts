@@ -176,6 +176,10 @@ export interface ClientSampleEvent {
    * loop delay high, a low `cpu_ms / window_ms` means the host did not give the process the CPU (starved),
    * a high one that the client itself was busy. Absent in files written before it existed. */
   cpu_ms?: number;
+  /** Linux: how long the event-loop thread waited in the kernel's run queue over the window (runnable, not
+   * given a CPU: `/proc/self/schedstat`). The host starving the process, measured directly. Null where the
+   * kernel does not say; absent in files written before it existed. */
+  cpu_wait_ms?: number | null;
   /** The worker thread the sample is of (`agents.workers` > 1); absent: the main thread. */
   thread?: number;
   /** Main thread only: the longest a results line waited to reach the disk in this window (still waiting

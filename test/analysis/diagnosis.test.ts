@@ -271,6 +271,27 @@ test('a sample window longer than the usual one is a late loop, even when the de
   assert.match(text(d), /ran up to 2\.3 s late/);
 });
 
+test('the kernel\'s run-queue wait makes a starved client host_starved even when its late ticks cover under 2 s; the same wait while the process kept a core busy is client', () => {
+  // The sampler ticked on time but for one long stretch; the kernel says the loop waited 1.3 s of the 2 s around the hangs for a CPU.
+  const windows = [
+    { from_ms: 0, to_ms: 1000, delay_p99_ms: 5, delay_max_ms: 8, utilization: 0.3, cpu_ms: 300, cpu_wait_ms: 5 },
+    { from_ms: 1000, to_ms: 2000, delay_p99_ms: 650, delay_max_ms: 990, utilization: 0.9, cpu_ms: 40, cpu_wait_ms: 700 },
+    { from_ms: 2000, to_ms: 3000, delay_p99_ms: 120, delay_max_ms: 150, utilization: 0.9, cpu_ms: 50, cpu_wait_ms: 640 },
+    { from_ms: 3000, to_ms: 4000, delay_p99_ms: 140, delay_max_ms: 180, utilization: 0.9, cpu_ms: 45, cpu_wait_ms: 600 },
+    { from_ms: 4000, to_ms: 5000, delay_p99_ms: 5, delay_max_ms: 8, utilization: 0.3, cpu_ms: 300, cpu_wait_ms: 5 },
+  ];
+  const hangs = Array.from({ length: 8 }, (_, i) => hang(1100 + i * 100, 1700 + i * 100, 'headers', 'proxy', 600));
+  const starved = diagnose({ path: 'proxy', hangs, canaries: [], gauges: [], client: windows });
+  assert.equal(starved.verdict, 'host_starved', text(starved));
+  assert.match(text(starved), /waiting for a CPU 1\.3 s of 2\.0 s \(run queue\)/);
+  // Without the kernel's figures those windows are one late tick of 1 s: no verdict from a second of data.
+  const unsure = diagnose({ path: 'proxy', hangs, canaries: [], gauges: [], client: windows.map((w) => ({ ...w, cpu_wait_ms: null })) });
+  assert.notEqual(unsure.verdict, 'host_starved', text(unsure));
+  // Waiting while the process itself kept more than a core busy: its own threads crowded it out.
+  const busy = diagnose({ path: 'proxy', hangs, canaries: [], gauges: [], client: windows.map((w) => ({ ...w, cpu_ms: 1400 })) });
+  assert.equal(busy.verdict, 'client', text(busy));
+});
+
 test('a short episode with few canaries, only the proxied ones failing, still points at the proxy (less firmly)', () => {
   const proxied = [...canaries('proxied', 3000, 500, () => 'ok', 'hop')];
   for (const c of proxied) if (c.run_ms >= 1000 && c.run_ms <= 2000) Object.assign(c, { status: 'hang', hang_phase: 'headers', latency_ms: 1000, http_status: null });

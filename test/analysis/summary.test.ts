@@ -146,3 +146,17 @@ test('finish reasons, tool calls per round, warnings and context-capped conversa
   assert.match(s.warnings![0]!.meaning, /tool-call or reasoning parser/);
   assert.deepEqual(s.conversations, { rounds_sent: 4, context_capped: 1, rounds_not_sent: 6, requests_planned: 16 });
 });
+
+test('answers wrong in shape (a tool call cut by max_tokens, bad tool JSON) are counted as errors but make no diagnosis episode; an HTTP 502 beside them does', () => {
+  const b = new SummaryBuilder({ itlFromRecords: true });
+  for (let i = 0; i < 5; i += 1) b.add(rec({ run_ms: i * 100 }));
+  b.add(rec({ run_ms: 600, status: 'error', finish_reason: 'length', error: { class: 'truncated_tool_call', message: 'cut', code: null } }));
+  b.add(rec({ run_ms: 700, status: 'error', error: { class: 'invalid_tool_arguments', message: 'bad json', code: null } }));
+  const shapeOnly = b.build(run);
+  assert.equal(shapeOnly.totals.errors, 2);
+  assert.equal(shapeOnly.diagnosis.verdict, 'none', shapeOnly.diagnosis.evidence.join('\n'));
+  b.add(rec({ run_ms: 800, status: 'error', http_status: 502, ttft_ms: null, error: { class: 'http_5xx', message: 'HTTP 502: bad gateway', code: '502' } }));
+  const withPath = b.build(run);
+  assert.notEqual(withPath.diagnosis.verdict, 'none');
+  assert.equal(withPath.diagnosis.episodes!.reduce((n, e) => n + e.requests, 0), 1, 'only the 502 is in an episode');
+});

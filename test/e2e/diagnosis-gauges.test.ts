@@ -51,7 +51,7 @@ target: {url: "${engine.url}"}
 agents: {count: 4, rounds: 2, think_time_ms: 0}
 conversation: {max_tokens: 40, tools: none}
 watchdog: {headers_ms: 5000, first_token_ms: 5000, stall_ms: 5000, total_ms: 20000}
-monitor: {interval_ms: 100, pin_after_s: 2, targets: [{name: engine, url: "${engine.url}/metrics"}, {name: fake, url: "${fakeUrl}"}]}
+monitor: {interval_ms: 100, pin_after_s: 2, targets: [${engine.targets.map((x) => `{name: ${x.name}, url: "${x.url}"}`).join(', ')}, {name: fake, url: "${fakeUrl}"}]}
 `,
     'streams.yaml',
   );
@@ -59,10 +59,11 @@ monitor: {interval_ms: 100, pin_after_s: 2, targets: [{name: engine, url: "${eng
   const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Summary;
   assert.equal(summary.totals.ok, 8, JSON.stringify(summary.totals));
   const verdict = (target: string, name: string) => summary.gauges.find((g) => g.target === target && g.name === name)!;
-  const running = verdict('engine', 'sglang:num_running_reqs');
+  // The streams run on the decode server (the embedded deployment is PD: router, prefill, decode).
+  const running = verdict('decode', 'sglang:num_running_reqs');
   assert.notEqual(running.verdict, 'pinned', running.evidence.join('\n'));
   assert.ok(running.longest_nonzero_s >= 2, `steady ${running.longest_nonzero_s} s: long enough to have been called pinned`);
-  assert.equal(verdict('engine', 'sglang:cache_hit_rate').verdict, 'ratio');
+  assert.equal(verdict('prefill', 'sglang:cache_hit_rate').verdict, 'ratio');
   const frozen = verdict('fake', 'sglang:num_running_reqs');
   assert.equal(frozen.verdict, 'pinned', frozen.evidence.join('\n'));
   assert.equal(frozen.flow?.client_counted, false, 'the client completed requests elsewhere: not counted for the fake target');

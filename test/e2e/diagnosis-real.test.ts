@@ -12,7 +12,7 @@ import type { Summary } from '../../src/analysis/index.js';
 import type { RequestRecord, RunEvent } from '../../src/types/index.js';
 import { readJsonl, tempDir } from '../helpers/tmp.js';
 import { formatSummary } from '../../src/report/index.js';
-import { busyLoop, release, requireTool, schedstat, spawnCli, spawnEngine, starve, startHaproxy, startNginx, type Proc } from '../helpers/procs.js';
+import { busyLoop, release, requireTool, schedstat, spawnCli, spawnEngine, starve, startHaproxy, startNginx, type EngineProc, type Proc } from '../helpers/procs.js';
 
 const REPEATS = 3;
 /** A fast engine: short answers, quick steps. */
@@ -27,8 +27,10 @@ interface RunOutcome {
 /** What to do to the parts, in ms after the run's first completed request. */
 type Act = [number, () => void | Promise<void>][];
 
-async function run(t: TestContext, engineUrl: string, proxyUrl: string | null, acts: Act, set: string[] = [], caFile: string | null = null): Promise<RunOutcome> {
+async function run(t: TestContext, engine: Pick<EngineProc, 'url' | 'targets'>, proxyUrl: string | null, acts: Act, set: string[] = [], caFile: string | null = null): Promise<RunOutcome> {
   const dir = join(tempDir(t), 'run');
+  const engineUrl = engine.url;
+  const targets = engine.targets.map((x) => `{name: ${x.name}, url: "${x.url}"}`).join(', ');
   const workload = parseWorkload(
     `name: real
 target: {url: "${engineUrl}"${proxyUrl === null ? '' : `, via: {kind: tls-proxy, url: "${proxyUrl}"}`}${caFile === null ? '' : `, tls: {ca: "${caFile}"}`}}
@@ -36,7 +38,7 @@ agents: {count: 4, rounds: 1000, think_time_ms: 50}
 duration: 4s
 conversation: {max_tokens: 24, system_prompt_tokens: 200, first_user_tokens: 50, tool_result_tokens: 50, tool_result_growth_tokens: 10}
 watchdog: {connect_ms: 1000, headers_ms: 800, first_token_ms: 1000, stall_ms: 800, total_ms: 4000}
-monitor: {interval_ms: 200, timeout_ms: 400, canary_interval_s: 0.25, canary_timeout_ms: 800, targets: [{name: engine, url: "${engineUrl}/metrics"}]}
+monitor: {interval_ms: 200, timeout_ms: 400, canary_interval_s: 0.25, canary_timeout_ms: 800, targets: [${targets}]}
 thresholds: {hangs: null}
 `,
     'real.yaml',
@@ -80,7 +82,7 @@ test('an engine frozen (SIGSTOP) behind a healthy HAProxy is engine, three times
   const engine = await spawnEngine(t, ENGINE);
   const proxy = await startHaproxy(t, haproxy, engine.port, { check: true });
   for (let i = 0; i < REPEATS; i += 1) {
-    const { summary } = await run(t, engine.url, proxy.url, freezeFor(engine, 2000));
+    const { summary } = await run(t, engine, proxy.url, freezeFor(engine, 2000));
     assert.ok(summary.totals.hangs + summary.totals.errors > 0, `repeat ${i}: the freeze made failures`);
     assert.equal(summary.diagnosis.verdict, 'engine', `repeat ${i}: ${why(summary)}`);
     // The hangs while it was frozen are the engine's; HAProxy's own 503s once its health checks marked the
@@ -98,7 +100,7 @@ test('an engine frozen behind nginx (no health checks: every request just waits)
   const engine = await spawnEngine(t, ENGINE);
   const proxy = await startNginx(t, nginx, engine.port, { buffering: false });
   for (let i = 0; i < REPEATS; i += 1) {
-    const { summary } = await run(t, engine.url, proxy.url, freezeFor(engine, 2000));
+    const { summary } = await run(t, engine, proxy.url, freezeFor(engine, 2000));
     assert.ok(summary.totals.hangs > 0, `repeat ${i}: the freeze made hangs`);
     assert.equal(summary.diagnosis.verdict, 'engine', `repeat ${i}: ${why(summary)}`);
     assert.ok(summary.diagnosis.episodes!.every((e) => e.verdict !== 'proxy'), `repeat ${i}: ${why(summary)}`);
@@ -111,7 +113,7 @@ test('HAProxy frozen (SIGSTOP) in front of a healthy engine is proxy, three time
   const engine = await spawnEngine(t, ENGINE);
   const proxy = await startHaproxy(t, haproxy, engine.port);
   for (let i = 0; i < REPEATS; i += 1) {
-    const { summary } = await run(t, engine.url, proxy.url, freezeFor(proxy, 2000));
+    const { summary } = await run(t, engine, proxy.url, freezeFor(proxy, 2000));
     assert.ok(summary.totals.hangs > 0, `repeat ${i}: the freeze made hangs`);
     assert.equal(summary.diagnosis.verdict, 'proxy', `repeat ${i}: ${why(summary)}`);
   }
@@ -123,7 +125,7 @@ test('HAProxy killed (SIGKILL) in front of a healthy engine is proxy, its error 
   const engine = await spawnEngine(t, ENGINE);
   for (let i = 0; i < REPEATS; i += 1) {
     const proxy = await startHaproxy(t, haproxy, engine.port);
-    const { summary } = await run(t, engine.url, proxy.url, [[1000, () => proxy.kill()]]);
+    const { summary } = await run(t, engine, proxy.url, [[1000, () => proxy.kill()]]);
     assert.ok(summary.totals.errors > 0, `repeat ${i}: the kill made errors`);
     assert.equal(summary.diagnosis.verdict, 'proxy', `repeat ${i}: ${why(summary)}`);
     assert.ok(summary.diagnosis.episodes!.some((e) => e.kind === 'errors' && e.verdict === 'proxy'), `repeat ${i}: ${why(summary)}`);
@@ -137,7 +139,7 @@ test('an engine saturated by slow prefills (completions go on, queue up, TTFT pa
   const engine = await spawnEngine(t, { ...ENGINE, max_running_requests: 2, prefill_ms_per_1k_tokens: 1800 });
   const proxy = await startHaproxy(t, haproxy, engine.port);
   for (let i = 0; i < REPEATS; i += 1) {
-    const { summary } = await run(t, engine.url, proxy.url, [], ['agents.count=8', 'agents.think_time_ms=20']);
+    const { summary } = await run(t, engine, proxy.url, [], ['agents.count=8', 'agents.think_time_ms=20']);
     assert.ok(summary.totals.ok > 0 && summary.totals.hangs > 0, `repeat ${i}: some complete, some hang: ${JSON.stringify(summary.totals)}`);
     assert.equal(summary.diagnosis.verdict, 'engine_overloaded', `repeat ${i}: ${why(summary)}`);
   }
@@ -150,7 +152,7 @@ test('nginx buffering the streams (TLS, proxy_buffering on): every stream ok but
   const engine = await spawnEngine(t, { ...ENGINE, decode_step_ms: 8, prefill_ms_per_1k_tokens: 200 });
   const buffering = await startNginx(t, nginx, engine.port, { buffering: true, tls: true });
   for (let i = 0; i < REPEATS; i += 1) {
-    const { summary, records } = await run(t, engine.url, buffering.url, [], ['duration=2500ms'], buffering.caFile);
+    const { summary, records } = await run(t, engine, buffering.url, [], ['duration=2500ms'], buffering.caFile);
     const ok = records.filter((r) => r.status === 'ok');
     assert.ok(ok.length > 0 && summary.totals.hangs === 0, `repeat ${i}: ${JSON.stringify(summary.totals)}`);
     const b = summary.diagnosis.buffering;
@@ -159,12 +161,14 @@ test('nginx buffering the streams (TLS, proxy_buffering on): every stream ok but
     assert.equal(summary.diagnosis.verdict, 'none');
   }
   const streaming = await startNginx(t, nginx, engine.port, { buffering: false, tls: true });
-  const { summary } = await run(t, engine.url, streaming.url, [], ['duration=2500ms'], streaming.caFile);
+  const { summary } = await run(t, engine, streaming.url, [], ['duration=2500ms'], streaming.caFile);
   assert.ok(summary.diagnosis.buffering !== undefined && summary.diagnosis.buffering.judged > 0 && summary.diagnosis.buffering.share < 0.5, JSON.stringify(summary.diagnosis.buffering));
 });
 
 /** Runs `roundload run` as its own process (so it alone can be starved); `during` acts on its pid once it runs. */
-async function runChild(t: TestContext, engineUrl: string, proxyUrl: string, during: (pid: number) => Promise<void>): Promise<RunOutcome> {
+async function runChild(t: TestContext, engine: Pick<EngineProc, 'url' | 'targets'>, proxyUrl: string, during: (pid: number) => Promise<void>): Promise<RunOutcome> {
+  const engineUrl = engine.url;
+  const targets = engine.targets.map((x) => `{name: ${x.name}, url: "${x.url}"}`).join(', ');
   const base = tempDir(t);
   const dir = join(base, 'run');
   const file = join(base, 'starved.yaml');
@@ -180,7 +184,7 @@ agents: {count: 16, rounds: 1000, think_time_ms: 20}
 duration: 6s
 conversation: {max_tokens: 8, tools: none, system_prompt_tokens: 200, first_user_tokens: 50, tool_result_tokens: 3000, tool_result_growth_tokens: 0, max_context_tokens: 30000}
 watchdog: {connect_ms: 600, headers_ms: 600, first_token_ms: 800, stall_ms: 600, total_ms: 4000}
-monitor: {interval_ms: 200, timeout_ms: 400, canary_interval_s: 0.25, canary_timeout_ms: 800, targets: [{name: engine, url: "${engineUrl}/metrics"}]}
+monitor: {interval_ms: 200, timeout_ms: 400, canary_interval_s: 0.25, canary_timeout_ms: 800, targets: [${targets}]}
 thresholds: {hangs: null}
 `,
   );
@@ -213,7 +217,7 @@ test('a run starved of CPU (pinned beside busy loops, at the lowest priority) is
   const verdicts: string[] = [];
   for (let attempt = 0; attempt < STARVED_ATTEMPTS && verdicts.length < REPEATS; attempt += 1) {
     let waitedMs = 0;
-    const { summary } = await runChild(t, engine.url, proxy.url, async (pid) => {
+    const { summary } = await runChild(t, engine, proxy.url, async (pid) => {
       await sleep(1000);
       const before = schedstat(pid);
       // The run's every thread onto core 0 at nice 19, two busy loops beside it at nice 0: the run gets a

@@ -129,6 +129,13 @@ function spawnProc(t: TestContext, command: string, args: readonly string[], opt
 export interface EngineProc extends Proc {
   url: string;
   port: number;
+  /** What to scrape: `engine` (`<url>/metrics`) for a single server; `router`, `prefill`, `decode` for PD. */
+  targets: MonitorTarget[];
+}
+
+export interface MonitorTarget {
+  name: string;
+  url: string;
 }
 
 /**
@@ -141,14 +148,21 @@ export async function spawnEngine(t: TestContext, settings: Record<string, unkno
   const file = join(dir, 'engine.yaml');
   writeFileSync(file, JSON.stringify(settings));
   const proc = spawnProc(t, process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'engine', '--port', '0', '--settings', file, ...extraArgs]);
-  const url = await new Promise<string>((resolve, reject) => {
+  // Single: the listening line is all. PD: its monitor.targets line follows, naming router, prefill and decode.
+  const parsed = await new Promise<{ url: string; targets: MonitorTarget[] }>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the engine did not start in 30 s: ${proc.stderr}`)), 30_000);
     const look = (): void => {
-      const m = /roundload engine listening on (\S+)/.exec(proc.stderr);
-      if (m !== null) {
-        clearTimeout(timer);
-        resolve(m[1]!.replace(/\/+$/, ''));
+      const m = /roundload engine listening on (\S+) \(model [^,]*, topology (\w+)/.exec(proc.stderr);
+      if (m === null) return;
+      const url = m[1]!.replace(/\/+$/, '');
+      let targets: MonitorTarget[] = [{ name: 'engine', url: `${url}/metrics` }];
+      if (m[2] === 'pd') {
+        const line = /monitor\.targets for this deployment: (\[.*\])/.exec(proc.stderr);
+        if (line === null) return;
+        targets = [...line[1]!.matchAll(/\{name: (\w+), url: "([^"]+)"\}/g)].map((x) => ({ name: x[1]!, url: x[2]! }));
       }
+      clearTimeout(timer);
+      resolve({ url, targets });
     };
     proc.child.stderr?.on('data', look);
     proc.child.once('exit', (code) => {
@@ -156,7 +170,7 @@ export async function spawnEngine(t: TestContext, settings: Record<string, unkno
       reject(new Error(`the engine exited (${code}) before listening: ${proc.stderr}`));
     });
   });
-  return Object.assign(proc, { url, port: Number(new URL(url).port) });
+  return Object.assign(proc, { url: parsed.url, port: Number(new URL(parsed.url).port), targets: parsed.targets });
 }
 
 async function listening(proc: Proc, port: number, what: string, log: () => string): Promise<void> {

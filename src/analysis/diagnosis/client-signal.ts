@@ -16,6 +16,10 @@ const LATE_SHARE_OF_DEADLINE = 0.25;
 const MIN_LATE_MS = 2000;
 /** Below this CPU use (share of one core) over the late windows the process was starved, not busy. */
 const STARVED_CPU_SHARE = 0.5;
+/** Run-queue wait (Linux schedstat) over the episode's sample windows from which the host starved the process:
+ * at least this much of the time, and STARVED_WAIT_MIN_MS in all. */
+const STARVED_WAIT_SHARE = 0.3;
+const STARVED_WAIT_MIN_MS = 1000;
 /** Without CPU figures (older files): utilisation from which the loop was busy. */
 const BUSY_UTILIZATION = 0.9;
 
@@ -34,15 +38,23 @@ export function clientSignal(ep: Episode, ctx: Context): Signal {
   const worst = windows.reduce((m, w) => Math.max(m, w.delay_max_ms), 0);
   const worstP99 = windows.reduce((m, w) => Math.max(m, w.delay_p99_ms), 0);
   const lateMs = late.reduce((sum, w) => sum + (w.to_ms - w.from_ms), 0);
-  if (explained.length * 2 >= ep.hangs.length && lateMs >= MIN_LATE_MS) {
+  // The kernel's own account of the wait for a CPU: direct, and not limited to the sampler's late ticks.
+  const withWait = windows.filter((w) => typeof w.cpu_wait_ms === 'number');
+  const waitMs = withWait.reduce((sum, w) => sum + w.cpu_wait_ms!, 0);
+  const waitCoveredMs = withWait.reduce((sum, w) => sum + (w.to_ms - w.from_ms), 0);
+  const waited = waitCoveredMs >= MIN_LATE_MS && waitMs >= STARVED_WAIT_MIN_MS && waitMs >= STARVED_WAIT_SHARE * waitCoveredMs;
+  if (explained.length * 2 >= ep.hangs.length && (lateMs >= MIN_LATE_MS || waited)) {
     const windowMs = late.reduce((sum, w) => sum + (w.to_ms - w.from_ms), 0);
     const withCpu = late.filter((w) => w.cpu_ms !== null);
     const cpuShare = withCpu.length === 0 ? null : withCpu.reduce((sum, w) => sum + w.cpu_ms!, 0) / Math.max(1, withCpu.reduce((sum, w) => sum + (w.to_ms - w.from_ms), 0));
     const elu = late.reduce((m, w) => Math.max(m, w.utilization), 0);
     const base = `${explained.length} of ${ep.hangs.length} hangs came while the client's event loop ran up to ${dur(worst)} late (${late.length} sample window${late.length === 1 ? '' : 's'}, ${s1(windowMs)}): its own deadlines fired on its own delay, and what it measured then (canaries, scrapes) measured itself`;
-    const starved = cpuShare !== null ? cpuShare < STARVED_CPU_SHARE : elu < BUSY_UTILIZATION;
+    // Waiting for a CPU while the process itself kept a core busy is its own contention (its threads), not the host's.
+    const starved = (waited && (cpuShare === null || cpuShare < 1)) || (cpuShare !== null ? cpuShare < STARVED_CPU_SHARE : elu < BUSY_UTILIZATION);
     if (starved) {
-      const cpu = cpuShare === null ? `its loop utilisation stayed at ${pct(elu)} (no CPU figures in this file)` : `the process used ${pct(cpuShare)} of a CPU core meanwhile`;
+      const waitText = waited ? `the kernel kept it waiting for a CPU ${s1(waitMs)} of ${s1(waitCoveredMs)} (run queue)` : null;
+      const cpuText = cpuShare === null ? `its loop utilisation stayed at ${pct(elu)} (no CPU figures in this file)` : `the process used ${pct(cpuShare)} of a CPU core meanwhile`;
+      const cpu = waitText === null ? cpuText : `${waitText}, and ${cpuText}`;
       signal.votes.push(vote(DECISIVE, `${base}; yet ${cpu}: it was not busy, the host did not give it the CPU (other processes on its cores, a CPU limit, a paused VM)`, ['host_starved'], ['client', 'proxy', 'engine', 'engine_overloaded', 'network']));
     } else {
       const cpu = cpuShare === null ? `its loop utilisation reached ${pct(elu)}` : `the process used ${pct(cpuShare)} of a CPU core meanwhile`;

@@ -78,6 +78,10 @@ class TtftTimeline {
   }
 }
 
+/** Error classes of answers that came whole over a working path but were wrong in shape: the summary counts
+ * them; they place no fault in the proxy, the engine's availability or the client. */
+export const ANSWER_SHAPE_CLASSES: ReadonlySet<string> = new Set(['truncated_tool_call', 'invalid_tool_arguments', 'protocol_error']);
+
 export class DiagnosisCollector {
   readonly #hangs: HangSpan[] = [];
   #hangsOmitted = 0;
@@ -91,7 +95,7 @@ export class DiagnosisCollector {
   readonly #judged = new Buckets();
   readonly #buffered = new Buckets();
 
-  /** Any request record. */
+  /** Any request record (hangs and errors of the path are kept; see ANSWER_SHAPE_CLASSES). */
   add(r: RequestRecord): void {
     this.#path ??= r.path;
     if (r.status === 'hang') {
@@ -100,6 +104,9 @@ export class DiagnosisCollector {
     } else if (r.status === 'error') {
       // The run's own stop is not a failure of anything it measures.
       if (r.error?.class === 'aborted') return;
+      // An answer that arrived whole but was wrong in shape (cut by max_tokens inside a tool call, bad tool
+      // JSON, a protocol slip) is about what the model said, not about where the path failed: no episode.
+      if (ANSWER_SHAPE_CLASSES.has(r.error?.class ?? '')) return;
       if (this.#errors.length < MAX_ERROR_SPANS) this.#errors.push(errorSpan(r));
       else this.#errorsOmitted += 1;
     } else {

@@ -49,23 +49,38 @@ function scrapeSlots(ctx: Context, target: string, w: Window): { point: ScrapePo
   return out;
 }
 
+/** The deployment's targets (router, prefill, decode) are one deployment: what several of them say alike is
+ * one piece of evidence, not one per target, so each kind of answer is a single vote naming every target. */
 function scrapeVotes(w: Window, ctx: Context, signal: Signal): void {
   const spanMs = Math.max(1, w.to_ms - w.from_ms);
+  const down: string[] = [];
+  const slow: string[] = [];
+  const up: string[] = [];
   for (const target of ctx.targets) {
     // A scrape made while the client's own loop was late measures the client.
     const slots = scrapeSlots(ctx, target, w).filter((s) => !ctx.clientLate(s.point.run_ms, s.point.run_ms + s.point.duration_ms));
     if (slots.length < 2) continue;
-    const failed = slots.filter((s) => !s.point.ok);
-    const downMs = failed.reduce((sum, s) => sum + (s.to - s.from), 0);
     const outside = ctx.scrapesOutside(target);
     const outsideOk = outside.filter((s) => s.ok);
+    // A target that never answered, in the trouble or out of it (a wrong URL, a router's API port), tells
+    // nothing about the episode.
+    if (outside.length >= 2 && outsideOk.length === 0 && slots.every((s) => !s.point.ok)) {
+      const how = [...kinds(slots.map((s) => s.point)).entries()].map(([kind, n]) => `${kind} ${n}`).join(', ');
+      signal.facts.push(`${target}'s /metrics never answered, in the episode or outside it (${how}): it says nothing about the trouble; check that monitor target's URL`);
+      continue;
+    }
+    // An HTTP status is an answer: the process behind it was up. Only silence (timeouts, refusals, resets) counts.
+    const failed = slots.filter((s) => !s.point.ok && !scrapeFailure(s.point.error).startsWith('HTTP '));
+    const answeredWithError = slots.filter((s) => !s.point.ok).length - failed.length;
+    if (answeredWithError > 0) signal.facts.push(`${target}'s /metrics answered ${answeredWithError} scrapes of the episode with an HTTP error: its HTTP server was up`);
+    const downMs = failed.reduce((sum, s) => sum + (s.to - s.from), 0);
     const before = outside.length === 0 ? '' : `, against ${outsideOk.length} of ${outside.length} answered outside the trouble`;
     if (failed.length >= 2 && downMs >= DOWN_SHARE * spanMs) {
       const k = kinds(failed.map((s) => s.point));
       const how = [...k.entries()].map(([kind, n]) => `${kind} ${n}`).join(', ');
       const refused = (k.get('refused') ?? 0) * 2 > failed.length;
       const meaning = refused ? 'nothing listened at its address: the engine process was down' : 'the engine process itself stopped answering, not only the path to it';
-      signal.votes.push(vote(STRONG, `${target}'s /metrics did not answer for ${s1(downMs)} of the ${s1(spanMs)} episode (${failed.length} failed scrapes: ${how})${before}: ${meaning}`, ['engine'], ['proxy', 'engine_overloaded']));
+      down.push(`${target}'s /metrics did not answer for ${s1(downMs)} of the ${s1(spanMs)} episode (${failed.length} failed scrapes: ${how})${before}: ${meaning}`);
       continue;
     }
     if (failed.length > 0) {
@@ -75,11 +90,14 @@ function scrapeVotes(w: Window, ctx: Context, signal: Signal): void {
     const p50 = median(slots.map((s) => s.point.duration_ms)) ?? 0;
     const base = median(outsideOk.map((s) => s.duration_ms));
     if (base !== null && outsideOk.length >= 2 && p50 >= base * SLOW_SCRAPE_FACTOR && p50 >= base + SLOW_SCRAPE_MS) {
-      signal.votes.push(vote(WEAK, `${target} answered /metrics slowly over the episode (p50 ${dur(p50)} against ${dur(base)} outside it): busy, yet answering`, ['engine_overloaded', 'engine']));
+      slow.push(`${target} answered /metrics slowly over the episode (p50 ${dur(p50)} against ${dur(base)} outside it)`);
     } else {
-      signal.votes.push(vote(WEAK, `${target} answered all ${slots.length} scrapes of /metrics over the episode (p50 ${dur(p50)}${base === null ? '' : `, ${dur(base)} outside it`}): its HTTP server was up`, ['proxy', 'network'], ['engine']));
+      up.push(`${target} answered all ${slots.length} scrapes of /metrics over the episode (p50 ${dur(p50)}${base === null ? '' : `, ${dur(base)} outside it`})`);
     }
   }
+  if (down.length > 0) signal.votes.push(vote(STRONG, down.join('; '), ['engine'], ['proxy', 'engine_overloaded']));
+  if (slow.length > 0) signal.votes.push(vote(WEAK, `${slow.join('; ')}: busy, yet answering`, ['engine_overloaded', 'engine']));
+  if (up.length > 0) signal.votes.push(vote(WEAK, `${up.join('; ')}: ${up.length === 1 ? 'its HTTP server was' : 'their HTTP servers were'} up`, ['proxy', 'network'], ['engine']));
 }
 
 /** Share of the episode's time with work flowing (by slices: a counter moved, a request completed or

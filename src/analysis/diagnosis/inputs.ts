@@ -64,6 +64,8 @@ export interface ClientWindow {
   utilization: number;
   /** CPU time the process used in the window (null in files written before it was sampled). */
   cpu_ms: number | null;
+  /** How long the event-loop thread waited for a CPU in the window (Linux run queue); null when not sampled. */
+  cpu_wait_ms?: number | null;
 }
 
 /** When a target's flow counter moved: [from, to] pairs of scrape times, flattened. */
@@ -161,6 +163,7 @@ export function clientWindow(s: ClientSampleEvent): ClientWindow {
     delay_max_ms: s.loop_delay_max_ms ?? s.loop_delay_p99_ms,
     utilization: s.loop_utilization,
     cpu_ms: typeof s.cpu_ms === 'number' ? s.cpu_ms : null,
+    cpu_wait_ms: typeof s.cpu_wait_ms === 'number' ? s.cpu_wait_ms : null,
   };
 }
 
