@@ -42,7 +42,7 @@ test('a run scrapes the embedded deployment\'s router, prefill and decode every 
   const names = (target: string): Set<string> => new Set(scrapes.filter((s) => s.target === target).flatMap((s) => s.samples.map((x) => x.name)));
   for (const n of ['sglang:num_running_reqs', 'sglang:num_queue_reqs', 'sglang:num_prefill_bootstrap_queue_reqs', 'sglang:num_prefill_inflight_queue_reqs', 'sglang:generation_tokens_total', 'sglang:num_requests_total']) assert.ok(names('prefill').has(n), `prefill ${n}`);
   for (const n of ['sglang:num_running_reqs', 'sglang:num_decode_prealloc_queue_reqs', 'sglang:num_decode_transfer_queue_reqs', 'sglang:generation_tokens_total']) assert.ok(names('decode').has(n), `decode ${n}`);
-  for (const n of ['sgl_router_running_requests', 'sgl_router_requests_total']) assert.ok(names('router').has(n), `router ${n}`);
+  for (const n of ['sgl_router_running_requests']) assert.ok(names('router').has(n), `router ${n}`);
   const decodeRunning = scrapes.find((s) => s.target === 'decode')!.samples.find((s) => s.name === 'sglang:num_running_reqs');
   assert.deepEqual(decodeRunning?.labels, { engine_type: 'decode', model_name: 'deepseek-v4-flash', moe_ep_rank: '0', pp_rank: '0', tp_rank: '0' });
   const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Summary;
