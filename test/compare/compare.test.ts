@@ -50,7 +50,7 @@ test('latencies 20% lower in B are found better, errors only in B are worse, and
   b.phases.get('main')!.windows.forEach((w, i) => Object.assign(w, window(i, w.tokensPerS, { requests: 20, errors: 1, latencyScale: 0.8, rng: new SeededRandom(i) })));
   const p = compareArms({ name: 'A', runs: [a] }, { name: 'B', runs: [b] }).phases[0]!;
   const row = (f: string) => p.rows.find((r) => r.figure === f)!;
-  for (const f of ['ttft_p50_ms', 'itl_p50_ms', 'e2e_p50_ms']) {
+  for (const f of ['ttft_p50_ms', 'ttfc_p50_ms', 'itl_p50_ms', 'tpot_p50_ms', 'e2e_p50_ms']) {
     assert.equal(row(f).verdict, 'better', f);
     assert.ok(Math.abs(row(f).delta! + 20) < 2, `${f} ${row(f).delta}`);
   }
@@ -98,7 +98,7 @@ test('compare.html charts: a forest plot per kind of delta, and with the arms at
   const [phase] = comparisonCharts(c, 0, { a, b });
   assert.ok(phase);
   // Units never mix on one axis: % of A for the relative figures, points for the error rate.
-  assert.deepEqual(phase.forests.map((f) => [f.id, f.unit, f.rows.length]), [['forest-0-main-relative', '%', 7], ['forest-0-main-absolute', ' pt', 1]]);
+  assert.deepEqual(phase.forests.map((f) => [f.id, f.unit, f.rows.length]), [['forest-0-main-relative', '%', 11], ['forest-0-main-absolute', ' pt', 1]]);
   const tput = phase.forests[0]!.rows[0]!;
   const row = c.phases[0]!.rows[0]!;
   assert.deepEqual(tput, { label: 'decode tok/s', delta: row.delta, low: row.low, high: row.high, verdict: 'better' });
