@@ -39,8 +39,8 @@ export interface RoundSummary {
   tpot?: Percentiles;
   /** First → last reasoning token, over ok answers that reasoned. */
   reasoning?: Percentiles;
-  /** Mean reasoning tokens of an ok answer (0 for one that did not reason), and the ok answers whose count is
-   * the client's estimate (no count in the usage chunk). */
+  /** Mean reasoning tokens of an ok answer (0 for one that did not reason), and the ok answers whose (non-zero)
+   * count is the client's estimate (no count in the usage chunk). */
   reasoning_tokens_mean?: number;
   reasoning_tokens_estimated?: number;
   /** Mean completion tokens per token-carrying stream event (1: an event a token; more: coalesced or
@@ -155,7 +155,7 @@ export interface Summary {
     /** Tool calls in ok answers. Absent in older summaries. */
     tool_calls?: number;
     /** Reasoning tokens of ok answers (in `completion_tokens`); `reasoning_tokens_estimated`: ok answers whose
-     * count is the client's estimate; `reasoning_answers`: ok answers that streamed any reasoning;
+     * non-zero count is the client's estimate (an answer that streamed no reasoning counts 0, not an estimate); `reasoning_answers`: ok answers that streamed any reasoning;
      * `reasoning_only_answers`: of those, the ones with no content or tool call at all (max_tokens reached
      * while thinking, typically). Absent in older summaries. */
     reasoning_tokens?: number;
@@ -255,13 +255,19 @@ interface ReasoningAcc {
   perEventN: number;
 }
 
+/** A reasoning count that is the client's estimate and says something: an estimate of 0 (no reasoning streamed,
+ * none reported) is what was seen, not a guess worth a caveat. */
+function reasoningEstimated(r: RequestRecord): boolean {
+  return r.reasoning_tokens_estimated === true && (r.reasoning_tokens ?? 0) > 0;
+}
+
 function reasoningAcc(): ReasoningAcc {
   return { tokens: 0, estimated: 0, perEventSum: 0, perEventN: 0 };
 }
 
 function addReasoning(acc: ReasoningAcc, r: RequestRecord): void {
   acc.tokens += r.reasoning_tokens ?? 0;
-  if (r.reasoning_tokens_estimated === true) acc.estimated += 1;
+  if (reasoningEstimated(r)) acc.estimated += 1;
   if (typeof r.tokens_per_event === 'number') {
     acc.perEventSum += r.tokens_per_event;
     acc.perEventN += 1;
@@ -483,7 +489,7 @@ export class SummaryBuilder {
     else this.#promptWithUsage += r.prompt_tokens ?? 0;
     this.#toolCalls += r.tool_calls.length;
     this.#reasoningTokens += r.reasoning_tokens ?? 0;
-    if (r.reasoning_tokens_estimated === true) this.#reasoningEstimated += 1;
+    if (reasoningEstimated(r)) this.#reasoningEstimated += 1;
     if (typeof r.reasoning_ms === 'number') {
       this.#reasoningAnswers += 1;
       // No content or tool call at all: the answer ended while the model was still thinking.

@@ -15,6 +15,14 @@ test('the workload identity ignores name, labels, engine, target url and thresho
   assert.deepEqual(identityDifferences(base, { ...base, agents: { count: 16, rounds: 10 }, sweep: { agents: [64] } }), ['agents.count: 8 vs 16', 'sweep: (absent) vs {"agents":[64]}']);
 });
 
+test('target.extra_body is part of the load (thinking on or off) when set; headers and an empty extra_body are not', () => {
+  const thinking = { ...base, target: { ...base.target, extra_body: { chat_template_kwargs: { thinking: true } } } };
+  assert.notEqual(workloadHash(thinking), workloadHash(base));
+  assert.deepEqual(identityDifferences(thinking, { ...base, target: { ...base.target, extra_body: { chat_template_kwargs: { thinking: false } } } }), ['target.extra_body.chat_template_kwargs.thinking: true vs false']);
+  // A run recorded before extra_body existed is the same workload as one with none set.
+  assert.equal(workloadHash({ ...base, target: { ...base.target, extra_body: {}, headers: { 'X-Session-Id': 's' } } }), workloadHash(base));
+});
+
 test('runs of different workloads are refused with where they differ (exit 2), and compared with --force', () => {
   const rng = new SeededRandom(1);
   const a = run('a', ar1(rng, 10, 1000, 0.02, 0), { workload: base });
