@@ -3,7 +3,7 @@
 // TTFT, the request extras reaching the server, and what the summary, the terminal and report.html show.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseWorkload } from '../../src/config/index.js';
 import { executeRun } from '../../src/run/index.js';
@@ -36,6 +36,7 @@ target:
     separate_reasoning: true
   headers:
     X-Session-Id: s-7
+    X-Api-Key: sk-h8-secret-value
 agents: {count: ${options.agents ?? 2}, rounds: 3, think_time_ms: 0}
 conversation: {system_prompt_tokens: 50, first_user_tokens: 20, tool_result_tokens: 20, tool_result_growth_tokens: 0, reasoning_history: ${options.history ?? 'keep'}}
 monitor: {canary_interval_s: ${options.canaries === false ? 0 : 0.2}, canary_timeout_ms: 2000}
@@ -46,7 +47,8 @@ test('a run against an SGLang-format reasoning server: reasoning goes back in th
   const out = join(tempDir(t), 'run');
   const delay = new LoopDelay();
   t.after(() => delay.stop());
-  const result = await executeRun({ workload: parseWorkload(WORKLOAD(server.url), 'reasoning.yaml'), out });
+  const argv = ['run', 'reasoning.yaml', '--set', 'target.headers.X-Api-Key=sk-h8-secret-value'];
+  const result = await executeRun({ workload: parseWorkload(WORKLOAD(server.url), 'reasoning.yaml'), out, argv });
   assert.equal(result.status, 'completed');
   const records = readJsonl<RequestRecord>(join(out, 'requests.jsonl'));
   assert.equal(records.length, 6);
@@ -86,7 +88,11 @@ test('a run against an SGLang-format reasoning server: reasoning goes back in th
     assert.equal(r.body['separate_reasoning'], true);
     assert.equal(r.headers['user-agent'], `roundload/${VERSION}`);
     assert.equal(r.headers['x-session-id'], 's-7');
+    assert.equal(r.headers['x-api-key'], 'sk-h8-secret-value');
   }
+  // The secret-looking header's value reached the server, and no file of the run (run.json's argv included).
+  for (const file of readdirSync(out)) assert.ok(!readFileSync(join(out, file), 'utf8').includes('sk-h8-secret-value'), file);
+  assert.match(readFileSync(join(out, 'run.json'), 'utf8'), /target\.headers\.X-Api-Key=\*\*\*/);
 
   // summary.json: TTFC, TPOT and reasoning per round and phase; terminal and report show them.
   const summary = result.summary;
