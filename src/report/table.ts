@@ -75,7 +75,7 @@ function decodeTable(p: PhaseSummary): string {
     fmtMs(x.itl.p50_ms, x.itl.count),
     x.tpot === undefined ? NONE : fmtMs(x.tpot.p50_ms, x.tpot.count),
     x.tpot === undefined ? NONE : fmtMs(x.tpot.p99_ms, x.tpot.count),
-    none || x.tokens_per_event_mean === undefined || x.tokens_per_event_mean === null ? NONE : x.tokens_per_event_mean.toFixed(2),
+    none || x.tokens_per_event_mean === undefined || x.tokens_per_event_mean === null ? NONE : x.tokens_per_event_mean.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 }),
   ];
   for (const r of p.rounds) rows.push([String(r.round), ...cells(r, (r.reasoning_tokens_estimated ?? 0) > 0, r.ok === 0)]);
   rows.push(['all', ...cells(p, p.rounds.some((r) => (r.reasoning_tokens_estimated ?? 0) > 0), p.ok === 0)]);
@@ -119,7 +119,8 @@ function reasoningPart(s: Summary): string {
   // No reasoning at all: nothing to say here (the per-round table says 0).
   if (t.reasoning_tokens === undefined || (t.reasoning_tokens === 0 && (t.reasoning_answers ?? 0) === 0)) return '';
   const est = (t.reasoning_tokens_estimated ?? 0) > 0 ? ESTIMATED : '';
-  const note = est === '' ? '' : `; ${ESTIMATED} the server gave no reasoning count for ${t.reasoning_tokens_estimated} answers: from the reasoning text`;
+  const n = t.reasoning_tokens_estimated ?? 0;
+  const note = est === '' ? '' : `; ${ESTIMATED} the server gave no reasoning count for ${n} answer${n === 1 ? '' : 's'}: from the reasoning text`;
   return ` (${est}${fmtInt(t.reasoning_tokens)} reasoning, in ${t.reasoning_answers ?? 0} of ${t.ok} answers${note})`;
 }
 
