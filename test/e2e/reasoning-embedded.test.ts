@@ -33,7 +33,7 @@ test('against the embedded deployment: reasoning counted from usage, TTFC after 
   assert.ok(reasoned.length >= 3, `most answers reason (${reasoned.length} of ${keep.length})`);
   for (const r of keep) {
     assert.equal(r.reasoning_tokens_estimated, false, 'the engine reports reasoning_tokens in usage');
-    if ((r.reasoning_tokens ?? 0) > 1) assert.ok(r.ttfc_ms === null || r.ttfc_ms > r.ttft_ms!, `${r.conversation} r${r.round}: ttfc ${r.ttfc_ms} after ttft ${r.ttft_ms}`);
+    if ((r.reasoning_tokens ?? 0) > 1) assert.ok(r.ttfc_ms === null || r.ttfc_ms! > r.ttft_ms!, `${r.conversation} r${r.round}: ttfc ${r.ttfc_ms} after ttft ${r.ttft_ms}`);
     if (r.reasoning_tokens === 0) assert.equal(r.ttfc_ms, r.ttft_ms);
     assert.ok(r.tpot_ms! > 0 && r.tokens_per_event! >= 1);
   }
