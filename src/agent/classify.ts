@@ -1,8 +1,9 @@
 // Error classes: what a failed request means to the person reading the results. Classified on `.code`
 // and `.name`, walking `.cause`, never on message text alone. Warning classes: what is wrong with an answer
-// that still counts as ok.
-import type { ErrorInfo } from '../types/index.js';
-import type { AssembledMessage } from '../stream/index.js';
+// that still counts as ok (tool-call markup, wrapped arguments, a call without a name: the answer checks).
+import { WARNING_CLASSES, type ErrorInfo, type WarningClass } from '../types/index.js';
+import type { AssembledMessage, AssembledToolCall } from '../stream/index.js';
+import type { ToolSpec } from '../config/index.js';
 
 export const ERROR_CLASSES = {
   connection_refused: 'nothing listens at the target (ECONNREFUSED)',
@@ -20,7 +21,7 @@ export const ERROR_CLASSES = {
   invalid_json: 'a data line of the stream was not valid JSON',
   invalid_tool_arguments: 'a tool call\'s arguments were not valid JSON (and the answer was not cut by max_tokens)',
   truncated_tool_call: 'the answer hit max_tokens (finish_reason length) inside a tool call, whose arguments are cut-off JSON; the agent resends the round once without it',
-  protocol_error: 'the stream broke the chat-completions protocol: a tool call without an id or a name, a call whose id or name changed, call indexes with a gap, finish_reason tool_calls without a call, data after [DONE]',
+  protocol_error: 'the stream broke the chat-completions protocol: a tool call without an id, a call whose id or name changed, call indexes with a gap, finish_reason tool_calls without a call, data after [DONE] (a call without a name is the warning tool_call_without_name)',
   truncated_stream: 'the stream ended without a finish_reason or [DONE]',
   aborted: 'the run stopped (signal) while the request was in flight',
   proxy_refused: 'the CONNECT proxy refused the tunnel (answered the CONNECT with a status other than 200, e.g. 403 or 407)',
@@ -29,11 +30,9 @@ export const ERROR_CLASSES = {
 } as const;
 export type ErrorClass = keyof typeof ERROR_CLASSES;
 
-/** What can be wrong with an answer that still counts as ok (the record's `warnings`). */
-export const WARNING_CLASSES = {
-  tool_markup_in_content: 'the answer\'s content carried raw tool-call markup (`<｜tool▁calls▁begin｜>`, `｜DSML｜`, `<tool_call>`, `<|tool_call|>`): the server\'s tool-call or reasoning parser is missing or does not match the model (SGLang: --tool-call-parser, --reasoning-parser)',
-} as const;
-export type WarningClass = keyof typeof WARNING_CLASSES;
+/** What can be wrong with an answer that still counts as ok (the record's `warnings`): the catalogue lives in
+ * types/ so the workload's thresholds can name its classes too. */
+export { WARNING_CLASSES, type WarningClass };
 
 const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|HOSTNAME_MISMATCH|ERR_OSSL_)/;
 
@@ -88,9 +87,48 @@ export function errorInfo(cls: ErrorClass, message: string, code: string | null 
  * Phi/Llama-style): seen in `content` only when the server did not parse the calls out. */
 export const TOOL_MARKUP = ['<｜tool▁calls▁begin｜>', '<｜tool▁call▁begin｜>', '｜DSML｜', '<tool_call>', '<|tool_call|>'] as const;
 
-/** Warning classes of a finished answer (empty when it is clean). */
-export function answerWarnings(message: AssembledMessage): WarningClass[] {
-  return TOOL_MARKUP.some((m) => message.content.includes(m)) ? ['tool_markup_in_content'] : [];
+/** Keys a server's tool-call parser wraps whole argument objects in by mistake (sglang#38924). */
+const WRAPPER_KEYS = ['arguments', 'input'] as const;
+
+/**
+ * Warning classes of a finished answer (empty when it is clean), each at most once, in catalogue order:
+ * tool-call markup in the content or in a call's arguments, arguments wrapped in a spurious
+ * `{"arguments": …}`/`{"input": …}` key, a call without a name. `tools`: the tools offered (a wrapper key the
+ * called tool declares as a parameter is its real argument, not a wrapper); without them every such wrapper
+ * counts.
+ */
+export function answerWarnings(message: AssembledMessage, tools: readonly ToolSpec[] = []): WarningClass[] {
+  const out: WarningClass[] = [];
+  if (TOOL_MARKUP.some((m) => message.content.includes(m))) out.push('tool_markup_in_content');
+  if (message.toolCalls.some((c) => TOOL_MARKUP.some((m) => c.arguments.includes(m)))) out.push('tool_markup_in_arguments');
+  if (message.toolCalls.some((c) => wrappedArguments(c, tools))) out.push('wrapped_tool_arguments');
+  if (message.toolCalls.some((c) => c.name === '')) out.push('tool_call_without_name');
+  return out;
+}
+
+/** Whether a call's arguments are one object under a single wrapper key its tool does not declare. */
+function wrappedArguments(call: AssembledToolCall, tools: readonly ToolSpec[]): boolean {
+  if (!call.argumentsValid) return false;
+  const args = parseObject(call.arguments);
+  if (args === null) return false;
+  const keys = Object.keys(args);
+  const key = keys[0];
+  if (keys.length !== 1 || key === undefined || !(WRAPPER_KEYS as readonly string[]).includes(key)) return false;
+  const inner = args[key];
+  // The wrapped value is the real argument object, sometimes encoded once more as a JSON string.
+  const wrapped = typeof inner === 'string' ? parseObject(inner) !== null : typeof inner === 'object' && inner !== null && !Array.isArray(inner);
+  if (!wrapped) return false;
+  const properties = tools.find((t) => t.name === call.name)?.parameters['properties'];
+  return !(typeof properties === 'object' && properties !== null && Object.hasOwn(properties, key));
+}
+
+function parseObject(text: string): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -33,7 +33,12 @@ export interface ConversationInit {
   settings: ConversationSettings;
   system: string;
   tools: readonly ToolSpec[];
+  /** `target.extra_body`: fields merged into every request body (validated not to name roundload's own). @default {} */
+  extraBody?: Readonly<Record<string, unknown>>;
 }
+
+/** The tool result an agent sends for a call that came without a function name: no tool could run it. */
+export const NAMELESS_CALL_RESULT = 'error: this tool call had no function name, so no tool ran; call the tool again by name.';
 
 export class Conversation {
   readonly id: string;
@@ -59,6 +64,8 @@ export class Conversation {
       head.tools = toolsPayload(init.tools);
       head.tool_choice = s.tool_choice;
     }
+    // The deployment's own fields; the schema keeps them off roundload's, so none is overwritten.
+    Object.assign(head, init.extraBody ?? {});
     const headJson = JSON.stringify(head);
     // `{...head,"messages":[` + parts + `]}`: the fixed fields are serialised once per conversation.
     this.#bodyHead = `${headJson.slice(0, -1)},"messages":[`;
@@ -84,22 +91,26 @@ export class Conversation {
     return this.#bodyHead + this.#parts.join(',') + this.#bodyTail;
   }
 
-  /** Appends the model's answer, then tool results (one per call) or a user turn. */
+  /** Appends the model's answer, then tool results (one per call) or a user turn. With
+   * `reasoning_history: keep` the assistant message carries the reasoning the server streamed. */
   answered(message: AssembledMessage): void {
     this.#round += 1;
     const round = this.#round;
+    const reasoning = this.#settings.reasoning_history === 'keep' && message.reasoning !== '' ? { reasoning_content: message.reasoning } : {};
     if (message.toolCalls.length > 0) {
       this.#push({
         role: 'assistant',
         content: message.content === '' ? null : message.content,
+        ...reasoning,
         tool_calls: message.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
       });
       const tokens = this.#settings.tool_result_tokens + this.#settings.tool_result_growth_tokens * (round - 1);
       for (const call of message.toolCalls) {
-        this.#push({ role: 'tool', tool_call_id: call.id, content: toolResult(this.#rng, call.name, tokens) });
+        // A call without a name ran nothing: a harness answers it with an error, and so does the agent.
+        this.#push({ role: 'tool', tool_call_id: call.id, content: call.name === '' ? NAMELESS_CALL_RESULT : toolResult(this.#rng, call.name, tokens) });
       }
     } else {
-      this.#push({ role: 'assistant', content: message.content });
+      this.#push({ role: 'assistant', content: message.content, ...reasoning });
       this.#push({ role: 'user', content: filler(this.#rng, this.#settings.user_turn_tokens) });
     }
   }

@@ -67,11 +67,13 @@ async function runConversation(spec: AgentSpec, ordinal: number, state: AgentSta
     settings: workload.conversation,
     system: spec.system,
     tools: spec.tools,
+    extraBody: workload.target.extra_body,
   });
   const capped = (): boolean => conversation.nextRound > 1 && conversation.contextChars >= maxContextChars;
   const more = (): boolean => conversation.nextRound <= rounds && !capped();
   const options: RoundOptions = {
     onHang: workload.watchdog.on_hang,
+    tools: spec.tools,
     // The hang event goes out the moment the deadline passes (under `wait` the request is still open).
     onHangDetected: (snapshot) => spec.emit({ kind: 'hang', t: new Date().toISOString(), run_ms: snapshot.run_ms + snapshot.e2e_ms, record: snapshot }),
   };

@@ -97,10 +97,14 @@ export class ReplayBodies {
   #answer: AssembledMessage | null = null;
   #callSeq = 0;
 
-  /** @param model the model name to send when the request names none (or `replay.model` to always send). */
-  constructor(contents: ReplayContents, model: string, readonly forceModel = false) {
+  readonly #extraBody: Readonly<Record<string, unknown>>;
+
+  /** @param model the model name to send when the request names none (or `replay.model` to always send).
+   * @param extraBody `target.extra_body`, over the recorded extras of the same name. */
+  constructor(contents: ReplayContents, model: string, readonly forceModel = false, extraBody: Readonly<Record<string, unknown>> = {}) {
     this.#contents = contents;
     this.#model = model;
+    this.#extraBody = extraBody;
   }
 
   /** The body of the next round, and how its answer slot was filled. */
@@ -185,6 +189,8 @@ export class ReplayBodies {
     if (shape.max_tokens !== null) head[shape.max_tokens_key] = shape.max_tokens;
     if (shape.tool_choice !== null) head.tool_choice = typeof shape.tool_choice === 'string' ? shape.tool_choice : { type: 'function', function: { name: shape.tool_choice.function } };
     for (const [key, value] of Object.entries(shape.extra)) if (!(key in head)) head[key] = value;
+    // The deployment's fields (validated never to name roundload's own): the trace holds only scalar extras.
+    Object.assign(head, this.#extraBody);
     const tools = shape.tools === null ? '' : `,"tools":${this.#tools(shape.tools)}`;
     const headJson = JSON.stringify(head);
     return `${headJson.slice(0, -1)}${tools},"messages":[${messages.map((s) => s.json).join(',')}]}`;

@@ -32,6 +32,9 @@ export interface ReplayAgentSpec {
   /** Model sent when the recording names none, or always when `forceModel`. */
   model: string;
   forceModel: boolean;
+  /** `target.extra_body`: added to every replayed body (the trace keeps no structured extras, such as
+   * `chat_template_kwargs`, only their names), over a recorded field of the same name. @default {} */
+  extraBody?: Readonly<Record<string, unknown>>;
   speed: number;
   target: RoundTarget;
   /** The lane round `i` goes out on. */
@@ -51,7 +54,7 @@ export interface ReplayAgentSpec {
 
 /** Sends the conversation's rounds; resolves with how many requests it sent. */
 export async function runReplayAgent(spec: ReplayAgentSpec): Promise<number> {
-  const bodies = new ReplayBodies(spec.contents, spec.model, spec.forceModel);
+  const bodies = new ReplayBodies(spec.contents, spec.model, spec.forceModel, spec.extraBody);
   let sent = 0;
   for (const [i, round] of spec.rounds.entries()) {
     if (spec.stop.aborted) break;

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { sendStream, REQUEST_ID_HEADER, type Lane, type ConnectionTracker, type Abort } from '../transport/index.js';
 import { ChatStreamParser, MessageAssembler, parseErrorBody, type AssembledMessage, type StreamEvent } from '../stream/index.js';
 import { RequestWatch, type Clock, type Deadlines, type HangVerdict } from '../watchdog/index.js';
-import type { HangPolicy } from '../config/index.js';
+import type { HangPolicy, ToolSpec } from '../config/index.js';
 import type { ErrorInfo, HangInfo, ItlStats, PathKind, RequestRecord, RequestStatus } from '../types/index.js';
 import { answerError, answerWarnings, classifyTransportError, errorInfo, httpStatusClass, throughProxy } from './classify.js';
 import { estimateTokens } from './text.js';
@@ -47,6 +47,8 @@ export interface RoundOptions {
   onHang?: HangPolicy;
   /** Called once, the moment a deadline passes, with the request as it stands (for the hang event). */
   onHangDetected?: (snapshot: RequestRecord) => void;
+  /** The tools the request offers, for the answer checks (a wrapper key a tool declares is a real argument). @default [] */
+  tools?: readonly ToolSpec[];
 }
 
 export interface RoundOutcome {
@@ -78,11 +80,16 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
     let headersAt: number | null = null;
     let firstTokenAt: number | null = null;
     let lastTokenAt: number | null = null;
+    /** First content or tool-call token (`ttfc_ms`), and the reasoning span (`reasoning_ms`). */
+    let firstContentAt: number | null = null;
+    let firstReasoningAt: number | null = null;
+    let lastReasoningAt: number | null = null;
     let httpStatus: number | null = null;
     let serverTtftMs: number | null = null;
     /** Arrival time of the read being parsed. */
     let chunkAt = t0;
-    /** Token events so far (a buffered stream has many, all arriving at once). */
+    /** Token events so far: content, reasoning and tool-call deltas, the events `itl` measures gaps between (a
+     * buffered stream has many, all arriving at once; `tokens_per_event` divides the completion tokens by them). */
     let tokenEvents = 0;
     let errorBody = '';
     /** The content type of a 2xx answer that is not an event stream (the request fails once its body is read). */
@@ -117,6 +124,10 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
             target.onGap?.(gap);
           }
           lastTokenAt = now;
+          if (e.kind === 'reasoning') {
+            firstReasoningAt ??= now;
+            lastReasoningAt = now;
+          } else firstContentAt ??= now;
           break;
         }
         case 'comment':
@@ -148,7 +159,10 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
       const buffered = status === 'ok' && spreadMs !== null && tokenEvents >= BUFFERED_MIN_TOKENS && firstTokenAt! - t0 >= BUFFERED_MIN_TTFT_MS && spreadMs * BUFFERED_TOKENS_PER_S <= (tokenEvents - 1) * 1000;
       const usage = message.usage;
       const estimated = usage === null;
-      const warnings = status === 'ok' ? answerWarnings(message) : [];
+      const warnings = status === 'ok' ? answerWarnings(message, options.tools) : [];
+      const completionTokens = usage?.completionTokens ?? (status === 'ok' ? estimateTokens(generatedText(message)) : null);
+      const reasoning = reasoningTokens(message, status);
+      const ttftMs = firstTokenAt === null ? null : firstTokenAt - t0;
       const record: RequestRecord = {
         t: wallStart.toISOString(),
         run_ms: round3(t0 - target.runStartMs),
@@ -160,7 +174,14 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
         status,
         http_status: httpStatus,
         headers_ms: headersAt === null ? null : round3(headersAt - t0),
-        ttft_ms: firstTokenAt === null ? null : round3(firstTokenAt - t0),
+        ttft_ms: ttftMs === null ? null : round3(ttftMs),
+        ttfc_ms: firstContentAt === null ? null : round3(firstContentAt - t0),
+        reasoning_ms: firstReasoningAt === null || lastReasoningAt === null ? null : round3(lastReasoningAt - firstReasoningAt),
+        reasoning_tokens: reasoning.tokens,
+        reasoning_tokens_estimated: reasoning.estimated,
+        tokens_per_event: completionTokens === null || tokenEvents === 0 ? null : round3(completionTokens / tokenEvents),
+        // The bench scripts' TPOT: the decode time after the first token over the tokens after it.
+        tpot_ms: status === 'ok' && ttftMs !== null && completionTokens !== null && completionTokens > 1 ? round3((end - t0 - ttftMs) / (completionTokens - 1)) : null,
         e2e_ms: round3(end - t0),
         server_ttft_ms: serverTtftMs,
         itl: itlStats(gaps),
@@ -168,7 +189,7 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
         bytes,
         request_bytes: Buffer.byteLength(req.body),
         prompt_tokens: usage?.promptTokens ?? (status === 'ok' ? estimateTokens(req.body) : null),
-        completion_tokens: usage?.completionTokens ?? (status === 'ok' ? estimateTokens(generatedText(message)) : null),
+        completion_tokens: completionTokens,
         cached_tokens: usage?.cachedTokens ?? null,
         tokens_estimated: estimated && status === 'ok',
         finish_reason: message.finishReason,
@@ -351,6 +372,18 @@ function generatedText(message: AssembledMessage): string {
   let text = message.content + message.reasoning;
   for (const c of message.toolCalls) text += c.name + c.arguments;
   return text;
+}
+
+/**
+ * Reasoning tokens of an answer: the server's count when it gave one; else (or when it says 0 while reasoning
+ * text streamed: SGLang counts them only when it was asked to) the client's estimate from the text, marked
+ * estimated. Null for a failed request without a count.
+ */
+function reasoningTokens(message: AssembledMessage, status: RequestStatus): { tokens: number | null; estimated: boolean } {
+  const reported = message.usage?.reasoningTokens ?? null;
+  if (reported !== null && !(reported === 0 && message.reasoning !== '')) return { tokens: reported, estimated: false };
+  if (status !== 'ok') return { tokens: null, estimated: false };
+  return { tokens: estimateTokens(message.reasoning), estimated: true };
 }
 
 function headerText(value: string | string[] | undefined): string | null {

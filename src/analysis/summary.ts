@@ -32,6 +32,20 @@ export interface RoundSummary {
   ttft: Percentiles;
   itl: Percentiles;
   e2e: Percentiles;
+  // The figures below are absent in summaries from before they existed.
+  /** Send → first content or tool-call token, over ok answers that had one. */
+  ttfc?: Percentiles;
+  /** Per request (e2e − ttft) ÷ (completion tokens − 1): SGLang's bench scripts' TPOT. */
+  tpot?: Percentiles;
+  /** First → last reasoning token, over ok answers that reasoned. */
+  reasoning?: Percentiles;
+  /** Mean reasoning tokens of an ok answer (0 for one that did not reason), and the ok answers whose (non-zero)
+   * count is the client's estimate (no count in the usage chunk). */
+  reasoning_tokens_mean?: number;
+  reasoning_tokens_estimated?: number;
+  /** Mean completion tokens per token-carrying stream event (1: an event a token; more: coalesced or
+   * buffered), over ok answers; null when none had such an event. */
+  tokens_per_event_mean?: number | null;
 }
 
 export interface PhaseSummary {
@@ -48,6 +62,12 @@ export interface PhaseSummary {
   ttft: Percentiles;
   itl: Percentiles;
   e2e: Percentiles;
+  /** As in `RoundSummary`, over the whole phase. Absent in older summaries. */
+  ttfc?: Percentiles;
+  tpot?: Percentiles;
+  reasoning?: Percentiles;
+  reasoning_tokens_mean?: number;
+  tokens_per_event_mean?: number | null;
   rounds: RoundSummary[];
   /** Requests sent during the phase's warm-up (a sweep's `warmup_s`), left out of every figure above but
    * counted in the run's totals, error classes and hang breakdowns. Present when the phase had any. */
@@ -134,6 +154,14 @@ export interface Summary {
     tokens_estimated: number;
     /** Tool calls in ok answers. Absent in older summaries. */
     tool_calls?: number;
+    /** Reasoning tokens of ok answers (in `completion_tokens`); `reasoning_tokens_estimated`: ok answers whose
+     * non-zero count is the client's estimate (an answer that streamed no reasoning counts 0, not an estimate); `reasoning_answers`: ok answers that streamed any reasoning;
+     * `reasoning_only_answers`: of those, the ones with no content or tool call at all (max_tokens reached
+     * while thinking, typically). Absent in older summaries. */
+    reasoning_tokens?: number;
+    reasoning_tokens_estimated?: number;
+    reasoning_answers?: number;
+    reasoning_only_answers?: number;
   };
   throughput: {
     output_tokens_per_s: number;
@@ -216,6 +244,34 @@ interface RoundAcc {
   toolCallAnswers: number;
   streamRateSum: number;
   streamRateN: number;
+  reasoning: ReasoningAcc;
+}
+
+/** Reasoning tokens and tokens per event of ok answers, for a round's or a phase's means. */
+interface ReasoningAcc {
+  tokens: number;
+  estimated: number;
+  perEventSum: number;
+  perEventN: number;
+}
+
+/** A reasoning count that is the client's estimate and says something: an estimate of 0 (no reasoning streamed,
+ * none reported) is what was seen, not a guess worth a caveat. */
+function reasoningEstimated(r: RequestRecord): boolean {
+  return r.reasoning_tokens_estimated === true && (r.reasoning_tokens ?? 0) > 0;
+}
+
+function reasoningAcc(): ReasoningAcc {
+  return { tokens: 0, estimated: 0, perEventSum: 0, perEventN: 0 };
+}
+
+function addReasoning(acc: ReasoningAcc, r: RequestRecord): void {
+  acc.tokens += r.reasoning_tokens ?? 0;
+  if (reasoningEstimated(r)) acc.estimated += 1;
+  if (typeof r.tokens_per_event === 'number') {
+    acc.perEventSum += r.tokens_per_event;
+    acc.perEventN += 1;
+  }
 }
 
 interface PhaseAcc {
@@ -227,6 +283,7 @@ interface PhaseAcc {
   estimated: number;
   firstStartMs: number;
   lastEndMs: number;
+  reasoning: ReasoningAcc;
   rounds: Map<number, RoundAcc>;
   warmup: { requests: number; ok: number; errors: number; hangs: number };
 }
@@ -263,6 +320,13 @@ export class SummaryBuilder {
   #cachedReported = 0;
   #estimated = 0;
   #toolCalls = 0;
+  #reasoningTokens = 0;
+  #reasoningEstimated = 0;
+  #reasoningAnswers = 0;
+  #reasoningOnly = 0;
+  /** Ok answers with any warning (the `answer_warnings` threshold's count). */
+  #warnedAnswers = 0;
+  #okAnswers = 0;
   #aborted = 0;
   readonly #firstErrors = new Map<string, FirstError>();
   readonly #finishReasons: Record<string, number> = {};
@@ -334,7 +398,7 @@ export class SummaryBuilder {
   #phase(name: string): PhaseAcc {
     let phase = this.#phases.get(name);
     if (phase === undefined) {
-      phase = { requests: 0, ok: 0, errors: 0, hangs: 0, completion: 0, estimated: 0, firstStartMs: Infinity, lastEndMs: -Infinity, rounds: new Map(), warmup: { requests: 0, ok: 0, errors: 0, hangs: 0 } };
+      phase = { requests: 0, ok: 0, errors: 0, hangs: 0, completion: 0, estimated: 0, firstStartMs: Infinity, lastEndMs: -Infinity, reasoning: reasoningAcc(), rounds: new Map(), warmup: { requests: 0, ok: 0, errors: 0, hangs: 0 } };
       this.#phases.set(name, phase);
     }
     return phase;
@@ -355,7 +419,7 @@ export class SummaryBuilder {
     phase.lastEndMs = Math.max(phase.lastEndMs, r.run_ms + r.e2e_ms);
     let round = phase.rounds.get(r.round);
     if (round === undefined) {
-      round = { requests: 0, ok: 0, errors: 0, hangs: 0, prompt: 0, cached: 0, completion: 0, tokenCounted: 0, estimated: 0, toolCalls: 0, toolCallAnswers: 0, streamRateSum: 0, streamRateN: 0 };
+      round = { requests: 0, ok: 0, errors: 0, hangs: 0, prompt: 0, cached: 0, completion: 0, tokenCounted: 0, estimated: 0, toolCalls: 0, toolCallAnswers: 0, streamRateSum: 0, streamRateN: 0, reasoning: reasoningAcc() };
       phase.rounds.set(r.round, round);
     }
     phase.requests += 1;
@@ -381,8 +445,14 @@ export class SummaryBuilder {
         round.estimated += 1;
       }
       this.#addTokens(r);
+      addReasoning(round.reasoning, r);
+      addReasoning(phase.reasoning, r);
       if (r.ttft_ms !== null) this.histograms.recordMs('ttft', r.phase, r.round, r.ttft_ms);
       this.histograms.recordMs('e2e', r.phase, r.round, r.e2e_ms);
+      // From the records, like ttft and e2e: a rebuild or a merge gets them back from requests.jsonl.
+      if (typeof r.ttfc_ms === 'number') this.histograms.recordMs('ttfc', r.phase, r.round, r.ttfc_ms);
+      if (typeof r.tpot_ms === 'number') this.histograms.recordMs('tpot', r.phase, r.round, r.tpot_ms);
+      if (typeof r.reasoning_ms === 'number') this.histograms.recordMs('reasoning', r.phase, r.round, r.reasoning_ms);
       if (r.ttft_ms !== null && completion > 1) {
         const decodeS = (r.e2e_ms - r.ttft_ms) / 1000;
         if (decodeS > 0) {
@@ -418,6 +488,13 @@ export class SummaryBuilder {
     if (r.tokens_estimated) this.#estimated += 1;
     else this.#promptWithUsage += r.prompt_tokens ?? 0;
     this.#toolCalls += r.tool_calls.length;
+    this.#reasoningTokens += r.reasoning_tokens ?? 0;
+    if (reasoningEstimated(r)) this.#reasoningEstimated += 1;
+    if (typeof r.reasoning_ms === 'number') {
+      this.#reasoningAnswers += 1;
+      // No content or tool call at all: the answer ended while the model was still thinking.
+      if (r.ttfc_ms === null) this.#reasoningOnly += 1;
+    }
   }
 
   /** An error: its class count and, the first time, its evidence (warm-up ones too). */
@@ -448,6 +525,8 @@ export class SummaryBuilder {
   #addAnswer(r: RequestRecord): void {
     if ((r.attempt ?? 1) === 1) this.#roundsSent += 1;
     if (r.finish_reason !== null) this.#finishReasons[r.finish_reason] = (this.#finishReasons[r.finish_reason] ?? 0) + 1;
+    if (r.status === 'ok') this.#okAnswers += 1;
+    if ((r.warnings ?? []).length > 0) this.#warnedAnswers += 1;
     for (const cls of r.warnings ?? []) {
       const seen = this.#warnings.get(cls);
       if (seen !== undefined) seen.count += 1;
@@ -486,8 +565,9 @@ export class SummaryBuilder {
   #overall(phases: readonly PhaseSummary[]): Record<LatencyMetric, Percentiles> {
     const out = {} as Record<LatencyMetric, Percentiles>;
     for (const metric of LATENCY_METRICS) {
-      if (phases.length === 1) {
-        out[metric] = phases[0]![metric];
+      const only = phases.length === 1 ? phases[0]![metric] : undefined;
+      if (only !== undefined) {
+        out[metric] = only;
         continue;
       }
       const all = new LatencyHistogram();
@@ -560,6 +640,12 @@ export class SummaryBuilder {
           ttft: this.histograms.percentiles('ttft', name, round),
           itl: this.histograms.percentiles('itl', name, round),
           e2e: this.histograms.percentiles('e2e', name, round),
+          ttfc: this.histograms.percentiles('ttfc', name, round),
+          tpot: this.histograms.percentiles('tpot', name, round),
+          reasoning: this.histograms.percentiles('reasoning', name, round),
+          reasoning_tokens_mean: mean(r.reasoning.tokens, r.tokenCounted),
+          reasoning_tokens_estimated: r.reasoning.estimated,
+          tokens_per_event_mean: r.reasoning.perEventN === 0 ? null : mean(r.reasoning.perEventSum, r.reasoning.perEventN),
         }));
       phases.push({
         phase: name,
@@ -574,6 +660,11 @@ export class SummaryBuilder {
         ttft: this.histograms.percentiles('ttft', name, ALL_ROUNDS),
         itl: this.histograms.percentiles('itl', name, ALL_ROUNDS),
         e2e: this.histograms.percentiles('e2e', name, ALL_ROUNDS),
+        ttfc: this.histograms.percentiles('ttfc', name, ALL_ROUNDS),
+        tpot: this.histograms.percentiles('tpot', name, ALL_ROUNDS),
+        reasoning: this.histograms.percentiles('reasoning', name, ALL_ROUNDS),
+        reasoning_tokens_mean: mean(p.reasoning.tokens, p.ok),
+        tokens_per_event_mean: p.reasoning.perEventN === 0 ? null : mean(p.reasoning.perEventSum, p.reasoning.perEventN),
         rounds,
         ...(p.warmup.requests > 0 ? { warmup: { ...p.warmup } } : {}),
         ...(this.#loads.has(name) ? { load: { ...this.#loads.get(name)! } } : {}),
@@ -610,6 +701,10 @@ export class SummaryBuilder {
         cached_tokens_reported: this.#cachedReported,
         tokens_estimated: this.#estimated,
         tool_calls: this.#toolCalls,
+        reasoning_tokens: this.#reasoningTokens,
+        reasoning_tokens_estimated: this.#reasoningEstimated,
+        reasoning_answers: this.#reasoningAnswers,
+        reasoning_only_answers: this.#reasoningOnly,
       },
       throughput: {
         output_tokens_per_s: activeS === 0 ? 0 : round3(completionAll / activeS),
@@ -647,6 +742,7 @@ export class SummaryBuilder {
       output_tokens_per_s: activeS === 0 ? 0 : round3(completionAll / activeS),
       tokens_estimated: steadyEstimated,
       ...this.#overall(phases),
+      answers: { ok: this.#okAnswers, warned: this.#warnedAnswers, by_class: Object.fromEntries([...this.#warnings.values()].map((w) => [w.class, w.count])) },
       windows,
       ...(summary.diagnosis.buffering === undefined ? {} : { buffering: summary.diagnosis.buffering }),
     });

@@ -9,11 +9,16 @@ export interface ThresholdLimits {
   hangs: number | null;
   error_rate: number | null;
   ttft_p99_ms: number | null;
+  /** Time to first content (or tool call) p99. Absent in workloads from before it existed (not checked). */
+  ttfc_p99_ms?: number | null;
   itl_p99_ms: number | null;
   e2e_p99_ms: number | null;
   decode_tokens_per_s_min: number | null;
   /** Highest share of judged streams that arrived whole (`buffered_stream`); absent in older run.json files. */
   buffered_streams?: number | null;
+  /** Highest share of ok answers with a warning: one share for any, or one per warning class. Absent in
+   * workloads from before it existed (not checked). */
+  answer_warnings?: number | Record<string, number> | null;
   per_window: boolean;
 }
 
@@ -50,8 +55,12 @@ export interface ThresholdInput {
   tokens_estimated?: number;
   /** Over all phases and rounds. */
   ttft: Percentiles;
+  /** @default no samples (a `ttfc_p99_ms` limit then fails: nothing was measured) */
+  ttfc?: Percentiles;
   itl: Percentiles;
   e2e: Percentiles;
+  /** Ok answers judged by the answer checks, those with any warning, and the count per warning class. @default none */
+  answers?: { ok: number; warned: number; by_class: Record<string, number> };
   windows: readonly WindowFigures[];
   /** Streams judged for buffering and those that arrived whole (the diagnosis's figures). @default none */
   buffering?: { judged: number; buffered: number };
@@ -62,16 +71,19 @@ export const DEFAULT_THRESHOLDS: ThresholdLimits = {
   hangs: 0,
   error_rate: 0.01,
   ttft_p99_ms: null,
+  ttfc_p99_ms: null,
   itl_p99_ms: null,
   e2e_p99_ms: null,
   decode_tokens_per_s_min: null,
   buffered_streams: null,
+  answer_warnings: null,
   per_window: false,
 };
 
-type LatencyKey = 'ttft_p99_ms' | 'itl_p99_ms' | 'e2e_p99_ms';
-const LATENCY: readonly { key: LatencyKey; metric: 'ttft' | 'itl' | 'e2e'; label: string }[] = [
+type LatencyKey = 'ttft_p99_ms' | 'ttfc_p99_ms' | 'itl_p99_ms' | 'e2e_p99_ms';
+const LATENCY: readonly { key: LatencyKey; metric: 'ttft' | 'ttfc' | 'itl' | 'e2e'; label: string }[] = [
   { key: 'ttft_p99_ms', metric: 'ttft', label: 'ttft p99' },
+  { key: 'ttfc_p99_ms', metric: 'ttfc', label: 'ttfc p99' },
   { key: 'itl_p99_ms', metric: 'itl', label: 'itl p99' },
   { key: 'e2e_p99_ms', metric: 'e2e', label: 'e2e p99' },
 ];
@@ -99,9 +111,9 @@ export function evaluateThresholds(limits: ThresholdLimits, input: ThresholdInpu
     });
   }
   for (const { key, metric, label } of LATENCY) {
-    const limit = limits[key];
+    const limit = limits[key] ?? null;
     if (limit === null) continue;
-    const p = input[metric];
+    const p = input[metric] ?? NO_SAMPLES;
     if (p.count === 0) {
       // Nothing measured cannot pass a latency limit: a run where every request failed must not look fast.
       results.push({ name: key, limit, actual: 0, ok: false, message: `${label}: no ${metric} was measured (no successful request), limit ${limit} ms` });
@@ -125,8 +137,25 @@ export function evaluateThresholds(limits: ThresholdLimits, input: ThresholdInpu
     const ok = share <= bufferedLimit;
     results.push({ name: 'buffered_streams', limit: bufferedLimit, actual: round6(share), ok, message: `${b.buffered} of ${b.judged} streams arrived whole (${pct(share)}) ${ok ? '≤' : '>'} limit ${pct(bufferedLimit)}: ${ok ? 'the path streams' : "the path buffers streams, so TTFT and ITL are the proxy's"}` });
   }
+  if (limits.answer_warnings !== undefined && limits.answer_warnings !== null) results.push(...answerWarnings(limits.answer_warnings, input.answers ?? { ok: 0, warned: 0, by_class: {} }));
   if (limits.per_window) results.push(...perWindow(limits, input.windows, (input.tokens_estimated ?? 0) > 0));
   return { ok: results.every((r) => r.ok), results };
+}
+
+const NO_SAMPLES: Percentiles = { count: 0, p50_ms: 0, p90_ms: 0, p99_ms: 0, max_ms: 0, mean_ms: 0 };
+
+/** `answer_warnings`: the share of ok answers with any warning, or with each listed class. A run with no ok
+ * answer has nothing to judge here (the always-on `ok_requests` check fails it already). */
+function answerWarnings(limits: number | Record<string, number>, answers: { ok: number; warned: number; by_class: Record<string, number> }): ThresholdVerdict[] {
+  const checks: [name: string, what: string, count: number, limit: number][] =
+    typeof limits === 'number'
+      ? [['answer_warnings', 'a warning', answers.warned, limits]]
+      : Object.entries(limits).map(([cls, limit]) => [`answer_warnings.${cls}`, cls, answers.by_class[cls] ?? 0, limit]);
+  return checks.map(([name, what, count, limit]) => {
+    const share = answers.ok === 0 ? 0 : count / answers.ok;
+    const ok = share <= limit;
+    return { name, limit, actual: round6(share), ok, message: `${what} on ${pct(share)} of ok answers (${count} of ${answers.ok}) ${ok ? '≤' : '>'} limit ${pct(limit)}` };
+  });
 }
 
 /** The check no setting turns off: at least one request must have ended ok. */

@@ -13,7 +13,7 @@ export interface Arm {
   runs: readonly RunData[];
 }
 
-export const FIGURES = ['decode_tokens_per_s', 'ttft_p50_ms', 'ttft_p99_ms', 'itl_p50_ms', 'itl_p99_ms', 'e2e_p50_ms', 'e2e_p99_ms', 'error_rate'] as const;
+export const FIGURES = ['decode_tokens_per_s', 'ttft_p50_ms', 'ttft_p99_ms', 'ttfc_p50_ms', 'ttfc_p99_ms', 'itl_p50_ms', 'itl_p99_ms', 'tpot_p50_ms', 'tpot_p99_ms', 'e2e_p50_ms', 'e2e_p99_ms', 'error_rate'] as const;
 export type Figure = (typeof FIGURES)[number];
 
 export interface FigureRow {
@@ -121,9 +121,15 @@ const SPECS: readonly Spec[] = [
   { figure: 'decode_tokens_per_s', label: 'decode tok/s', betterWhen: 'higher', kind: 'relative', windows: 'steady', statistic: (ws) => mean(ws.map((w) => w.tokensPerS)) },
   { figure: 'ttft_p50_ms', label: 'ttft p50 ms', betterWhen: 'lower', kind: 'relative', windows: 'steady', quantile: 0.5, statistic: pooled((w) => w.ttft, 0.5) },
   { figure: 'ttft_p99_ms', label: 'ttft p99 ms', betterWhen: 'lower', kind: 'relative', windows: 'steady', quantile: 0.99, statistic: pooled((w) => w.ttft, 0.99) },
+  // First content or tool-call token: what bench_serving's chat TTFT counts (reasoning left out).
+  { figure: 'ttfc_p50_ms', label: 'ttfc p50 ms', betterWhen: 'lower', kind: 'relative', windows: 'steady', quantile: 0.5, statistic: pooled((w) => w.ttfc, 0.5) },
+  { figure: 'ttfc_p99_ms', label: 'ttfc p99 ms', betterWhen: 'lower', kind: 'relative', windows: 'steady', quantile: 0.99, statistic: pooled((w) => w.ttfc, 0.99) },
   // A request's own p99 gap, its median over requests: stands in for the pooled p99 of gaps (see load.ts).
   { figure: 'itl_p50_ms', label: 'itl p50 ms', betterWhen: 'lower', kind: 'relative', windows: 'steady', quantile: 0.5, statistic: pooled((w) => w.itlP50, 0.5) },
   { figure: 'itl_p99_ms', label: 'itl p99 ms', betterWhen: 'lower', kind: 'relative', windows: 'steady', quantile: 0.5, statistic: pooled((w) => w.itlP99, 0.5) },
+  // Per token, from each request's own (e2e − ttft) ÷ (completion tokens − 1): pooled over requests.
+  { figure: 'tpot_p50_ms', label: 'tpot p50 ms', betterWhen: 'lower', kind: 'relative', windows: 'steady', quantile: 0.5, statistic: pooled((w) => w.tpot, 0.5) },
+  { figure: 'tpot_p99_ms', label: 'tpot p99 ms', betterWhen: 'lower', kind: 'relative', windows: 'steady', quantile: 0.99, statistic: pooled((w) => w.tpot, 0.99) },
   { figure: 'e2e_p50_ms', label: 'e2e p50 ms', betterWhen: 'lower', kind: 'relative', windows: 'steady', quantile: 0.5, statistic: pooled((w) => w.e2e, 0.5) },
   { figure: 'e2e_p99_ms', label: 'e2e p99 ms', betterWhen: 'lower', kind: 'relative', windows: 'steady', quantile: 0.99, statistic: pooled((w) => w.e2e, 0.99) },
   {

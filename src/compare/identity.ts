@@ -5,8 +5,10 @@ import { createHash } from 'node:crypto';
 
 /** Top-level workload keys left out of the identity. */
 export const IGNORED_KEYS = ['name', 'labels', 'engine', 'thresholds', 'results', 'client_metrics', 'monitor'] as const;
-/** `target` keys that stay in it (the rest — url, tls, via, key — is where the server is, not the load). */
-const TARGET_KEPT = ['model'] as const;
+/** `target` keys that stay in it (the rest — url, tls, via, key, headers — is where the server is and how it is
+ * reached, not the load). `extra_body` changes what is asked (thinking on or off, reasoning effort); it counts
+ * only when set, so runs from before it existed keep their identity. */
+const TARGET_KEPT = ['model', 'extra_body'] as const;
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -19,7 +21,8 @@ export function workloadIdentity(workload: unknown): Record<string, unknown> {
   for (const [key, value] of Object.entries(workload)) {
     if ((IGNORED_KEYS as readonly string[]).includes(key)) continue;
     if (key === 'target' && isObject(value)) {
-      out.target = Object.fromEntries(TARGET_KEPT.filter((k) => k in value).map((k) => [k, value[k]]));
+      const kept = TARGET_KEPT.filter((k) => k in value && !(isObject(value[k]) && Object.keys(value[k]).length === 0));
+      out.target = Object.fromEntries(kept.map((k) => [k, value[k]]));
       continue;
     }
     out[key] = value;

@@ -18,8 +18,11 @@ export interface RunWindow {
   requests: number;
   errors: number;
   hangs: number;
-  /** Latencies of the completed requests sent in this window. */
+  /** Latencies of the completed requests sent in this window (`ttfc`, `tpot`: of those that have one; none in
+   * runs recorded before they existed). */
   ttft: Bins;
+  ttfc: Bins;
+  tpot: Bins;
   e2e: Bins;
   /** Each request's own ITL p50 and p99, weighted by its gaps (the records keep no single gaps). */
   itlP50: Bins;
@@ -109,6 +112,8 @@ export async function loadRun(dirArg: string): Promise<RunData> {
       errors: w.errors,
       hangs: w.hangs,
       ttft: new Bins(),
+      ttfc: new Bins(),
+      tpot: new Bins(),
       e2e: new Bins(),
       itlP50: new Bins(),
       itlP99: new Bins(),
@@ -127,6 +132,8 @@ export async function loadRun(dirArg: string): Promise<RunData> {
     const window = byKey.get(`${r.phase}\u0000${Math.floor(r.run_ms / windowMs)}`);
     if (window === undefined) return;
     if (typeof r.ttft_ms === 'number') window.ttft.add(r.ttft_ms);
+    if (typeof r.ttfc_ms === 'number') window.ttfc.add(r.ttfc_ms);
+    if (typeof r.tpot_ms === 'number') window.tpot.add(r.tpot_ms);
     window.e2e.add(r.e2e_ms);
     if (r.itl !== null && r.itl !== undefined && r.itl.count > 0) {
       window.itlP50.add(r.itl.p50_ms, r.itl.count);

@@ -6,6 +6,8 @@ import { monitorSchema } from './monitor.js';
 import { parseDurationMs } from './duration.js';
 import { clip } from '../util/index.js';
 import { checkBounds, largestContextTokens, refineIssues, MAX_DURATION_MS, MAX_TOKENS, MAX_WINDOWS } from './bounds.js';
+import { closest } from './suggest.js';
+import { WARNING_CLASS_NAMES } from '../types/index.js';
 
 export { engineSchema, type EngineSettings } from './engine-settings.js';
 
@@ -87,6 +89,54 @@ export const viaSchema = z.discriminatedUnion('kind', [
 ]);
 export type Via = z.output<typeof viaSchema>;
 
+/** Request-body fields roundload sets itself, and where a workload sets them instead: `target.extra_body`
+ * may not name them. */
+export const RESERVED_BODY_KEYS: Readonly<Record<string, string>> = {
+  model: 'roundload sets it from target.model',
+  messages: 'roundload builds the conversation',
+  stream: 'roundload always streams',
+  stream_options: 'roundload sets it from conversation.include_usage',
+  max_tokens: 'roundload sets it from conversation.max_tokens',
+  max_completion_tokens: 'roundload sends max_tokens, from conversation.max_tokens',
+  temperature: 'roundload sets it from conversation.temperature',
+  tools: 'roundload sets it from conversation.tools',
+  tool_choice: 'roundload sets it from conversation.tool_choice',
+  n: 'roundload reads one choice per answer',
+};
+
+/** Headers roundload (or HTTP itself) owns: `target.headers` may not set them. */
+const RESERVED_HEADERS: Readonly<Record<string, string>> = {
+  authorization: 'the API key goes in target.api_key_env (the name of an environment variable), never in the workload',
+  'content-type': 'roundload sends application/json',
+  accept: 'roundload asks for text/event-stream',
+  'content-length': 'HTTP sets it',
+  'transfer-encoding': 'HTTP sets it',
+  connection: 'the connection is roundload\'s (agents.connection, agents.keep_alive_timeout_ms)',
+  'keep-alive': 'the connection is roundload\'s (agents.keep_alive_timeout_ms)',
+  upgrade: 'HTTP sets it',
+  expect: 'HTTP sets it',
+  te: 'HTTP sets it',
+};
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** `target.headers`: names checked once here (reserved ones, case-insensitive twins), values as strings. */
+const headersSchema = z
+  .record(z.string().regex(HEADER_NAME, 'must be an HTTP header name (letters, digits and -, no spaces)'), z.union([z.string(), z.number(), z.boolean()]).transform(String))
+  .default({})
+  .superRefine((headers, ctx) => {
+    const seen = new Map<string, string>();
+    for (const [name, value] of Object.entries(headers)) {
+      const lower = name.toLowerCase();
+      const why = RESERVED_HEADERS[lower] ?? (lower.startsWith('x-roundload-') ? 'x-roundload-* headers are roundload\'s own' : undefined);
+      if (why !== undefined) ctx.addIssue({ code: 'custom', path: [name], message: `${name} cannot be set here: ${why}` });
+      const twin = seen.get(lower);
+      if (twin !== undefined) ctx.addIssue({ code: 'custom', path: [name], message: `${name} is given twice (also as ${twin}); header names are case-insensitive` });
+      seen.set(lower, name);
+      if (/[\r\n\0]/.test(value)) ctx.addIssue({ code: 'custom', path: [name], message: 'a header value must not contain a line break or NUL' });
+    }
+  });
+
 /** Where the requests go. */
 export const targetSchema = z.strictObject({
   /** Base URL of the OpenAI-compatible server (router or engine), `http://` or `https://`.
@@ -116,6 +166,24 @@ export const targetSchema = z.strictObject({
    * `via: {kind: hop}` or `{kind: tls-proxy}` it defaults to the target itself (the embedded engine's URL
    * when `url` is null). @default null */
   bypass: httpUrl().nullable().default(null),
+  /** Fields merged into every chat request body (agents, canaries, the preflight), as a deployment needs them:
+   * `chat_template_kwargs: {thinking: true}`, `separate_reasoning`, `reasoning_effort`, `top_p`, routing
+   * fields… A field roundload sets itself (`model`, `messages`, `stream`, `max_tokens`…) is an error naming
+   * where to set it. @default {} */
+  extra_body: z
+    .record(z.string(), z.unknown())
+    .default({})
+    .superRefine((body, ctx) => {
+      for (const key of Object.keys(body)) {
+        const why = RESERVED_BODY_KEYS[key];
+        if (why !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: `${key} cannot be set in extra_body: ${why}` });
+      }
+    }),
+  /** HTTP headers sent with every chat request (agents, canaries, the preflight): routing keys,
+   * `X-Session-Id`… `User-Agent` defaults to `roundload/<version>` and may be replaced here. `Authorization`
+   * is refused (the key goes in `api_key_env`); values of headers whose name looks secret (`*key*`, `*token*`,
+   * `*secret*`, `*auth*`, `cookie`…) are never written to results. @default {} */
+  headers: headersSchema,
 });
 
 /** A length of time: `30s`, `2m`, `8h`, or a number of seconds; longer than 0. */
@@ -228,6 +296,11 @@ export const conversationSchema = z.strictObject({
   /** Context cap: a conversation whose request body reaches this size (estimated at 4 characters per token)
    * ends, and in a `duration` run the agent starts a fresh one. `null`: no cap. @default null */
   max_context_tokens: positiveInt().nullable().default(null),
+  /** What becomes of the reasoning a reasoning model streamed (`reasoning_content`): `keep` sends it back on
+   * the assistant message in the history, as DeepSeek's thinking-mode guide requires for tool-call turns (its
+   * API answers 400 without it), so requests grow by it; `drop` leaves it out, like a harness that discards
+   * it. @default "keep" */
+  reasoning_history: z.enum(['keep', 'drop']).default('keep'),
 });
 
 /** Per-request deadlines. A request past any of them is a hang. */
@@ -268,8 +341,11 @@ export const thresholdsSchema = z.strictObject({
    * them), nor requests the run's own stop aborted. `null`: errors never fail the run (a run with no ok
    * request still does: that check is always on). @default 0.01 */
   error_rate: z.number().min(0).max(1).nullable().default(0.01),
-  /** Highest time-to-first-token p99 over the whole run. @default null */
+  /** Highest time-to-first-token p99 over the whole run (first token of any kind, reasoning included). @default null */
   ttft_p99_ms: z.number().positive().nullable().default(null),
+  /** Highest time-to-first-content p99 over the whole run (first content or tool-call token: reasoning not
+   * counted). @default null */
+  ttfc_p99_ms: z.number().positive().nullable().default(null),
   /** Highest inter-token gap p99 over the whole run. @default null */
   itl_p99_ms: z.number().positive().nullable().default(null),
   /** Highest end-to-end p99 over the whole run. @default null */
@@ -279,6 +355,22 @@ export const thresholdsSchema = z.strictObject({
   /** Highest share of streams that arrived whole (`buffered_stream`: all their tokens at once, something on
    * the path buffering them), of those long enough to tell (0.1 = 10%). @default null */
   buffered_streams: z.number().min(0).max(1).nullable().default(null),
+  /** Highest share of ok answers with a warning (`tool_markup_in_content`, `wrapped_tool_arguments`…, 0.01 =
+   * 1%): one share for any warning, or a mapping of warning class to its own share (`{tool_markup_in_content:
+   * 0, tool_call_without_name: 0.001}`; classes not listed are not checked). `null`: warnings never fail the
+   * run. @default null */
+  answer_warnings: z
+    .union([z.number().min(0).max(1), z.record(z.string(), z.number().min(0).max(1))])
+    .nullable()
+    .default(null)
+    .superRefine((limits, ctx) => {
+      if (limits === null || typeof limits === 'number') return;
+      for (const key of Object.keys(limits)) {
+        if ((WARNING_CLASS_NAMES as readonly string[]).includes(key)) continue;
+        const guess = closest(key, WARNING_CLASS_NAMES);
+        ctx.addIssue({ code: 'custom', path: [key], message: `unknown warning class "${key}"${guess === undefined ? `; the classes: ${WARNING_CLASS_NAMES.join(', ')}` : ` (did you mean "${guess}"?)`}` });
+      }
+    }),
   /** Also check every `window_s` window (hangs, error rate, ttft/e2e p99, tokens/s), so a bad hour of a
    * night fails even when the night's totals pass. @default false */
   per_window: z.boolean().default(false),

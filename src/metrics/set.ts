@@ -1,7 +1,10 @@
 // Histograms per metric × phase × round: the per-round latency figures of a run, and their file form.
 import { LatencyHistogram, type Percentiles } from './histogram.js';
 
-export const LATENCY_METRICS = ['ttft', 'itl', 'e2e'] as const;
+/** `ttft`: send → first token of any kind; `ttfc`: send → first content or tool-call token; `itl`: gaps
+ * between streamed events; `e2e`: send → end; `tpot`: (e2e − ttft) ÷ (completion tokens − 1) per request;
+ * `reasoning`: first → last reasoning token per request. */
+export const LATENCY_METRICS = ['ttft', 'itl', 'e2e', 'ttfc', 'tpot', 'reasoning'] as const;
 export type LatencyMetric = (typeof LATENCY_METRICS)[number];
 
 /** Round 0 holds all rounds of a phase together. */

@@ -22,8 +22,10 @@ export interface CanaryOptions {
   proxied: CanaryLegSpec;
   direct: CanaryLegSpec;
   model: string;
-  /** Authorization and the like, already resolved. */
+  /** Authorization, User-Agent and the workload's own headers, already resolved. */
   headers: Record<string, string>;
+  /** `target.extra_body`: fields merged into every canary's body, as into the agents'. @default {} */
+  extraBody?: Readonly<Record<string, unknown>>;
   intervalMs: number;
   /** One canary's deadline, for every phase of it. */
   timeoutMs: number;
@@ -43,8 +45,9 @@ export interface CanaryHandle {
 const CANARY_MAX_TOKENS = 2;
 const CLOSE_GRACE_MS = 500;
 
-function canaryBody(model: string): string {
+function canaryBody(model: string, extraBody: Readonly<Record<string, unknown>> = {}): string {
   return JSON.stringify({
+    ...extraBody,
     model,
     messages: [{ role: 'user', content: 'roundload canary: answer with one word.' }],
     max_tokens: CANARY_MAX_TOKENS,
@@ -165,7 +168,7 @@ class Leg {
  * because the client's own loop was late is skipped: the run's client samples show that time). */
 export function startCanaries(options: CanaryOptions): CanaryHandle {
   const legs = [new Leg('proxied', options.proxied, options), new Leg('direct', options.direct, options)];
-  const body = canaryBody(options.model);
+  const body = canaryBody(options.model, options.extraBody);
   const stop = new AbortController();
   const pending = new Set<Promise<void>>();
   const gridStartMs = performance.now();

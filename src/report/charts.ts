@@ -143,9 +143,18 @@ const PCTS = [
 ] as const;
 const METRICS = [
   ['ttft', 'TTFT'],
+  ['ttfc', 'TTFC (first content)'],
   ['itl', 'ITL'],
+  ['tpot', 'TPOT'],
   ['e2e', 'end to end'],
 ] as const;
+
+const METRIC_NOTES: Partial<Record<(typeof METRICS)[number][0], string>> = {
+  ttft: 'send → first token of any kind, reasoning included (SGLang\'s time_to_first_token)',
+  ttfc: 'send → first content or tool-call token: reasoning left out (bench_serving\'s chat TTFT)',
+  itl: 'gaps between streamed events as the client saw them (an event may carry several tokens)',
+  tpot: '(e2e − ttft) ÷ (completion tokens − 1) per request: the bench scripts\' TPOT, per token',
+};
 
 /** TTFT, ITL and e2e p50/p90/p99 over the round number, one chart per metric (and phase, when several). */
 export function latencyCharts(summary: Summary): ChartSpec[] {
@@ -155,9 +164,13 @@ export function latencyCharts(summary: Summary): ChartSpec[] {
     if (phase.rounds.length === 0) continue;
     const markers = phase.rounds.filter((r) => r.hangs > 0).map((r) => ({ x: r.round, label: `${r.hangs} hung` }));
     for (const [metric, name] of METRICS) {
+      // Summaries from before ttfc and tpot existed have none: their charts are left out.
       const series: ChartSeries[] = PCTS.map(([label, key]) => ({
         label,
-        values: phase.rounds.map((r) => (r[metric].count === 0 ? null : r[metric][key])),
+        values: phase.rounds.map((r) => {
+          const p = r[metric];
+          return p === undefined || p.count === 0 ? null : p[key];
+        }),
       }));
       const spec: ChartSpec = {
         id: several ? chartId('latency', metric, phase.phase) : chartId('latency', metric),
@@ -169,7 +182,7 @@ export function latencyCharts(summary: Summary): ChartSpec[] {
         x: phase.rounds.map((r) => r.round),
         series,
         markers,
-        note: metric === 'itl' ? 'gaps between streamed tokens as the client saw them' : null,
+        note: METRIC_NOTES[metric] ?? null,
       };
       if (chartPoints(spec) > 0) out.push(spec);
     }

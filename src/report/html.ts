@@ -1,7 +1,7 @@
 // report.html: one self-contained page (chart library, styles and data inlined; a CSP forbids any
 // request) for people: the run's header and settings, totals, latency by round, throughput and gauges
 // over time with hang markers and verdicts, hangs, errors, diagnosis, thresholds and client health.
-import { WRITER_LAG_FLAG_MS, type Summary } from '../analysis/index.js';
+import { WRITER_LAG_FLAG_MS, type PhaseSummary, type RoundSummary, type Summary } from '../analysis/index.js';
 import type { DiagnosisEpisode, GaugeVerdict } from '../types/index.js';
 import { loadChartAssets, type ChartAssets } from './assets.js';
 import type { ChartSpec } from './charts.js';
@@ -155,6 +155,11 @@ function totalsSection(s: Summary): string {
     t.ok === 0 ? ['completion tokens', '–', 'no request ended ok'] : ['completion tokens', `${estimated ? '~' : ''}${fmtNum(t.completion_tokens)}`, estimated ? `estimated for ${fmtNum(t.tokens_estimated)} requests (no usage chunk: from the text)` : 'from usage chunks'],
     ['sockets', fmtNum(s.connections.distinct), `${fmtNum(s.connections.requests_on_reused)} requests on reused · max ${fmtNum(s.connections.max_requests_per_connection)}/socket`],
   ];
+  if (t.reasoning_tokens !== undefined && t.ok > 0) {
+    const est = (t.reasoning_tokens_estimated ?? 0) > 0;
+    const only = t.reasoning_only_answers ?? 0;
+    cards.push(['reasoning tokens', `${est ? '~' : ''}${fmtNum(t.reasoning_tokens)}`, `in ${fmtNum(t.reasoning_answers ?? 0)} of ${fmtNum(t.ok)} ok answers${only > 0 ? ` · ${fmtNum(only)} reasoning only (no content)` : ''}${est ? ` · estimated for ${fmtNum(t.reasoning_tokens_estimated ?? 0)} (no count in usage)` : ''}`]);
+  }
   if (s.finish_reasons !== undefined) cards.push(['tool calls', fmtNum(t.tool_calls ?? 0), `finish: ${Object.entries(s.finish_reasons).sort(([, a], [, b]) => b - a).map(([k, v]) => `${k} ${v}`).join(' · ') || 'none'}`]);
   const a = s.arrivals;
   if (a !== undefined) {
@@ -218,9 +223,33 @@ function arrivalsSection(d: ReportData): string {
   return `<section id="arrivals"><h2>Arrivals</h2><p class="lead">Open loop: conversations start at the scheduled rate whatever the server's state; an arrival that finds <code>max_active</code> conversations running waits for a slot (delayed), and its wait shows as start lag. Each stage is a phase.</p>${lagging}${table(head, rows, head.map((_, i) => i >= 2 && i < head.length - 1))}${plots}</section>`;
 }
 
+/** Reasoning and decode per round: reasoning tokens and time, TTFC beside TTFT, TPOT beside ITL, tokens per event. */
+function decodeTable(s: Summary): string {
+  if (s.phases.length === 0) return '';
+  const head = ['phase', 'round', 'reasoning tok', 'reasoning p50', 'TTFT p50', 'TTFC p50', 'TTFC p99', 'ITL p50', 'TPOT p50', 'TPOT p99', 'tok/event'];
+  const rows: string[][] = [];
+  const cells = (x: PhaseSummary | RoundSummary, estimated: boolean, none: boolean): string[] => [
+    none || x.reasoning_tokens_mean === undefined ? '–' : `${estimated ? '~' : ''}${fmtNum(x.reasoning_tokens_mean)}`,
+    fmtMs(x.reasoning?.p50_ms, x.reasoning?.count ?? 0),
+    fmtMs(x.ttft.p50_ms, x.ttft.count),
+    fmtMs(x.ttfc?.p50_ms, x.ttfc?.count ?? 0),
+    fmtMs(x.ttfc?.p99_ms, x.ttfc?.count ?? 0),
+    fmtMs(x.itl.p50_ms, x.itl.count),
+    fmtMs(x.tpot?.p50_ms, x.tpot?.count ?? 0),
+    fmtMs(x.tpot?.p99_ms, x.tpot?.count ?? 0),
+    none ? '–' : fmtNum(x.tokens_per_event_mean, 2),
+  ];
+  for (const p of s.phases) {
+    for (const r of p.rounds) rows.push([esc(p.phase), String(r.round), ...cells(r, (r.reasoning_tokens_estimated ?? 0) > 0, r.ok === 0)]);
+    rows.push([`<b>${esc(p.phase)}</b>`, '<b>all</b>', ...cells(p, p.rounds.some((r) => (r.reasoning_tokens_estimated ?? 0) > 0), p.ok === 0)]);
+  }
+  const note = 'TTFT: send → first token of any kind, reasoning included (what SGLang\'s <code>sglang:time_to_first_token_seconds</code> counts) · TTFC: send → first content or tool-call token (what bench_serving\'s chat backend reports as TTFT) · ITL: gap between streamed events · TPOT: (e2e − TTFT) ÷ (completion tokens − 1), per token, reasoning included · tok/event: completion tokens per streamed event (ITL is per token when it is 1, per chunk when more)';
+  return `<details open><summary>Reasoning and decode per round (latencies in ms)</summary>${table(head, rows, head.map((_, i) => i > 1))}<p class="chart-note">${note}${s.totals.reasoning_tokens_estimated ? ' · ~: reasoning tokens in part estimated from the text (no count in the usage chunk)' : ''}</p></details>`;
+}
+
 function latencySection(d: ReportData): string {
   const body = d.charts.latency.length === 0 ? empty('no completed requests: no latencies to plot') : charts(d.charts.latency);
-  return `<section id="latency"><h2>Latency by round</h2><p class="lead">p50, p90 and p99 of each round over all agents; a round where requests hung carries a red marker.</p>${body}${roundsTable(d.summary)}</section>`;
+  return `<section id="latency"><h2>Latency by round</h2><p class="lead">p50, p90 and p99 of each round over all agents; a round where requests hung carries a red marker.</p>${body}${roundsTable(d.summary)}${decodeTable(d.summary)}</section>`;
 }
 
 function timeSection(d: ReportData): string {

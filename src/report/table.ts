@@ -61,6 +61,34 @@ function phaseTable(p: PhaseSummary): string {
   return table(rows, head.map((_, i) => i > 0));
 }
 
+/** Reasoning and decode per round: reasoning tokens and time, TTFC beside TTFT, TPOT beside ITL, and the tokens
+ * an event carried (so ITL reads per token when it is 1, per chunk when more). */
+function decodeTable(p: PhaseSummary): string {
+  const head = ['round', 'reason tok', 'reason p50', 'ttft p50', 'ttfc p50', 'ttfc p99', 'itl p50', 'tpot p50', 'tpot p99', 'tok/event'];
+  const rows = [head];
+  const cells = (x: PhaseSummary | PhaseSummary['rounds'][number], reasoningEstimated: boolean, none: boolean): string[] => [
+    none || x.reasoning_tokens_mean === undefined ? NONE : `${reasoningEstimated ? ESTIMATED : ''}${fmtInt(x.reasoning_tokens_mean)}`,
+    x.reasoning === undefined ? NONE : fmtMs(x.reasoning.p50_ms, x.reasoning.count),
+    fmtMs(x.ttft.p50_ms, x.ttft.count),
+    x.ttfc === undefined ? NONE : fmtMs(x.ttfc.p50_ms, x.ttfc.count),
+    x.ttfc === undefined ? NONE : fmtMs(x.ttfc.p99_ms, x.ttfc.count),
+    fmtMs(x.itl.p50_ms, x.itl.count),
+    x.tpot === undefined ? NONE : fmtMs(x.tpot.p50_ms, x.tpot.count),
+    x.tpot === undefined ? NONE : fmtMs(x.tpot.p99_ms, x.tpot.count),
+    none || x.tokens_per_event_mean === undefined || x.tokens_per_event_mean === null ? NONE : x.tokens_per_event_mean.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 }),
+  ];
+  for (const r of p.rounds) rows.push([String(r.round), ...cells(r, (r.reasoning_tokens_estimated ?? 0) > 0, r.ok === 0)]);
+  rows.push(['all', ...cells(p, p.rounds.some((r) => (r.reasoning_tokens_estimated ?? 0) > 0), p.ok === 0)]);
+  return table(rows, head.map((_, i) => i > 0));
+}
+
+/** What the second table's columns start and end at: the figures people compare with SGLang's. */
+const DECODE_LEGEND = [
+  '(reason tok: mean reasoning tokens; reason: first → last reasoning token; ttft: send → first token of any kind, as SGLang\'s time_to_first_token;',
+  ' ttfc: send → first content or tool-call token, as bench_serving\'s chat TTFT; itl: gap between streamed events; tpot: (e2e − ttft) ÷ (tokens − 1);',
+  ' tok/event: tokens an event carried: itl is per token when it is 1, per chunk when more)',
+].join('\n');
+
 /** The table's legend: units, and what `n/r` and `~` mean when they appear. */
 function legend(s: Summary): string {
   const parts = ['latencies in ms', 'tools: tool calls in ok answers'];
@@ -82,7 +110,18 @@ function tokensLine(s: Summary): string {
         ? 'cached tokens unknown: no usage chunk'
         : 'cached tokens not reported by the server; SGLang reports them only with --enable-cache-report';
   const estimated = est === '' ? '' : `  ·  ${ESTIMATED} estimated for ${t.tokens_estimated} of ${t.ok} requests (no usage chunk): from the request body and the streamed text, 4 characters a token`;
-  return `${est}${fmtInt(t.prompt_tokens)} prompt (${cached}), ${est}${fmtInt(t.completion_tokens)} completion${estimated}`;
+  return `${est}${fmtInt(t.prompt_tokens)} prompt (${cached}), ${est}${fmtInt(t.completion_tokens)} completion${reasoningPart(s)}${estimated}`;
+}
+
+/** ` (1,200 reasoning, in 30 of 32 answers)`: the reasoning share of the completion tokens, marked when estimated. */
+function reasoningPart(s: Summary): string {
+  const t = s.totals;
+  // No reasoning at all: nothing to say here (the per-round table says 0).
+  if (t.reasoning_tokens === undefined || (t.reasoning_tokens === 0 && (t.reasoning_answers ?? 0) === 0)) return '';
+  const est = (t.reasoning_tokens_estimated ?? 0) > 0 ? ESTIMATED : '';
+  const n = t.reasoning_tokens_estimated ?? 0;
+  const note = est === '' ? '' : `; ${ESTIMATED} the server gave no reasoning count for ${n} answer${n === 1 ? '' : 's'}: from the reasoning text`;
+  return ` (${est}${fmtInt(t.reasoning_tokens)} reasoning, in ${t.reasoning_answers ?? 0} of ${t.ok} answers${note})`;
 }
 
 /** `finish stop 20, tool_calls 12  ·  12 tool calls`: how the answers ended. */
@@ -90,7 +129,9 @@ function answersLine(s: Summary): string | null {
   const reasons = s.finish_reasons;
   if (reasons === undefined || Object.keys(reasons).length === 0) return null;
   const tools = s.totals.tool_calls === undefined ? '' : `  ·  ${s.totals.tool_calls} tool calls in ${s.totals.ok} ok answers`;
-  return `finish ${counts(reasons)}${tools}`;
+  const only = s.totals.reasoning_only_answers ?? 0;
+  const thinking = only === 0 ? '' : `  ·  ${only} answer${only === 1 ? ' was' : 's were'} reasoning only, no content or tool call (max_tokens reached while thinking? no ttfc for ${only === 1 ? 'it' : 'them'})`;
+  return `finish ${counts(reasons)}${tools}${thinking}`;
 }
 
 /** One line per error class: its count, and the first one's where and what (the server's own message). */
@@ -279,7 +320,7 @@ export function formatSummary(s: Summary, dir: string, options: FormatOptions = 
     const warm = p.warmup === undefined ? '' : `  (warm-up: ${p.warmup.requests} requests left out of these figures)`;
     const load = p.load === undefined || s.phases.length === 1 ? '' : `  (${loadText(p.load)} for ${(p.load.length_ms / 1000).toFixed(p.load.length_ms % 1000 === 0 ? 0 : 1)} s${p.arrivals?.lagging === true ? ', LAGGING' : ''})`;
     if (s.phases.length > 1 || p.warmup !== undefined) out.push(`\nphase ${p.phase}${warm}${load}`);
-    out.push('', phaseTable(p), legend(s));
+    out.push('', phaseTable(p), legend(s), '', decodeTable(p), DECODE_LEGEND);
   }
   const t = s.totals;
   out.push('');

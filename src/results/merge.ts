@@ -7,6 +7,7 @@ import { hostname, platform, cpus } from 'node:os';
 import { resolve } from 'node:path';
 import { SummaryBuilder, DEFAULT_THRESHOLDS, plannedLengthS, windowSettingOf, type Summary, type ThresholdLimits } from '../analysis/index.js';
 import { HistogramSet, type HistogramsFile } from '../metrics/index.js';
+import { thresholdsSchema } from '../config/index.js';
 import { RESULTS_SCHEMA_VERSION, type CanaryEvent, type ClientSampleEvent, type RequestRecord } from '../types/index.js';
 import { NotARunError, UsageError } from '../errors.js';
 import { onResultsFs } from './fs-error.js';
@@ -81,6 +82,9 @@ export function firstDifference(a: unknown, b: unknown, path = ''): string | nul
 function thresholdsOf(workload: Record<string, unknown>): ThresholdLimits {
   const t = workload.thresholds;
   if (!isObject(t)) return DEFAULT_THRESHOLDS;
+  // As the shards' run judged itself (every limit, answer_warnings too); a run.json of another version: what it has.
+  const parsed = thresholdsSchema.safeParse(t);
+  if (parsed.success) return parsed.data;
   const num = (k: keyof ThresholdLimits): number | null => (typeof t[k] === 'number' ? (t[k] as number) : null);
   return {
     hangs: t.hangs === null ? null : (num('hangs') ?? 0),
@@ -276,7 +280,8 @@ export async function mergeRuns(dirs: readonly string[], options: MergeOptions):
   await requests.settle(30_000);
 
   if (!itlFromRecords) {
-    // ttft and e2e were recorded from the records; ITL gaps come from the shards' histograms, merged exactly.
+    // ttft, ttfc, tpot, reasoning and e2e were recorded from the records; ITL gaps come from the shards'
+    // histograms, merged exactly.
     const itl = new HistogramSet();
     for (const set of fileSets) itl.merge(set!);
     for (const key of itl.keys()) if (key.metric === 'itl') builder.histograms.get('itl', key.phase, key.round).add(itl.get('itl', key.phase, key.round));

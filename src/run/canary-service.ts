@@ -2,6 +2,7 @@
 // (the route's bypass URL), their events on the bus (events.jsonl, the summary's diagnosis).
 import { startCanaries, type CanaryHandle } from '../monitor/index.js';
 import type { RunContext, RunService } from './services.js';
+import { requestHeaders } from './headers.js';
 
 export class CanaryService implements RunService {
   readonly name = 'canaries';
@@ -16,13 +17,12 @@ export class CanaryService implements RunService {
       if (route.path !== 'direct') ctx.log('canaries off: no target.bypass (a direct URL of the engine) to compare the proxied path with');
       return;
     }
-    const keyEnv = ctx.workload.target.api_key_env;
-    const key = keyEnv === null ? undefined : process.env[keyEnv];
     this.#handle = startCanaries({
       proxied: { url: route.requestUrl, path: route.path, tls: route.tls, connectProxy: route.connectProxy },
       direct: { url: route.bypassUrl, path: 'direct', tls: route.bypassTls, connectProxy: null },
       model: ctx.workload.target.model,
-      headers: key === undefined || key === '' ? {} : { authorization: `Bearer ${key}` },
+      headers: requestHeaders(ctx.workload.target),
+      extraBody: ctx.workload.target.extra_body,
       intervalMs: m.canary_interval_s * 1000,
       timeoutMs: m.canary_timeout_ms,
       concurrency: m.canary_concurrency,

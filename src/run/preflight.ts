@@ -36,7 +36,9 @@ const MODELS_SHOWN = 10;
 export async function runPreflight(input: PreflightInput): Promise<PreflightEvent> {
   const { workload, transport } = input;
   const w = workload.watchdog;
+  // The deployment's extra fields too: a router or template that needs them must see them here first.
   const body = JSON.stringify({
+    ...workload.target.extra_body,
     model: workload.target.model,
     messages: [{ role: 'user', content: PROMPT }],
     max_tokens: MAX_TOKENS,

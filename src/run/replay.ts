@@ -177,6 +177,7 @@ export async function runReplayPhase(ctx: PhaseRunContext, phase: PhasePlan, pla
           contents: plan.contents,
           model: plan.settings.model ?? workload.target.model,
           forceModel: plan.settings.model !== null,
+          extraBody: workload.target.extra_body,
           speed,
           target,
           laneFor: (round) => ctx.transport.lane(asRecorded ? (round.connection === null ? plan.connections.length + index : (laneOfConnection.get(round.connection) ?? plan.connections.length + index)) : index),

@@ -29,6 +29,7 @@ import { runPreflight, preflightFailure, preflightLine } from './preflight.js';
 import { shardAgents, type Shard } from './shard.js';
 import { runInWorkers, workerCount } from './workers.js';
 import { planReplay, replayLanes, runReplayPhase, type ReplayPlan } from './replay.js';
+import { requestHeaders } from './headers.js';
 
 export type RunStatus = 'completed' | 'interrupted' | 'failed';
 
@@ -72,14 +73,6 @@ const CLIENT_SAMPLE_MS = 1000;
 const DRAIN_MS = 120_000;
 const DRAIN_AFTER_SIGNAL_MS = 15_000;
 
-function resolveHeaders(workload: Workload): Record<string, string> {
-  const name = workload.target.api_key_env;
-  if (name === null) return {};
-  const key = process.env[name];
-  if (key === undefined || key === '') throw new UsageError(`target.api_key_env names ${name}, but that environment variable is not set`);
-  return { authorization: `Bearer ${key}` };
-}
-
 /**
  * What a run has started and must stop, newest first: whatever throws, at any step, `run()` (in a `finally`)
  * closes each once, bounded by the closer itself, logging (never throwing) what did not close cleanly.
@@ -114,7 +107,7 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   // The API key and URL credentials never reach a file or the log: every line is scrubbed on its way out.
   const scrubber = new SecretScrubber(workloadSecrets(workload));
   const log = (line: string): void => options.log?.(scrubber.text(line));
-  const headers = resolveHeaders(workload);
+  const headers = requestHeaders(workload.target);
   // A bad trace is a usage error: found before anything starts.
   const replay = options.replay ?? (workload.replay === null ? null : planReplay(workload.replay));
   const dir = createRunFolder({ out: options.out, root: options.resultsRoot ?? 'results', name: workload.name });

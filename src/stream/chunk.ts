@@ -173,9 +173,10 @@ function decodeUsage(usage: unknown, data: string, emit: EventSink): void {
   }
   const details = usage['prompt_tokens_details'];
   const cachedTokens = isRecord(details) ? countField(details, 'cached_tokens') : null;
-  const completion = usage['completion_tokens_details'];
-  const reasoningTokens = isRecord(completion) ? countField(completion, 'reasoning_tokens') : null;
-  emit({ kind: 'usage', promptTokens, completionTokens, cachedTokens, ...(reasoningTokens === null ? {} : { reasoningTokens }) });
+  // SGLang puts it at the top level; OpenAI (and some forks) under completion_tokens_details.
+  const completionDetails = usage['completion_tokens_details'];
+  const reasoningTokens = countField(usage, 'reasoning_tokens') ?? (isRecord(completionDetails) ? countField(completionDetails, 'reasoning_tokens') : null);
+  emit({ kind: 'usage', promptTokens, completionTokens, cachedTokens, reasoningTokens });
 }
 
 function emitServerError(error: unknown, data: string, emit: EventSink): void {

@@ -12,8 +12,7 @@ export type StreamEvent =
   /** `id` and `name` arrive on a call's first fragment only; later fragments append to `arguments`. */
   | { kind: 'tool_call_delta'; index: number; id: string | null; name: string | null; arguments: string }
   | { kind: 'finish'; reason: string }
-  /** `reasoningTokens`: `completion_tokens_details.reasoning_tokens`, present only when the server sends it. */
-  | { kind: 'usage'; promptTokens: number; completionTokens: number; cachedTokens: number | null; reasoningTokens?: number }
+  | { kind: 'usage'; promptTokens: number; completionTokens: number; cachedTokens: number | null; reasoningTokens: number | null }
   /** `data: {"error": {...}}` inside an HTTP 200 stream. */
   | { kind: 'server_error'; message: string; type: string | null; code: string | number | null }
   /** SSE comment line without its leading `:` and one space, e.g. `ping`. */
@@ -29,8 +28,9 @@ export interface TokenUsage {
   completionTokens: number;
   /** `prompt_tokens_details.cached_tokens`; null when the server does not report it. */
   cachedTokens: number | null;
-  /** `completion_tokens_details.reasoning_tokens`; absent when the server does not report it. */
-  reasoningTokens?: number;
+  /** Reasoning tokens among `completionTokens`: `usage.reasoning_tokens` (SGLang, top level) or
+   * `usage.completion_tokens_details.reasoning_tokens` (OpenAI's spelling); null when the server reports neither. */
+  reasoningTokens: number | null;
 }
 
 export interface AssembledToolCall {
@@ -58,7 +58,8 @@ export interface AssembledMessage {
   /** What looked wrong, as sentences, e.g. `tool call 1 has no id`. Empty for a clean stream. */
   problems: string[];
   /** The problems that break the chat-completions streaming protocol itself (a subset of `problems`): a tool
-   * call without an id or a name, a call whose id or name changed, call indexes with a gap, finish_reason
-   * `tool_calls` without any call, data after `[DONE]`. A message with any cannot be sent back as history. */
+   * call without an id, a call whose id or name changed, call indexes with a gap, finish_reason `tool_calls`
+   * without any call, data after `[DONE]`. A message with any cannot be sent back as history. (A call without a
+   * name is a problem, not a violation: a known DeepSeek parser fault the answer checks count as a warning.) */
   violations: string[];
 }

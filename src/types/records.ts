@@ -106,8 +106,30 @@ export interface RequestRecord {
   http_status: number | null;
   /** Send → response headers. */
   headers_ms: number | null;
-  /** Send → first content/reasoning/tool-call token. */
+  /** Send → first token of any kind: reasoning, content or tool call (what SGLang's
+   * `sglang:time_to_first_token_seconds` counts, from the server's side). */
   ttft_ms: number | null;
+  // The fields below up to `tpot_ms` are always written by this version; optional only so older records
+  // still type-check.
+  /** Send → first content or tool-call token, reasoning left out (what bench_serving's chat backend calls
+   * TTFT: its first `delta.content`); null when none came (an answer of reasoning only, or a failure before). */
+  ttfc_ms?: number | null;
+  /** First → last reasoning token (0 with one reasoning event); null when no reasoning came. */
+  reasoning_ms?: number | null;
+  /** Reasoning tokens among `completion_tokens`: the usage chunk's `reasoning_tokens` (SGLang) or
+   * `completion_tokens_details.reasoning_tokens`; without either (or with 0 while reasoning text streamed) the
+   * client's estimate from the reasoning text, 4 characters a token, and `reasoning_tokens_estimated` true.
+   * Null for a failed request the server sent no usage for. */
+  reasoning_tokens?: number | null;
+  reasoning_tokens_estimated?: boolean;
+  /** Completion tokens per token-carrying stream event (content, reasoning and tool-call deltas: the events
+   * `itl` measures the gaps between): 1 when every event is one token, more when the server coalesces tokens
+   * (SGLang under load) or a parser buffers text (DeepSeek tool calls). Null when no such event came or the
+   * completion tokens are unknown. Estimated when `tokens_estimated`. */
+  tokens_per_event?: number | null;
+  /** Time per output token, as SGLang's bench scripts define TPOT: (e2e − ttft) ÷ (completion tokens − 1),
+   * reasoning tokens included. Null unless the request ended ok with at least 2 completion tokens. */
+  tpot_ms?: number | null;
   /** Send → end of stream (or → the terminal error/hang). */
   e2e_ms: number;
   /** The server's own first-token time (arrival → first token), when it reports one in an SSE comment
@@ -146,7 +168,7 @@ export interface RequestRecord {
    * did not wait for that reason. */
   backoff_ms?: number;
   /** Warning classes of an answer that still counts as ok (`WARNING_CLASSES`), e.g.
-   * `tool_markup_in_content`. Absent when none. */
+   * `tool_markup_in_content`, `wrapped_tool_arguments`. Absent when none. */
   warnings?: string[];
   /** On the last request of a conversation that `conversation.max_context_tokens` ended before its last
    * round: its context then (estimated tokens) and the rounds it did not send. Absent otherwise. */

@@ -1,13 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { workloadSchema } from '../../src/config/index.js';
-import { Conversation, resolveTools, systemPrompt } from '../../src/agent/index.js';
+import { Conversation, NAMELESS_CALL_RESULT, resolveTools, systemPrompt } from '../../src/agent/index.js';
 import type { AssembledMessage } from '../../src/stream/index.js';
 
 const settings = workloadSchema.parse({}).conversation;
 
-function make(agent: number, ordinal = 1) {
-  return new Conversation({ id: `a${agent}-c${ordinal}`, agent, ordinal, model: 'm', settings, system: systemPrompt(settings), tools: resolveTools(settings.tools) });
+function make(agent: number, ordinal = 1, options: { settings?: typeof settings; extraBody?: Record<string, unknown> } = {}) {
+  const s = options.settings ?? settings;
+  return new Conversation({ id: `a${agent}-c${ordinal}`, agent, ordinal, model: 'm', settings: s, system: systemPrompt(s), tools: resolveTools(s.tools), ...(options.extraBody === undefined ? {} : { extraBody: options.extraBody }) });
 }
 
 const toolAnswer: AssembledMessage = {
@@ -25,7 +26,7 @@ const toolAnswer: AssembledMessage = {
 };
 const textAnswer: AssembledMessage = { ...toolAnswer, toolCalls: [], content: 'done with it', finishReason: 'stop' };
 
-type Msg = { role: string; content: string | null; tool_calls?: { id: string }[]; tool_call_id?: string };
+type Msg = { role: string; content: string | null; reasoning_content?: string; tool_calls?: { id: string; function: { name: string } }[]; tool_call_id?: string };
 const messages = (c: Conversation) => (JSON.parse(c.body()) as { messages: Msg[] }).messages;
 
 test('a tool-call answer appends the assistant message with its calls and one tool result per call', () => {
@@ -36,7 +37,32 @@ test('a tool-call answer appends the assistant message with its calls and one to
   assert.deepEqual(m[2]!.tool_calls!.map((t) => t.id), ['call_1', 'call_2']);
   assert.equal(m[2]!.content, null);
   assert.deepEqual([m[3]!.tool_call_id, m[4]!.tool_call_id], ['call_1', 'call_2']);
-  assert.ok(!JSON.stringify(m).includes('thinking'), 'reasoning is not sent back');
+});
+
+test('reasoning_history keep (the default) sends the streamed reasoning back on the assistant message; drop leaves it out', () => {
+  const keep = make(0);
+  keep.answered(toolAnswer);
+  keep.answered(textAnswer);
+  const kept = messages(keep).filter((x) => x.role === 'assistant');
+  assert.deepEqual(kept.map((x) => x.reasoning_content), ['thinking', 'thinking'], 'tool-call and content turns both carry it');
+  const drop = make(0, 1, { settings: { ...settings, reasoning_history: 'drop' } });
+  drop.answered(toolAnswer);
+  drop.answered(textAnswer);
+  assert.ok(!drop.body().includes('reasoning_content'), 'drop sends no reasoning back');
+  // Everything else is the same conversation: only the reasoning makes the difference in size.
+  assert.equal(keep.body().length - drop.body().length, 2 * ',"reasoning_content":"thinking"'.length);
+  // An answer without reasoning gets no empty field.
+  const none = make(0);
+  none.answered({ ...textAnswer, reasoning: '' });
+  assert.ok(!none.body().includes('reasoning_content'));
+});
+
+test('a tool call without a name goes back as it came, answered by an error result instead of a tool run', () => {
+  const c = make(0);
+  c.answered({ ...toolAnswer, toolCalls: [{ index: 0, id: 'call_9', name: '', arguments: '{"path":"a.ts"}', argumentsValid: true }] });
+  const m = messages(c);
+  assert.equal(m[2]!.tool_calls![0]!.function.name, '');
+  assert.deepEqual([m[3]!.tool_call_id, m[3]!.content], ['call_9', NAMELESS_CALL_RESULT]);
 });
 
 test('a content answer appends the assistant message and a user turn', () => {
@@ -83,4 +109,19 @@ test('the body carries model, stream, usage request, tools and tool_choice', () 
   assert.equal((body.tools as unknown[]).length, 3);
   assert.equal(body.tool_choice, 'auto');
   assert.equal(body.max_tokens, settings.max_tokens);
+});
+
+test('target.extra_body fields go into every request body beside roundload\'s own', () => {
+  const extra = { chat_template_kwargs: { thinking: true }, separate_reasoning: true, top_p: 0.95 };
+  const c = make(0, 1, { extraBody: extra });
+  const first = JSON.parse(c.body()) as Record<string, unknown>;
+  c.answered(toolAnswer);
+  const second = JSON.parse(c.body()) as Record<string, unknown>;
+  for (const body of [first, second]) {
+    assert.deepEqual(body.chat_template_kwargs, { thinking: true });
+    assert.equal(body.separate_reasoning, true);
+    assert.equal(body.top_p, 0.95);
+    assert.equal(body.model, 'm');
+    assert.equal(body.stream, true);
+  }
 });

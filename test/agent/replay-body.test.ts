@@ -79,3 +79,14 @@ test('with recorded contents the messages and tools are sent verbatim', () => {
   assert.equal(b.messages[0].content, 'exact system');
   assert.deepEqual(b.tools, [{ type: 'function', function: { name: 'x' } }]);
 });
+
+test('target.extra_body goes into every replayed body, over a recorded extra of the same name (the trace keeps no structured extras)', () => {
+  const bodies = new ReplayBodies(NO_CONTENTS, 'm', false, { chat_template_kwargs: { thinking: true }, top_p: 0.95 });
+  const recorded = { ...shape(R1), extra: { temperature: 0, top_p: 0.5 } };
+  for (const body of [JSON.parse(bodies.next(recorded).body), JSON.parse(bodies.next({ ...recorded, messages: R2 }).body)]) {
+    assert.deepEqual(body.chat_template_kwargs, { thinking: true });
+    assert.equal(body.top_p, 0.95);
+    assert.equal(body.temperature, 0, 'the other recorded extras stay');
+  }
+  assert.equal(JSON.parse(new ReplayBodies(NO_CONTENTS, 'm').next(recorded).body).top_p, 0.5, 'without extra_body the recorded value is sent');
+});

@@ -160,3 +160,50 @@ test('answers wrong in shape (a tool call cut by max_tokens, bad tool JSON) are 
   assert.notEqual(withPath.diagnosis.verdict, 'none');
   assert.equal(withPath.diagnosis.episodes!.reduce((n, e) => n + e.requests, 0), 1, 'only the 502 is in an episode');
 });
+
+test('reasoning figures per round and phase: TTFC, TPOT and reasoning time percentiles, mean reasoning tokens, tokens per event, reasoning-only answers', () => {
+  const b = new SummaryBuilder({ itlFromRecords: true });
+  b.add(rec({ round: 1, ttft_ms: 20, ttfc_ms: 220, reasoning_ms: 190, reasoning_tokens: 40, reasoning_tokens_estimated: false, tokens_per_event: 1, tpot_ms: 5 }));
+  b.add(rec({ round: 1, agent: 1, ttft_ms: 30, ttfc_ms: 330, reasoning_ms: 290, reasoning_tokens: 60, reasoning_tokens_estimated: true, tokens_per_event: 3, tpot_ms: 7 }));
+  // Cut by max_tokens while thinking: no content, so no TTFC.
+  b.add(rec({ round: 2, ttft_ms: 25, ttfc_ms: null, reasoning_ms: 400, reasoning_tokens: 256, reasoning_tokens_estimated: false, tokens_per_event: 2, tpot_ms: 6, finish_reason: 'length' }));
+  // A record from before these fields: counted, with no TTFC/TPOT figures.
+  b.add(rec({ round: 2, agent: 1 }));
+  const s = b.build(run);
+  const [r1, r2] = s.phases[0]!.rounds;
+  // HDR buckets keep 3 significant digits.
+  assert.deepEqual([r1!.ttfc!.count, Math.round(r1!.ttfc!.p50_ms), Math.round(r1!.ttfc!.max_ms)], [2, 220, 330]);
+  assert.deepEqual([r1!.tpot!.count, r1!.reasoning!.count], [2, 2]);
+  assert.equal(r1!.reasoning_tokens_mean, 50);
+  assert.equal(r1!.reasoning_tokens_estimated, 1);
+  assert.equal(r1!.tokens_per_event_mean, 2);
+  assert.equal(r2!.ttfc!.count, 0, 'no content came in round 2');
+  assert.equal(r2!.reasoning_tokens_mean, 128, 'over both ok answers, the old record counting 0');
+  assert.deepEqual([s.totals.reasoning_tokens, s.totals.reasoning_tokens_estimated, s.totals.reasoning_answers, s.totals.reasoning_only_answers], [356, 1, 3, 1]);
+  assert.equal(s.phases[0]!.ttfc!.count, 2);
+  assert.equal(s.phases[0]!.tpot!.count, 3);
+  assert.equal(s.phases[0]!.reasoning_tokens_mean, 89);
+});
+
+test('warnings are counted per class and per answer, and answer_warnings judges their share of ok answers', () => {
+  const thresholds = { hangs: 0, error_rate: null, ttft_p99_ms: null, itl_p99_ms: null, e2e_p99_ms: null, decode_tokens_per_s_min: null, answer_warnings: { tool_call_without_name: 0.2, wrapped_tool_arguments: 0 }, per_window: false };
+  const b = new SummaryBuilder({ itlFromRecords: true, thresholds });
+  for (let i = 0; i < 8; i += 1) b.add(rec({ agent: i }));
+  b.add(rec({ agent: 8, warnings: ['wrapped_tool_arguments', 'tool_call_without_name'] }));
+  b.add(rec({ agent: 9, warnings: ['tool_call_without_name'] }));
+  const s = b.build(run);
+  assert.deepEqual(s.warnings!.map((w) => [w.class, w.count]), [['tool_call_without_name', 2], ['wrapped_tool_arguments', 1]]);
+  assert.match(s.warnings![0]!.meaning, /sglang#35563/);
+  const byName = new Map(s.thresholds.results.map((r) => [r.name, r]));
+  assert.equal(byName.get('answer_warnings.tool_call_without_name')!.ok, true);
+  assert.equal(byName.get('answer_warnings.tool_call_without_name')!.message, 'tool_call_without_name on 20.00% of ok answers (2 of 10) ≤ limit 20.00%');
+  assert.equal(byName.get('answer_warnings.wrapped_tool_arguments')!.ok, false);
+  assert.equal(s.thresholds.ok, false);
+  // One share for any warning: 2 of the 10 answers carried one (not 3, the warnings).
+  const any = new SummaryBuilder({ itlFromRecords: true, thresholds: { ...thresholds, answer_warnings: 0.1 } });
+  for (let i = 0; i < 8; i += 1) any.add(rec({ agent: i }));
+  any.add(rec({ agent: 8, warnings: ['wrapped_tool_arguments', 'tool_call_without_name'] }));
+  any.add(rec({ agent: 9, warnings: ['tool_call_without_name'] }));
+  const anyResult = any.build(run).thresholds.results.find((r) => r.name === 'answer_warnings')!;
+  assert.deepEqual([anyResult.actual, anyResult.ok], [0.2, false]);
+});

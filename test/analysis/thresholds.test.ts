@@ -171,3 +171,12 @@ test('buffered_streams fails a run whose streams arrive whole past the limit, an
   assert.equal(only({ buffered_streams: 0.1 }, { buffering: { judged: 46, buffered: 1 } }).ok, true);
   assert.equal(only({ buffered_streams: 0.1 }).results[0]!.message, '0 of 0 streams arrived whole (0.00%) ≤ limit 10.00%: the path streams');
 });
+
+test('ttfc_p99_ms is checked against the first-content p99, and fails when no content was measured', () => {
+  const pass = only({ ttfc_p99_ms: 1000 }, { ttfc: p(900) });
+  assert.deepEqual(pass.results.map((r) => [r.name, r.ok, r.message]), [['ttfc_p99_ms', true, 'ttfc p99 900 ms ≤ limit 1000 ms (100 samples)']]);
+  assert.equal(only({ ttfc_p99_ms: 1000 }, { ttfc: p(1500) }).ok, false);
+  const nothing = only({ ttfc_p99_ms: 1000 }, {});
+  assert.equal(nothing.ok, false);
+  assert.match(nothing.results[0]!.message, /no ttfc was measured/);
+});

@@ -15,6 +15,14 @@ test('the workload identity ignores name, labels, engine, target url and thresho
   assert.deepEqual(identityDifferences(base, { ...base, agents: { count: 16, rounds: 10 }, sweep: { agents: [64] } }), ['agents.count: 8 vs 16', 'sweep: (absent) vs {"agents":[64]}']);
 });
 
+test('target.extra_body is part of the load (thinking on or off) when set; headers and an empty extra_body are not', () => {
+  const thinking = { ...base, target: { ...base.target, extra_body: { chat_template_kwargs: { thinking: true } } } };
+  assert.notEqual(workloadHash(thinking), workloadHash(base));
+  assert.deepEqual(identityDifferences(thinking, { ...base, target: { ...base.target, extra_body: { chat_template_kwargs: { thinking: false } } } }), ['target.extra_body.chat_template_kwargs.thinking: true vs false']);
+  // A run recorded before extra_body existed is the same workload as one with none set.
+  assert.equal(workloadHash({ ...base, target: { ...base.target, extra_body: {}, headers: { 'X-Session-Id': 's' } } }), workloadHash(base));
+});
+
 test('runs of different workloads are refused with where they differ (exit 2), and compared with --force', () => {
   const rng = new SeededRandom(1);
   const a = run('a', ar1(rng, 10, 1000, 0.02, 0), { workload: base });
@@ -50,7 +58,7 @@ test('latencies 20% lower in B are found better, errors only in B are worse, and
   b.phases.get('main')!.windows.forEach((w, i) => Object.assign(w, window(i, w.tokensPerS, { requests: 20, errors: 1, latencyScale: 0.8, rng: new SeededRandom(i) })));
   const p = compareArms({ name: 'A', runs: [a] }, { name: 'B', runs: [b] }).phases[0]!;
   const row = (f: string) => p.rows.find((r) => r.figure === f)!;
-  for (const f of ['ttft_p50_ms', 'itl_p50_ms', 'e2e_p50_ms']) {
+  for (const f of ['ttft_p50_ms', 'ttfc_p50_ms', 'itl_p50_ms', 'tpot_p50_ms', 'e2e_p50_ms']) {
     assert.equal(row(f).verdict, 'better', f);
     assert.ok(Math.abs(row(f).delta! + 20) < 2, `${f} ${row(f).delta}`);
   }
@@ -98,7 +106,7 @@ test('compare.html charts: a forest plot per kind of delta, and with the arms at
   const [phase] = comparisonCharts(c, 0, { a, b });
   assert.ok(phase);
   // Units never mix on one axis: % of A for the relative figures, points for the error rate.
-  assert.deepEqual(phase.forests.map((f) => [f.id, f.unit, f.rows.length]), [['forest-0-main-relative', '%', 7], ['forest-0-main-absolute', ' pt', 1]]);
+  assert.deepEqual(phase.forests.map((f) => [f.id, f.unit, f.rows.length]), [['forest-0-main-relative', '%', 11], ['forest-0-main-absolute', ' pt', 1]]);
   const tput = phase.forests[0]!.rows[0]!;
   const row = c.phases[0]!.rows[0]!;
   assert.deepEqual(tput, { label: 'decode tok/s', delta: row.delta, low: row.low, high: row.high, verdict: 'better' });

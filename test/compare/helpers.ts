@@ -30,6 +30,8 @@ export function window(startS: number, tokensPerS: number, options: { steady?: b
     errors: options.errors ?? 0,
     hangs: options.hangs ?? 0,
     ttft: new Bins(),
+    ttfc: new Bins(),
+    tpot: new Bins(),
     e2e: new Bins(),
     itlP50: new Bins(),
     itlP99: new Bins(),
@@ -38,6 +40,8 @@ export function window(startS: number, tokensPerS: number, options: { steady?: b
   const scale = options.latencyScale ?? 1;
   for (let i = 0; i < (options.requests ?? 10) - (options.errors ?? 0) - (options.hangs ?? 0); i += 1) {
     w.ttft.add(scale * (50 + 20 * rng.next()));
+    w.ttfc.add(scale * (400 + 100 * rng.next()));
+    w.tpot.add(scale * (8 + 2 * rng.next()));
     w.e2e.add(scale * (2000 + 500 * rng.next()));
     w.itlP50.add(scale * (20 + 2 * rng.next()), 100);
     w.itlP99.add(scale * (30 + 5 * rng.next()), 100);

@@ -54,12 +54,16 @@ test('merging 2 shards equals one run of both shards\' requests: counts, convers
   assert.equal(new Set(all.map((r) => r.connection!.id)).size, 5, 'socket ids kept apart per shard');
   assert.equal(merged.summary.connections.distinct, 5);
 
-  // One run of both shards' requests: ttft/e2e from every record, ITL gaps from both shards' histograms.
+  // One run of both shards' requests: ttft/ttfc/tpot/reasoning/e2e from every record, ITL gaps from both shards' histograms.
   const expected = new HistogramSet();
   for (const r of shardRecords.flat()) {
     if (r.ttft_ms !== null) expected.recordMs('ttft', r.phase, r.round, r.ttft_ms);
+    if (typeof r.ttfc_ms === 'number') expected.recordMs('ttfc', r.phase, r.round, r.ttfc_ms);
+    if (typeof r.tpot_ms === 'number') expected.recordMs('tpot', r.phase, r.round, r.tpot_ms);
+    if (typeof r.reasoning_ms === 'number') expected.recordMs('reasoning', r.phase, r.round, r.reasoning_ms);
     expected.recordMs('e2e', r.phase, r.round, r.e2e_ms);
   }
+  assert.ok(expected.has('ttfc', 'main', 0) && expected.has('tpot', 'main', 0), 'the shards recorded TTFC and TPOT');
   const shardItl = new HistogramSet();
   for (const dir of dirs) shardItl.merge(histograms(dir));
   const mergedFile = histograms(out);
@@ -76,7 +80,7 @@ test('merging 2 shards equals one run of both shards\' requests: counts, convers
   for (const key of shardItl.keys()) if (key.metric === 'itl') single.histograms.get('itl', key.phase, key.round).add(shardItl.get('itl', key.phase, key.round));
   const one = single.build(merged.summary.run);
   assert.deepEqual(merged.summary.totals, one.totals);
-  assert.deepEqual(merged.summary.phases[0]!.rounds.map((r) => [r.ttft, r.itl, r.e2e]), one.phases[0]!.rounds.map((r) => [r.ttft, r.itl, r.e2e]));
+  assert.deepEqual(merged.summary.phases[0]!.rounds.map((r) => [r.ttft, r.ttfc, r.tpot, r.itl, r.e2e]), one.phases[0]!.rounds.map((r) => [r.ttft, r.ttfc, r.tpot, r.itl, r.e2e]));
 
   const manifest = JSON.parse(readFileSync(resultPath(out, 'manifest'), 'utf8')) as { merged_from: { shard: { index: number } }[]; shards: { count: number; merged: number }; status: string };
   assert.deepEqual(manifest.shards, { count: 2, merged: 2 });

@@ -114,3 +114,15 @@ test('conversations ended at the context cap are counted against the plan, and w
   assert.match(out, /^answers    finish tool_calls 1, stop 1  ·  1 tool calls in 2 ok answers$/m);
   assert.match(out, /^warning    tool_markup_in_content on 1 ok answer \(first a1-c1 round 1\): .*--tool-call-parser/m);
 });
+
+test('the reasoning and decode table: TTFC beside TTFT, TPOT beside ITL, tokens per event; an estimated reasoning count is marked ~ and reasoning-only answers are said', () => {
+  const reasoned = (over: Partial<RequestRecord>) => record({ ttft_ms: 20, ttfc_ms: 320, reasoning_ms: 290, reasoning_tokens: 64, reasoning_tokens_estimated: false, tokens_per_event: 2, tpot_ms: 9.5, ...over });
+  const s = summary([reasoned({}), reasoned({ agent: 1, run_ms: 300, reasoning_tokens: 128, reasoning_tokens_estimated: true }), reasoned({ agent: 2, run_ms: 400, ttfc_ms: null, finish_reason: 'length' })]);
+  const text = formatSummary(s, 'DIR');
+  assert.match(text, /^round +reason tok +reason p50 +ttft p50 +ttfc p50 +ttfc p99 +itl p50 +tpot p50 +tpot p99 +tok\/event$/m);
+  // Round 1: three answers, one of them estimated; TTFC from the two with content.
+  assert.match(text, /^1 +~85 +290 +20\.0 +320 +320 +[\d.]+ +9\.5 +9\.5 +2\.00$/m);
+  assert.match(text, /ttfc: send → first content or tool-call token, as bench_serving's chat TTFT/);
+  assert.match(text, /~256 reasoning, in 3 of 3 answers; ~ the server gave no reasoning count for 1 answer: from the reasoning text/);
+  assert.match(text, /1 answer was reasoning only, no content or tool call \(max_tokens reached while thinking\? no ttfc for it\)/);
+});

@@ -29,7 +29,7 @@ describe('ChatStreamParser on SGLang-shaped bodies', () => {
       { kind: 'content', text: ', world' },
       { kind: 'content', text: '!' },
       { kind: 'finish', reason: 'stop' },
-      { kind: 'usage', promptTokens: 412, completionTokens: 4, cachedTokens: 384 },
+      { kind: 'usage', promptTokens: 412, completionTokens: 4, cachedTokens: 384, reasoningTokens: null },
       { kind: 'done' },
     ]);
     assert.equal(dataEvents, 7);
@@ -44,7 +44,7 @@ describe('ChatStreamParser on SGLang-shaped bodies', () => {
       { kind: 'reasoning', text: ' a number.' },
       { kind: 'content', text: '42' },
       { kind: 'finish', reason: 'stop' },
-      { kind: 'usage', promptTokens: 57, completionTokens: 4, cachedTokens: null },
+      { kind: 'usage', promptTokens: 57, completionTokens: 4, cachedTokens: null, reasoningTokens: null },
       { kind: 'done' },
     ]);
   });
@@ -58,7 +58,7 @@ describe('ChatStreamParser on SGLang-shaped bodies', () => {
       { kind: 'tool_call_delta', index: 0, id: null, name: null, arguments: '"src/main.ts"' },
       { kind: 'tool_call_delta', index: 0, id: null, name: null, arguments: '}' },
       { kind: 'finish', reason: 'tool_calls' },
-      { kind: 'usage', promptTokens: 1200, completionTokens: 21, cachedTokens: null },
+      { kind: 'usage', promptTokens: 1200, completionTokens: 21, cachedTokens: null, reasoningTokens: null },
       { kind: 'done' },
     ]);
   });
@@ -124,7 +124,7 @@ describe('ChatStreamParser on SGLang-shaped bodies', () => {
       { kind: 'content', text: ' 世界 🧑‍💻' },
       { kind: 'content', text: ' ✓' },
       { kind: 'finish', reason: 'stop' },
-      { kind: 'usage', promptTokens: 9, completionTokens: 7, cachedTokens: null },
+      { kind: 'usage', promptTokens: 9, completionTokens: 7, cachedTokens: null, reasoningTokens: null },
       { kind: 'done' },
     ]);
   });
@@ -232,8 +232,16 @@ describe('ChatStreamParser on single chunk shapes', () => {
     assert.deepEqual(eventsOf('{"choices":[{"delta":{"content":"x"},"finish_reason":"length"}],"usage":{"prompt_tokens":1,"completion_tokens":2}}'), [
       { kind: 'content', text: 'x' },
       { kind: 'finish', reason: 'length' },
-      { kind: 'usage', promptTokens: 1, completionTokens: 2, cachedTokens: null },
+      { kind: 'usage', promptTokens: 1, completionTokens: 2, cachedTokens: null, reasoningTokens: null },
     ]);
+  });
+
+  it('reasoning tokens are read from usage in either spelling: SGLang\'s top-level reasoning_tokens or completion_tokens_details', () => {
+    const usageOf = (usage: string) => eventsOf(`{"choices":[],"usage":${usage}}`)[0];
+    assert.deepEqual(usageOf('{"prompt_tokens":9,"completion_tokens":50,"total_tokens":59,"prompt_tokens_details":null,"reasoning_tokens":41}'), { kind: 'usage', promptTokens: 9, completionTokens: 50, cachedTokens: null, reasoningTokens: 41 });
+    assert.deepEqual(usageOf('{"prompt_tokens":9,"completion_tokens":50,"completion_tokens_details":{"reasoning_tokens":38}}'), { kind: 'usage', promptTokens: 9, completionTokens: 50, cachedTokens: null, reasoningTokens: 38 });
+    // Neither, or not a count: not reported (null), never 0.
+    assert.deepEqual(usageOf('{"prompt_tokens":9,"completion_tokens":50,"completion_tokens_details":null,"reasoning_tokens":"x"}'), { kind: 'usage', promptTokens: 9, completionTokens: 50, cachedTokens: null, reasoningTokens: null });
   });
 
   it('a tool-call fragment without arguments gives an empty arguments string', () => {
