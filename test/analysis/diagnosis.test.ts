@@ -326,3 +326,25 @@ test('the run\'s call follows the time in trouble, not the request count: a 10 s
   );
   assert.equal(d.verdict, 'engine', text(d));
 });
+
+test('one stream stalled mid-way while the engine flows, answers its scrapes and both canary legs pass: unknown, never network or proxy by elimination', () => {
+  const input: DiagnosisInput = {
+    path: 'hop',
+    hangs: [hang(20_000, 21_000, 'mid_stream', 'hop')],
+    canaries: [...canaries('direct', RUN_MS, 100, () => 'ok'), ...canaries('proxied', RUN_MS, 100, () => 'ok', 'hop')],
+    scrapes: scrapes('decode', RUN_MS, 200, []),
+    flows: [flow('decode', RUN_MS, 200, [])],
+    gauges: [],
+    client: client(RUN_MS, [], 5, 0.05, 0.1),
+    activity: activity(steadyRequests(RUN_MS, [])),
+  };
+  const d = diagnose(input);
+  // The engine up and flowing clears the engine; it says nothing for the network or the proxy by itself.
+  assert.equal(d.verdict, 'unknown', text(d));
+  const ep = d.episodes?.[0];
+  assert.ok((ep?.scores?.network ?? 0) > 0 && (ep?.scores?.engine ?? 0) < 0, JSON.stringify(ep?.scores));
+  assert.match(text(d), /their HTTP servers were up|its HTTP server was up/);
+  // A connect-phase hang is the network's own sign: the same picture with hangs at connect is network.
+  const atConnect = diagnose({ ...input, hangs: [hang(20_000, 21_500, 'connect', 'hop'), hang(20_500, 22_000, 'connect', 'hop')] });
+  assert.equal(atConnect.verdict, 'network', text(atConnect));
+});

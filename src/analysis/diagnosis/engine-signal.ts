@@ -97,7 +97,7 @@ function scrapeVotes(w: Window, ctx: Context, signal: Signal): void {
   }
   if (down.length > 0) signal.votes.push(vote(STRONG, down.join('; '), ['engine'], ['proxy', 'engine_overloaded']));
   if (slow.length > 0) signal.votes.push(vote(WEAK, `${slow.join('; ')}: busy, yet answering`, ['engine_overloaded', 'engine']));
-  if (up.length > 0) signal.votes.push(vote(WEAK, `${up.join('; ')}: ${up.length === 1 ? 'its HTTP server was' : 'their HTTP servers were'} up`, ['proxy', 'network'], ['engine']));
+  if (up.length > 0) signal.votes.push(vote(WEAK, `${up.join('; ')}: ${up.length === 1 ? 'its HTTP server was' : 'their HTTP servers were'} up`, ['proxy', 'network'], ['engine'], ['proxy', 'network']));
 }
 
 /** Share of the episode's time with work flowing (by slices: a counter moved, a request completed or
@@ -155,7 +155,7 @@ function flowVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): void {
     // Progress clears a stuck engine; it is what an overloaded engine does, and fits a proxy or network
     // fault as well. The counters are the engine's own word; the client's completions alone may have gone
     // another way.
-    signal.votes.push(vote(movedNames.size > 0 ? MEDIUM : WEAK, `work kept flowing through the episode (in ${over}: ${what.join(', ')}): the engine was making progress`, ['engine_overloaded', 'proxy', 'network'], ['engine']));
+    signal.votes.push(vote(movedNames.size > 0 ? MEDIUM : WEAK, `work kept flowing through the episode (in ${over}: ${what.join(', ')}): the engine was making progress`, ['engine_overloaded', 'proxy', 'network'], ['engine'], ['proxy', 'network']));
   } else if (share <= STILL_SHARE && ((a?.inFlightShare(w.from_ms, w.to_ms) ?? 0) >= 0.5 || ep.hangs.length > 0)) {
     const flat = observedFlows.filter((f) => !movedNames.has(`${f.target} ${f.counter}`)).map((f) => `${f.target} ${f.counter}`);
     const counters = observedFlows.length > 0 ? (flat.length > 0 ? `${flat.join(', ')} flat` : 'the counters barely moved') : ctx.flows.length > 0 ? 'its counters unseen (the scrapes failed)' : 'no flow counter scraped';

@@ -69,7 +69,9 @@ export function score(votes: readonly Vote[], allowed: readonly Candidate[]): Sc
   }
   const scores: Partial<Record<Candidate, number>> = {};
   for (const c of allowed) if (forW.has(c) || againstW.has(c)) scores[c] = (forW.get(c) ?? 0) - (againstW.get(c) ?? 0);
-  const ranked = allowed.filter((c) => forW.has(c)).sort((a, b) => (scores[b] ?? 0) - (scores[a] ?? 0));
+  // A verdict stands only on a vote that speaks for it in its own right, not merely against the others.
+  const own = (c: Candidate): boolean => votes.some((v) => v.for.includes(c) && !v.byElimination.includes(c));
+  const ranked = allowed.filter((c) => forW.has(c) && own(c)).sort((a, b) => (scores[b] ?? 0) - (scores[a] ?? 0));
   const best = ranked[0];
   if (best === undefined) return { verdict: 'unknown', confidence: 0, scores };
   const top = scores[best] ?? 0;

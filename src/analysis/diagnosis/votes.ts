@@ -17,6 +17,10 @@ export interface Vote {
   against: readonly Candidate[];
   weight: number;
   text: string;
+  /** Verdicts in `for` that this vote supports only by clearing another (the engine was up: so the fault was
+   * elsewhere). It adds to their score, but a verdict needs one vote that speaks for it in its own right:
+   * "the engine was fine" alone never makes a proxy or a network verdict. */
+  byElimination: readonly Candidate[];
 }
 
 /** What one source of evidence says about an episode: weighed votes, and plain facts. */
@@ -25,6 +29,6 @@ export interface Signal {
   facts: string[];
 }
 
-export function vote(weight: number, text: string, forVerdicts: readonly Candidate[], against: readonly Candidate[] = []): Vote {
-  return { for: forVerdicts, against, weight, text };
+export function vote(weight: number, text: string, forVerdicts: readonly Candidate[], against: readonly Candidate[] = [], byElimination: readonly Candidate[] = []): Vote {
+  return { for: forVerdicts, against, weight, text, byElimination };
 }
