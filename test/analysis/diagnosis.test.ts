@@ -348,3 +348,27 @@ test('one stream stalled mid-way while the engine flows, answers its scrapes and
   const atConnect = diagnose({ ...input, hangs: [hang(20_000, 21_500, 'connect', 'hop'), hang(20_500, 22_000, 'connect', 'hop')] });
   assert.equal(atConnect.verdict, 'network', text(atConnect));
 });
+
+test('one request pinned in the KV transfer queue while nothing else flows, no canaries: engine, on the hand-off queue and the stillness', () => {
+  // The embedded deployment's inflight_pin after the other agents finished: the prefill answers its scrapes,
+  // its inflight queue reads 1 throughout, nothing flows, one request waits for its first token.
+  const pinned = { from: 3_000, to: 33_000 };
+  const input = (handoff: (ms: number) => number | null): DiagnosisInput => ({
+    path: 'direct',
+    hangs: [hang(pinned.from, pinned.to, 'first_token', 'direct', 30_000)],
+    canaries: [],
+    scrapes: scrapes('prefill', 35_000, 200, [], () => 0, 3, handoff),
+    flows: [flow('prefill', 35_000, 200, [{ from: 3_000, to: 35_000 }])],
+    gauges: [],
+    client: client(35_000, [], 5, 0.05, 0.1),
+    activity: activity({ completions: [500, 1000, 2000, 2900], ttft: [[500, 30], [1000, 30]], streaming: [{ from: 0, to: 2900 }], inFlight: [{ from: 0, to: 35_000 }] }),
+  });
+  // The first scrapes of the episode still show the load before it (0 between requests).
+  const d = diagnose(input((ms) => (ms >= pinned.from + 2000 ? 1 : ms % 400 === 0 ? 1 : 0)));
+  assert.equal(d.verdict, 'engine', text(d));
+  assert.match(text(d), /hand-off queues .* held a request through the episode while nothing flowed: prefill \(≥ 1 in \d+ of \d+ scrapes, up to 1\)/);
+  // The same stillness with the queues empty (a request lost before it reached the engine) is no such evidence.
+  const empty = diagnose(input(() => 0));
+  assert.doesNotMatch(text(empty), /hand-off queues/);
+  assert.notEqual(empty.verdict, 'proxy');
+});

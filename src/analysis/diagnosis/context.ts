@@ -4,6 +4,10 @@ import type { BufferingFigures, GaugeVerdict, PathKind } from '../../types/index
 import { withSamplerLateness, type CanaryPoint, type ClientWindow, type ErrorSpan, type FlowTrack, type HangSpan, type RequestActivity, type ScrapePoint } from './inputs.js';
 import { median } from './text.js';
 
+/** Share of an episode's scrapes with a request in a PD hand-off queue from which it was held there throughout
+ * (the first scrapes of an episode may still show the load that went before it). */
+const HANDOFF_HELD_SHARE = 0.8;
+
 export interface DiagnosisInput {
   /** The agents' path: `direct` means there is no proxy to blame. @default null (unknown: taken from the failures) */
   path?: PathKind | null;
@@ -135,6 +139,21 @@ export class Context {
       max = Math.max(max, s.queue);
     }
     return observed * 2 < scrapes ? { observed: 0, queued: 0, max: 0 } : { observed, queued, max };
+  }
+
+  /** The targets whose PD hand-off queues held at least one request at nearly every answered scrape of the
+   * window (HANDOFF_HELD_SHARE of them, at least two, most of the window's scrapes answered): the share of
+   * scrapes and the most held. */
+  handoffHeldIn(w: Window): { target: string; held: number; scrapes: number; max: number }[] {
+    const out: { target: string; held: number; scrapes: number; max: number }[] = [];
+    for (const target of this.targets) {
+      const mine = this.scrapes.filter((s) => s.target === target && s.run_ms >= w.from_ms && s.run_ms <= w.to_ms);
+      const read = mine.filter((s) => s.ok && s.handoff !== undefined && s.handoff !== null);
+      if (read.length < 2 || read.length * 2 < mine.length) continue;
+      const held = read.filter((s) => (s.handoff ?? 0) >= 1);
+      if (held.length >= HANDOFF_HELD_SHARE * read.length) out.push({ target, held: held.length, scrapes: read.length, max: Math.max(...held.map((s) => s.handoff ?? 0)) });
+    }
+    return out;
   }
 
   /** Whether a target's flow counter moved at some point of the window. */

@@ -160,6 +160,13 @@ function flowVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): void {
     const flat = observedFlows.filter((f) => !movedNames.has(`${f.target} ${f.counter}`)).map((f) => `${f.target} ${f.counter}`);
     const counters = observedFlows.length > 0 ? (flat.length > 0 ? `${flat.join(', ')} flat` : 'the counters barely moved') : ctx.flows.length > 0 ? 'its counters unseen (the scrapes failed)' : 'no flow counter scraped';
     signal.votes.push(vote(MEDIUM, `nothing flowed through most of the episode (work in only ${over}): ${counters}, hardly a request completed or a token arrived while requests waited`, ['engine'], ['engine_overloaded']));
+    // A request held between prefill and decode the whole time nothing flowed: stuck inside the deployment
+    // (a KV transfer that never finishes), not lost on the way to it.
+    const held = ctx.handoffHeldIn(w);
+    if (held.length > 0) {
+      const where = held.map((h) => `${h.target} (≥ 1 in ${h.held} of ${h.scrapes} scrapes, up to ${h.max})`).join(', ');
+      signal.votes.push(vote(MEDIUM, `the PD hand-off queues (bootstrap, KV transfer) held a request through the episode while nothing flowed: ${where}: a request stuck between prefill and decode`, ['engine'], ['proxy', 'network', 'engine_overloaded']));
+    }
   } else {
     signal.facts.push(`work flowed in ${over} of the episode${what.length === 0 ? '' : ` (${what.join(', ')})`}`);
   }

@@ -53,6 +53,9 @@ export interface ScrapePoint {
   error: string | null;
   queue: number | null;
   running: number | null;
+  /** Requests between the servers of a PD deployment: in the prefill's bootstrap and inflight (KV transfer)
+   * queues, the decode's prealloc and transfer queues. Absent or null when the target exposes none. */
+  handoff?: number | null;
 }
 
 /** One client sample window. */
@@ -89,6 +92,15 @@ export interface RequestActivity {
 /** Gauges read as a queue (requests waiting) and as running requests, per server family (prefix stripped). */
 export const QUEUE_GAUGES: ReadonlySet<string> = new Set(['num_queue_reqs', 'num_requests_waiting', 'requests_deferred', 'tgi_queue_size']);
 export const RUNNING_GAUGES: ReadonlySet<string> = new Set(['num_running_reqs', 'num_requests_running', 'requests_processing', 'tgi_batch_current_size']);
+/** SGLang PD's hand-off queues (the misspelt `infight` of older builds too). */
+export const HANDOFF_GAUGES: ReadonlySet<string> = new Set([
+  'num_prefill_bootstrap_queue_reqs',
+  'num_prefill_prealloc_queue_reqs',
+  'num_prefill_inflight_queue_reqs',
+  'num_prefill_infight_queue_reqs',
+  'num_decode_prealloc_queue_reqs',
+  'num_decode_transfer_queue_reqs',
+]);
 
 const FAMILY_PREFIX = /^(sglang|vllm|llamacpp):/;
 
@@ -146,13 +158,15 @@ export function canaryPoint(e: CanaryEvent): CanaryPoint {
 export function scrapePoint(e: ScrapeEvent): ScrapePoint {
   let queue: number | null = null;
   let running: number | null = null;
+  let handoff: number | null = null;
   for (const s of e.samples) {
     if (Number.isNaN(s.value)) continue;
     const base = s.name.replace(FAMILY_PREFIX, '');
     if (QUEUE_GAUGES.has(base)) queue = (queue ?? 0) + s.value;
     else if (RUNNING_GAUGES.has(base)) running = (running ?? 0) + s.value;
+    else if (HANDOFF_GAUGES.has(base)) handoff = (handoff ?? 0) + s.value;
   }
-  return { target: e.target, run_ms: e.run_ms, duration_ms: e.duration_ms, ok: e.ok, error: e.ok ? null : e.error, queue, running };
+  return { target: e.target, run_ms: e.run_ms, duration_ms: e.duration_ms, ok: e.ok, error: e.ok ? null : e.error, queue, running, handoff };
 }
 
 export function clientWindow(s: ClientSampleEvent): ClientWindow {
