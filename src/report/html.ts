@@ -423,7 +423,7 @@ function clientSection(d: ReportData): string {
     ['samples', fmtNum(c.samples)],
     ['worst loop delay p99', `${fmtMs(c.loop_delay_p99_ms_max)} ms`],
     ['highest loop utilisation', fmtPct(c.loop_utilization_max)],
-    ['saturated windows', c.saturated_windows === 0 ? '0 (the client kept up; its timings are sound)' : `<b class="bad-text">${fmtNum(c.saturated_windows)}</b> (the client was busy there: latencies measured then are suspect)`],
+    ['saturated windows', c.saturated_windows === 0 ? '0 (the client kept up; its timings are sound)' : `<b class="bad-text">${fmtNum(c.saturated_windows)}</b> (the client was late or busy there: latencies measured then are suspect; the diagnosis says whether it was busy or starved of CPU)`],
     ['results writer lag', c.writer_lag_ms_max === null ? 'not sampled' : c.writer_lagging_windows === 0 ? `≤ ${fmtMs(c.writer_lag_ms_max)} ms (the disk kept up)` : `<b class="bad-text">≤ ${fmtMs(c.writer_lag_ms_max)} ms, ${fmtNum(c.writer_lagging_windows)} windows over ${WRITER_LAG_FLAG_MS} ms</b> (a slow results volume, or a starved machine: timings unaffected, a kill there loses more)`],
     ...(c.writer_dropped_lines > 0 ? [['lines never written', `<b class="bad-text">${fmtNum(c.writer_dropped_lines)}</b> (writer queue full or disk refused: the files hold fewer lines than the summary counts)`] as [string, string]] : []),
   ]);

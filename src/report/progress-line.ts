@@ -142,6 +142,10 @@ export function noticeLine(n: Notice, c: Colors): string {
     case 'delayed':
       return `${at} ${c.yellow('ARRIVALS')} max_active reached: ${n.conversation} (${n.phase}) waited ${ms(n.lagMs)} for a slot with ${n.active} conversations running; arrivals now queue and their start lag grows (agents.arrival.max_active)`;
     case 'saturated':
+      if (!n.busy) {
+        const wait = n.cpuWaitMs === null || n.cpuWaitMs < 1 ? '' : `, waited ${ms(n.cpuWaitMs)} of ${ms(n.windowMs)} for a CPU`;
+        return `${at} ${c.yellow('CLIENT')} late${n.thread === null ? '' : ` (worker ${n.thread})`}: event-loop delay p99 ${ms(n.loopDelayP99Ms)} at utilisation ${Math.round(n.utilization * 100)}%${wait}, ${n.inFlight} in flight: not busy, the host held it back (other processes on its cores, a CPU limit); latencies now are suspect`;
+      }
       return `${at} ${c.yellow('CLIENT')} saturated${n.thread === null ? '' : ` (worker ${n.thread})`}: event-loop delay p99 ${ms(n.loopDelayP99Ms)}, utilisation ${Math.round(n.utilization * 100)}%, ${n.inFlight} in flight: the client is the bottleneck, latencies now are suspect`;
   }
 }

@@ -4,7 +4,7 @@
 // saturated client). Time is the display's own clock at each event's arrival.
 import { LatencyHistogram } from '../metrics/index.js';
 import { KEY_GAUGES, keyGaugeValues } from '../monitor/index.js';
-import { isSaturatedSample } from '../analysis/index.js';
+import { isSaturatedSample, SATURATED_UTILIZATION } from '../analysis/index.js';
 import type { ClientSampleEvent, RequestRecord, RunEvent, ScrapeEvent } from '../types/index.js';
 
 /** What the run plans, known before it starts. */
@@ -26,7 +26,7 @@ export type Notice =
   | { kind: 'first_error'; atMs: number; errorClass: string; message: string; agent: number; conversation: string; round: number }
   | { kind: 'target_down'; atMs: number; target: string; url: string; error: string; lastUpAgoMs: number | null }
   | { kind: 'target_up'; atMs: number; target: string; downForMs: number }
-  | { kind: 'saturated'; atMs: number; loopDelayP99Ms: number; utilization: number; inFlight: number; thread: number | null }
+  | { kind: 'saturated'; atMs: number; loopDelayP99Ms: number; utilization: number; inFlight: number; thread: number | null; busy: boolean; cpuWaitMs: number | null; windowMs: number }
   | { kind: 'delayed'; atMs: number; conversation: string; phase: string; lagMs: number; active: number };
 
 /** The figures of one progress line. Durations in ms, rates per second; null: nothing to show yet. */
@@ -190,7 +190,11 @@ export class ProgressTracker {
     this.#saturated.set(thread, saturated);
     // Announced where a saturated stretch starts, not every second of it.
     if (!saturated || was) return [];
-    return [{ kind: 'saturated', atMs: this.elapsedMs(), loopDelayP99Ms: e.loop_delay_p99_ms, utilization: e.loop_utilization, inFlight: e.in_flight, thread: e.thread ?? null }];
+    // Busy: the thread's own loop used the time (its utilisation is of that thread alone), the client is the
+    // bottleneck. Late but not busy: the host held it back (other processes or threads on its cores, a CPU
+    // limit), as the diagnosis's host_starved.
+    const busy = e.loop_utilization > SATURATED_UTILIZATION;
+    return [{ kind: 'saturated', atMs: this.elapsedMs(), loopDelayP99Ms: e.loop_delay_p99_ms, utilization: e.loop_utilization, inFlight: e.in_flight, thread: e.thread ?? null, busy, cpuWaitMs: e.cpu_wait_ms ?? null, windowMs: e.window_ms }];
   }
 
   /** The figures now. `advance`: close the rate interval (once per progress line); otherwise the rates are

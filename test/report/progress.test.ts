@@ -171,6 +171,15 @@ test('a saturated client is announced where a saturated stretch starts, not ever
   assert.match(w.lines()[1]!, /CLIENT saturated \(worker 2\)/);
 });
 
+test('a client late but not busy is announced as held back by its host, with its run-queue wait, never as the bottleneck', () => {
+  const h = harness();
+  h.emit(runStart, sample(), sample({ loop_delay_p99_ms: 56, loop_utilization: 0.13, in_flight: 3, cpu_wait_ms: 420 }));
+  const lines = h.lines();
+  assert.equal(lines.length, 1);
+  assert.equal(lines[0], '[0:00] CLIENT late: event-loop delay p99 56 ms at utilisation 13%, waited 420 ms of 1.0 s for a CPU, 3 in flight: not busy, the host held it back (other processes on its cores, a CPU limit); latencies now are suspect');
+  assert.doesNotMatch(lines[0]!, /bottleneck/);
+});
+
 /** Busy figures from three targets: far wider than any terminal. */
 function busy(h: ReturnType<typeof harness>): void {
   h.emit(runStart, phase());
