@@ -6,7 +6,8 @@ import type { DiagnosisEpisode, GaugeVerdict } from '../types/index.js';
 import { loadChartAssets, type ChartAssets } from './assets.js';
 import type { ChartSpec } from './charts.js';
 import type { ReportData } from './data.js';
-import { chartGrid, chartScripts, chartStyles, cspMeta, esc } from './page.js';
+import { badge, chartGrid, chartScripts, chartStyles, cspMeta, esc, table } from './page.js';
+import { replaySection } from './replay-table.js';
 
 function fmtMs(v: number | null | undefined, count = 1): string {
   if (v === null || v === undefined || count === 0 || !Number.isFinite(v)) return '–';
@@ -61,15 +62,6 @@ const VERDICT_TONE: Record<string, string> = {
   unknown: 'warn',
 };
 
-function badge(text: string, tone: string | undefined): string {
-  return `<span class="badge ${tone ?? 'muted'}">${esc(text)}</span>`;
-}
-
-function table(head: string[], rows: string[][], numeric: boolean[] = []): string {
-  const th = head.map((h, i) => `<th${numeric[i] ? ' class="num"' : ''}>${esc(h)}</th>`).join('');
-  const body = rows.map((r) => `<tr>${r.map((c, i) => `<td${numeric[i] ? ' class="num"' : ''}>${c}</td>`).join('')}</tr>`).join('\n');
-  return `<div class="table-wrap"><table><thead><tr>${th}</tr></thead><tbody>${body}</tbody></table></div>`;
-}
 
 function empty(text: string): string {
   return `<p class="empty-note">${esc(text)}</p>`;
@@ -520,6 +512,7 @@ ${totalsSection(s)}
 ${latencySection(d)}
 ${timeSection(d)}
 ${arrivalsSection(d)}
+${replaySection(s)}
 ${gaugesSection(d)}
 ${hangsSection(d)}
 ${errorsSection(s)}

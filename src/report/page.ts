@@ -12,6 +12,18 @@ export function esc(value: unknown): string {
 }
 
 /** JSON safe inside `<script type="application/json">`: no `</script`, no `<!--` (every `<` escaped). */
+/** A badge: a word in a tone (`good`, `warn`, `bad`; `muted` when none). */
+export function badge(text: string, tone: string | undefined): string {
+  return `<span class="badge ${tone ?? 'muted'}">${esc(text)}</span>`;
+}
+
+/** A table whose cells are HTML already (headers are escaped here); `numeric` columns align right. */
+export function table(head: string[], rows: string[][], numeric: boolean[] = []): string {
+  const th = head.map((h, i) => `<th${numeric[i] ? ' class="num"' : ''}>${esc(h)}</th>`).join('');
+  const body = rows.map((r) => `<tr>${r.map((c, i) => `<td${numeric[i] ? ' class="num"' : ''}>${c}</td>`).join('')}</tr>`).join('\n');
+  return `<div class="table-wrap"><table><thead><tr>${th}</tr></thead><tbody>${body}</tbody></table></div>`;
+}
+
 export function jsonForScript(value: unknown): string {
   return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
 }

@@ -58,7 +58,7 @@ monitor: {canary_interval_s: 0}
 }
 
 /** Replays `file` against a fresh embedded engine, measuring the test process's event-loop delay meanwhile. */
-async function replay(t: import('node:test').TestContext, file: string, connection = 'as-recorded'): Promise<{ records: RequestRecord[]; summary: Summary; loopDelayMs: number }> {
+async function replay(t: import('node:test').TestContext, file: string, connection = 'as-recorded'): Promise<{ records: RequestRecord[]; summary: Summary; loopDelayMs: number; out: string }> {
   const out = join(tempDir(t), 'replay');
   const workload = parseWorkload(
     `name: replay
@@ -74,7 +74,7 @@ monitor: {canary_interval_s: 0}
   const result = await executeRun({ workload, out });
   delay.disable();
   const records = readJsonl<RequestRecord>(join(out, 'requests.jsonl')).sort((a, b) => a.run_ms - b.run_ms);
-  return { records, summary: result.summary, loopDelayMs: delay.max / 1e6 };
+  return { records, summary: result.summary, loopDelayMs: delay.max / 1e6, out };
 }
 
 const key = (conversation: string, round: number): string => `${conversation}#${round}`;
@@ -130,9 +130,14 @@ test('a roundload run recorded through `roundload record` replays with the same 
   const system = systemPrompt(parseWorkload('conversation: {system_prompt_tokens: 1200}', 'x.yaml').conversation);
   assert.ok(system.length > 1000 && !text.includes(system.slice(200, 260)), 'no message text in the trace without --content');
   assert.ok(!text.includes('"kind":"content"'));
-  const { records, summary, loopDelayMs } = await replay(t, file);
+  const { records, summary, loopDelayMs, out } = await replay(t, file);
   assertFaithful(trace, records, loopDelayMs, { idle: true });
   assert.equal(summary.replay?.sockets.same, 12);
+  // report.html carries the comparison too, round by round.
+  const html = readFileSync(join(out, 'report.html'), 'utf8');
+  assert.match(html, /<section id="replay"><h2>Replay against the recording<\/h2>/);
+  assert.match(html, /sockets as recorded: 12 of 12 requests on the same nth request/);
+  assert.equal((html.match(/<section id="replay">[\s\S]*?<\/section>/)?.[0].match(/<tr>/g) ?? []).length, 1 + 4, 'a header and 4 rounds');
   assert.deepEqual(summary.replay?.rounds.map((r) => [r.recorded.requests, r.replayed.requests]), [[3, 3], [3, 3], [3, 3], [3, 3]]);
   assert.ok(summary.replay!.rounds.every((r) => Math.abs(r.prompt_tokens_diff_pct!) <= 5));
 });
