@@ -372,3 +372,19 @@ test('one request pinned in the KV transfer queue while nothing else flows, no c
   assert.doesNotMatch(text(empty), /hand-off queues/);
   assert.notEqual(empty.verdict, 'proxy');
 });
+
+test('a short stall of the proxy with few canaries: only proxied ones failed (2 of 6, not significant), the engine up and flowing — proxy on the hint, never unknown or network', () => {
+  const stalled = { from: 4_000, to: 6_800 };
+  const d = diagnose({
+    path: 'hop',
+    hangs: [hang(4_000, 6_000, 'headers', 'hop'), hang(4_300, 6_300, 'headers', 'hop'), hang(4_600, 6_600, 'headers', 'hop'), hang(4_800, 6_800, 'headers', 'hop')],
+    canaries: [...canaries('direct', 10_000, 500, () => 'ok'), ...canaries('proxied', 10_000, 500, (ms) => (ms === 4_500 || ms === 5_500 ? 'hang' : 'ok'), 'hop')],
+    scrapes: scrapes('decode', 10_000, 200, []),
+    flows: [flow('decode', 10_000, 200, [])],
+    gauges: [],
+    client: client(10_000, [], 5, 0.05, 0.1),
+    activity: activity(steadyRequests(10_000, [stalled])),
+  });
+  assert.equal(d.verdict, 'proxy', text(d));
+  assert.match(text(d), /only proxied canaries failed .*: 2 of \d+ slots, direct none of \d+ .*too few to be sure/);
+});

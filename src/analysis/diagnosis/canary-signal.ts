@@ -6,7 +6,7 @@ import type { Context, Window } from './context.js';
 import type { CanaryPoint } from './inputs.js';
 import { fisherGreater, wilson } from './stats.js';
 import { pValue, s1, tally } from './text.js';
-import { MEDIUM, STRONG, vote, type Signal } from './votes.js';
+import { MEDIUM, STRONG, WEAK, vote, type Signal } from './votes.js';
 
 /** Fewer slots than this on a leg: no comparison (a second of data is no evidence). */
 export const MIN_SLOTS = 3;
@@ -112,6 +112,15 @@ export function canarySignal(w: Window, ctx: Context): { signal: Signal; compari
         `over the same ${s1(w.to_ms - w.from_ms)}, proxied canaries failed in ${p.failed} of ${p.slots} slots and direct ones in none of ${d.slots} (one-sided Fisher exact test, ${pValue(pProxiedWorse)}: few canaries, yet only the proxied leg failed)`,
         ['proxy'],
         ['engine', 'engine_overloaded'],
+      ),
+    );
+  } else if (d.failed === 0 && p.failed >= 2) {
+    // Too few to be sure, but pointing one way: a hint for the proxy, no weight against the engine.
+    signal.votes.push(
+      vote(
+        WEAK,
+        `only proxied canaries failed over the same ${s1(w.to_ms - w.from_ms)}: ${p.failed} of ${p.slots} slots, direct none of ${d.slots} (one-sided Fisher exact test, ${pValue(pProxiedWorse)}: too few to be sure)`,
+        ['proxy'],
       ),
     );
   } else if (d.failed >= 2 && dRate >= DIRECT_FAILING_RATE && pProxiedWorse >= SIGNIFICANT_P) {
