@@ -34,9 +34,10 @@ function table(rows: string[][], right: boolean[]): string {
   return rows.map((r) => r.map((c, i) => (right[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
 }
 
-function armLabel(arm: Comparison['a']): string {
+/** `A: smoke (run-dir)`; an arm already named by its role (`A:smoke`, two runs of one workload) once only. */
+function armLabel(arm: Comparison['a'], role: 'A' | 'B'): string {
   const runs = arm.runs.length === 1 ? basename(arm.runs[0]!) : `${arm.runs.length} runs`;
-  return `${arm.name} (${runs})`;
+  return `${arm.name.startsWith(`${role}:`) ? '' : `${role}: `}${arm.name} (${runs})`;
 }
 
 function phaseHead(p: PhaseComparison): string {
@@ -51,7 +52,7 @@ function countsLine(p: PhaseComparison): string {
 /** The terminal comparison. */
 export function formatComparison(c: Comparison): string {
   const out: string[] = [];
-  out.push(`roundload compare · A: ${armLabel(c.a)} vs B: ${armLabel(c.b)} · workload ${c.a.hash}`);
+  out.push(`roundload compare · ${armLabel(c.a, 'A')} vs ${armLabel(c.b, 'B')} · workload ${c.a.hash}`);
   out.push(`deltas are B vs A; ${Math.round(c.level * 100)}% intervals from ${c.resamples} block-bootstrap resamples of time windows (seed ${c.seed})`);
   if (c.forced) out.push(`--force: the workloads differ (${c.differences.join('; ')}); read the deltas with that in mind`);
   for (const p of c.phases) {
@@ -103,7 +104,7 @@ ${chartScripts(payload, assets)}
 
 function section(c: Comparison, charts: readonly PhaseCharts[]): string {
   const parts: string[] = [];
-  parts.push(`<h1>roundload compare: A ${esc(armLabel(c.a))} vs B ${esc(armLabel(c.b))}</h1>`);
+  parts.push(`<h1>roundload compare: ${esc(armLabel(c.a, 'A'))} vs ${esc(armLabel(c.b, 'B'))}</h1>`);
   parts.push(`<p class="meta">Deltas are B vs A. ${Math.round(c.level * 100)}% intervals from ${c.resamples} block-bootstrap resamples of time windows (seed ${c.seed}); a verdict is <b>better</b> or <b>worse</b> only when the interval excludes zero. Workload <code>${esc(c.a.hash)}</code>.</p>`);
   if (c.forced) parts.push(`<p class="meta"><b>--force:</b> the workloads differ: ${esc(c.differences.join('; '))}.</p>`);
   parts.push(`<p class="meta">A: ${c.a.runs.map((r) => `<code>${esc(r)}</code>`).join(', ')}<br>B: ${c.b.runs.map((r) => `<code>${esc(r)}</code>`).join(', ')}</p>`);
