@@ -46,22 +46,24 @@ export class RequestWatch {
     this.#arm();
   }
 
-  headers(): void {
+  /** `now`: the caller's reading of this watch's clock, when it has one (one clock read per event). */
+  headers(now = this.#clock.now()): void {
     if (this.#state !== 'sent' && this.#state !== 'connected') return;
     this.#state = 'headers';
-    this.#lastByteAt = this.#clock.now();
+    this.#lastByteAt = now;
     this.#arm();
   }
 
-  /** Any bytes arrived: cheap on purpose (called per chunk), no timer work. */
-  bytes(): void {
-    this.#lastByteAt = this.#clock.now();
+  /** Any bytes arrived, at `now` on this watch's clock (the caller's one reading per socket read): cheap on
+   * purpose (called per read), no timer work. */
+  bytes(now = this.#clock.now()): void {
+    this.#lastByteAt = now;
   }
 
-  firstToken(): void {
+  firstToken(now = this.#clock.now()): void {
     if (this.#state === 'stopped' || this.#state === 'streaming' || this.#state === 'waiting' || this.#state === 'idle') return;
     this.#state = 'streaming';
-    this.#lastByteAt = this.#clock.now();
+    this.#lastByteAt = now;
     this.#arm();
   }
 
