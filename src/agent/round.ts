@@ -6,7 +6,7 @@ import { RequestWatch, type Clock, type Deadlines, type HangVerdict } from '../w
 import type { HangPolicy, ToolSpec } from '../config/index.js';
 import type { ErrorInfo, HangInfo, ItlStats, PathKind, RequestRecord, RequestStatus } from '../types/index.js';
 import { answerError, answerWarnings, classifyTransportError, errorInfo, httpStatusClass, throughProxy } from './classify.js';
-import { estimateTokens } from './text.js';
+import { estimateTokens, estimateTokensOfChars } from './text.js';
 import { RoundLifecycle, type TerminalState } from './round-state.js';
 
 export interface RoundTarget {
@@ -29,12 +29,20 @@ export interface RoundTarget {
   proxyUrl?: string | null;
 }
 
+/** A request body already encoded (built and measured in one pass), with its length in characters for the
+ * client's token estimate. */
+export interface EncodedBody {
+  bytes: Buffer;
+  chars: number;
+}
+
 export interface RoundRequest {
   agent: number;
   conversation: string;
   round: number;
   phase: string;
-  body: string;
+  /** JSON text (encoded here, once), or already encoded. */
+  body: string | EncodedBody;
   /** 2 when this is the resend of a failed request (`retry:`); recorded as `attempt`. */
   attempt?: number;
   /** Recorded as `recovery` (the resend of a round whose answer was a truncated tool call). */
@@ -79,7 +87,8 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
     const life = new RoundLifecycle(requestId);
     const clock = target.clock;
     // Encoded once: undici sends the bytes as they are, and the record's request_bytes is their length.
-    const body = Buffer.from(req.body);
+    const body = typeof req.body === 'string' ? Buffer.from(req.body) : req.body.bytes;
+    const bodyChars = typeof req.body === 'string' ? req.body.length : req.body.chars;
     const wallStart = new Date();
     const t0 = clock.now();
     let headersAt: number | null = null;
@@ -194,7 +203,7 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
         chunks: parser.dataEvents,
         bytes,
         request_bytes: body.length,
-        prompt_tokens: usage?.promptTokens ?? (status === 'ok' ? estimateTokens(req.body) : null),
+        prompt_tokens: usage?.promptTokens ?? (status === 'ok' ? estimateTokensOfChars(bodyChars) : null),
         completion_tokens: completionTokens,
         cached_tokens: usage?.cachedTokens ?? null,
         tokens_estimated: estimated && status === 'ok',

@@ -95,7 +95,10 @@ export class AgentEvents {
       const warmup = event.record.run_ms < this.#warmupEndMs;
       const phase = this.#o.phaseAt(event.record.run_ms);
       if (warmup || phase !== event.record.phase) {
-        ctx.bus.emit({ ...event, record: { ...event.record, phase, ...(warmup ? { warmup: true } : {}) } });
+        // One copy of the record (the agent's own is never mutated), marked on the copy.
+        const record: typeof event.record = { ...event.record, phase };
+        if (warmup) record.warmup = true;
+        ctx.bus.emit({ ...event, record });
         return;
       }
     }
