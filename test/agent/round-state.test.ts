@@ -2,8 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { RoundLifecycle, outOfOrderCallbacks } from '../../src/agent/round-state.js';
-import { sendRound } from '../../src/agent/index.js';
+import { RoundLifecycle, outOfOrderCallbacks, sendRound } from '../../src/agent/index.js';
 import { roundTarget } from '../helpers/round.js';
 
 test('a request moves sent → headers → first token → streaming → done, and ends exactly once', () => {
