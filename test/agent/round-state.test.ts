@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { RoundLifecycle, outOfOrderCallbacks, sendRound } from '../../src/agent/index.js';
 import { roundTarget } from '../helpers/round.js';
 
@@ -90,4 +91,64 @@ test('a hung stream aborted by the watchdog and a completed one leave no out-of-
   // undici's error for the watchdog's abort arrives after the terminal state: expected, not counted.
   await new Promise((resolve) => setTimeout(resolve, 50));
   assert.equal(outOfOrderCallbacks(), before);
+});
+
+test('each socket read costs one clock reading, shared by the record and the watchdog', async (t) => {
+  const CHUNKS = 40;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      let i = 0;
+      // Spaced writes: most arrive as reads of their own.
+      const timer = setInterval(() => {
+        i += 1;
+        sse(res, chunk('x', i === CHUNKS ? 'stop' : null));
+        if (i === CHUNKS) {
+          clearInterval(timer);
+          res.end('data: [DONE]\n\n');
+        }
+      }, 5);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const target = roundTarget(t, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  // The reads undici hands over, counted by a handler in front of the request's own.
+  let reads = 0;
+  const lane = target.lane;
+  const counted = lane.dispatcher.compose((dispatch) => (opts, handler) =>
+    dispatch(opts, {
+      ...handler,
+      onRequestStart: (c, ctx) => handler.onRequestStart?.(c, ctx),
+      onResponseStart: (c, status, headers, message) => handler.onResponseStart?.(c, status, headers, message),
+      onResponseData: (c, data) => {
+        reads += 1;
+        handler.onResponseData?.(c, data);
+      },
+      onResponseEnd: (c, trailers) => handler.onResponseEnd?.(c, trailers),
+      onResponseError: (c, error) => handler.onResponseError?.(c, error),
+    }),
+  );
+  // Every clock reading of the process while the request runs (the real clock reads performance.now()).
+  let readings = 0;
+  const now = performance.now.bind(performance);
+  performance.now = () => {
+    readings += 1;
+    return now();
+  };
+  let outcome;
+  try {
+    outcome = await sendRound({ ...target, lane: { dispatcher: counted, reset: () => lane.reset(), failed: (e, d) => lane.failed(e, d) } }, { agent: 0, conversation: 'a0-c1', round: 1, phase: 'main', body: '{}' });
+  } finally {
+    performance.now = now;
+  }
+  assert.equal(outcome.record.status, 'ok');
+  assert.ok(reads >= 10, `${reads} reads`);
+  // One reading a read, and a few a request (send, headers, the watchdog's timer, the end…): two a read before.
+  assert.ok(readings - reads <= 20, `${readings} clock readings for ${reads} reads`);
+  t.diagnostic(`${readings} clock readings for ${reads} reads`);
 });
