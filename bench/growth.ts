@@ -40,9 +40,11 @@ export function growthBench(): void {
       const parsed = JSON.parse(c.body()) as { messages: unknown[] };
       naive.length = 0;
       naive.push(...parsed.messages);
-      const ours = timeUs(() => c.body(), 200);
-      const full = timeUs(() => JSON.stringify({ model: w.target.model, stream: true, messages: naive }), 200);
-      rows.push([String(tokens), String(round), c.body().length / 1024, ours, full, full / ours]);
+      // Both as the bytes that go on the wire: roundload's encoded messages copied once, or the history
+      // serialised again and encoded.
+      const ours = timeUs(() => c.encodedBody(), 200);
+      const full = timeUs(() => Buffer.from(JSON.stringify({ model: w.target.model, stream: true, messages: naive })), 200);
+      rows.push([String(tokens), String(round), c.encodedBody().bytes.length / 1024, ours, full, full / ours]);
     }
   }
   printTable('growth: request body cost per round as context grows (µs per round)', ['context tokens', 'round', 'body KiB', 'roundload body µs', 'stringify-all µs', 'ratio ×'], rows);

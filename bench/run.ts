@@ -9,6 +9,7 @@ import { growthBench } from './growth.js';
 import { writerKillBench } from './writer-kill.js';
 import { validateBench } from './validate.js';
 import { recordOverheadBench } from './record-overhead.js';
+import { profileBench } from './profile.js';
 
 const BENCHES: Record<string, { about: string; run: (args: string[]) => Promise<number> }> = {
   suite: { about: 'everything below but soak, in under 5 minutes (`--quick`: fewer agent levels)', run: async (args) => (await suite(args), 0) },
@@ -18,6 +19,7 @@ const BENCHES: Record<string, { about: string; run: (args: string[]) => Promise<
   kill: { about: 'SIGKILL a run mid-way N times (default 10): answers the server completed vs records on disk, the lost window in ms', run: writerKillBench },
   validate: { about: 'validation time of large workload files (40k keys, 1 MiB) beside tokenizing them', run: async () => (validateBench(), 0) },
   record: { about: 'latency roundload record adds: streaming requests alternately direct and through the recorder (TTFT, e2e)', run: async (args) => (await recordOverheadBench(args[0] === undefined ? undefined : Number(args[0])), 0) },
+  profile: { about: 'CPU profile of roundload alone at the client bench\'s load (`profile [agents] [batched|paced]`): top self-time functions', run: profileBench },
   soak: { about: '≥ 200k requests on the embedded engine with zero delays; RSS at start, middle and end (end within 10% of middle); about 5 minutes', run: soakBench },
 };
 

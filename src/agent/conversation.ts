@@ -4,6 +4,7 @@ import type { Workload, ToolSpec } from '../config/index.js';
 import type { AssembledMessage } from '../stream/index.js';
 import { Rng } from './rng.js';
 import { filler } from './text.js';
+import type { EncodedBody } from './round.js';
 import { DEFAULT_TOOLS, toolResult, toolsPayload } from './tools.js';
 
 type ConversationSettings = Workload['conversation'];
@@ -44,9 +45,14 @@ export class Conversation {
   readonly id: string;
   readonly #settings: ConversationSettings;
   readonly #rng: Rng;
-  readonly #parts: string[] = [];
-  readonly #bodyHead: string;
-  readonly #bodyTail: string;
+  /** Each message's JSON, encoded once when it joins the history: a body is these bytes copied once. */
+  readonly #parts: Buffer[] = [];
+  readonly #bodyHead: Buffer;
+  readonly #headChars: number;
+  readonly #bodyTail = Buffer.from(']}');
+  readonly #comma = Buffer.from(',');
+  /** Bytes of the messages' JSON so far. */
+  #bytes = 0;
   /** Rounds answered so far (successful or not). */
   #round = 0;
   #chars = 0;
@@ -68,8 +74,9 @@ export class Conversation {
     Object.assign(head, init.extraBody ?? {});
     const headJson = JSON.stringify(head);
     // `{...head,"messages":[` + parts + `]}`: the fixed fields are serialised once per conversation.
-    this.#bodyHead = `${headJson.slice(0, -1)},"messages":[`;
-    this.#bodyTail = ']}';
+    const bodyHead = `${headJson.slice(0, -1)},"messages":[`;
+    this.#bodyHead = Buffer.from(bodyHead);
+    this.#headChars = bodyHead.length;
   }
 
   /** The round the next request will be (1-based). */
@@ -86,9 +93,23 @@ export class Conversation {
     return this.#chars;
   }
 
-  /** The JSON body of the next request. */
+  /** The JSON body of the next request, built and measured in one pass: the encoded messages copied once
+   * into one Buffer (its `chars`, for the client's token estimate, are counted as messages join). */
+  encodedBody(): EncodedBody {
+    const list: Buffer[] = [this.#bodyHead];
+    for (let i = 0; i < this.#parts.length; i++) {
+      if (i > 0) list.push(this.#comma);
+      list.push(this.#parts[i]!);
+    }
+    list.push(this.#bodyTail);
+    const commas = Math.max(0, this.#parts.length - 1);
+    const bytes = Buffer.concat(list, this.#bodyHead.length + this.#bytes + commas + this.#bodyTail.length);
+    return { bytes, chars: this.#headChars + this.#chars + commas + this.#bodyTail.length };
+  }
+
+  /** The JSON body of the next request, as text. */
   body(): string {
-    return this.#bodyHead + this.#parts.join(',') + this.#bodyTail;
+    return this.encodedBody().bytes.toString('utf8');
   }
 
   /** Appends the model's answer, then tool results (one per call) or a user turn. With
@@ -131,7 +152,9 @@ export class Conversation {
 
   #push(message: Record<string, unknown>): void {
     const json = JSON.stringify(message);
-    this.#parts.push(json);
+    const bytes = Buffer.from(json);
+    this.#parts.push(bytes);
+    this.#bytes += bytes.length;
     this.#chars += json.length;
   }
 }

@@ -87,7 +87,7 @@ async function runConversation(spec: AgentSpec, ordinal: number, state: AgentSta
   };
   while (more() && !spec.stop.aborted) {
     const round = conversation.nextRound;
-    const request: RoundRequest = { agent: index, conversation: conversation.id, round, phase: spec.phase, body: conversation.body(), backoffMs: state.waitedMs };
+    const request: RoundRequest = { agent: index, conversation: conversation.id, round, phase: spec.phase, body: conversation.encodedBody(), backoffMs: state.waitedMs };
     state.waitedMs = 0;
     let outcome = await send(request);
     // One resend at most: a tool call cut by max_tokens is asked again without it (always; the cut answer
@@ -102,7 +102,7 @@ async function runConversation(spec: AgentSpec, ordinal: number, state: AgentSta
         if (backoffWaitMs > 0) await sleep(backoffWaitMs, undefined, { signal: spec.stop }).catch(() => {});
       }
       if (!spec.stop.aborted) {
-        outcome = await send({ ...request, body: conversation.body(), attempt: 2, backoffMs: backoffWaitMs, ...(truncated ? { recovery: 'truncated_tool_call' as const } : {}) });
+        outcome = await send({ ...request, body: conversation.encodedBody(), attempt: 2, backoffMs: backoffWaitMs, ...(truncated ? { recovery: 'truncated_tool_call' as const } : {}) });
       } else {
         // Stopped while backing off: the round ends with the failure already recorded.
         if (outcome.message !== null) conversation.answered(outcome.message);

@@ -1,13 +1,13 @@
-// One round's request, through its explicit lifecycle: sent → headers → first token → chunks →
-// done | error | hang. Exactly one terminal state per request; nothing is recorded after it.
-import { performance } from 'node:perf_hooks';
+// One round's request, through its explicit lifecycle (round-state.ts): sent → headers → first token →
+// streaming → done | error | hang. Exactly one terminal state per request; nothing is recorded after it.
 import { sendStream, REQUEST_ID_HEADER, type Lane, type ConnectionTracker, type Abort } from '../transport/index.js';
 import { ChatStreamParser, MessageAssembler, parseErrorBody, type AssembledMessage, type StreamEvent } from '../stream/index.js';
 import { RequestWatch, type Clock, type Deadlines, type HangVerdict } from '../watchdog/index.js';
 import type { HangPolicy, ToolSpec } from '../config/index.js';
 import type { ErrorInfo, HangInfo, ItlStats, PathKind, RequestRecord, RequestStatus } from '../types/index.js';
 import { answerError, answerWarnings, classifyTransportError, errorInfo, httpStatusClass, throughProxy } from './classify.js';
-import { estimateTokens } from './text.js';
+import { estimateTokens, estimateTokensOfChars } from './text.js';
+import { RoundLifecycle, type TerminalState } from './round-state.js';
 
 export interface RoundTarget {
   lane: Lane;
@@ -19,7 +19,8 @@ export interface RoundTarget {
   endpoint: string;
   /** Extra headers (Authorization, Host…), already resolved. */
   headers: Record<string, string>;
-  /** performance.now() at run start, for `run_ms`. */
+  /** `clock.now()` at run start, for `run_ms` (the clock times the request too: one reading per socket read
+   * serves the record and the watchdog). */
   runStartMs: number;
   /** Called for every inter-token gap, for the round's ITL histogram (the record keeps only stats). */
   onGap?: (gapMs: number) => void;
@@ -28,12 +29,20 @@ export interface RoundTarget {
   proxyUrl?: string | null;
 }
 
+/** A request body already encoded (built and measured in one pass), with its length in characters for the
+ * client's token estimate. */
+export interface EncodedBody {
+  bytes: Buffer;
+  chars: number;
+}
+
 export interface RoundRequest {
   agent: number;
   conversation: string;
   round: number;
   phase: string;
-  body: string;
+  /** JSON text (encoded here, once), or already encoded. */
+  body: string | EncodedBody;
   /** 2 when this is the resend of a failed request (`retry:`); recorded as `attempt`. */
   attempt?: number;
   /** Recorded as `recovery` (the resend of a round whose answer was a truncated tool call). */
@@ -75,8 +84,13 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
   const policy = options.onHang ?? 'abort';
   return new Promise<RoundOutcome>((resolve) => {
     const requestId = target.tracker.nextRequestId();
+    const life = new RoundLifecycle(requestId);
+    const clock = target.clock;
+    // Encoded once: undici sends the bytes as they are, and the record's request_bytes is their length.
+    const body = typeof req.body === 'string' ? Buffer.from(req.body) : req.body.bytes;
+    const bodyChars = typeof req.body === 'string' ? req.body.length : req.body.chars;
     const wallStart = new Date();
-    const t0 = performance.now();
+    const t0 = clock.now();
     let headersAt: number | null = null;
     let firstTokenAt: number | null = null;
     let lastTokenAt: number | null = null;
@@ -96,7 +110,6 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
     let wrongType: string | null = null;
     let location: string | null = null;
     let bytes = 0;
-    let finished = false;
     /** Arrival of the read that completed the last SSE data event. */
     let lastChunkAt: number | null = null;
     /** The first deadline that passed (under `wait` the request goes on), and when. */
@@ -117,8 +130,10 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
           tokenEvents += 1;
           if (firstTokenAt === null) {
             firstTokenAt = now;
-            watch.firstToken();
+            life.to('first_token', 'token');
+            watch.firstToken(now);
           } else if (lastTokenAt !== null) {
+            if (life.state === 'first_token') life.to('streaming', 'token');
             const gap = now - lastTokenAt;
             gaps.push(gap);
             target.onGap?.(gap);
@@ -187,8 +202,8 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
         itl: itlStats(gaps),
         chunks: parser.dataEvents,
         bytes,
-        request_bytes: Buffer.byteLength(req.body),
-        prompt_tokens: usage?.promptTokens ?? (status === 'ok' ? estimateTokens(req.body) : null),
+        request_bytes: body.length,
+        prompt_tokens: usage?.promptTokens ?? (status === 'ok' ? estimateTokensOfChars(bodyChars) : null),
         completion_tokens: completionTokens,
         cached_tokens: usage?.cachedTokens ?? null,
         tokens_estimated: estimated && status === 'ok',
@@ -208,12 +223,16 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
       return record;
     };
 
-    const finish = (status: RequestStatus, error: ErrorInfo | null, hang: HangInfo | null): void => {
-      if (finished) return;
-      finished = true;
+    /** The terminal transition (once; `via` names the callback, for an out-of-order one). `message`: the
+     * answer when the caller already assembled it (assembled once a request). */
+    const finish = (via: string, status: RequestStatus, error: ErrorInfo | null, hang: HangInfo | null, message?: AssembledMessage): void => {
+      if (life.terminal) {
+        life.late(via);
+        return;
+      }
       watch.stop();
       stop?.removeEventListener('abort', onStop);
-      const end = performance.now();
+      const end = clock.now();
       if (hangSeen !== null && hang === null) {
         // Under `wait` a request that hung stays a hang, whatever came after: one terminal state, the first
         // phase that stalled, and how it ended in `outcome`.
@@ -222,7 +241,8 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
         status = 'hang';
         error = null;
       }
-      const message = assembler.result();
+      life.end(TERMINAL[status], via);
+      message ??= assembler.result();
       // Where the failed request went: a `/v1/v1/…` here tells at once that the base URL already ended in /v1.
       if (error !== null) error = { ...error, url_path: target.endpoint };
       const record = snapshot(status, error, hang, end, message);
@@ -230,16 +250,23 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
       resolve({ record, message: status === 'ok' ? message : null });
     };
 
+    /** Ends the request here, then aborts its transfer: the abort's own error must not become a second outcome. */
+    const abortAfter = (reason: Error): void => {
+      life.aborted();
+      abort(reason);
+    };
     const giveUp = (verdict: HangVerdict, hang: HangInfo): void => {
-      // Terminal first, then abort: the abort's own error must not become a second outcome.
-      finish('hang', null, hang);
-      abort(new Error(`watchdog: ${verdict.deadline} ${verdict.deadline_ms} ms passed in phase ${verdict.phase}`));
+      finish('watchdog', 'hang', null, hang);
+      abortAfter(new Error(`watchdog: ${verdict.deadline} ${verdict.deadline_ms} ms passed in phase ${verdict.phase}`));
       // Stuck before a socket was had: the lane's queue may be wedged behind it, so start the lane afresh.
       if (hang.phase === 'connect') target.lane.reset();
     };
-    const watch = new RequestWatch(target.deadlines, target.clock, (verdict) => {
-      if (finished) return;
-      const now = performance.now();
+    const watch = new RequestWatch(target.deadlines, clock, (verdict) => {
+      if (life.terminal) {
+        life.late('watchdog');
+        return;
+      }
+      const now = clock.now();
       if (hangSeen !== null) {
         // `wait`: total_ms has passed too; the record keeps the first phase that stalled.
         giveUp(verdict, { ...hangSeen, outcome: 'total', waited_ms: Math.round(now - hangSeenAt) });
@@ -265,8 +292,8 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
     });
 
     const onStop = (): void => {
-      finish('error', errorInfo('aborted', 'the run stopped while this request was in flight'), null);
-      abort(new Error('run stopped'));
+      finish('stop', 'error', errorInfo('aborted', 'the run stopped while this request was in flight'), null);
+      abortAfter(new Error('run stopped'));
     };
     if (stop?.aborted) {
       onStop();
@@ -276,21 +303,22 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
 
     watch.start();
     abort = sendStream(
-      target.lane.dispatcher,
+      target.lane,
       {
         method: 'POST',
         path: target.endpoint,
         headers: { ...target.headers, 'content-type': 'application/json', accept: 'text/event-stream', [REQUEST_ID_HEADER]: requestId },
-        body: req.body,
+        body,
       },
       {
         onStart() {
           watch.connected();
         },
         onHeaders(statusCode, headers) {
-          headersAt = performance.now();
+          if (!life.to('headers', 'headers')) return;
+          headersAt = clock.now();
           httpStatus = statusCode;
-          watch.headers();
+          watch.headers(headersAt);
           if (statusCode < 400) {
             const type = headerText(headers['content-type']);
             // A missing type is let through: the parser judges the bytes. Any other must be an event stream.
@@ -301,10 +329,14 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
           }
         },
         onData(chunk) {
-          if (finished) return;
+          if (life.terminal) {
+            life.late('data');
+            return;
+          }
           bytes += chunk.length;
-          chunkAt = performance.now();
-          watch.bytes();
+          // The one clock reading of this socket read: the events parsed from it, and the watchdog's last byte.
+          chunkAt = clock.now();
+          watch.bytes(chunkAt);
           if (httpStatus !== null && httpStatus >= 400) {
             if (errorBody.length < MAX_ERROR_BODY) errorBody += chunk.toString('utf8', 0, Math.min(chunk.length, MAX_ERROR_BODY));
             return;
@@ -313,8 +345,8 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
             errorBody += chunk.toString('utf8', 0, Math.min(chunk.length, MAX_ERROR_BODY));
             // Enough to quote: fail now rather than read a whole page (or wait on a body that never ends).
             if (errorBody.length >= MAX_ERROR_BODY) {
-              finish('error', wrongTypeError(httpStatus ?? 0, wrongType, location, errorBody), null);
-              abort(new Error('wrong content type'));
+              finish('data', 'error', wrongTypeError(httpStatus ?? 0, wrongType, location, errorBody), null);
+              abortAfter(new Error('wrong content type'));
             }
             return;
           }
@@ -323,45 +355,54 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
           if (parser.dataEvents !== before) lastChunkAt = chunkAt;
         },
         onEnd() {
-          if (finished) return;
+          if (life.terminal) {
+            life.late('end');
+            return;
+          }
           if (httpStatus !== null && httpStatus >= 400) {
             // Whose answer it was: the server's JSON error, or a proxy's own page (the diagnosis reads it).
             const body = parseErrorBody(errorBody) === null ? ('page' as const) : ('json' as const);
-            finish('error', { ...errorInfo(httpStatusClass(httpStatus), `HTTP ${httpStatus}: ${describeBody(errorBody)}`, String(httpStatus)), body }, null);
+            finish('end', 'error', { ...errorInfo(httpStatusClass(httpStatus), `HTTP ${httpStatus}: ${describeBody(errorBody)}`, String(httpStatus)), body }, null);
             return;
           }
           if (wrongType !== null) {
-            finish('error', wrongTypeError(httpStatus ?? 0, wrongType, location, errorBody), null);
+            finish('end', 'error', wrongTypeError(httpStatus ?? 0, wrongType, location, errorBody), null);
             return;
           }
           parser.end();
+          // Assembled once: the checks below and the record share it.
           const message = assembler.result();
           if (streamProblem !== null) {
-            finish('error', streamProblem, null);
+            finish('end', 'error', streamProblem, null, message);
             return;
           }
           if (message.finishReason === null && !message.sawDone) {
             const ignored = parser.ignoredLines === 0 ? '' : `; ${parser.ignoredLines} lines were not server-sent events and were ignored, the first: ${JSON.stringify(parser.firstIgnoredLine)}`;
-            finish('error', errorInfo('truncated_stream', `stream ended after ${parser.dataEvents} events without finish_reason or [DONE]${ignored}`), null);
+            finish('end', 'error', errorInfo('truncated_stream', `stream ended after ${parser.dataEvents} events without finish_reason or [DONE]${ignored}`), null, message);
             return;
           }
           const shape = answerError(message);
           if (shape !== null) {
-            finish('error', shape, null);
+            finish('end', 'error', shape, null, message);
             return;
           }
-          finish('ok', null, null);
+          finish('end', 'ok', null, null, message);
         },
         onError(error) {
-          if (finished) return;
+          if (life.terminal) {
+            life.late('error');
+            return;
+          }
           const connection = target.tracker.connectionOf(requestId);
           const reused = connection !== null && connection.nth > 1 && headersAt === null;
-          finish('error', throughProxy(classifyTransportError(error, reused, performance.now() - t0), error, target.proxyUrl ?? null), null);
+          finish('error', 'error', throughProxy(classifyTransportError(error, reused, clock.now() - t0), error, target.proxyUrl ?? null), null);
         },
       },
     );
   });
 }
+
+const TERMINAL: Record<RequestStatus, TerminalState> = { ok: 'done', error: 'error', hang: 'hang' };
 
 function round1(v: number): number {
   return Math.round(v * 10) / 10;

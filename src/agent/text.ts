@@ -32,5 +32,10 @@ export function filler(rng: Rng, tokens: number): string {
 
 /** The client's token estimate, used only when the server sends no usage (and then marked estimated). */
 export function estimateTokens(text: string): number {
-  return Math.ceil(text.length / 4);
+  return estimateTokensOfChars(text.length);
+}
+
+/** `estimateTokens` of a text of `chars` characters. */
+export function estimateTokensOfChars(chars: number): number {
+  return Math.ceil(chars / 4);
 }

@@ -56,6 +56,16 @@ export class LatencyHistogram {
     this.#h.add(other.#h);
   }
 
+  /** A new histogram of this one's values less `other`'s, which this one must contain (an all-rounds
+   * histogram less its rounds); empty when `other` holds as many values or more. */
+  minus(other: LatencyHistogram): LatencyHistogram {
+    const rest = new LatencyHistogram();
+    if (other.count >= this.count) return rest;
+    rest.add(this);
+    rest.#h.subtract(other.#h);
+    return rest;
+  }
+
   /** Compressed base64 form (the HdrHistogram standard encoding), for histograms.json and merging. */
   encode(): string {
     return hdr.encodeIntoCompressedBase64(this.#h);

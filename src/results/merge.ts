@@ -282,9 +282,7 @@ export async function mergeRuns(dirs: readonly string[], options: MergeOptions):
   if (!itlFromRecords) {
     // ttft, ttfc, tpot, reasoning and e2e were recorded from the records; ITL gaps come from the shards'
     // histograms, merged exactly.
-    const itl = new HistogramSet();
-    for (const set of fileSets) itl.merge(set!);
-    for (const key of itl.keys()) if (key.metric === 'itl') builder.histograms.get('itl', key.phase, key.round).add(itl.get('itl', key.phase, key.round));
+    for (const set of fileSets) builder.histograms.merge(set!, 'itl');
   }
   writeJsonAtomic(resultPath(out, 'histograms'), builder.histograms.toFile());
 

@@ -162,9 +162,7 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
   if (fileHistograms !== null) {
     // ttft, ttfc, tpot, reasoning and e2e come from the records (the builder recorded them); ITL gaps only
     // exist in the file.
-    for (const key of fileHistograms.keys()) {
-      if (key.metric === 'itl') builder.histograms.get('itl', key.phase, key.round).add(fileHistograms.get('itl', key.phase, key.round));
-    }
+    builder.histograms.merge(fileHistograms, 'itl');
   }
   for (const f of [requests, events, gauges]) notes.push(...describeSkipped(f));
 

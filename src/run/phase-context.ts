@@ -73,8 +73,9 @@ export class AgentEvents {
   readonly #ctx: PhaseRunContext;
   readonly #o: AgentEventOptions;
   readonly #warmupEndMs: number;
-  /** Per agent: the ITL histograms of its in-flight request (null in the warm-up), looked up once a request. */
-  readonly #current = new Map<number, { round: LatencyHistogram; phase: LatencyHistogram } | null>();
+  /** Per agent: the ITL histogram of its in-flight request's round (null in the warm-up), looked up once a
+   * request; each gap is recorded once, there (the phase's all-rounds histogram is derived from the rounds). */
+  readonly #current = new Map<number, LatencyHistogram | null>();
 
   constructor(ctx: PhaseRunContext, options: AgentEventOptions) {
     this.#ctx = ctx;
@@ -88,13 +89,16 @@ export class AgentEvents {
     const event = raw.kind === 'hang' && ctx.enrichHang !== undefined ? ctx.enrichHang(raw) : raw;
     if (event.kind === 'request_start') {
       const phase = this.#o.phaseAt(event.run_ms);
-      this.#current.set(index, event.run_ms < this.#warmupEndMs ? null : { round: ctx.histograms.get('itl', phase, event.round), phase: ctx.histograms.get('itl', phase, ALL_ROUNDS) });
+      this.#current.set(index, event.run_ms < this.#warmupEndMs ? null : ctx.histograms.get('itl', phase, event.round));
       if (event.round === 1 && this.#o.countConversations !== false) ctx.conversations.set(index, (ctx.conversations.get(index) ?? 0) + 1);
     } else if (event.kind === 'request' || event.kind === 'hang') {
       const warmup = event.record.run_ms < this.#warmupEndMs;
       const phase = this.#o.phaseAt(event.record.run_ms);
       if (warmup || phase !== event.record.phase) {
-        ctx.bus.emit({ ...event, record: { ...event.record, phase, ...(warmup ? { warmup: true } : {}) } });
+        // One copy of the record (the agent's own is never mutated), marked on the copy.
+        const record: typeof event.record = { ...event.record, phase };
+        if (warmup) record.warmup = true;
+        ctx.bus.emit({ ...event, record });
         return;
       }
     }
@@ -105,10 +109,7 @@ export class AgentEvents {
   onGap(index: number, gapMs: number): void {
     const now = this.#current.get(index);
     if (now === undefined) this.#ctx.histograms.recordMs('itl', this.#o.phaseAt(performance.now() - this.#ctx.runStartMs), ALL_ROUNDS, gapMs);
-    else if (now !== null) {
-      now.round.recordMs(gapMs);
-      now.phase.recordMs(gapMs);
-    }
+    else if (now !== null) now.recordMs(gapMs);
   }
 }
 

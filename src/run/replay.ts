@@ -163,9 +163,8 @@ export async function runReplayPhase(ctx: PhaseRunContext, phase: PhasePlan, pla
         if (phaseStop.signal.aborted) return 0;
         conversationsSoFar(index);
         const target: RoundTarget = agentTarget(ctx, index, (gap) => {
-          const round = current.get(index) ?? 0;
-          ctx.histograms.get('itl', phase.name, round).recordMs(gap);
-          ctx.histograms.get('itl', phase.name, ALL_ROUNDS).recordMs(gap);
+          // Once, in its round (round 0 when none is known): the all-rounds histogram is derived.
+          ctx.histograms.recordMs('itl', phase.name, current.get(index) ?? ALL_ROUNDS, gap);
         });
         // Lanes 0…connections-1 are the recorded connections; a round the trace has no connection for gets
         // a lane of its conversation's own, after them.

@@ -30,28 +30,19 @@ export interface Lane {
   readonly dispatcher: Dispatcher;
   /** Drops this lane's sockets and starts afresh (after a hang stuck before a socket was had). */
   reset(): void;
+  /** A request sent on `through` (the lane's dispatcher then) failed with `error`: the poison guard. */
+  failed(error: Error, through: Dispatcher): void;
 }
 
 /**
  * undici 7 leaves a Client unable to connect again after a certificate-name mismatch
  * (ERR_TLS_CERT_ALTNAME_INVALID fails the queued request but counts it as still running), so the next
  * request would wait forever for a socket. The lane starts afresh instead, and every request of a
- * mismatched target is recorded as the `tls` error it is, not as a connect hang.
+ * mismatched target is recorded as the `tls` error it is, not as a connect hang. Checked on the error path
+ * only (`Lane.failed`, called by the sender), so no handler of its own sits between undici and every chunk.
  */
-function guardAgainstPoison(client: Dispatcher, reset: () => void): Dispatcher {
-  return client.compose((dispatch) => (opts, handler) =>
-    dispatch(opts, {
-      onRequestStart: (c, ctx) => handler.onRequestStart?.(c, ctx),
-      onRequestUpgrade: (c, status, headers, socket) => handler.onRequestUpgrade?.(c, status, headers, socket),
-      onResponseStart: (c, status, headers, message) => handler.onResponseStart?.(c, status, headers, message),
-      onResponseData: (c, chunk) => handler.onResponseData?.(c, chunk),
-      onResponseEnd: (c, trailers) => handler.onResponseEnd?.(c, trailers),
-      onResponseError: (c, error) => {
-        if ((error as { code?: unknown }).code === 'ERR_TLS_CERT_ALTNAME_INVALID') queueMicrotask(reset);
-        handler.onResponseError?.(c, error);
-      },
-    }),
-  );
+function poisons(error: Error): boolean {
+  return (error as { code?: unknown }).code === 'ERR_TLS_CERT_ALTNAME_INVALID';
 }
 
 export class Transport {
@@ -98,28 +89,25 @@ export class Transport {
     const existing = this.#lanes[index];
     if (existing !== undefined) return existing;
     const transport = this;
-    // `raw` is the undici Client (what close() and reset() act on); `dispatcher` is it with the guard.
-    let raw: Dispatcher = this.options.connection === 'pool' ? this.#pool() : this.#client();
-    const guarded = (): Dispatcher => {
-      if (this.options.connection === 'pool') return raw;
-      const mine = raw;
-      // Only the client that was poisoned is replaced, never a fresh one made since.
-      return guardAgainstPoison(mine, () => {
-        if (raw === mine) lane.reset();
-      });
-    };
-    let dispatcher = guarded();
+    let dispatcher: Dispatcher = this.options.connection === 'pool' ? this.#pool() : this.#client();
     const lane: Lane = {
       get dispatcher() {
         return dispatcher;
       },
       reset() {
         if (transport.options.connection === 'pool') return; // a shared pool is not one agent's to drop
-        const old = raw;
+        const old = dispatcher;
         transport.#made.delete(old);
         old.destroy().catch(() => {});
-        raw = transport.#client();
-        dispatcher = guarded();
+        dispatcher = transport.#client();
+      },
+      failed(error, through) {
+        // Only the client that was poisoned is replaced, never a fresh one made since.
+        if (transport.options.connection !== 'pool' && poisons(error)) {
+          queueMicrotask(() => {
+            if (dispatcher === through) lane.reset();
+          });
+        }
       },
     };
     this.#lanes[index] = lane;
@@ -129,27 +117,39 @@ export class Transport {
   /** The probe connection (health checks, the preflight): one keep-alive connection of its own. */
   #probeDispatcher(): Dispatcher {
     if (this.#probe === null) {
-      const probe = this.#factory.single({ keepAliveTimeoutMs: 1000 });
-      this.#made.add(probe);
-      this.#probe = guardAgainstPoison(probe, () => {
-        // A poisoned client never closes gracefully either: drop it now, not at the end of the run.
-        this.#made.delete(probe);
-        probe.destroy().catch(() => {});
-        this.#probe = null;
-      });
+      this.#probe = this.#factory.single({ keepAliveTimeoutMs: 1000 });
+      this.#made.add(this.#probe);
     }
     return this.#probe;
+  }
+
+  /** The poison guard of the probe connection: a poisoned client never closes gracefully either, so it is
+   * dropped now, not at the end of the run. */
+  #probeFailed(error: Error, through: Dispatcher): void {
+    if (!poisons(error)) return;
+    queueMicrotask(() => {
+      if (this.#probe !== through) return;
+      this.#made.delete(through);
+      through.destroy().catch(() => {});
+      this.#probe = null;
+    });
   }
 
   /** A lane on the probe connection, for a one-off request (the preflight): no agent's lane, so the agents'
    * sockets still start fresh; `get` reuses the same connection (one tunnel through a CONNECT proxy). */
   probeLane(): Lane {
-    return { dispatcher: this.#probeDispatcher(), reset: () => {} };
+    return { dispatcher: this.#probeDispatcher(), reset: () => {}, failed: (error, through) => this.#probeFailed(error, through) };
   }
 
   /** A bounded GET on the target with the path's TLS settings, on the probe connection (health checks). */
   async get(path: string, options: { timeoutMs: number; headers?: Record<string, string> }): Promise<GetResult> {
-    return boundedGet(`${this.origin}${this.basePath}${path}`, { ...options, dispatcher: this.#probeDispatcher() });
+    const dispatcher = this.#probeDispatcher();
+    try {
+      return await boundedGet(`${this.origin}${this.basePath}${path}`, { ...options, dispatcher });
+    } catch (error) {
+      if (error instanceof Error) this.#probeFailed(error, dispatcher);
+      throw error;
+    }
   }
 
   /** Closes every socket; bounded: after `graceMs` in-flight requests are destroyed. */

@@ -1,13 +1,16 @@
-// One streaming request through undici's dispatch API (the cheapest per chunk), with an abort that works
-// whenever it is called: before a socket is had, the abort is remembered and applied the moment one is.
+// One streaming request through undici's dispatch API (the cheapest per chunk: our handler is the only one
+// between undici and the callbacks), with an abort that works whenever it is called: before a socket is had,
+// the abort is remembered and applied the moment one is.
 import type { Dispatcher } from 'undici';
+import type { Lane } from './dispatcher.js';
 
 export interface StreamRequest {
   method: 'POST' | 'GET';
   /** Path and query, e.g. `/v1/chat/completions`. */
   path: string;
   headers: Record<string, string>;
-  body: string | null;
+  /** A Buffer goes out as it is (a string would be encoded by undici on every send). */
+  body: Buffer | string | null;
 }
 
 export interface StreamCallbacks {
@@ -22,7 +25,10 @@ export interface StreamCallbacks {
 /** Aborts an in-progress request. Safe to call at any time, any number of times. */
 export type Abort = (reason: Error) => void;
 
-export function sendStream(dispatcher: Dispatcher, request: StreamRequest, cb: StreamCallbacks): Abort {
+/** Sends `request` on `lane`; a transport error is shown to the lane first (`Lane.failed`: a poisoned
+ * connection is replaced there, with no handler of its own in the data path). */
+export function sendStream(lane: Pick<Lane, 'dispatcher' | 'failed'>, request: StreamRequest, cb: StreamCallbacks): Abort {
+  const dispatcher = lane.dispatcher;
   let controller: Dispatcher.DispatchController | null = null;
   let pendingAbort: Error | null = null;
   let settled = false;
@@ -47,6 +53,7 @@ export function sendStream(dispatcher: Dispatcher, request: StreamRequest, cb: S
       cb.onEnd();
     },
     onResponseError(_c, error) {
+      lane.failed(error, dispatcher);
       if (settled) return;
       settled = true;
       cb.onError(error);
@@ -55,6 +62,7 @@ export function sendStream(dispatcher: Dispatcher, request: StreamRequest, cb: S
   try {
     dispatcher.dispatch({ method: request.method, path: request.path, headers: request.headers, body: request.body }, handler);
   } catch (error) {
+    lane.failed(error as Error, dispatcher);
     settled = true;
     queueMicrotask(() => cb.onError(error as Error));
   }

@@ -1,6 +1,7 @@
 // The deadlines of one request: connect, headers, first token, stall (silence mid-stream) and total.
-// One timer per request, re-armed only when the request changes phase: bytes just move a timestamp,
-// and a firing timer re-checks the real deadline before calling anything a hang. Under `on_hang: wait` the
+// One timer per request, re-armed only when the request changes phase to an earlier deadline than the timer
+// already set (a later one is found when that timer fires: it re-checks the real deadline before calling
+// anything a hang, and re-arms): bytes just move a timestamp, and most requests set one timer in all. Under `on_hang: wait` the
 // watch goes on after a verdict, to the total deadline only.
 import type { HangInfo, HangPhase } from '../types/index.js';
 import type { Clock } from './clock.js';
@@ -26,6 +27,8 @@ export class RequestWatch {
   #sentAt = 0;
   #lastByteAt = 0;
   #timer: unknown = null;
+  /** When the pending timer fires (clock ms). */
+  #timerAt = 0;
 
   constructor(deadlines: Deadlines, clock: Clock, onHang: (hang: HangVerdict) => void) {
     this.#deadlines = deadlines;
@@ -46,22 +49,24 @@ export class RequestWatch {
     this.#arm();
   }
 
-  headers(): void {
+  /** `now`: the caller's reading of this watch's clock, when it has one (one clock read per event). */
+  headers(now = this.#clock.now()): void {
     if (this.#state !== 'sent' && this.#state !== 'connected') return;
     this.#state = 'headers';
-    this.#lastByteAt = this.#clock.now();
+    this.#lastByteAt = now;
     this.#arm();
   }
 
-  /** Any bytes arrived: cheap on purpose (called per chunk), no timer work. */
-  bytes(): void {
-    this.#lastByteAt = this.#clock.now();
+  /** Any bytes arrived, at `now` on this watch's clock (the caller's one reading per socket read): cheap on
+   * purpose (called per read), no timer work. */
+  bytes(now = this.#clock.now()): void {
+    this.#lastByteAt = now;
   }
 
-  firstToken(): void {
+  firstToken(now = this.#clock.now()): void {
     if (this.#state === 'stopped' || this.#state === 'streaming' || this.#state === 'waiting' || this.#state === 'idle') return;
     this.#state = 'streaming';
-    this.#lastByteAt = this.#clock.now();
+    this.#lastByteAt = now;
     this.#arm();
   }
 
@@ -112,12 +117,18 @@ export class RequestWatch {
   }
 
   #arm(): void {
-    if (this.#timer !== null) this.#clock.clearTimer(this.#timer);
-    this.#timer = null;
-    if (this.#state === 'stopped' || this.#state === 'idle') return;
-    const next = this.#next();
+    if (this.#state === 'stopped' || this.#state === 'idle') {
+      if (this.#timer !== null) this.#clock.clearTimer(this.#timer);
+      this.#timer = null;
+      return;
+    }
     // +1 ms: a timer may fire a hair early; the check below decides, never the timer alone.
-    this.#timer = this.#clock.setTimer(() => this.#check(), Math.max(0, next.at - this.#clock.now()) + 1);
+    const at = this.#next().at + 1;
+    // A pending timer that fires no later keeps its place: it will re-check, and re-arm for this deadline.
+    if (this.#timer !== null && this.#timerAt <= at) return;
+    if (this.#timer !== null) this.#clock.clearTimer(this.#timer);
+    this.#timerAt = at;
+    this.#timer = this.#clock.setTimer(() => this.#check(), Math.max(0, at - this.#clock.now()));
   }
 
   #check(): void {

@@ -125,3 +125,14 @@ test('target.extra_body fields go into every request body beside roundload\'s ow
     assert.equal(body.stream, true);
   }
 });
+
+test('the encoded body is the text body byte for byte, and counts its characters for the token estimate', () => {
+  const c = new Conversation({ id: 'a0-c1', agent: 0, ordinal: 1, model: 'm', system: 'système — ünïcode', tools: [], settings: { ...settings, tools: [] } });
+  c.answered({ content: 'réponse', reasoning: '', toolCalls: [], finishReason: 'stop', usage: null, sawDone: true, problems: [], violations: [] });
+  const text = c.body();
+  const encoded = c.encodedBody();
+  assert.deepEqual(encoded.bytes, Buffer.from(text));
+  assert.equal(encoded.chars, text.length);
+  assert.ok(encoded.bytes.length > encoded.chars, 'non-ASCII text: more bytes than characters');
+  assert.deepEqual(JSON.parse(text).messages.map((m: { role: string }) => m.role), ['system', 'user', 'assistant', 'user']);
+});

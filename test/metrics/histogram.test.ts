@@ -40,3 +40,82 @@ test('negative and non-finite latencies are ignored, not recorded', () => {
   h.recordMs(Infinity);
   assert.equal(h.count, 0);
 });
+
+/** A seeded stream of latencies spread over five rounds of two phases: what a run records. */
+function* latencies(n: number): Generator<{ phase: string; round: number; ms: number }> {
+  let x = 12345;
+  for (let i = 0; i < n; i += 1) {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    // Mostly small gaps, a few long stalls: the tail is what p99 reads.
+    const ms = x % 100 === 0 ? 500 + (x % 9000) : (x % 40_000) / 997;
+    yield { phase: i % 3 === 0 ? 'c8' : 'c16', round: 1 + (x % 5), ms };
+  }
+}
+
+test('the all-rounds histogram derived from the rounds equals what recording every value twice gave', () => {
+  const set = new HistogramSet();
+  // The former hot path: each value into its round's histogram and into the phase's all-rounds one.
+  const double = new Map<string, LatencyHistogram>();
+  const at = (key: string): LatencyHistogram => double.get(key) ?? double.set(key, new LatencyHistogram()).get(key)!;
+  for (const { phase, round, ms } of latencies(20_000)) {
+    set.recordMs('itl', phase, round, ms);
+    at(`${phase}/${round}`).recordMs(ms);
+    at(`${phase}/0`).recordMs(ms);
+  }
+  const written = HistogramSet.fromFile(JSON.parse(JSON.stringify(set.toFile())));
+  for (const phase of ['c8', 'c16']) {
+    for (const round of [0, 1, 2, 3, 4, 5]) {
+      const want = at(`${phase}/${round}`).percentiles();
+      assert.deepEqual(set.percentiles('itl', phase, round), want, `${phase} round ${round}`);
+      assert.deepEqual(written.percentiles('itl', phase, round), want, `${phase} round ${round}, through histograms.json`);
+    }
+  }
+  assert.equal(set.get('itl', 'c8', 0).count + set.get('itl', 'c16', 0).count, 20_000, 'every value once in the all-rounds figures');
+  // histograms.json keeps its form: each round, and each phase's all-rounds histogram with every value.
+  const file = set.toFile();
+  assert.deepEqual(file.histograms.filter((h) => h.round === 0).map((h) => [h.phase, h.count]).sort(), [['c16', at('c16/0').count], ['c8', at('c8/0').count]].sort());
+});
+
+test('a value recorded without a round counts once, and histograms.json written by the double recording reads back without double counting', () => {
+  const set = new HistogramSet();
+  set.recordMs('itl', 'main', 0, 40);
+  set.recordMs('itl', 'main', 1, 10);
+  assert.equal(set.get('itl', 'main', 0).count, 2);
+  assert.equal(set.get('itl', 'main', 1).count, 1);
+  // Through the file and merged with itself: the value without a round stays apart from round 1.
+  const twice = HistogramSet.fromFile(set.toFile());
+  twice.merge(HistogramSet.fromFile(set.toFile()));
+  assert.equal(twice.get('itl', 'main', 0).count, 4);
+  assert.equal(twice.get('itl', 'main', 1).count, 2);
+  assert.ok(Math.abs(twice.percentiles('itl', 'main', 0).max_ms - 40) < 0.1);
+
+  // A file written before: round 0 held every round's values again.
+  const round1 = new LatencyHistogram();
+  const all = new LatencyHistogram();
+  for (const ms of [5, 6, 7, 300]) {
+    round1.recordMs(ms);
+    all.recordMs(ms);
+  }
+  const old = HistogramSet.fromFile({
+    version: 1,
+    unit: 'us',
+    histograms: [
+      { metric: 'ttft', phase: 'main', round: 1, count: round1.count, encoded: round1.encode() },
+      { metric: 'ttft', phase: 'main', round: 0, count: all.count, encoded: all.encode() },
+    ],
+  });
+  old.merge(HistogramSet.fromFile(old.toFile()));
+  assert.equal(old.get('ttft', 'main', 0).count, 8);
+  assert.equal(old.get('ttft', 'main', 1).count, 8);
+  assert.deepEqual(old.percentiles('ttft', 'main', 0), old.percentiles('ttft', 'main', 1));
+});
+
+test('merging one metric leaves the others alone', () => {
+  const a = new HistogramSet();
+  a.recordMs('itl', 'main', 1, 3);
+  a.recordMs('ttft', 'main', 1, 30);
+  const b = new HistogramSet();
+  b.merge(a, 'itl');
+  assert.equal(b.get('itl', 'main', 0).count, 1);
+  assert.equal(b.has('ttft', 'main', 0), false);
+});

@@ -16,7 +16,7 @@ function send(tr: Transport, lane: number, tracker: ConnectionTracker): Promise<
   const id = tracker.nextRequestId();
   return new Promise((resolve, reject) => {
     let body = '';
-    sendStream(tr.lane(lane).dispatcher, { method: 'POST', path: '/x', headers: { [REQUEST_ID_HEADER]: id }, body: '{}' }, {
+    sendStream(tr.lane(lane), { method: 'POST', path: '/x', headers: { [REQUEST_ID_HEADER]: id }, body: '{}' }, {
       onStart() {},
       onHeaders() {},
       onData(c) {

@@ -181,3 +181,38 @@ test('headers before first_token_ms keep the first-token deadline counted from s
   clock.advance(20);
   assert.deepEqual(hangs.map((h) => [h.phase, h.deadline]), [['first_token', 'first_token_ms']]);
 });
+
+test('a request that moves on to later deadlines keeps its one timer; an earlier deadline re-arms it', () => {
+  const clock = new FakeClock();
+  let set = 0;
+  const counting = { now: () => clock.now(), setTimer: (fn: () => void, ms: number) => (set++, clock.setTimer(fn, ms)), clearTimer: (h: unknown) => clock.clearTimer(h) };
+  const hangs: HangVerdict[] = [];
+  // connect 1 s, headers 5 s, first token 20 s after send, stall 30 s: each phase's deadline is later.
+  const w = new RequestWatch({ ...deadlines, stallMs: 30_000 }, counting, (h) => hangs.push(h));
+  w.start();
+  w.connected();
+  w.headers();
+  assert.equal(set, 1, 'connected and headers set no timer of their own');
+  clock.advance(900);
+  w.firstToken();
+  assert.equal(set, 1);
+  // The connect timer fires at 1 s, finds nothing due, and re-arms once for the stall deadline.
+  clock.advance(200);
+  assert.equal(set, 2);
+  assert.equal(hangs.length, 0);
+  clock.advance(30_000);
+  assert.equal(hangs.length, 1);
+  assert.equal(hangs[0]!.phase, 'mid_stream');
+
+  // The first token deadline is earlier than a pending total-only timer: re-armed at once.
+  const v = watch();
+  const short = new RequestWatch({ ...deadlines, connectMs: 50_000, headersMs: 50_000, firstTokenMs: 50_000, stallMs: 100 }, v.clock, (h) => v.hangs.push(h));
+  short.start();
+  short.connected();
+  short.headers();
+  short.firstToken();
+  v.clock.advance(150);
+  assert.equal(v.hangs.length, 1, 'the stall deadline, earlier than the pending timer, hung on time');
+  assert.equal(v.hangs[0]!.phase, 'mid_stream');
+  assert.equal(v.hangs[0]!.last_byte_age_ms, 101, 'at the deadline (+1 ms), not at the pending timer');
+});
