@@ -131,6 +131,7 @@ export class ReplayBodies {
           answer = 'live';
         } else {
           message = this.#recordedAssistant(m);
+          // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a recorded call id is sent back as String() prints it, whatever the trace held
           callIds = Array.isArray(message.tool_calls) ? message.tool_calls.map((c) => String((c as { id?: unknown }).id ?? '')) : [];
           if (prefix && i === prev.length && this.#answer !== null) answer = 'substituted';
         }

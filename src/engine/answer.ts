@@ -1,6 +1,6 @@
 // Seeded answers: for a request and the engine seed, the exact list of deltas the engine will stream (reasoning,
 // then content or tool calls), its finish reason, and the assistant message a client will echo back next round.
-import type { EngineSettings } from '../config/schema.js';
+import type { EngineSettings } from '../config/index.js';
 import type { ChatMessage, ChatRequest, ToolCall, ToolDef } from './protocol.js';
 import { hashHex, Rng } from './rng.js';
 

@@ -93,6 +93,7 @@ function reprOf(value: unknown, depth: number): string {
   if (depth > 4) return '...';
   if (Array.isArray(value)) return `[${value.map((v) => reprOf(v, depth + 1)).join(', ')}]`;
   if (typeof value === 'object') return `{${Object.entries(value).map(([k, v]) => `'${k}': ${reprOf(v, depth + 1)}`).join(', ')}}`;
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- only scalars are left here (objects returned above)
   return String(value);
 }
 

@@ -85,7 +85,7 @@ function thresholdsOf(workload: Record<string, unknown>): ThresholdLimits {
   // As the shards' run judged itself (every limit, answer_warnings too); a run.json of another version: what it has.
   const parsed = thresholdsSchema.safeParse(t);
   if (parsed.success) return parsed.data;
-  const num = (k: keyof ThresholdLimits): number | null => (typeof t[k] === 'number' ? (t[k] as number) : null);
+  const num = (k: keyof ThresholdLimits): number | null => (typeof t[k] === 'number' ? (t[k]) : null);
   return {
     hangs: t.hangs === null ? null : (num('hangs') ?? 0),
     error_rate: num('error_rate'),

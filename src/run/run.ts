@@ -16,13 +16,14 @@ import { LatestGauges } from '../monitor/index.js';
 import { createRunFolder, resultPath, writeJsonAtomic, writeJsonLastResort } from '../results/index.js';
 import { writeReports } from '../report/index.js';
 import { RESULTS_SCHEMA_VERSION, type PathKind, type RunEvent } from '../types/index.js';
-import { ResultsError, ServerStartError, UsageError } from '../errors.js';
+import { ResultsError, ServerStartError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { SecretScrubber } from '../util/index.js';
 import { RunBus } from './bus.js';
 import { EventSinks, type WriterTuning } from './sinks.js';
 import { ClientSampler } from './client-sampler.js';
-import { servicesFor, type RunContext, type RunService } from './services.js';
+import { servicesFor } from './services.js';
+import type { RunContext } from './service.js';
 import { openRoute, type Route } from './route.js';
 import { planPhases, plannedRequests, laneCount, runPhase, type PhaseRunContext } from './phase.js';
 import { runPreflight, preflightFailure, preflightLine } from './preflight.js';
@@ -173,7 +174,8 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
 
   const maxFileMb = workload.results.max_file_mb;
   // A results file that cannot be written (the disk filled up) stops the run: it ends `failed`, exit 4.
-  let writeFailure: ResultsError | null = null;
+  // Widened on purpose: it is set in callbacks, which narrowing does not see.
+  let writeFailure = null as ResultsError | null;
   const sinks = new EventSinks(dir, {
     maxFileBytes: maxFileMb === null ? null : maxFileMb * 1024 * 1024,
     compress: workload.results.compress_rotated,
@@ -242,7 +244,7 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
   options.signal?.addEventListener('abort', onSignal, { once: true });
   started.add('the signal listener', () => options.signal?.removeEventListener('abort', onSignal));
 
-  let failure: unknown = null;
+  let failure: Error | null = null;
   try {
     const w = workload.watchdog;
     const transport = new Transport({
@@ -337,7 +339,7 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
   } catch (error) {
     status = 'failed';
     reason = error instanceof Error ? error.message : String(error);
-    failure = error;
+    failure = error instanceof Error ? error : new Error(reason);
   }
   // Services, sockets and servers stop before the files are finished (the monitor's last scrapes go in too).
   // The results files are the oldest entry: everything else is closed first, then they are below.

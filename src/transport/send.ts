@@ -36,7 +36,7 @@ export function sendStream(dispatcher: Dispatcher, request: StreamRequest, cb: S
       cb.onStart();
     },
     onResponseStart(_c, statusCode, headers) {
-      cb.onHeaders(statusCode, headers as Record<string, string | string[] | undefined>);
+      cb.onHeaders(statusCode, headers);
     },
     onResponseData(_c, chunk) {
       cb.onData(chunk);

@@ -83,7 +83,6 @@ export function canarySignal(w: Window, ctx: Context): { signal: Signal; compari
     return { signal, comparison };
   }
   const dRate = d.failed / d.slots;
-  const pRate = p.failed / p.slots;
   const counts = `direct ${d.failed} of ${d.slots}, proxied ${p.failed} of ${p.slots}`;
   if (ctx.path === 'direct') {
     // Both legs go straight to the engine: together they say whether the engine answered small requests.
