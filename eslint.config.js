@@ -28,5 +28,6 @@ export default tseslint.config(
   { files: ['test/**/*.ts'], rules: { 'no-control-regex': 'off' } },
   // h12-hotpath folds the TLS-poison guard into the dispatcher, which removes this alias: drop the entry then.
   { files: ['src/transport/dispatcher.ts'], rules: { '@typescript-eslint/no-this-alias': 'warn' } },
-  { files: ['**/*.js', '**/*.mjs'], extends: [tseslint.configs.disableTypeChecked] },
+  { files: ['**/*.js', '**/*.mjs', '**/*.cjs'], extends: [tseslint.configs.disableTypeChecked] },
+  { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },
 );

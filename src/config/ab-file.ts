@@ -64,7 +64,6 @@ export const abFileSchema = z.strictObject({
   const { workload: _workload, ...rest } = ab;
   checkBounds(rest, refineIssues(ctx));
 });
-export type AbFile = z.output<typeof abFileSchema>;
 export type AbArmSpec = z.output<typeof abArmSchema>;
 
 /** An arm, resolved: its spec and the workload its runs use (base + `set` + labels). */
