@@ -5,5 +5,4 @@ export { ReplayBodies, syntheticText, syntheticTools, type ShapeRequest } from '
 export { sendRound, type RoundTarget } from './round.js';
 export { Conversation, resolveTools, systemPrompt, TRUNCATION_NOTE, NAMELESS_CALL_RESULT } from './conversation.js';
 export { ERROR_CLASSES, WARNING_CLASSES, classifyTransportError, throughProxy } from './classify.js';
-export { Rng } from './rng.js';
 export { shouldRetry, serverAway, backoffMs } from './retry.js';

@@ -4,7 +4,7 @@
 // is the recorded one (`--content`) or synthetic text of its recorded length — the same text wherever the
 // hashes are equal, so prefixes shared across conversations stay shared.
 import type { AssembledMessage } from '../stream/index.js';
-import { Rng } from './rng.js';
+import { Rng } from '../util/index.js';
 
 /** The shapes this module reads from a trace (see src/trace/types.ts, the file format). */
 export interface ShapeMessage {

@@ -5,7 +5,8 @@
 // requests in flight finish.
 import { performance } from 'node:perf_hooks';
 import { setMaxListeners } from 'node:events';
-import { Rng, runAgent } from '../agent/index.js';
+import { runAgent } from '../agent/index.js';
+import { Rng } from '../util/index.js';
 import { realClock } from '../watchdog/index.js';
 import { longTimeout, type LongTimer } from '../util/index.js';
 import type { ArrivalCounts } from '../types/index.js';
