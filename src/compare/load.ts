@@ -9,6 +9,7 @@ import type { RequestRecord } from '../types/index.js';
 import { NotARunError } from '../errors.js';
 import { Bins } from './bins.js';
 import { workloadHash } from './identity.js';
+import { isObject } from '../util/index.js';
 
 export interface RunWindow {
   startS: number;
@@ -63,10 +64,6 @@ function readJson(path: string, what: string, dir: string): unknown {
     const why = existsSync(path) ? 'it is not valid JSON' : 'it is missing';
     throw new NotARunError(`cannot compare ${dir}: ${what} ${why}${what === RESULT_FILES.summary ? ` (rebuild it with \`roundload report ${dir}\`)` : ''}`, { context: { dir, file: path }, cause });
   }
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Summaries written before windows said whether they are steady: every window but each phase's first and last. */

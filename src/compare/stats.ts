@@ -16,7 +16,7 @@
 // throughput, so they stay positive). In simulation (AR(1) windows, lag-1 autocorrelation 0 to 0.6, 8 to
 // 40 windows per arm) A/A intervals then hold 0 in 92-99% of cases at the nominal 95% (exact t); without it, 68-93%.
 import studentTQuantile from '@stdlib/stats-base-dists-t-quantile';
-import { Rng } from '../util/index.js';
+import { Rng, round3 } from '../util/index.js';
 
 /** The resampling generator: util's Rng, seeded from the comparison's `seed`. */
 export class SeededRandom extends Rng {
@@ -305,8 +305,4 @@ export function verdictOf(estimate: Pick<DeltaEstimate, 'low' | 'high'>, betterW
 export function tooWide(estimate: Pick<DeltaEstimate, 'low' | 'high'>, kind: DeltaKind): boolean {
   const { low, high } = estimate;
   return Number.isFinite(low) && Number.isFinite(high) && low <= 0 && high >= 0 && high - low > MAX_INTERVAL_WIDTH[kind];
-}
-
-function round3(v: number): number {
-  return Math.round(v * 1000) / 1000;
 }

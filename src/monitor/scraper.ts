@@ -5,6 +5,7 @@ import type { Clock } from '../watchdog/index.js';
 import type { BurstEvent, ScrapeEvent } from '../types/index.js';
 import { ExpositionParser } from './exposition.js';
 import type { SeriesSelector } from './select.js';
+import { round1 } from '../util/index.js';
 
 export interface ScrapeTarget {
   name: string;
@@ -218,8 +219,4 @@ export class Scraper {
       trigger,
     });
   }
-}
-
-function round1(ms: number): number {
-  return Math.round(ms * 10) / 10;
 }

@@ -16,6 +16,7 @@ import { resultPath, writeJsonAtomic } from './folder.js';
 import { readManifest, isKindLine, type RunManifest } from './read.js';
 import { isLoadEvent, isRequestRecord, thinkTimeMsOf } from './rebuild.js';
 import { RotatingJsonlWriter, jsonlLines } from './rotate.js';
+import { isObject, round3 } from '../util/index.js';
 
 export interface ShardInfo {
   index: number;
@@ -47,10 +48,6 @@ interface Input {
 }
 
 const STATUS_RANK: Record<string, number> = { completed: 0, interrupted: 1, failed: 2, killed: 3, running: 3 };
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function shardOf(dir: string): ShardInfo | null {
   const raw: unknown = JSON.parse(readFileSync(resultPath(dir, 'manifest'), 'utf8'));
@@ -191,10 +188,6 @@ async function mergeStreams<T>(cursors: Cursor<T>[], key: (value: T, i: number) 
     emit(cursor.current!, best);
     await cursor.next();
   }
-}
-
-function round3(v: number): number {
-  return Math.round(v * 1000) / 1000;
 }
 
 function readHistograms(dir: string): HistogramSet | null {

@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { ChatStreamParser, MessageAssembler, type StreamEvent } from '../stream/index.js';
 import { answerHash, type Hasher } from './shape.js';
 import type { TraceResponse } from './types.js';
+import { round1 } from '../util/index.js';
 
 /** A JSON (non-streamed) answer or an error body is kept up to this size to be read. */
 const MAX_JSON_BYTES = 8 * 1024 * 1024;
@@ -150,6 +151,3 @@ export class ResponseObserver {
   }
 }
 
-function round1(v: number): number {
-  return Math.round(v * 10) / 10;
-}

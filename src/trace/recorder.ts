@@ -9,6 +9,7 @@ import { ConversationInference } from './conversations.js';
 import { ResponseObserver } from './observe.js';
 import { Hasher, requestContents, requestShape } from './shape.js';
 import { TRACE_FORMAT, TRACE_VERSION, type TraceHeader, type TraceRequest, type TraceRequestShape } from './types.js';
+import { round1 } from '../util/index.js';
 
 export interface RecorderOptions {
   /** Where requests are forwarded (the router), http:// or https://. */
@@ -226,6 +227,3 @@ export async function startRecorder(opts: RecorderOptions): Promise<RecorderHand
   };
 }
 
-function round1(v: number): number {
-  return Math.round(v * 10) / 10;
-}

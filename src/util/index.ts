@@ -4,3 +4,4 @@ export { longTimeout, type LongTimer } from './timers.js';
 export { clip } from './text.js';
 export { SecretScrubber, guardTerminal, redactUrlCredentials, urlSecrets } from './secrets.js';
 export { spawnModuleWorker } from './worker.js';
+export { round1, round3, isObject } from './number.js';
