@@ -5,3 +5,4 @@ export { clip } from './text.js';
 export { SecretScrubber, guardTerminal, redactUrlCredentials, urlSecrets } from './secrets.js';
 export { spawnModuleWorker } from './worker.js';
 export { round1, round3, isObject } from './number.js';
+export { fsReason, osCode } from './fs-reason.js';
