@@ -3,7 +3,7 @@
 // requests.jsonl, warm-up requests left out). Streams requests.jsonl, so a long run costs bins, not records.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { readJsonl, RESULT_FILES, fsFailure, toResultsError } from '../results/index.js';
+import { readJsonlFile, RESULT_FILES, fsFailure, toResultsError } from '../results/index.js';
 import type { Summary, WindowFigures } from '../analysis/index.js';
 import type { RequestRecord } from '../types/index.js';
 import { NotARunError } from '../errors.js';
@@ -121,7 +121,7 @@ export async function loadRun(dirArg: string): Promise<RunData> {
   for (const phase of phases.values()) phase.windows.sort((a, b) => a.startS - b.startS);
 
   const windowMs = windowS * 1000;
-  const read = await readJsonl(join(dir, RESULT_FILES.requests), (value) => {
+  const read = await readJsonlFile(join(dir, RESULT_FILES.requests), isObject, (value) => {
     const r = value as Partial<RequestRecord>;
     if (r.status !== 'ok' || r.warmup === true || typeof r.phase !== 'string' || typeof r.run_ms !== 'number' || typeof r.e2e_ms !== 'number') return;
     // By send time, not end time: in a window of a short phase only the short requests would have ended, so
@@ -146,6 +146,6 @@ export async function loadRun(dirArg: string): Promise<RunData> {
     hash: workloadHash(workload),
     windowS,
     phases,
-    badLines: read.bad.length,
+    badLines: read.skipped.length,
   };
 }

@@ -1,5 +1,4 @@
-// The results folder: layout, line-atomic JSONL writers and readers, atomic JSON files.
-export { readJsonl } from './jsonl.js';
+// The results folder: layout, line-atomic JSONL writers, the JSONL reader, atomic JSON files.
 export { RotatingJsonlWriter, jsonlParts } from './rotate.js';
 export { ResultsWriter, type WriterSample, type WriterCloseResult } from './writer.js';
 export { RESULT_FILES, createRunFolder, resultPath, writeJsonAtomic, writeJsonLastResort, writeTextAtomic } from './folder.js';
