@@ -29,7 +29,7 @@ export function growthBench(): void {
   const w = parseWorkload('conversation: {tool_result_tokens: 400, tool_result_growth_tokens: 0}', 'growth.yaml');
   const c = new Conversation({ id: 'a0-c1', agent: 0, ordinal: 1, model: w.target.model, settings: w.conversation, system: systemPrompt(w.conversation), tools: resolveTools(w.conversation.tools) });
   // The naive client keeps message objects and stringifies everything each round.
-  const naive: unknown[] = JSON.parse(c.body()).messages as unknown[];
+  const naive: unknown[] = (JSON.parse(c.body()) as { messages: unknown[] }).messages;
   const rows: (string | number)[][] = [];
   const marks = [2_000, 4_000, 8_000, 16_000, 32_000];
   for (let round = 1; marks.length > 0 && round < 1000; round += 1) {

@@ -25,7 +25,7 @@ export async function startEngineProcess(settings: Record<string, unknown>): Pro
   const url = await new Promise<string>((resolve, reject) => {
     let err = '';
     const timer = setTimeout(() => reject(new Error(`engine did not start in 20 s: ${err}`)), 20_000);
-    child.stderr!.on('data', (d: Buffer) => {
+    child.stderr.on('data', (d: Buffer) => {
       err += d.toString();
       const m = /listening on (http:\/\/[^\s]+)/.exec(err);
       if (m !== null) {

@@ -16,7 +16,7 @@ async function startRecorderProcess(upstream: string, out: string): Promise<{ ur
   const url = await new Promise<string>((resolve, reject) => {
     let text = '';
     const timer = setTimeout(() => reject(new Error('recorder did not start in 20 s')), 20_000);
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       text += d.toString();
       if (text.includes('\n')) {
         clearTimeout(timer);

@@ -11,7 +11,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { parseWorkload } from '../src/config/index.js';
 import { executeRun } from '../src/run/index.js';
-import { readJsonl, resultPath } from '../src/results/index.js';
+import { readJsonlFile, resultPath } from '../src/results/index.js';
 
 const WORKLOAD = `name: soak-bench
 duration: 24h            # stopped by the benchmark once it has its requests
@@ -83,7 +83,7 @@ export async function soakBench(args: string[]): Promise<number> {
   });
   const wallS = (performance.now() - t0) / 1000;
   let lines = 0;
-  await readJsonl(resultPath(out, 'requests'), () => (lines += 1));
+  await readJsonlFile(resultPath(out, 'requests'), (_v): _v is unknown => true, () => (lines += 1));
   const files = readdirSync(out);
   const parts = files.filter((f) => /^requests\.\d+\.jsonl(\.gz)?$/.test(f));
   const bytes = files.reduce((n, f) => n + statSync(join(out, f)).size, 0);

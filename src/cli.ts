@@ -7,16 +7,7 @@ import { Command, CommanderError } from 'commander';
 import { RoundloadError } from './errors.js';
 import { VERSION } from './version.js';
 import { guardTerminal } from './util/index.js';
-import { runCommand } from './commands/run.js';
-import { engineCommand } from './commands/engine.js';
-import { validateCommand } from './commands/validate.js';
-import { compareCommand } from './commands/compare.js';
-import { abCommand } from './commands/ab.js';
-import { mergeCommand } from './commands/merge.js';
-import { reportCommand } from './commands/report.js';
-import { hopCommand } from './commands/hop.js';
-import { recordCommand } from './commands/record.js';
-import { traceImportCommand, traceShowCommand } from './commands/trace.js';
+import { runCommand, engineCommand, validateCommand, compareCommand, abCommand, mergeCommand, reportCommand, hopCommand, recordCommand, traceImportCommand, traceShowCommand, type RunCommandOptions } from './commands/index.js';
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
@@ -58,7 +49,7 @@ function program(): Command {
     .option('--dashboard-expose', 'allow --dashboard on a host other than loopback (the page has no authentication)')
     .option('--no-preflight', 'skip the test chat request (and model check) before the agents start')
     .option('--replay <trace>', 'replay a recorded trace (roundload record) instead of generating conversations (sets replay.file)')
-    .action(async (file: string, opts) => {
+    .action(async (file: string, opts: RunCommandOptions) => {
       process.exitCode = await runCommand(file, opts, process.argv.slice(2));
     });
 

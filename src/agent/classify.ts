@@ -43,6 +43,7 @@ function chain(error: unknown): { code: string | null; name: string; message: st
   let e: unknown = error;
   for (let depth = 0; depth < 8 && e !== undefined && e !== null; depth += 1) {
     const obj = e as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown };
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a thrown non-Error is described as String() describes it
     out.push({ code: typeof obj.code === 'string' ? obj.code : null, name: typeof obj.name === 'string' ? obj.name : '', message: typeof obj.message === 'string' ? obj.message : String(e) });
     e = obj.cause;
   }

@@ -2,7 +2,7 @@
 // the next round. Messages only append, so each is serialised once and the body is a join.
 import type { Workload, ToolSpec } from '../config/index.js';
 import type { AssembledMessage } from '../stream/index.js';
-import { Rng } from './rng.js';
+import { Rng } from '../util/index.js';
 import { filler } from './text.js';
 import type { EncodedBody } from './round.js';
 import { DEFAULT_TOOLS, toolResult, toolsPayload } from './tools.js';

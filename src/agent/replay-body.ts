@@ -4,7 +4,7 @@
 // is the recorded one (`--content`) or synthetic text of its recorded length — the same text wherever the
 // hashes are equal, so prefixes shared across conversations stay shared.
 import type { AssembledMessage } from '../stream/index.js';
-import { Rng } from './rng.js';
+import { Rng } from '../util/index.js';
 
 /** The shapes this module reads from a trace (see src/trace/types.ts, the file format). */
 export interface ShapeMessage {
@@ -131,6 +131,7 @@ export class ReplayBodies {
           answer = 'live';
         } else {
           message = this.#recordedAssistant(m);
+          // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a recorded call id is sent back as String() prints it, whatever the trace held
           callIds = Array.isArray(message.tool_calls) ? message.tool_calls.map((c) => String((c as { id?: unknown }).id ?? '')) : [];
           if (prefix && i === prev.length && this.#answer !== null) answer = 'substituted';
         }

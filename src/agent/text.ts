@@ -1,6 +1,6 @@
 // Seeded filler text sized in tokens (about 4 characters per token, the engine's and most tokenizers' rule
 // of thumb), looking like what agents exchange: code, paths, logs.
-import type { Rng } from './rng.js';
+import type { Rng } from '../util/index.js';
 
 const WORDS = [
   'the', 'function', 'returns', 'a', 'value', 'when', 'config', 'is', 'loaded', 'from', 'disk', 'and', 'cache',

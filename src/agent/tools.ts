@@ -1,7 +1,7 @@
 // The tools agents offer the model, and the synthetic results they "run" to, sized to grow per round.
 import type { ToolSpec } from '../config/index.js';
 import { filler } from './text.js';
-import type { Rng } from './rng.js';
+import type { Rng } from '../util/index.js';
 
 /** Read a file, run a command, search code: the bread and butter of coding agents. */
 export const DEFAULT_TOOLS: readonly ToolSpec[] = [

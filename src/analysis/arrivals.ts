@@ -5,6 +5,7 @@
 import { LatencyHistogram, type Percentiles } from '../metrics/index.js';
 import type { ArrivalsEndEvent, ConversationEndEvent, ConversationStartEvent, PhaseEvent, PhaseLoad } from '../types/index.js';
 import { pct } from './windows.js';
+import { round3 } from '../util/index.js';
 
 /** Arrival figures of one stage (summary.json `phases[].arrivals`). */
 export interface PhaseArrivals {
@@ -303,8 +304,4 @@ export class ArrivalStats {
 function stageEndMs(s: StageAcc, next: StageAcc | undefined): number | null {
   if (s.load !== null) return s.startMs + s.load.length_ms;
   return next?.startMs ?? null;
-}
-
-function round3(v: number): number {
-  return Math.round(v * 1000) / 1000;
 }

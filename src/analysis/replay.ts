@@ -1,6 +1,7 @@
 // A replay against its recording, round by round: prompt tokens, TTFT, e2e, errors and hangs, recorded vs
 // replayed, plus how answers were used and whether sockets were reused as recorded. Pure: records in, figures out.
 import type { RequestRecord } from '../types/index.js';
+import { round1 } from '../util/index.js';
 
 /** What the comparison needs of one recorded request. */
 export interface RecordedRequest {
@@ -159,8 +160,4 @@ export class ReplayComparison {
       }),
     };
   }
-}
-
-function round1(v: number): number {
-  return Math.round(v * 10) / 10;
 }

@@ -11,6 +11,7 @@ import { evaluateThresholds, DEFAULT_THRESHOLDS, type ThresholdLimits } from './
 import { ClientActivity, GaugeStore, judgeGauges, scrapeTargets } from '../monitor/index.js';
 import { WARNING_CLASSES } from '../agent/index.js';
 import type { ReplaySummary } from './replay.js';
+import { round3 } from '../util/index.js';
 
 export interface RoundSummary {
   round: number;
@@ -752,8 +753,4 @@ export class SummaryBuilder {
 
 function mean(sum: number, n: number): number {
   return n === 0 ? 0 : round3(sum / n);
-}
-
-function round3(v: number): number {
-  return Math.round(v * 1000) / 1000;
 }

@@ -3,6 +3,7 @@
 // long stream counts in every window it produced tokens in, not just the one it ended in.
 // `window_s: auto` picks the window from the run's planned length, or re-bins 1 s windows at the end.
 import { parseDurationMs } from '../config/index.js';
+import { round3 } from '../util/index.js';
 
 export interface WindowFigures {
   phase: string;
@@ -306,8 +307,4 @@ export function pct(values: number[], p: number): number | null {
   if (values.length === 0) return null;
   const sorted = [...values].sort((a, b) => a - b);
   return round3(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);
-}
-
-function round3(v: number): number {
-  return Math.round(v * 1000) / 1000;
 }

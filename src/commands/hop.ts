@@ -21,15 +21,21 @@ export function parseListen(listen: string): { host: string; port: number } {
   return { host: m[1] ?? m[2] ?? '127.0.0.1', port };
 }
 
-export async function hopCommand(opts: HopCommandOptions): Promise<void> {
-  const { host, port } = parseListen(opts.listen);
+/** `--upstream`: an http:// or https:// URL. @throws UsageError otherwise. */
+export function parseUpstream(value: string): URL {
   let upstream: URL;
   try {
-    upstream = new URL(opts.upstream);
+    upstream = new URL(value);
   } catch {
-    throw new UsageError(`--upstream must be an http:// or https:// URL, got "${opts.upstream}"`);
+    throw new UsageError(`--upstream must be an http:// or https:// URL, got "${value}"`);
   }
-  if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:') throw new UsageError(`--upstream must be an http:// or https:// URL, got "${opts.upstream}"`);
+  if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:') throw new UsageError(`--upstream must be an http:// or https:// URL, got "${value}"`);
+  return upstream;
+}
+
+export async function hopCommand(opts: HopCommandOptions): Promise<void> {
+  const { host, port } = parseListen(opts.listen);
+  const upstream = parseUpstream(opts.upstream);
   const faults = opts.fault.map(parseFaultSpec);
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const hop = await startHop({

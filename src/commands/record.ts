@@ -3,7 +3,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { startRecorder } from '../trace/index.js';
 import { UsageError } from '../errors.js';
-import { parseListen } from './hop.js';
+import { parseListen, parseUpstream } from './hop.js';
 
 export interface RecordCommandOptions {
   upstream: string;
@@ -24,13 +24,7 @@ export interface RecordCommandOptions {
 /** Runs until a signal; resolves once the trace is closed. `stop` (tests) ends it like a signal. */
 export async function recordCommand(opts: RecordCommandOptions, stop?: AbortSignal): Promise<void> {
   const { host, port } = parseListen(opts.listen);
-  let upstream: URL;
-  try {
-    upstream = new URL(opts.upstream);
-  } catch {
-    throw new UsageError(`--upstream must be an http:// or https:// URL, got "${opts.upstream}"`);
-  }
-  if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:') throw new UsageError(`--upstream must be an http:// or https:// URL, got "${opts.upstream}"`);
+  const upstream = parseUpstream(opts.upstream);
   if (existsSync(opts.out) && statSync(opts.out).size > 0) throw new UsageError(`--out ${opts.out} already holds a trace; record to a new file (a trace is one recording)`);
   if (opts.sessionHeader !== undefined && !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(opts.sessionHeader)) throw new UsageError(`--session-header must be an HTTP header name, got "${opts.sessionHeader}"`);
   let upstreamCa: string | null = null;

@@ -145,7 +145,7 @@ export async function runAb(options: AbOptions): Promise<AbResult> {
     if (i > 0 && plan.pauseMs > 0) await sleep(plan.pauseMs, undefined, options.signal === undefined ? {} : { signal: options.signal }).catch(() => {});
     log(`ab: run ${run.seq}/${runs.length}: arm ${arm.name}, repeat ${run.repeat}`);
     const env = { ROUNDLOAD_ARM: arm.name, ROUNDLOAD_REPEAT: String(run.repeat), ROUNDLOAD_RUN_DIR: run.dir };
-    let failure: unknown = null;
+    let failure: Error | null = null;
     try {
       if (arm.setup !== null) await command(arm, 'setup', arm.setup, plan.commandTimeoutMs, env, log);
       if (arm.health !== null) {
@@ -170,19 +170,19 @@ export async function runAb(options: AbOptions): Promise<AbResult> {
       log(`ab: arm ${arm.name} r${run.repeat}: ${result.status}, ${t.requests} requests (${t.errors} errors, ${t.hangs} hangs), ${rate}`);
       if (result.status === 'interrupted') status = 'interrupted';
     } catch (error) {
-      failure = error;
+      failure = error instanceof Error ? error : new Error(String(error));
     }
     // Teardown runs whatever happened, so the next arm starts from a clean server.
     if (arm.teardown !== null) {
       await command(arm, 'teardown', arm.teardown, plan.commandTimeoutMs, env, log).catch((error: unknown) => {
-        if (failure === null) failure = error;
+        if (failure === null) failure = error instanceof Error ? error : new Error(String(error));
         else log(`ab: arm ${arm.name} teardown failed too: ${error instanceof Error ? error.message : String(error)}`);
       });
     }
     if (failure !== null) {
       if (run.status === 'not run') run.status = 'failed';
       writeJsonAtomic(join(dir, 'ab.json'), manifest('failed'));
-      log(`ab: stopped at run ${run.seq}: ${failure instanceof Error ? failure.message : String(failure)}`);
+      log(`ab: stopped at run ${run.seq}: ${failure.message}`);
       throw failure;
     }
     writeJsonAtomic(join(dir, 'ab.json'), manifest('running'));

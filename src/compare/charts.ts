@@ -6,6 +6,7 @@ import type { ChartSeries, ChartSpec, ForestSpec } from '../report/index.js';
 import { BIN_COUNT, pooledQuantile, type Bins } from './bins.js';
 import type { Arm, Comparison, FigureRow, PhaseComparison } from './compare.js';
 import type { RunWindow } from './load.js';
+import { round3 } from '../util/index.js';
 
 /** The two arms a comparison was made of. */
 export interface ArmPair {
@@ -30,10 +31,6 @@ const KINDS = [
 
 function slug(text: string): string {
   return text.replace(/[^A-Za-z0-9_.-]+/g, '_');
-}
-
-function r3(v: number): number {
-  return Math.round(v * 1000) / 1000;
 }
 
 /** One forest plot per kind of delta (relative in %, absolute in points): axes never mix units. */
@@ -65,11 +62,11 @@ interface Figure {
 const scratch = new Float64Array(BIN_COUNT);
 const p50 = (pick: (w: RunWindow) => Bins) => (w: RunWindow) => {
   const v = pooledQuantile([pick(w)], 0.5, scratch);
-  return Number.isFinite(v) ? r3(v) : null;
+  return Number.isFinite(v) ? round3(v) : null;
 };
 
 const SERIES_FIGURES: readonly Figure[] = [
-  { id: 'tokens', title: 'Decode tokens/s per window', y_label: 'output tokens/s', value: (w) => r3(w.tokensPerS) },
+  { id: 'tokens', title: 'Decode tokens/s per window', y_label: 'output tokens/s', value: (w) => round3(w.tokensPerS) },
   { id: 'ttft', title: 'TTFT p50 per window', y_label: 'ms', value: p50((w) => w.ttft) },
   { id: 'e2e', title: 'End-to-end p50 per window', y_label: 'ms', value: p50((w) => w.e2e) },
 ];
@@ -89,7 +86,7 @@ export function armSeries(pair: ArmPair, phase: string, index: number, steady: {
   }
   if (lines.length === 0) return [];
   // Window ends relative to the phase's first window in that run: runs and arms line up from their start.
-  const ends = (l: (typeof lines)[number]) => l.windows.map((w) => r3(w.endS - l.windows[0]!.startS));
+  const ends = (l: (typeof lines)[number]) => l.windows.map((w) => round3(w.endS - l.windows[0]!.startS));
   const x = [...new Set(lines.flatMap(ends))].sort((p, q) => p - q);
   const at = new Map(x.map((v, i) => [v, i]));
   const out: ChartSpec[] = [];

@@ -7,6 +7,7 @@ import { BIN_COUNT, pooledQuantile, type Bins } from './bins.js';
 import { identityDifferences } from './identity.js';
 import type { RunData, RunWindow } from './load.js';
 import { bootstrapDelta, mean, MAX_INTERVAL_WIDTH, tooWide, verdictOf, type ArmSeries, type BetterWhen, type DeltaKind, type Verdict } from './stats.js';
+import { round3 } from '../util/index.js';
 
 export interface Arm {
   name: string;
@@ -151,12 +152,9 @@ const SPECS: readonly Spec[] = [
 ];
 
 function finite(v: number): number | null {
-  return Number.isFinite(v) ? round(v) : null;
+  return Number.isFinite(v) ? round3(v) : null;
 }
 
-function round(v: number): number {
-  return Math.round(v * 1000) / 1000;
-}
 
 function seriesOf(arm: Arm, phase: string, which: 'steady' | 'all'): RunWindow[][] {
   return arm.runs.map((run) => (run.phases.get(phase)?.windows ?? []).filter((w) => which === 'all' || w.steady)).filter((s) => s.length > 0);

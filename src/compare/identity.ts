@@ -2,6 +2,7 @@
 // run.json minus what may differ between arms of an A/B (the engine under test, where it is, labels,
 // pass/fail limits, how results and the monitor are written). Everything that shapes the load stays.
 import { createHash } from 'node:crypto';
+import { isObject } from '../util/index.js';
 
 /** Top-level workload keys left out of the identity. */
 export const IGNORED_KEYS = ['name', 'labels', 'engine', 'thresholds', 'results', 'client_metrics', 'monitor'] as const;
@@ -9,10 +10,6 @@ export const IGNORED_KEYS = ['name', 'labels', 'engine', 'thresholds', 'results'
  * reached, not the load). `extra_body` changes what is asked (thinking on or off, reasoning effort); it counts
  * only when set, so runs from before it existed keep their identity. */
 const TARGET_KEPT = ['model', 'extra_body'] as const;
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** The part of a resolved workload that defines the load. */
 export function workloadIdentity(workload: unknown): Record<string, unknown> {

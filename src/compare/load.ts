@@ -3,12 +3,13 @@
 // requests.jsonl, warm-up requests left out). Streams requests.jsonl, so a long run costs bins, not records.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { readJsonl, RESULT_FILES, fsFailure, toResultsError } from '../results/index.js';
+import { readJsonlFile, RESULT_FILES, fsFailure, toResultsError } from '../results/index.js';
 import type { Summary, WindowFigures } from '../analysis/index.js';
 import type { RequestRecord } from '../types/index.js';
 import { NotARunError } from '../errors.js';
 import { Bins } from './bins.js';
 import { workloadHash } from './identity.js';
+import { isObject } from '../util/index.js';
 
 export interface RunWindow {
   startS: number;
@@ -63,10 +64,6 @@ function readJson(path: string, what: string, dir: string): unknown {
     const why = existsSync(path) ? 'it is not valid JSON' : 'it is missing';
     throw new NotARunError(`cannot compare ${dir}: ${what} ${why}${what === RESULT_FILES.summary ? ` (rebuild it with \`roundload report ${dir}\`)` : ''}`, { context: { dir, file: path }, cause });
   }
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Summaries written before windows said whether they are steady: every window but each phase's first and last. */
@@ -124,7 +121,7 @@ export async function loadRun(dirArg: string): Promise<RunData> {
   for (const phase of phases.values()) phase.windows.sort((a, b) => a.startS - b.startS);
 
   const windowMs = windowS * 1000;
-  const read = await readJsonl(join(dir, RESULT_FILES.requests), (value) => {
+  const read = await readJsonlFile(join(dir, RESULT_FILES.requests), isObject, (value) => {
     const r = value as Partial<RequestRecord>;
     if (r.status !== 'ok' || r.warmup === true || typeof r.phase !== 'string' || typeof r.run_ms !== 'number' || typeof r.e2e_ms !== 'number') return;
     // By send time, not end time: in a window of a short phase only the short requests would have ended, so
@@ -149,6 +146,6 @@ export async function loadRun(dirArg: string): Promise<RunData> {
     hash: workloadHash(workload),
     windowS,
     phases,
-    badLines: read.bad.length,
+    badLines: read.skipped.length,
   };
 }

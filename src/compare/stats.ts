@@ -16,17 +16,12 @@
 // throughput, so they stay positive). In simulation (AR(1) windows, lag-1 autocorrelation 0 to 0.6, 8 to
 // 40 windows per arm) A/A intervals then hold 0 in 92-99% of cases at the nominal 95% (exact t); without it, 68-93%.
 import studentTQuantile from '@stdlib/stats-base-dists-t-quantile';
-import { Mulberry32 } from '../util/index.js';
+import { Rng, round3 } from '../util/index.js';
 
-/** mulberry32: a small, fast, seeded PRNG (plenty for resampling; not for anything secret). */
-export class SeededRandom extends Mulberry32 {
+/** The resampling generator: util's Rng, seeded from the comparison's `seed`. */
+export class SeededRandom extends Rng {
   constructor(seed: number) {
     super(Math.trunc(seed) ^ 0x9e3779b9);
-  }
-
-  /** An integer in [0, n). */
-  int(n: number): number {
-    return Math.floor(this.next() * n);
   }
 }
 
@@ -152,7 +147,7 @@ function blocksOf<W>(arm: ArmSeries<W>, len: number): { flat: W[]; starts: numbe
 function resampleArm<W>(b: { flat: W[]; starts: number[]; n: number }, len: number, rng: SeededRandom, seriesEnd: Int32Array): W[] {
   const out: W[] = [];
   while (out.length < b.n) {
-    const start = b.starts[rng.int(b.starts.length)]!;
+    const start = b.starts[rng.below(b.starts.length)]!;
     const end = Math.min(start + len, seriesEnd[start]!);
     for (let i = start; i < end && out.length < b.n; i += 1) out.push(b.flat[i]!);
   }
@@ -310,8 +305,4 @@ export function verdictOf(estimate: Pick<DeltaEstimate, 'low' | 'high'>, betterW
 export function tooWide(estimate: Pick<DeltaEstimate, 'low' | 'high'>, kind: DeltaKind): boolean {
   const { low, high } = estimate;
   return Number.isFinite(low) && Number.isFinite(high) && low <= 0 && high >= 0 && high - low > MAX_INTERVAL_WIDTH[kind];
-}
-
-function round3(v: number): number {
-  return Math.round(v * 1000) / 1000;
 }

@@ -3,7 +3,8 @@
 // located as file:line:col, an arm's `set` problems at that `set` entry.
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
-import { WorkloadError, type WorkloadIssue } from '../errors.js';
+import { UsageError, WorkloadError, type WorkloadIssue } from '../errors.js';
+import { fsReason } from '../util/index.js';
 import { checkBounds, refineIssues } from './bounds.js';
 import { locate } from './locate.js';
 import { nameFromFile, parseYaml, readConfigFile, validateYaml, workloadFromYaml, type ParsedYaml } from './load.js';
@@ -64,7 +65,6 @@ export const abFileSchema = z.strictObject({
   const { workload: _workload, ...rest } = ab;
   checkBounds(rest, refineIssues(ctx));
 });
-export type AbFile = z.output<typeof abFileSchema>;
 export type AbArmSpec = z.output<typeof abArmSchema>;
 
 /** An arm, resolved: its spec and the workload its runs use (base + `set` + labels). */
@@ -112,7 +112,7 @@ export async function parseAbFile(text: string, file: string, readWorkload: (pat
     } catch (cause) {
       if (cause instanceof WorkloadError) throw cause;
       const { line, col } = locate(parsed.doc, parsed.lineCounter, ['workload']);
-      throw new WorkloadError([{ where: `${file}:${line}:${col}`, field: 'workload', message: `cannot read the workload file ${workloadFile}: ${cause instanceof Error ? cause.message : String(cause)}` }], { file, what: 'ab file', cause });
+      throw new WorkloadError([{ where: `${file}:${line}:${col}`, field: 'workload', message: `cannot read the workload file ${workloadFile}: ${readReason(cause)}` }], { file, what: 'ab file', cause });
     }
     const workloadParsed = parseYaml(workloadText, workloadFile);
     base = { raw: workloadParsed.value, parsed: workloadParsed, file: workloadFile, at: [], name: nameFromFile(workloadFile) };
@@ -137,4 +137,9 @@ export async function parseAbFile(text: string, file: string, readWorkload: (pat
 /** Reads and validates an ab file. @throws UsageError when it cannot be read; WorkloadError when it is wrong. */
 export async function loadAbFile(file: string): Promise<AbPlan> {
   return parseAbFile(await readConfigFile(file, 'ab'), file);
+}
+
+/** Why the base workload could not be read: the reason readConfigFile gave, or util's fsReason of the error. */
+function readReason(cause: unknown): string {
+  return cause instanceof UsageError && typeof cause.context['reason'] === 'string' ? cause.context['reason'] : fsReason(cause);
 }

@@ -2,24 +2,21 @@
 // validated by the workload schema itself so every problem is located `file:line:col` like a workload's.
 import { readFile } from 'node:fs/promises';
 import { LineCounter, parseDocument } from 'yaml';
-import { UsageError, WorkloadError, type WorkloadIssue } from '../errors.js';
+import { WorkloadError, type WorkloadIssue } from '../errors.js';
 import { explainIssues } from './issues.js';
 import { locate, positionOf } from './locate.js';
 import { workloadSchema } from './schema.js';
+import { configReadError } from './load.js';
+import { isObject } from '../util/index.js';
 import type { EngineSettings } from './engine-settings.js';
 import type { EngineFault } from './engine-faults.js';
 
-function isMapping(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 async function readText(file: string, what: string): Promise<string> {
   try {
     return await readFile(file, 'utf8');
   } catch (cause) {
-    const code = cause instanceof Error && 'code' in cause ? cause.code : undefined;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : cause instanceof Error ? cause.message : String(cause);
-    throw new UsageError(`cannot read ${what} file ${file}: ${why}`, { context: { file }, cause });
+    throw configReadError(file, what, cause);
   }
 }
 
@@ -62,7 +59,7 @@ function validateMounted(text: string, file: string, mount: (raw: unknown) => { 
  */
 export async function loadEngineSettings(file: string): Promise<EngineSettings> {
   const text = await readText(file, 'engine settings');
-  const workload = validateMounted(text, file, (raw) => (isMapping(raw) && 'engine' in raw ? { input: raw, prefix: 0 } : { input: { engine: raw }, prefix: 1 }));
+  const workload = validateMounted(text, file, (raw) => (isObject(raw) && 'engine' in raw ? { input: raw, prefix: 0 } : { input: { engine: raw }, prefix: 1 }));
   return workload.engine;
 }
 
@@ -75,8 +72,8 @@ export async function loadEngineFaults(file: string): Promise<EngineFault[]> {
   const text = await readText(file, 'engine faults');
   const workload = validateMounted(text, file, (raw) => {
     if (Array.isArray(raw)) return { input: { engine: { faults: raw } }, prefix: 2 };
-    if (isMapping(raw) && 'engine' in raw) return { input: raw, prefix: 0 };
-    if (isMapping(raw) && 'faults' in raw) return { input: { engine: raw }, prefix: 1 };
+    if (isObject(raw) && 'engine' in raw) return { input: raw, prefix: 0 };
+    if (isObject(raw) && 'faults' in raw) return { input: { engine: raw }, prefix: 1 };
     return { input: { engine: { faults: raw } }, prefix: 2 };
   });
   return [...workload.engine.faults];

@@ -6,19 +6,14 @@ export { parseDurationMs } from './duration.js';
 export { redactWorkload, workloadSecrets } from './redact.js';
 export {
   workloadSchema,
-  targetSchema,
-  agentsSchema,
-  conversationSchema,
-  watchdogSchema,
 } from './schema.js';
 export { engineSchema, type EngineSettings } from './engine-settings.js';
-export type { Workload, WorkloadInput, ToolSpec } from './schema.js';
-export { thresholdsSchema, resultsSchema, clientMetricsSchema, type Thresholds } from './schema.js';
-export { hopFaultSchema, viaSchema, type HopFault, type Via } from './schema.js';
-export { engineFaultSchema, PD_FAULT_KINDS, type EngineFault, type EngineFaultKind } from './engine-faults.js';
+export type { Workload, ToolSpec } from './schema.js';
+export { thresholdsSchema } from './schema.js';
+export { hopFaultSchema, type HopFault } from './schema.js';
+export { type EngineFault, type EngineFaultKind } from './engine-faults.js';
 export type { HangPolicy } from './schema.js';
 export { loadEngineSettings, loadEngineFaults } from './engine-file.js';
-export { monitorSchema, gaugeFaultSchema, DEFAULT_MONITOR_GAUGES, DEFAULT_MONITOR_COUNTERS, type MonitorSettings, type ProbeSpec, type GaugeFault } from './monitor.js';
-export { loadAbFile, parseAbFile, abFileSchema, abArmSchema, type AbPlan, type AbArm, type AbFile } from './ab-file.js';
-export { parseYaml, validateYaml, workloadFromYaml, type ParsedYaml } from './load.js';
-export { sweepSchema, replaySchema, arrivalSchema, stageSchema, type ReplaySettings, type ArrivalSettings, type StageSettings } from './schema.js';
+export { DEFAULT_MONITOR_GAUGES, DEFAULT_MONITOR_COUNTERS, type MonitorSettings } from './monitor.js';
+export { loadAbFile, parseAbFile, type AbPlan, type AbArm } from './ab-file.js';
+export { arrivalSchema, type ReplaySettings, type ArrivalSettings } from './schema.js';

@@ -9,6 +9,7 @@ import { explainIssues, type ExplainedIssue } from './issues.js';
 import { existsInDocument, locate, positionOf } from './locate.js';
 import { applyOverrides, type AppliedOverride, type Overrides } from './overrides.js';
 import { workloadSchema, type Workload } from './schema.js';
+import { fsReason } from '../util/index.js';
 
 const NAME_FALLBACK = 'workload';
 
@@ -178,6 +179,13 @@ export async function loadWorkload(file: string, overrides: Overrides = {}): Pro
   return parseWorkload(await readConfigFile(file, 'workload'), file, overrides);
 }
 
+/** A config file that cannot be read, as ERR_USAGE: `cannot read <what> file <file>: <why>` (the OS reason in
+ * words, util's fsReason); `context.reason` keeps the why alone for callers that say the rest themselves. */
+export function configReadError(file: string, what: string, cause: unknown): UsageError {
+  const reason = fsReason(cause);
+  return new UsageError(`cannot read ${what} file ${file}: ${reason}`, { context: { file, reason }, cause });
+}
+
 /** Largest workload or ab file read: anything bigger is refused before it is parsed. */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
 
@@ -203,9 +211,7 @@ export async function readConfigFile(file: string, what: string): Promise<string
     return buffer.toString('utf8', 0, size);
   } catch (cause) {
     if (cause instanceof WorkloadError) throw cause;
-    const code = cause instanceof Error && 'code' in cause ? cause.code : undefined;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : cause instanceof Error ? cause.message : String(cause);
-    throw new UsageError(`cannot read ${what} file ${file}: ${why}`, { context: { file }, cause });
+    throw configReadError(file, what, cause);
   } finally {
     await handle?.close();
   }

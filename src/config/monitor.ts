@@ -85,7 +85,6 @@ const probeSchema = z.strictObject({
   /** Killed (its whole process group) after this long. @default 10 */
   timeout_s: z.number().positive().max(3600).default(10),
 });
-export type ProbeSpec = z.output<typeof probeSchema>;
 
 /** Burst sampling: dense scrapes right after a hang (or a slow request), then back to `interval_ms`. */
 const burstSchema = z.strictObject({
@@ -162,4 +161,3 @@ export const gaugeFaultSchema = z.discriminatedUnion('kind', [
     if (f.dip_ms >= f.period_s * 1000) ctx.addIssue({ code: 'custom', path: ['dip_ms'], message: `must be shorter than period_s (${f.period_s} s)` });
   }),
 ]);
-export type GaugeFault = z.output<typeof gaugeFaultSchema>;

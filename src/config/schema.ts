@@ -9,7 +9,7 @@ import { checkBounds, largestContextTokens, refineIssues, MAX_DURATION_MS, MAX_T
 import { closest } from './suggest.js';
 import { WARNING_CLASS_NAMES } from '../types/index.js';
 
-export { engineSchema, type EngineSettings } from './engine-settings.js';
+export { engineSchema } from './engine-settings.js';
 
 const int = () => z.number().int();
 const nonNegative = () => z.number().min(0);
@@ -87,7 +87,6 @@ export const viaSchema = z.discriminatedUnion('kind', [
     url: httpUrl(),
   }),
 ]);
-export type Via = z.output<typeof viaSchema>;
 
 /** Request-body fields roundload sets itself, and where a workload sets them instead: `target.extra_body`
  * may not name them. */
@@ -223,7 +222,6 @@ export const stageSchema = z.strictObject({
   /** Agents running in this stage (closed loop, like `agents.count`). 0: a pause. */
   count: int().min(0).max(100_000).optional(),
 });
-export type StageSettings = z.output<typeof stageSchema>;
 
 /** The agent workers. */
 export const agentsSchema = z.strictObject({
@@ -375,7 +373,6 @@ export const thresholdsSchema = z.strictObject({
    * night fails even when the night's totals pass. @default false */
   per_window: z.boolean().default(false),
 });
-export type Thresholds = z.output<typeof thresholdsSchema>;
 
 /** The client's own Prometheus endpoint (requests in flight, completed, hangs, errors, latencies). */
 export const clientMetricsSchema = z.strictObject({
@@ -562,7 +559,5 @@ export const workloadSchema = z
     }
   });
 
-/** A workload as written (every field optional). */
-export type WorkloadInput = z.input<typeof workloadSchema>;
 /** A workload with every default filled in; never mutated after validation. */
 export type Workload = z.output<typeof workloadSchema> & { name: string };

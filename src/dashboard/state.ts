@@ -6,6 +6,7 @@ import { keyGaugeValues, isCounter, baseName, ClientActivity, GaugeStore, judgeG
 import { LatencyHistogram } from '../metrics/index.js';
 import type { ChartSeries, ChartSpec } from '../report/index.js';
 import type { GaugeVerdict, HangEvent, RequestRecord, RunEvent } from '../types/index.js';
+import { round3 } from '../util/index.js';
 
 /** Most points a live series carries; past it, neighbouring buckets merge (the bucket width doubles). */
 export const MAX_LIVE_POINTS = 300;
@@ -137,10 +138,6 @@ interface Flow {
 interface GaugePoint {
   /** Latest values in the bucket, by series name. */
   values: Map<string, number>;
-}
-
-function r3(v: number): number {
-  return Math.round(v * 1000) / 1000;
 }
 
 function seriesName(name: string, labels: Record<string, string>): string {
@@ -281,7 +278,7 @@ export class DashboardState {
     this.#hangs += 1;
     const r = e.record;
     const row: LiveHang = {
-      run_s: r3(e.run_ms / 1000),
+      run_s: round3(e.run_ms / 1000),
       agent: r.agent,
       conversation: r.conversation,
       round: r.round,
@@ -344,8 +341,8 @@ export class DashboardState {
       name: this.#plan.name,
       target: this.#plan.target,
       status,
-      elapsed_s: r3(runMs / 1000),
-      remaining_s: this.#plan.plannedMs === null ? null : r3(Math.max(0, this.#plan.plannedMs - runMs) / 1000),
+      elapsed_s: round3(runMs / 1000),
+      remaining_s: this.#plan.plannedMs === null ? null : round3(Math.max(0, this.#plan.plannedMs - runMs) / 1000),
       progress: {
         done: this.#done,
         planned: this.#plan.plannedRequests,
@@ -353,18 +350,18 @@ export class DashboardState {
         errors: this.#errors,
         hangs: Math.max(this.#hangs, this.#hangRecords),
         in_flight: this.#inFlight.size,
-        oldest_in_flight_s: oldest.done === true ? null : r3(Math.max(0, runMs - oldest.value) / 1000),
-        requests_per_s: r3(reqs / spanS),
-        output_tokens_per_s: r3(tokens / spanS),
-        ttft_p50_ms: this.#ttft.count === 0 ? null : r3(this.#ttft.percentileMs(50)),
-        ttft_p99_ms: this.#ttft.count === 0 ? null : r3(this.#ttft.percentileMs(99)),
+        oldest_in_flight_s: oldest.done === true ? null : round3(Math.max(0, runMs - oldest.value) / 1000),
+        requests_per_s: round3(reqs / spanS),
+        output_tokens_per_s: round3(tokens / spanS),
+        ttft_p50_ms: this.#ttft.count === 0 ? null : round3(this.#ttft.percentileMs(50)),
+        ttft_p99_ms: this.#ttft.count === 0 ? null : round3(this.#ttft.percentileMs(99)),
         errors_by_class: { ...this.#errorsByClass },
       },
       targets: [...this.#gauges.entries()].map(([target, t]) => ({
         target,
         ok: t.last.ok,
         last_error: t.last.error,
-        age_s: Number.isFinite(t.last.runMs) ? r3(Math.max(0, runMs - t.last.runMs) / 1000) : null,
+        age_s: Number.isFinite(t.last.runMs) ? round3(Math.max(0, runMs - t.last.runMs) / 1000) : null,
         key: t.last.key,
         verdicts: verdicts
           .filter((v) => v.target === target)
@@ -382,7 +379,7 @@ export class DashboardState {
     if (rounds.length === 0) return [];
     const pct = (pick: 'ttft' | 'e2e', p: number) => rounds.map((n) => {
       const h = this.#rounds.get(n)![pick];
-      return h.count === 0 ? null : r3(h.percentileMs(p));
+      return h.count === 0 ? null : round3(h.percentileMs(p));
     });
     const markers = rounds.filter((n) => this.#rounds.get(n)!.hangs > 0).map((n) => ({ x: n, label: `${this.#rounds.get(n)!.hangs} hung` }));
     const spec = (id: string, title: string, key: 'ttft' | 'e2e'): ChartSpec => ({
@@ -424,11 +421,11 @@ export class DashboardState {
       const start = i * w;
       const end = this.#ended && i === last && runMs < start + w ? Math.max(start + 1, runMs) : start + w;
       const lenS = (end - start) / 1000;
-      if (end < start + w) partial = { from_x: r3(start / 1000), to_x: r3(end / 1000), covered_s: r3(lenS), window_s: r3(w / 1000) };
-      x.push(r3(end / 1000));
-      tokens.push(r3(f.tokens / lenS));
-      reqs.push(r3(f.requests / lenS));
-      failed.push(r3(f.failed / lenS));
+      if (end < start + w) partial = { from_x: round3(start / 1000), to_x: round3(end / 1000), covered_s: round3(lenS), window_s: round3(w / 1000) };
+      x.push(round3(end / 1000));
+      tokens.push(round3(f.tokens / lenS));
+      reqs.push(round3(f.requests / lenS));
+      failed.push(round3(f.failed / lenS));
     }
     if (x.length === 0) return null;
     return {
@@ -445,7 +442,7 @@ export class DashboardState {
         { label: 'errors + hangs/s', values: failed, scale: 'y2' },
       ],
       markers: this.#hangList.map((h) => ({ x: h.run_s, label: `hang a${h.agent} r${h.round}` })),
-      note: `per ${r3(w / 1000)} s, by request end`,
+      note: `per ${round3(w / 1000)} s, by request end`,
       partial,
     };
   }
@@ -459,7 +456,7 @@ export class DashboardState {
       const entries = t.buckets.entries();
       if (entries.length === 0 || t.names.length === 0) continue;
       const w = t.buckets.widthMs;
-      const x = entries.map(([i]) => r3(((i + 1) * w) / 1000));
+      const x = entries.map(([i]) => round3(((i + 1) * w) / 1000));
       const id = target.replace(/[^A-Za-z0-9_.-]+/g, '_');
       const groups: [string, string, string[]][] = [
         ['', 'requests by state', t.names.filter((n) => t.keyNames.has(n))],

@@ -1,8 +1,8 @@
 // Seeded answers: for a request and the engine seed, the exact list of deltas the engine will stream (reasoning,
 // then content or tool calls), its finish reason, and the assistant message a client will echo back next round.
-import type { EngineSettings } from '../config/schema.js';
+import type { EngineSettings } from '../config/index.js';
 import type { ChatMessage, ChatRequest, ToolCall, ToolDef } from './protocol.js';
-import { hashHex, Rng } from './rng.js';
+import { EngineRng as Rng, hashHex } from './rng.js';
 
 /** One tool-call fragment as streamed: the first carries the id and the name; later ones append arguments. */
 export interface ToolCallDelta {

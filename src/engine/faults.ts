@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { EngineFault, EngineFaultKind } from '../config/index.js';
-import { hashHex, Rng } from './rng.js';
+import { EngineRng as Rng, hashHex } from './rng.js';
 import { chunk, errorBody } from './wire.js';
 
 /** What the chat handler writes a response through: a ServerResponse, or a faulted stream in front of one. */

@@ -104,7 +104,6 @@ export async function startEngine(opts: EngineOptions): Promise<EngineHandle> {
   const states: ServerState[] = [];
   const stoppers: (() => void)[] = [];
   let router: RouterServer | null = null;
-  let routerMetrics: RouterMetrics | null = null;
   let closing: Promise<void> | null = null;
   const close = (): Promise<void> =>
     (closing ??= (async () => {
@@ -130,7 +129,7 @@ export async function startEngine(opts: EngineOptions): Promise<EngineHandle> {
     const state = new ServerState(role, settings, modelName, log, kv);
     states.push(state);
     const worker: WorkerServer = createWorkerServer(state, entryFaults);
-    stoppers.push(worker.close);
+    stoppers.push(() => worker.close());
     servers.push(worker.server);
     const url = hostUrl(host, await listen(worker.server, port, host));
     sglangStartup(log, url);
@@ -148,7 +147,7 @@ export async function startEngine(opts: EngineOptions): Promise<EngineHandle> {
     const prefill = await startWorker('prefill', 'prefill', opts.prefillPort ?? 0, kv, null);
     const routerLog = logFor('router');
     logs.set('router', routerLog);
-    routerMetrics = new RouterMetrics();
+    const routerMetrics = new RouterMetrics();
     const prefillPort = Number(new URL(prefill.url).port);
     router = createRouterServer({ settings, log: routerLog, metrics: routerMetrics, faults, prefillUrl: prefill.url, decodeUrl: decode.url, bootstrapHost: host, bootstrapPort: prefillPort });
     servers.push(router.server);
@@ -165,8 +164,7 @@ export async function startEngine(opts: EngineOptions): Promise<EngineHandle> {
       { name: 'prefill', url: prefill.url, metricsUrl: `${prefill.url}/metrics`, logFile: logs.get('prefill')?.file ?? null },
       { name: 'decode', url: decode.url, metricsUrl: `${decode.url}/metrics`, logFile: logs.get('decode')?.file ?? null },
     ];
-    const metrics = routerMetrics;
-    return handle(routerUrl, infos, () => pdStats(prefill.state, decode.state, faults, metrics));
+    return handle(routerUrl, infos, () => pdStats(prefill.state, decode.state, faults, routerMetrics));
   } catch (error) {
     await close();
     throw error;

@@ -2,6 +2,7 @@
 // number, 5.0 an integer) reported in pydantic's words with type `Bad Request`, then SGLang's own checks
 // (`Messages cannot be empty.`, tool choice without tools, bad tool schemas, history arguments that are not
 // JSON…) with type `BadRequestError`. Both are 400s with SGLang's flat error body; the server answers them.
+import { isObject } from '../util/index.js';
 
 /** A tool call as it appears in the conversation history (and in the answers we generate). */
 export interface ToolCall {
@@ -93,6 +94,7 @@ function reprOf(value: unknown, depth: number): string {
   if (depth > 4) return '...';
   if (Array.isArray(value)) return `[${value.map((v) => reprOf(v, depth + 1)).join(', ')}]`;
   if (typeof value === 'object') return `{${Object.entries(value).map(([k, v]) => `'${k}': ${reprOf(v, depth + 1)}`).join(', ')}}`;
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- only scalars are left here (objects returned above)
   return String(value);
 }
 
@@ -104,10 +106,6 @@ function validationMessage(errors: readonly FieldError[]): string {
     return `{'type': '${e.type}', 'loc': ${loc}, 'msg': ${reprOf(e.msg, 0)}, 'input': ${pyRepr(e.input)}${ctx}}`;
   });
   return `[${items.join(', ')}]`;
-}
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Collects pydantic-style errors over one request body. */

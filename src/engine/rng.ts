@@ -1,6 +1,7 @@
-// Seeded randomness for the engine: a stable hash of strings and a small PRNG seeded from it, so the same
+// Seeded randomness for the engine: a stable hash of strings and a small generator seeded from it, so the same
 // seed and conversation always give the same answer (no Math.random anywhere in answer generation).
 import { createHash } from 'node:crypto';
+import { RandomDraws } from '../util/index.js';
 
 /** Hex SHA-1 of the parts joined with a separator that cannot appear in JSON text unescaped. */
 export function hashHex(...parts: readonly string[]): string {
@@ -12,16 +13,17 @@ export function hashHex(...parts: readonly string[]): string {
   return h.digest('hex');
 }
 
-/** Xorshift32 generator: fast and good enough for picking words; seeded from a hash, never from time. */
-export class Rng {
+/** The engine's generator: xorshift32 seeded from a hash, never from time. Kept (not util's mulberry32) so a
+ * seed gives the answers and fault picks it always gave; int/pick/hex are util's. */
+export class EngineRng extends RandomDraws {
   private state: number;
 
   constructor(seedHex: string) {
+    super();
     // A zero state would make xorshift emit zeros forever.
     this.state = Number.parseInt(seedHex.slice(0, 8), 16) >>> 0 || 0x9e3779b9;
   }
 
-  /** Uniform in [0, 1). */
   next(): number {
     let x = this.state;
     x ^= x << 13;
@@ -29,24 +31,5 @@ export class Rng {
     x ^= x << 5;
     this.state = x >>> 0;
     return this.state / 0x1_0000_0000;
-  }
-
-  /** Uniform integer in [min, max], both included. */
-  int(min: number, max: number): number {
-    return min + Math.floor(this.next() * (max - min + 1));
-  }
-
-  /** One element of a non-empty list. */
-  pick<T>(items: readonly T[]): T {
-    const item = items[Math.floor(this.next() * items.length)];
-    if (item === undefined) throw new RangeError('pick from an empty list');
-    return item;
-  }
-
-  /** `digits` lowercase hex characters. */
-  hex(digits: number): string {
-    let out = '';
-    while (out.length < digits) out += Math.floor(this.next() * 0x1_0000_0000).toString(16).padStart(8, '0');
-    return out.slice(0, digits);
   }
 }

@@ -12,6 +12,7 @@ import type { ServerLog } from './logs.js';
 import { HealthChecker, type WorkerHealth } from './router-health.js';
 import type { RouterMetrics } from './router-metrics.js';
 import { applyKeepAlive, FAULT_HEADER, readBody } from './worker.js';
+import { isObject } from '../util/index.js';
 
 const CHAT_ROUTE = '/v1/chat/completions';
 const TARGET = 'sgl_router::routers::http::pd_router';
@@ -38,10 +39,6 @@ export interface RouterServer {
   readonly health: HealthChecker;
   /** Stops health checks, the admission queue and upstream requests. */
   close(): void;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 const NO_SUBJECT: FaultSubject = { stream: false, messages: [] };

@@ -12,9 +12,10 @@ import type { Socket } from 'node:net';
 import type { HopFault } from '../config/index.js';
 import { ServerStartError, UsageError } from '../errors.js';
 import { makeCertificates } from './cert.js';
-import { seededUnit, type HopFaultKind } from './faults.js';
-import { SseCutter } from './sse-cut.js';
-import type { ConnectionClosed, ExchangeEnd, ExchangeStart, ExchangeTap } from './tap.js';
+import type { HopFaultKind } from './faults.js';
+import type { Conn, FaultTools, HopFaultModule } from './fault.js';
+import { faultModules } from './fault-set.js';
+import { guardTap, type ConnectionClosed, type ExchangeStart, type ExchangeTap, type TapGuard } from './tap.js';
 
 export interface HopOptions {
   /** Base URL requests are forwarded to (`http://` or `https://`), e.g. the engine or a router. */
@@ -91,28 +92,6 @@ export interface HopHandle {
   close(): Promise<void>;
 }
 
-interface Conn {
-  id: number;
-  /** The socket requests arrive on: a TLS socket, or the TCP one itself without TLS. */
-  socket: Socket;
-  /** The TCP socket under a TLS one (a reset must go to it: TLS sockets cannot be reset). */
-  raw: Socket | null;
-  served: number;
-  active: number;
-  idleTimer: NodeJS.Timeout | null;
-  /** Half-open from the client's view: nothing it sends is read or answered any more. */
-  silent: boolean;
-  /** performance.now() when its last response ended (null before the first). */
-  lastEndMs: number | null;
-  /** The client sent FIN (so the client closed it, unless the hop had ended it first). */
-  clientEnded: boolean;
-  /** The hop ended it (mirroring the upstream's close). */
-  hopEnded: boolean;
-  /** `upstreamPerClient`: this connection's own upstream agent, and whether its upstream socket closed. */
-  agent: http.Agent | null;
-  upstreamClosed: boolean;
-}
-
 const CLOSE_BOUND_MS = 1_000;
 /** Hop-by-hop headers (RFC 9110 §7.6.1) are the hop's own business, never forwarded. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'transfer-encoding', 'te', 'trailer', 'upgrade']);
@@ -127,42 +106,8 @@ function endToEnd(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
   return out;
 }
 
-function faultOf<K extends HopFaultKind>(faults: readonly HopFault[], kind: K): Extract<HopFault, { kind: K }> | null {
-  return (faults.find((f) => f.kind === kind) as Extract<HopFault, { kind: K }> | undefined) ?? null;
-}
-
 function isEventStream(headers: IncomingHttpHeaders): boolean {
   return String(headers['content-type'] ?? '').includes('text/event-stream');
-}
-
-/** An exchange's observer with its callbacks guarded: every one safe to call, `end` acting once. */
-interface TapGuard {
-  readonly observed: boolean;
-  requestData(chunk: Buffer): void;
-  response(status: number, headers: IncomingHttpHeaders, byHop: boolean): void;
-  data(chunk: Buffer): void;
-  end(end: ExchangeEnd): void;
-}
-
-function guardTap(tap: ExchangeTap | null): TapGuard {
-  let ended = tap === null;
-  return {
-    observed: tap !== null,
-    requestData: (chunk) => {
-      if (!ended) tap?.onRequestData?.(chunk);
-    },
-    response: (status, headers, byHop) => {
-      if (!ended) tap?.onResponse?.(status, headers, byHop);
-    },
-    data: (chunk) => {
-      if (!ended) tap?.onResponseData?.(chunk);
-    },
-    end: (end) => {
-      if (ended) return;
-      ended = true;
-      tap?.onEnd(end);
-    },
-  };
 }
 
 /** Starts the hop; resolves once it listens. @throws UsageError on a bad upstream URL, ServerStartError if it cannot listen. */
@@ -176,12 +121,7 @@ export async function startHop(opts: HopOptions): Promise<HopHandle> {
   if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:') throw new UsageError(`hop upstream must be http:// or https://, got ${opts.upstream}`);
   const host = opts.host ?? '127.0.0.1';
   const faults = opts.faults ?? [];
-  const stall = faultOf(faults, 'stall');
-  const cut = faultOf(faults, 'cut');
-  const buffer = faultOf(faults, 'buffer');
-  const idleClose = faultOf(faults, 'idle_close');
-  const reset = faultOf(faults, 'reset');
-  const latency = faultOf(faults, 'latency');
+  const modules: readonly HopFaultModule[] = faultModules(faults);
   const upstreamTimeoutMs = opts.upstreamTimeoutMs ?? 60_000;
   const basePath = upstream.pathname.replace(/\/+$/, '');
 
@@ -217,32 +157,19 @@ export async function startHop(opts: HopOptions): Promise<HopHandle> {
   let closed = false;
   let requestSeq = 0;
 
-  const fire = (fault: HopFaultKind, conn: Conn, request: number, detail: string): void => {
-    stats.faults[fault] += 1;
-    opts.onFault?.({ fault, connection: conn.id, request, detail });
-  };
-
-  const resetConn = (conn: Conn): void => {
-    if (conn.raw !== null) conn.raw.resetAndDestroy();
-    else conn.socket.destroy();
-  };
-
-  const armIdle = (conn: Conn): void => {
-    if (idleClose === null || closed || conn.silent) return;
-    conn.idleTimer = setTimeout(() => {
-      conn.idleTimer = null;
-      if (conn.active > 0 || closed) return;
-      if (idleClose.mode === 'rst') {
-        fire('idle_close', conn, 0, `reset after ${idleClose.after_s} s idle`);
-        resetConn(conn);
-        return;
-      }
-      fire('idle_close', conn, 0, `went silent after ${idleClose.after_s} s idle (socket kept open, nothing read or answered)`);
-      conn.silent = true;
-      // Keep the TCP connection: no FIN, no RST, and Node's own keep-alive timer must not close it either.
-      conn.socket.setTimeout(0);
-      conn.socket.pause();
-    }, idleClose.after_s * 1000);
+  const tools: FaultTools = {
+    fire: (fault: HopFaultKind, conn: Conn, request: number, detail: string): void => {
+      stats.faults[fault] += 1;
+      opts.onFault?.({ fault, connection: conn.id, request, detail });
+    },
+    count: (fault) => {
+      stats.faults[fault] += 1;
+    },
+    reset: (conn) => {
+      if (conn.raw !== null) conn.raw.resetAndDestroy();
+      else conn.socket.destroy();
+    },
+    closed: () => closed,
   };
 
   const adopt = (socket: Socket): Conn => {
@@ -348,9 +275,8 @@ export async function startHop(opts: HopOptions): Promise<HopHandle> {
       // Headers go at once, even when the body is held back (buffer) or cut.
       res.flushHeaders();
       tap.response(ur.statusCode ?? 502, ur.headers, false);
-      const cutter = cut !== null && streaming ? new SseCutter(cut.after_chunks) : null;
-      const held: Buffer[] | null = buffer !== null ? [] : null;
-      let cutFired = false;
+      // The first fault that filters bodies acts on this one (a held body is never cut too).
+      const filter = modules.reduce<ReturnType<NonNullable<HopFaultModule['body']>>>((found, m) => found ?? m.body?.(conn, nth, streaming, tools) ?? null, null);
       const write = (chunk: Buffer): void => {
         const flowing = res.write(chunk);
         // Seen after it was written: observing never delays a byte.
@@ -361,36 +287,10 @@ export async function startHop(opts: HopOptions): Promise<HopHandle> {
           res.once('drain', () => ur.resume());
         }
       };
-      ur.on('data', (chunk: Buffer) => {
-        if (held !== null) {
-          held.push(chunk);
-          return;
-        }
-        if (cutter !== null) {
-          if (cutter.done) return; // keep draining upstream so its connection goes back to the pool
-          const part = cutter.take(chunk);
-          if (part.length > 0) write(Buffer.from(part.buffer, part.byteOffset, part.length));
-          if (cutter.done && !cutFired) {
-            cutFired = true;
-            fire('cut', conn, nth, `stopped forwarding after ${cut!.after_chunks} SSE events (socket kept open)`);
-          }
-          return;
-        }
-        write(chunk);
-      });
+      ur.on('data', (chunk: Buffer) => (filter === null ? write(chunk) : filter.data(chunk, write)));
       ur.on('end', () => {
-        if (cutFired || (cutter !== null && cutter.done)) {
-          if (!cutFired) fire('cut', conn, nth, `stopped forwarding after ${cut!.after_chunks} SSE events (socket kept open)`);
-          return; // the client waits for the rest forever (its watchdog decides)
-        }
-        if (held !== null) {
-          fire('buffer', conn, nth, `held ${held.reduce((n, c) => n + c.length, 0)} bytes until the upstream response ended`);
-          const all = Buffer.concat(held);
-          res.end(all);
-          tap.data(all);
-          tap.end({ kind: 'complete' });
-          return;
-        }
+        // A filter may keep the response open: the client waits for the rest forever (its watchdog decides).
+        if (filter !== null && !filter.end(write)) return;
         res.end();
         tap.end({ kind: 'complete' });
       });
@@ -422,30 +322,19 @@ export async function startHop(opts: HopOptions): Promise<HopHandle> {
       conn.lastEndMs = performance.now();
       tap.end(closed ? { kind: 'closed' } : { kind: 'client_gone' });
       if (conn.active === 0) {
-        armIdle(conn);
+        for (const m of modules) m.onIdle?.(conn, tools);
         mirrorUpstreamClose(conn);
       }
     });
-    if (conn.silent) {
-      tap.end({ kind: 'fault', fault: 'idle_close' });
-      req.resume();
-      return;
+    let delayMs: number | null = null;
+    for (const m of modules) {
+      const verdict = m.onRequest?.({ conn, nth, seq: requestSeq, req, tap }, tools);
+      if (verdict === undefined || verdict.action === 'forward') continue;
+      if (verdict.action === 'taken') return;
+      delayMs = verdict.delayMs;
+      break;
     }
-    if (stall !== null && nth > stall.after_requests) {
-      fire('stall', conn, nth, `request ${nth} on a connection that carried ${stall.after_requests}: read, never forwarded nor answered`);
-      tap.end({ kind: 'fault', fault: 'stall' });
-      req.resume();
-      return;
-    }
-    if (reset !== null && nth === 1 && seededUnit(reset.seed, conn.id) < reset.ratio) {
-      fire('reset', conn, nth, `connection ${conn.id} reset at its first request (ratio ${reset.ratio}, seed ${reset.seed})`);
-      tap.end({ kind: 'fault', fault: 'reset' });
-      resetConn(conn);
-      return;
-    }
-    if (latency !== null) {
-      const delayMs = latency.ms + latency.jitter_ms * seededUnit(7, requestSeq);
-      stats.faults.latency += 1;
+    if (delayMs !== null) {
       const timer = setTimeout(() => {
         timers.delete(timer);
         forward(req, res, conn, nth, tap);

@@ -53,3 +53,33 @@ export interface ConnectionClosed {
   /** performance.now() of the close. */
   atMs: number;
 }
+
+/** An exchange's observer with its callbacks guarded: every one safe to call, `end` acting once. */
+export interface TapGuard {
+  readonly observed: boolean;
+  requestData(chunk: Buffer): void;
+  response(status: number, headers: IncomingHttpHeaders, byHop: boolean): void;
+  data(chunk: Buffer): void;
+  end(end: ExchangeEnd): void;
+}
+
+export function guardTap(tap: ExchangeTap | null): TapGuard {
+  let ended = tap === null;
+  return {
+    observed: tap !== null,
+    requestData: (chunk) => {
+      if (!ended) tap?.onRequestData?.(chunk);
+    },
+    response: (status, headers, byHop) => {
+      if (!ended) tap?.onResponse?.(status, headers, byHop);
+    },
+    data: (chunk) => {
+      if (!ended) tap?.onResponseData?.(chunk);
+    },
+    end: (end) => {
+      if (ended) return;
+      ended = true;
+      tap?.onEnd(end);
+    },
+  };
+}

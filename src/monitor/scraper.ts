@@ -5,6 +5,7 @@ import type { Clock } from '../watchdog/index.js';
 import type { BurstEvent, ScrapeEvent } from '../types/index.js';
 import { ExpositionParser } from './exposition.js';
 import type { SeriesSelector } from './select.js';
+import { round1 } from '../util/index.js';
 
 export interface ScrapeTarget {
   name: string;
@@ -42,6 +43,7 @@ export function scrapeError(error: unknown): string {
   let e: unknown = error;
   for (let depth = 0; depth < 5 && e !== null && e !== undefined; depth += 1) {
     const code = (e as { code?: unknown }).code;
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a coded error without a message is described as String() describes it
     if (typeof code === 'string' && code !== '') return `${code}: ${(e as Error).message ?? String(e)}`;
     e = (e as { cause?: unknown }).cause;
   }
@@ -166,7 +168,7 @@ export class Scraper {
     }
     this.#burstTimer = null;
     for (const loop of this.#loops) loop.cancel();
-    await Promise.all(this.#loops.map((l) => l.busy));
+    await Promise.all(this.#loops.map((l) => l.busy ?? Promise.resolve()));
   }
 
   /** One scrape of one target; never rejects. */
@@ -217,8 +219,4 @@ export class Scraper {
       trigger,
     });
   }
-}
-
-function round1(ms: number): number {
-  return Math.round(ms * 10) / 10;
 }

@@ -12,8 +12,6 @@ import type { ExpositionSample } from './exposition.js';
 export const TOKEN_COUNTERS: readonly string[] = ['realtime_tokens_total', 'n_decode_total', 'tgi_batch_inference_count', 'generation_tokens_total', 'tokens_predicted_total', 'tgi_request_generated_tokens_sum', 'prompt_tokens_total'];
 /** Counters of finished requests: they count aborted ones too (a client giving up moves them), so they come last. */
 export const REQUEST_COUNTERS: readonly string[] = ['num_requests_total', 'request_success_total', 'tgi_request_success'];
-/** For compatibility: the SGLang flow counters, best first. */
-export const FLOW_COUNTERS = ['generation_tokens_total', 'prompt_tokens_total', 'num_requests_total'] as const;
 
 /** A counter of failures, not of work (never proof of flow). */
 export function isFailureCounter(base: string): boolean {

@@ -5,6 +5,7 @@
 import type { GaugeFlow, GaugeVerdict, GaugeVerdictKind, HangInfo, ScrapeEvent, TargetDown } from '../types/index.js';
 import { ClientActivity, flowCounter, GaugeStore, labelKey, type CounterTrack, type GaugeSeries, type Stretch, type TargetTrack } from './series.js';
 import { baseName, isRatioGauge } from './select.js';
+import { round3 } from '../util/index.js';
 
 export interface VerdictOptions {
   /** Non-zero and unchanged this long with no flow is a pin; a shorter steady stretch tells nothing. */
@@ -268,10 +269,6 @@ function downSentences(s: GaugeSeries, down: readonly TargetDown[]): string[] {
     .filter((d) => d.from_ms >= s.firstMs || (d.to_ms ?? Infinity) >= s.firstMs)
     .slice(0, 5)
     .map((d) => `${s.target} stopped answering scrapes ${d.to_ms === null ? `at ${fmtS(d.from_ms)} and never answered again (` : `from ${fmtS(d.from_ms)} to ${fmtS(d.to_ms)} (`}${d.failed} failed${d.error === null ? '' : `: ${d.error.slice(0, 80)}`})`);
-}
-
-function round3(v: number): number {
-  return Math.round(v * 1000) / 1000;
 }
 
 function firstAbove(sorted: readonly number[], x: number): number {

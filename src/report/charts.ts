@@ -3,6 +3,7 @@
 // health. Long runs are reduced to an envelope (min and max per bucket) so a night stays a few MB.
 import type { Summary } from '../analysis/index.js';
 import type { CanaryEvent, ClientSampleEvent, GaugeVerdict, ScrapeEvent } from '../types/index.js';
+import { round3 } from '../util/index.js';
 
 export interface ChartSeries {
   label: string;
@@ -89,10 +90,6 @@ export const MAX_CHART_POINTS = 2400;
 /** Most series one gauge chart draws (the ones reaching the highest values are kept). */
 export const MAX_SERIES_PER_CHART = 12;
 const MAX_MARKERS = 300;
-
-function r3(v: number): number {
-  return Math.round(v * 1000) / 1000;
-}
 
 export function chartId(...parts: string[]): string {
   return parts.map((p) => p.replace(/[^A-Za-z0-9_.-]+/g, '_')).join('-');
@@ -222,18 +219,18 @@ export function timeCharts(summary: Summary, hangs: HangMark[]): ChartSpec[] {
   // and it is drawn as partial (a shorter window with fewer requests ending in it is not a collapse).
   const last = windows[windows.length - 1]!;
   const wallS = summary.run.wall_s;
-  const windowS = r3(summary.windows[0]!.end_s - summary.windows[0]!.start_s);
+  const windowS = round3(summary.windows[0]!.end_s - summary.windows[0]!.start_s);
   let partial: PartialWindow | null = null;
   if (wallS > last.start_s && wallS < last.end_s) {
     last.end_s = wallS;
-    partial = { from_x: r3(last.start_s), to_x: r3(wallS), covered_s: r3(wallS - last.start_s), window_s: windowS };
+    partial = { from_x: round3(last.start_s), to_x: round3(wallS), covered_s: round3(wallS - last.start_s), window_s: windowS };
   }
   const markers = hangMarkers(hangs);
   const lenS = (w: WindowAgg) => Math.max(0.001, w.end_s - w.start_s);
   const reducedNote = (reduced: boolean) => (reduced ? `; ${windows.length} windows reduced to their min/max envelope` : '');
   const rates = envelope(
-    windows.map((w) => r3(w.end_s)),
-    [windows.map((w) => r3(w.tokens / lenS(w))), windows.map((w) => r3(w.requests / lenS(w))), windows.map((w) => r3(w.failed / lenS(w)))],
+    windows.map((w) => round3(w.end_s)),
+    [windows.map((w) => round3(w.tokens / lenS(w))), windows.map((w) => round3(w.requests / lenS(w))), windows.map((w) => round3(w.failed / lenS(w)))],
   );
   const throughput: ChartSpec = {
     id: 'throughput',
@@ -253,7 +250,7 @@ export function timeCharts(summary: Summary, hangs: HangMark[]): ChartSpec[] {
     partial: rates.reduced ? null : partial,
   };
   const lat = envelope(
-    windows.map((w) => r3(w.end_s)),
+    windows.map((w) => round3(w.end_s)),
     [windows.map((w) => w.best?.ttft_p50_ms ?? null), windows.map((w) => w.best?.ttft_p99_ms ?? null), windows.map((w) => w.best?.e2e_p50_ms ?? null), windows.map((w) => w.best?.e2e_p99_ms ?? null)],
   );
   const latency: ChartSpec = {
@@ -282,12 +279,12 @@ export function timeCharts(summary: Summary, hangs: HangMark[]): ChartSpec[] {
 export function arrivalCharts(summary: Summary): ChartSpec[] {
   const windows = summary.arrivals?.windows ?? [];
   if (windows.length === 0) return [];
-  const x = windows.map((w) => r3(w.end_s));
+  const x = windows.map((w) => round3(w.end_s));
   const e = envelope(x, [windows.map((w) => w.starts_per_s), windows.map((w) => w.active_mean), windows.map((w) => w.active_max), windows.map((w) => w.start_lag_p99_ms)]);
-  const windowS = r3(windows[0]!.end_s - windows[0]!.start_s);
+  const windowS = round3(windows[0]!.end_s - windows[0]!.start_s);
   // Where each stage began, in the note (the chart's markers are hangs).
   const staged = summary.phases.filter((p) => p.load !== undefined);
-  const starts = staged.length > 1 ? `; stages start at ${staged.map((p) => `${r3(p.load!.start_ms / 1000)} s (${p.phase})`).join(', ')}` : '';
+  const starts = staged.length > 1 ? `; stages start at ${staged.map((p) => `${round3(p.load!.start_ms / 1000)} s (${p.phase})`).join(', ')}` : '';
   const limit = summary.arrivals!.lag_limit_ms;
   const chart: ChartSpec = {
     id: 'arrivals-over-time',
@@ -321,7 +318,7 @@ function hangMarkers(hangs: HangMark[]): ChartMarker[] {
 export function clientCharts(samples: ClientSampleEvent[], hangs: HangMark[]): ChartSpec[] {
   if (samples.length === 0) return [];
   const sorted = [...samples].sort((a, b) => a.run_ms - b.run_ms);
-  const x = sorted.map((s) => r3(s.run_ms / 1000));
+  const x = sorted.map((s) => round3(s.run_ms / 1000));
   const markers = hangMarkers(hangs);
   const loop = envelope(x, [sorted.map((s) => s.loop_delay_p99_ms), sorted.map((s) => s.loop_delay_max_ms), sorted.map((s) => s.loop_utilization)]);
   const inflight = envelope(x, [sorted.map((s) => s.in_flight)]);
@@ -418,7 +415,7 @@ export class GaugeSeriesBuilder {
       this.#targets.set(s.target, t);
     }
     const i = t.x.length;
-    t.x.push(r3(s.run_ms / 1000));
+    t.x.push(round3(s.run_ms / 1000));
     t.scrapes += 1;
     if (!s.ok) {
       t.failed += 1;
@@ -516,7 +513,7 @@ function rate(x: number[], values: (number | null)[]): (number | null)[] {
     const prev = values[i - 1];
     const dt = x[i]! - x[i - 1]!;
     if (v === null || prev === null || prev === undefined || dt <= 0 || v < prev) return null; // a reset or a gap
-    return r3((v - prev) / dt);
+    return round3((v - prev) / dt);
   });
 }
 
@@ -558,7 +555,7 @@ export function canaryCharts(canaries: CanaryEvent[], hangs: HangMark[]): ChartS
   if (canaries.length === 0) return [];
   const legs = (['proxied', 'direct'] as const).filter((l) => canaries.some((c) => c.leg === l));
   // One x per distinct send time (legs on one grid share their x), in order.
-  const x = [...new Set(canaries.map((c) => r3(c.run_ms / 1000)))].sort((a, b) => a - b);
+  const x = [...new Set(canaries.map((c) => round3(c.run_ms / 1000)))].sort((a, b) => a - b);
   const at = new Map(x.map((v, i) => [v, i]));
   const lines: { series: Omit<ChartSeries, 'values'>; values: (number | null)[] }[] = [];
   const dots: typeof lines = [];
@@ -568,7 +565,7 @@ export function canaryCharts(canaries: CanaryEvent[], hangs: HangMark[]): ChartS
     for (const c of canaries) {
       // A canary never sent (all the leg's canaries were still out) took no time to fail: no dot, the note counts it.
       if (c.leg !== leg || !Number.isFinite(c.latency_ms) || c.error_class === NOT_SENT) continue;
-      (c.ok ? ok : failed)[at.get(r3(c.run_ms / 1000))!] = r3(c.latency_ms);
+      (c.ok ? ok : failed)[at.get(round3(c.run_ms / 1000))!] = round3(c.latency_ms);
     }
     lines.push({ series: { label: `${leg} ms`, gaps: 'bridge', dots: true, color: LEG_COLORS[leg].ok }, values: ok });
     if (failed.some((v) => v !== null)) dots.push({ series: { label: `${leg} failed (ms to the failure)`, style: 'points', color: LEG_COLORS[leg].failed }, values: failed });

@@ -4,6 +4,7 @@ import type { Summary } from '../analysis/index.js';
 import { describeSkipped, isKindLine, isScrapeEvent, readJsonlFile, readManifest, resultPath, type RunManifest } from '../results/index.js';
 import type { CanaryEvent, ClientSampleEvent, GaugeSnapshot, HangEvent, RequestRecord } from '../types/index.js';
 import { arrivalCharts, canaryCharts, clientCharts, GaugeSeriesBuilder, isCounterName, latencyCharts, timeCharts, type ChartSpec, type HangMark, type TargetHealth } from './charts.js';
+import { round3 } from '../util/index.js';
 
 /** One row of the hang table. */
 export interface HangRow {
@@ -68,10 +69,6 @@ const NOT_LISTED = new Set(['client_sample', 'hang', 'error', 'request', 'reques
 /** Canaries kept for the chart and the per-leg figures (one every few seconds: a week is ~120k). */
 const MAX_CANARIES = 200_000;
 
-function r3(v: number): number {
-  return Math.round(v * 1000) / 1000;
-}
-
 /** `engine (0.2 s old): num_running_reqs 2 · num_queue_reqs 0`: the gauges (not counters) at a hang. */
 function gaugeLines(snapshots: GaugeSnapshot[] | undefined): string[] {
   if (!Array.isArray(snapshots)) return [];
@@ -91,7 +88,7 @@ function hangRow(e: HangEvent): HangRow {
   const r: RequestRecord = e.record;
   return {
     t: e.t,
-    run_s: r3((typeof e.run_ms === 'number' ? e.run_ms : r.run_ms + r.e2e_ms) / 1000),
+    run_s: round3((typeof e.run_ms === 'number' ? e.run_ms : r.run_ms + r.e2e_ms) / 1000),
     agent: r.agent,
     conversation: r.conversation,
     round: r.round,
@@ -155,7 +152,7 @@ export async function collectReportData(dir: string, summary: Summary, options: 
     } else if (e.kind === 'client_sample') {
       if (typeof e.run_ms === 'number' && typeof e.loop_delay_p99_ms === 'number') samples.push(e as unknown as ClientSampleEvent);
     } else if (!NOT_LISTED.has(e.kind) && events.length < MAX_EVENT_ROWS) {
-      events.push({ t: typeof e.t === 'string' ? e.t : '', run_s: typeof e.run_ms === 'number' ? r3(e.run_ms / 1000) : null, kind: e.kind, text: eventText(e) });
+      events.push({ t: typeof e.t === 'string' ? e.t : '', run_s: typeof e.run_ms === 'number' ? round3(e.run_ms / 1000) : null, kind: e.kind, text: eventText(e) });
     }
   });
   const gauges = new GaugeSeriesBuilder();
@@ -203,6 +200,6 @@ function canaryLegs(canaries: CanaryEvent[]): CanaryLegSummary[] {
   }
   return [...legs.entries()].map(([leg, l]) => {
     const sorted = l.latencies.sort((a, b) => a - b);
-    return { leg, total: l.total, ok: l.ok, failures: l.failures, latency_ms_p50: sorted.length === 0 ? null : r3(sorted[Math.floor(sorted.length / 2)]!) };
+    return { leg, total: l.total, ok: l.ok, failures: l.failures, latency_ms_p50: sorted.length === 0 ? null : round3(sorted[Math.floor(sorted.length / 2)]!) };
   });
 }

@@ -91,7 +91,7 @@ function headerSection(d: ReportData): string {
   const labels = Object.entries(s.run.labels);
   const setting = (path: string, suffix = ''): string => {
     const v = get(w, path);
-    return v === undefined || v === null ? '–' : `${esc(typeof v === 'object' ? JSON.stringify(v) : String(v))}${suffix}`;
+    return v === undefined || v === null ? '–' : `${esc(typeof v === 'object' ? JSON.stringify(v) : v)}${suffix}`;
   };
   const pairs: [string, string][] = [
     ['target', `<code>${esc(s.run.target)}</code>${m?.target.embedded ? ' (embedded engine)' : ''}`],
@@ -297,7 +297,7 @@ function hangsSection(d: ReportData): string {
   const h = d.summary.hangs;
   if (h.total === 0 && d.hangs_total === 0) return `<section id="hangs"><h2>Hangs</h2>${empty('no hangs: every request reached a terminal state within its deadlines')}</section>`;
   const by = kv([
-    ['by phase', countsLine(h.by_phase as Record<string, number>)],
+    ['by phase', countsLine(h.by_phase)],
     ['by round', countsLine(h.by_round)],
     ['by socket reuse (nth request)', countsLine(h.by_connection_reuse)],
   ]);

@@ -5,6 +5,7 @@ import type { Summary } from '../analysis/index.js';
 
 /** XML text/attribute escaping; characters XML 1.0 cannot carry at all (most C0 controls) are dropped. */
 export function xmlEscape(value: unknown): string {
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- escapes whatever a cell holds, as String() prints it
   return String(value ?? '')
     .replace(/[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu, '')
     .replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);

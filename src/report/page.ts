@@ -8,6 +8,7 @@ import { CLIENT_SCRIPT } from './client-script.js';
 
 /** Escapes text for HTML element content and attribute values. */
 export function esc(value: unknown): string {
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- escapes whatever a cell holds, as String() prints it
   return String(value ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 

@@ -336,7 +336,7 @@ export function formatSummary(s: Summary, dir: string, options: FormatOptions = 
   for (const w of s.warnings ?? []) out.push(`warning    ${w.class} on ${w.count} ok answer${w.count === 1 ? '' : 's'} (first ${w.first.conversation} round ${w.first.round}): ${w.meaning}`);
   out.push(`errors     ${counts(s.errors_by_class)}`);
   out.push(...firstErrorLines(s));
-  out.push(`hangs      ${s.hangs.total === 0 ? 'none' : `${s.hangs.total}: by phase ${counts(s.hangs.by_phase as Record<string, number>)}; by round ${counts(s.hangs.by_round)}; ${bySocketUse(s.hangs.by_connection_reuse)}`}`);
+  out.push(`hangs      ${s.hangs.total === 0 ? 'none' : `${s.hangs.total}: by phase ${counts(s.hangs.by_phase)}; by round ${counts(s.hangs.by_round)}; ${bySocketUse(s.hangs.by_connection_reuse)}`}`);
   out.push(`client     ${clientLine(s.client)}`);
   const windows = windowsLine(s);
   if (windows !== null) out.push(`windows    ${windows}`);

@@ -16,6 +16,7 @@ import { resultPath, writeJsonAtomic } from './folder.js';
 import { readManifest, isKindLine, type RunManifest } from './read.js';
 import { isLoadEvent, isRequestRecord, thinkTimeMsOf } from './rebuild.js';
 import { RotatingJsonlWriter, jsonlLines } from './rotate.js';
+import { isObject, round3 } from '../util/index.js';
 
 export interface ShardInfo {
   index: number;
@@ -47,10 +48,6 @@ interface Input {
 }
 
 const STATUS_RANK: Record<string, number> = { completed: 0, interrupted: 1, failed: 2, killed: 3, running: 3 };
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function shardOf(dir: string): ShardInfo | null {
   const raw: unknown = JSON.parse(readFileSync(resultPath(dir, 'manifest'), 'utf8'));
@@ -85,7 +82,7 @@ function thresholdsOf(workload: Record<string, unknown>): ThresholdLimits {
   // As the shards' run judged itself (every limit, answer_warnings too); a run.json of another version: what it has.
   const parsed = thresholdsSchema.safeParse(t);
   if (parsed.success) return parsed.data;
-  const num = (k: keyof ThresholdLimits): number | null => (typeof t[k] === 'number' ? (t[k] as number) : null);
+  const num = (k: keyof ThresholdLimits): number | null => (typeof t[k] === 'number' ? (t[k]) : null);
   return {
     hangs: t.hangs === null ? null : (num('hangs') ?? 0),
     error_rate: num('error_rate'),
@@ -191,10 +188,6 @@ async function mergeStreams<T>(cursors: Cursor<T>[], key: (value: T, i: number) 
     emit(cursor.current!, best);
     await cursor.next();
   }
-}
-
-function round3(v: number): number {
-  return Math.round(v * 1000) / 1000;
 }
 
 function readHistograms(dir: string): HistogramSet | null {

@@ -9,6 +9,7 @@ import { NotARunError } from '../errors.js';
 import { onResultsFs, rethrowFs } from './fs-error.js';
 import { RESULT_FILES, resultPath } from './folder.js';
 import { jsonlParts, openPart } from './rotate.js';
+import { isObject } from '../util/index.js';
 
 /** run.json as written by the orchestrator (fields a report needs; anything else is kept as is). */
 export interface RunManifest {
@@ -48,10 +49,6 @@ export interface JsonlFileReport {
 }
 
 const SAMPLE_CHARS = 80;
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function str(v: unknown, fallback: string): string {
   return typeof v === 'string' ? v : fallback;

@@ -81,7 +81,7 @@ async function finish(ms: number): Promise<void> {
       fail(i, error);
     }
   }
-  const left = await Promise.all(writers.map((w) => w?.settle(ms) ?? 0));
+  const left = await Promise.all(writers.map((w) => w?.settle(ms) ?? Promise.resolve(0)));
   post({ type: 'closed', compressing: left.reduce((a, b) => a + b, 0) });
   port.close();
 }

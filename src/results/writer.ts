@@ -108,7 +108,6 @@ export class ResultsWriter<F extends string> {
   #windowLagMs = 0;
   #failed = false;
   #closing: Promise<WriterCloseResult> | null = null;
-  #onWritten: (() => void) | null = null;
   #onClosed: ((compressing: number | null) => void) | null = null;
   #exited = false;
   readonly #ready: Promise<void>;

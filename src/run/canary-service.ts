@@ -1,7 +1,7 @@
 // The canaries as a run service: started once the target answers, on the agents' path and around it
 // (the route's bypass URL), their events on the bus (events.jsonl, the summary's diagnosis).
 import { startCanaries, type CanaryHandle } from '../monitor/index.js';
-import type { RunContext, RunService } from './services.js';
+import type { RunContext, RunService } from './service.js';
 import { requestHeaders } from './headers.js';
 
 export class CanaryService implements RunService {

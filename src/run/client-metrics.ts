@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { ServerStartError } from '../errors.js';
-import type { RunContext, RunService } from './services.js';
+import type { RunContext, RunService } from './service.js';
 
 /** Latency buckets in seconds: from a fast first token to a request at the total deadline. */
 const LATENCY_BUCKETS_S = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600];

@@ -8,23 +8,23 @@ import { setMaxListeners } from 'node:events';
 import type { Workload } from '../config/index.js';
 import { redactWorkload, workloadSecrets } from '../config/index.js';
 import { startEngineThread, engineStartLine, type EngineThreadHandle } from '../engine/index.js';
-import { Transport, ConnectionTracker } from '../transport/index.js';
-import { resolveTools, systemPrompt } from '../agent/index.js';
+import { ConnectionTracker } from '../transport/index.js';
 import { SummaryBuilder, plannedLengthS, ReplayComparison, type Summary } from '../analysis/index.js';
-import { backstopTimeouts } from '../watchdog/index.js';
 import { LatestGauges } from '../monitor/index.js';
 import { createRunFolder, resultPath, writeJsonAtomic, writeJsonLastResort } from '../results/index.js';
 import { writeReports } from '../report/index.js';
 import { RESULTS_SCHEMA_VERSION, type PathKind, type RunEvent } from '../types/index.js';
-import { ResultsError, ServerStartError, UsageError } from '../errors.js';
+import { ResultsError, ServerStartError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { SecretScrubber } from '../util/index.js';
 import { RunBus } from './bus.js';
 import { EventSinks, type WriterTuning } from './sinks.js';
 import { ClientSampler } from './client-sampler.js';
-import { servicesFor, type RunContext, type RunService } from './services.js';
+import { servicesFor } from './services.js';
+import type { RunContext } from './service.js';
 import { openRoute, type Route } from './route.js';
-import { planPhases, plannedRequests, laneCount, runPhase, type PhaseRunContext } from './phase.js';
+import { planPhases, plannedRequests, laneCount, runPhase } from './phase.js';
+import { phaseContext, runTransport } from './context.js';
 import { runPreflight, preflightFailure, preflightLine } from './preflight.js';
 import { shardAgents, type Shard } from './shard.js';
 import { runInWorkers, workerCount } from './workers.js';
@@ -173,7 +173,8 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
 
   const maxFileMb = workload.results.max_file_mb;
   // A results file that cannot be written (the disk filled up) stops the run: it ends `failed`, exit 4.
-  let writeFailure: ResultsError | null = null;
+  // Widened on purpose: it is set in callbacks, which narrowing does not see.
+  let writeFailure = null as ResultsError | null;
   const sinks = new EventSinks(dir, {
     maxFileBytes: maxFileMb === null ? null : maxFileMb * 1024 * 1024,
     compress: workload.results.compress_rotated,
@@ -242,23 +243,21 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
   options.signal?.addEventListener('abort', onSignal, { once: true });
   started.add('the signal listener', () => options.signal?.removeEventListener('abort', onSignal));
 
-  let failure: unknown = null;
+  let failure: Error | null = null;
   try {
-    const w = workload.watchdog;
-    const transport = new Transport({
-      url: route.requestUrl,
-      path,
-      tls: route.tls,
-      connectProxy: route.connectProxy,
-      connection: replay === null ? workload.agents.connection : replay.settings.connection === 'pool' ? 'pool' : 'per-agent',
-      agents: replay === null ? shardAgents(laneCount(workload), options.shard).length : replayLanes(replay),
-      poolConnections: workload.agents.pool_connections,
-      // A replay's sockets must outlive the longest idle gap it reproduces.
-      keepAliveTimeoutMs: replay === null ? workload.agents.keep_alive_timeout_ms : Math.max(workload.agents.keep_alive_timeout_ms, Math.ceil(replay.maxIdleMs / replay.settings.speed) + 5_000),
-      connectTimeoutMs: w.connect_ms,
-      // undici's deadlines only back the watchdog up and must never fire first.
-      ...backstopTimeouts(w),
-    });
+    const transport = runTransport(
+      workload,
+      { url: route.requestUrl, path, tls: route.tls, connectProxy: route.connectProxy },
+      replay === null
+        ? { agents: shardAgents(laneCount(workload), options.shard).length, poolConnections: workload.agents.pool_connections }
+        : {
+            agents: replayLanes(replay),
+            poolConnections: workload.agents.pool_connections,
+            connection: replay.settings.connection === 'pool' ? 'pool' : 'per-agent',
+            // A replay's sockets must outlive the longest idle gap it reproduces.
+            keepAliveTimeoutMs: Math.max(workload.agents.keep_alive_timeout_ms, Math.ceil(replay.maxIdleMs / replay.settings.speed) + 5_000),
+          },
+    );
     started.add('the transport', () => transport.close(STOP_GRACE_MS));
     const endpoint = `${transport.basePath}/v1/chat/completions`;
     // The embedded engine reached directly is the run's own, up and serving its model: nothing to check, and
@@ -292,24 +291,20 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
       }
     }
 
-    const phaseCtx: PhaseRunContext = {
+    const phaseCtx = phaseContext({
       workload,
       bus,
       transport,
       tracker,
       headers,
-      endpoint,
       path,
       runStartMs,
       histograms: summary.histograms,
-      system: systemPrompt(workload.conversation),
-      tools: resolveTools(workload.conversation.tools),
       stop: stop.signal,
       abortInFlight: abortInFlight.signal,
-      conversations: new Map(),
       shard: options.shard ?? null,
       enrichHang: (e) => latestGauges.enrich(e),
-    };
+    });
     const threads = workerCount(workload);
     if (replay !== null) {
       const [main] = planPhases(workload);
@@ -337,7 +332,7 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
   } catch (error) {
     status = 'failed';
     reason = error instanceof Error ? error.message : String(error);
-    failure = error;
+    failure = error instanceof Error ? error : new Error(reason);
   }
   // Services, sockets and servers stop before the files are finished (the monitor's last scrapes go in too).
   // The results files are the oldest entry: everything else is closed first, then they are below.

@@ -5,7 +5,8 @@
 // requests in flight finish.
 import { performance } from 'node:perf_hooks';
 import { setMaxListeners } from 'node:events';
-import { Rng, runAgent } from '../agent/index.js';
+import { runAgent } from '../agent/index.js';
+import { Rng, round3 } from '../util/index.js';
 import { realClock } from '../watchdog/index.js';
 import { longTimeout, type LongTimer } from '../util/index.js';
 import type { ArrivalCounts } from '../types/index.js';
@@ -15,10 +16,6 @@ import { shardAgents } from './shard.js';
 
 /** How often a closed-loop schedule sets its number of agents (a linear ramp moves between ticks). */
 const AGENTS_TICK_MS = 100;
-
-function round3(v: number): number {
-  return Math.round(v * 1000) / 1000;
-}
 
 /** What both kinds of schedule share while they run. */
 interface Running {

@@ -3,12 +3,11 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
 import { setMaxListeners } from 'node:events';
-import { resolveTools, systemPrompt } from '../agent/index.js';
 import { HistogramSet } from '../metrics/index.js';
-import { Transport, ConnectionTracker } from '../transport/index.js';
-import { backstopTimeouts } from '../watchdog/index.js';
+import { ConnectionTracker } from '../transport/index.js';
 import { RunBus } from './bus.js';
-import { planPhases, runPhase, type PhaseRunContext } from './phase.js';
+import { planPhases, runPhase } from './phase.js';
+import { phaseContext, runTransport } from './context.js';
 import { shardAgents } from './shard.js';
 import { ClientSampler } from './client-sampler.js';
 import type { WorkerInit, ToMainMessage, ToWorkerMessage } from './workers.js';
@@ -46,38 +45,26 @@ async function main(): Promise<void> {
   const sampler = new ClientSampler();
   sampler.start(init.clientSampleMs, runStartMs, () => inFlight, (sample) => bus.emit({ ...sample, thread: init.workerIndex }));
   const tracker = new ConnectionTracker({ idPrefix: `w${init.workerIndex}.` });
-  const w = workload.watchdog;
   const lanes = Math.max(1, ...planPhases(workload).map((p) => shardAgents(p.agents, init.shard).length));
-  const transport = new Transport({
-    url: init.requestUrl,
-    path: init.path,
-    tls: init.tls,
-    connectProxy: init.connectProxy,
-    connection: workload.agents.connection,
-    agents: lanes,
-    poolConnections: workload.agents.pool_connections === null ? null : Math.max(1, Math.ceil(workload.agents.pool_connections / init.workerCount)),
-    keepAliveTimeoutMs: workload.agents.keep_alive_timeout_ms,
-    connectTimeoutMs: w.connect_ms,
-    ...backstopTimeouts(w),
-  });
+  const transport = runTransport(
+    workload,
+    { url: init.requestUrl, path: init.path, tls: init.tls, connectProxy: init.connectProxy },
+    { agents: lanes, poolConnections: workload.agents.pool_connections === null ? null : Math.max(1, Math.ceil(workload.agents.pool_connections / init.workerCount)) },
+  );
   const histograms = new HistogramSet();
-  const ctx: PhaseRunContext = {
+  const ctx = phaseContext({
     workload,
     bus,
     transport,
     tracker,
     headers: init.headers,
-    endpoint: `${transport.basePath}/v1/chat/completions`,
     path: init.path,
     runStartMs,
     histograms,
-    system: systemPrompt(workload.conversation),
-    tools: resolveTools(workload.conversation.tools),
     stop: stop.signal,
     abortInFlight: abortInFlight.signal,
-    conversations: new Map(),
     shard: init.shard,
-  };
+  });
   try {
     for (const plan of planPhases(workload)) {
       if (stop.signal.aborted) break;

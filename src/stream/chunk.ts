@@ -96,6 +96,7 @@ function decodeChoice(choice: unknown, data: string, emit: EventSink): void {
   // roundload asks for one choice (n=1); events carry no choice index, so merging others would corrupt the message.
   const index = choice['index'];
   if (index !== undefined && index !== null && index !== 0) {
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the server's index echoed as String() prints it, whatever it sent
     emit(malformed('unexpected_shape', `choice with index ${String(index)} ignored: only choice 0 is read`, data));
     return;
   }

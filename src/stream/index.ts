@@ -3,11 +3,9 @@
 
 export { ChatStreamParser } from './parser.js';
 export { MessageAssembler } from './assembler.js';
-export { parseErrorBody, type ServerErrorFields } from './chunk.js';
+export { parseErrorBody } from './chunk.js';
 export type {
   AssembledMessage,
   AssembledToolCall,
-  MalformedProblem,
   StreamEvent,
-  TokenUsage,
 } from './types.js';

@@ -2,6 +2,7 @@
 // (at worst a torn last line, which the reader skips). Synchronous on purpose: a trace line is written after
 // its response has been forwarded, so nothing the harness waits for sits behind it.
 import { closeSync, openSync, writeSync } from 'node:fs';
+import type { TraceLine } from './types.js';
 
 export class TraceFileWriter {
   #fd: number | null;
@@ -12,7 +13,7 @@ export class TraceFileWriter {
     this.#fd = openSync(path, 'a');
   }
 
-  write(value: unknown): void {
+  write(value: TraceLine): void {
     // Closed: a late line after the recorder stopped is dropped on purpose.
     if (this.#fd === null) return;
     writeSync(this.#fd, `${JSON.stringify(value)}\n`);

@@ -9,6 +9,7 @@ import { VERSION } from '../version.js';
 import { ConversationInference } from './conversations.js';
 import { Hasher, answerHash, contentText, requestContents, requestShape } from './shape.js';
 import { TRACE_FORMAT, TRACE_VERSION, type TraceHeader, type TraceRequest, type TraceResponse } from './types.js';
+import { isObject } from '../util/index.js';
 
 export interface ImportOptions {
   format: 'openai' | 'mooncake';
@@ -25,10 +26,6 @@ export interface ImportOptions {
 export interface ImportResult {
   requests: number;
   conversations: number;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** A timestamp in ms: a number (seconds when it looks like Unix seconds, else ms) or an ISO string. */
@@ -57,7 +54,7 @@ function lines(file: string): { n: number; value: Record<string, unknown> }[] {
     } catch {
       throw new TraceError(`${file}:${i + 1}: not a JSON line: ${raw.slice(0, 80)}`);
     }
-    if (!isRecord(value)) throw new TraceError(`${file}:${i + 1}: each line must be a JSON object`);
+    if (!isObject(value)) throw new TraceError(`${file}:${i + 1}: each line must be a JSON object`);
     out.push({ n: i + 1, value });
   });
   if (out.length === 0) throw new TraceError(`${file}: no lines to import`);
@@ -106,21 +103,21 @@ const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFi
 /** The response of a logged `{request, response}` (a chat.completion object), as far as it tells. */
 function loggedResponse(v: unknown, hasher: Hasher): { response: TraceResponse; answer: string | null } {
   const response = unknownResponse();
-  if (!isRecord(v)) return { response, answer: null };
-  const choice = Array.isArray(v.choices) && isRecord(v.choices[0]) ? v.choices[0] : {};
-  const message = isRecord(choice.message) ? choice.message : {};
-  const usage = isRecord(v.usage) ? v.usage : {};
+  if (!isObject(v)) return { response, answer: null };
+  const choice = Array.isArray(v.choices) && isObject(v.choices[0]) ? v.choices[0] : {};
+  const message = isObject(choice.message) ? choice.message : {};
+  const usage = isObject(v.usage) ? v.usage : {};
   const { text } = contentText(message.content);
   const calls = Array.isArray(message.tool_calls)
     ? message.tool_calls.map((c) => {
-        const fn = isRecord(c) && isRecord(c.function) ? c.function : {};
+        const fn = isObject(c) && isObject(c.function) ? c.function : {};
         return { name: typeof fn.name === 'string' ? fn.name : '', arguments: typeof fn.arguments === 'string' ? fn.arguments : '' };
       })
     : [];
   response.status = 200;
   response.prompt_tokens = num(usage.prompt_tokens);
   response.completion_tokens = num(usage.completion_tokens);
-  response.cached_tokens = isRecord(usage.prompt_tokens_details) ? num(usage.prompt_tokens_details.cached_tokens) : null;
+  response.cached_tokens = isObject(usage.prompt_tokens_details) ? num(usage.prompt_tokens_details.cached_tokens) : null;
   response.finish_reason = typeof choice.finish_reason === 'string' ? choice.finish_reason : null;
   response.content_chars = text.length;
   response.tool_calls = calls.map((c) => ({ name: c.name, arguments_chars: c.arguments.length }));
@@ -133,9 +130,9 @@ function importOpenAi(opts: ImportOptions, writer: TraceFileWriter): ImportResul
   const content = opts.content === true;
   const thinkMs = opts.thinkMs ?? 1000;
   const rows = lines(opts.file).map(({ n, value }) => {
-    const body = isRecord(value.request) ? value.request : isRecord(value.body) ? value.body : value;
+    const body = isObject(value.request) ? value.request : isObject(value.body) ? value.body : value;
     if (!Array.isArray(body.messages)) throw new TraceError(`${opts.file}:${n}: no messages list (expected a chat request body, or {request: body, response})`);
-    const meta = isRecord(value.metadata) ? value.metadata : {};
+    const meta = isObject(value.metadata) ? value.metadata : {};
     const session = [value.session_id, value.conversation_id, meta.session_id, meta.conversation_id].find((s) => typeof s === 'string' && s !== '') as string | undefined;
     return { n, body, at: timestampMs(value.timestamp ?? value.created_at ?? value.time ?? value.t), session: session ?? null, logged: value.response };
   });

@@ -4,13 +4,10 @@ import { performance } from 'node:perf_hooks';
 import { ChatStreamParser, MessageAssembler, type StreamEvent } from '../stream/index.js';
 import { answerHash, type Hasher } from './shape.js';
 import type { TraceResponse } from './types.js';
+import { round1, isObject } from '../util/index.js';
 
 /** A JSON (non-streamed) answer or an error body is kept up to this size to be read. */
 const MAX_JSON_BYTES = 8 * 1024 * 1024;
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function num(v: unknown): number | null {
   return typeof v === 'number' && Number.isFinite(v) ? v : null;
@@ -114,22 +111,22 @@ export class ResponseObserver {
     const status = this.#status;
     let error = failure;
     if (error === null && status !== null && status >= 400) {
-      const message = isRecord(body) && isRecord(body.error) && typeof body.error.message === 'string' ? body.error.message : text.slice(0, 200);
+      const message = isObject(body) && isObject(body.error) && typeof body.error.message === 'string' ? body.error.message : text.slice(0, 200);
       error = { kind: status >= 500 ? 'http_5xx' : 'http_4xx', message: `HTTP ${status}: ${message}` };
     }
-    const choice = isRecord(body) && Array.isArray(body.choices) && isRecord(body.choices[0]) ? body.choices[0] : {};
-    const message = isRecord(choice.message) ? choice.message : {};
-    const usage = isRecord(body) && isRecord(body.usage) ? body.usage : {};
+    const choice = isObject(body) && Array.isArray(body.choices) && isObject(body.choices[0]) ? body.choices[0] : {};
+    const message = isObject(choice.message) ? choice.message : {};
+    const usage = isObject(body) && isObject(body.usage) ? body.usage : {};
     const content = typeof message.content === 'string' ? message.content : '';
     const reasoning = typeof message.reasoning_content === 'string' ? message.reasoning_content : '';
     const calls = Array.isArray(message.tool_calls)
       ? message.tool_calls.map((c) => {
-          const fn = isRecord(c) && isRecord(c.function) ? c.function : {};
+          const fn = isObject(c) && isObject(c.function) ? c.function : {};
           return { name: typeof fn.name === 'string' ? fn.name : '', arguments: typeof fn.arguments === 'string' ? fn.arguments : '' };
         })
       : [];
-    const details = isRecord(usage.prompt_tokens_details) ? usage.prompt_tokens_details : {};
-    const completionDetails = isRecord(usage.completion_tokens_details) ? usage.completion_tokens_details : {};
+    const details = isObject(usage.prompt_tokens_details) ? usage.prompt_tokens_details : {};
+    const completionDetails = isObject(usage.completion_tokens_details) ? usage.completion_tokens_details : {};
     const response: TraceResponse = {
       ...base,
       // A JSON answer arrives whole: its first token is its end.
@@ -150,6 +147,3 @@ export class ResponseObserver {
   }
 }
 
-function round1(v: number): number {
-  return Math.round(v * 10) / 10;
-}

@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { TraceError } from '../errors.js';
 import { TRACE_FORMAT, TRACE_VERSION, type TraceClose, type TraceHeader, type TraceRequest } from './types.js';
+import { isObject } from '../util/index.js';
 
 export interface Trace {
   file: string;
@@ -18,10 +19,6 @@ export interface Trace {
   skipped: { line: number; sample: string }[];
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
 /** What is wrong with a request line, or null. */
@@ -31,14 +28,14 @@ function requestProblem(v: Record<string, unknown>): string | null {
   if (!isNum(v.round) || v.round < 1) return 'round must be a number ≥ 1';
   if (v.think_ms !== null && !isNum(v.think_ms)) return 'think_ms must be a number or null';
   const c = v.connection;
-  if (c !== null && !(isRecord(c) && isNum(c.id) && isNum(c.nth))) return 'connection must be {id, nth, idle_ms} or null';
+  if (c !== null && !(isObject(c) && isNum(c.id) && isNum(c.nth))) return 'connection must be {id, nth, idle_ms} or null';
   const r = v.request;
-  if (!isRecord(r) || !Array.isArray(r.messages)) return 'request.messages must be a list';
+  if (!isObject(r) || !Array.isArray(r.messages)) return 'request.messages must be a list';
   for (const [i, m] of r.messages.entries()) {
-    if (!isRecord(m) || typeof m.role !== 'string' || !isNum(m.chars) || m.chars < 0 || typeof m.hash !== 'string') return `request.messages[${i}] must have role, chars and hash`;
+    if (!isObject(m) || typeof m.role !== 'string' || !isNum(m.chars) || m.chars < 0 || typeof m.hash !== 'string') return `request.messages[${i}] must have role, chars and hash`;
   }
-  if (r.tools !== null && !(isRecord(r.tools) && isNum(r.tools.count) && isNum(r.tools.chars) && Array.isArray(r.tools.names))) return 'request.tools must be {count, chars, hash, names} or null';
-  if (!isRecord(v.response)) return 'response must be an object';
+  if (r.tools !== null && !(isObject(r.tools) && isNum(r.tools.count) && isNum(r.tools.chars) && Array.isArray(r.tools.names))) return 'request.tools must be {count, chars, hash, names} or null';
+  if (!isObject(v.response)) return 'response must be an object';
   return null;
 }
 
@@ -69,7 +66,7 @@ export function readTrace(file: string): Trace {
       }
       throw new TraceError(`${where}: not a JSON line: ${raw.slice(0, 80)}`);
     }
-    if (!isRecord(value)) throw new TraceError(`${where}: a trace line must be a JSON object`);
+    if (!isObject(value)) throw new TraceError(`${where}: a trace line must be a JSON object`);
     if (header === null) {
       if (value.kind !== 'header' || value.format !== TRACE_FORMAT) throw new TraceError(`${where}: not a roundload trace (its first line must be the header, kind "header", format "${TRACE_FORMAT}"); convert other formats with roundload trace import`);
       if (value.version !== TRACE_VERSION) throw new TraceError(`${where}: trace version ${String(value.version)}; this roundload reads version ${TRACE_VERSION}`);
@@ -84,7 +81,7 @@ export function readTrace(file: string): Trace {
         break;
       }
       case 'content':
-        if (typeof value.hash === 'string' && isRecord(value.message)) trace.contents.set(value.hash, value.message);
+        if (typeof value.hash === 'string' && isObject(value.message)) trace.contents.set(value.hash, value.message);
         break;
       case 'tools':
         if (typeof value.hash === 'string' && Array.isArray(value.tools)) trace.tools.set(value.hash, value.tools);

@@ -9,6 +9,7 @@ import { ConversationInference } from './conversations.js';
 import { ResponseObserver } from './observe.js';
 import { Hasher, requestContents, requestShape } from './shape.js';
 import { TRACE_FORMAT, TRACE_VERSION, type TraceHeader, type TraceRequest, type TraceRequestShape } from './types.js';
+import { round1, isObject } from '../util/index.js';
 
 export interface RecorderOptions {
   /** Where requests are forwarded (the router), http:// or https://. */
@@ -59,10 +60,6 @@ export interface RecorderHandle {
 /** Request bodies larger than this are forwarded but recorded without their shape. */
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
 const CHAT_PATH = /\/chat\/completions$/;
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 const EMPTY_SHAPE = (bytes: number): TraceRequestShape => ({ model: null, stream: false, stream_options: null, max_tokens: null, max_tokens_key: 'max_tokens', tool_choice: null, messages: [], tools: null, extra: {}, extra_keys: [], bytes });
 
@@ -124,7 +121,7 @@ export async function startRecorder(opts: RecorderOptions): Promise<RecorderHand
         if (bodyBytes <= MAX_BODY_BYTES) {
           try {
             const value: unknown = JSON.parse(Buffer.concat(body).toString('utf8'));
-            if (isRecord(value)) parsed = value;
+            if (isObject(value)) parsed = value;
           } catch {
             // recorded as a request of unknown shape
           }
@@ -226,6 +223,3 @@ export async function startRecorder(opts: RecorderOptions): Promise<RecorderHand
   };
 }
 
-function round1(v: number): number {
-  return Math.round(v * 10) / 10;
-}

@@ -2,6 +2,7 @@
 // and names; the options that change the load. Pure, so the rules are tested on bodies alone.
 import { createHmac, randomBytes } from 'node:crypto';
 import type { TraceMessage, TraceRequestShape, TraceTools } from './types.js';
+import { isObject } from '../util/index.js';
 
 /** Body keys the shape names itself; every other key is an "extra". */
 const KNOWN_KEYS = new Set(['model', 'messages', 'tools', 'stream', 'stream_options', 'max_tokens', 'max_completion_tokens', 'tool_choice']);
@@ -28,10 +29,6 @@ export class Hasher {
   }
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** The text of a message's content: a string, or the text parts of an array (others counted apart). */
 export function contentText(content: unknown): { text: string; otherParts: number } {
   if (typeof content === 'string') return { text: content, otherParts: 0 };
@@ -39,7 +36,7 @@ export function contentText(content: unknown): { text: string; otherParts: numbe
   let text = '';
   let otherParts = 0;
   for (const part of content) {
-    if (isRecord(part) && typeof part.text === 'string') text += part.text;
+    if (isObject(part) && typeof part.text === 'string') text += part.text;
     else otherParts += 1;
   }
   return { text, otherParts };
@@ -49,14 +46,14 @@ function toolCallsOf(message: Record<string, unknown>): { name: string; argument
   const calls = message.tool_calls;
   if (!Array.isArray(calls)) return [];
   return calls.map((c) => {
-    const fn = isRecord(c) && isRecord(c.function) ? c.function : {};
+    const fn = isObject(c) && isObject(c.function) ? c.function : {};
     return { name: typeof fn.name === 'string' ? fn.name : '', arguments: typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? '') };
   });
 }
 
 /** One message by shape. */
 export function messageShape(message: unknown, hasher: Hasher): TraceMessage {
-  const m = isRecord(message) ? message : {};
+  const m = isObject(message) ? message : {};
   const role = typeof m.role === 'string' ? m.role : 'unknown';
   const { text, otherParts } = contentText(m.content);
   const calls = toolCallsOf(m);
@@ -76,7 +73,7 @@ function toolsShape(tools: unknown, hasher: Hasher): { shape: TraceTools; json: 
   if (!Array.isArray(tools) || tools.length === 0) return null;
   const json = JSON.stringify(tools);
   const names = tools.map((t) => {
-    const fn = isRecord(t) && isRecord(t.function) ? t.function : isRecord(t) ? t : {};
+    const fn = isObject(t) && isObject(t.function) ? t.function : isObject(t) ? t : {};
     return typeof fn.name === 'string' ? fn.name : '';
   });
   return { shape: { count: tools.length, chars: json.length, hash: hasher.hash(`tools\u0003${json}`), names }, json };
@@ -84,7 +81,7 @@ function toolsShape(tools: unknown, hasher: Hasher): { shape: TraceTools; json: 
 
 function toolChoice(value: unknown): TraceRequestShape['tool_choice'] {
   if (typeof value === 'string') return value;
-  if (isRecord(value) && isRecord(value.function) && typeof value.function.name === 'string') return { function: value.function.name };
+  if (isObject(value) && isObject(value.function) && typeof value.function.name === 'string') return { function: value.function.name };
   return null;
 }
 
@@ -108,7 +105,7 @@ export function requestShape(body: Record<string, unknown>, bytes: number, hashe
   return {
     model: typeof body.model === 'string' ? body.model : null,
     stream: body.stream === true,
-    stream_options: isRecord(so) ? (typeof so.include_usage === 'boolean' ? { include_usage: so.include_usage } : {}) : null,
+    stream_options: isObject(so) ? (typeof so.include_usage === 'boolean' ? { include_usage: so.include_usage } : {}) : null,
     max_tokens: count(usesCompletionKey ? body.max_completion_tokens : body.max_tokens),
     max_tokens_key: usesCompletionKey ? 'max_completion_tokens' : 'max_tokens',
     tool_choice: toolChoice(body.tool_choice),
@@ -124,7 +121,7 @@ export function requestShape(body: Record<string, unknown>, bytes: number, hashe
 export function requestContents(body: Record<string, unknown>, shape: TraceRequestShape): { messages: { hash: string; message: Record<string, unknown> }[]; tools: { hash: string; tools: unknown[] } | null } {
   const raw = Array.isArray(body.messages) ? body.messages : [];
   return {
-    messages: shape.messages.map((m, i) => ({ hash: m.hash, message: isRecord(raw[i]) ? raw[i] : {} })),
+    messages: shape.messages.map((m, i) => ({ hash: m.hash, message: isObject(raw[i]) ? raw[i] : {} })),
     tools: shape.tools !== null && Array.isArray(body.tools) ? { hash: shape.tools.hash, tools: body.tools } : null,
   };
 }

@@ -165,4 +165,5 @@ export interface TraceClose {
   by: 'client' | 'proxy' | 'error';
 }
 
+/** Any line of a trace file. */
 export type TraceLine = TraceHeader | TraceRequest | TraceContent | TraceToolsContent | TraceClose;

@@ -88,24 +88,25 @@ export class Transport {
   lane(index: number): Lane {
     const existing = this.#lanes[index];
     if (existing !== undefined) return existing;
-    const transport = this;
-    let dispatcher: Dispatcher = this.options.connection === 'pool' ? this.#pool() : this.#client();
+    const pooled = this.options.connection === 'pool';
+    let dispatcher: Dispatcher = pooled ? this.#pool() : this.#client();
+    const reset = (): void => {
+      if (pooled) return; // a shared pool is not one agent's to drop
+      const old = dispatcher;
+      this.#made.delete(old);
+      old.destroy().catch(() => {});
+      dispatcher = this.#client();
+    };
     const lane: Lane = {
       get dispatcher() {
         return dispatcher;
       },
-      reset() {
-        if (transport.options.connection === 'pool') return; // a shared pool is not one agent's to drop
-        const old = dispatcher;
-        transport.#made.delete(old);
-        old.destroy().catch(() => {});
-        dispatcher = transport.#client();
-      },
+      reset,
       failed(error, through) {
         // Only the client that was poisoned is replaced, never a fresh one made since.
-        if (transport.options.connection !== 'pool' && poisons(error)) {
+        if (!pooled && poisons(error)) {
           queueMicrotask(() => {
-            if (dispatcher === through) lane.reset();
+            if (dispatcher === through) reset();
           });
         }
       },

@@ -42,7 +42,7 @@ export function sendStream(lane: Pick<Lane, 'dispatcher' | 'failed'>, request: S
       cb.onStart();
     },
     onResponseStart(_c, statusCode, headers) {
-      cb.onHeaders(statusCode, headers as Record<string, string | string[] | undefined>);
+      cb.onHeaders(statusCode, headers);
     },
     onResponseData(_c, chunk) {
       cb.onData(chunk);

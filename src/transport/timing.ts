@@ -3,6 +3,7 @@
 // socket carries its first request, so every record says what opening its socket cost.
 import { performance } from 'node:perf_hooks';
 import { buildConnector } from 'undici';
+import { round1 } from '../util/index.js';
 
 export interface SocketTiming {
   /** Connect start to TCP connected (to the end of the handshake for plain http, where the two coincide). */
@@ -15,10 +16,6 @@ export interface SocketTiming {
 
 const timings = new WeakMap<object, SocketTiming>();
 let opening = 0;
-
-function round1(v: number): number {
-  return Math.round(v * 10) / 10;
-}
 
 /** undici's connector for `options`, timing every socket it opens. */
 export function timedConnector(options: buildConnector.BuildOptions): buildConnector.connector {

@@ -6,6 +6,7 @@ import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { ConnectionInfo } from '../types/index.js';
 import { socketTiming } from './timing.js';
+import { round1 } from '../util/index.js';
 
 export const REQUEST_ID_HEADER = 'x-roundload-request';
 
@@ -114,8 +115,4 @@ export class ConnectionTracker {
     };
     this.#byRequest.set(requestId, { info, state, sentAtMs: now });
   }
-}
-
-function round1(v: number): number {
-  return Math.round(v * 10) / 10;
 }

@@ -1,6 +1,8 @@
 // Small shared pieces with no home of their own.
-export { Mulberry32 } from './random.js';
+export { Rng, RandomDraws } from './random.js';
 export { longTimeout, type LongTimer } from './timers.js';
-export { clip, MAX_ECHO_CHARS } from './text.js';
-export { SecretScrubber, guardTerminal, redactUrlCredentials, urlSecrets, MASK } from './secrets.js';
+export { clip } from './text.js';
+export { SecretScrubber, guardTerminal, redactUrlCredentials, urlSecrets } from './secrets.js';
 export { spawnModuleWorker } from './worker.js';
+export { round1, round3, isObject } from './number.js';
+export { fsReason, osCode } from './fs-reason.js';

@@ -1,12 +1,66 @@
-// The one seeded generator of run-side code (conversation content, bootstrap resampling): mulberry32,
-// small and fast, good enough for content and statistics, not for cryptography.
+// Seeded randomness, one API: `RandomDraws` gives int/below/pick/hex over any uniform source. `Rng`
+// (mulberry32) is the generator of conversation content, arrivals, bootstrap resampling and the fuzz tests;
+// the embedded engine keeps its xorshift32 source (engine/rng.ts) so a seed gives the answers it always gave.
+// Small and fast, good enough for content and statistics, not for cryptography; seeds never come from time.
 
-export class Mulberry32 {
+/** FNV-1a 32-bit hash of a string, to derive independent seeds from names. */
+function hash32(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i += 1) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/** int/below/pick/hex over a uniform source in [0, 1). */
+export abstract class RandomDraws {
+  /** Uniform in [0, 1). */
+  abstract next(): number;
+
+  /** Uniform integer in [min, max], both included. */
+  int(min: number, max: number): number {
+    return min + Math.floor(this.next() * (max - min + 1));
+  }
+
+  /** Uniform integer in [0, n). */
+  below(n: number): number {
+    return Math.floor(this.next() * n);
+  }
+
+  /** One element of a non-empty list. */
+  pick<T>(items: readonly T[]): T {
+    const item = items[Math.floor(this.next() * items.length)];
+    if (item === undefined) throw new RangeError('pick from an empty list');
+    return item;
+  }
+
+  /** `digits` lowercase hex characters. */
+  hex(digits: number): string {
+    let out = '';
+    while (out.length < digits) out += Math.floor(this.next() * 0x1_0000_0000).toString(16).padStart(8, '0');
+    return out.slice(0, digits);
+  }
+}
+
+/** mulberry32. */
+export class Rng extends RandomDraws {
   #state: number;
 
   /** `state`: any 32-bit value (taken modulo 2^32). */
   constructor(state: number) {
+    super();
     this.#state = state >>> 0;
+  }
+
+  /** A generator seeded from the parts (joined with NUL, hashed with FNV-1a). */
+  static from(...parts: (string | number)[]): Rng {
+    return new Rng(hash32(parts.join('\u0000')));
+  }
+
+  /** A generator seeded from the first 32 bits of a hex digest. */
+  static fromHex(hex: string): Rng {
+    return new Rng(Number.parseInt(hex.slice(0, 8), 16));
   }
 
   /** Uniform in [0, 1). */

@@ -133,6 +133,6 @@ export function guardTerminal(secrets: Iterable<string> = []): void {
       if (typeof chunk === 'string') return write(terminal.text(chunk), ...rest);
       if (chunk instanceof Uint8Array) return write(Buffer.from(terminal.text(Buffer.from(chunk).toString('utf8'))), ...rest);
       return write(chunk, ...rest);
-    }) as typeof stream.write;
+    });
   }
 }

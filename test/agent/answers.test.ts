@@ -16,7 +16,7 @@ test('a tool call cut by max_tokens (finish_reason length) is truncated_tool_cal
   const server = await fakeChat(t, (_r, res) => sse(res, chunk({ role: 'assistant' }) + toolStart('{"path": "src/ma') + chunk({}, 'length') + usageAndDone(10, 16)));
   const { record, message } = await sendRound(roundTarget(t, server.url), request);
   assert.equal(record.error?.class, 'truncated_tool_call', JSON.stringify(record.error));
-  assert.match(record.error!.message, /max_tokens.*tool call 0 \(read_file\).*src\/ma/);
+  assert.match(record.error.message, /max_tokens.*tool call 0 \(read_file\).*src\/ma/);
   assert.equal(record.finish_reason, 'length');
   assert.equal(message, null, 'the cut answer is not handed back as history');
 });
@@ -31,7 +31,7 @@ test('a tool call with no id is protocol_error, naming the violation', async (t)
   const server = await fakeChat(t, (_r, res) => sse(res, toolStart('{"path": "a"}', null) + chunk({}, 'tool_calls') + usageAndDone(10, 5)));
   const { record, message } = await sendRound(roundTarget(t, server.url), request);
   assert.equal(record.error?.class, 'protocol_error', JSON.stringify(record.error));
-  assert.match(record.error!.message, /tool call 0 has no id/);
+  assert.match(record.error.message, /tool call 0 has no id/);
   assert.equal(message, null);
 });
 
@@ -39,15 +39,15 @@ test('SSE `event: error` is server_error_event with the server\'s message (not t
   const server = await fakeChat(t, (_r, res) => sse(res, chunk({ content: 'par' }) + 'event: error\ndata: {"error": {"message": "KV transfer failed for request 9f4c", "type": "InternalServerError", "code": 500}}\n\n'));
   const { record } = await sendRound(roundTarget(t, server.url), request);
   assert.equal(record.error?.class, 'server_error_event', JSON.stringify(record.error));
-  assert.match(record.error!.message, /KV transfer failed for request 9f4c \(type InternalServerError\)/);
-  assert.equal(record.error!.code, '500');
+  assert.match(record.error.message, /KV transfer failed for request 9f4c \(type InternalServerError\)/);
+  assert.equal(record.error.code, '500');
 });
 
 test('data: {"error": …} mid-stream in SGLang\'s flat shape keeps the server\'s message', async (t) => {
   const server = await fakeChat(t, (_r, res) => sse(res, chunk({ content: 'par' }) + 'data: {"object": "error", "message": "Request aborted: context too long", "type": "BadRequestError", "param": null, "code": 400}\n\ndata: [DONE]\n\n'));
   const { record } = await sendRound(roundTarget(t, server.url), request);
   assert.equal(record.error?.class, 'server_error_event');
-  assert.match(record.error!.message, /context too long/);
+  assert.match(record.error.message, /context too long/);
 });
 
 test('an unknown SSE field in a good stream is ignored: the request is ok', async (t) => {
@@ -63,7 +63,7 @@ test('a 200 text/html page (a proxy\'s error page) is wrong_content_type naming 
   });
   const { record } = await sendRound(roundTarget(t, server.url), request);
   assert.equal(record.error?.class, 'wrong_content_type', JSON.stringify(record.error));
-  assert.match(record.error!.message, /HTTP 200 with content-type text\/html; charset=utf-8, not text\/event-stream: <html><head><title>Upstream unavailable/);
+  assert.match(record.error.message, /HTTP 200 with content-type text\/html; charset=utf-8, not text\/event-stream: <html><head><title>Upstream unavailable/);
 });
 
 test('a 200 application/json error body (stream ignored) is wrong_content_type with the server\'s message', async (t) => {
@@ -73,7 +73,7 @@ test('a 200 application/json error body (stream ignored) is wrong_content_type w
   });
   const { record } = await sendRound(roundTarget(t, server.url), request);
   assert.equal(record.error?.class, 'wrong_content_type');
-  assert.match(record.error!.message, /application\/json.*streaming is disabled on this deployment \(type invalid_request_error\)/);
+  assert.match(record.error.message, /application\/json.*streaming is disabled on this deployment \(type invalid_request_error\)/);
 });
 
 test('a page that never ends is cut once enough of it is read, not waited for', async (t) => {
@@ -136,7 +136,7 @@ test('through a CONNECT proxy that is down, a request is proxy_unreachable namin
   const proxy = `http://127.0.0.1:${port}`;
   const { record } = await sendRound(roundTarget(t, 'http://127.0.0.1:30000', { connectProxy: proxy }), request);
   assert.equal(record.error?.class, 'proxy_unreachable', JSON.stringify(record.error));
-  assert.match(record.error!.message, new RegExp(`proxy http://127\\.0\\.0\\.1:${port} unreachable \\(connection_refused\\)`));
+  assert.match(record.error.message, new RegExp(`proxy http://127\\.0\\.0\\.1:${port} unreachable \\(connection_refused\\)`));
 });
 
 test('every class and warning used is documented in ERROR_CLASSES / WARNING_CLASSES', () => {

@@ -134,5 +134,6 @@ test('the encoded body is the text body byte for byte, and counts its characters
   assert.deepEqual(encoded.bytes, Buffer.from(text));
   assert.equal(encoded.chars, text.length);
   assert.ok(encoded.bytes.length > encoded.chars, 'non-ASCII text: more bytes than characters');
-  assert.deepEqual(JSON.parse(text).messages.map((m: { role: string }) => m.role), ['system', 'user', 'assistant', 'user']);
+  const sent = JSON.parse(text) as { messages: { role: string }[] };
+  assert.deepEqual(sent.messages.map((m) => m.role), ['system', 'user', 'assistant', 'user']);
 });

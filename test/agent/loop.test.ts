@@ -110,6 +110,6 @@ test('a conversation ended early by max_context_tokens marks its last record wit
   assert.ok(records.length >= 2 && records.length < 8, `${records.length} rounds ran`);
   const last = records[records.length - 1]!;
   assert.deepEqual(last.context_cap?.rounds_left, 8 - records.length);
-  assert.ok(last.context_cap!.context_tokens >= 250);
+  assert.ok(last.context_cap.context_tokens >= 250);
   assert.ok(records.slice(0, -1).every((r) => r.context_cap === undefined));
 });

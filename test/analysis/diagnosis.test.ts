@@ -41,7 +41,7 @@ test('an engine frozen twice behind an untouched proxy is engine in both episode
   const d = diagnose(frozenEngine(frozen));
   assert.equal(d.verdict, 'engine', text(d));
   assert.equal(d.episodes?.length, 2);
-  for (const e of d.episodes!) {
+  for (const e of d.episodes) {
     assert.equal(e.kind, 'hangs');
     assert.equal(e.verdict, 'engine', [...e.evidence_for, ...e.evidence_against].join('\n'));
     assert.ok(e.confidence >= 0.5, `confidence ${e.confidence}`);

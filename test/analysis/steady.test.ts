@@ -36,7 +36,7 @@ function record(over: Partial<RequestRecord>): RequestRecord {
     completion_tokens: 50, cached_tokens: 0, tokens_estimated: false, finish_reason: 'stop', tool_calls: [], content_chars: 100, reasoning_chars: 0,
     error: null, hang: null, connection: null,
     ...over,
-  } as RequestRecord;
+  };
 }
 
 test('warm-up requests stay out of the phase figures but in the totals, and a warm-up hang is never hidden', () => {

@@ -141,9 +141,9 @@ test('finish reasons, tool calls per round, warnings and context-capped conversa
   assert.deepEqual(s.phases[0]!.rounds.map((r) => [r.tool_calls, r.tool_call_answers]), [[2, 1], [1, 1]]);
   assert.equal(s.totals.tool_calls, 3);
   assert.equal(s.warnings?.length, 1);
-  assert.equal(s.warnings![0]!.count, 2);
-  assert.deepEqual(s.warnings![0]!.first, { run_ms: 220, conversation: 'a1-c1', round: 1 });
-  assert.match(s.warnings![0]!.meaning, /tool-call or reasoning parser/);
+  assert.equal(s.warnings[0]!.count, 2);
+  assert.deepEqual(s.warnings[0]!.first, { run_ms: 220, conversation: 'a1-c1', round: 1 });
+  assert.match(s.warnings[0]!.meaning, /tool-call or reasoning parser/);
   assert.deepEqual(s.conversations, { rounds_sent: 4, context_capped: 1, rounds_not_sent: 6, requests_planned: 16 });
 });
 

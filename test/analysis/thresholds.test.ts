@@ -7,7 +7,7 @@ import type { RequestRecord } from '../../src/types/index.js';
 const p = (p99: number, count = 100): Percentiles => ({ count, p50_ms: p99 / 2, p90_ms: p99 * 0.9, p99_ms: p99, max_ms: p99, mean_ms: p99 / 2 });
 
 function win(start: number, over: Partial<WindowFigures> = {}): WindowFigures {
-  return { phase: 'main', start_s: start, end_s: start + 60, requests: 100, ok: 100, errors: 0, hangs: 0, output_tokens: 6000, output_tokens_per_s: 100, ttft_p50_ms: 100, ttft_p99_ms: 400, e2e_p50_ms: 900, e2e_p99_ms: 2000, steady: true, ...over } as WindowFigures;
+  return { phase: 'main', start_s: start, end_s: start + 60, requests: 100, ok: 100, errors: 0, hangs: 0, output_tokens: 6000, output_tokens_per_s: 100, ttft_p50_ms: 100, ttft_p99_ms: 400, e2e_p50_ms: 900, e2e_p99_ms: 2000, steady: true, ...over };
 }
 
 const input: ThresholdInput = { requests: 1000, errors: 5, hangs: 0, output_tokens_per_s: 250, ttft: p(400), itl: p(20), e2e: p(2000), windows: [win(0), win(60), win(120)] };

@@ -26,7 +26,7 @@ test('the PRNG is deterministic for a seed and differs between seeds', () => {
   assert.deepEqual(xs, Array.from({ length: 5 }, () => b.next()));
   assert.notDeepEqual(xs, Array.from({ length: 5 }, () => c.next()));
   assert.ok(xs.every((x) => x >= 0 && x < 1));
-  const ints = Array.from({ length: 1000 }, () => a.int(4));
+  const ints = Array.from({ length: 1000 }, () => a.below(4));
   assert.deepEqual([...new Set(ints)].sort(), [0, 1, 2, 3]);
 });
 

@@ -5,10 +5,9 @@ import { WorkloadError } from '../../src/errors.js';
 
 async function problems(text: string, files: Record<string, string> = {}): Promise<string[]> {
   try {
-    await parseAbFile(text, '/x/ab.yaml', async (p) => {
+    await parseAbFile(text, '/x/ab.yaml', (p) => {
       const body = files[p];
-      if (body === undefined) throw new Error('no such file');
-      return body;
+      return body === undefined ? Promise.reject(new Error('no such file')) : Promise.resolve(body);
     });
   } catch (error) {
     assert.ok(error instanceof WorkloadError, String(error));
@@ -31,14 +30,14 @@ test('a valid ab file with an inline workload resolves one workload per arm, wit
 });
 
 test('a base workload file is read relative to the ab file, and its own problems are located in it', async () => {
-  const plan = await parseAbFile('workload: base.yaml\narms: [{name: A}, {name: B}]\n', '/x/ab.yaml', async (p) => {
+  const plan = await parseAbFile('workload: base.yaml\narms: [{name: A}, {name: B}]\n', '/x/ab.yaml', (p) => {
     assert.equal(p, '/x/base.yaml');
-    return 'name: base\nagents: {count: 5}\n';
+    return Promise.resolve('name: base\nagents: {count: 5}\n');
   });
   assert.equal(plan.workloadFile, '/x/base.yaml');
   assert.equal(plan.arms[1]!.workload.agents.count, 5);
   await assert.rejects(
-    parseAbFile('workload: base.yaml\narms: [{name: A}, {name: B}]\n', '/x/ab.yaml', async () => 'agents:\n  count: many\n'),
+    parseAbFile('workload: base.yaml\narms: [{name: A}, {name: B}]\n', '/x/ab.yaml', () => Promise.resolve('agents:\n  count: many\n')),
     (e: unknown) => e instanceof WorkloadError && e.issues.length === 1 && e.issues[0]!.where === '/x/base.yaml:2:10',
   );
 });

@@ -14,7 +14,7 @@ async function captureStdout(fn: () => Promise<void>): Promise<string> {
   process.stdout.write = ((chunk: string | Uint8Array) => {
     chunks.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
     return true;
-  }) as typeof process.stdout.write;
+  });
   try {
     await fn();
   } finally {

@@ -89,7 +89,7 @@ test('idle_close silent: a connection idle past T is half-open; the next request
     assert.deepEqual(rs.map((r) => r.status), ['ok', 'hang']);
     assert.equal(rs[1]!.hang?.phase, 'headers');
     assert.equal(rs[1]!.connection?.nth, 2);
-    assert.ok(rs[1]!.connection!.idle_ms! >= 550, 'it sat idle past the limit');
+    assert.ok(rs[1]!.connection.idle_ms! >= 550, 'it sat idle past the limit');
   }
   assert.ok(faultEvents(events, 'idle_close').length >= 2);
 });

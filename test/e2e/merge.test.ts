@@ -4,7 +4,7 @@ import { appendFileSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseWorkload } from '../../src/config/index.js';
 import { executeRun } from '../../src/run/index.js';
-import { mergeRuns, readJsonl, resultPath } from '../../src/results/index.js';
+import { isKindLine, isRequestRecord, mergeRuns, readJsonlFile, resultPath } from '../../src/results/index.js';
 import { SummaryBuilder, type Summary } from '../../src/analysis/index.js';
 import { HistogramSet, type HistogramsFile } from '../../src/metrics/index.js';
 import { NotARunError } from '../../src/errors.js';
@@ -20,7 +20,7 @@ engine: {decode_step_ms: 2, output_tokens_min: 8, output_tokens_max: 24}
 
 async function records(dir: string): Promise<RequestRecord[]> {
   const out: RequestRecord[] = [];
-  await readJsonl(resultPath(dir, 'requests'), (v) => out.push(v as RequestRecord));
+  await readJsonlFile(resultPath(dir, 'requests'), isRequestRecord, (v) => out.push(v));
   return out;
 }
 
@@ -90,7 +90,7 @@ test('merging 2 shards equals one run of both shards\' requests: counts, convers
   assert.equal(summary.totals.requests, 15);
   const events = await (async () => {
     const e: { kind: string; shard: number }[] = [];
-    await readJsonl(resultPath(out, 'events'), (v) => e.push(v as { kind: string; shard: number }));
+    await readJsonlFile(resultPath(out, 'events'), isKindLine, (v) => e.push(v as { kind: string; shard: number }));
     return e;
   })();
   assert.deepEqual(events.filter((e) => e.kind === 'run_end').map((e) => e.shard).sort(), [0, 1]);

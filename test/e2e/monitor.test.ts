@@ -71,7 +71,7 @@ test('`--set monitor.interval_ms=…` works from the command line; a down target
   assert.ok(scrapes.every((s) => s.target === 'decode' && !s.ok && s.samples.length === 0 && typeof s.duration_ms === 'number'));
   assert.match(scrapes[0]!.error ?? '', /ECONNREFUSED/);
   assert.ok(median(scrapes.slice(1).map((s, i) => s.run_ms - scrapes[i]!.run_ms)) < 260, 'retried at the interval');
-  assert.equal(JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')).totals.ok, 18);
+  assert.equal((JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as { totals: { ok: number } }).totals.ok, 18);
   assert.match(res.stdout, /^gauges {5}decode: \d+ scrapes, every 1\d\d ms, \d+ failed \(last: ECONNREFUSED/m);
 });
 

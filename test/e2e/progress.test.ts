@@ -101,7 +101,8 @@ test('a monitored target that stops answering mid-run is announced down at once,
   const out = join(tempDir(t), 'run');
   let downAtMs: number | null = null;
   let upAtMs: number | null = null;
-  let flips: Promise<void> | null = null;
+  // Widened on purpose: it is assigned in a callback, which narrowing does not see.
+  let flips = null as Promise<void> | null;
   // Once the run's line shows the target's gauges, take the server away for 2.5 s (two progress ticks), then bring it back on its port.
   const flip = async (): Promise<void> => {
     await takeDown(server);

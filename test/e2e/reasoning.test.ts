@@ -137,7 +137,7 @@ test('reasoning_history: drop sends no reasoning back, and requests stay smaller
     prompts[mode] = records.map((r) => r.prompt_tokens!);
   }
   // The server counts the prompt it got (about 4 characters a token): the reasoning kept makes it bigger.
-  assert.ok(prompts['keep']![2]! > prompts['drop']![2]!, `${prompts['keep']} vs ${prompts['drop']}`);
+  assert.ok(prompts['keep']![2]! > prompts['drop']![2]!, `${prompts['keep']?.join(',')} vs ${prompts['drop']?.join(',')}`);
   const reasoningJson = (n: number) => `,"reasoning_content":${JSON.stringify(Array.from({ length: 6 }, (_, i) => `r${n}.${i} `).join(''))}`.length;
   // Round 1 is the same; round 2 carries round 1's reasoning; round 3 that of rounds 1 and 2 (requests 1 and 2 of each server).
   assert.equal(sizes['keep']![0], sizes['drop']![0]);

@@ -25,7 +25,8 @@ monitor: {enabled: false, canary_interval_s: 0}
     'restart.yaml',
   );
   let oks = 0;
-  let outage: Promise<void> | null = null;
+  // Widened on purpose: it is assigned in a callback, which narrowing does not see.
+  let outage = null as Promise<void> | null;
   const restart = async (): Promise<void> => {
     await engine.kill();
     await sleep(3000);

@@ -69,10 +69,9 @@ test('SIGTERM during a long run: requests in flight finish within the grace, the
   const dir = tempDir(t);
   const out = join(dir, 'run');
   let pid = 0;
-  let signalledAt = 0;
   const running = runCli(['run', workloadFile(dir, '{decode_step_ms: 2, output_tokens_min: 8, output_tokens_max: 24}'), '--out', out], { timeoutMs: 60_000, onSpawn: (p) => (pid = p) });
   await waitForLines(join(out, 'requests.jsonl'), 12, 30_000);
-  signalledAt = Date.now();
+  const signalledAt = Date.now();
   process.kill(pid, 'SIGTERM');
   const res = await running;
   const tookMs = Date.now() - signalledAt;

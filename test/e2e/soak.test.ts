@@ -4,13 +4,13 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseWorkload } from '../../src/config/index.js';
 import { executeRun } from '../../src/run/index.js';
-import { readJsonl, resultPath } from '../../src/results/index.js';
+import { isRequestRecord, readJsonlFile, resultPath } from '../../src/results/index.js';
 import type { RequestRecord } from '../../src/types/index.js';
 import { tempDir } from '../helpers/tmp.js';
 
 async function records(dir: string): Promise<RequestRecord[]> {
   const out: RequestRecord[] = [];
-  await readJsonl(resultPath(dir, 'requests'), (v) => out.push(v as RequestRecord));
+  await readJsonlFile(resultPath(dir, 'requests'), isRequestRecord, (v) => out.push(v));
   return out;
 }
 

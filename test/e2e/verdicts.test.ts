@@ -22,7 +22,7 @@ describe('verdicts of broken runs', { concurrency: 2 }, () => {
     const out = join(tempDir(t), 'r');
     const res = await runCli(['run', 'workloads/smoke.yaml', ...SHORT, '--set', 'engine.faults=[{kind: http_error, status: 500}]', '--out', out], { timeoutMs: SLOW });
     assert.equal(res.code, 1, res.stderr);
-    assert.match(res.stdout, /^errors     http_5xx 12$/m);
+    assert.match(res.stdout, /^errors {5}http_5xx 12$/m);
     assert.match(res.stdout, /· http_5xx ×12, first at [\d.]+ s, a\d-c1 round 1, HTTP 500, \/v1\/chat\/completions: HTTP 500: engine fault/);
     assert.match(res.stdout, /^thresholds FAILED 2 of 3: ok_requests \(always on, whatever the thresholds\): no request ended ok: of 12, 12 ended in error \(http_5xx 12\)/m);
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Summary;

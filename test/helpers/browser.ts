@@ -226,14 +226,14 @@ export async function openReportBrowser(options: { timeoutMs?: number; offline?:
         await page.waitForSelector('html[data-report-ready="1"]', { timeout: limit });
         // Charts mark themselves in uPlot's first draw; give each a moment after the script finished.
         await until(page, ALL_MARKED_JS, 5000).catch(() => undefined);
-        const charts = (await page.evaluate(CHARTS_JS)) as ChartCheck[];
+        const charts = await page.evaluate<ChartCheck[]>(CHARTS_JS);
         const title = await page.title();
-        const hangRows = (await page.evaluate(HANG_ROWS_JS)) as number;
-        const legendDashes = (await page.evaluate(LEGEND_DASHES_JS)) as number;
+        const hangRows = await page.evaluate<number>(HANG_ROWS_JS);
+        const legendDashes = await page.evaluate<number>(LEGEND_DASHES_JS);
         const pixels: Record<string, SeriesPixels[]> = {};
-        for (const id of opts.pixels ?? []) pixels[id] = ((await page.evaluate(`(${SERIES_PIXELS_JS})(${JSON.stringify(id)})`)) as SeriesPixels[] | null) ?? [];
+        for (const id of opts.pixels ?? []) pixels[id] = (await page.evaluate<SeriesPixels[] | null>(`(${SERIES_PIXELS_JS})(${JSON.stringify(id)})`)) ?? [];
         const colorColumns: Record<string, Record<string, number>> = {};
-        for (const [id, colors] of Object.entries(opts.colors ?? {})) colorColumns[id] = (await page.evaluate(`(${COLOR_COLUMNS_JS})(${JSON.stringify(id)}, ${JSON.stringify(colors)})`)) as Record<string, number>;
+        for (const [id, colors] of Object.entries(opts.colors ?? {})) colorColumns[id] = await page.evaluate<Record<string, number>>(`(${COLOR_COLUMNS_JS})(${JSON.stringify(id)}, ${JSON.stringify(colors)})`);
         if (opts.screenshot !== undefined) {
           let bottom: number | null = null;
           for (const selector of opts.screenshotTo ?? []) {
@@ -267,12 +267,12 @@ export async function openReportBrowser(options: { timeoutMs?: number; offline?:
       const { page, consoleErrors, requests } = await watchedPage();
       await page.goto(url, { waitUntil: 'load', timeout: limit });
       return {
-        evaluate: async <T>(js: string) => (await page.evaluate(js)) as T,
+        evaluate: async <T>(js: string) => await page.evaluate<T>(js),
         waitFor: (js, timeoutMs) => until(page, js, timeoutMs),
         url: () => page.url(),
         title: () => page.title(),
-        seriesPixels: async (id) => ((await page.evaluate(`(${SERIES_PIXELS_JS})(${JSON.stringify(id)})`)) as SeriesPixels[] | null) ?? [],
-        charts: async () => (await page.evaluate(CHARTS_JS)) as ChartCheck[],
+        seriesPixels: async (id) => (await page.evaluate<SeriesPixels[] | null>(`(${SERIES_PIXELS_JS})(${JSON.stringify(id)})`)) ?? [],
+        charts: async () => await page.evaluate<ChartCheck[]>(CHARTS_JS),
         consoleErrors,
         requests,
         close: () => bounded(page.close(), 10_000, 'closing the page').catch(() => undefined),
@@ -286,7 +286,7 @@ export async function openReportBrowser(options: { timeoutMs?: number; offline?:
           const err = doc.getElementsByTagName('parsererror')[0];
           return { error: err ? err.textContent : null, testcases: doc.getElementsByTagName('testcase').length, failures: doc.getElementsByTagName('failure').length };
         })(${JSON.stringify(xml)})`;
-        return (await page.evaluate(js)) as { error: string | null; testcases: number; failures: number };
+        return await page.evaluate<{ error: string | null; testcases: number; failures: number }>(js);
       } finally {
         await bounded(page.close(), 10_000, 'closing the page').catch(() => undefined);
       }

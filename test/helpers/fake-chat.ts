@@ -56,7 +56,7 @@ export async function fakeChat(t: TestContext, answer: (req: FakeRequest, res: S
         res.end(JSON.stringify({ object: 'list', data: ids.map((id) => ({ id, object: 'model' })) }));
         return;
       }
-      let body: Record<string, unknown> | null = null;
+      let body: Record<string, unknown> | null;
       try {
         body = JSON.parse(raw) as Record<string, unknown>;
       } catch {

@@ -28,7 +28,7 @@ test('merging two sets equals recording everything into one', () => {
     (i % 2 === 0 ? a : b).recordMs('ttft', 'main', 1 + (i % 3), v);
     both.recordMs('ttft', 'main', 1 + (i % 3), v);
   }
-  const merged = HistogramSet.fromFile(JSON.parse(JSON.stringify(a.toFile())));
+  const merged = HistogramSet.fromFile(JSON.parse(JSON.stringify(a.toFile())) as ReturnType<typeof a.toFile>);
   merged.merge(HistogramSet.fromFile(b.toFile()));
   for (const round of [0, 1, 2, 3]) assert.deepEqual(merged.percentiles('ttft', 'main', round), both.percentiles('ttft', 'main', round));
 });
@@ -62,7 +62,7 @@ test('the all-rounds histogram derived from the rounds equals what recording eve
     at(`${phase}/${round}`).recordMs(ms);
     at(`${phase}/0`).recordMs(ms);
   }
-  const written = HistogramSet.fromFile(JSON.parse(JSON.stringify(set.toFile())));
+  const written = HistogramSet.fromFile(JSON.parse(JSON.stringify(set.toFile())) as ReturnType<HistogramSet['toFile']>);
   for (const phase of ['c8', 'c16']) {
     for (const round of [0, 1, 2, 3, 4, 5]) {
       const want = at(`${phase}/${round}`).percentiles();

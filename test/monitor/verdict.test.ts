@@ -242,7 +242,7 @@ describe('gauge verdicts respect flow per target', () => {
     const [v] = gaugeVerdicts(events, [], PIN);
     assert.equal(v?.flow?.counter, 'tokens_predicted_total', JSON.stringify(v?.flow));
     assert.equal(v?.verdict, 'rotating', v?.evidence.join('\n'));
-    assert.doesNotMatch(v!.evidence.join('\n'), /no flow counter/);
+    assert.doesNotMatch(v.evidence.join('\n'), /no flow counter/);
   });
 
   it('a target that stopped answering partway says so in its verdicts', () => {

@@ -18,8 +18,8 @@ test('envelope keeps a one-sample dip and spike of a long series within the poin
   const out = envelope(x, [y], 1000);
   assert.equal(out.reduced, true);
   assert.ok(out.x.length <= 1000, String(out.x.length));
-  assert.equal(Math.min(...(out.ys[0]!.filter((v) => v !== null) as number[])), 0, 'the dip survives');
-  assert.equal(Math.max(...(out.ys[0]!.filter((v) => v !== null) as number[])), 9, 'the spike survives');
+  assert.equal(Math.min(...out.ys[0]!.filter((v): v is number => v !== null)), 0, 'the dip survives');
+  assert.equal(Math.max(...out.ys[0]!.filter((v): v is number => v !== null)), 9, 'the spike survives');
   assert.ok(out.x.every((v, i) => i === 0 || v >= out.x[i - 1]!), 'x stays in order');
   const small = envelope([1, 2, 3], [[1, null, 3]]);
   assert.deepEqual(small, { x: [1, 2, 3], ys: [[1, null, 3]], reduced: false });

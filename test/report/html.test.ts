@@ -97,7 +97,7 @@ test('text that could close the script element or open a comment is escaped, and
   assert.equal(back.summary.run.name, data.summary.run.name);
   assert.deepEqual(back.summary.run.labels, data.summary.run.labels);
   assert.match(html, /<h1>x&lt;\/script&gt;&lt;script&gt;alert\(1\)/);
-  assert.equal(JSON.parse(jsonForScript({ a: '</script><!--' })).a, '</script><!--');
+  assert.equal((JSON.parse(jsonForScript({ a: '</script><!--' })) as { a: string }).a, '</script><!--');
   assert.equal(scriptSafe('var s = "</script>"; // <!-- x'), 'var s = "<\\/script>"; // <\\!-- x');
 });
 

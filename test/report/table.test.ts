@@ -83,7 +83,7 @@ function summaryText(records: RequestRecord[], plannedRequests: number | null = 
 test('every request HTTP 500: the first error is quoted with its status and path, and the always-on check fails by name', () => {
   const failed = (i: number) => record({ run_ms: i * 10, status: 'error', http_status: 500, ttft_ms: null, completion_tokens: null, error: { class: 'http_5xx', message: 'HTTP 500: injected fault (type InternalServerError)', code: '500', url_path: '/v1/chat/completions' } });
   const out = summaryText([failed(0), failed(1), failed(2)]);
-  assert.match(out, /^errors     http_5xx 3$/m);
+  assert.match(out, /^errors {5}http_5xx 3$/m);
   assert.match(out, /^ {11}· http_5xx ×3, first at 0\.2 s, a0-c1 round 1, HTTP 500, \/v1\/chat\/completions: HTTP 500: injected fault \(type InternalServerError\)$/m);
   assert.match(out, /^thresholds FAILED 2 of 3: ok_requests \(always on, whatever the thresholds\): no request ended ok: of 3, 3 ended in error \(http_5xx 3\)/m);
   assert.match(out, /error_rate: errors on 100\.00% of requests/);
@@ -101,7 +101,7 @@ test('estimated token counts are marked with ~ in the table, the throughput and 
   const out = summaryText([record({ tokens_estimated: true, cached_tokens: null }), record({ round: 2 })]);
   assert.match(out, /^1 +1 +1 +0 +0 +~1,000 /m);
   assert.match(out, /~[\d.]+ output tokens\/s \(estimated\)/);
-  assert.match(out, /~2,000 prompt \(.*\), ~22 completion  ·  ~ estimated for 1 of 2 requests \(no usage chunk\)/);
+  assert.match(out, /~2,000 prompt \(.*\), ~22 completion {2}· {2}~ estimated for 1 of 2 requests \(no usage chunk\)/);
   assert.match(out, /~: token counts in part estimated/);
 });
 
@@ -110,9 +110,9 @@ test('conversations ended at the context cap are counted against the plan, and w
     record({ finish_reason: 'tool_calls', tool_calls: [{ name: 'read_file', arguments_bytes: 10 }], context_cap: { context_tokens: 2100, rounds_left: 6 } }),
     record({ agent: 1, conversation: 'a1-c1', warnings: ['tool_markup_in_content'] }),
   ], 16);
-  assert.match(out, /^planned    2 of 16 planned requests ran: 1 conversation ended at the context cap \(conversation\.max_context_tokens\), 6 rounds not sent$/m);
-  assert.match(out, /^answers    finish tool_calls 1, stop 1  ·  1 tool calls in 2 ok answers$/m);
-  assert.match(out, /^warning    tool_markup_in_content on 1 ok answer \(first a1-c1 round 1\): .*--tool-call-parser/m);
+  assert.match(out, /^planned {4}2 of 16 planned requests ran: 1 conversation ended at the context cap \(conversation\.max_context_tokens\), 6 rounds not sent$/m);
+  assert.match(out, /^answers {4}finish tool_calls 1, stop 1 {2}· {2}1 tool calls in 2 ok answers$/m);
+  assert.match(out, /^warning {4}tool_markup_in_content on 1 ok answer \(first a1-c1 round 1\): .*--tool-call-parser/m);
 });
 
 test('the reasoning and decode table: TTFC beside TTFT, TPOT beside ITL, tokens per event; an estimated reasoning count is marked ~ and reasoning-only answers are said', () => {

@@ -8,7 +8,7 @@ import { NotARunError } from '../../src/errors.js';
 import { tempDir } from '../helpers/tmp.js';
 import { record, writeFolder } from '../report/fixtures.js';
 
-const isAny = (v: unknown): v is unknown => true;
+const isAny = (_v: unknown): _v is unknown => true;
 
 async function readAll(path: string): Promise<{ values: unknown[]; report: Awaited<ReturnType<typeof readJsonlFile>> }> {
   const values: unknown[] = [];

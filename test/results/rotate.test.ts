@@ -3,16 +3,16 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { RotatingJsonlWriter, jsonlParts, readJsonl } from '../../src/results/index.js';
+import { RotatingJsonlWriter, jsonlParts, readJsonlFile } from '../../src/results/index.js';
 import { tempDir } from '../helpers/tmp.js';
 
 async function readAll(path: string): Promise<unknown[]> {
   const out: unknown[] = [];
-  await readJsonl(path, (v) => out.push(v));
+  await readJsonlFile(path, (_v): _v is unknown => true, (v) => out.push(v));
   return out;
 }
 
-test('a JSONL file past max bytes rotates into numbered gzipped parts, and readJsonl reads every line in order', async (t) => {
+test('a JSONL file past max bytes rotates into numbered gzipped parts, and readJsonlFile reads every line in order', async (t) => {
   const dir = tempDir(t);
   const path = join(dir, 'requests.jsonl');
   const w = new RotatingJsonlWriter(path, { maxBytes: 1000, compress: true });
@@ -52,9 +52,9 @@ test('a part caught between its gzip and the removal of its plain file is read o
   writeFileSync(join(dir, 'requests.3.jsonl.gz.tmp-123'), 'half a gzip');
   writeFileSync(join(dir, 'requests.jsonl'), `${line(3)}{"i": 4, "torn`);
   const values: unknown[] = [];
-  const result = await readJsonl(join(dir, 'requests.jsonl'), (v) => values.push(v));
+  const result = await readJsonlFile(join(dir, 'requests.jsonl'), (_v): _v is unknown => true, (v) => values.push(v));
   assert.deepEqual(values, [{ i: 1 }, { i: 2 }, { i: 3 }]);
-  assert.equal(result.bad.length, 1, 'the torn last line is reported');
+  assert.deepEqual(result.skipped.map((s) => s.reason), ['truncated'], 'the torn last line is reported');
 });
 
 test('a writer reopening a folder that has parts continues their numbering', async (t) => {

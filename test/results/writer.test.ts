@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'n
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ResultsWriter, readJsonl } from '../../src/results/index.js';
+import { ResultsWriter, readJsonlFile } from '../../src/results/index.js';
 import { ResultsError } from '../../src/errors.js';
 import { tempDir } from '../helpers/tmp.js';
 import { withTmpfs } from '../helpers/mount.js';
@@ -100,7 +100,7 @@ test('rotation and gzip of rotated parts work in the writer thread; the reader s
   const files = readdirSync(dir);
   assert.ok(files.filter((f) => f.endsWith('.jsonl.gz')).length >= 10, files.join(' '));
   const values: { i: number }[] = [];
-  await readJsonl(path, (v) => values.push(v as { i: number }));
+  await readJsonlFile(path, (v): v is { i: number } => typeof v === 'object' && v !== null, (v) => values.push(v));
   assert.deepEqual(values.map((v) => v.i), Array.from({ length: 600 }, (_, i) => i));
 });
 

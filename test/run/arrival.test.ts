@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseWorkload } from '../../src/config/index.js';
-import { Rng } from '../../src/agent/index.js';
+import { Rng } from '../../src/util/index.js';
 import { FakeClock } from '../../src/watchdog/index.js';
 import { ArrivalScheduler, arrivalTimes, levelAt, loadSchedule, stageIndexAt, type ArrivalStart, type LoadSchedule } from '../../src/run/arrival.js';
 

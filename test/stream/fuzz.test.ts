@@ -5,17 +5,12 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { runPieces, runWhole } from './collect.js';
 import { ALL_FIXTURES } from './fixtures.js';
+import { Rng } from '../../src/util/index.js';
 
-/** mulberry32: a tiny seeded PRNG so a failing case can be replayed from its seed. */
+/** The project's seeded generator, so a failing case can be replayed from its seed. */
 function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const rng = new Rng(seed);
+  return () => rng.next();
 }
 
 /** Pieces of SSE and chunk syntax, plus bytes that are not valid UTF-8 on their own. */

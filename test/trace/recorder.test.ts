@@ -43,7 +43,7 @@ test('the recorder closes a client connection when the upstream closes its own w
   const trace = readTrace(file);
   assert.deepEqual(trace.requests.map((r) => [r.connection?.id, r.connection?.nth]), [[1, 1], [2, 1]]);
   assert.equal(trace.closes[0]?.by, 'proxy');
-  assert.ok(trace.closes[0]!.idle_ms! >= 500, `closed after ${trace.closes[0]?.idle_ms} ms idle, when the upstream's idle socket went`);
+  assert.ok(trace.closes[0].idle_ms! >= 500, `closed after ${trace.closes[0]?.idle_ms} ms idle, when the upstream's idle socket went`);
   assert.equal(trace.requests[0]?.response.content_chars, 11, 'a JSON answer is read too');
   assert.equal(trace.requests[0]?.response.prompt_tokens, 12);
 });

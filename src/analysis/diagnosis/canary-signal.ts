@@ -7,6 +7,7 @@ import type { CanaryPoint } from './inputs.js';
 import { fisherGreater, wilson } from './stats.js';
 import { pValue, s1, tally } from './text.js';
 import { MEDIUM, STRONG, WEAK, vote, type Signal } from './votes.js';
+import { round3 } from '../../util/index.js';
 
 /** Fewer slots than this on a leg: no comparison (a second of data is no evidence). */
 export const MIN_SLOTS = 3;
@@ -35,10 +36,6 @@ function legFigures(points: readonly CanaryPoint[]): CanaryLegFigures {
 function legSentence(name: string, points: readonly CanaryPoint[]): string {
   const bad = points.filter((p) => p.status !== 'ok');
   return `${name} ${bad.length} of ${points.length} failed${bad.length === 0 ? '' : ` (${tally(bad, failure)})`}`;
-}
-
-function round3(v: number): number {
-  return Math.round(v * 1000) / 1000;
 }
 
 /** Whether most of the failures are at the connection stage (nothing answered the TCP/TLS handshake). */
@@ -83,7 +80,6 @@ export function canarySignal(w: Window, ctx: Context): { signal: Signal; compari
     return { signal, comparison };
   }
   const dRate = d.failed / d.slots;
-  const pRate = p.failed / p.slots;
   const counts = `direct ${d.failed} of ${d.slots}, proxied ${p.failed} of ${p.slots}`;
   if (ctx.path === 'direct') {
     // Both legs go straight to the engine: together they say whether the engine answered small requests.

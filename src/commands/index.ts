@@ -1,0 +1,12 @@
+// The commands cli.ts wires to commander: one function per sub-command, each returning its exit code or
+// throwing a RoundloadError that cli.ts maps to one.
+export { runCommand, type RunCommandOptions } from './run.js';
+export { engineCommand } from './engine.js';
+export { validateCommand } from './validate.js';
+export { compareCommand } from './compare.js';
+export { abCommand } from './ab.js';
+export { mergeCommand } from './merge.js';
+export { reportCommand } from './report.js';
+export { hopCommand } from './hop.js';
+export { recordCommand } from './record.js';
+export { traceImportCommand, traceShowCommand } from './trace.js';
