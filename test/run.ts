@@ -1,0 +1,148 @@
+// The suite's runner (`npm test`): every test file in its own process, as `node --test` would, in two groups.
+// The parallel group runs `--jobs` files at a time (they share no port, file or global state: port 0 and
+// temp folders throughout); the serial group runs alone afterwards, one file at a time: files that drive real
+// nginx, HAProxy or Chromium, stop processes with SIGSTOP, or judge how starved the host is, whose verdicts
+// are only fair when nothing else of ours competes for the two cores. Each file's output is printed whole when
+// it ends (no interleaving), then the failures and the slowest files.
+//
+//   node --import tsx test/run.ts [--group parallel|serial|all] [--jobs N] [--timeout-s S] [file-or-folder…]
+import { spawn } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+
+/** Run alone, after the parallel group: real proxies and browsers, SIGSTOP'd processes, CPU-starvation verdicts. */
+const SERIAL = new Set([
+  'test/e2e/diagnosis-real.test.ts',
+  'test/e2e/nginx.test.ts',
+  'test/e2e/report-browser.test.ts',
+  'test/e2e/dashboard-browser.test.ts',
+]);
+
+interface Options {
+  group: 'parallel' | 'serial' | 'all';
+  jobs: number;
+  timeoutMs: number;
+  only: string[];
+}
+
+interface FileResult {
+  file: string;
+  ms: number;
+  code: number | null;
+  timedOut: boolean;
+  pass: number;
+  fail: number;
+}
+
+function parseArgs(argv: string[]): Options {
+  const options: Options = { group: 'all', jobs: Math.min(2, availableParallelism()), timeoutMs: 600_000, only: [] };
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i]!;
+    const value = (): string => {
+      const v = argv[(i += 1)];
+      if (v === undefined) throw new Error(`${arg} needs a value`);
+      return v;
+    };
+    if (arg === '--group') {
+      const g = value();
+      if (g !== 'parallel' && g !== 'serial' && g !== 'all') throw new Error(`--group: parallel, serial or all, not ${g}`);
+      options.group = g;
+    } else if (arg === '--jobs') options.jobs = Math.max(1, Number.parseInt(value(), 10) || 1);
+    else if (arg === '--timeout-s') options.timeoutMs = Math.max(1, Number(value())) * 1000;
+    else options.only.push(arg);
+  }
+  return options;
+}
+
+function testFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir).sort()) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out.push(...testFiles(path));
+    else if (name.endsWith('.test.ts')) out.push(relative(ROOT, path));
+  }
+  return out;
+}
+
+/** The files named (or under the folders named), else every test file. */
+function selected(only: string[]): string[] {
+  if (only.length === 0) return testFiles(join(ROOT, 'test'));
+  return only.flatMap((p) => {
+    const abs = resolve(p);
+    return statSync(abs).isDirectory() ? testFiles(abs) : [relative(ROOT, abs)];
+  });
+}
+
+function count(output: string, word: 'pass' | 'fail'): number {
+  const m = new RegExp(`^ℹ ${word} (\\d+)$`, 'm').exec(output);
+  return m === null ? 0 : Number(m[1]);
+}
+
+function runFile(file: string, timeoutMs: number): Promise<FileResult> {
+  const started = performance.now();
+  return new Promise((done) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (b: Buffer) => (output += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (output += b.toString()));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const ms = performance.now() - started;
+      const result = { file, ms, code, timedOut, pass: count(output, 'pass'), fail: count(output, 'fail') };
+      const mark = code === 0 ? 'ok' : timedOut ? `TIMED OUT after ${timeoutMs / 1000} s` : `FAILED (exit ${code})`;
+      process.stdout.write(`\n▶ ${file} — ${mark}, ${(ms / 1000).toFixed(1)} s\n${output}`);
+      done(result);
+    });
+  });
+}
+
+async function pool(files: string[], jobs: number, timeoutMs: number): Promise<FileResult[]> {
+  const results: FileResult[] = [];
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < files.length) results.push(await runFile(files[next++]!, timeoutMs));
+  };
+  await Promise.all(Array.from({ length: Math.min(jobs, files.length) }, worker));
+  return results;
+}
+
+async function main(): Promise<number> {
+  const options = parseArgs(process.argv.slice(2));
+  const files = selected(options.only);
+  // The long end-to-end files first, so the group does not end on one of them running alone.
+  const parallel = files.filter((f) => !SERIAL.has(f)).sort((a, b) => Number(b.startsWith('test/e2e/')) - Number(a.startsWith('test/e2e/')));
+  const serial = files.filter((f) => SERIAL.has(f));
+  const started = performance.now();
+  const results: FileResult[] = [];
+  const groups: [string, string[], number][] = [];
+  if (options.group !== 'serial') groups.push(['parallel', parallel, options.jobs]);
+  if (options.group !== 'parallel') groups.push(['serial', serial, 1]);
+  const lines: string[] = [];
+  for (const [name, group, jobs] of groups) {
+    if (group.length === 0) continue;
+    const t0 = performance.now();
+    results.push(...(await pool(group, jobs, options.timeoutMs)));
+    lines.push(`${name} group: ${group.length} files, ${jobs} at a time, ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  }
+  const failed = results.filter((r) => r.code !== 0);
+  const slowest = [...results].sort((a, b) => b.ms - a.ms).slice(0, 8);
+  const pass = results.reduce((n, r) => n + r.pass, 0);
+  const fail = results.reduce((n, r) => n + r.fail, 0);
+  process.stdout.write(`\n══ ${lines.join('; ')}\n`);
+  process.stdout.write(`══ slowest: ${slowest.map((r) => `${r.file} ${(r.ms / 1000).toFixed(1)} s`).join(', ')}\n`);
+  for (const r of failed) process.stdout.write(`══ FAILED ${r.file}${r.timedOut ? ' (timed out)' : ''}: ${r.fail} failing test(s)\n`);
+  process.stdout.write(`══ ${results.length} files, ${pass} tests passed, ${fail} failed, in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  return failed.length === 0 ? 0 : 1;
+}
+
+process.exitCode = await main();
