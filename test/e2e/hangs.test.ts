@@ -318,7 +318,12 @@ test('`roundload engine --faults FILE` serves with the faults; a bad faults file
   t.after(() => child.kill('SIGKILL'));
   let stderr = '';
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no "listening" and "faults" lines: ${stderr}`)), 15_000);
+    // Generous: starting the CLI through tsx takes seconds on a loaded machine; an early exit fails at once.
+    const timer = setTimeout(() => reject(new Error(`no "listening" and "faults" lines: ${stderr}`)), 60_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the engine exited (${code}) before listening: ${stderr}`));
+    });
     child.stderr.on('data', (d: Buffer) => {
       stderr += d.toString();
       const m = /listening on (http:\/\/\S+).*\nfaults: /.exec(stderr);
