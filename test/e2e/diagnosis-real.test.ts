@@ -11,6 +11,7 @@ import { executeRun } from '../../src/run/index.js';
 import type { Summary } from '../../src/analysis/index.js';
 import type { RequestRecord, RunEvent } from '../../src/types/index.js';
 import { readJsonl, tempDir } from '../helpers/tmp.js';
+import { quietClient } from '../helpers/quiet-client.js';
 import { formatSummary } from '../../src/report/index.js';
 import { busyLoop, release, requireTool, schedstat, spawnCli, spawnEngine, starve, startHaproxy, startNginx, type EngineProc, type Proc } from '../helpers/procs.js';
 
@@ -50,6 +51,9 @@ thresholds: {hangs: null}
   await executeRun({
     workload,
     out: dir,
+    // The client's own health pinned quiet: these verdicts are about the engine and the proxies (the
+    // host-starved test below runs the CLI as its own process, with its real sampler).
+    clientSample: quietClient,
     onEvent: (e: RunEvent) => {
       if (started || e.kind !== 'request') return;
       started = true;

@@ -9,6 +9,7 @@ import { executeRun } from '../../src/run/index.js';
 import type { Summary } from '../../src/analysis/index.js';
 import type { CanaryEvent, RequestRecord, RunEvent } from '../../src/types/index.js';
 import { readJsonl, tempDir } from '../helpers/tmp.js';
+import { quietClient } from '../helpers/quiet-client.js';
 
 const BASE = `
 agents: {count: 2, rounds: 4, think_time_ms: 50}
@@ -19,7 +20,8 @@ monitor: {canary_interval_s: 0.5, canary_timeout_ms: 1000}
 
 async function run(t: import('node:test').TestContext, yaml: string, set: string[] = []): Promise<{ summary: Summary; records: RequestRecord[]; canaries: CanaryEvent[] }> {
   const out = join(tempDir(t), 'run');
-  await executeRun({ workload: parseWorkload(`name: diag\n${yaml}${BASE}`, 'diag.yaml', { set }), out });
+  // The client's own health pinned quiet: these verdicts are about the hop and the engine, not this machine's load.
+  await executeRun({ workload: parseWorkload(`name: diag\n${yaml}${BASE}`, 'diag.yaml', { set }), out, clientSample: quietClient });
   const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Summary;
   const canaries = readJsonl<RunEvent>(join(out, 'events.jsonl')).filter((e): e is CanaryEvent => e.kind === 'canary');
   return { summary, records: readJsonl<RequestRecord>(join(out, 'requests.jsonl')), canaries };
