@@ -7,13 +7,15 @@
 //
 //   node --import tsx test/run.ts [--group parallel|serial|all] [--jobs N] [--timeout-s S] [file-or-folder…]
 import { spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+/** How long each file took last time, so the longest start first and the group does not end on one running alone. */
+const TIMES_FILE = join(ROOT, 'node_modules', '.cache', 'roundload-test-times.json');
 
 /** Run alone, after the parallel group: real proxies and browsers, SIGSTOP'd processes, CPU-starvation verdicts. */
 const SERIAL = new Set([
@@ -78,6 +80,25 @@ function selected(only: string[]): string[] {
   });
 }
 
+function lastTimes(): Record<string, number> {
+  try {
+    return JSON.parse(readFileSync(TIMES_FILE, 'utf8')) as Record<string, number>;
+  } catch {
+    return {};
+  }
+}
+
+function saveTimes(results: readonly FileResult[]): void {
+  const times = lastTimes();
+  for (const r of results) if (!r.timedOut) times[r.file] = Math.round(r.ms);
+  try {
+    mkdirSync(dirname(TIMES_FILE), { recursive: true });
+    writeFileSync(TIMES_FILE, `${JSON.stringify(times, null, 1)}\n`);
+  } catch {
+    // Only an ordering hint.
+  }
+}
+
 function count(output: string, word: 'pass' | 'fail'): number {
   const m = new RegExp(`^ℹ ${word} (\\d+)$`, 'm').exec(output);
   return m === null ? 0 : Number(m[1]);
@@ -119,8 +140,11 @@ async function pool(files: string[], jobs: number, timeoutMs: number): Promise<F
 async function main(): Promise<number> {
   const options = parseArgs(process.argv.slice(2));
   const files = selected(options.only);
-  // The long end-to-end files first, so the group does not end on one of them running alone.
-  const parallel = files.filter((f) => !SERIAL.has(f)).sort((a, b) => Number(b.startsWith('test/e2e/')) - Number(a.startsWith('test/e2e/')));
+  // The longest files first (last run's times; without them, the end-to-end ones), so the group does not end
+  // on one of them running alone.
+  const times = lastTimes();
+  const guess = (f: string): number => times[f] ?? (f.startsWith('test/e2e/') ? 30_000 : 5_000);
+  const parallel = files.filter((f) => !SERIAL.has(f)).sort((a, b) => guess(b) - guess(a));
   const serial = files.filter((f) => SERIAL.has(f));
   const started = performance.now();
   const results: FileResult[] = [];
@@ -134,6 +158,7 @@ async function main(): Promise<number> {
     results.push(...(await pool(group, jobs, options.timeoutMs)));
     lines.push(`${name} group: ${group.length} files, ${jobs} at a time, ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
+  saveTimes(results);
   const failed = results.filter((r) => r.code !== 0);
   const slowest = [...results].sort((a, b) => b.ms - a.ms).slice(0, 8);
   const pass = results.reduce((n, r) => n + r.pass, 0);
