@@ -5,8 +5,12 @@
 // are only fair when nothing else of ours competes for the two cores. Each file's output is printed whole when
 // it ends (no interleaving), then the failures and the slowest files.
 //
-//   node --import tsx test/run.ts [--group parallel|serial|all] [--jobs N] [--timeout-s S] [file-or-folder…]
-import { spawn } from 'node:child_process';
+//   node --import tsx test/run.ts [--group parallel|serial|all] [--jobs N] [--timeout-s S] [--load N] [--repeat K] [file-or-folder…]
+//
+// `--load N` keeps N busy loops (other processes, one core each) spinning the whole time and `--repeat K` runs
+// the selection K times in a row, each run's result and duration listed at the end: `npm run test:stress`
+// (`--load 2 --repeat 5`) is the check that the suite is not flaky on a loaded 2-core machine.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -29,6 +33,8 @@ interface Options {
   group: 'parallel' | 'serial' | 'all';
   jobs: number;
   timeoutMs: number;
+  load: number;
+  repeat: number;
   only: string[];
 }
 
@@ -42,7 +48,7 @@ interface FileResult {
 }
 
 function parseArgs(argv: string[]): Options {
-  const options: Options = { group: 'all', jobs: Math.min(2, availableParallelism()), timeoutMs: 600_000, only: [] };
+  const options: Options = { group: 'all', jobs: Math.min(2, availableParallelism()), timeoutMs: 600_000, load: 0, repeat: 1, only: [] };
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i]!;
     const value = (): string => {
@@ -56,6 +62,8 @@ function parseArgs(argv: string[]): Options {
       options.group = g;
     } else if (arg === '--jobs') options.jobs = Math.max(1, Number.parseInt(value(), 10) || 1);
     else if (arg === '--timeout-s') options.timeoutMs = Math.max(1, Number(value())) * 1000;
+    else if (arg === '--load') options.load = Math.max(0, Number.parseInt(value(), 10) || 0);
+    else if (arg === '--repeat') options.repeat = Math.max(1, Number.parseInt(value(), 10) || 1);
     else options.only.push(arg);
   }
   return options;
@@ -137,9 +145,8 @@ async function pool(files: string[], jobs: number, timeoutMs: number): Promise<F
   return results;
 }
 
-async function main(): Promise<number> {
-  const options = parseArgs(process.argv.slice(2));
-  const files = selected(options.only);
+/** One pass over the selection: the parallel group, then the serial one. True when every file passed. */
+async function suite(options: Options, files: readonly string[]): Promise<{ ok: boolean; summary: string }> {
   // The longest files first (last run's times; without them, the end-to-end ones), so the group does not end
   // on one of them running alone.
   const times = lastTimes();
@@ -166,8 +173,45 @@ async function main(): Promise<number> {
   process.stdout.write(`\n══ ${lines.join('; ')}\n`);
   process.stdout.write(`══ slowest: ${slowest.map((r) => `${r.file} ${(r.ms / 1000).toFixed(1)} s`).join(', ')}\n`);
   for (const r of failed) process.stdout.write(`══ FAILED ${r.file}${r.timedOut ? ' (timed out)' : ''}: ${r.fail} failing test(s)\n`);
-  process.stdout.write(`══ ${results.length} files, ${pass} tests passed, ${fail} failed, in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
-  return failed.length === 0 ? 0 : 1;
+  const summary = `${results.length} files, ${pass} tests passed, ${fail} failed${failed.length > 0 ? ` (${failed.map((r) => r.file).join(', ')})` : ''}, in ${((performance.now() - started) / 1000).toFixed(1)} s`;
+  process.stdout.write(`══ ${summary}\n`);
+  return { ok: failed.length === 0, summary };
+}
+
+/** `n` busy loops, each its own process, until the returned function stops them. */
+function busyLoops(n: number): () => void {
+  const loops: ChildProcess[] = Array.from({ length: n }, () => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
+  const stop = (): void => {
+    for (const p of loops) p.kill('SIGKILL');
+  };
+  process.once('exit', stop);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      stop();
+      process.exit(130);
+    });
+  }
+  return stop;
+}
+
+async function main(): Promise<number> {
+  const options = parseArgs(process.argv.slice(2));
+  const files = selected(options.only);
+  const stopLoad = busyLoops(options.load);
+  const runs: string[] = [];
+  let ok = true;
+  try {
+    for (let i = 1; i <= options.repeat; i += 1) {
+      if (options.repeat > 1) process.stdout.write(`\n══ run ${i} of ${options.repeat}${options.load > 0 ? `, ${options.load} busy loops beside it` : ''}\n`);
+      const result = await suite(options, files);
+      ok &&= result.ok;
+      runs.push(`run ${i}: ${result.ok ? 'passed' : 'FAILED'}: ${result.summary}`);
+    }
+  } finally {
+    stopLoad();
+  }
+  if (options.repeat > 1) process.stdout.write(`\n${runs.map((r) => `══ ${r}`).join('\n')}\n`);
+  return ok ? 0 : 1;
 }
 
 process.exitCode = await main();
