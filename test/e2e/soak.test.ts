@@ -6,7 +6,7 @@ import { parseWorkload } from '../../src/config/index.js';
 import { executeRun } from '../../src/run/index.js';
 import { isRequestRecord, readJsonlFile, resultPath } from '../../src/results/index.js';
 import type { RequestRecord } from '../../src/types/index.js';
-import { tempDir } from '../helpers/tmp.js';
+import { readJsonl, tempDir } from '../helpers/tmp.js';
 import { LoopDelay } from '../helpers/loop-delay.js';
 
 async function records(dir: string): Promise<RequestRecord[]> {
@@ -15,10 +15,8 @@ async function records(dir: string): Promise<RequestRecord[]> {
   return out;
 }
 
-async function events(dir: string): Promise<{ kind: string; run_ms: number }[]> {
-  const out: { kind: string; run_ms: number }[] = [];
-  await readJsonl(resultPath(dir, 'events'), (v) => out.push(v as { kind: string; run_ms: number }));
-  return out;
+function events(dir: string): { kind: string; run_ms: number }[] {
+  return readJsonl<{ kind: string; run_ms: number }>(join(dir, 'events.jsonl'));
 }
 
 function byConversation(rs: readonly RequestRecord[]): Map<string, RequestRecord[]> {
@@ -45,7 +43,7 @@ test('an 8 s soak: agents restart conversations at agents.rounds until the durat
   const rs = await records(out);
   assert.equal(result.summary.totals.requests, rs.length);
   assert.ok(rs.every((r) => r.status === 'ok'), JSON.stringify(rs.find((r) => r.status !== 'ok')));
-  const phaseStartMs = (await events(out)).find((e) => e.kind === 'phase')!.run_ms;
+  const phaseStartMs = events(out).find((e) => e.kind === 'phase')!.run_ms;
   const lastSendMs = Math.max(...rs.map((r) => r.run_ms));
   assert.ok(lastSendMs <= phaseStartMs + 8000 + margin, `no request is sent after the duration (last at ${lastSendMs} ms, the phase from ${phaseStartMs} ms, margin ${margin.toFixed(0)} ms)`);
 
