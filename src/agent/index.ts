@@ -6,4 +6,4 @@ export { sendRound, type RoundTarget } from './round.js';
 export { RoundLifecycle, outOfOrderCallbacks } from './round-state.js';
 export { Conversation, resolveTools, systemPrompt, TRUNCATION_NOTE, NAMELESS_CALL_RESULT } from './conversation.js';
 export { ERROR_CLASSES, WARNING_CLASSES, classifyTransportError, throughProxy } from './classify.js';
-export { shouldRetry, serverAway, backoffMs } from './retry.js';
+export { shouldRetry, serverAway, backoffMs, retryAfterMs } from './retry.js';

@@ -7,7 +7,7 @@ import type { Workload, ToolSpec } from '../config/index.js';
 import type { RequestRecord, RunEvent } from '../types/index.js';
 import { Conversation } from './conversation.js';
 import { sendRound, type RoundOptions, type RoundOutcome, type RoundRequest, type RoundTarget } from './round.js';
-import { backoffMs, serverAway, shouldRetry } from './retry.js';
+import { backoffMs, retryAfterMs, serverAway, shouldRetry } from './retry.js';
 
 export interface AgentSpec {
   index: number;
@@ -96,13 +96,18 @@ async function runConversation(spec: AgentSpec, ordinal: number, state: AgentSta
     if ((truncated || shouldRetry(workload.retry, outcome.record)) && !spec.stop.aborted) {
       emitOutcome(spec.emit, outcome.record);
       let backoffWaitMs = 0;
+      let serverWaitMs: number | null = null;
       if (truncated) conversation.truncatedToolCall();
       else {
+        // The server's `Retry-After` (a 429, a 503) and the agent's own backoff: the larger wins, both recorded.
         backoffWaitMs = backoffMs(state.awayInRow);
-        if (backoffWaitMs > 0) await sleep(backoffWaitMs, undefined, { signal: spec.stop }).catch(() => {});
+        serverWaitMs = retryAfterMs(outcome.retryAfter, workload.watchdog.total_ms);
+        const waitMs = Math.max(backoffWaitMs, serverWaitMs ?? 0);
+        if (waitMs > 0) await sleep(waitMs, undefined, { signal: spec.stop }).catch(() => {});
       }
       if (!spec.stop.aborted) {
-        outcome = await send({ ...request, body: conversation.encodedBody(), attempt: 2, backoffMs: backoffWaitMs, ...(truncated ? { recovery: 'truncated_tool_call' as const } : {}) });
+        const waited = { backoffMs: backoffWaitMs, ...(serverWaitMs === null ? {} : { retryAfterMs: serverWaitMs }) };
+        outcome = await send({ ...request, body: conversation.encodedBody(), attempt: 2, ...waited, ...(truncated ? { recovery: 'truncated_tool_call' as const } : {}) });
       } else {
         // Stopped while backing off: the round ends with the failure already recorded.
         if (outcome.message !== null) conversation.answered(outcome.message);

@@ -54,3 +54,23 @@ export function backoffMs(failuresInRow: number): number {
   if (failuresInRow <= 0) return 0;
   return Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** Math.min(failuresInRow - 1, 30));
 }
+
+/**
+ * The wait a `Retry-After` header asks for, in ms: delay-seconds (`120`) or an HTTP date (`Wed, 21 Oct 2015
+ * 07:28:00 GMT`, measured from `nowMs`, wall-clock epoch ms: the date is the server's wall clock), never
+ * negative, at most `capMs`. Null when the header is absent or neither form (then nothing is honoured).
+ */
+export function retryAfterMs(value: string | null, capMs: number, nowMs: number = Date.now()): number | null {
+  if (value === null) return null;
+  const text = value.trim();
+  let ms: number;
+  if (/^\d+$/.test(text)) ms = Number(text) * 1000;
+  else {
+    // An IMF-fixdate (or the obsolete forms Date.parse also reads); a bare number with a sign or a fraction is neither.
+    if (!/[a-z]/i.test(text)) return null;
+    const at = Date.parse(text);
+    if (Number.isNaN(at)) return null;
+    ms = at - nowMs;
+  }
+  return Math.min(capMs, Math.max(0, Math.round(ms)));
+}

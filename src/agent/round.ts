@@ -49,6 +49,8 @@ export interface RoundRequest {
   recovery?: 'truncated_tool_call';
   /** How long the agent waited before this request because the server seemed away; recorded as `backoff_ms`. */
   backoffMs?: number;
+  /** The wait the failed attempt's `Retry-After` asked for (capped), on a resend; recorded as `retry_after_ms`. */
+  retryAfterMs?: number;
 }
 
 export interface RoundOptions {
@@ -64,6 +66,8 @@ export interface RoundOutcome {
   record: RequestRecord;
   /** The assembled answer when the request completed (status ok). */
   message: AssembledMessage | null;
+  /** The `Retry-After` header of an error answer (HTTP ≥ 400), as sent; null when none. `retry:` honours it. */
+  retryAfter: string | null;
 }
 
 const MAX_ERROR_BODY = 2048;
@@ -109,6 +113,7 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
     /** The content type of a 2xx answer that is not an event stream (the request fails once its body is read). */
     let wrongType: string | null = null;
     let location: string | null = null;
+    let retryAfter: string | null = null;
     let bytes = 0;
     /** Arrival of the read that completed the last SSE data event. */
     let lastChunkAt: number | null = null;
@@ -218,6 +223,7 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
         ...(buffered ? { buffered_stream: true as const } : {}),
         ...(req.recovery === undefined ? {} : { recovery: req.recovery }),
         ...(req.backoffMs === undefined || req.backoffMs <= 0 ? {} : { backoff_ms: Math.round(req.backoffMs) }),
+        ...(req.retryAfterMs === undefined ? {} : { retry_after_ms: Math.round(req.retryAfterMs) }),
         ...(warnings.length === 0 ? {} : { warnings }),
       };
       return record;
@@ -247,7 +253,7 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
       if (error !== null) error = { ...error, url_path: target.endpoint };
       const record = snapshot(status, error, hang, end, message);
       target.tracker.release(requestId);
-      resolve({ record, message: status === 'ok' ? message : null });
+      resolve({ record, message: status === 'ok' ? message : null, retryAfter: status === 'error' && httpStatus !== null && httpStatus >= 400 ? retryAfter : null });
     };
 
     /** Ends the request here, then aborts its transfer: the abort's own error must not become a second outcome. */
@@ -319,7 +325,8 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
           headersAt = clock.now();
           httpStatus = statusCode;
           watch.headers(headersAt);
-          if (statusCode < 400) {
+          if (statusCode >= 400) retryAfter = headerText(headers['retry-after']);
+          else {
             const type = headerText(headers['content-type']);
             // A missing type is let through: the parser judges the bytes. Any other must be an event stream.
             if (type !== null && !/^\s*text\/event-stream\s*(;|$)/i.test(type)) {

@@ -13,7 +13,7 @@ import { SummaryBuilder, plannedLengthS, ReplayComparison, type Summary } from '
 import { LatestGauges } from '../monitor/index.js';
 import { createRunFolder, resultPath, writeJsonAtomic, writeJsonLastResort } from '../results/index.js';
 import { writeReports } from '../report/index.js';
-import { RESULTS_SCHEMA_VERSION, type PathKind, type RunEvent } from '../types/index.js';
+import { RESULTS_SCHEMA_VERSION, type ClientSampleEvent, type PathKind, type RunEvent } from '../types/index.js';
 import { ResultsError, ServerStartError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { SecretScrubber } from '../util/index.js';
@@ -57,6 +57,9 @@ export interface RunOptions {
   /** The replay, already planned from `workload.replay` (the command reads the trace first); planned here
    * when absent. */
   replay?: ReplayPlan | null;
+  /** Test hook: what becomes of each client sample of the main thread before it is recorded. A test of the
+   * server-side verdicts pins the client's own health with it, so a loaded test machine is not the culprit. */
+  clientSample?: (measured: ClientSampleEvent) => ClientSampleEvent;
 }
 
 export interface RunResult {
@@ -278,7 +281,7 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
       agents: replay === null ? shardAgents(laneCount(workload), options.shard).length : replay.conversations.length,
       rounds: replay === null ? workload.agents.rounds : Math.max(...replay.conversations.map((c) => c.rounds.length)),
     });
-    sampler.start(CLIENT_SAMPLE_MS, runStartMs, () => inFlight, (s) => bus.emit(s));
+    sampler.start(CLIENT_SAMPLE_MS, runStartMs, () => inFlight, (s) => bus.emit(options.clientSample?.(s) ?? s));
     const ctx: RunContext = { workload, dir, bus, runStartMs, requestUrl: route.requestUrl, engineUrl: targetUrl, embeddedTargets: engine?.monitorTargets ?? null, path, route, stop: stop.signal, log, inFlight: () => inFlight };
     for (const service of servicesFor(workload)) {
       try {

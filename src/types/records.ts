@@ -167,6 +167,10 @@ export interface RequestRecord {
    * any response header): 250 ms, doubling with each such failure in a row, at most 10 s. Absent when it
    * did not wait for that reason. */
   backoff_ms?: number;
+  /** On a resend (`retry:`) of an error answer that carried `Retry-After` (delay-seconds or an HTTP date): the
+   * wait it asked for, in ms, at most `watchdog.total_ms`. The agent waited the larger of this and `backoff_ms`
+   * before the resend. Absent when the failed attempt had no valid `Retry-After`. */
+  retry_after_ms?: number;
   /** Warning classes of an answer that still counts as ok (`WARNING_CLASSES`), e.g.
    * `tool_markup_in_content`, `wrapped_tool_arguments`. Absent when none. */
   warnings?: string[];

@@ -4,6 +4,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { runAgent, resolveTools, systemPrompt, TRUNCATION_NOTE } from '../../src/agent/index.js';
 import { parseWorkload } from '../../src/config/index.js';
@@ -102,6 +103,57 @@ test('with `retry: idempotent-safe` the resend of a refused request waits the ba
   await new Promise<void>((r) => probe.close(() => r()));
   const { records } = await agent(t, `http://127.0.0.1:${port}`, 'agents: {count: 1, rounds: 1, think_time_ms: 0}\nretry: idempotent-safe');
   assert.deepEqual(records.map((r) => [r.attempt ?? 1, r.backoff_ms ?? 0]), [[1, 0], [2, 250]]);
+});
+
+function tooMany(res: ServerResponse, retryAfter: string | null): void {
+  res.writeHead(429, { 'content-type': 'application/json', ...(retryAfter === null ? {} : { 'retry-after': retryAfter }) });
+  res.end('{"error":{"message":"rate limited","type":"rate_limit_error","code":429}}');
+}
+
+/** Between the end of the failed attempt and the send of the resend, from the records (both on the run clock). */
+const pauseMs = (failed: RequestRecord, resend: RequestRecord): number => resend.run_ms - (failed.run_ms + failed.e2e_ms);
+
+test('`retry: always` resends a 429 only after its Retry-After seconds, and records the wait as retry_after_ms', async (t) => {
+  const server = await fakeChat(t, (r, res) => (r.n === 1 ? tooMany(res, '1') : okAnswer(res)));
+  const { records } = await agent(t, server.url, 'agents: {count: 1, rounds: 1, think_time_ms: 0}\nretry: always');
+  assert.deepEqual(records.map((r) => [r.http_status, r.attempt ?? 1, r.retry_after_ms ?? null, r.backoff_ms ?? 0]), [[429, 1, null, 0], [200, 2, 1000, 0]]);
+  // A timer never fires early (run_ms and e2e_ms are rounded to 1 µs, hence the 1 ms allowance).
+  assert.ok(pauseMs(records[0]!, records[1]!) >= 999, `the resend waited ${pauseMs(records[0]!, records[1]!)} ms`);
+});
+
+test('a Retry-After HTTP date is honoured as the time left until it, and a wait past watchdog.total_ms is cut to it', async (t) => {
+  // One second ahead, in the header's whole-second resolution: between 0 and 1000 ms left when the agent reads it.
+  const server = await fakeChat(t, (r, res) => (r.n === 1 ? tooMany(res, new Date(Date.now() + 2000).toUTCString()) : r.n === 3 ? tooMany(res, '3600') : okAnswer(res)));
+  const { records } = await agent(t, server.url, 'agents: {count: 1, rounds: 2, think_time_ms: 0}\nretry: always\nwatchdog: {headers_ms: 400, first_token_ms: 400, total_ms: 1500}');
+  assert.deepEqual(records.map((r) => [r.round, r.http_status, r.attempt ?? 1]), [[1, 429, 1], [1, 200, 2], [2, 429, 1], [2, 200, 2]]);
+  const dated = records[1]!.retry_after_ms!;
+  assert.ok(dated >= 1000 && dated <= 2000, `an HTTP date 1-2 s ahead: ${dated} ms`);
+  assert.ok(pauseMs(records[0]!, records[1]!) >= dated - 1);
+  assert.equal(records[3]!.retry_after_ms, 1500, 'an hour asked for, the watchdog total waited');
+  assert.ok(pauseMs(records[2]!, records[3]!) >= 1499);
+});
+
+test('the resend waits the larger of the backoff and Retry-After, and records both', async (t) => {
+  // A 503 says the server is away (backoff 250 ms); its Retry-After of 0 asks for less, of 1 s for more.
+  const unavailable = (res: ServerResponse, retryAfter: string): void => {
+    res.writeHead(503, { 'content-type': 'application/json', 'retry-after': retryAfter });
+    res.end('{"error":{"message":"no available workers"}}');
+  };
+  const server = await fakeChat(t, (r, res) => (r.n === 1 ? unavailable(res, '0') : r.n === 3 ? unavailable(res, '1') : okAnswer(res)));
+  const { records } = await agent(t, server.url, 'agents: {count: 1, rounds: 2, think_time_ms: 0}\nretry: always');
+  assert.deepEqual(
+    records.map((r) => [r.http_status, r.attempt ?? 1, r.backoff_ms ?? 0, r.retry_after_ms ?? null]),
+    [[503, 1, 0, null], [200, 2, 250, 0], [503, 1, 0, null], [200, 2, 250, 1000]],
+  );
+  assert.ok(pauseMs(records[0]!, records[1]!) >= 249, 'the backoff, longer than Retry-After: 0');
+  assert.ok(pauseMs(records[2]!, records[3]!) >= 999, 'Retry-After, longer than the backoff');
+});
+
+test('Retry-After is not honoured without a retry policy: the next round goes after think time', async (t) => {
+  const server = await fakeChat(t, (r, res) => (r.n === 1 ? tooMany(res, '30') : okAnswer(res)));
+  const { records, ms } = await agent(t, server.url, 'agents: {count: 1, rounds: 2, think_time_ms: 0}');
+  assert.deepEqual(records.map((r) => [r.round, r.http_status, r.attempt ?? 1, r.retry_after_ms ?? null]), [[1, 429, 1, null], [2, 200, 1, null]]);
+  assert.ok(ms < 30_000);
 });
 
 test('a conversation ended early by max_context_tokens marks its last record with the context and the rounds left', async (t) => {

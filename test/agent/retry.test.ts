@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
-import { backoffMs, runAgent, serverAway, shouldRetry, type RoundTarget } from '../../src/agent/index.js';
+import { backoffMs, retryAfterMs, runAgent, serverAway, shouldRetry, type RoundTarget } from '../../src/agent/index.js';
 import { parseWorkload } from '../../src/config/index.js';
 import { Transport, ConnectionTracker } from '../../src/transport/index.js';
 import { realClock } from '../../src/watchdog/index.js';
@@ -84,4 +84,17 @@ test('only failures that say the server is away back off: refused, proxy down, 5
   assert.equal(serverAway(rec({ error: err('keepalive_race') })), false);
   assert.equal(serverAway(rec({ status: 'hang', error: null })), false);
   assert.equal(serverAway(rec({ status: 'ok', error: null })), false);
+});
+
+test('Retry-After is read as delay-seconds or an HTTP date, never negative, capped, and ignored when malformed', () => {
+  const now = Date.parse('Wed, 21 Oct 2015 07:28:00 GMT');
+  assert.equal(retryAfterMs('2', 600_000, now), 2000);
+  assert.equal(retryAfterMs(' 0 ', 600_000, now), 0);
+  assert.equal(retryAfterMs('Wed, 21 Oct 2015 07:28:03 GMT', 600_000, now), 3000);
+  assert.equal(retryAfterMs('Wednesday, 21-Oct-15 07:28:01 GMT', 600_000, now), 1000, 'the obsolete RFC 850 form');
+  assert.equal(retryAfterMs('Wed, 21 Oct 2015 07:27:00 GMT', 600_000, now), 0, 'a date already past: at once');
+  assert.equal(retryAfterMs('3600', 600_000, now), 600_000, 'at most the watchdog total');
+  assert.equal(retryAfterMs('Thu, 22 Oct 2015 07:28:00 GMT', 5000, now), 5000);
+  for (const bad of ['', '-1', '1.5', '+3', 'soon', '2 s']) assert.equal(retryAfterMs(bad, 600_000, now), null, JSON.stringify(bad));
+  assert.equal(retryAfterMs(null, 600_000, now), null);
 });

@@ -11,6 +11,7 @@ import type { Summary } from '../../src/analysis/index.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tempDir } from '../helpers/tmp.js';
+import { quietClient } from '../helpers/quiet-client.js';
 import { spawnEngine } from '../helpers/procs.js';
 
 test('a pinned engine gauge with hung requests: the diagnosis is engine, naming the gauge', async (t) => {
@@ -25,7 +26,7 @@ engine: {gauge_fault: {kind: pin}}
 `,
     'pinned.yaml',
   );
-  await executeRun({ workload, out });
+  await executeRun({ workload, out, clientSample: quietClient });
   const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Summary;
   assert.ok(summary.totals.hangs > 0);
   assert.ok(summary.gauges.some((g) => g.verdict === 'pinned' && g.name.endsWith('num_prefill_inflight_queue_reqs')), JSON.stringify(summary.gauges.map((g) => [g.name, g.verdict])));
@@ -55,7 +56,7 @@ monitor: {interval_ms: 100, pin_after_s: 2, targets: [${engine.targets.map((x) =
 `,
     'streams.yaml',
   );
-  await executeRun({ workload, out });
+  await executeRun({ workload, out, clientSample: quietClient });
   const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Summary;
   assert.equal(summary.totals.ok, 8, JSON.stringify(summary.totals));
   const verdict = (target: string, name: string) => summary.gauges.find((g) => g.target === target && g.name === name)!;

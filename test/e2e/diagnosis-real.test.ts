@@ -11,6 +11,7 @@ import { executeRun } from '../../src/run/index.js';
 import type { Summary } from '../../src/analysis/index.js';
 import type { RequestRecord, RunEvent } from '../../src/types/index.js';
 import { readJsonl, tempDir } from '../helpers/tmp.js';
+import { quietClient } from '../helpers/quiet-client.js';
 import { formatSummary } from '../../src/report/index.js';
 import { busyLoop, release, requireTool, schedstat, spawnCli, spawnEngine, starve, startHaproxy, startNginx, type EngineProc, type Proc } from '../helpers/procs.js';
 
@@ -50,6 +51,9 @@ thresholds: {hangs: null}
   await executeRun({
     workload,
     out: dir,
+    // The client's own health pinned quiet: these verdicts are about the engine and the proxies (the
+    // host-starved test below runs the CLI as its own process, with its real sampler).
+    clientSample: quietClient,
     onEvent: (e: RunEvent) => {
       if (started || e.kind !== 'request') return;
       started = true;
@@ -151,8 +155,11 @@ test('nginx buffering the streams (TLS, proxy_buffering on): every stream ok but
   // 8 ms decode steps and a prefill of 50 ms or more: a stream of 12+ tokens takes 100 ms or more.
   const engine = await spawnEngine(t, { ...ENGINE, decode_step_ms: 8, prefill_ms_per_1k_tokens: 200 });
   const buffering = await startNginx(t, nginx, engine.port, { buffering: true, tls: true });
+  // Buffering, not hangs, is judged here: deadlines far past the streams' 100-300 ms, so a loaded machine's
+  // second-long stalls do not turn a buffered stream into a hang.
+  const set = ['duration=2500ms', 'watchdog.headers_ms=5000', 'watchdog.first_token_ms=5000', 'watchdog.stall_ms=5000', 'watchdog.total_ms=10000'];
   for (let i = 0; i < REPEATS; i += 1) {
-    const { summary, records } = await run(t, engine, buffering.url, [], ['duration=2500ms'], buffering.caFile);
+    const { summary, records } = await run(t, engine, buffering.url, [], set, buffering.caFile);
     const ok = records.filter((r) => r.status === 'ok');
     assert.ok(ok.length > 0 && summary.totals.hangs === 0, `repeat ${i}: ${JSON.stringify(summary.totals)}`);
     const b = summary.diagnosis.buffering;
@@ -161,7 +168,7 @@ test('nginx buffering the streams (TLS, proxy_buffering on): every stream ok but
     assert.equal(summary.diagnosis.verdict, 'none');
   }
   const streaming = await startNginx(t, nginx, engine.port, { buffering: false, tls: true });
-  const { summary } = await run(t, engine, streaming.url, [], ['duration=2500ms'], streaming.caFile);
+  const { summary } = await run(t, engine, streaming.url, [], set, streaming.caFile);
   assert.ok(summary.diagnosis.buffering !== undefined && summary.diagnosis.buffering.judged > 0 && summary.diagnosis.buffering.share < 0.5, JSON.stringify(summary.diagnosis.buffering));
 });
 

@@ -10,6 +10,7 @@ import { executeRun } from '../../src/run/index.js';
 import type { Summary } from '../../src/analysis/index.js';
 import type { ScrapeEvent } from '../../src/types/index.js';
 import { readJsonl, runCli, tempDir } from '../helpers/tmp.js';
+import { LoopDelay } from '../helpers/loop-delay.js';
 
 const BASE = `
 agents: {count: 3, rounds: 6, think_time_ms: 50}
@@ -25,7 +26,13 @@ function median(xs: number[]): number {
 test('a run scrapes the embedded deployment\'s router, prefill and decode every monitor.interval_ms into gauges.jsonl and judges every gauge', async (t) => {
   const out = join(tempDir(t), 'run');
   const workload = parseWorkload(`${BASE}monitor: {interval_ms: 200}\n`, 'monitor.yaml');
+  const loop = new LoopDelay();
   const result = await executeRun({ workload, out });
+  loop.stop();
+  // Each scrape's time can be late by how late this process's loop ran (the engine, the monitor and the agents
+  // share it): the bounds below widen by that, measured, never less than on an idle machine.
+  const margin = loop.marginMs();
+  t.diagnostic(`loop delay margin ${margin.toFixed(0)} ms`);
   assert.equal(result.status, 'completed');
   const scrapes = readJsonl<ScrapeEvent>(join(out, 'gauges.jsonl'));
   assert.deepEqual([...new Set(scrapes.map((s) => s.target))].sort(), ['decode', 'prefill', 'router']);
@@ -35,9 +42,9 @@ test('a run scrapes the embedded deployment\'s router, prefill and decode every 
     assert.ok(mine.length >= 5, `${mine.length} scrapes of ${target}`);
     const gaps = mine.slice(1).map((s, i) => s.run_ms - mine[i]!.run_ms);
     t.diagnostic(`${target}: ${mine.length} scrapes, gaps ${gaps.join(' ')} ms`);
-    assert.ok(median(gaps) >= 170 && median(gaps) <= 260, `${target} median gap ${median(gaps)} ms`);
+    assert.ok(median(gaps) >= Math.min(170, 200 - margin) && median(gaps) <= Math.max(260, 200 + margin), `${target} median gap ${median(gaps)} ms`);
     // Ticks are drift-free: a late scrape shortens the next gap (three targets make late ones likelier).
-    assert.ok(gaps.every((g) => g >= 50 && g <= 700), `every gap near 200 ms: ${gaps.join(' ')}`);
+    assert.ok(gaps.every((g) => g >= Math.min(50, 200 - margin) && g <= Math.max(700, 200 + margin)), `every gap near 200 ms: ${gaps.join(' ')}`);
   }
   const names = (target: string): Set<string> => new Set(scrapes.filter((s) => s.target === target).flatMap((s) => s.samples.map((x) => x.name)));
   for (const n of ['sglang:num_running_reqs', 'sglang:num_queue_reqs', 'sglang:num_prefill_bootstrap_queue_reqs', 'sglang:num_prefill_inflight_queue_reqs', 'sglang:generation_tokens_total', 'sglang:num_requests_total']) assert.ok(names('prefill').has(n), `prefill ${n}`);
@@ -55,7 +62,7 @@ test('a run scrapes the embedded deployment\'s router, prefill and decode every 
   assert.ok((running.flow?.completions ?? 0) > 0);
   assert.equal(summary.gauges.find((g) => g.target === 'prefill' && g.name === 'sglang:num_prefill_bootstrap_queue_reqs')?.verdict, 'idle');
   assert.deepEqual(summary.scrape_targets?.map((s) => [s.target, s.failed]).sort(), [['decode', 0], ['prefill', 0], ['router', 0]]);
-  for (const target of summary.scrape_targets ?? []) assert.ok(Math.abs((target.interval_ms_p50 ?? 0) - 200) <= 40, JSON.stringify(target));
+  for (const target of summary.scrape_targets ?? []) assert.ok(Math.abs((target.interval_ms_p50 ?? 0) - 200) <= Math.max(40, margin), JSON.stringify(target));
 });
 
 test('`--set monitor.interval_ms=…` works from the command line; a down target is recorded, retried, and the run exits 0', async (t) => {

@@ -77,7 +77,9 @@ test('stages of agent counts: the agents follow each stage\'s count, closed loop
 
 test('--shard i/N of an open-loop run: each shard takes rate/N on its own slots; merge adds the arrivals up', async (t) => {
   const dir = tempDir(t);
-  const yaml = workload('{rounds: 2, think_time_ms: 0, arrival: {rate_per_s: 6, distribution: constant, max_active: 8}}', 'duration: 2s\n');
+  // max_active far above the 12 arrivals: on a loaded machine slow conversations must not hold arrivals back
+  // past the duration (not_started), which would make the shares depend on the load.
+  const yaml = workload('{rounds: 2, think_time_ms: 0, arrival: {rate_per_s: 6, distribution: constant, max_active: 32}}', 'duration: 2s\n');
   const shards = await Promise.all([0, 1].map((index) => executeRun({ workload: parseWorkload(yaml, 'stages.yaml'), out: join(dir, `s${index}`), shard: { index, count: 2 } })));
   const parts = [0, 1].map((i) => read(join(dir, `s${i}`)));
   for (const [i, p] of parts.entries()) {
@@ -99,7 +101,7 @@ test('--shard i/N of an open-loop run: each shard takes rate/N on its own slots;
 
 test('an open-loop run over worker threads: each thread takes its share of the rate, the phase is announced once', async (t) => {
   const out = join(tempDir(t), 'run');
-  const result = await executeRun({ workload: parseWorkload(workload('{rounds: 2, think_time_ms: 0, workers: 2, arrival: {rate_per_s: 6, distribution: constant, max_active: 8}}', 'duration: 2s\n'), 'stages.yaml'), out });
+  const result = await executeRun({ workload: parseWorkload(workload('{rounds: 2, think_time_ms: 0, workers: 2, arrival: {rate_per_s: 6, distribution: constant, max_active: 32}}', 'duration: 2s\n'), 'stages.yaml'), out });
   assert.equal(result.status, 'completed');
   const { starts, phases, ends, records } = read(out);
   assert.equal(phases.length, 1);

@@ -37,9 +37,13 @@ test('a results disk that takes 2 s per write leaves TTFT and ITL unchanged, mak
   // The slow disk is seen and said: lag over 250 ms in at least one sample window, nothing dropped.
   assert.ok(s.client.writer_lagging_windows >= 1 && (s.client.writer_lag_ms_max ?? 0) >= 1500, JSON.stringify(s.client));
   assert.equal(s.client.writer_dropped_lines, 0);
-  // A local disk keeps up: nothing like the slow disk's seconds (a starved machine may still delay a write a little).
-  assert.ok((f.client.writer_lag_ms_max ?? Infinity) < 1000, `a local disk keeps up: ${JSON.stringify(f.client)}`);
-  // Timings: the same within what the machine's own event-loop delay explains (a blocked loop would add ≥ 2000 ms).
+  // A local disk keeps up: nothing like the slow disk's seconds. A loaded machine delays the writer thread as
+  // it delays our loop: the bound widens by twice the loop delay measured in that run.
+  const fastLagMs = f.client.writer_lag_ms_max ?? Infinity;
+  assert.ok(fastLagMs < 1000 + 2 * f.client.loop_delay_p99_ms_max && fastLagMs < (s.client.writer_lag_ms_max ?? 0), `a local disk keeps up: ${JSON.stringify(f.client)}`);
+  // Timings: the slow disk adds nothing beyond what the machine's own event-loop delay explains (a blocked loop
+  // would add ≥ 2000 ms). One-sided: a loaded machine can as well stall the fast-disk run (seen: TTFT p99
+  // 1069 ms there, 202 ms with the slow disk), which says nothing about the disk.
   const marginMs = 100 + 2 * Math.max(f.client.loop_delay_p99_ms_max, s.client.loop_delay_p99_ms_max);
   const fp = f.phases[0]!;
   const sp = s.phases[0]!;
@@ -47,7 +51,7 @@ test('a results disk that takes 2 s per write leaves TTFT and ITL unchanged, mak
     for (const q of ['p50_ms', 'p99_ms'] as const) {
       const a = fp[metric][q];
       const b = sp[metric][q];
-      assert.ok(Math.abs(b - a) <= marginMs, `${metric} ${q}: ${a} ms with a fast disk, ${b} ms with a 2 s disk (margin ${marginMs} ms)`);
+      assert.ok(b - a <= marginMs, `${metric} ${q}: ${a} ms with a fast disk, ${b} ms with a 2 s disk (margin ${marginMs} ms)`);
     }
   }
   // Drained before the summary: every record and the run_end event are on disk.

@@ -106,10 +106,12 @@ describe('exposition parser', () => {
 
   it('a large exposition parses quickly enough for 100 ms bursts', () => {
     const big = Array.from({ length: 200 }, () => PREFILL_TP2).join('');
-    const started = performance.now();
+    // CPU time, not wall time: another process on the cores makes the parse wait, not work more.
+    const before = process.cpuUsage();
     const e = parseExposition(big);
-    const ms = performance.now() - started;
+    const cpu = process.cpuUsage(before);
+    const ms = (cpu.user + cpu.system) / 1000;
     assert.equal(e.samples.length, 19 * 200);
-    assert.ok(ms < 500, `${(big.length / 1024).toFixed(0)} KiB in ${ms.toFixed(1)} ms`);
+    assert.ok(ms < 500, `${(big.length / 1024).toFixed(0)} KiB in ${ms.toFixed(1)} ms of CPU`);
   });
 });
