@@ -102,7 +102,15 @@ export async function roundloadRun(url: string, level: Level, extra = ''): Promi
     const m = await measure(() => executeRun({ workload, out, onEvent }));
     const events = records.reduce((s, r) => s + r.chunks, 0);
     const cpu = cpu0 !== null && cpu1 !== null ? cpuSeconds(cpu0, cpu1) : m.cpuS;
-    return { events, cpuS: cpu, wallS: cpu1 === null ? m.wallS : (t1 - t0) / 1000, rssPeakMb: m.rssPeakMb, records, loopDelayP99Ms: m.value.summary.client.loop_delay_p99_ms_max, saturatedWindows: m.value.summary.client.saturated_windows };
+    return {
+      events,
+      cpuS: cpu,
+      wallS: cpu1 === null ? m.wallS : (t1 - t0) / 1000,
+      rssPeakMb: m.rssPeakMb,
+      records,
+      loopDelayP99Ms: m.value.summary.client.loop_delay_p99_ms_max,
+      saturatedWindows: m.value.summary.client.saturated_windows,
+    };
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
@@ -193,7 +201,21 @@ export async function clientCostBench(levels: number[]): Promise<void> {
         const rlRate = rl.events / rl.cpuS;
         const bareRate = bare.events / bare.cpuS;
         const oursRate = bareOurs.events / bareOurs.cpuS;
-        rows.push([String(agents), requests, level.maxTokens, rl.events, rlRate, rl.events / rl.wallS, bareRate, bare.events / bare.wallS, oursRate, bareRate / rlRate, rl.loopDelayP99Ms, rl.saturatedWindows, rl.rssPeakMb]);
+        rows.push([
+          String(agents),
+          requests,
+          level.maxTokens,
+          rl.events,
+          rlRate,
+          rl.events / rl.wallS,
+          bareRate,
+          bare.events / bare.wallS,
+          oursRate,
+          bareRate / rlRate,
+          rl.loopDelayP99Ms,
+          rl.saturatedWindows,
+          rl.rssPeakMb,
+        ]);
         if (agents === 96 || agents === 1024) {
           const deltas = rl.records.filter((r) => r.ttft_ms !== null && r.server_ttft_ms !== null).map((r) => r.ttft_ms! - r.server_ttft_ms!);
           fidelity.push([String(agents), deltas.length, percentile(deltas, 50), percentile(deltas, 99), rl.loopDelayP99Ms, rl.saturatedWindows]);
@@ -203,9 +225,33 @@ export async function clientCostBench(levels: number[]): Promise<void> {
     } finally {
       await engine.stop();
     }
-    printTable(`client cost, ${regime.name}: SSE events per CPU-second of the client process (engine in its own process)`, ['agents', 'requests', 'tokens/req', 'events', 'roundload ev/cpu-s', 'roundload ev/s', 'bare ev/cpu-s', 'bare ev/s', 'bare+our parser ev/cpu-s', 'overhead ×', 'loop p99 ms', 'saturated win', 'rss peak MB'], rows);
-    if (beyond.length > 0) printTable('beyond one core, paced, 1024 agents: the same load on 1 and 2 agent threads (offered about 51k events/s)', ['threads', 'events/s', 'cpu-s/s', 'ttft − engine p50 ms', 'p99 ms', 'loop delay p99 ms', 'saturated win'], beyond);
-    if (fidelity.length > 0) printTable(`timing fidelity, ${regime.name}: client TTFT − engine-stamped TTFT`, ['agents', 'requests', 'p50 ms', 'p99 ms', 'loop delay p99 ms', 'saturated win'], fidelity);
+    printTable(
+      `client cost, ${regime.name}: SSE events per CPU-second of the client process (engine in its own process)`,
+      [
+        'agents',
+        'requests',
+        'tokens/req',
+        'events',
+        'roundload ev/cpu-s',
+        'roundload ev/s',
+        'bare ev/cpu-s',
+        'bare ev/s',
+        'bare+our parser ev/cpu-s',
+        'overhead ×',
+        'loop p99 ms',
+        'saturated win',
+        'rss peak MB',
+      ],
+      rows,
+    );
+    if (beyond.length > 0)
+      printTable(
+        'beyond one core, paced, 1024 agents: the same load on 1 and 2 agent threads (offered about 51k events/s)',
+        ['threads', 'events/s', 'cpu-s/s', 'ttft − engine p50 ms', 'p99 ms', 'loop delay p99 ms', 'saturated win'],
+        beyond,
+      );
+    if (fidelity.length > 0)
+      printTable(`timing fidelity, ${regime.name}: client TTFT − engine-stamped TTFT`, ['agents', 'requests', 'p50 ms', 'p99 ms', 'loop delay p99 ms', 'saturated win'], fidelity);
   }
 }
 

@@ -21,7 +21,10 @@ export async function startEngineProcess(settings: Record<string, unknown>): Pro
   const dir = mkdtempSync(join(tmpdir(), 'roundload-bench-'));
   const file = join(dir, 'engine.yaml');
   writeFileSync(file, stringify(settings));
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'engine', '--port', '0', '--topology', 'single', '--settings', file], { stdio: ['ignore', 'ignore', 'pipe'], cwd: ROOT });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'engine', '--port', '0', '--topology', 'single', '--settings', file], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    cwd: ROOT,
+  });
   const url = await new Promise<string>((resolve, reject) => {
     let err = '';
     const timer = setTimeout(() => reject(new Error(`engine did not start in 20 s: ${err}`)), 20_000);

@@ -55,9 +55,23 @@ export async function monitorCostBench(): Promise<void> {
     });
     const ok = events.filter((e) => e.ok).length;
     const duration = events.map((e) => e.duration_ms);
-    printTable(`monitor cost: 3 targets every ${INTERVAL_MS} ms for ${DURATION_MS / 1000} s`, ['scrapes', 'ok', 'cpu ms', 'cpu share %', 'cpu µs/scrape', 'scrape p50 ms', 'scrape p99 ms', 'start jitter p50 ms', 'start jitter p99 ms'], [
-      [String(events.length), ok, cpuMs, (100 * cpuMs) / wallMs, (cpuMs * 1000) / Math.max(1, events.length), percentile(duration, 50), percentile(duration, 99), percentile(lateness, 50), percentile(lateness, 99)],
-    ]);
+    printTable(
+      `monitor cost: 3 targets every ${INTERVAL_MS} ms for ${DURATION_MS / 1000} s`,
+      ['scrapes', 'ok', 'cpu ms', 'cpu share %', 'cpu µs/scrape', 'scrape p50 ms', 'scrape p99 ms', 'start jitter p50 ms', 'start jitter p99 ms'],
+      [
+        [
+          String(events.length),
+          ok,
+          cpuMs,
+          (100 * cpuMs) / wallMs,
+          (cpuMs * 1000) / Math.max(1, events.length),
+          percentile(duration, 50),
+          percentile(duration, 99),
+          percentile(lateness, 50),
+          percentile(lateness, 99),
+        ],
+      ],
+    );
   } finally {
     await engine.stop();
   }

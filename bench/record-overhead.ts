@@ -12,7 +12,10 @@ import { percentile, printTable, startEngineProcess } from './lib.js';
 const ROOT = new URL('../', import.meta.url).pathname;
 
 async function startRecorderProcess(upstream: string, out: string): Promise<{ url: string; stop: () => void }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'record', '--upstream', upstream, '--listen', '127.0.0.1:0', '--out', out], { stdio: ['ignore', 'pipe', 'ignore'], cwd: ROOT });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'record', '--upstream', upstream, '--listen', '127.0.0.1:0', '--out', out], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+    cwd: ROOT,
+  });
   const url = await new Promise<string>((resolve, reject) => {
     let text = '';
     const timer = setTimeout(() => reject(new Error('recorder did not start in 20 s')), 20_000);
@@ -76,5 +79,9 @@ export async function recordOverheadBench(requests = 300): Promise<void> {
     const diff = b.map((v, i) => v - (a[i] ?? 0));
     return [name, percentile(a, 50).toFixed(2), percentile(b, 50).toFixed(2), percentile(diff, 50).toFixed(2), percentile(a, 90).toFixed(2), percentile(b, 90).toFixed(2)];
   };
-  printTable(`record overhead: ${requests} streaming requests each way, 16k-character prompt, 64 tokens out, one at a time`, ['ms', 'direct p50', 'recorded p50', 'added p50 (paired)', 'direct p90', 'recorded p90'], [row('ttft', (x) => x.ttftMs), row('e2e', (x) => x.e2eMs)]);
+  printTable(
+    `record overhead: ${requests} streaming requests each way, 16k-character prompt, 64 tokens out, one at a time`,
+    ['ms', 'direct p50', 'recorded p50', 'added p50 (paired)', 'direct p90', 'recorded p90'],
+    [row('ttft', (x) => x.ttftMs), row('e2e', (x) => x.e2eMs)],
+  );
 }

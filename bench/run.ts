@@ -13,20 +13,30 @@ import { profileBench } from './profile.js';
 
 const BENCHES: Record<string, { about: string; run: (args: string[]) => Promise<number> }> = {
   suite: { about: 'everything below but soak, in under 5 minutes (`--quick`: fewer agent levels)', run: async (args) => (await suite(args), 0) },
-  client: { about: 'SSE events per CPU-second vs a bare undici+SSE loop at 1/16/96/1024 agents, batched and paced; TTFT fidelity', run: async (args) => (await clientCostBench(args.length > 0 ? args.map(Number) : [1, 16, 96, 1024]), 0) },
+  client: {
+    about: 'SSE events per CPU-second vs a bare undici+SSE loop at 1/16/96/1024 agents, batched and paced; TTFT fidelity',
+    run: async (args) => (await clientCostBench(args.length > 0 ? args.map(Number) : [1, 16, 96, 1024]), 0),
+  },
   monitor: { about: 'CPU share and start jitter of scraping 3 targets every 100 ms', run: async () => (await monitorCostBench(), 0) },
   growth: { about: 'request body cost per round as the conversation grows to 32k tokens', run: () => Promise.resolve((growthBench(), 0)) },
   kill: { about: 'SIGKILL a run mid-way N times (default 10): answers the server completed vs records on disk, the lost window in ms', run: writerKillBench },
   validate: { about: 'validation time of large workload files (40k keys, 1 MiB) beside tokenizing them', run: () => Promise.resolve((validateBench(), 0)) },
-  record: { about: 'latency roundload record adds: streaming requests alternately direct and through the recorder (TTFT, e2e)', run: async (args) => (await recordOverheadBench(args[0] === undefined ? undefined : Number(args[0])), 0) },
-  profile: { about: 'CPU profile of roundload alone at the client bench\'s load (`profile [agents] [batched|paced]`): top self-time functions', run: profileBench },
+  record: {
+    about: 'latency roundload record adds: streaming requests alternately direct and through the recorder (TTFT, e2e)',
+    run: async (args) => (await recordOverheadBench(args[0] === undefined ? undefined : Number(args[0])), 0),
+  },
+  profile: { about: "CPU profile of roundload alone at the client bench's load (`profile [agents] [batched|paced]`): top self-time functions", run: profileBench },
   soak: { about: '≥ 200k requests on the embedded engine with zero delays; RSS at start, middle and end (end within 10% of middle); about 5 minutes', run: soakBench },
 };
 
 const [name = 'suite', ...args] = process.argv.slice(2);
 const bench = BENCHES[name];
 if (bench === undefined) {
-  process.stderr.write(`${name === 'list' ? '' : `unknown benchmark "${name}"\n`}usage: npm run bench [-- <name> [args]]\n${Object.entries(BENCHES).map(([n, b]) => `  ${n.padEnd(8)} ${b.about}`).join('\n')}\n`);
+  process.stderr.write(
+    `${name === 'list' ? '' : `unknown benchmark "${name}"\n`}usage: npm run bench [-- <name> [args]]\n${Object.entries(BENCHES)
+      .map(([n, b]) => `  ${n.padEnd(8)} ${b.about}`)
+      .join('\n')}\n`,
+  );
   process.exitCode = name === 'list' ? 0 : 2;
 } else {
   process.exitCode = await bench.run(args);

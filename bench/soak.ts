@@ -67,7 +67,8 @@ export async function soakBench(args: string[]): Promise<number> {
     const m = process.memoryUsage();
     const s: Sample = { requests: done, s: Math.round((performance.now() - t0) / 100) / 10, rssMb: mb(m.rss), heapMb: mb(m.heapUsed) };
     samples.push(s);
-    if (trace || done % (step * 10) === 0) process.stderr.write(`  ${String(s.requests).padStart(7)} requests  ${String(s.s).padStart(6)} s  rss ${s.rssMb} MB  heap ${s.heapMb} MB  external ${mb(m.external)} MB\n`);
+    if (trace || done % (step * 10) === 0)
+      process.stderr.write(`  ${String(s.requests).padStart(7)} requests  ${String(s.s).padStart(6)} s  rss ${s.rssMb} MB  heap ${s.heapMb} MB  external ${mb(m.external)} MB\n`);
   };
   process.stderr.write(`soak: ${total} requests, 32 agents looping 8-round conversations, embedded engine with zero delays, results in ${out}\n`);
   const result = await executeRun({
@@ -83,14 +84,27 @@ export async function soakBench(args: string[]): Promise<number> {
   });
   const wallS = (performance.now() - t0) / 1000;
   let lines = 0;
-  await readJsonlFile(resultPath(out, 'requests'), (_v): _v is unknown => true, () => (lines += 1));
+  await readJsonlFile(
+    resultPath(out, 'requests'),
+    (_v): _v is unknown => true,
+    () => (lines += 1),
+  );
   const files = readdirSync(out);
   const parts = files.filter((f) => /^requests\.\d+\.jsonl(\.gz)?$/.test(f));
   const bytes = files.reduce((n, f) => n + statSync(join(out, f)).size, 0);
   const figures = STRETCHES.map((st) => {
     const inside = samples.filter((x) => x.requests > st.from * total && x.requests <= st.to * total);
     const rss = inside.map((x) => x.rssMb);
-    return { at: st.at, from: Math.round(st.from * total), to: Math.round(st.to * total), n: inside.length, rss: median(rss), rssMin: Math.min(...rss), rssMax: Math.max(...rss), heap: median(inside.map((x) => x.heapMb)) };
+    return {
+      at: st.at,
+      from: Math.round(st.from * total),
+      to: Math.round(st.to * total),
+      n: inside.length,
+      rss: median(rss),
+      rssMin: Math.min(...rss),
+      rssMax: Math.max(...rss),
+      heap: median(inside.map((x) => x.heapMb)),
+    };
   });
   const middle = figures[1]!;
   const end = figures[2]!;

@@ -11,4 +11,3 @@ export async function suite(args: string[]): Promise<void> {
   await monitorCostBench();
   process.stdout.write(`\nsuite done in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 }
-

@@ -35,7 +35,8 @@ export interface KillLoss {
 /** An OpenAI-compatible streaming server, minimal: one short answer per request after `delayMs`. */
 function answerServer(delayMs: number, completions: number[]): Server {
   const env = { id: 'chatcmpl-bench', created: 0, model: 'deepseek-v4-flash' };
-  const chunk = (delta: Record<string, unknown>, finish: string | null): string => `data: ${JSON.stringify({ ...env, object: 'chat.completion.chunk', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+  const chunk = (delta: Record<string, unknown>, finish: string | null): string =>
+    `data: ${JSON.stringify({ ...env, object: 'chat.completion.chunk', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
   const usage = `data: ${JSON.stringify({ ...env, object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 100, completion_tokens: 3, total_tokens: 103 } })}\n\n`;
   const body = chunk({ role: 'assistant', content: '' }, null) + chunk({ content: 'all done here' }, null) + chunk({}, 'stop') + usage + 'data: [DONE]\n\n';
   return createServer((req, res) => {
@@ -55,7 +56,9 @@ function answerServer(delayMs: number, completions: number[]): Server {
 }
 
 /** One kill: `agents` agents with no think time, killed once `killAfterRecords` records are on disk. */
-export async function measureKillLoss(options: { agents?: number; answerDelayMs?: number; killAfterRecords?: number; timeoutMs?: number; inspect?: (out: string) => Promise<void> } = {}): Promise<KillLoss> {
+export async function measureKillLoss(
+  options: { agents?: number; answerDelayMs?: number; killAfterRecords?: number; timeoutMs?: number; inspect?: (out: string) => Promise<void> } = {},
+): Promise<KillLoss> {
   const dir = mkdtempSync(join(tmpdir(), 'roundload-kill-'));
   const completions: number[] = [];
   const server = answerServer(options.answerDelayMs ?? 20, completions);
@@ -64,7 +67,10 @@ export async function measureKillLoss(options: { agents?: number; answerDelayMs?
   const out = join(dir, 'run');
   const workload = join(dir, 'kill.yaml');
   writeFileSync(workload, `name: kill\nduration: 10m\nagents: {count: ${options.agents ?? 8}, rounds: 10, think_time_ms: 0}\nconversation: {tools: none, max_tokens: 16}\nmonitor: {enabled: false}\n`);
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'run', workload, '--target', `http://127.0.0.1:${port}`, '--out', out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'run', workload, '--target', `http://127.0.0.1:${port}`, '--out', out], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -84,11 +90,19 @@ export async function measureKillLoss(options: { agents?: number; answerDelayMs?
     child.kill('SIGKILL');
     await exited;
     const done = completions.filter((t) => t <= killedAtMs).sort((a, b) => a - b);
-    const report = await readJsonlFile(requests, (v): v is Record<string, unknown> => typeof v === 'object' && v !== null, () => {});
+    const report = await readJsonlFile(
+      requests,
+      (v): v is Record<string, unknown> => typeof v === 'object' && v !== null,
+      () => {},
+    );
     let loopDelayMaxMs = 0;
-    await readJsonlFile(join(out, 'events.jsonl'), (v): v is { kind: string; loop_delay_max_ms?: number } => typeof v === 'object' && v !== null, (e) => {
-      if (e.kind === 'client_sample' && e.loop_delay_max_ms !== undefined) loopDelayMaxMs = Math.max(loopDelayMaxMs, e.loop_delay_max_ms);
-    });
+    await readJsonlFile(
+      join(out, 'events.jsonl'),
+      (v): v is { kind: string; loop_delay_max_ms?: number } => typeof v === 'object' && v !== null,
+      (e) => {
+        if (e.kind === 'client_sample' && e.loop_delay_max_ms !== undefined) loopDelayMaxMs = Math.max(loopDelayMaxMs, e.loop_delay_max_ms);
+      },
+    );
     await options.inspect?.(out);
     const onDisk = report.records;
     const lost = Math.max(0, done.length - onDisk);

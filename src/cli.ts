@@ -7,13 +7,30 @@ import { Command, CommanderError } from 'commander';
 import { RoundloadError } from './errors.js';
 import { VERSION } from './version.js';
 import { guardTerminal } from './util/index.js';
-import { runCommand, engineCommand, validateCommand, compareCommand, abCommand, mergeCommand, reportCommand, hopCommand, recordCommand, traceImportCommand, traceShowCommand, type RunCommandOptions } from './commands/index.js';
+import {
+  runCommand,
+  engineCommand,
+  validateCommand,
+  compareCommand,
+  abCommand,
+  mergeCommand,
+  reportCommand,
+  hopCommand,
+  recordCommand,
+  traceImportCommand,
+  traceShowCommand,
+  type RunCommandOptions,
+} from './commands/index.js';
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
 /** commander's `error: unknown option '--agnets'\n(Did you mean --agents?)` as one line: `roundload: unknown option '--agnets' (did you mean --agents?)`. */
 export function usageErrorLine(message: string): string {
-  const flat = message.replace(/\s*\n\s*/g, ' ').trim().replace(/^error: /, '').replace(/\(Did you mean/, '(did you mean');
+  const flat = message
+    .replace(/\s*\n\s*/g, ' ')
+    .trim()
+    .replace(/^error: /, '')
+    .replace(/\(Did you mean/, '(did you mean');
   return `roundload: ${flat}\n`;
 }
 
@@ -42,7 +59,7 @@ function program(): Command {
     .option('--json', 'print summary.json to stdout instead of the table')
     .option('--duration <time>', 'run for this long (30m, 8h), agents starting fresh conversations (overrides duration)')
     .option('--shard <i/N>', 'run shard i (0-based) of N: agents i, i+N, … (merge the shards with `roundload merge`)')
-    .option('--metrics-port <port>', 'serve the client\'s Prometheus metrics on 127.0.0.1:PORT/metrics (overrides client_metrics.port)')
+    .option('--metrics-port <port>', "serve the client's Prometheus metrics on 127.0.0.1:PORT/metrics (overrides client_metrics.port)")
     .option('--progress <time>', 'time between progress lines on stderr (default 10s; 1s on a terminal, where it is one live line)')
     .option('--quiet', 'no progress lines, live line or announcements on stderr (the summary still says everything)')
     .option('--dashboard <[host:]port>', 'serve a live dashboard on 127.0.0.1:PORT during the run (0: any free port); it becomes report.html at the end')
@@ -58,33 +75,40 @@ function program(): Command {
     .description('run the embedded deployment standalone: SGLang PD in miniature (router, prefill, decode) or one server')
     .option('--host <host>', 'address every server listens on', '127.0.0.1')
     .option('--port <port>', 'entry port (the router in pd, the engine in single)', '30000')
-    .option('--topology <pd|single>', 'pd (router, prefill, decode) or single (one unified server); default: the settings\' topology, pd')
-    .option('--prefill-port <port>', 'pd: the prefill server\'s port (default: any free one)')
-    .option('--decode-port <port>', 'pd: the decode server\'s port (default: any free one)')
-    .option('--router-metrics-port <port>', 'pd: the router\'s Prometheus port (default 29000; any free one with --port 0)')
-    .option('--log-dir <dir>', 'folder of the servers\' log files (default: a fresh folder under the temp dir, removed on exit)')
-    .option('--settings <file>', 'YAML file with engine settings (the workload\'s engine: section)')
+    .option('--topology <pd|single>', "pd (router, prefill, decode) or single (one unified server); default: the settings' topology, pd")
+    .option('--prefill-port <port>', "pd: the prefill server's port (default: any free one)")
+    .option('--decode-port <port>', "pd: the decode server's port (default: any free one)")
+    .option('--router-metrics-port <port>', "pd: the router's Prometheus port (default 29000; any free one with --port 0)")
+    .option('--log-dir <dir>', "folder of the servers' log files (default: a fresh folder under the temp dir, removed on exit)")
+    .option('--settings <file>', "YAML file with engine settings (the workload's engine: section)")
     .option('--faults <file>', 'YAML list of engine faults to inject (docs/engine.md, "Faults")')
-    .action(async (opts: { host: string; port: string; topology?: string; prefillPort?: string; decodePort?: string; routerMetricsPort?: string; logDir?: string; settings?: string; faults?: string }) => {
-      await engineCommand({
-        host: opts.host,
-        port: Number(opts.port),
-        ...(opts.topology === undefined ? {} : { topology: opts.topology }),
-        ...(opts.prefillPort === undefined ? {} : { prefillPort: Number(opts.prefillPort) }),
-        ...(opts.decodePort === undefined ? {} : { decodePort: Number(opts.decodePort) }),
-        ...(opts.routerMetricsPort === undefined ? {} : { routerMetricsPort: Number(opts.routerMetricsPort) }),
-        ...(opts.logDir === undefined ? {} : { logDir: opts.logDir }),
-        ...(opts.settings === undefined ? {} : { settingsFile: opts.settings }),
-        ...(opts.faults === undefined ? {} : { faultsFile: opts.faults }),
-      });
-    });
+    .action(
+      async (opts: { host: string; port: string; topology?: string; prefillPort?: string; decodePort?: string; routerMetricsPort?: string; logDir?: string; settings?: string; faults?: string }) => {
+        await engineCommand({
+          host: opts.host,
+          port: Number(opts.port),
+          ...(opts.topology === undefined ? {} : { topology: opts.topology }),
+          ...(opts.prefillPort === undefined ? {} : { prefillPort: Number(opts.prefillPort) }),
+          ...(opts.decodePort === undefined ? {} : { decodePort: Number(opts.decodePort) }),
+          ...(opts.routerMetricsPort === undefined ? {} : { routerMetricsPort: Number(opts.routerMetricsPort) }),
+          ...(opts.logDir === undefined ? {} : { logDir: opts.logDir }),
+          ...(opts.settings === undefined ? {} : { settingsFile: opts.settings }),
+          ...(opts.faults === undefined ? {} : { faultsFile: opts.faults }),
+        });
+      },
+    );
 
   cli
     .command('hop')
     .description('run the built-in TLS hop (a streaming reverse proxy with faults) in front of an upstream; prints its CA file')
     .requiredOption('--upstream <url>', 'where requests are forwarded (the engine or router), http:// or https://')
     .option('--listen <host:port>', 'address to listen on', '127.0.0.1:8443')
-    .option('--fault <spec>', 'inject a fault, kind:key=value,… e.g. stall:after_requests=3, cut:after_chunks=5, buffer, idle_close:after_s=2,mode=silent, reset:ratio=0.2, latency:ms=200 (repeatable)', collect, [])
+    .option(
+      '--fault <spec>',
+      'inject a fault, kind:key=value,… e.g. stall:after_requests=3, cut:after_chunks=5, buffer, idle_close:after_s=2,mode=silent, reset:ratio=0.2, latency:ms=200 (repeatable)',
+      collect,
+      [],
+    )
     .option('--cert-dir <dir>', 'write the CA and certificate here (a CA already there is reused); default a temporary folder removed on exit')
     .option('--verbose', 'print every fault as it acts')
     .action(async (opts: { upstream: string; listen: string; fault: string[]; certDir?: string; verbose?: boolean }) => {
@@ -102,11 +126,24 @@ function program(): Command {
     .option('--content', 'also keep message and tool contents, so a replay sends them verbatim (the trace then holds your prompts)')
     .option('--session-header <name>', 'a request header naming the conversation (e.g. X-Session-Id), instead of inferring it from message histories')
     .option('--upstream-ca <file>', 'PEM file of a CA to trust for an https upstream')
-    .option('--upstream-insecure', 'do not verify an https upstream\'s certificate')
+    .option('--upstream-insecure', "do not verify an https upstream's certificate")
     .option('--verbose', 'print a line per recorded request')
-    .action(async (opts: { upstream: string; out: string; listen: string; tls?: boolean; certDir?: string; content?: boolean; sessionHeader?: string; upstreamCa?: string; upstreamInsecure?: boolean; verbose?: boolean }) => {
-      await recordCommand(opts);
-    });
+    .action(
+      async (opts: {
+        upstream: string;
+        out: string;
+        listen: string;
+        tls?: boolean;
+        certDir?: string;
+        content?: boolean;
+        sessionHeader?: string;
+        upstreamCa?: string;
+        upstreamInsecure?: boolean;
+        verbose?: boolean;
+      }) => {
+        await recordCommand(opts);
+      },
+    );
 
   const trace = cli.command('trace').description('look at a trace, or make one from another format');
   trace
@@ -124,7 +161,7 @@ function program(): Command {
     .requiredOption('--format <openai|mooncake>', 'the input format')
     .requiredOption('--out <trace>', 'the trace file to write (must be new)')
     .option('--content', 'openai: keep message contents (the replay sends them verbatim)')
-    .option('--think-ms <ms>', 'openai logs without timestamps: think time between a conversation\'s rounds', '1000')
+    .option('--think-ms <ms>', "openai logs without timestamps: think time between a conversation's rounds", '1000')
     .option('--block-tokens <n>', 'mooncake: tokens per hash_ids block', '512')
     .action((file: string, opts: { format: string; out: string; content?: boolean; thinkMs?: string; blockTokens?: string }) => {
       traceImportCommand(file, opts);
@@ -142,7 +179,7 @@ function program(): Command {
 
   cli
     .command('report')
-    .description('rebuild summary.json, report.html and junit.xml from a results folder (also a killed run\'s)')
+    .description("rebuild summary.json, report.html and junit.xml from a results folder (also a killed run's)")
     .argument('<run>', 'results folder of a run')
     .option('--json', 'print the rebuilt summary.json to stdout')
     .action(async (dir: string, opts: { json?: boolean }) => {

@@ -119,7 +119,10 @@ async function runConversation(spec: AgentSpec, ordinal: number, state: AgentSta
     else conversation.failed();
     // The round's last record goes out once the conversation knows whether it goes on: a conversation that
     // reached its context cap before its last round says so on it.
-    const capRecord = conversation.nextRound <= rounds && capped() ? { ...outcome.record, context_cap: { context_tokens: Math.round(conversation.contextChars / 4), rounds_left: rounds - conversation.nextRound + 1 } } : outcome.record;
+    const capRecord =
+      conversation.nextRound <= rounds && capped()
+        ? { ...outcome.record, context_cap: { context_tokens: Math.round(conversation.contextChars / 4), rounds_left: rounds - conversation.nextRound + 1 } }
+        : outcome.record;
     emitOutcome(spec.emit, capRecord);
     if (outcome.record.status === 'hang' && workload.watchdog.on_hang === 'abort-agent') {
       state.halted = true;
@@ -140,6 +143,15 @@ async function runConversation(spec: AgentSpec, ordinal: number, state: AgentSta
 export function emitOutcome(emit: (event: RunEvent) => void, record: RequestRecord): void {
   emit({ kind: 'request', record });
   if (record.status === 'error' && record.error !== null) {
-    emit({ kind: 'error', t: new Date().toISOString(), run_ms: record.run_ms + record.e2e_ms, agent: record.agent, conversation: record.conversation, round: record.round, class: record.error.class, message: record.error.message });
+    emit({
+      kind: 'error',
+      t: new Date().toISOString(),
+      run_ms: record.run_ms + record.e2e_ms,
+      agent: record.agent,
+      conversation: record.conversation,
+      round: record.round,
+      class: record.error.class,
+      message: record.error.message,
+    });
   }
 }

@@ -38,11 +38,64 @@ export interface ReplayContents {
 export type AnswerUse = 'live' | 'substituted' | null;
 
 const WORDS = [
-  'the', 'function', 'returns', 'value', 'when', 'config', 'loaded', 'from', 'disk', 'cache', 'request', 'handler',
-  'stream', 'token', 'buffer', 'socket', 'retry', 'timeout', 'error', 'src/main.ts', 'lib/util.py', 'server.go',
-  'test', 'assert', 'expected', 'line', 'import', 'export', 'class', 'async', 'await', 'queue', 'batch', 'decode',
-  'prefill', 'router', 'proxy', 'health', 'metric', 'latency', 'agent', 'tool', 'call', 'result', 'read', 'write',
-  'file', 'path', 'diff', 'commit', 'build', 'run', 'a', 'is', 'and', 'to', 'of', 'in',
+  'the',
+  'function',
+  'returns',
+  'value',
+  'when',
+  'config',
+  'loaded',
+  'from',
+  'disk',
+  'cache',
+  'request',
+  'handler',
+  'stream',
+  'token',
+  'buffer',
+  'socket',
+  'retry',
+  'timeout',
+  'error',
+  'src/main.ts',
+  'lib/util.py',
+  'server.go',
+  'test',
+  'assert',
+  'expected',
+  'line',
+  'import',
+  'export',
+  'class',
+  'async',
+  'await',
+  'queue',
+  'batch',
+  'decode',
+  'prefill',
+  'router',
+  'proxy',
+  'health',
+  'metric',
+  'latency',
+  'agent',
+  'tool',
+  'call',
+  'result',
+  'read',
+  'write',
+  'file',
+  'path',
+  'diff',
+  'commit',
+  'build',
+  'run',
+  'a',
+  'is',
+  'and',
+  'to',
+  'of',
+  'in',
 ] as const;
 
 /** Exactly `chars` characters of word-like text, the same for the same seed (no characters JSON escapes). */
@@ -76,7 +129,10 @@ function syntheticArguments(seed: string, chars: number): string {
 export function syntheticTools(shape: NonNullable<ShapeRequest['tools']>): unknown[] {
   const names = shape.names.length === shape.count ? shape.names : Array.from({ length: shape.count }, (_, i) => shape.names[i] || `tool_${i + 1}`);
   const make = (descriptions: string[]) =>
-    names.map((name, i) => ({ type: 'function', function: { name: name || `tool_${i + 1}`, description: descriptions[i] ?? '', parameters: { type: 'object', properties: { input: { type: 'string' } } } } }));
+    names.map((name, i) => ({
+      type: 'function',
+      function: { name: name || `tool_${i + 1}`, description: descriptions[i] ?? '', parameters: { type: 'object', properties: { input: { type: 'string' } } } },
+    }));
   const base = JSON.stringify(make(names.map(() => ''))).length;
   const spare = Math.max(0, shape.chars - base);
   const each = Math.floor(spare / Math.max(1, names.length));
@@ -101,7 +157,12 @@ export class ReplayBodies {
 
   /** @param model the model name to send when the request names none (or `replay.model` to always send).
    * @param extraBody `target.extra_body`, over the recorded extras of the same name. */
-  constructor(contents: ReplayContents, model: string, readonly forceModel = false, extraBody: Readonly<Record<string, unknown>> = {}) {
+  constructor(
+    contents: ReplayContents,
+    model: string,
+    readonly forceModel = false,
+    extraBody: Readonly<Record<string, unknown>> = {},
+  ) {
     this.#contents = contents;
     this.#model = model;
     this.#extraBody = extraBody;
@@ -186,7 +247,11 @@ export class ReplayBodies {
 
   #body(shape: ShapeRequest, messages: Sent[]): string {
     // Always streamed, with usage: the replay measures TTFT and compares prompt tokens (docs/replay.md).
-    const head: Record<string, unknown> = { model: this.forceModel ? this.#model : (shape.model ?? this.#model), stream: true, stream_options: { ...(shape.stream_options ?? {}), include_usage: true } };
+    const head: Record<string, unknown> = {
+      model: this.forceModel ? this.#model : (shape.model ?? this.#model),
+      stream: true,
+      stream_options: { ...(shape.stream_options ?? {}), include_usage: true },
+    };
     if (shape.max_tokens !== null) head[shape.max_tokens_key] = shape.max_tokens;
     if (shape.tool_choice !== null) head.tool_choice = typeof shape.tool_choice === 'string' ? shape.tool_choice : { type: 'function', function: { name: shape.tool_choice.function } };
     for (const [key, value] of Object.entries(shape.extra)) if (!(key in head)) head[key] = value;

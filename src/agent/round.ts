@@ -176,7 +176,8 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
       // Waiting for a socket or for our own event loop: send to headers out, less what opening the socket cost.
       const connection = info === null ? null : { ...info, queued_ms: sentAt === null ? null : round1(Math.max(0, sentAt - t0 - (info.connect_ms ?? 0) - (info.tls_ms ?? 0))) };
       const spreadMs = firstTokenAt === null || lastTokenAt === null ? null : lastTokenAt - firstTokenAt;
-      const buffered = status === 'ok' && spreadMs !== null && tokenEvents >= BUFFERED_MIN_TOKENS && firstTokenAt! - t0 >= BUFFERED_MIN_TTFT_MS && spreadMs * BUFFERED_TOKENS_PER_S <= (tokenEvents - 1) * 1000;
+      const buffered =
+        status === 'ok' && spreadMs !== null && tokenEvents >= BUFFERED_MIN_TOKENS && firstTokenAt! - t0 >= BUFFERED_MIN_TTFT_MS && spreadMs * BUFFERED_TOKENS_PER_S <= (tokenEvents - 1) * 1000;
       const usage = message.usage;
       const estimated = usage === null;
       const warnings = status === 'ok' ? answerWarnings(message, options.tools) : [];

@@ -2,7 +2,20 @@
 export { SummaryBuilder, SATURATED_LOOP_DELAY_MS, SATURATED_UTILIZATION, WRITER_LAG_FLAG_MS, isSaturatedSample, type Summary, type PhaseSummary, type RoundSummary } from './summary.js';
 export { WindowBuilder, autoWindowS, plannedLengthS, windowSettingOf, AUTO_MIN_WINDOWS, type WindowFigures } from './windows.js';
 export { evaluateThresholds, DEFAULT_THRESHOLDS, type ThresholdLimits, type ThresholdInput } from './thresholds.js';
-export { diagnose, answererOf, fisherGreater, wilson, type DiagnosisInput, type HangSpan, type ErrorSpan, type CanaryPoint, type ScrapePoint, type ClientWindow, type FlowTrack, type RequestActivity } from './diagnosis/index.js';
+export {
+  diagnose,
+  answererOf,
+  fisherGreater,
+  wilson,
+  type DiagnosisInput,
+  type HangSpan,
+  type ErrorSpan,
+  type CanaryPoint,
+  type ScrapePoint,
+  type ClientWindow,
+  type FlowTrack,
+  type RequestActivity,
+} from './diagnosis/index.js';
 export { STARTUP_OPENING } from './opening.js';
 export { type PhaseArrivals } from './arrivals.js';
 export { ReplayComparison, type ReplaySummary } from './replay.js';

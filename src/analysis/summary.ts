@@ -1,7 +1,21 @@
 // Pure aggregation: request records (and client samples) in, summary.json out. Streaming, so a night's
 // records are summarised in constant memory, and the same code rebuilds a killed run from its files.
 import { HistogramSet, LatencyHistogram, LATENCY_METRICS, ALL_ROUNDS, type LatencyMetric, type Percentiles } from '../metrics/index.js';
-import type { ArrivalsEndEvent, CanaryEvent, ClientSampleEvent, ConversationEndEvent, ConversationStartEvent, Diagnosis, GaugeVerdict, HangPhase, PhaseEvent, PhaseLoad, RequestRecord, ScrapeEvent, ScrapeTargetSummary } from '../types/index.js';
+import type {
+  ArrivalsEndEvent,
+  CanaryEvent,
+  ClientSampleEvent,
+  ConversationEndEvent,
+  ConversationStartEvent,
+  Diagnosis,
+  GaugeVerdict,
+  HangPhase,
+  PhaseEvent,
+  PhaseLoad,
+  RequestRecord,
+  ScrapeEvent,
+  ScrapeTargetSummary,
+} from '../types/index.js';
 import { RESULTS_SCHEMA_VERSION } from '../types/index.js';
 import { WindowBuilder, type WindowChoice, type WindowFigures, type WindowSetting } from './windows.js';
 import { DiagnosisCollector } from './diagnosis/index.js';
@@ -364,7 +378,16 @@ export class SummaryBuilder {
    * @param options.plannedRequests requests the run planned (null: it lasts a time, or unknown).
    * @param options.thinkTimeMs `agents.think_time_ms` (default 100): an open-loop stage whose start lag p99
    * passes it (10 ms at least) is `lagging`. */
-  constructor(options: { histograms?: HistogramSet; itlFromRecords: boolean; windowS?: WindowSetting; plannedS?: number | null; thresholds?: ThresholdLimits; pinAfterS?: number; plannedRequests?: number | null; thinkTimeMs?: number }) {
+  constructor(options: {
+    histograms?: HistogramSet;
+    itlFromRecords: boolean;
+    windowS?: WindowSetting;
+    plannedS?: number | null;
+    thresholds?: ThresholdLimits;
+    pinAfterS?: number;
+    plannedRequests?: number | null;
+    thinkTimeMs?: number;
+  }) {
     this.#thresholds = options.thresholds ?? DEFAULT_THRESHOLDS;
     this.#plannedRequests = options.plannedRequests ?? null;
     this.#pinAfterS = options.pinAfterS ?? 30;
@@ -399,7 +422,19 @@ export class SummaryBuilder {
   #phase(name: string): PhaseAcc {
     let phase = this.#phases.get(name);
     if (phase === undefined) {
-      phase = { requests: 0, ok: 0, errors: 0, hangs: 0, completion: 0, estimated: 0, firstStartMs: Infinity, lastEndMs: -Infinity, reasoning: reasoningAcc(), rounds: new Map(), warmup: { requests: 0, ok: 0, errors: 0, hangs: 0 } };
+      phase = {
+        requests: 0,
+        ok: 0,
+        errors: 0,
+        hangs: 0,
+        completion: 0,
+        estimated: 0,
+        firstStartMs: Infinity,
+        lastEndMs: -Infinity,
+        reasoning: reasoningAcc(),
+        rounds: new Map(),
+        warmup: { requests: 0, ok: 0, errors: 0, hangs: 0 },
+      };
       this.#phases.set(name, phase);
     }
     return phase;
@@ -420,7 +455,22 @@ export class SummaryBuilder {
     phase.lastEndMs = Math.max(phase.lastEndMs, r.run_ms + r.e2e_ms);
     let round = phase.rounds.get(r.round);
     if (round === undefined) {
-      round = { requests: 0, ok: 0, errors: 0, hangs: 0, prompt: 0, cached: 0, completion: 0, tokenCounted: 0, estimated: 0, toolCalls: 0, toolCallAnswers: 0, streamRateSum: 0, streamRateN: 0, reasoning: reasoningAcc() };
+      round = {
+        requests: 0,
+        ok: 0,
+        errors: 0,
+        hangs: 0,
+        prompt: 0,
+        cached: 0,
+        completion: 0,
+        tokenCounted: 0,
+        estimated: 0,
+        toolCalls: 0,
+        toolCallAnswers: 0,
+        streamRateSum: 0,
+        streamRateN: 0,
+        reasoning: reasoningAcc(),
+      };
       phase.rounds.set(r.round, round);
     }
     phase.requests += 1;
@@ -531,7 +581,13 @@ export class SummaryBuilder {
     for (const cls of r.warnings ?? []) {
       const seen = this.#warnings.get(cls);
       if (seen !== undefined) seen.count += 1;
-      else this.#warnings.set(cls, { class: cls, count: 1, meaning: (WARNING_CLASSES as Record<string, string>)[cls] ?? cls, first: { run_ms: Math.round(r.run_ms + r.e2e_ms), conversation: r.conversation, round: r.round } });
+      else
+        this.#warnings.set(cls, {
+          class: cls,
+          count: 1,
+          meaning: (WARNING_CLASSES as Record<string, string>)[cls] ?? cls,
+          first: { run_ms: Math.round(r.run_ms + r.e2e_ms), conversation: r.conversation, round: r.round },
+        });
     }
     if (r.context_cap !== undefined) {
       this.#contextCapped += 1;
@@ -721,7 +777,16 @@ export class SummaryBuilder {
       conversations: { rounds_sent: this.#roundsSent, context_capped: this.#contextCapped, rounds_not_sent: this.#roundsNotSent, requests_planned: this.#plannedRequests },
       hangs: { total: hangs, by_phase: { ...this.#hangPhase }, by_round: { ...this.#hangRound }, by_connection_reuse: { ...this.#hangReuse } },
       connections: { distinct: this.#connections, requests_on_reused: this.#reusedRequests, max_requests_per_connection: this.#maxNth },
-      client: { samples: this.#samples, loop_delay_p99_ms_max: round3(this.#loopP99Max), loop_utilization_max: round3(this.#eluMax), saturated_windows: this.#saturated, writer_lag_ms_max: this.#writerLagMax, writer_lagging_windows: this.#writerLagging, writer_dropped_lines: this.#writerDropped, opening: this.#opening.build() },
+      client: {
+        samples: this.#samples,
+        loop_delay_p99_ms_max: round3(this.#loopP99Max),
+        loop_utilization_max: round3(this.#eluMax),
+        saturated_windows: this.#saturated,
+        writer_lag_ms_max: this.#writerLagMax,
+        writer_lagging_windows: this.#writerLagging,
+        writer_dropped_lines: this.#writerDropped,
+        opening: this.#opening.build(),
+      },
       windows,
       window: this.#windows.choice(run.wall_s),
       gauges: judgeGauges(this.#gauges, this.#client, { pinAfterS: this.#pinAfterS }),

@@ -128,14 +128,27 @@ export function evaluateThresholds(limits: ThresholdLimits, input: ThresholdInpu
     const ok = actual >= limit;
     const estimated = (input.tokens_estimated ?? 0) > 0;
     const note = estimated ? ` (estimated: ${input.tokens_estimated} requests had no usage chunk; their tokens were counted from the text, 4 characters a token)` : '';
-    results.push({ name: 'decode_tokens_per_s_min', limit, actual, ok, message: `output ${actual.toFixed(1)} tokens/s ${ok ? '≥' : '<'} minimum ${limit} tokens/s${note}`, ...(estimated ? { estimated: true as const } : {}) });
+    results.push({
+      name: 'decode_tokens_per_s_min',
+      limit,
+      actual,
+      ok,
+      message: `output ${actual.toFixed(1)} tokens/s ${ok ? '≥' : '<'} minimum ${limit} tokens/s${note}`,
+      ...(estimated ? { estimated: true as const } : {}),
+    });
   }
   const bufferedLimit = limits.buffered_streams ?? null;
   if (bufferedLimit !== null) {
     const b = input.buffering ?? { judged: 0, buffered: 0 };
     const share = b.judged === 0 ? 0 : b.buffered / b.judged;
     const ok = share <= bufferedLimit;
-    results.push({ name: 'buffered_streams', limit: bufferedLimit, actual: round6(share), ok, message: `${b.buffered} of ${b.judged} streams arrived whole (${pct(share)}) ${ok ? '≤' : '>'} limit ${pct(bufferedLimit)}: ${ok ? 'the path streams' : "the path buffers streams, so TTFT and ITL are the proxy's"}` });
+    results.push({
+      name: 'buffered_streams',
+      limit: bufferedLimit,
+      actual: round6(share),
+      ok,
+      message: `${b.buffered} of ${b.judged} streams arrived whole (${pct(share)}) ${ok ? '≤' : '>'} limit ${pct(bufferedLimit)}: ${ok ? 'the path streams' : "the path buffers streams, so TTFT and ITL are the proxy's"}`,
+    });
   }
   if (limits.answer_warnings !== undefined && limits.answer_warnings !== null) results.push(...answerWarnings(limits.answer_warnings, input.answers ?? { ok: 0, warned: 0, by_class: {} }));
   if (limits.per_window) results.push(...perWindow(limits, input.windows, (input.tokens_estimated ?? 0) > 0));
@@ -195,7 +208,14 @@ function perWindow(limits: ThresholdLimits, windows: readonly WindowFigures[], t
   if (limits.e2e_p99_ms !== null) checks.push({ name: 'e2e_p99_ms', limit: limits.e2e_p99_ms, value: (w) => w.e2e_p99_ms, worse: 'higher', show: ms });
   if (limits.decode_tokens_per_s_min !== null) {
     // A phase's last window is cut short by the end of the run: its rate is not comparable, so it is skipped.
-    checks.push({ name: 'decode_tokens_per_s_min', limit: limits.decode_tokens_per_s_min, value: (w, last) => (last ? null : w.output_tokens_per_s), worse: 'lower', show: (v) => `${v.toFixed(1)} tokens/s`, estimated: tokensEstimated });
+    checks.push({
+      name: 'decode_tokens_per_s_min',
+      limit: limits.decode_tokens_per_s_min,
+      value: (w, last) => (last ? null : w.output_tokens_per_s),
+      worse: 'lower',
+      show: (v) => `${v.toFixed(1)} tokens/s`,
+      estimated: tokensEstimated,
+    });
   }
   const lastOfPhase = new Map<string, WindowFigures>();
   for (const w of windows) {

@@ -226,7 +226,7 @@ export class WindowBuilder {
   /** The window length and why (re-binned windows: decided from `lengthS`, the run's real length). */
   choice(lengthS: number): WindowChoice {
     if (!('rebin' in this.#choice)) return { window_s: this.#choice.windowS, auto: this.#choice.auto, basis: this.#choice.basis };
-    const last = this.#newest === -Infinity ? 0 : (this.#newest + 1) * this.windowMs / 1000;
+    const last = this.#newest === -Infinity ? 0 : ((this.#newest + 1) * this.windowMs) / 1000;
     const length = lengthS > 0 ? lengthS : last;
     const windowS = autoWindowS(length);
     return { window_s: windowS, auto: true, basis: `auto: ${autoPick(windowS, length)} for a ${fmtS(length)} run (no duration: 1 s windows re-binned at the end)` };

@@ -24,7 +24,10 @@ function whole(flag: string, value: string | undefined, fallback: number, min: n
 
 /** An arm from one argument: `dir` or `dir1,dir2,…` (repeats pooled). */
 async function armOf(arg: string): Promise<Arm> {
-  const dirs = arg.split(',').map((d) => d.trim()).filter((d) => d !== '');
+  const dirs = arg
+    .split(',')
+    .map((d) => d.trim())
+    .filter((d) => d !== '');
   if (dirs.length === 0) throw new UsageError(`an empty run list: "${arg}"`);
   const runs = await Promise.all(dirs.map((d) => loadRun(d)));
   const label = runs[0]!.labels.arm;
@@ -52,7 +55,11 @@ export async function compareCommand(args: readonly string[], opts: CompareComma
   if (new Set(arms.map((a) => a.name)).size < arms.length) arms.forEach((a, i) => (a.name = `${String.fromCharCode(65 + Math.min(i, 25))}:${a.name}`));
   const [base, ...others] = arms;
   const comparisons = others.map((b) => compareArms(base!, b, { force: opts.force === true, seed, resamples }));
-  const written = writeComparisons(comparisons, opts.out ?? 'compare.html', others.map((b) => ({ a: base!, b })));
+  const written = writeComparisons(
+    comparisons,
+    opts.out ?? 'compare.html',
+    others.map((b) => ({ a: base!, b })),
+  );
   if (opts.json === true) process.stdout.write(`${JSON.stringify({ schema_version: 1, comparisons }, null, 2)}\n`);
   else process.stdout.write(`${comparisons.map(formatComparison).join('\n\n')}\n\nwritten      ${written.html}\n             ${written.json}\n`);
   for (const run of arms.flatMap((a) => a.runs)) {

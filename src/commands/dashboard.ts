@@ -7,7 +7,13 @@ import { planPhases, plannedRequests, type Shard } from '../run/index.js';
 import { resultPath } from '../results/index.js';
 
 /** Starts the server (`address` from parseDashboardAddress, checked before anything started). */
-export async function openDashboard(address: DashboardAddress, workload: Workload, shard: Shard | null, log: (line: string) => void, timing: Pick<DashboardOptions, 'tickMs' | 'lingerMs'> = {}): Promise<Dashboard> {
+export async function openDashboard(
+  address: DashboardAddress,
+  workload: Workload,
+  shard: Shard | null,
+  log: (line: string) => void,
+  timing: Pick<DashboardOptions, 'tickMs' | 'lingerMs'> = {},
+): Promise<Dashboard> {
   const phases = planPhases(workload);
   const dashboard = await startDashboard({
     ...address,

@@ -62,6 +62,13 @@ export async function hopCommand(opts: HopCommandOptions): Promise<void> {
     process.on('SIGTERM', stop);
   });
   const s = hop.stats();
-  log(`served ${s.requests} requests on ${s.connections} connections; faults acted: ${Object.entries(s.faults).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'}`);
+  log(
+    `served ${s.requests} requests on ${s.connections} connections; faults acted: ${
+      Object.entries(s.faults)
+        .filter(([, n]) => n > 0)
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ') || 'none'
+    }`,
+  );
   await hop.close();
 }

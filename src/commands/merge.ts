@@ -18,7 +18,9 @@ export async function mergeCommand(dirs: readonly string[], opts: MergeCommandOp
   const complete = shards.merged === shards.count && result.summary.run.status === 'completed';
   // A merge is whole or it fails: a missing or unfinished shard is exit 1 (not 130), whatever the figures say.
   const failed = result.summary.thresholds.results.filter((r) => !r.ok).map((r) => r.message);
-  const verdict: RunVerdict = complete ? runVerdict(result.summary) : { word: 'FAIL', exitCode: 1, reasons: [`merged ${shards.merged} of ${shards.count} shards, status ${result.summary.run.status}`, ...failed] };
+  const verdict: RunVerdict = complete
+    ? runVerdict(result.summary)
+    : { word: 'FAIL', exitCode: 1, reasons: [`merged ${shards.merged} of ${shards.count} shards, status ${result.summary.run.status}`, ...failed] };
   if (opts.json === true) process.stdout.write(`${JSON.stringify(result.summary, null, 2)}\n`);
   else process.stdout.write(`${formatSummary(result.summary, result.dir, { verdict, color: colorWanted(process.stdout) })}\n`);
   if (!complete) log(`merged ${shards.merged} of ${shards.count} shards, status ${result.summary.run.status}: exit 1`);

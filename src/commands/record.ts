@@ -48,11 +48,18 @@ export async function recordCommand(opts: RecordCommandOptions, stop?: AbortSign
     upstreamCa,
     upstreamInsecure: opts.upstreamInsecure === true,
     ...(opts.verbose === true
-      ? { onRequest: (r) => log(`${r.conversation} round ${r.round}: ${r.request.messages.length} messages, connection ${r.connection?.id ?? '?'} #${r.connection?.nth ?? '?'}, ${r.response.status ?? 'no response'} in ${Math.round(r.response.e2e_ms ?? 0)} ms${r.response.error === null ? '' : ` (${r.response.error.kind})`}`) }
+      ? {
+          onRequest: (r) =>
+            log(
+              `${r.conversation} round ${r.round}: ${r.request.messages.length} messages, connection ${r.connection?.id ?? '?'} #${r.connection?.nth ?? '?'}, ${r.response.status ?? 'no response'} in ${Math.round(r.response.e2e_ms ?? 0)} ms${r.response.error === null ? '' : ` (${r.response.error.kind})`}`,
+            ),
+        }
       : {}),
   });
   log(`roundload record listening on ${recorder.url} → ${upstream.href}`);
-  log(`point the harness at ${recorder.url} (its base URL, e.g. ${recorder.url}/v1); recording to ${opts.out}${opts.content === true ? ' WITH message contents (--content)' : ' (shapes only, no message text)'}`);
+  log(
+    `point the harness at ${recorder.url} (its base URL, e.g. ${recorder.url}/v1); recording to ${opts.out}${opts.content === true ? ' WITH message contents (--content)' : ' (shapes only, no message text)'}`,
+  );
   if (recorder.caFile !== null) log(`CA certificate (the harness must trust it, e.g. NODE_EXTRA_CA_CERTS, SSL_CERT_FILE, curl --cacert): ${recorder.caFile}`);
   // The URL on stdout, alone on its line, for scripts: URL=$(roundload record … | head -1).
   process.stdout.write(`${recorder.url}\n`);
@@ -74,6 +81,8 @@ export async function recordCommand(opts: RecordCommandOptions, stop?: AbortSign
   });
   await recorder.close();
   const t = recorder.tally();
-  log(`recorded ${t.requests} request${t.requests === 1 ? '' : 's'} in ${t.conversations} conversation${t.conversations === 1 ? '' : 's'} on ${t.connections} connection${t.connections === 1 ? '' : 's'} (${t.errors} with errors${t.passed_through > 0 ? `; ${t.passed_through} other requests forwarded, not recorded` : ''}) to ${opts.out}`);
+  log(
+    `recorded ${t.requests} request${t.requests === 1 ? '' : 's'} in ${t.conversations} conversation${t.conversations === 1 ? '' : 's'} on ${t.connections} connection${t.connections === 1 ? '' : 's'} (${t.errors} with errors${t.passed_through > 0 ? `; ${t.passed_through} other requests forwarded, not recorded` : ''}) to ${opts.out}`,
+  );
   log(`look at it: roundload trace show ${opts.out}; replay it: roundload run <workload.yaml> --replay ${opts.out}`);
 }

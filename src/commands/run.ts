@@ -71,7 +71,9 @@ export function describeSchedule(workload: Workload, shard: Shard | null = null)
   const arrival = workload.agents.arrival;
   const how = schedule.kind === 'arrival' ? ` (${arrival?.distribution ?? 'poisson'}, at most ${laneCount(workload)} at once)` : '';
   if (workload.agents.stages === null) return `${conversations} arriving at ${arrival?.rate_per_s ?? 0}/s${how} for ${workload.duration}${share}`;
-  const stages = schedule.stages.map((s) => `${s.name} (${s.from === s.to ? '' : `${s.from} → `}${s.to}${schedule.kind === 'arrival' ? '/s' : ' agents'}, ${(s.endMs - s.startMs) / 1000} s)`).join(', ');
+  const stages = schedule.stages
+    .map((s) => `${s.name} (${s.from === s.to ? '' : `${s.from} → `}${s.to}${schedule.kind === 'arrival' ? '/s' : ' agents'}, ${(s.endMs - s.startMs) / 1000} s)`)
+    .join(', ');
   return `${schedule.stages.length} stages, ${workload.agents.ramp} ramp: ${stages}${schedule.kind === 'arrival' ? ` × ${conversations} arriving${how}` : ` × ${conversations}`}${share}`;
 }
 
@@ -131,7 +133,12 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
   const replay = workload.replay === null ? null : planReplay(workload.replay);
   const lanes = laneCount(workload);
   if (shard !== null && shardAgents(lanes, shard).length === 0) {
-    const what = workload.agents.arrival !== null || planPhases(workload)[0]?.schedule?.kind === 'arrival' ? 'agents.arrival.max_active' : planPhases(workload)[0]?.schedule !== undefined ? 'the largest stage count' : 'agents.count';
+    const what =
+      workload.agents.arrival !== null || planPhases(workload)[0]?.schedule?.kind === 'arrival'
+        ? 'agents.arrival.max_active'
+        : planPhases(workload)[0]?.schedule !== undefined
+          ? 'the largest stage count'
+          : 'agents.count';
     throw new UsageError(`--shard ${shard.index}/${shard.count} would run no agents: ${what} is ${lanes}; use at most ${lanes} shards`);
   }
   // Opened first: a taken port fails the command before anything else starts.
@@ -154,11 +161,18 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
     const scheduled = describeSchedule(workload, shard);
     if (replay !== null) {
       const r = replay.settings;
-      log(`roundload: ${workload.name}: replaying ${replay.file}: ${replay.conversations.length} conversations, ${replay.requests} requests on ${r.connection === 'as-recorded' ? `${replay.connections.length} connections as recorded` : r.connection === 'pool' ? 'a shared pool' : 'a connection per conversation'}${r.speed === 1 ? '' : `, ${r.speed}× speed`}${r.loop ? ', looping' : ''} → ${workload.target.url ?? 'embedded engine'}`);
+      log(
+        `roundload: ${workload.name}: replaying ${replay.file}: ${replay.conversations.length} conversations, ${replay.requests} requests on ${r.connection === 'as-recorded' ? `${replay.connections.length} connections as recorded` : r.connection === 'pool' ? 'a shared pool' : 'a connection per conversation'}${r.speed === 1 ? '' : `, ${r.speed}× speed`}${r.loop ? ', looping' : ''} → ${workload.target.url ?? 'embedded engine'}`,
+      );
       if (replay.skipped > 0) log(`the trace's torn last line was skipped (a recorder killed mid-write)`);
     } else if (scheduled !== null) log(`roundload: ${workload.name}: ${scheduled} → ${workload.target.url ?? 'embedded engine'}`);
     else {
-      const who = sweep === null ? `${workload.agents.count} agents${share}` : `sweep of ${sweep.agents.join(' → ')} agents (phases ${planPhases(workload).map((p) => p.name).join(', ')}, ${sweep.warmup_s} s warm-up each${sweep.phase_duration === null ? '' : `, ${sweep.phase_duration} each`})`;
+      const who =
+        sweep === null
+          ? `${workload.agents.count} agents${share}`
+          : `sweep of ${sweep.agents.join(' → ')} agents (phases ${planPhases(workload)
+              .map((p) => p.name)
+              .join(', ')}, ${sweep.warmup_s} s warm-up each${sweep.phase_duration === null ? '' : `, ${sweep.phase_duration} each`})`;
       const each = sweep !== null && sweep.phase_duration !== null && workload.duration === null ? `conversations of ${roundsText(workload.agents.rounds)}` : length;
       log(`roundload: ${workload.name}: ${who} × ${each} → ${workload.target.url ?? 'embedded engine'}`);
     }

@@ -215,7 +215,9 @@ async function command(arm: AbArm, what: 'setup' | 'teardown', text: string, tim
   const how = result.timedOut ? `killed after ${seconds(timeoutMs)} s (command_timeout_s)` : result.code === 0 ? 'ok' : result.code === null ? `killed by ${result.signal}` : `exit ${result.code}`;
   log(`ab: arm ${arm.name} ${what}: ${how} in ${(result.durationMs / 1000).toFixed(1)} s`);
   if (result.timedOut || result.code !== 0) {
-    throw new ArmError(`arm ${arm.name} ${what} failed (${how}): $ ${text}${result.tail.length > 0 ? `\n  last output:\n    ${result.tail.slice(-5).join('\n    ')}` : ''}`, { context: { arm: arm.name, what, code: result.code } });
+    throw new ArmError(`arm ${arm.name} ${what} failed (${how}): $ ${text}${result.tail.length > 0 ? `\n  last output:\n    ${result.tail.slice(-5).join('\n    ')}` : ''}`, {
+      context: { arm: arm.name, what, code: result.code },
+    });
   }
 }
 

@@ -74,7 +74,10 @@ const SERIES_FIGURES: readonly Figure[] = [
 /** Each arm's runs over the phase, window by window, on one time axis (seconds since the phase's first window). */
 export function armSeries(pair: ArmPair, phase: string, index: number, steady: { a: number; b: number }): ChartSpec[] {
   const lines: { label: string; color: string; windows: RunWindow[] }[] = [];
-  for (const [arm, colors, tag] of [[pair.a, A_COLORS, 'A'], [pair.b, B_COLORS, 'B']] as const) {
+  for (const [arm, colors, tag] of [
+    [pair.a, A_COLORS, 'A'],
+    [pair.b, B_COLORS, 'B'],
+  ] as const) {
     arm.runs.forEach((run, i) => {
       const windows = run.phases.get(phase)?.windows ?? [];
       if (windows.length === 0) return;

@@ -14,7 +14,20 @@ export interface Arm {
   runs: readonly RunData[];
 }
 
-export const FIGURES = ['decode_tokens_per_s', 'ttft_p50_ms', 'ttft_p99_ms', 'ttfc_p50_ms', 'ttfc_p99_ms', 'itl_p50_ms', 'itl_p99_ms', 'tpot_p50_ms', 'tpot_p99_ms', 'e2e_p50_ms', 'e2e_p99_ms', 'error_rate'] as const;
+export const FIGURES = [
+  'decode_tokens_per_s',
+  'ttft_p50_ms',
+  'ttft_p99_ms',
+  'ttfc_p50_ms',
+  'ttfc_p99_ms',
+  'itl_p50_ms',
+  'itl_p99_ms',
+  'tpot_p50_ms',
+  'tpot_p99_ms',
+  'e2e_p50_ms',
+  'e2e_p99_ms',
+  'error_rate',
+] as const;
 export type Figure = (typeof FIGURES)[number];
 
 export interface FigureRow {
@@ -155,7 +168,6 @@ function finite(v: number): number | null {
   return Number.isFinite(v) ? round3(v) : null;
 }
 
-
 function seriesOf(arm: Arm, phase: string, which: 'steady' | 'all'): RunWindow[][] {
   return arm.runs.map((run) => (run.phases.get(phase)?.windows ?? []).filter((w) => which === 'all' || w.steady)).filter((s) => s.length > 0);
 }
@@ -223,12 +235,15 @@ function comparePhase(a: Arm, b: Arm, phase: string, options: Required<Omit<Comp
   });
   if (thin.length > 0) notes.push(`${okA} and ${okB} completed requests in steady windows: too few for an interval on ${thin.join(', ')}`);
   if (wide.length > 0) {
-    notes.push(`interval wider than ${MAX_INTERVAL_WIDTH.relative} points of A (${MAX_INTERVAL_WIDTH.absolute} pt for a rate) and holding 0 on ${wide.join(', ')}: insufficient data, not "no difference"; more steady windows or repeats narrow it`);
+    notes.push(
+      `interval wider than ${MAX_INTERVAL_WIDTH.relative} points of A (${MAX_INTERVAL_WIDTH.absolute} pt for a rate) and holding 0 on ${wide.join(', ')}: insufficient data, not "no difference"; more steady windows or repeats narrow it`,
+    );
   }
   const windowS = a.runs[0]?.windowS ?? b.runs[0]?.windowS ?? 0;
   // `window_s: auto` on runs of rounds picks each run's window from its own length: say so when they differ.
   const lengths = [...new Set([...a.runs, ...b.runs].map((r) => r.windowS))].sort((x, y) => x - y);
-  if (lengths.length > 1) notes.push(`the runs' windows differ (${lengths.join(', ')} s): window figures are not like for like; set window_s to one number (or give the runs a duration) and run again`);
+  if (lengths.length > 1)
+    notes.push(`the runs' windows differ (${lengths.join(', ')} s): window figures are not like for like; set window_s to one number (or give the runs a duration) and run again`);
   return { phase, windowsA, windowsB, windowS, block, autocorrelation, countsA: counts(a, phase), countsB: counts(b, phase), rows, notes };
 }
 

@@ -31,7 +31,14 @@ export function rowCells(row: FigureRow): string[] {
 
 function table(rows: string[][], right: boolean[]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows.map((r) => r.map((c, i) => (right[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => (right[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** `A: smoke (run-dir)`; an arm already named by its role (`A:smoke`, two runs of one workload) once only. */
@@ -105,7 +112,9 @@ ${chartScripts(payload, assets)}
 function section(c: Comparison, charts: readonly PhaseCharts[]): string {
   const parts: string[] = [];
   parts.push(`<h1>roundload compare: ${esc(armLabel(c.a, 'A'))} vs ${esc(armLabel(c.b, 'B'))}</h1>`);
-  parts.push(`<p class="meta">Deltas are B vs A. ${Math.round(c.level * 100)}% intervals from ${c.resamples} block-bootstrap resamples of time windows (seed ${c.seed}); a verdict is <b>better</b> or <b>worse</b> only when the interval excludes zero. Workload <code>${esc(c.a.hash)}</code>.</p>`);
+  parts.push(
+    `<p class="meta">Deltas are B vs A. ${Math.round(c.level * 100)}% intervals from ${c.resamples} block-bootstrap resamples of time windows (seed ${c.seed}); a verdict is <b>better</b> or <b>worse</b> only when the interval excludes zero. Workload <code>${esc(c.a.hash)}</code>.</p>`,
+  );
   if (c.forced) parts.push(`<p class="meta"><b>--force:</b> the workloads differ: ${esc(c.differences.join('; '))}.</p>`);
   parts.push(`<p class="meta">A: ${c.a.runs.map((r) => `<code>${esc(r)}</code>`).join(', ')}<br>B: ${c.b.runs.map((r) => `<code>${esc(r)}</code>`).join(', ')}</p>`);
   c.phases.forEach((p, i) => {
@@ -113,7 +122,12 @@ function section(c: Comparison, charts: readonly PhaseCharts[]): string {
     for (const row of p.rows) {
       const cells = rowCells(row);
       const cls = row.verdict === 'better' ? 'better' : row.verdict === 'worse' ? 'worse' : row.verdict === 'insufficient data' ? 'insufficient' : '';
-      parts.push(`<tr>${cells.slice(0, 5).map((x) => `<td>${esc(x)}</td>`).join('')}<td class="v ${cls}">${esc(cells[5]!)}</td></tr>`);
+      parts.push(
+        `<tr>${cells
+          .slice(0, 5)
+          .map((x) => `<td>${esc(x)}</td>`)
+          .join('')}<td class="v ${cls}">${esc(cells[5]!)}</td></tr>`,
+      );
     }
     parts.push(`</table><p class="meta">${esc(countsLine(p))}</p>`);
     for (const note of p.notes) parts.push(`<p class="meta">note: ${esc(note)}</p>`);

@@ -41,7 +41,10 @@ function canonical(value: unknown): string {
 
 /** A short hash of the identity (12 hex digits of SHA-256). */
 export function workloadHash(workload: unknown): string {
-  return createHash('sha256').update(canonical(workloadIdentity(workload))).digest('hex').slice(0, 12);
+  return createHash('sha256')
+    .update(canonical(workloadIdentity(workload)))
+    .digest('hex')
+    .slice(0, 12);
 }
 
 /** Dotted paths where two identities differ, with both values, e.g. `agents.count: 4 vs 8` (at most `limit`). */

@@ -226,13 +226,7 @@ export function blockCorrection(len: number, rho: number): number {
   return Math.sqrt((1 + rho) / (1 - rho) / kept);
 }
 
-export function bootstrapDelta<W>(
-  armA: ArmSeries<W>,
-  armB: ArmSeries<W>,
-  statistic: (windows: readonly W[]) => number,
-  kind: DeltaKind,
-  options: BootstrapOptions<W> = {},
-): DeltaEstimate {
+export function bootstrapDelta<W>(armA: ArmSeries<W>, armB: ArmSeries<W>, statistic: (windows: readonly W[]) => number, kind: DeltaKind, options: BootstrapOptions<W> = {}): DeltaEstimate {
   const resamples = options.resamples ?? 2000;
   const level = options.level ?? 0.95;
   const rng = new SeededRandom(options.seed ?? 1);

@@ -37,34 +37,36 @@ export const abArmSchema = z.strictObject({
     .default(null),
 });
 
-export const abFileSchema = z.strictObject({
-  /** The base workload: a workload file (relative to this file) or the workload itself, inline. */
-  workload: z.union([z.string().min(1), z.record(z.string(), z.unknown())]),
-  /** The arms, at least two; the first is the baseline A every other arm is compared with. */
-  arms: z
-    .array(abArmSchema)
-    .min(2)
-    .superRefine((arms, ctx) => {
-      const seen = new Set<string>();
-      arms.forEach((arm, i) => {
-        if (seen.has(arm.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `arm name "${arm.name}" is used twice` });
-        seen.add(arm.name);
-      });
-    }),
-  /** Runs per arm; each repeat starts one arm later (A B, B A, A B … for 2; A B C, B C A, C A B for 3), so drift
-   * of the server or the machine, and running second, hit every arm alike. @default 2 */
-  repeats: z.number().int().min(1).max(100).default(2),
-  /** Longest a setup or teardown command may run; past it, it is killed and the A/B stops. @default 300 */
-  command_timeout_s: z.number().positive().max(86_400).default(300),
-  /** Pause between two runs (after teardown, before the next setup). @default 0 */
-  pause_s: z.number().min(0).max(3600).default(0),
-  /** Seed of the comparison's bootstrap resampling. @default 1 */
-  seed: z.number().int().min(0).default(1),
-}).superRefine((ab, ctx) => {
-  // Times past one Node timer (bounds.ts); the base workload is checked as a workload.
-  const { workload: _workload, ...rest } = ab;
-  checkBounds(rest, refineIssues(ctx));
-});
+export const abFileSchema = z
+  .strictObject({
+    /** The base workload: a workload file (relative to this file) or the workload itself, inline. */
+    workload: z.union([z.string().min(1), z.record(z.string(), z.unknown())]),
+    /** The arms, at least two; the first is the baseline A every other arm is compared with. */
+    arms: z
+      .array(abArmSchema)
+      .min(2)
+      .superRefine((arms, ctx) => {
+        const seen = new Set<string>();
+        arms.forEach((arm, i) => {
+          if (seen.has(arm.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `arm name "${arm.name}" is used twice` });
+          seen.add(arm.name);
+        });
+      }),
+    /** Runs per arm; each repeat starts one arm later (A B, B A, A B … for 2; A B C, B C A, C A B for 3), so drift
+     * of the server or the machine, and running second, hit every arm alike. @default 2 */
+    repeats: z.number().int().min(1).max(100).default(2),
+    /** Longest a setup or teardown command may run; past it, it is killed and the A/B stops. @default 300 */
+    command_timeout_s: z.number().positive().max(86_400).default(300),
+    /** Pause between two runs (after teardown, before the next setup). @default 0 */
+    pause_s: z.number().min(0).max(3600).default(0),
+    /** Seed of the comparison's bootstrap resampling. @default 1 */
+    seed: z.number().int().min(0).default(1),
+  })
+  .superRefine((ab, ctx) => {
+    // Times past one Node timer (bounds.ts); the base workload is checked as a workload.
+    const { workload: _workload, ...rest } = ab;
+    checkBounds(rest, refineIssues(ctx));
+  });
 export type AbArmSpec = z.output<typeof abArmSchema>;
 
 /** An arm, resolved: its spec and the workload its runs use (base + `set` + labels). */
@@ -112,7 +114,11 @@ export async function parseAbFile(text: string, file: string, readWorkload: (pat
     } catch (cause) {
       if (cause instanceof WorkloadError) throw cause;
       const { line, col } = locate(parsed.doc, parsed.lineCounter, ['workload']);
-      throw new WorkloadError([{ where: `${file}:${line}:${col}`, field: 'workload', message: `cannot read the workload file ${workloadFile}: ${readReason(cause)}` }], { file, what: 'ab file', cause });
+      throw new WorkloadError([{ where: `${file}:${line}:${col}`, field: 'workload', message: `cannot read the workload file ${workloadFile}: ${readReason(cause)}` }], {
+        file,
+        what: 'ab file',
+        cause,
+      });
     }
     const workloadParsed = parseYaml(workloadText, workloadFile);
     base = { raw: workloadParsed.value, parsed: workloadParsed, file: workloadFile, at: [], name: nameFromFile(workloadFile) };

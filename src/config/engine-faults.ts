@@ -81,7 +81,10 @@ export const engineFaultSchema = z.discriminatedUnion('kind', [
      * (class `malformed_sse`); `data: {oops` gives `invalid_json`, `data: {"error": {"message": "boom"}}` gives
      * `server_error_event`; a line that is no SSE field at all is ignored, as the SSE rules say.
      * @default "data: {\"object\": \"not.a.chunk\"}" */
-    line: z.string().regex(/^[^\r\n]*$/, 'must be one line (no line breaks)').default('data: {"object": "not.a.chunk"}'),
+    line: z
+      .string()
+      .regex(/^[^\r\n]*$/, 'must be one line (no line breaks)')
+      .default('data: {"object": "not.a.chunk"}'),
     ...selector,
   }),
   /** After `after_chunks` data events, add a tool call whose arguments are cut-off JSON (class `invalid_tool_arguments`). */

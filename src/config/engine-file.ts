@@ -11,7 +11,6 @@ import { isObject } from '../util/index.js';
 import type { EngineSettings } from './engine-settings.js';
 import type { EngineFault } from './engine-faults.js';
 
-
 async function readText(file: string, what: string): Promise<string> {
   try {
     return await readFile(file, 'utf8');

@@ -4,9 +4,7 @@ export { loadWorkload, parseWorkload } from './load.js';
 export type { Overrides } from './overrides.js';
 export { parseDurationMs } from './duration.js';
 export { redactWorkload, workloadSecrets } from './redact.js';
-export {
-  workloadSchema,
-} from './schema.js';
+export { workloadSchema } from './schema.js';
 export { engineSchema, type EngineSettings } from './engine-settings.js';
 export type { Workload, ToolSpec } from './schema.js';
 export { thresholdsSchema } from './schema.js';

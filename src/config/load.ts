@@ -16,7 +16,10 @@ const NAME_FALLBACK = 'workload';
 /** The default workload name: the file's basename without extension, made to fit the name pattern. */
 export function nameFromFile(file: string): string {
   const stem = basename(file, extname(file));
-  const cleaned = stem.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 64);
+  const cleaned = stem
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 64);
   return cleaned === '' ? NAME_FALLBACK : cleaned;
 }
 
@@ -89,11 +92,17 @@ export function parseYaml(text: string, file: string, what = 'workload'): Parsed
   // yaml's own duplicate-key check compares each key with every earlier one (40k keys: 9 s); ours is a set.
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false });
   if (doc.errors.length > 0) {
-    throw new WorkloadError(doc.errors.map((e) => syntaxIssue(file, lineCounter, e)), { file, what });
+    throw new WorkloadError(
+      doc.errors.map((e) => syntaxIssue(file, lineCounter, e)),
+      { file, what },
+    );
   }
   const duplicates = duplicateKeys(doc);
   if (duplicates.length > 0) {
-    throw new WorkloadError(duplicates.map((offset) => ({ where: `${file}:${where(lineCounter, offset)}`, field: '', message: 'YAML syntax: Map keys must be unique' })), { file, what });
+    throw new WorkloadError(
+      duplicates.map((offset) => ({ where: `${file}:${where(lineCounter, offset)}`, field: '', message: 'YAML syntax: Map keys must be unique' })),
+      { file, what },
+    );
   }
   try {
     return { doc, lineCounter, value: doc.toJS({ maxAliasCount: 100 }) as unknown };
@@ -105,7 +114,13 @@ export function parseYaml(text: string, file: string, what = 'workload'): Parsed
 }
 
 /** The issues of a failed validation, located in the document under `at` (or at the override that caused them), file order. */
-function locatedIssues(issues: readonly ExplainedIssue[], parsed: ParsedYaml, file: string, at: readonly PropertyKey[], applied: readonly AppliedOverride[]): { located: WorkloadIssue[]; fromFlags: WorkloadIssue[] } {
+function locatedIssues(
+  issues: readonly ExplainedIssue[],
+  parsed: ParsedYaml,
+  file: string,
+  at: readonly PropertyKey[],
+  applied: readonly AppliedOverride[],
+): { located: WorkloadIssue[]; fromFlags: WorkloadIssue[] } {
   const located: { issue: WorkloadIssue; line: number; col: number }[] = [];
   const fromFlags: WorkloadIssue[] = [];
   const more: WorkloadIssue[] = [];
@@ -206,7 +221,10 @@ export async function readConfigFile(file: string, what: string): Promise<string
       size += bytesRead;
     }
     if (size > MAX_CONFIG_BYTES) {
-      throw new WorkloadError([{ where: file, field: '', message: `the file is larger than 1 MiB (${MAX_CONFIG_BYTES.toLocaleString('en-US')} bytes), the most a ${what} file may be; a workload is a few kilobytes` }], { file, what });
+      throw new WorkloadError(
+        [{ where: file, field: '', message: `the file is larger than 1 MiB (${MAX_CONFIG_BYTES.toLocaleString('en-US')} bytes), the most a ${what} file may be; a workload is a few kilobytes` }],
+        { file, what },
+      );
     }
     return buffer.toString('utf8', 0, size);
   } catch (cause) {

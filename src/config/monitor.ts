@@ -81,7 +81,10 @@ const probeSchema = z.strictObject({
   /** Run with `/bin/sh -c`, e.g. `journalctl -u sglang-prefill --since -2min | grep -i watchdog`. */
   command: z.string().min(1),
   /** When it runs. @default ["hang"] */
-  on: z.array(z.enum(['start', 'hang', 'end'])).min(1).default(['hang']),
+  on: z
+    .array(z.enum(['start', 'hang', 'end']))
+    .min(1)
+    .default(['hang']),
   /** Killed (its whole process group) after this long. @default 10 */
   timeout_s: z.number().positive().max(3600).default(10),
 });
@@ -122,7 +125,9 @@ export const monitorSchema = z.strictObject({
   /** A hang probe runs at most once per this many seconds (and never two at once). @default 30 */
   probe_min_interval_s: z.number().min(0).max(86_400).default(30),
   /** Most bytes of a probe's stdout and of its stderr kept (the rest is cut, and marked so). @default 65536 */
-  probe_max_output_bytes: positiveInt().max(16 * 1024 * 1024).default(65_536),
+  probe_max_output_bytes: positiveInt()
+    .max(16 * 1024 * 1024)
+    .default(65_536),
   /** Seconds between two canaries: a tiny request on the agents' path and one straight to the engine
    * (`target.bypass`), so a hang can be placed in the proxy or the engine. Runs whenever a bypass is known
    * (set, or implied by `target.via` hop / tls-proxy), whatever `enabled` says; 0: no canaries. @default 5 */
@@ -149,15 +154,17 @@ export const gaugeFaultSchema = z.discriminatedUnion('kind', [
     /** Seconds after the engine starts when the pin begins (before it, all is normal). @default 0 */
     after_s: z.number().min(0).default(0),
   }),
-  z.strictObject({
-    kind: z.literal('rotate'),
-    /** The gauge that rotates (one of the engine's request gauges). @default "num_prefill_inflight_queue_reqs" */
-    gauge: faultGauge(),
-    /** One rotation: at 1 for `period_s` minus `dip_ms`, then 0 for `dip_ms`. @default 30 */
-    period_s: z.number().positive().default(30),
-    /** How long each dip to 0 lasts. @default 500 */
-    dip_ms: positiveInt().default(500),
-  }).superRefine((f, ctx) => {
-    if (f.dip_ms >= f.period_s * 1000) ctx.addIssue({ code: 'custom', path: ['dip_ms'], message: `must be shorter than period_s (${f.period_s} s)` });
-  }),
+  z
+    .strictObject({
+      kind: z.literal('rotate'),
+      /** The gauge that rotates (one of the engine's request gauges). @default "num_prefill_inflight_queue_reqs" */
+      gauge: faultGauge(),
+      /** One rotation: at 1 for `period_s` minus `dip_ms`, then 0 for `dip_ms`. @default 30 */
+      period_s: z.number().positive().default(30),
+      /** How long each dip to 0 lasts. @default 500 */
+      dip_ms: positiveInt().default(500),
+    })
+    .superRefine((f, ctx) => {
+      if (f.dip_ms >= f.period_s * 1000) ctx.addIssue({ code: 'custom', path: ['dip_ms'], message: `must be shorter than period_s (${f.period_s} s)` });
+    }),
 ]);

@@ -83,7 +83,10 @@ function setPath(root: Mapping, path: readonly string[], value: unknown): string
 }
 
 function parsePath(text: string): string[] | undefined {
-  const segments = text.trim().split('.').map((s) => s.trim());
+  const segments = text
+    .trim()
+    .split('.')
+    .map((s) => s.trim());
   return segments.every((s) => s !== '') ? segments : undefined;
 }
 

@@ -110,8 +110,8 @@ const RESERVED_HEADERS: Readonly<Record<string, string>> = {
   accept: 'roundload asks for text/event-stream',
   'content-length': 'HTTP sets it',
   'transfer-encoding': 'HTTP sets it',
-  connection: 'the connection is roundload\'s (agents.connection, agents.keep_alive_timeout_ms)',
-  'keep-alive': 'the connection is roundload\'s (agents.keep_alive_timeout_ms)',
+  connection: "the connection is roundload's (agents.connection, agents.keep_alive_timeout_ms)",
+  'keep-alive': "the connection is roundload's (agents.keep_alive_timeout_ms)",
   upgrade: 'HTTP sets it',
   expect: 'HTTP sets it',
   te: 'HTTP sets it',
@@ -127,7 +127,7 @@ const headersSchema = z
     const seen = new Map<string, string>();
     for (const [name, value] of Object.entries(headers)) {
       const lower = name.toLowerCase();
-      const why = RESERVED_HEADERS[lower] ?? (lower.startsWith('x-roundload-') ? 'x-roundload-* headers are roundload\'s own' : undefined);
+      const why = RESERVED_HEADERS[lower] ?? (lower.startsWith('x-roundload-') ? "x-roundload-* headers are roundload's own" : undefined);
       if (why !== undefined) ctx.addIssue({ code: 'custom', path: [name], message: `${name} cannot be set here: ${why}` });
       const twin = seen.get(lower);
       if (twin !== undefined) ctx.addIssue({ code: 'custom', path: [name], message: `${name} is given twice (also as ${twin}); header names are case-insensitive` });
@@ -140,12 +140,19 @@ const headersSchema = z
 export const targetSchema = z.strictObject({
   /** Base URL of the OpenAI-compatible server (router or engine), `http://` or `https://`.
    * `null` starts the embedded engine on 127.0.0.1 and targets it. @default null */
-  url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).nullable().default(null),
+  url: z
+    .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
+    .nullable()
+    .default(null),
   /** Model name sent in every request. @default "deepseek-v4-flash" */
   model: z.string().min(1).default('deepseek-v4-flash'),
   /** Name of the environment variable holding the API key (sent as `Authorization: Bearer`).
    * The key itself never appears in a workload, results or logs. @default null */
-  api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name').nullable().default(null),
+  api_key_env: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')
+    .nullable()
+    .default(null),
   /** TLS settings for an https target. */
   tls: z
     .strictObject({
@@ -320,7 +327,6 @@ export const watchdogSchema = z.strictObject({
 });
 export type HangPolicy = z.output<typeof watchdogSchema>['on_hang'];
 
-
 /** How the results files are written. */
 export const resultsSchema = z.strictObject({
   /** A JSONL file (requests, events, gauges) past this size is closed as a numbered part
@@ -366,7 +372,11 @@ export const thresholdsSchema = z.strictObject({
       for (const key of Object.keys(limits)) {
         if ((WARNING_CLASS_NAMES as readonly string[]).includes(key)) continue;
         const guess = closest(key, WARNING_CLASS_NAMES);
-        ctx.addIssue({ code: 'custom', path: [key], message: `unknown warning class "${key}"${guess === undefined ? `; the classes: ${WARNING_CLASS_NAMES.join(', ')}` : ` (did you mean "${guess}"?)`}` });
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `unknown warning class "${key}"${guess === undefined ? `; the classes: ${WARNING_CLASS_NAMES.join(', ')}` : ` (did you mean "${guess}"?)`}`,
+        });
       }
     }),
   /** Also check every `window_s` window (hangs, error rate, ttft/e2e p99, tokens/s), so a bad hour of a
@@ -425,7 +435,8 @@ function loadIssues(w: { agents: z.output<typeof agentsSchema>; duration: string
   const issue = (path: (string | number)[], message: string): void => ctx.addIssue({ code: 'custom', path, message });
   if (w.sweep !== null && arrival !== null) issue(['agents', 'arrival'], 'a sweep runs levels of agents; for rates in steps use agents.stages with rate_per_s instead of sweep');
   if (w.sweep !== null && stages !== null) issue(['agents', 'stages'], 'set either sweep or agents.stages, not both (stages of agent counts: agents.stages with count)');
-  if (w.replay !== null && (arrival !== null || stages !== null)) issue(['agents', arrival !== null ? 'arrival' : 'stages'], 'a replay sends the recorded conversations at their recorded times; it cannot be combined with agents.arrival or agents.stages');
+  if (w.replay !== null && (arrival !== null || stages !== null))
+    issue(['agents', arrival !== null ? 'arrival' : 'stages'], 'a replay sends the recorded conversations at their recorded times; it cannot be combined with agents.arrival or agents.stages');
   if (stages === null) {
     if (arrival === null) return;
     if (arrival.rate_per_s === null) issue(['agents', 'arrival', 'rate_per_s'], 'required: conversations started per second (or give each stage its rate in agents.stages)');
@@ -451,13 +462,20 @@ function loadIssues(w: { agents: z.output<typeof agentsSchema>; duration: string
   }
   const windowS = w.window_s === 'auto' ? 10 : w.window_s;
   if (totalMs > MAX_DURATION_MS) issue(['agents', 'stages'], `the stages last ${Math.round(totalMs / 86_400_000)} days in all; at most ${MAX_DURATION_MS / 86_400_000} days`);
-  else if (totalMs / (windowS * 1000) > MAX_WINDOWS) issue(['agents', 'stages'], `the stages make ${Math.round(totalMs / (windowS * 1000)).toLocaleString('en-US')} windows of window_s ${windowS} s; at most ${MAX_WINDOWS.toLocaleString('en-US')}: raise window_s`);
+  else if (totalMs / (windowS * 1000) > MAX_WINDOWS)
+    issue(
+      ['agents', 'stages'],
+      `the stages make ${Math.round(totalMs / (windowS * 1000)).toLocaleString('en-US')} windows of window_s ${windowS} s; at most ${MAX_WINDOWS.toLocaleString('en-US')}: raise window_s`,
+    );
 }
 
 export const workloadSchema = z
   .strictObject({
     /** Name of the workload, used in the results folder name. @default the file name without extension */
-    name: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 letters, digits, ., _ or -').optional(),
+    name: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 letters, digits, ., _ or -')
+      .optional(),
     /** Free-form key/value labels written to run.json (e.g. `arm: baseline`). @default {} */
     labels: z.record(z.string(), z.string()).default({}),
     /** Length of the time windows summary.json reports figures for (drift over a soak, A/B resampling), in
@@ -520,7 +538,11 @@ export const workloadSchema = z
       const windowS = w.window_s === 'auto' ? 10 : w.window_s;
       const windows = (ms * phases) / (windowS * 1000);
       if (windows > MAX_WINDOWS) {
-        ctx.addIssue({ code: 'custom', path: [...path], message: `${clip(String(text))}${phases > 1 ? ` × ${phases} phases` : ''} is ${Math.round(windows).toLocaleString('en-US')} windows of window_s ${w.window_s === 'auto' ? 'auto (10 s)' : `${w.window_s} s`}; at most ${MAX_WINDOWS.toLocaleString('en-US')}: raise window_s` });
+        ctx.addIssue({
+          code: 'custom',
+          path: [...path],
+          message: `${clip(String(text))}${phases > 1 ? ` × ${phases} phases` : ''} is ${Math.round(windows).toLocaleString('en-US')} windows of window_s ${w.window_s === 'auto' ? 'auto (10 s)' : `${w.window_s} s`}; at most ${MAX_WINDOWS.toLocaleString('en-US')}: raise window_s`,
+        });
       }
     }
     if (w.engine.output_tokens_min > w.engine.output_tokens_max) {

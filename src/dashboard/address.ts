@@ -31,7 +31,9 @@ export function parseDashboardAddress(value: string, expose = false): DashboardA
   }
   const host = m[1] ?? m[2] ?? '127.0.0.1';
   if (!isLoopback(host) && !expose) {
-    throw new UsageError(`--dashboard ${v} would listen on ${host}, beyond this machine: the page has no authentication and shows the target and the workload. Pass --dashboard-expose as well to allow it, or leave the host out to listen on 127.0.0.1`);
+    throw new UsageError(
+      `--dashboard ${v} would listen on ${host}, beyond this machine: the page has no authentication and shows the target and the workload. Pass --dashboard-expose as well to allow it, or leave the host out to listen on 127.0.0.1`,
+    );
   }
   return { host, port };
 }

@@ -166,11 +166,15 @@ export class DashboardState {
   readonly #inFlight = new Map<number, number>();
   readonly #ttft = new LatencyHistogram();
   readonly #rounds = new Map<number, { ttft: LatencyHistogram; e2e: LatencyHistogram; hangs: number }>();
-  readonly #flow = new Buckets<Flow>(1000, () => ({ requests: 0, failed: 0, tokens: 0 }), (a, b) => {
-    a.requests += b.requests;
-    a.failed += b.failed;
-    a.tokens += b.tokens;
-  });
+  readonly #flow = new Buckets<Flow>(
+    1000,
+    () => ({ requests: 0, failed: 0, tokens: 0 }),
+    (a, b) => {
+      a.requests += b.requests;
+      a.failed += b.failed;
+      a.tokens += b.tokens;
+    },
+  );
   /** Request ends of the last RATE_WINDOW_MS: per-second counts in a ring. */
   readonly #recent = new Map<number, Flow>();
   readonly #gauges = new Map<string, { buckets: Buckets<GaugePoint>; names: string[]; keyNames: Set<string>; last: { runMs: number; ok: boolean; error: string | null; key: [string, number][] } }>();
@@ -295,7 +299,16 @@ export class DashboardState {
   #scrape(target: string, runMs: number, ok: boolean, error: string | null, samples: readonly { name: string; labels: Record<string, string>; value: number; type?: 'gauge' | 'counter' }[]): void {
     let t = this.#gauges.get(target);
     if (t === undefined) {
-      t = { buckets: new Buckets<GaugePoint>(1000, () => ({ values: new Map() }), (a, b) => b.values.forEach((v, k) => a.values.set(k, v))), names: [], keyNames: new Set(), last: { runMs, ok, error, key: [] } };
+      t = {
+        buckets: new Buckets<GaugePoint>(
+          1000,
+          () => ({ values: new Map() }),
+          (a, b) => b.values.forEach((v, k) => a.values.set(k, v)),
+        ),
+        names: [],
+        keyNames: new Set(),
+        last: { runMs, ok, error, key: [] },
+      };
       this.#gauges.set(target, t);
     }
     t.last = { runMs: ok ? runMs : t.last.runMs, ok, error, key: ok ? keyGaugeValues(samples) : t.last.key };
@@ -377,10 +390,11 @@ export class DashboardState {
   #latencyCharts(): ChartSpec[] {
     const rounds = [...this.#rounds.keys()].sort((a, b) => a - b);
     if (rounds.length === 0) return [];
-    const pct = (pick: 'ttft' | 'e2e', p: number) => rounds.map((n) => {
-      const h = this.#rounds.get(n)![pick];
-      return h.count === 0 ? null : round3(h.percentileMs(p));
-    });
+    const pct = (pick: 'ttft' | 'e2e', p: number) =>
+      rounds.map((n) => {
+        const h = this.#rounds.get(n)![pick];
+        return h.count === 0 ? null : round3(h.percentileMs(p));
+      });
     const markers = rounds.filter((n) => this.#rounds.get(n)!.hangs > 0).map((n) => ({ x: n, label: `${this.#rounds.get(n)!.hangs} hung` }));
     const spec = (id: string, title: string, key: 'ttft' | 'e2e'): ChartSpec => ({
       id,

@@ -33,10 +33,53 @@ export interface AssembledMessage {
 }
 
 const WORDS = [
-  'the', 'file', 'function', 'returns', 'a', 'value', 'when', 'test', 'fails', 'because', 'config', 'is',
-  'missing', 'we', 'should', 'update', 'handler', 'and', 'check', 'error', 'path', 'module', 'import', 'type',
-  'build', 'passes', 'now', 'server', 'request', 'stream', 'token', 'cache', 'queue', 'retry', 'timeout',
-  'option', 'field', 'parse', 'result', 'output', 'input', 'then', 'it', 'calls', 'this', 'loop', 'state',
+  'the',
+  'file',
+  'function',
+  'returns',
+  'a',
+  'value',
+  'when',
+  'test',
+  'fails',
+  'because',
+  'config',
+  'is',
+  'missing',
+  'we',
+  'should',
+  'update',
+  'handler',
+  'and',
+  'check',
+  'error',
+  'path',
+  'module',
+  'import',
+  'type',
+  'build',
+  'passes',
+  'now',
+  'server',
+  'request',
+  'stream',
+  'token',
+  'cache',
+  'queue',
+  'retry',
+  'timeout',
+  'option',
+  'field',
+  'parse',
+  'result',
+  'output',
+  'input',
+  'then',
+  'it',
+  'calls',
+  'this',
+  'loop',
+  'state',
 ] as const;
 const REASONING_WORDS = ['let', 'me', 'think', 'about', 'first', 'so', 'maybe', 'i', 'need', 'to', 'look', 'at', 'why', 'which'] as const;
 /** Share of tool-call answers that carry two calls instead of one. */
@@ -111,7 +154,7 @@ function objectFor(rng: Rng, schema: Readonly<Record<string, unknown>>, depth: n
 /** Splits the arguments into pieces of 3-10 characters: several chunks per call, as a real parser streams them. */
 function splitArguments(rng: Rng, args: string): string[] {
   const pieces: string[] = [];
-  for (let at = 0; at < args.length; ) {
+  for (let at = 0; at < args.length;) {
     const size = rng.int(3, 10);
     pieces.push(args.slice(at, at + size));
     at += size;

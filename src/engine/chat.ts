@@ -131,7 +131,10 @@ export function handleUnifiedChat(state: ServerState, request: ChatRequest, prep
         if (choice === 0) state.cache.insert(extendChain(chain, toChatMessage(plan.message)));
         if (remaining > 0) return;
         acct.end('completed');
-        output.complete(usage(promptTokens, acct.completionTokens, acct.reasoningTokens, acct.cachedTokens, state.settings.enable_cache_report), plans.map((p) => ({ message: p.message, finishReason: p.finishReason })));
+        output.complete(
+          usage(promptTokens, acct.completionTokens, acct.reasoningTokens, acct.cachedTokens, state.settings.enable_cache_report),
+          plans.map((p) => ({ message: p.message, finishReason: p.finishReason })),
+        );
       },
     }),
   );
@@ -244,7 +247,10 @@ export function handleDecodeChat(state: ServerState, request: ChatRequest, prepa
     },
     onFinish: () => {
       acct.end('completed');
-      output.complete(usage(promptTokens, acct.completionTokens, acct.reasoningTokens, acct.cachedTokens, state.settings.enable_cache_report), plans.map((p) => ({ message: p.message, finishReason: p.finishReason })));
+      output.complete(
+        usage(promptTokens, acct.completionTokens, acct.reasoningTokens, acct.cachedTokens, state.settings.enable_cache_report),
+        plans.map((p) => ({ message: p.message, finishReason: p.finishReason })),
+      );
     },
     onFailed: (message) => {
       acct.end('failed');

@@ -123,7 +123,7 @@ export class DecodeScheduler {
 
   /** Preallocates KV for queued requests while slots are free (a stalled bootstrap is passed over). */
   private admit(): void {
-    for (let i = 0; i < this.prealloc.length && this.occupied() < this.settings.max_running_requests; ) {
+    for (let i = 0; i < this.prealloc.length && this.occupied() < this.settings.max_running_requests;) {
       const task = this.prealloc[i]!;
       if (task.job.stallBootstrap) {
         i += 1;

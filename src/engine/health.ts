@@ -15,7 +15,16 @@ function submitProbe(state: ServerState, markOutput: () => void): JobTicket {
     return state.unified.submit({ promptTokens: 1, outputTokens: 1, admit: () => 1, onPrefilled: () => {}, onToken: markOutput, onFinish: () => {} });
   }
   if (state.prefill !== null) {
-    return state.prefill.submit({ rid: `HEALTH_CHECK_${Date.now() / 1000}`, promptTokens: 1, room: null, pinned: false, admit: () => 1, onPrefilled: () => {}, onTransferred: markOutput, onFailed: () => {} });
+    return state.prefill.submit({
+      rid: `HEALTH_CHECK_${Date.now() / 1000}`,
+      promptTokens: 1,
+      room: null,
+      pinned: false,
+      admit: () => 1,
+      onPrefilled: () => {},
+      onTransferred: markOutput,
+      onFailed: () => {},
+    });
   }
   return state.decode!.submit({
     rid: `HEALTH_CHECK_${Date.now() / 1000}`,

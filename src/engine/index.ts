@@ -157,7 +157,11 @@ export async function startEngine(opts: EngineOptions): Promise<EngineHandle> {
     const routerPort = await listen(router.server, opts.port ?? 0, host);
     const routerUrl = hostUrl(host, routerPort);
     const metricsUrl = `${hostUrl(host, metricsPort)}/metrics`;
-    routerLog.router('INFO', 'sgl_router::server', `Starting router on ${host}:${routerPort} | mode: PrefillDecode { prefill_urls: [("${prefill.url}", Some(${prefillPort}))], decode_urls: ["${decode.url}"] } | max_concurrent_requests: ${settings.router.max_concurrent_requests} | queue_size: ${settings.router.queue_size}`);
+    routerLog.router(
+      'INFO',
+      'sgl_router::server',
+      `Starting router on ${host}:${routerPort} | mode: PrefillDecode { prefill_urls: [("${prefill.url}", Some(${prefillPort}))], decode_urls: ["${decode.url}"] } | max_concurrent_requests: ${settings.router.max_concurrent_requests} | queue_size: ${settings.router.queue_size}`,
+    );
     routerLog.router('INFO', 'sgl_router::metrics', `Prometheus metrics on ${hostUrl(host, metricsPort)}`);
     const infos: EngineServerInfo[] = [
       { name: 'router', url: routerUrl, metricsUrl, logFile: routerLog.file },
@@ -194,7 +198,9 @@ function pdStats(prefill: ServerState, decode: ServerState, faults: FaultInjecto
   const p = prefill.stats();
   const d = decode.stats();
   const route = { route: '/v1/chat/completions' };
-  const refused = ['rate_limited', 'queue_timeout'].reduce((n, t) => n + metrics.count('sgl_router_request_errors_total', { ...route, error_type: t }), 0) + metrics.count('sgl_router_pd_errors_total', { error_type: 'server_selection' });
+  const refused =
+    ['rate_limited', 'queue_timeout'].reduce((n, t) => n + metrics.count('sgl_router_request_errors_total', { ...route, error_type: t }), 0) +
+    metrics.count('sgl_router_pd_errors_total', { error_type: 'server_selection' });
   return { ...common(d), queued: p.queued, prefilling: p.prefilling, transferring: p.transferring, faultsFired: faults.fired(), servers: { prefill: p, decode: d }, routerRefused: refused };
 }
 
@@ -203,7 +209,6 @@ function common(s: ServerStats): Omit<EngineStats, 'queued' | 'prefilling' | 'tr
   const { requests, rejected, active, running, completed, aborted, promptTokens, cachedTokens, completionTokens, decodeSteps } = s;
   return { requests, rejected, active, running, completed, aborted, promptTokens, cachedTokens, completionTokens, decodeSteps };
 }
-
 
 export { startEngineThread, type EngineThreadHandle } from './thread.js';
 

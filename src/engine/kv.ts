@@ -11,7 +11,7 @@ export const KV_BYTES_PER_TOKEN = 64 * 1024;
 /** Time to move a prompt's KV from prefill to decode: the fixed part plus its size over the bandwidth. */
 export function kvTransferMs(settings: EngineSettings, promptTokens: number): number {
   const gbps = settings.kv_transfer_gbps;
-  const sizeMs = gbps === null ? 0 : (promptTokens * KV_BYTES_PER_TOKEN * 8) / (gbps * 1e9) * 1000;
+  const sizeMs = gbps === null ? 0 : ((promptTokens * KV_BYTES_PER_TOKEN * 8) / (gbps * 1e9)) * 1000;
   return settings.kv_transfer_ms + sizeMs;
 }
 

@@ -34,4 +34,3 @@ export interface EngineServerInfo {
   /** Its log file, or null when logs stay in memory. */
   readonly logFile: string | null;
 }
-

@@ -73,7 +73,11 @@ export class PrefillScheduler {
   ) {
     this.stage = new PrefillStage<Task>(settings, {
       canAdmit: (task) => this.usedTokens() + task.promptTokens <= KV_CAPACITY_TOKENS || this.usedTokens() === 0,
-      onBatch: (batch, tokens) => this.hooks.onPrefillBatch?.(batch.map((t) => t.job), tokens),
+      onBatch: (batch, tokens) =>
+        this.hooks.onPrefillBatch?.(
+          batch.map((t) => t.job),
+          tokens,
+        ),
       onDone: (task) => this.prefilled(task),
       onDrop: (task) => {
         task.stage = 'cancelled';

@@ -93,7 +93,10 @@ function reprOf(value: unknown, depth: number): string {
   if (value instanceof Uint8Array) return `b'${Buffer.from(value).toString('latin1').slice(0, REPR_MAX_CHARS).replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n')}'`;
   if (depth > 4) return '...';
   if (Array.isArray(value)) return `[${value.map((v) => reprOf(v, depth + 1)).join(', ')}]`;
-  if (typeof value === 'object') return `{${Object.entries(value).map(([k, v]) => `'${k}': ${reprOf(v, depth + 1)}`).join(', ')}}`;
+  if (typeof value === 'object')
+    return `{${Object.entries(value)
+      .map(([k, v]) => `'${k}': ${reprOf(v, depth + 1)}`)
+      .join(', ')}}`;
   // eslint-disable-next-line @typescript-eslint/no-base-to-string -- only scalars are left here (objects returned above)
   return String(value);
 }
@@ -181,7 +184,15 @@ function checkMessage(c: Checker, value: unknown, i: number): void {
   }
   const role = value['role'];
   if (typeof role !== 'string' || !(ROLES as readonly string[]).includes(role)) {
-    c.add('literal_error', [...at, 'role'], `Input should be ${ROLES.map((r) => `'${r}'`).join(', ').replace(/, ([^,]*)$/, ' or $1')}`, role ?? null, { expected: ROLES.map((r) => `'${r}'`).join(', ') });
+    c.add(
+      'literal_error',
+      [...at, 'role'],
+      `Input should be ${ROLES.map((r) => `'${r}'`)
+        .join(', ')
+        .replace(/, ([^,]*)$/, ' or $1')}`,
+      role ?? null,
+      { expected: ROLES.map((r) => `'${r}'`).join(', ') },
+    );
     return;
   }
   const content = value['content'];
@@ -200,7 +211,13 @@ function checkMessage(c: Checker, value: unknown, i: number): void {
     const cat: Loc = [...at, 'tool_calls', j];
     if (!isObject(call)) return c.add('model_attributes_type', cat, 'Input should be a valid dictionary or object to extract fields from', call);
     const fn = call['function'];
-    if (!isObject(fn)) return c.add(fn === undefined ? 'missing' : 'model_attributes_type', [...cat, 'function'], fn === undefined ? 'Field required' : 'Input should be a valid dictionary or object to extract fields from', fn ?? call);
+    if (!isObject(fn))
+      return c.add(
+        fn === undefined ? 'missing' : 'model_attributes_type',
+        [...cat, 'function'],
+        fn === undefined ? 'Field required' : 'Input should be a valid dictionary or object to extract fields from',
+        fn ?? call,
+      );
     c.string(fn, 'name', [...cat, 'function', 'name']);
     const args = fn['arguments'];
     if (args !== undefined && args !== null && typeof args !== 'string' && !isObject(args)) c.add('string_type', [...cat, 'function', 'arguments', 'str'], 'Input should be a valid string', args);
@@ -219,7 +236,13 @@ function checkTools(c: Checker, value: unknown): void {
     const type = tool['type'];
     if (type !== undefined && type !== 'function') c.add('literal_error', [...at, 'type'], "Input should be 'function'", type, { expected: "'function'" });
     const fn = tool['function'];
-    if (!isObject(fn)) return c.add(fn === undefined ? 'missing' : 'model_attributes_type', [...at, 'function'], fn === undefined ? 'Field required' : 'Input should be a valid dictionary or object to extract fields from', fn ?? tool);
+    if (!isObject(fn))
+      return c.add(
+        fn === undefined ? 'missing' : 'model_attributes_type',
+        [...at, 'function'],
+        fn === undefined ? 'Field required' : 'Input should be a valid dictionary or object to extract fields from',
+        fn ?? tool,
+      );
     if (fn['name'] === undefined) c.add('missing', [...at, 'function', 'name'], 'Field required', fn);
     else c.string(fn, 'name', [...at, 'function', 'name']);
     c.string(fn, 'description', [...at, 'function', 'description']);
@@ -312,7 +335,10 @@ export function parseChatRequest(raw: string, options: ParseOptions = {}): ChatR
   const contentType = options.contentType;
   const contextLength = options.contextLength ?? 1_048_576;
   if (!isJsonContentType(contentType)) {
-    throw new BadRequest(validationMessage([{ type: 'model_attributes_type', loc: ['body'], msg: 'Input should be a valid dictionary or object to extract fields from', input: Buffer.from(raw) }]), 'Bad Request');
+    throw new BadRequest(
+      validationMessage([{ type: 'model_attributes_type', loc: ['body'], msg: 'Input should be a valid dictionary or object to extract fields from', input: Buffer.from(raw) }]),
+      'Bad Request',
+    );
   }
   let body: unknown;
   try {
@@ -355,7 +381,14 @@ export function parseChatRequest(raw: string, options: ParseOptions = {}): ChatR
     return { name: String(fn['name']), parameters: isObject(fn['parameters']) ? fn['parameters'] : {} };
   });
   const choice = body['tool_choice'];
-  let toolChoice: ToolChoice = choice === undefined || choice === null ? (tools.length === 0 ? 'none' : 'auto') : typeof choice === 'string' ? (choice as ToolChoice) : { name: String(((choice as Json)['function'] as Json)['name']) };
+  let toolChoice: ToolChoice =
+    choice === undefined || choice === null
+      ? tools.length === 0
+        ? 'none'
+        : 'auto'
+      : typeof choice === 'string'
+        ? (choice as ToolChoice)
+        : { name: String(((choice as Json)['function'] as Json)['name']) };
   if (toolChoice === 'required' && tools.length === 0) throw new BadRequest('Tools cannot be empty if tool choice is set to required.');
   if (typeof toolChoice === 'object') {
     if (tools.length === 0) throw new BadRequest('Tools cannot be empty if tool choice is set to a specific tool.');

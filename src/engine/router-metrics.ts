@@ -81,22 +81,36 @@ export class RouterMetrics {
 
   /** A counter's value (for stats and tests). */
   count(name: string, labels: Labels = {}): number {
-    return this.#counters.get(name)?.all().find((e) => JSON.stringify(e.labels) === JSON.stringify(labels))?.value.n ?? 0;
+    return (
+      this.#counters
+        .get(name)
+        ?.all()
+        .find((e) => JSON.stringify(e.labels) === JSON.stringify(labels))?.value.n ?? 0
+    );
   }
 
   /** The exposition as the Rust exporter writes it; a metric with no series yet is left out, as there. */
   render(): string {
     const families: MetricFamily[] = [];
     for (const [name, help] of COUNTERS) {
-      const samples = this.#counters.get(name)!.all().map((e) => ({ labels: e.labels, value: e.value.n }));
+      const samples = this.#counters
+        .get(name)!
+        .all()
+        .map((e) => ({ labels: e.labels, value: e.value.n }));
       if (samples.length > 0) families.push({ name, help, type: 'counter', samples });
     }
     for (const [name, help] of GAUGES) {
-      const samples = this.#gauges.get(name)!.all().map((e) => ({ labels: e.labels, value: e.value.n }));
+      const samples = this.#gauges
+        .get(name)!
+        .all()
+        .map((e) => ({ labels: e.labels, value: e.value.n }));
       if (samples.length > 0) families.push({ name, help, type: 'gauge', samples });
     }
     for (const [name, help] of HISTOGRAMS) {
-      const samples = this.#histograms.get(name)!.all().map((e) => ({ labels: e.labels, histogram: e.value }));
+      const samples = this.#histograms
+        .get(name)!
+        .all()
+        .map((e) => ({ labels: e.labels, histogram: e.value }));
       if (samples.length > 0) families.push({ name, help, type: 'histogram', samples });
     }
     return renderExposition(families, 'rust');

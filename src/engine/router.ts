@@ -184,16 +184,7 @@ export function createRouterServer(opts: RouterOptions): RouterServer {
     await dispatch(req, res, out, raw, decision.pd, prefill, decode, startedMs);
   }
 
-  async function dispatch(
-    req: IncomingMessage,
-    res: ServerResponse,
-    out: ChatResponse,
-    raw: string,
-    pd: unknown,
-    prefill: WorkerHealth,
-    decode: WorkerHealth,
-    startedMs: number,
-  ): Promise<void> {
+  async function dispatch(req: IncomingMessage, res: ServerResponse, out: ChatResponse, raw: string, pd: unknown, prefill: WorkerHealth, decode: WorkerHealth, startedMs: number): Promise<void> {
     // A body that is not a JSON object goes to the decode server alone, whose 400 the client then sees.
     const injected = withBootstrap(raw, `"bootstrap_host":${JSON.stringify(opts.bootstrapHost)},"bootstrap_port":${opts.bootstrapPort},"bootstrap_room":${randomInt(MAX_ROOM)}`);
     const body = injected ?? raw;

@@ -136,12 +136,15 @@ export class Scheduler {
     this.transferring.add(task);
     // A pinned transfer never completes (until the client goes away and cancels it).
     if (this.hooks.holdTransfers?.() === true) return;
-    task.transferTimer = setTimeout(() => {
-      task.transferTimer = null;
-      this.transferring.delete(task);
-      task.stage = 'running';
-      this.loop.add(task);
-    }, kvTransferMs(this.settings, task.job.promptTokens));
+    task.transferTimer = setTimeout(
+      () => {
+        task.transferTimer = null;
+        this.transferring.delete(task);
+        task.stage = 'running';
+        this.loop.add(task);
+      },
+      kvTransferMs(this.settings, task.job.promptTokens),
+    );
   }
 
   private cancel(task: Task): void {

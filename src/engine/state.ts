@@ -236,7 +236,10 @@ export class ServerState {
   private decodeStats(step: number): void {
     if (!this.published.onDecodeStep(step)) return;
     const g = this.liveGauges();
-    const disagg = this.role === 'decode' ? `pre-allocated usage: 0.00, #prealloc-req: ${g['num_decode_prealloc_queue_reqs'] ?? 0}, #transfer-req: ${g['num_decode_transfer_queue_reqs'] ?? 0}, #retracted-req: 0, ` : '';
+    const disagg =
+      this.role === 'decode'
+        ? `pre-allocated usage: 0.00, #prealloc-req: ${g['num_decode_prealloc_queue_reqs'] ?? 0}, #transfer-req: ${g['num_decode_transfer_queue_reqs'] ?? 0}, #retracted-req: 0, `
+        : '';
     this.log.scheduler(
       `Decode batch, #running-req: ${g['num_running_reqs'] ?? 0}, #token: ${g['num_used_tokens'] ?? 0}, token usage: ${fixed2(g['token_usage'] ?? 0)}, ${disagg}cuda graph: True, gen throughput (token/s): ${fixed2(g['gen_throughput'] ?? 0)}, #queue-req: ${g['num_queue_reqs'] ?? 0}, `,
     );

@@ -96,7 +96,11 @@ export function startEngineThread(opts: EngineOptions): Promise<EngineThreadHand
               if (clean) {
                 giveBack(worker);
                 done();
-              } else void worker.terminate().then(() => done(), () => done());
+              } else
+                void worker.terminate().then(
+                  () => done(),
+                  () => done(),
+                );
             };
             const onClosed = (reply: FromEngineThread): void => {
               if (reply.type === 'closed') finish(true);

@@ -71,11 +71,14 @@ class TargetLoop {
     if (s.stopped || this.#busy !== null) return;
     if (this.#timer !== null) s.clock.clearTimer(this.#timer);
     const at = now ? s.clock.now() : s.nextTick(this.#lastDue);
-    this.#timer = s.clock.setTimer(() => {
-      this.#timer = null;
-      this.#lastDue = at;
-      this.#run();
-    }, Math.max(0, at - s.clock.now()));
+    this.#timer = s.clock.setTimer(
+      () => {
+        this.#timer = null;
+        this.#lastDue = at;
+        this.#run();
+      },
+      Math.max(0, at - s.clock.now()),
+    );
   }
 
   cancel(): void {

@@ -9,7 +9,15 @@ import type { ExpositionSample } from './exposition.js';
  * llama.cpp's `n_decode_total` while streams run; the others when requests finish, or per engine step in vLLM).
  * Names without the family prefix; TGI's names carry their own `tgi_`.
  */
-export const TOKEN_COUNTERS: readonly string[] = ['realtime_tokens_total', 'n_decode_total', 'tgi_batch_inference_count', 'generation_tokens_total', 'tokens_predicted_total', 'tgi_request_generated_tokens_sum', 'prompt_tokens_total'];
+export const TOKEN_COUNTERS: readonly string[] = [
+  'realtime_tokens_total',
+  'n_decode_total',
+  'tgi_batch_inference_count',
+  'generation_tokens_total',
+  'tokens_predicted_total',
+  'tgi_request_generated_tokens_sum',
+  'prompt_tokens_total',
+];
 /** Counters of finished requests: they count aborted ones too (a client giving up moves them), so they come last. */
 export const REQUEST_COUNTERS: readonly string[] = ['num_requests_total', 'request_success_total', 'tgi_request_success'];
 

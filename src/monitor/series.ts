@@ -104,7 +104,22 @@ export class GaugeStore {
     const t = e.run_ms;
     let target = this.targets.get(e.target);
     if (target === undefined) {
-      target = { name: e.target, url: e.url, scrapes: 0, failed: 0, burst: 0, intervals: new Map(), prevScrapeMs: null, prevBurst: false, firstMs: null, lastMs: null, lastError: null, counters: new Map(), down: [], downPeriods: 0 };
+      target = {
+        name: e.target,
+        url: e.url,
+        scrapes: 0,
+        failed: 0,
+        burst: 0,
+        intervals: new Map(),
+        prevScrapeMs: null,
+        prevBurst: false,
+        firstMs: null,
+        lastMs: null,
+        lastError: null,
+        counters: new Map(),
+        down: [],
+        downPeriods: 0,
+      };
       this.targets.set(e.target, target);
     }
     target.scrapes += 1;
@@ -466,7 +481,18 @@ export function scrapeTargets(store: GaugeStore): ScrapeTargetSummary[] {
     let series = 0;
     for (const s of store.series.values()) if (s.target === t.name) series += 1;
     for (const c of t.counters.values()) series += c.last.size;
-    out.push({ target: t.name, url: t.url, scrapes: t.scrapes, failed: t.failed, burst: t.burst, interval_ms_p50: median, interval_ms_max: gaps.at(-1)?.[0] ?? null, last_error: t.lastError, series, down: t.down.map((d) => ({ ...d })) });
+    out.push({
+      target: t.name,
+      url: t.url,
+      scrapes: t.scrapes,
+      failed: t.failed,
+      burst: t.burst,
+      interval_ms_p50: median,
+      interval_ms_max: gaps.at(-1)?.[0] ?? null,
+      last_error: t.lastError,
+      series,
+      down: t.down.map((d) => ({ ...d })),
+    });
   }
   return out.sort((a, b) => a.target.localeCompare(b.target));
 }

@@ -71,11 +71,16 @@ export function judgeGauges(store: GaugeStore, client: ClientActivity, options: 
 }
 
 /** Convenience for tests and rebuilds: scrapes and request records straight to verdicts. */
-export function gaugeVerdicts(scrapes: Iterable<ScrapeEvent>, requests: Iterable<{ run_ms: number; e2e_ms: number; status: string; ttft_ms?: number | null; hang?: HangInfo | null }>, options: VerdictOptions): GaugeVerdict[] {
+export function gaugeVerdicts(
+  scrapes: Iterable<ScrapeEvent>,
+  requests: Iterable<{ run_ms: number; e2e_ms: number; status: string; ttft_ms?: number | null; hang?: HangInfo | null }>,
+  options: VerdictOptions,
+): GaugeVerdict[] {
   const store = new GaugeStore(options.pinAfterS * 1000);
   for (const e of scrapes) store.add(e);
   const client = new ClientActivity();
-  for (const r of requests) client.addRecord({ run_ms: r.run_ms, e2e_ms: r.e2e_ms, status: r.status === 'ok' ? 'ok' : r.status === 'hang' ? 'hang' : 'error', ttft_ms: r.ttft_ms ?? null, hang: r.hang ?? null });
+  for (const r of requests)
+    client.addRecord({ run_ms: r.run_ms, e2e_ms: r.e2e_ms, status: r.status === 'ok' ? 'ok' : r.status === 'hang' ? 'hang' : 'error', ttft_ms: r.ttft_ms ?? null, hang: r.hang ?? null });
   return judgeGauges(store, client, options);
 }
 
@@ -95,7 +100,14 @@ export function judgeSeries(s: GaugeSeries, target: TargetFlow, client: ClientAc
   };
   const judged = s.stretches.map((st) => judgeStretch(st, target, client, pinMs));
   const figures = flowFigures(s, flow, client, judged);
-  const verdict = (kind: GaugeVerdictKind, neededS: number | null, evidence: string[], extra: Partial<GaugeVerdict> = {}): GaugeVerdict => ({ ...base, verdict: kind, needed_s: neededS, evidence, flow: figures, ...extra });
+  const verdict = (kind: GaugeVerdictKind, neededS: number | null, evidence: string[], extra: Partial<GaugeVerdict> = {}): GaugeVerdict => ({
+    ...base,
+    verdict: kind,
+    needed_s: neededS,
+    evidence,
+    flow: figures,
+    ...extra,
+  });
   const context = [...flowSentences(s, figures, flow, client), ...downSentences(s, target.down)];
   if (s.samples < 2) return verdict('insufficient', options.pinAfterS, [`only ${s.samples} sample${s.samples === 1 ? '' : 's'}: nothing to compare`, ...context]);
   if (s.nonZeroSamples === 0) return verdict('idle', null, [`0 in all ${s.samples} samples over ${fmtS(windowMs)}`, ...context]);
@@ -106,8 +118,7 @@ export function judgeSeries(s: GaugeSeries, target: TargetFlow, client: ClientAc
     ]);
   }
 
-  const longestOf = (kind: StretchKind): Judged | undefined =>
-    judged.filter((j) => j.kind === kind).sort((a, b) => b.stretch.lastMs - b.stretch.startMs - (a.stretch.lastMs - a.stretch.startMs))[0];
+  const longestOf = (kind: StretchKind): Judged | undefined => judged.filter((j) => j.kind === kind).sort((a, b) => b.stretch.lastMs - b.stretch.startMs - (a.stretch.lastMs - a.stretch.startMs))[0];
   const flowName = flow === null ? null : baseName(flow.name);
 
   const pinned = longestOf('pinned');
@@ -257,7 +268,9 @@ function flowSentences(s: GaugeSeries, f: GaugeFlow, flow: CounterTrack | null, 
   if (flow === null) out.push(`no flow counter (of monitor.counters) on ${s.target}: judged by the client's completions and tokens only`);
   else out.push(`${f.counter} moved in ${f.counter_moved_intervals} of ${f.intervals} scrape intervals (+${fmtV(flow.increase)} over the run)`);
   if (client.size > 0) {
-    out.push(`${f.completions} client request${f.completions === 1 ? '' : 's'} completed in the window; requests in flight ${pct(f.in_flight_share)} of it, tokens streaming ${pct(f.streaming_share ?? 0)}`);
+    out.push(
+      `${f.completions} client request${f.completions === 1 ? '' : 's'} completed in the window; requests in flight ${pct(f.in_flight_share)} of it, tokens streaming ${pct(f.streaming_share ?? 0)}`,
+    );
     if (f.client_counted === false) out.push(`the client's completions were not counted for ${s.target}: they went on while its own ${f.counter} stood still, so they went through another server`);
   } else out.push('no client requests recorded');
   return out;
@@ -268,7 +281,10 @@ function downSentences(s: GaugeSeries, down: readonly TargetDown[]): string[] {
   return down
     .filter((d) => d.from_ms >= s.firstMs || (d.to_ms ?? Infinity) >= s.firstMs)
     .slice(0, 5)
-    .map((d) => `${s.target} stopped answering scrapes ${d.to_ms === null ? `at ${fmtS(d.from_ms)} and never answered again (` : `from ${fmtS(d.from_ms)} to ${fmtS(d.to_ms)} (`}${d.failed} failed${d.error === null ? '' : `: ${d.error.slice(0, 80)}`})`);
+    .map(
+      (d) =>
+        `${s.target} stopped answering scrapes ${d.to_ms === null ? `at ${fmtS(d.from_ms)} and never answered again (` : `from ${fmtS(d.from_ms)} to ${fmtS(d.to_ms)} (`}${d.failed} failed${d.error === null ? '' : `: ${d.error.slice(0, 80)}`})`,
+    );
 }
 
 function firstAbove(sorted: readonly number[], x: number): number {

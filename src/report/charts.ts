@@ -147,10 +147,10 @@ const METRICS = [
 ] as const;
 
 const METRIC_NOTES: Partial<Record<(typeof METRICS)[number][0], string>> = {
-  ttft: 'send → first token of any kind, reasoning included (SGLang\'s time_to_first_token)',
-  ttfc: 'send → first content or tool-call token: reasoning left out (bench_serving\'s chat TTFT)',
+  ttft: "send → first token of any kind, reasoning included (SGLang's time_to_first_token)",
+  ttfc: "send → first content or tool-call token: reasoning left out (bench_serving's chat TTFT)",
   itl: 'gaps between streamed events as the client saw them (an event may carry several tokens)',
-  tpot: '(e2e − ttft) ÷ (completion tokens − 1) per request: the bench scripts\' TPOT, per token',
+  tpot: "(e2e − ttft) ÷ (completion tokens − 1) per request: the bench scripts' TPOT, per token",
 };
 
 /** TTFT, ITL and e2e p50/p90/p99 over the round number, one chart per metric (and phase, when several). */
@@ -531,10 +531,12 @@ export function verdictTitle(verdicts: (GaugeVerdict | null)[]): string {
   for (const v of verdicts) if (v !== null) counts.set(v.verdict, (counts.get(v.verdict) ?? 0) + 1);
   if (counts.size === 0) return 'no verdict';
   if (counts.size === 1 && [...counts.values()][0] === verdicts.length) return [...counts.keys()][0]!;
-  return [...counts.entries()]
-    .sort(([a], [b]) => verdictRank(a) - verdictRank(b))
-    .map(([k, n]) => `${k} ×${n}`)
-    .join(' · ') + (verdicts.some((v) => v === null) ? ' · no verdict for the rest' : '');
+  return (
+    [...counts.entries()]
+      .sort(([a], [b]) => verdictRank(a) - verdictRank(b))
+      .map(([k, n]) => `${k} ×${n}`)
+      .join(' · ') + (verdicts.some((v) => v === null) ? ' · no verdict for the rest' : '')
+  );
 }
 
 /** `error_class` of a canary due on the grid but not sent (the leg's canaries were all still out). */
@@ -571,7 +573,10 @@ export function canaryCharts(canaries: CanaryEvent[], hangs: HangMark[]): ChartS
     if (failed.some((v) => v !== null)) dots.push({ series: { label: `${leg} failed (ms to the failure)`, style: 'points', color: LEG_COLORS[leg].failed }, values: failed });
   }
   const columns = [...lines, ...dots];
-  const reduced = envelope(x, columns.map((c) => c.values));
+  const reduced = envelope(
+    x,
+    columns.map((c) => c.values),
+  );
   const notSent = canaries.filter((c) => c.error_class === NOT_SENT).length;
   const failedCount = canaries.filter((c) => !c.ok).length - notSent;
   const spec: ChartSpec = {
@@ -584,7 +589,14 @@ export function canaryCharts(canaries: CanaryEvent[], hangs: HangMark[]): ChartS
     x: reduced.x,
     series: columns.map((c, i) => ({ ...c.series, values: reduced.ys[i]! })),
     markers: hangMarkers(hangs),
-    note: [failedCount > 0 ? `${failedCount} failed canar${failedCount === 1 ? 'y' : 'ies'} drawn as dots at the time to the failure` : null, notSent > 0 ? `${notSent} not sent (every canary of the leg was still out), not drawn` : null, reduced.reduced ? `${canaries.length} canaries reduced to their min/max envelope` : null].filter((n) => n !== null).join('; ') || null,
+    note:
+      [
+        failedCount > 0 ? `${failedCount} failed canar${failedCount === 1 ? 'y' : 'ies'} drawn as dots at the time to the failure` : null,
+        notSent > 0 ? `${notSent} not sent (every canary of the leg was still out), not drawn` : null,
+        reduced.reduced ? `${canaries.length} canaries reduced to their min/max envelope` : null,
+      ]
+        .filter((n) => n !== null)
+        .join('; ') || null,
   };
   return chartPoints(spec) > 0 ? [spec] : [];
 }

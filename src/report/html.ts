@@ -28,7 +28,12 @@ function fmtPct(v: number): string {
 function fmtTime(iso: string | null | undefined): string {
   if (iso === null || iso === undefined || iso === '') return '–';
   const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+  return Number.isNaN(d.getTime())
+    ? iso
+    : d
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/\.\d+Z$/, 'Z');
 }
 
 /** A time that must not wrap (the table cell carries its own nowrap span). */
@@ -61,7 +66,6 @@ const VERDICT_TONE: Record<string, string> = {
   network: 'bad',
   unknown: 'warn',
 };
-
 
 function empty(text: string): string {
   return `<p class="empty-note">${esc(text)}</p>`;
@@ -101,7 +105,16 @@ function headerSection(d: ReportData): string {
     ['ended', esc(fmtTime(s.run.ended_at))],
     ['wall time', esc(fmtDuration(s.run.wall_s))],
     ['labels', labels.length === 0 ? '–' : labels.map(([k, v]) => `<span class="chip">${esc(k)}=${esc(v)}</span>`).join(' ')],
-    ['versions', m === null ? '–' : esc(Object.entries(m.versions).map(([k, v]) => `${k} ${v}`).join(' · '))],
+    [
+      'versions',
+      m === null
+        ? '–'
+        : esc(
+            Object.entries(m.versions)
+              .map(([k, v]) => `${k} ${v}`)
+              .join(' · '),
+          ),
+    ],
     ['host', m === null ? '–' : esc(Object.values(m.host).join(' · '))],
     ['command', m === null || m.argv.length === 0 ? '–' : `<code>roundload ${esc(m.argv.join(' '))}</code>`],
   ];
@@ -111,7 +124,10 @@ function headerSection(d: ReportData): string {
     ['think time', setting('agents.think_time_ms', ' ms')],
     ['max_tokens', setting('conversation.max_tokens')],
     ['tools', setting('conversation.tools')],
-    ['watchdog', `headers ${setting('watchdog.headers_ms', ' ms')}, first token ${setting('watchdog.first_token_ms', ' ms')}, stall ${setting('watchdog.stall_ms', ' ms')}, total ${setting('watchdog.total_ms', ' ms')}`],
+    [
+      'watchdog',
+      `headers ${setting('watchdog.headers_ms', ' ms')}, first token ${setting('watchdog.first_token_ms', ' ms')}, stall ${setting('watchdog.stall_ms', ' ms')}, total ${setting('watchdog.total_ms', ' ms')}`,
+    ],
   ];
   const notes = d.notes.length === 0 ? '' : `<div class="notes"><strong>Rebuilt from the files; what was missing:</strong><ul>${d.notes.map((n) => `<li>${esc(n)}</li>`).join('')}</ul></div>`;
   return `<header class="run-header">
@@ -128,9 +144,15 @@ function verdictBar(s: Summary): string {
     `<div class="verdict ${hangs === 0 ? 'good' : 'bad'}"><b>${fmtNum(hangs)}</b> hang${hangs === 1 ? '' : 's'}</div>`,
     `<div class="verdict ${s.totals.errors === 0 ? 'good' : 'warn'}"><b>${fmtNum(s.totals.errors)}</b> error${s.totals.errors === 1 ? '' : 's'}</div>`,
     `<div class="verdict ${s.thresholds.results.length === 0 ? 'muted' : s.thresholds.ok ? 'good' : 'bad'}">thresholds <b>${s.thresholds.results.length === 0 ? 'none set' : s.thresholds.ok ? 'passed' : 'failed'}</b></div>`,
-    ...s.thresholds.results.filter((r) => r.always_on === true && !r.ok).map((r) => `<div class="verdict bad"><b>no request ended ok</b> · ${esc(r.message.replace(/^no request ended ok: /, ''))}</div>`),
+    ...s.thresholds.results
+      .filter((r) => r.always_on === true && !r.ok)
+      .map((r) => `<div class="verdict bad"><b>no request ended ok</b> · ${esc(r.message.replace(/^no request ended ok: /, ''))}</div>`),
     `<div class="verdict ${VERDICT_TONE[s.diagnosis.verdict] ?? 'muted'}">diagnosis <b>${esc(s.diagnosis.verdict)}</b></div>`,
-    ...(s.arrivals === undefined ? [] : [`<div class="verdict ${s.arrivals.lagging_phases.length === 0 ? 'good' : 'bad'}">start lag <b>${s.arrivals.lagging_phases.length === 0 ? 'on time' : `lagging in ${s.arrivals.lagging_phases.length === 1 ? esc(s.arrivals.lagging_phases[0]!) : `${s.arrivals.lagging_phases.length} stages`}`}</b></div>`]),
+    ...(s.arrivals === undefined
+      ? []
+      : [
+          `<div class="verdict ${s.arrivals.lagging_phases.length === 0 ? 'good' : 'bad'}">start lag <b>${s.arrivals.lagging_phases.length === 0 ? 'on time' : `lagging in ${s.arrivals.lagging_phases.length === 1 ? esc(s.arrivals.lagging_phases[0]!) : `${s.arrivals.lagging_phases.length} stages`}`}</b></div>`,
+        ]),
   ];
   return `<div class="verdicts">${items.join('')}</div>`;
 }
@@ -142,25 +164,63 @@ function totalsSection(s: Summary): string {
   const cards: [string, string, string][] = [
     ['requests', fmtNum(t.requests), `${fmtNum(t.ok)} ok · ${fmtNum(t.errors)} errors · ${fmtNum(t.hangs)} hangs`],
     ['error + hang rate', fmtPct(t.error_rate), ''],
-    ['output tokens/s', `${rateEstimated ? '~' : ''}${fmtNum(s.throughput.output_tokens_per_s, 1)}`, `${rateEstimated ? 'estimated (no usage chunk) · ' : ''}${fmtNum(s.throughput.requests_per_s, 2)} requests/s`],
-    t.ok === 0 ? ['prompt tokens', '–', 'no request ended ok'] : ['prompt tokens', `${estimated ? '~' : ''}${fmtNum(t.prompt_tokens)}`, t.cache_hit_ratio !== null ? `${fmtPct(t.cache_hit_ratio)} cached` : t.ok > 0 && t.tokens_estimated >= t.ok ? 'cached: unknown (no usage chunk)' : 'cached: not reported by the server'],
-    t.ok === 0 ? ['completion tokens', '–', 'no request ended ok'] : ['completion tokens', `${estimated ? '~' : ''}${fmtNum(t.completion_tokens)}`, estimated ? `estimated for ${fmtNum(t.tokens_estimated)} requests (no usage chunk: from the text)` : 'from usage chunks'],
+    [
+      'output tokens/s',
+      `${rateEstimated ? '~' : ''}${fmtNum(s.throughput.output_tokens_per_s, 1)}`,
+      `${rateEstimated ? 'estimated (no usage chunk) · ' : ''}${fmtNum(s.throughput.requests_per_s, 2)} requests/s`,
+    ],
+    t.ok === 0
+      ? ['prompt tokens', '–', 'no request ended ok']
+      : [
+          'prompt tokens',
+          `${estimated ? '~' : ''}${fmtNum(t.prompt_tokens)}`,
+          t.cache_hit_ratio !== null ? `${fmtPct(t.cache_hit_ratio)} cached` : t.ok > 0 && t.tokens_estimated >= t.ok ? 'cached: unknown (no usage chunk)' : 'cached: not reported by the server',
+        ],
+    t.ok === 0
+      ? ['completion tokens', '–', 'no request ended ok']
+      : [
+          'completion tokens',
+          `${estimated ? '~' : ''}${fmtNum(t.completion_tokens)}`,
+          estimated ? `estimated for ${fmtNum(t.tokens_estimated)} requests (no usage chunk: from the text)` : 'from usage chunks',
+        ],
     ['sockets', fmtNum(s.connections.distinct), `${fmtNum(s.connections.requests_on_reused)} requests on reused · max ${fmtNum(s.connections.max_requests_per_connection)}/socket`],
   ];
   if (t.reasoning_tokens !== undefined && t.ok > 0) {
     const est = (t.reasoning_tokens_estimated ?? 0) > 0;
     const only = t.reasoning_only_answers ?? 0;
-    cards.push(['reasoning tokens', `${est ? '~' : ''}${fmtNum(t.reasoning_tokens)}`, `in ${fmtNum(t.reasoning_answers ?? 0)} of ${fmtNum(t.ok)} ok answers${only > 0 ? ` · ${fmtNum(only)} reasoning only (no content)` : ''}${est ? ` · estimated for ${fmtNum(t.reasoning_tokens_estimated ?? 0)} (no count in usage)` : ''}`]);
+    cards.push([
+      'reasoning tokens',
+      `${est ? '~' : ''}${fmtNum(t.reasoning_tokens)}`,
+      `in ${fmtNum(t.reasoning_answers ?? 0)} of ${fmtNum(t.ok)} ok answers${only > 0 ? ` · ${fmtNum(only)} reasoning only (no content)` : ''}${est ? ` · estimated for ${fmtNum(t.reasoning_tokens_estimated ?? 0)} (no count in usage)` : ''}`,
+    ]);
   }
-  if (s.finish_reasons !== undefined) cards.push(['tool calls', fmtNum(t.tool_calls ?? 0), `finish: ${Object.entries(s.finish_reasons).sort(([, a], [, b]) => b - a).map(([k, v]) => `${k} ${v}`).join(' · ') || 'none'}`]);
+  if (s.finish_reasons !== undefined)
+    cards.push([
+      'tool calls',
+      fmtNum(t.tool_calls ?? 0),
+      `finish: ${
+        Object.entries(s.finish_reasons)
+          .sort(([, a], [, b]) => b - a)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(' · ') || 'none'
+      }`,
+    ]);
   const a = s.arrivals;
   if (a !== undefined) {
     const lag = a.start_lag.count === 0 ? 'start lag –' : `start lag p99 ${fmtMs(a.start_lag.p99_ms)} ms`;
-    cards.push(['conversations arrived', fmtNum(a.scheduled), `${fmtNum(a.started)} started · ${fmtNum(a.delayed)} delayed${a.not_started !== null && a.not_started > 0 ? ` · ${fmtNum(a.not_started)} never started` : ''} · ${lag} · at most ${fmtNum(a.active_max)} active`]);
+    cards.push([
+      'conversations arrived',
+      fmtNum(a.scheduled),
+      `${fmtNum(a.started)} started · ${fmtNum(a.delayed)} delayed${a.not_started !== null && a.not_started > 0 ? ` · ${fmtNum(a.not_started)} never started` : ''} · ${lag} · at most ${fmtNum(a.active_max)} active`,
+    ]);
   }
   const c = s.conversations;
   if (c !== undefined && c.context_capped > 0) {
-    cards.push(['ended at the context cap', fmtNum(c.context_capped), `${c.requests_planned === null ? '' : `${fmtNum(c.rounds_sent)} of ${fmtNum(c.requests_planned)} planned requests ran · `}${fmtNum(c.rounds_not_sent)} rounds not sent`]);
+    cards.push([
+      'ended at the context cap',
+      fmtNum(c.context_capped),
+      `${c.requests_planned === null ? '' : `${fmtNum(c.rounds_sent)} of ${fmtNum(c.requests_planned)} planned requests ran · `}${fmtNum(c.rounds_not_sent)} rounds not sent`,
+    ]);
   }
   const html = cards.map(([k, v, sub]) => `<div class="card"><div class="card-k">${esc(k)}</div><div class="card-v">${esc(v)}</div><div class="card-s">${esc(sub)}</div></div>`).join('');
   return `<section id="totals"><h2>Totals</h2><div class="cards">${html}</div></section>`;
@@ -176,12 +236,53 @@ function roundsTable(s: Summary): string {
       // Token figures are over ok answers: a round with none has none to show.
       const none = r.ok === 0;
       const cached = none ? '–' : r.cached_tokens_mean === null ? '<span class="muted-text">not reported</span>' : fmtNum(r.cached_tokens_mean);
-      rows.push([esc(p.phase), String(r.round), fmtNum(r.requests), fmtNum(r.ok), fmtNum(r.errors), r.hangs > 0 ? `<b class="bad-text">${r.hangs}</b>` : '0', none ? '–' : `${est}${fmtNum(r.prompt_tokens_mean)}`, cached, none || r.tool_calls === undefined ? '–' : fmtNum(r.tool_calls), fmtMs(r.ttft.p50_ms, r.ttft.count), fmtMs(r.ttft.p99_ms, r.ttft.count), fmtMs(r.itl.p50_ms, r.itl.count), fmtMs(r.itl.p99_ms, r.itl.count), fmtMs(r.e2e.p50_ms, r.e2e.count), fmtMs(r.e2e.p99_ms, r.e2e.count), r.stream_tokens_per_s_mean === 0 ? '–' : `${est}${r.stream_tokens_per_s_mean.toFixed(1)}`]);
+      rows.push([
+        esc(p.phase),
+        String(r.round),
+        fmtNum(r.requests),
+        fmtNum(r.ok),
+        fmtNum(r.errors),
+        r.hangs > 0 ? `<b class="bad-text">${r.hangs}</b>` : '0',
+        none ? '–' : `${est}${fmtNum(r.prompt_tokens_mean)}`,
+        cached,
+        none || r.tool_calls === undefined ? '–' : fmtNum(r.tool_calls),
+        fmtMs(r.ttft.p50_ms, r.ttft.count),
+        fmtMs(r.ttft.p99_ms, r.ttft.count),
+        fmtMs(r.itl.p50_ms, r.itl.count),
+        fmtMs(r.itl.p99_ms, r.itl.count),
+        fmtMs(r.e2e.p50_ms, r.e2e.count),
+        fmtMs(r.e2e.p99_ms, r.e2e.count),
+        r.stream_tokens_per_s_mean === 0 ? '–' : `${est}${r.stream_tokens_per_s_mean.toFixed(1)}`,
+      ]);
     }
-    rows.push([`<b>${esc(p.phase)}</b>`, '<b>all</b>', fmtNum(p.requests), fmtNum(p.ok), fmtNum(p.errors), fmtNum(p.hangs), '', '', '', fmtMs(p.ttft.p50_ms, p.ttft.count), fmtMs(p.ttft.p99_ms, p.ttft.count), fmtMs(p.itl.p50_ms, p.itl.count), fmtMs(p.itl.p99_ms, p.itl.count), fmtMs(p.e2e.p50_ms, p.e2e.count), fmtMs(p.e2e.p99_ms, p.e2e.count), '']);
+    rows.push([
+      `<b>${esc(p.phase)}</b>`,
+      '<b>all</b>',
+      fmtNum(p.requests),
+      fmtNum(p.ok),
+      fmtNum(p.errors),
+      fmtNum(p.hangs),
+      '',
+      '',
+      '',
+      fmtMs(p.ttft.p50_ms, p.ttft.count),
+      fmtMs(p.ttft.p99_ms, p.ttft.count),
+      fmtMs(p.itl.p50_ms, p.itl.count),
+      fmtMs(p.itl.p99_ms, p.itl.count),
+      fmtMs(p.e2e.p50_ms, p.e2e.count),
+      fmtMs(p.e2e.p99_ms, p.e2e.count),
+      '',
+    ]);
   }
-  const notes = [s.totals.cached_tokens === null && s.totals.ok > 0 ? 'cached tokens: not reported by the server (SGLang reports them only with --enable-cache-report)' : null, s.totals.tokens_estimated > 0 ? '~: token counts in part estimated by the client (no usage chunk)' : null].filter((x) => x !== null);
-  return `<details open><summary>Per-round figures (latencies in ms)</summary>${table(head, rows, head.map((_, i) => i > 1))}${notes.length === 0 ? '' : `<p class="chart-note">${notes.map(esc).join(' · ')}</p>`}</details>`;
+  const notes = [
+    s.totals.cached_tokens === null && s.totals.ok > 0 ? 'cached tokens: not reported by the server (SGLang reports them only with --enable-cache-report)' : null,
+    s.totals.tokens_estimated > 0 ? '~: token counts in part estimated by the client (no usage chunk)' : null,
+  ].filter((x) => x !== null);
+  return `<details open><summary>Per-round figures (latencies in ms)</summary>${table(
+    head,
+    rows,
+    head.map((_, i) => i > 1),
+  )}${notes.length === 0 ? '' : `<p class="chart-note">${notes.map(esc).join(' · ')}</p>`}</details>`;
 }
 
 /** `4/s`, `ramp 2 → 8/s`, `16 agents`: a stage's level in a table cell. */
@@ -199,7 +300,15 @@ function arrivalsSection(d: ReportData): string {
   const staged = s.phases.filter((p) => p.load !== undefined);
   if (a === undefined && staged.length === 0) return '';
   if (a === undefined) {
-    const rows = staged.map((p) => [esc(p.phase), levelCell(p.load!), fmtDuration(p.load!.length_ms / 1000), fmtNum(p.requests), fmtMs(p.ttft.p50_ms, p.ttft.count), fmtMs(p.ttft.p99_ms, p.ttft.count), fmtNum(p.output_tokens_per_s, 1)]);
+    const rows = staged.map((p) => [
+      esc(p.phase),
+      levelCell(p.load!),
+      fmtDuration(p.load!.length_ms / 1000),
+      fmtNum(p.requests),
+      fmtMs(p.ttft.p50_ms, p.ttft.count),
+      fmtMs(p.ttft.p99_ms, p.ttft.count),
+      fmtNum(p.output_tokens_per_s, 1),
+    ]);
     return `<section id="stages"><h2>Stages</h2><p class="lead">Agents by stage (<code>agents.stages</code>, ${esc(staged[0]!.load!.ramp)} ramp); each stage is a phase of its own, compared stage by stage.</p>${table(['stage', 'agents', 'length', 'requests', 'TTFT p50 ms', 'TTFT p99 ms', 'output tok/s'], rows, [false, false, true, true, true, true, true])}</section>`;
   }
   const rows = s.phases
@@ -207,12 +316,35 @@ function arrivalsSection(d: ReportData): string {
     .map((p) => {
       const x = p.arrivals!;
       const flag = x.lagging ? badge('lagging', 'bad') : badge('on time', 'good');
-      return [esc(p.phase), p.load === undefined ? '–' : levelCell(p.load), fmtNum(x.scheduled), fmtNum(x.arrivals_per_s, 2), fmtNum(x.started), x.delayed > 0 ? `<b class="warn-text">${fmtNum(x.delayed)}</b>` : '0', x.not_started === null ? '–' : x.not_started > 0 ? `<b class="bad-text">${fmtNum(x.not_started)}</b>` : '0', fmtMs(x.start_lag.p50_ms, x.start_lag.count), fmtMs(x.start_lag.p99_ms, x.start_lag.count), fmtMs(x.start_lag.max_ms, x.start_lag.count), fmtNum(x.active_mean, 1), fmtNum(x.active_max), fmtMs(p.ttft.p50_ms, p.ttft.count), fmtMs(p.ttft.p99_ms, p.ttft.count), flag];
+      return [
+        esc(p.phase),
+        p.load === undefined ? '–' : levelCell(p.load),
+        fmtNum(x.scheduled),
+        fmtNum(x.arrivals_per_s, 2),
+        fmtNum(x.started),
+        x.delayed > 0 ? `<b class="warn-text">${fmtNum(x.delayed)}</b>` : '0',
+        x.not_started === null ? '–' : x.not_started > 0 ? `<b class="bad-text">${fmtNum(x.not_started)}</b>` : '0',
+        fmtMs(x.start_lag.p50_ms, x.start_lag.count),
+        fmtMs(x.start_lag.p99_ms, x.start_lag.count),
+        fmtMs(x.start_lag.max_ms, x.start_lag.count),
+        fmtNum(x.active_mean, 1),
+        fmtNum(x.active_max),
+        fmtMs(p.ttft.p50_ms, p.ttft.count),
+        fmtMs(p.ttft.p99_ms, p.ttft.count),
+        flag,
+      ];
     });
   const head = ['stage', 'target', 'arrived', 'per s', 'started', 'delayed', 'never started', 'lag p50 ms', 'lag p99 ms', 'lag max ms', 'active mean', 'active most', 'TTFT p50 ms', 'TTFT p99 ms', ''];
-  const lagging = a.lagging_phases.length === 0 ? '' : `<p class="bad-text">Start lag p99 above ${fmtMs(a.lag_limit_ms)} ms (one think time) in ${a.lagging_phases.map(esc).join(', ')}: the client or the server could not keep up with the arrivals there.</p>`;
+  const lagging =
+    a.lagging_phases.length === 0
+      ? ''
+      : `<p class="bad-text">Start lag p99 above ${fmtMs(a.lag_limit_ms)} ms (one think time) in ${a.lagging_phases.map(esc).join(', ')}: the client or the server could not keep up with the arrivals there.</p>`;
   const plots = d.charts.arrivals.length === 0 ? '' : charts(d.charts.arrivals);
-  return `<section id="arrivals"><h2>Arrivals</h2><p class="lead">Open loop: conversations start at the scheduled rate whatever the server's state; an arrival that finds <code>max_active</code> conversations running waits for a slot (delayed), and its wait shows as start lag. Each stage is a phase.</p>${lagging}${table(head, rows, head.map((_, i) => i >= 2 && i < head.length - 1))}${plots}</section>`;
+  return `<section id="arrivals"><h2>Arrivals</h2><p class="lead">Open loop: conversations start at the scheduled rate whatever the server's state; an arrival that finds <code>max_active</code> conversations running waits for a slot (delayed), and its wait shows as start lag. Each stage is a phase.</p>${lagging}${table(
+    head,
+    rows,
+    head.map((_, i) => i >= 2 && i < head.length - 1),
+  )}${plots}</section>`;
 }
 
 /** Reasoning and decode per round: reasoning tokens and time, TTFC beside TTFT, TPOT beside ITL, tokens per event. */
@@ -233,10 +365,23 @@ function decodeTable(s: Summary): string {
   ];
   for (const p of s.phases) {
     for (const r of p.rounds) rows.push([esc(p.phase), String(r.round), ...cells(r, (r.reasoning_tokens_estimated ?? 0) > 0, r.ok === 0)]);
-    rows.push([`<b>${esc(p.phase)}</b>`, '<b>all</b>', ...cells(p, p.rounds.some((r) => (r.reasoning_tokens_estimated ?? 0) > 0), p.ok === 0)]);
+    rows.push([
+      `<b>${esc(p.phase)}</b>`,
+      '<b>all</b>',
+      ...cells(
+        p,
+        p.rounds.some((r) => (r.reasoning_tokens_estimated ?? 0) > 0),
+        p.ok === 0,
+      ),
+    ]);
   }
-  const note = 'TTFT: send → first token of any kind, reasoning included (what SGLang\'s <code>sglang:time_to_first_token_seconds</code> counts) · TTFC: send → first content or tool-call token (what bench_serving\'s chat backend reports as TTFT) · ITL: gap between streamed events · TPOT: (e2e − TTFT) ÷ (completion tokens − 1), per token, reasoning included · tok/event: completion tokens per streamed event (ITL is per token when it is 1, per chunk when more)';
-  return `<details open><summary>Reasoning and decode per round (latencies in ms)</summary>${table(head, rows, head.map((_, i) => i > 1))}<p class="chart-note">${note}${s.totals.reasoning_tokens_estimated ? ' · ~: reasoning tokens in part estimated from the text (no count in the usage chunk)' : ''}</p></details>`;
+  const note =
+    "TTFT: send → first token of any kind, reasoning included (what SGLang's <code>sglang:time_to_first_token_seconds</code> counts) · TTFC: send → first content or tool-call token (what bench_serving's chat backend reports as TTFT) · ITL: gap between streamed events · TPOT: (e2e − TTFT) ÷ (completion tokens − 1), per token, reasoning included · tok/event: completion tokens per streamed event (ITL is per token when it is 1, per chunk when more)";
+  return `<details open><summary>Reasoning and decode per round (latencies in ms)</summary>${table(
+    head,
+    rows,
+    head.map((_, i) => i > 1),
+  )}<p class="chart-note">${note}${s.totals.reasoning_tokens_estimated ? ' · ~: reasoning tokens in part estimated from the text (no count in the usage chunk)' : ''}</p></details>`;
 }
 
 function latencySection(d: ReportData): string {
@@ -256,8 +401,21 @@ function verdictTable(verdicts: GaugeVerdict[]): string {
   const numeric = [false, false, false, false, true, true, true, true, true, true];
   const th = head.map((h, i) => `<th${numeric[i] ? ' class="num"' : ''}>${esc(h)}</th>`).join('');
   const bodies = verdicts.map((v) => {
-    const labels = Object.entries(v.labels).map(([k, x]) => `${k}="${x}"`).join(', ');
-    const cells = [esc(v.target), `<code>${esc(v.name)}</code>`, esc(labels || '–'), badge(v.verdict, VERDICT_TONE[v.verdict]), fmtNum(v.samples), fmtNum(v.window_s, 1), fmtNum(v.longest_nonzero_s, 1), fmtNum(v.dips), fmtNum(v.last_value, 2), v.needed_s === null ? '–' : fmtNum(v.needed_s, 0)];
+    const labels = Object.entries(v.labels)
+      .map(([k, x]) => `${k}="${x}"`)
+      .join(', ');
+    const cells = [
+      esc(v.target),
+      `<code>${esc(v.name)}</code>`,
+      esc(labels || '–'),
+      badge(v.verdict, VERDICT_TONE[v.verdict]),
+      fmtNum(v.samples),
+      fmtNum(v.window_s, 1),
+      fmtNum(v.longest_nonzero_s, 1),
+      fmtNum(v.dips),
+      fmtNum(v.last_value, 2),
+      v.needed_s === null ? '–' : fmtNum(v.needed_s, 0),
+    ];
     const row = `<tr>${cells.map((c, i) => `<td${numeric[i] ? ' class="num"' : ''}>${c}</td>`).join('')}</tr>`;
     const evidence = v.evidence.length === 0 ? '' : `<tr class="evidence-row"><td colspan="${head.length}">${v.evidence.map(esc).join(' · ')}</td></tr>`;
     return `<tbody>${row}${evidence}</tbody>`;
@@ -277,12 +435,26 @@ function gaugesSection(d: ReportData): string {
     st.length > 0
       ? table(
           ['target', 'url', 'scrapes', 'in bursts', 'failed', 'interval p50 ms', 'interval max ms', 'series', 'last error'],
-          st.map((t) => [esc(t.target), `<code>${esc(t.url)}</code>`, fmtNum(t.scrapes), fmtNum(t.burst), failedCell(t.failed), fmtNum(t.interval_ms_p50), fmtNum(t.interval_ms_max), fmtNum(t.series), esc(t.last_error ?? '–')]),
+          st.map((t) => [
+            esc(t.target),
+            `<code>${esc(t.url)}</code>`,
+            fmtNum(t.scrapes),
+            fmtNum(t.burst),
+            failedCell(t.failed),
+            fmtNum(t.interval_ms_p50),
+            fmtNum(t.interval_ms_max),
+            fmtNum(t.series),
+            esc(t.last_error ?? '–'),
+          ]),
           [false, false, true, true, true, true, true, true, false],
         )
       : d.targets.length === 0
         ? ''
-        : table(['target', 'url', 'scrapes', 'failed', 'first error'], d.targets.map((t) => [esc(t.target), `<code>${esc(t.url)}</code>`, fmtNum(t.scrapes), failedCell(t.failed), esc(t.first_error ?? '–')]), [false, false, true, true, false]);
+        : table(
+            ['target', 'url', 'scrapes', 'failed', 'first error'],
+            d.targets.map((t) => [esc(t.target), `<code>${esc(t.url)}</code>`, fmtNum(t.scrapes), failedCell(t.failed), esc(t.first_error ?? '–')]),
+            [false, false, true, true, false],
+          );
   const plots = d.charts.gauges.length === 0 ? empty('the scrapes carried no values to plot') : charts(d.charts.gauges);
   const vt = verdicts.length === 0 ? empty('no gauge verdicts in the summary') : `<h3>Verdicts</h3>${verdictTable(verdicts)}`;
   return `<section id="gauges"><h2>Gauges</h2><p class="lead">Every monitored series over time, one chart per target and gauge; the verdict (idle, rotating, pinned, stale, insufficient) is in each title.</p>${health}${plots}${vt}</section>`;
@@ -301,7 +473,21 @@ function hangsSection(d: ReportData): string {
     ['by round', countsLine(h.by_round)],
     ['by socket reuse (nth request)', countsLine(h.by_connection_reuse)],
   ]);
-  const rows = d.hangs.map((r) => [timeCell(r.t), fmtNum(r.run_s, 1), String(r.agent), esc(r.conversation), String(r.round), badge(r.hang_phase, 'bad'), esc(r.deadline) + (r.deadline_ms === null ? '' : ` ${fmtNum(r.deadline_ms)}`), fmtNum(r.last_byte_age_ms), esc(r.connection_id ?? '–'), r.connection_nth === null ? '–' : String(r.connection_nth), fmtNum(r.connection_idle_ms), esc(r.path), fmtNum(r.chunks)]);
+  const rows = d.hangs.map((r) => [
+    timeCell(r.t),
+    fmtNum(r.run_s, 1),
+    String(r.agent),
+    esc(r.conversation),
+    String(r.round),
+    badge(r.hang_phase, 'bad'),
+    esc(r.deadline) + (r.deadline_ms === null ? '' : ` ${fmtNum(r.deadline_ms)}`),
+    fmtNum(r.last_byte_age_ms),
+    esc(r.connection_id ?? '–'),
+    r.connection_nth === null ? '–' : String(r.connection_nth),
+    fmtNum(r.connection_idle_ms),
+    esc(r.path),
+    fmtNum(r.chunks),
+  ]);
   const more = d.hangs_total > d.hangs.length ? `<p class="chart-note">${fmtNum(d.hangs_total - d.hangs.length)} more hangs in events.jsonl</p>` : '';
   const head = ['time', 's', 'agent', 'conversation', 'round', 'phase', 'deadline ms', 'last byte age ms', 'socket', 'nth on socket', 'idle ms before', 'path', 'chunks'];
   const numeric = [false, true, true, false, true, false, false, true, false, true, true, false, true];
@@ -312,7 +498,10 @@ function hangsSection(d: ReportData): string {
     return `<tbody>${row}${g.length === 0 ? '' : `<tr class="evidence-row"><td colspan="${head.length}">gauges at the hang: ${g.map(esc).join('<br>')}</td></tr>`}</tbody>`;
   });
   const th = head.map((h, j) => `<th${numeric[j] ? ' class="num"' : ''}>${esc(h)}</th>`).join('');
-  const tableHtml = rows.length === 0 ? empty('events.jsonl holds no hang events (the counts come from requests.jsonl)') : `<div class="table-wrap"><table class="verdicts-table"><thead><tr>${th}</tr></thead>${bodies.join('\n')}</table></div>`;
+  const tableHtml =
+    rows.length === 0
+      ? empty('events.jsonl holds no hang events (the counts come from requests.jsonl)')
+      : `<div class="table-wrap"><table class="verdicts-table"><thead><tr>${th}</tr></thead>${bodies.join('\n')}</table></div>`;
   return `<section id="hangs"><h2>Hangs <span class="count">${fmtNum(h.total)}</span></h2>${by}${tableHtml}${more}</section>`;
 }
 
@@ -322,9 +511,20 @@ function errorsSection(s: Summary): string {
   const rows = e.map(([k, v]) => {
     const f = first.get(k);
     const where = f === undefined ? '–' : `${fmtNum(f.run_ms / 1000, 1)} s · ${esc(f.conversation)} round ${f.round}`;
-    return [`<code>${esc(k)}</code>`, fmtNum(v), fmtPct(s.totals.requests === 0 ? 0 : v / s.totals.requests), f?.http_status == null ? '–' : String(f.http_status), f?.url_path == null ? '–' : `<code>${esc(f.url_path)}</code>`, where, `<span class="event-text">${esc(f?.message ?? '')}</span>`];
+    return [
+      `<code>${esc(k)}</code>`,
+      fmtNum(v),
+      fmtPct(s.totals.requests === 0 ? 0 : v / s.totals.requests),
+      f?.http_status == null ? '–' : String(f.http_status),
+      f?.url_path == null ? '–' : `<code>${esc(f.url_path)}</code>`,
+      where,
+      `<span class="event-text">${esc(f?.message ?? '')}</span>`,
+    ];
   });
-  const body = e.length === 0 ? empty('no errors') : table(['class', 'requests', 'share of requests', 'first: HTTP', 'path', 'when, which', 'message (the first of its class)'], rows, [false, true, true, true, false, false, false]);
+  const body =
+    e.length === 0
+      ? empty('no errors')
+      : table(['class', 'requests', 'share of requests', 'first: HTTP', 'path', 'when, which', 'message (the first of its class)'], rows, [false, true, true, true, false, false, false]);
   const warnings = s.warnings ?? [];
   const warn =
     warnings.length === 0
@@ -367,9 +567,16 @@ function episodeBlock(e: DiagnosisEpisode): string {
               ['direct', c.direct],
               ['proxied', c.proxied],
             ] as const
-          ).map(([leg, f]) => [esc(leg), fmtNum(f.slots), f.failed > 0 ? `<b class="bad-text">${fmtNum(f.failed)}</b>` : '0', fmtNum(f.not_sent), `${fmtPct(f.slots === 0 ? 0 : f.failed / f.slots)} (${fmtPct(f.failed_rate_low)}–${fmtPct(f.failed_rate_high)})`]),
+          ).map(([leg, f]) => [
+            esc(leg),
+            fmtNum(f.slots),
+            f.failed > 0 ? `<b class="bad-text">${fmtNum(f.failed)}</b>` : '0',
+            fmtNum(f.not_sent),
+            `${fmtPct(f.slots === 0 ? 0 : f.failed / f.slots)} (${fmtPct(f.failed_rate_low)}–${fmtPct(f.failed_rate_high)})`,
+          ]),
           [false, true, true, true, true],
-        ) + `<p class="chart-note">canaries ${fmtNum(c.from_ms / 1000, 1)}–${fmtNum(c.to_ms / 1000, 1)} s; one-sided Fisher exact p: proxied fails more ${fmtNum(c.p_proxied_worse, 3)}, direct fails more ${fmtNum(c.p_direct_worse, 3)}${c.excluded_client_late > 0 ? `; ${fmtNum(c.excluded_client_late)} left out (client late)` : ''}</p>`;
+        ) +
+        `<p class="chart-note">canaries ${fmtNum(c.from_ms / 1000, 1)}–${fmtNum(c.to_ms / 1000, 1)} s; one-sided Fisher exact p: proxied fails more ${fmtNum(c.p_proxied_worse, 3)}, direct fails more ${fmtNum(c.p_direct_worse, 3)}${c.excluded_client_late > 0 ? `; ${fmtNum(c.excluded_client_late)} left out (client late)` : ''}</p>`;
   const scores = Object.entries(e.scores)
     .sort(([, a], [, b]) => (b ?? 0) - (a ?? 0))
     .map(([k, v]) => `${k} ${v}`)
@@ -396,7 +603,14 @@ function diagnosisSection(d: ReportData): string {
       ? empty('no canaries ran (monitor.canary_interval_s; with target.bypass a direct leg runs beside the proxied one)')
       : `<h3>Canaries</h3>${table(
           ['leg', 'canaries', 'ok', 'failed', 'latency p50 ms', 'failures'],
-          d.canaries.map((c) => [esc(c.leg), fmtNum(c.total), fmtNum(c.ok), c.total - c.ok > 0 ? `<b class="bad-text">${fmtNum(c.total - c.ok)}</b>` : '0', fmtMs(c.latency_ms_p50), esc(countsLine(c.failures))]),
+          d.canaries.map((c) => [
+            esc(c.leg),
+            fmtNum(c.total),
+            fmtNum(c.ok),
+            c.total - c.ok > 0 ? `<b class="bad-text">${fmtNum(c.total - c.ok)}</b>` : '0',
+            fmtMs(c.latency_ms_p50),
+            esc(countsLine(c.failures)),
+          ]),
           [false, true, true, true, true, false],
         )}${d.charts.canaries.length === 0 ? '' : charts(d.charts.canaries)}`;
   return `<section id="diagnosis"><h2>Diagnosis</h2><p>Where the hangs and errors come from: ${badge(dg.verdict, VERDICT_TONE[dg.verdict])}${confidence} — ${esc(DIAGNOSIS_MEANING[dg.verdict] ?? '')}</p>${buffering}${body}${legs}</section>`;
@@ -404,8 +618,16 @@ function diagnosisSection(d: ReportData): string {
 
 function thresholdsSection(s: Summary): string {
   const r = s.thresholds.results;
-  const name = (t: (typeof r)[number]): string => `<code>${esc(t.name)}</code>${t.always_on === true ? ` ${badge('always on', 'muted')}` : ''}${t.estimated === true ? ` ${badge('estimated', 'warn')}` : ''}`;
-  const body = r.length === 0 ? empty('no thresholds were set in the workload') : table(['threshold', 'limit', 'actual', 'result', 'message'], r.map((t) => [name(t), fmtNum(t.limit, 3), fmtNum(t.actual, 3), badge(t.ok ? 'pass' : 'fail', t.ok ? 'good' : 'bad'), esc(t.message)]), [false, true, true, false, false]);
+  const name = (t: (typeof r)[number]): string =>
+    `<code>${esc(t.name)}</code>${t.always_on === true ? ` ${badge('always on', 'muted')}` : ''}${t.estimated === true ? ` ${badge('estimated', 'warn')}` : ''}`;
+  const body =
+    r.length === 0
+      ? empty('no thresholds were set in the workload')
+      : table(
+          ['threshold', 'limit', 'actual', 'result', 'message'],
+          r.map((t) => [name(t), fmtNum(t.limit, 3), fmtNum(t.actual, 3), badge(t.ok ? 'pass' : 'fail', t.ok ? 'good' : 'bad'), esc(t.message)]),
+          [false, true, true, false, false],
+        );
   return `<section id="thresholds"><h2>Thresholds</h2>${body}</section>`;
 }
 
@@ -415,9 +637,28 @@ function clientSection(d: ReportData): string {
     ['samples', fmtNum(c.samples)],
     ['worst loop delay p99', `${fmtMs(c.loop_delay_p99_ms_max)} ms`],
     ['highest loop utilisation', fmtPct(c.loop_utilization_max)],
-    ['saturated windows', c.saturated_windows === 0 ? '0 (the client kept up; its timings are sound)' : `<b class="bad-text">${fmtNum(c.saturated_windows)}</b> (the client was late or busy there: latencies measured then are suspect; the diagnosis says whether it was busy or starved of CPU)`],
-    ['results writer lag', c.writer_lag_ms_max === null ? 'not sampled' : c.writer_lagging_windows === 0 ? `≤ ${fmtMs(c.writer_lag_ms_max)} ms (the disk kept up)` : `<b class="bad-text">≤ ${fmtMs(c.writer_lag_ms_max)} ms, ${fmtNum(c.writer_lagging_windows)} windows over ${WRITER_LAG_FLAG_MS} ms</b> (a slow results volume, or a starved machine: timings unaffected, a kill there loses more)`],
-    ...(c.writer_dropped_lines > 0 ? [['lines never written', `<b class="bad-text">${fmtNum(c.writer_dropped_lines)}</b> (writer queue full or disk refused: the files hold fewer lines than the summary counts)`] as [string, string]] : []),
+    [
+      'saturated windows',
+      c.saturated_windows === 0
+        ? '0 (the client kept up; its timings are sound)'
+        : `<b class="bad-text">${fmtNum(c.saturated_windows)}</b> (the client was late or busy there: latencies measured then are suspect; the diagnosis says whether it was busy or starved of CPU)`,
+    ],
+    [
+      'results writer lag',
+      c.writer_lag_ms_max === null
+        ? 'not sampled'
+        : c.writer_lagging_windows === 0
+          ? `≤ ${fmtMs(c.writer_lag_ms_max)} ms (the disk kept up)`
+          : `<b class="bad-text">≤ ${fmtMs(c.writer_lag_ms_max)} ms, ${fmtNum(c.writer_lagging_windows)} windows over ${WRITER_LAG_FLAG_MS} ms</b> (a slow results volume, or a starved machine: timings unaffected, a kill there loses more)`,
+    ],
+    ...(c.writer_dropped_lines > 0
+      ? [
+          ['lines never written', `<b class="bad-text">${fmtNum(c.writer_dropped_lines)}</b> (writer queue full or disk refused: the files hold fewer lines than the summary counts)`] as [
+            string,
+            string,
+          ],
+        ]
+      : []),
   ]);
   const list = d.charts.client.filter((x) => x.id !== 'in-flight');
   const plots = list.length === 0 ? empty('no client samples in events.jsonl') : charts(list);

@@ -22,8 +22,12 @@ function hangDetail(s: Summary): { message: string; body: string } {
     .sort(([, a], [, b]) => (b ?? 0) - (a ?? 0))
     .map(([k, v]) => `${k} ${v}`)
     .join(', ');
-  const rounds = Object.entries(s.hangs.by_round).map(([k, v]) => `round ${k}: ${v}`).join(', ');
-  const reuse = Object.entries(s.hangs.by_connection_reuse).map(([k, v]) => `nth ${k}: ${v}`).join(', ');
+  const rounds = Object.entries(s.hangs.by_round)
+    .map(([k, v]) => `round ${k}: ${v}`)
+    .join(', ');
+  const reuse = Object.entries(s.hangs.by_connection_reuse)
+    .map(([k, v]) => `nth ${k}: ${v}`)
+    .join(', ');
   const message = `${s.hangs.total} request${s.hangs.total === 1 ? '' : 's'} hung${phases === '' ? '' : ` (${phases})`}`;
   const body = [
     message,
@@ -45,7 +49,9 @@ export function junitCases(s: Summary): Case[] {
     failure: s.totals.hangs === 0 ? null : { type: 'hangs', ...hangDetail(s) },
   });
   // The first error of each class: what a CI log should show next to a failed error check.
-  const firstErrors = (s.first_errors ?? []).map((e) => `first ${e.class} (×${e.count})${e.http_status === null ? '' : `, HTTP ${e.http_status}`}${e.url_path === null ? '' : ` on ${e.url_path}`}: ${e.message}`);
+  const firstErrors = (s.first_errors ?? []).map(
+    (e) => `first ${e.class} (×${e.count})${e.http_status === null ? '' : `, HTTP ${e.http_status}`}${e.url_path === null ? '' : ` on ${e.url_path}`}: ${e.message}`,
+  );
   for (const t of s.thresholds.results) {
     const estimated = t.estimated === true ? '\n(estimated: some token counts came from the text, no usage chunk)' : '';
     cases.push({
@@ -58,7 +64,10 @@ export function junitCases(s: Summary): Case[] {
   cases.push({
     classname: base,
     name: 'run completed',
-    failure: s.run.status === 'completed' ? null : { type: 'status', message: `run status is ${s.run.status}`, body: `the run ended with status ${s.run.status} after ${s.run.wall_s} s and ${s.totals.requests} requests` },
+    failure:
+      s.run.status === 'completed'
+        ? null
+        : { type: 'status', message: `run status is ${s.run.status}`, body: `the run ended with status ${s.run.status} after ${s.run.wall_s} s and ${s.totals.requests} requests` },
   });
   return cases;
 }

@@ -26,7 +26,10 @@ export function table(head: string[], rows: string[][], numeric: boolean[] = [])
 }
 
 export function jsonForScript(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 /** A script's text safe inside `<script>`: `</script` and `<!--` cannot close or confuse the element. */

@@ -194,7 +194,19 @@ export class ProgressTracker {
     // bottleneck. Late but not busy: the host held it back (other processes or threads on its cores, a CPU
     // limit), as the diagnosis's host_starved.
     const busy = e.loop_utilization > SATURATED_UTILIZATION;
-    return [{ kind: 'saturated', atMs: this.elapsedMs(), loopDelayP99Ms: e.loop_delay_p99_ms, utilization: e.loop_utilization, inFlight: e.in_flight, thread: e.thread ?? null, busy, cpuWaitMs: e.cpu_wait_ms ?? null, windowMs: e.window_ms }];
+    return [
+      {
+        kind: 'saturated',
+        atMs: this.elapsedMs(),
+        loopDelayP99Ms: e.loop_delay_p99_ms,
+        utilization: e.loop_utilization,
+        inFlight: e.in_flight,
+        thread: e.thread ?? null,
+        busy,
+        cpuWaitMs: e.cpu_wait_ms ?? null,
+        windowMs: e.window_ms,
+      },
+    ];
   }
 
   /** The figures now. `advance`: close the rate interval (once per progress line); otherwise the rates are
@@ -237,7 +249,10 @@ export class ProgressTracker {
       oldestInFlightMs: oldest === null ? null : now - oldest,
       gauges,
       targetsDown: [...this.#targets].filter(([, t]) => t.up === false).map(([name]) => name),
-      arrivals: this.#arrivals === null ? null : { startsPerS: this.#arrivals.rate?.startsPerS ?? null, active: this.#arrivals.active, startLagP99Ms: this.#arrivals.rate?.lagP99Ms ?? null, delayed: this.#arrivals.delayed },
+      arrivals:
+        this.#arrivals === null
+          ? null
+          : { startsPerS: this.#arrivals.rate?.startsPerS ?? null, active: this.#arrivals.active, startLagP99Ms: this.#arrivals.rate?.lagP99Ms ?? null, delayed: this.#arrivals.delayed },
     };
   }
 }

@@ -56,5 +56,9 @@ export function replaySection(s: Summary): string {
   if (r === undefined) return '';
   const body = rows(r).map((row) => row.map(esc));
   const facts = [socketsLine(r), answersLine(r)].map((line) => `<li>${esc(line)}</li>`).join('');
-  return `<section id="replay"><h2>Replay against the recording</h2><p class="lead">${esc(headLine(r))}. Per round, recorded → replayed (latencies in ms; the recorder does not judge hangs).</p><ul>${facts}</ul>${table(HEAD, body, HEAD.map((_, i) => i > 0))}</section>`;
+  return `<section id="replay"><h2>Replay against the recording</h2><p class="lead">${esc(headLine(r))}. Per round, recorded → replayed (latencies in ms; the recorder does not judge hangs).</p><ul>${facts}</ul>${table(
+    HEAD,
+    body,
+    HEAD.map((_, i) => i > 0),
+  )}</section>`;
 }

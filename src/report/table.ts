@@ -23,7 +23,14 @@ function fmtInt(v: number): string {
 
 function table(rows: string[][], rightAlign: boolean[]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows.map((r) => r.map((c, i) => (rightAlign[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => (rightAlign[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** Marks a token figure that is in part the client's estimate (no usage chunk). */
@@ -57,8 +64,27 @@ function phaseTable(p: PhaseSummary): string {
     ]);
   }
   const tools = p.rounds.reduce((sum, r) => sum + (r.tool_calls ?? 0), 0);
-  rows.push(['all', String(p.requests), String(p.ok), String(p.errors), String(p.hangs), '', '', String(tools), fmtMs(p.ttft.p50_ms, p.ttft.count), fmtMs(p.ttft.p99_ms, p.ttft.count), fmtMs(p.itl.p50_ms, p.itl.count), fmtMs(p.itl.p99_ms, p.itl.count), fmtMs(p.e2e.p50_ms, p.e2e.count), fmtMs(p.e2e.p99_ms, p.e2e.count), '']);
-  return table(rows, head.map((_, i) => i > 0));
+  rows.push([
+    'all',
+    String(p.requests),
+    String(p.ok),
+    String(p.errors),
+    String(p.hangs),
+    '',
+    '',
+    String(tools),
+    fmtMs(p.ttft.p50_ms, p.ttft.count),
+    fmtMs(p.ttft.p99_ms, p.ttft.count),
+    fmtMs(p.itl.p50_ms, p.itl.count),
+    fmtMs(p.itl.p99_ms, p.itl.count),
+    fmtMs(p.e2e.p50_ms, p.e2e.count),
+    fmtMs(p.e2e.p99_ms, p.e2e.count),
+    '',
+  ]);
+  return table(
+    rows,
+    head.map((_, i) => i > 0),
+  );
 }
 
 /** Reasoning and decode per round: reasoning tokens and time, TTFC beside TTFT, TPOT beside ITL, and the tokens
@@ -78,14 +104,24 @@ function decodeTable(p: PhaseSummary): string {
     none || x.tokens_per_event_mean === undefined || x.tokens_per_event_mean === null ? NONE : x.tokens_per_event_mean.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 }),
   ];
   for (const r of p.rounds) rows.push([String(r.round), ...cells(r, (r.reasoning_tokens_estimated ?? 0) > 0, r.ok === 0)]);
-  rows.push(['all', ...cells(p, p.rounds.some((r) => (r.reasoning_tokens_estimated ?? 0) > 0), p.ok === 0)]);
-  return table(rows, head.map((_, i) => i > 0));
+  rows.push([
+    'all',
+    ...cells(
+      p,
+      p.rounds.some((r) => (r.reasoning_tokens_estimated ?? 0) > 0),
+      p.ok === 0,
+    ),
+  ]);
+  return table(
+    rows,
+    head.map((_, i) => i > 0),
+  );
 }
 
 /** What the second table's columns start and end at: the figures people compare with SGLang's. */
 const DECODE_LEGEND = [
-  '(reason tok: mean reasoning tokens; reason: first → last reasoning token; ttft: send → first token of any kind, as SGLang\'s time_to_first_token;',
-  ' ttfc: send → first content or tool-call token, as bench_serving\'s chat TTFT; itl: gap between streamed events; tpot: (e2e − ttft) ÷ (tokens − 1);',
+  "(reason tok: mean reasoning tokens; reason: first → last reasoning token; ttft: send → first token of any kind, as SGLang's time_to_first_token;",
+  " ttfc: send → first content or tool-call token, as bench_serving's chat TTFT; itl: gap between streamed events; tpot: (e2e − ttft) ÷ (tokens − 1);",
   ' tok/event: tokens an event carried: itl is per token when it is 1, per chunk when more)',
 ].join('\n');
 
@@ -130,14 +166,17 @@ function answersLine(s: Summary): string | null {
   if (reasons === undefined || Object.keys(reasons).length === 0) return null;
   const tools = s.totals.tool_calls === undefined ? '' : `  ·  ${s.totals.tool_calls} tool calls in ${s.totals.ok} ok answers`;
   const only = s.totals.reasoning_only_answers ?? 0;
-  const thinking = only === 0 ? '' : `  ·  ${only} answer${only === 1 ? ' was' : 's were'} reasoning only, no content or tool call (max_tokens reached while thinking? no ttfc for ${only === 1 ? 'it' : 'them'})`;
+  const thinking =
+    only === 0 ? '' : `  ·  ${only} answer${only === 1 ? ' was' : 's were'} reasoning only, no content or tool call (max_tokens reached while thinking? no ttfc for ${only === 1 ? 'it' : 'them'})`;
   return `finish ${counts(reasons)}${tools}${thinking}`;
 }
 
 /** One line per error class: its count, and the first one's where and what (the server's own message). */
 function firstErrorLines(s: Summary): string[] {
   return (s.first_errors ?? []).map((e) => {
-    const where = [`at ${(e.run_ms / 1000).toFixed(1)} s`, `${e.conversation} round ${e.round}`, e.http_status === null ? null : `HTTP ${e.http_status}`, e.url_path].filter((x) => x !== null).join(', ');
+    const where = [`at ${(e.run_ms / 1000).toFixed(1)} s`, `${e.conversation} round ${e.round}`, e.http_status === null ? null : `HTTP ${e.http_status}`, e.url_path]
+      .filter((x) => x !== null)
+      .join(', ');
     return `           · ${e.class} ×${e.count}, first ${where}: ${e.message}`;
   });
 }
@@ -178,7 +217,10 @@ function openingNote(o: Summary['client']['opening']): string {
   if (o === undefined || o.sockets === 0) return '';
   const ms = (v: number | null) => (v === null ? '-' : `${v.toFixed(1)} ms`);
   const tls = o.tls_ms_mean === null ? '' : `, TLS ${ms(o.tls_ms_mean)} (max ${ms(o.tls_ms_max)})`;
-  const rush = o.startup_requests > 0 ? `  ·  ${o.startup_requests} requests went out in the client's start-up rush (${STARTUP_OPENING}+ sockets opening at once), ${ms(o.startup_send_delay_ms_mean)} (max ${ms(o.startup_send_delay_ms_max)}) of their TTFT before they left` : '';
+  const rush =
+    o.startup_requests > 0
+      ? `  ·  ${o.startup_requests} requests went out in the client's start-up rush (${STARTUP_OPENING}+ sockets opening at once), ${ms(o.startup_send_delay_ms_mean)} (max ${ms(o.startup_send_delay_ms_max)}) of their TTFT before they left`
+      : '';
   return `  ·  opening one: connect ${ms(o.connect_ms_mean)} (max ${ms(o.connect_ms_max)})${tls}${rush}`;
 }
 
@@ -240,7 +282,10 @@ function diagnosisLines(d: Summary['diagnosis']): string[] {
 function clientLine(c: Summary['client']): string {
   if (c.samples === 0) return `event-loop delay p99 ${NONE}, utilisation ${NONE} (no sample: the run ended within the first second)`;
   const n = c.saturated_windows;
-  const saturated = n === 0 ? '' : `  ·  late or busy in ${n} of ${c.samples} one-second samples (delay p99 over ${SATURATED_LOOP_DELAY_MS} ms or utilisation over ${SATURATED_UTILIZATION * 100}%): latencies measured then are suspect (the diagnosis says whether the client was busy or starved of CPU)`;
+  const saturated =
+    n === 0
+      ? ''
+      : `  ·  late or busy in ${n} of ${c.samples} one-second samples (delay p99 over ${SATURATED_LOOP_DELAY_MS} ms or utilisation over ${SATURATED_UTILIZATION * 100}%): latencies measured then are suspect (the diagnosis says whether the client was busy or starved of CPU)`;
   return `event-loop delay p99 ≤ ${c.loop_delay_p99_ms_max.toFixed(1)} ms, utilisation ≤ ${(c.loop_utilization_max * 100).toFixed(0)}%${saturated}`;
 }
 
@@ -282,7 +327,8 @@ function arrivalLines(s: Summary): string[] {
   const a = s.arrivals;
   if (a === undefined) return [];
   const out: string[] = [];
-  const notStarted = a.not_started === null ? ', not started unknown (no arrivals_end: the run was killed)' : a.not_started > 0 ? `, ${a.not_started} never started (still waiting for a slot at the end)` : '';
+  const notStarted =
+    a.not_started === null ? ', not started unknown (no arrivals_end: the run was killed)' : a.not_started > 0 ? `, ${a.not_started} never started (still waiting for a slot at the end)` : '';
   const phases = s.phases.filter((p) => p.arrivals !== undefined);
   const phaseLine = (p: PhaseSummary): string => {
     const x = p.arrivals!;
@@ -318,21 +364,28 @@ export function formatSummary(s: Summary, dir: string, options: FormatOptions = 
   out.push(`roundload · ${s.run.name} · ${s.run.status} · ${s.run.target} (${s.run.path}) · ${s.run.wall_s.toFixed(1)} s`);
   for (const p of s.phases) {
     const warm = p.warmup === undefined ? '' : `  (warm-up: ${p.warmup.requests} requests left out of these figures)`;
-    const load = p.load === undefined || s.phases.length === 1 ? '' : `  (${loadText(p.load)} for ${(p.load.length_ms / 1000).toFixed(p.load.length_ms % 1000 === 0 ? 0 : 1)} s${p.arrivals?.lagging === true ? ', LAGGING' : ''})`;
+    const load =
+      p.load === undefined || s.phases.length === 1
+        ? ''
+        : `  (${loadText(p.load)} for ${(p.load.length_ms / 1000).toFixed(p.load.length_ms % 1000 === 0 ? 0 : 1)} s${p.arrivals?.lagging === true ? ', LAGGING' : ''})`;
     if (s.phases.length > 1 || p.warmup !== undefined) out.push(`\nphase ${p.phase}${warm}${load}`);
     out.push('', phaseTable(p), legend(s), '', decodeTable(p), DECODE_LEGEND);
   }
   const t = s.totals;
   out.push('');
   const estimatedRate = (s.throughput.tokens_estimated ?? 0) > 0 ? ESTIMATED : '';
-  out.push(`requests   ${t.requests} (${t.ok} ok, ${t.errors} error${t.errors === 1 ? '' : 's'}, ${t.hangs} hang${t.hangs === 1 ? '' : 's'})  ·  ${estimatedRate}${s.throughput.output_tokens_per_s.toFixed(1)} output tokens/s${estimatedRate === '' ? '' : ' (estimated)'}  ·  ${s.throughput.requests_per_s.toFixed(2)} requests/s`);
+  out.push(
+    `requests   ${t.requests} (${t.ok} ok, ${t.errors} error${t.errors === 1 ? '' : 's'}, ${t.hangs} hang${t.hangs === 1 ? '' : 's'})  ·  ${estimatedRate}${s.throughput.output_tokens_per_s.toFixed(1)} output tokens/s${estimatedRate === '' ? '' : ' (estimated)'}  ·  ${s.throughput.requests_per_s.toFixed(2)} requests/s`,
+  );
   out.push(...arrivalLines(s));
   const capped = contextCapLine(s);
   if (capped !== null) out.push(`planned    ${capped}`);
   out.push(`tokens     ${tokensLine(s)}`);
   const answers = answersLine(s);
   if (answers !== null) out.push(`answers    ${answers}`);
-  out.push(`sockets    ${s.connections.distinct} distinct, ${s.connections.requests_on_reused} requests on reused keep-alive sockets, up to ${s.connections.max_requests_per_connection} per socket${openingNote(s.client.opening)}`);
+  out.push(
+    `sockets    ${s.connections.distinct} distinct, ${s.connections.requests_on_reused} requests on reused keep-alive sockets, up to ${s.connections.max_requests_per_connection} per socket${openingNote(s.client.opening)}`,
+  );
   for (const w of s.warnings ?? []) out.push(`warning    ${w.class} on ${w.count} ok answer${w.count === 1 ? '' : 's'} (first ${w.first.conversation} round ${w.first.round}): ${w.meaning}`);
   out.push(`errors     ${counts(s.errors_by_class)}`);
   out.push(...firstErrorLines(s));
@@ -356,7 +409,10 @@ export function formatSummary(s: Summary, dir: string, options: FormatOptions = 
 /** The results writer, only when it fell behind or lost lines (a slow or full results volume). */
 export function writerLine(c: Summary['client']): string | null {
   const parts: string[] = [];
-  if (c.writer_lagging_windows > 0) parts.push(`up to ${fmtInt(c.writer_lag_ms_max ?? 0)} ms behind in ${c.writer_lagging_windows} sample windows (over ${WRITER_LAG_FLAG_MS} ms): a slow results volume (or a starved machine); the timings are not affected, but a kill there loses that much`);
+  if (c.writer_lagging_windows > 0)
+    parts.push(
+      `up to ${fmtInt(c.writer_lag_ms_max ?? 0)} ms behind in ${c.writer_lagging_windows} sample windows (over ${WRITER_LAG_FLAG_MS} ms): a slow results volume (or a starved machine); the timings are not affected, but a kill there loses that much`,
+    );
   if (c.writer_dropped_lines > 0) parts.push(`${fmtInt(c.writer_dropped_lines)} lines never written (queue full or the disk refused): the files hold fewer lines than this summary counts`);
   return parts.length === 0 ? null : `writer     ${parts.join('  ·  ')}`;
 }

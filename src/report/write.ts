@@ -19,7 +19,11 @@ export interface WrittenReports {
 
 /** @param options.scrub applied to each file's text before it is written (the run's secret scrubber);
  * default: URL credentials redacted. */
-export async function writeReports(dir: string, summary: Summary, options: { notes?: readonly string[]; log?: (line: string) => void; scrub?: (text: string) => string } = {}): Promise<WrittenReports> {
+export async function writeReports(
+  dir: string,
+  summary: Summary,
+  options: { notes?: readonly string[]; log?: (line: string) => void; scrub?: (text: string) => string } = {},
+): Promise<WrittenReports> {
   const out: WrittenReports = { report: null, junit: null, problems: [], errors: [] };
   const scrub = options.scrub ?? redactUrlCredentials;
   const fail = (file: string, error: unknown): void => {

@@ -37,11 +37,15 @@ function checkOut(dir: string, given: string): void {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
     rethrowFs(error, dir, 'use the results folder');
   }
-  if (!isDir) throw toResultsError({ path: dir, doing: 'use the results folder', reason: 'it is a file, not a folder', hint: 'give --out a folder path (it is created when missing)', osCode: 'ENOTDIR' });
+  if (!isDir)
+    throw toResultsError({ path: dir, doing: 'use the results folder', reason: 'it is a file, not a folder', hint: 'give --out a folder path (it is created when missing)', osCode: 'ENOTDIR' });
   const used = onResultsFs(dir, 'list the results folder', () => readdirSync(dir)).filter((name) => !isIncidental(name));
   if (used.length > 0) {
     const shown = used.slice(0, 3).join(', ') + (used.length > 3 ? ', …' : '');
-    throw new UsageError(`--out ${given} is not empty (${shown}): a run writes into a folder of its own; give a new or empty folder (to rebuild the report of the run already there: roundload report ${given})`, { context: { dir } });
+    throw new UsageError(
+      `--out ${given} is not empty (${shown}): a run writes into a folder of its own; give a new or empty folder (to rebuild the report of the run already there: roundload report ${given})`,
+      { context: { dir } },
+    );
   }
 }
 

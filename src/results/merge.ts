@@ -82,7 +82,7 @@ function thresholdsOf(workload: Record<string, unknown>): ThresholdLimits {
   // As the shards' run judged itself (every limit, answer_warnings too); a run.json of another version: what it has.
   const parsed = thresholdsSchema.safeParse(t);
   if (parsed.success) return parsed.data;
-  const num = (k: keyof ThresholdLimits): number | null => (typeof t[k] === 'number' ? (t[k]) : null);
+  const num = (k: keyof ThresholdLimits): number | null => (typeof t[k] === 'number' ? t[k] : null);
   return {
     hangs: t.hangs === null ? null : (num('hangs') ?? 0),
     error_rate: num('error_rate'),
@@ -110,9 +110,12 @@ function readInputs(dirs: readonly string[], out: string): { inputs: Input[]; no
   for (const input of inputs.slice(1)) {
     const difference = firstDifference(first!.manifest.workload, input.manifest.workload);
     if (difference !== null) {
-      throw new NotARunError(`${input.dir} ran a different workload than ${first!.dir} (they differ at ${difference}); merge only shards of one run`, { context: { dir: input.dir, field: difference } });
+      throw new NotARunError(`${input.dir} ran a different workload than ${first!.dir} (they differ at ${difference}); merge only shards of one run`, {
+        context: { dir: input.dir, field: difference },
+      });
     }
-    if (input.shard.count !== first!.shard.count) throw new NotARunError(`${input.dir} is shard ${input.shard.index}/${input.shard.count} but ${first!.dir} is shard ${first!.shard.index}/${first!.shard.count}: shard counts differ`);
+    if (input.shard.count !== first!.shard.count)
+      throw new NotARunError(`${input.dir} is shard ${input.shard.index}/${input.shard.count} but ${first!.dir} is shard ${first!.shard.index}/${first!.shard.count}: shard counts differ`);
   }
   const seen = new Map<number, string>();
   for (const input of inputs) {
@@ -125,7 +128,7 @@ function readInputs(dirs: readonly string[], out: string): { inputs: Input[]; no
   for (const input of inputs) if (input.status !== 'completed') notes.push(`shard ${input.shard.index}/${input.shard.count} (${input.dir}) ended ${input.status}`);
   const startMs = (m: RunManifest): number => (m.started_at === null ? NaN : Date.parse(m.started_at));
   const starts = inputs.map((i) => startMs(i.manifest));
-  if (starts.some((s) => !Number.isFinite(s))) throw new NotARunError('a shard\'s run.json has no started_at; cannot lay the shards on one clock');
+  if (starts.some((s) => !Number.isFinite(s))) throw new NotARunError("a shard's run.json has no started_at; cannot lay the shards on one clock");
   const t0 = Math.min(...starts);
   const placed = inputs.map((input, i) => ({ ...input, offsetMs: starts[i]! - t0 })).sort((a, b) => a.shard.index - b.shard.index);
   return { inputs: placed, notes };
@@ -216,7 +219,13 @@ export async function mergeRuns(dirs: readonly string[], options: MergeOptions):
   const fileSets = inputs.map((i) => readHistograms(i.dir));
   const itlFromRecords = fileSets.some((s) => s === null);
   if (itlFromRecords) notes.push('a shard has no readable histograms.json: ITL percentiles approximated from per-request stats');
-  const builder = new SummaryBuilder({ itlFromRecords, windowS: windowSettingOf(workload), plannedS: plannedLengthS(workload), thresholds: thresholdsOf(workload), thinkTimeMs: thinkTimeMsOf(workload) });
+  const builder = new SummaryBuilder({
+    itlFromRecords,
+    windowS: windowSettingOf(workload),
+    plannedS: plannedLengthS(workload),
+    thresholds: thresholdsOf(workload),
+    thinkTimeMs: thinkTimeMsOf(workload),
+  });
 
   // Requests, in the order one run would have written them (by end time on the common clock). Socket ids
   // are per process, so they get the shard's index in front (`s1-c3`) to stay distinct.

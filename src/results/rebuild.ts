@@ -69,7 +69,7 @@ export function isScrapeEvent(v: unknown): v is ScrapeEvent {
 function readHistograms(dir: string, notes: string[]): HistogramSet | null {
   const path = resultPath(dir, 'histograms');
   if (!existsSync(path)) {
-    notes.push('histograms.json missing: ITL percentiles approximated from per-request stats (each request\'s ITL p50 and max)');
+    notes.push("histograms.json missing: ITL percentiles approximated from per-request stats (each request's ITL p50 and max)");
     return null;
   }
   try {
@@ -124,7 +124,14 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
   else if (previous === null) notes.push('summary.json was unreadable');
 
   const fileHistograms = readHistograms(dir, notes);
-  const builder = new SummaryBuilder({ itlFromRecords: fileHistograms === null, windowS: windowSettingOf(manifest.workload), plannedS: plannedLengthS(manifest.workload), thresholds: thresholdsOf(manifest, notes), pinAfterS: pinAfterSOf(manifest), thinkTimeMs: thinkTimeMsOf(manifest.workload) });
+  const builder = new SummaryBuilder({
+    itlFromRecords: fileHistograms === null,
+    windowS: windowSettingOf(manifest.workload),
+    plannedS: plannedLengthS(manifest.workload),
+    thresholds: thresholdsOf(manifest, notes),
+    pinAfterS: pinAfterSOf(manifest),
+    thinkTimeMs: thinkTimeMsOf(manifest.workload),
+  });
   let lastWallMs = 0;
   const seen = (t: unknown, plusMs = 0): void => {
     const ms = typeof t === 'string' ? Date.parse(t) : NaN;
@@ -147,11 +154,11 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
       builder.addLoad(e);
       if (e.kind === 'conversation_start') arrivals.starts += 1;
       else if (e.kind === 'arrivals_end') arrivals.ends += 1;
-    }
-    else if (e.kind === 'run_end') runEnd = e as unknown as RunEndEvent;
+    } else if (e.kind === 'run_end') runEnd = e as unknown as RunEndEvent;
   });
   if (!events.exists) notes.push('events.jsonl missing: no client samples, hangs or run events');
-  if (arrivals.starts > 0 && arrivals.ends === 0) notes.push('events.jsonl has no arrivals_end (the run ended before its arrivals did): arrivals still waiting for a slot then are not counted (not_started: null)');
+  if (arrivals.starts > 0 && arrivals.ends === 0)
+    notes.push('events.jsonl has no arrivals_end (the run ended before its arrivals did): arrivals still waiting for a slot then are not counted (not_started: null)');
 
   // The gauge verdicts come from the scrapes, judged as the live run judged them.
   const gauges = await readJsonlFile(resultPath(dir, 'gauges'), isScrapeEvent, (s) => {
@@ -174,7 +181,9 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
       notes.push(`run.json still said "running" but events.jsonl has run_end (${end.status}): the process died while writing its final files`);
     } else {
       status = 'killed';
-      notes.push(`run.json still said "running" and events.jsonl has no run_end: the run was killed before it finished (status "killed"; if it is in fact still going, report it again once it ends); the summary covers the ${requests.records} requests it recorded`);
+      notes.push(
+        `run.json still said "running" and events.jsonl has no run_end: the run was killed before it finished (status "killed"; if it is in fact still going, report it again once it ends); the summary covers the ${requests.records} requests it recorded`,
+      );
     }
   }
   let endedAt = manifest.ended_at ?? end?.t ?? null;
@@ -195,7 +204,8 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
     labels: manifest.labels,
   });
 
-  if (summary.client.writer_dropped_lines > 0) notes.push(`the run's results writer could not write ${summary.client.writer_dropped_lines} lines (its queue was full or the disk refused them): this summary covers only what reached the disk`);
+  if (summary.client.writer_dropped_lines > 0)
+    notes.push(`the run's results writer could not write ${summary.client.writer_dropped_lines} lines (its queue was full or the disk refused them): this summary covers only what reached the disk`);
   // What only the live run could compute (verdicts from sources not in the folder) is kept from the
   // previous summary rather than silently dropped.
   if (previous !== null) {

@@ -177,7 +177,9 @@ export class ResultsWriter<F extends string> {
         this.#noticed = now - this.#lastNoticeAtMs >= NOTICE_EVERY_MS;
         if (this.#noticed) {
           this.#lastNoticeAtMs = now;
-          this.#log(`results writer: ${size(this.#queuedBytes)} waiting for the disk (${Math.round(this.#oldestAgeMs(now))} ms behind): the results volume is too slow; new lines are dropped until it catches up (counted as writer_dropped_lines)`);
+          this.#log(
+            `results writer: ${size(this.#queuedBytes)} waiting for the disk (${Math.round(this.#oldestAgeMs(now))} ms behind): the results volume is too slow; new lines are dropped until it catches up (counted as writer_dropped_lines)`,
+          );
         }
       }
       return false;

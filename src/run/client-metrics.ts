@@ -30,8 +30,20 @@ export class ClientMetricsService implements RunService {
   async start(ctx: RunContext): Promise<void> {
     const registry = new Registry();
     registry.setDefaultLabels({ workload: ctx.workload.name });
-    new Gauge({ name: 'roundload_requests_in_flight', help: 'Requests sent and not yet at their terminal state', registers: [registry], collect() { this.set(ctx.inFlight()); } });
-    const completed = new Counter({ name: 'roundload_requests_total', help: 'Requests at their terminal state, by phase and status (ok, error, hang)', labelNames: ['phase', 'status'], registers: [registry] });
+    new Gauge({
+      name: 'roundload_requests_in_flight',
+      help: 'Requests sent and not yet at their terminal state',
+      registers: [registry],
+      collect() {
+        this.set(ctx.inFlight());
+      },
+    });
+    const completed = new Counter({
+      name: 'roundload_requests_total',
+      help: 'Requests at their terminal state, by phase and status (ok, error, hang)',
+      labelNames: ['phase', 'status'],
+      registers: [registry],
+    });
     const hangs = new Counter({ name: 'roundload_hangs_total', help: 'Hung requests, by the phase of the request the watchdog gave up in', labelNames: ['hang_phase'], registers: [registry] });
     const errors = new Counter({ name: 'roundload_errors_total', help: 'Failed requests, by error class', labelNames: ['class'], registers: [registry] });
     const conversations = new Counter({ name: 'roundload_conversations_total', help: 'Conversations started (round 1 sent)', registers: [registry] });

@@ -84,7 +84,9 @@ export async function runPreflight(input: PreflightInput): Promise<PreflightEven
     notes: [],
   };
   if (listed === false) {
-    event.notes.push(`target.model "${model}" is not among the models ${transport.origin} lists at /v1/models (${shown(models.ids ?? [])}); requests may be refused or go to another model: set --set target.model=NAME`);
+    event.notes.push(
+      `target.model "${model}" is not among the models ${transport.origin} lists at /v1/models (${shown(models.ids ?? [])}); requests may be refused or go to another model: set --set target.model=NAME`,
+    );
   } else if (models.ids === null && record.http_status !== null) {
     event.notes.push(`the model list could not be read (${models.error}): target.model "${model}" was not checked`);
   }
@@ -118,7 +120,9 @@ export function preflightFailure(e: PreflightEvent, workload: Workload): Roundlo
     lines.push('check that the proxy allows CONNECT to this host and port (and its credentials, for a 407)');
   } else if (record.hang !== null) {
     const h = record.hang;
-    lines.push(`the preflight request POST ${e.url}${via} got no answer: watchdog.${h.deadline} (${h.deadline_ms} ms) passed in phase ${h.phase}${e.http_status === null ? '' : ` after HTTP ${e.http_status}`}`);
+    lines.push(
+      `the preflight request POST ${e.url}${via} got no answer: watchdog.${h.deadline} (${h.deadline_ms} ms) passed in phase ${h.phase}${e.http_status === null ? '' : ` after HTTP ${e.http_status}`}`,
+    );
     lines.push('a slow cold start? raise the watchdog deadlines; to record the hangs anyway, run with --no-preflight');
   } else if (record.error !== null) {
     lines.push(`the preflight request POST ${e.url}${via} failed: ${record.error.message}${record.error.message.startsWith('HTTP ') ? '' : ` (${record.error.class})`}`);
@@ -144,7 +148,11 @@ function hints(e: PreflightEvent, workload: Workload): string[] {
   }
   if (status === 401 || status === 403) {
     const env = workload.target.api_key_env;
-    out.push(env === null ? 'no API key was sent: set target.api_key_env to the name of the environment variable that holds it' : `the key in $${env} was refused: check its value and that it is meant for this server`);
+    out.push(
+      env === null
+        ? 'no API key was sent: set target.api_key_env to the name of the environment variable that holds it'
+        : `the key in $${env} was refused: check its value and that it is meant for this server`,
+    );
   }
   if (status === 502 || status === 503) out.push('the proxy or router answered, but nothing behind it served the request: is the engine up?');
   return out;
@@ -165,7 +173,10 @@ async function listModels(transport: Transport, headers: Record<string, string>,
 
 function shown(ids: readonly string[]): string {
   if (ids.length === 0) return 'none';
-  const list = ids.slice(0, MODELS_SHOWN).map((id) => `"${id}"`).join(', ');
+  const list = ids
+    .slice(0, MODELS_SHOWN)
+    .map((id) => `"${id}"`)
+    .join(', ');
   return ids.length > MODELS_SHOWN ? `${list} and ${ids.length - MODELS_SHOWN} more` : list;
 }
 

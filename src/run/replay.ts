@@ -179,7 +179,8 @@ export async function runReplayPhase(ctx: PhaseRunContext, phase: PhasePlan, pla
           extraBody: workload.target.extra_body,
           speed,
           target,
-          laneFor: (round) => ctx.transport.lane(asRecorded ? (round.connection === null ? plan.connections.length + index : (laneOfConnection.get(round.connection) ?? plan.connections.length + index)) : index),
+          laneFor: (round) =>
+            ctx.transport.lane(asRecorded ? (round.connection === null ? plan.connections.length + index : (laneOfConnection.get(round.connection) ?? plan.connections.length + index)) : index),
           phase: phase.name,
           onHang: w.on_hang,
           emit: (e) => {

@@ -193,17 +193,37 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
   sinks.attach(bus);
   let sinksOpen = true;
   started.add('the results files', () => (sinksOpen ? sinks.close({ drainTimeoutMs: DRAIN_AFTER_SIGNAL_MS, settleMs: 0 }) : undefined));
-  const summary = new SummaryBuilder({ itlFromRecords: false, windowS: workload.window_s, plannedS: plannedLengthS(workload), thresholds: workload.thresholds, pinAfterS: workload.monitor.pin_after_s, plannedRequests: replay === null ? plannedRequests(workload, options.shard ?? null) : replay.settings.loop || workload.duration !== null ? null : replay.requests, thinkTimeMs: workload.agents.think_time_ms });
+  const summary = new SummaryBuilder({
+    itlFromRecords: false,
+    windowS: workload.window_s,
+    plannedS: plannedLengthS(workload),
+    thresholds: workload.thresholds,
+    pinAfterS: workload.monitor.pin_after_s,
+    plannedRequests: replay === null ? plannedRequests(workload, options.shard ?? null) : replay.settings.loop || workload.duration !== null ? null : replay.requests,
+    thinkTimeMs: workload.agents.think_time_ms,
+  });
   const latestGauges = new LatestGauges();
   bus.on('scrape', (e) => {
     summary.addScrape(e);
     latestGauges.add(e);
   });
   bus.on('request', (e) => summary.add(e.record));
-  const comparison = replay === null ? null : new ReplayComparison(
-    replay.recorded.map((r) => ({ seq: r.seq, conversation: r.conversation, round: r.round, connection: r.connection, prompt_tokens: r.response.prompt_tokens, ttft_ms: r.response.ttft_ms, e2e_ms: r.response.e2e_ms, error: r.response.error !== null })),
-    { file: replay.file, connection: replay.settings.connection, speed: replay.settings.speed },
-  );
+  const comparison =
+    replay === null
+      ? null
+      : new ReplayComparison(
+          replay.recorded.map((r) => ({
+            seq: r.seq,
+            conversation: r.conversation,
+            round: r.round,
+            connection: r.connection,
+            prompt_tokens: r.response.prompt_tokens,
+            ttft_ms: r.response.ttft_ms,
+            e2e_ms: r.response.e2e_ms,
+            error: r.response.error !== null,
+          })),
+          { file: replay.file, connection: replay.settings.connection, speed: replay.settings.speed },
+        );
   if (comparison !== null) bus.on('request', (e) => comparison.add(e.record));
   bus.on('client_sample', (e) => summary.addClientSample(e));
   bus.on('canary', (e) => summary.addCanary(e));
@@ -281,8 +301,26 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
       agents: replay === null ? shardAgents(laneCount(workload), options.shard).length : replay.conversations.length,
       rounds: replay === null ? workload.agents.rounds : Math.max(...replay.conversations.map((c) => c.rounds.length)),
     });
-    sampler.start(CLIENT_SAMPLE_MS, runStartMs, () => inFlight, (s) => bus.emit(options.clientSample?.(s) ?? s));
-    const ctx: RunContext = { workload, dir, bus, runStartMs, requestUrl: route.requestUrl, engineUrl: targetUrl, embeddedTargets: engine?.monitorTargets ?? null, path, route, stop: stop.signal, log, inFlight: () => inFlight };
+    sampler.start(
+      CLIENT_SAMPLE_MS,
+      runStartMs,
+      () => inFlight,
+      (s) => bus.emit(options.clientSample?.(s) ?? s),
+    );
+    const ctx: RunContext = {
+      workload,
+      dir,
+      bus,
+      runStartMs,
+      requestUrl: route.requestUrl,
+      engineUrl: targetUrl,
+      embeddedTargets: engine?.monitorTargets ?? null,
+      path,
+      route,
+      stop: stop.signal,
+      log,
+      inFlight: () => inFlight,
+    };
     for (const service of servicesFor(workload)) {
       try {
         await service.start(ctx);
@@ -370,16 +408,18 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
     tryWrite(() => writeJsonLastResort(resultPath(dir, 'manifest'), scrubber.value(manifest)));
   };
   writeManifest();
-  const built: Summary = scrubber.value(summary.build({
-    name: workload.name,
-    status,
-    started_at: startedAt.toISOString(),
-    ended_at: endedAt.toISOString(),
-    wall_s: Math.round(performance.now() - runStartMs) / 1000,
-    target: targetUrl,
-    path,
-    labels: workload.labels,
-  }));
+  const built: Summary = scrubber.value(
+    summary.build({
+      name: workload.name,
+      status,
+      started_at: startedAt.toISOString(),
+      ended_at: endedAt.toISOString(),
+      wall_s: Math.round(performance.now() - runStartMs) / 1000,
+      target: targetUrl,
+      path,
+      labels: workload.labels,
+    }),
+  );
   if (comparison !== null) built.replay = scrubber.value(comparison.result());
   tryWrite(() => writeJsonAtomic(resultPath(dir, 'summary'), built));
   // report.html and junit.xml: never fail the run over them (writeReports logs what it could not write),

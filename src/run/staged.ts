@@ -94,7 +94,16 @@ async function runArrivals(r: Running, phaseStop: AbortController): Promise<void
     c.scheduled += 1;
     c.started += 1;
     if (a.delayed) c.delayed += 1;
-    ctx.bus.emit({ kind: 'conversation_start', ...emitAt(runMs), scheduled_ms: round3(r.originRunMs + a.scheduledMs), start_lag_ms: round3(a.lagMs), delayed: a.delayed, phase: r.stageName(a.scheduledMs), agent, conversation });
+    ctx.bus.emit({
+      kind: 'conversation_start',
+      ...emitAt(runMs),
+      scheduled_ms: round3(r.originRunMs + a.scheduledMs),
+      start_lag_ms: round3(a.lagMs),
+      delayed: a.delayed,
+      phase: r.stageName(a.scheduledMs),
+      agent,
+      conversation,
+    });
     const done = runAgent({
       index: agent,
       workload: ctx.workload,

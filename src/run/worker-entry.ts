@@ -43,7 +43,12 @@ async function main(): Promise<void> {
     inFlight -= 1;
   });
   const sampler = new ClientSampler();
-  sampler.start(init.clientSampleMs, runStartMs, () => inFlight, (sample) => bus.emit({ ...sample, thread: init.workerIndex }));
+  sampler.start(
+    init.clientSampleMs,
+    runStartMs,
+    () => inFlight,
+    (sample) => bus.emit({ ...sample, thread: init.workerIndex }),
+  );
   const tracker = new ConnectionTracker({ idPrefix: `w${init.workerIndex}.` });
   const lanes = Math.max(1, ...planPhases(workload).map((p) => shardAgents(p.agents, init.shard).length));
   const transport = runTransport(

@@ -4,8 +4,4 @@
 export { ChatStreamParser } from './parser.js';
 export { MessageAssembler } from './assembler.js';
 export { parseErrorBody } from './chunk.js';
-export type {
-  AssembledMessage,
-  AssembledToolCall,
-  StreamEvent,
-} from './types.js';
+export type { AssembledMessage, AssembledToolCall, StreamEvent } from './types.js';

@@ -79,7 +79,7 @@ export class ConversationInference {
       if (n === 0 || !startsWith(seen.messages, k.messages)) continue;
       if (n === seen.messages.length && !k.failed) continue;
       const echoes = k.answer !== null && seen.messages[n] === k.answer;
-      const score = (echoes ? 1e12 : 0) + n * 1e6 + (k.endedAtMs / 1e6);
+      const score = (echoes ? 1e12 : 0) + n * 1e6 + k.endedAtMs / 1e6;
       if (score > bestScore) {
         best = k;
         bestScore = score;

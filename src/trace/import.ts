@@ -156,10 +156,11 @@ function importOpenAi(opts: ImportOptions, writer: TraceFileWriter): ImportResul
         written.add(c.tools.hash);
         writer.write({ kind: 'tools', hash: c.tools.hash, tools: c.tools.tools });
       }
-      for (const m of c.messages) if (!written.has(m.hash)) {
-        written.add(m.hash);
-        writer.write({ kind: 'content', hash: m.hash, message: m.message });
-      }
+      for (const m of c.messages)
+        if (!written.has(m.hash)) {
+          written.add(m.hash);
+          writer.write({ kind: 'content', hash: m.hash, message: m.message });
+        }
     }
     // Untimed: every conversation starts at 0 and its rounds follow `thinkMs` apart.
     const previous = lastEnd.get(assigned.conversation);
@@ -204,7 +205,10 @@ function importMooncake(opts: ImportOptions, writer: TraceFileWriter): ImportRes
     // Blocks of `blockTokens` tokens (4 characters each), the last one what remains of input_length.
     const chars = Math.max(1, Math.round(row.input * 4));
     const blockChars = blockTokens * 4;
-    const segments = row.ids.length === 0 ? [{ chars, hash: hasher.hash(`mooncake-${i}`) }] : row.ids.map((id, j) => ({ chars: j < row.ids.length - 1 ? blockChars : Math.max(0, chars - blockChars * (row.ids.length - 1)), hash: `block-${id}` }));
+    const segments =
+      row.ids.length === 0
+        ? [{ chars, hash: hasher.hash(`mooncake-${i}`) }]
+        : row.ids.map((id, j) => ({ chars: j < row.ids.length - 1 ? blockChars : Math.max(0, chars - blockChars * (row.ids.length - 1)), hash: `block-${id}` }));
     const line: TraceRequest = {
       kind: 'request',
       seq: i + 1,

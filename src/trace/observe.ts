@@ -100,7 +100,11 @@ export class ResponseObserver {
     return this.#finishJson(base, failure, hasher);
   }
 
-  #finishJson(base: Pick<TraceResponse, 'status' | 'by_proxy' | 'headers_ms' | 'e2e_ms' | 'bytes'>, failure: { kind: string; message: string } | null, hasher: Hasher): { response: TraceResponse; answer: string | null } {
+  #finishJson(
+    base: Pick<TraceResponse, 'status' | 'by_proxy' | 'headers_ms' | 'e2e_ms' | 'bytes'>,
+    failure: { kind: string; message: string } | null,
+    hasher: Hasher,
+  ): { response: TraceResponse; answer: string | null } {
     const text = Buffer.concat(this.#json).toString('utf8');
     let body: unknown = null;
     try {
@@ -146,4 +150,3 @@ export class ResponseObserver {
     return { response, answer: error === null && status !== null ? answerHash(hasher, content, calls) : null };
   }
 }
-

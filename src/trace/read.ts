@@ -68,7 +68,8 @@ export function readTrace(file: string): Trace {
     }
     if (!isObject(value)) throw new TraceError(`${where}: a trace line must be a JSON object`);
     if (header === null) {
-      if (value.kind !== 'header' || value.format !== TRACE_FORMAT) throw new TraceError(`${where}: not a roundload trace (its first line must be the header, kind "header", format "${TRACE_FORMAT}"); convert other formats with roundload trace import`);
+      if (value.kind !== 'header' || value.format !== TRACE_FORMAT)
+        throw new TraceError(`${where}: not a roundload trace (its first line must be the header, kind "header", format "${TRACE_FORMAT}"); convert other formats with roundload trace import`);
       if (value.version !== TRACE_VERSION) throw new TraceError(`${where}: trace version ${String(value.version)}; this roundload reads version ${TRACE_VERSION}`);
       header = value as unknown as TraceHeader;
       continue;

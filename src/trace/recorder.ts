@@ -61,7 +61,19 @@ export interface RecorderHandle {
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
 const CHAT_PATH = /\/chat\/completions$/;
 
-const EMPTY_SHAPE = (bytes: number): TraceRequestShape => ({ model: null, stream: false, stream_options: null, max_tokens: null, max_tokens_key: 'max_tokens', tool_choice: null, messages: [], tools: null, extra: {}, extra_keys: [], bytes });
+const EMPTY_SHAPE = (bytes: number): TraceRequestShape => ({
+  model: null,
+  stream: false,
+  stream_options: null,
+  max_tokens: null,
+  max_tokens_key: 'max_tokens',
+  tool_choice: null,
+  messages: [],
+  tools: null,
+  extra: {},
+  extra_keys: [],
+  bytes,
+});
 
 function failureOf(end: ExchangeEnd): { kind: string; message: string } | null {
   switch (end.kind) {
@@ -187,7 +199,14 @@ export async function startRecorder(opts: RecorderOptions): Promise<RecorderHand
       onConnectionClose: (c) => {
         // Connections that carried no chat request (health checks, /v1/models) are not the harness's pattern.
         if (c.served === 0 || !connections.has(c.connection)) return;
-        writer.write({ kind: 'close', connection: c.connection, at_ms: round1(c.atMs - t0), served: c.served, idle_ms: c.idleMs === null ? null : round1(c.idleMs), by: c.by === 'hop' ? 'proxy' : c.by });
+        writer.write({
+          kind: 'close',
+          connection: c.connection,
+          at_ms: round1(c.atMs - t0),
+          served: c.served,
+          idle_ms: c.idleMs === null ? null : round1(c.idleMs),
+          by: c.by === 'hop' ? 'proxy' : c.by,
+        });
       },
     });
   } catch (error) {
@@ -222,4 +241,3 @@ export async function startRecorder(opts: RecorderOptions): Promise<RecorderHand
       })()),
   };
 }
-

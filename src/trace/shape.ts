@@ -118,7 +118,10 @@ export function requestShape(body: Record<string, unknown>, bytes: number, hashe
 }
 
 /** With `--content`: each message's hash and the message itself, and the tools' hash and array. */
-export function requestContents(body: Record<string, unknown>, shape: TraceRequestShape): { messages: { hash: string; message: Record<string, unknown> }[]; tools: { hash: string; tools: unknown[] } | null } {
+export function requestContents(
+  body: Record<string, unknown>,
+  shape: TraceRequestShape,
+): { messages: { hash: string; message: Record<string, unknown> }[]; tools: { hash: string; tools: unknown[] } | null } {
   const raw = Array.isArray(body.messages) ? body.messages : [];
   return {
     messages: shape.messages.map((m, i) => ({ hash: m.hash, message: isObject(raw[i]) ? raw[i] : {} })),

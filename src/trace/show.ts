@@ -101,7 +101,10 @@ export function traceStats(trace: Trace): TraceStats {
     with_tools: withTools,
     think_ms: distribution(rs.flatMap((r) => (r.think_ms === null ? [] : [r.think_ms]))),
     idle_ms: distribution(rs.flatMap((r) => (r.connection?.idle_ms === null || r.connection?.idle_ms === undefined ? [] : [r.connection.idle_ms]))),
-    connections: known.length === 0 ? null : { count: perConnection.size, reused_requests: known.filter((r) => (r.connection?.nth ?? 1) > 1).length, max_requests: Math.max(...perConnection.values()), closed_by: closedBy },
+    connections:
+      known.length === 0
+        ? null
+        : { count: perConnection.size, reused_requests: known.filter((r) => (r.connection?.nth ?? 1) > 1).length, max_requests: Math.max(...perConnection.values()), closed_by: closedBy },
     errors,
     rounds: [...byRound.entries()]
       .sort(([a], [b]) => a - b)
@@ -133,23 +136,52 @@ function table(rows: string[][]): string {
 
 export function formatTraceStats(s: TraceStats): string {
   const lines: string[] = [];
-  lines.push(`trace ${s.file}: ${s.source === 'record' ? `recorded in front of ${s.upstream ?? '?'}` : s.source}, started ${s.started_at}, ${s.content ? 'WITH message contents' : 'shapes only (no message text)'}`);
+  lines.push(
+    `trace ${s.file}: ${s.source === 'record' ? `recorded in front of ${s.upstream ?? '?'}` : s.source}, started ${s.started_at}, ${s.content ? 'WITH message contents' : 'shapes only (no message text)'}`,
+  );
   const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
-  lines.push(`${plural(s.requests, 'request')} in ${plural(s.conversations, 'conversation')} over ${(s.span_ms / 1000).toFixed(1)} s; ${Object.keys(s.errors).length === 0 ? 'no errors' : `errors: ${Object.entries(s.errors).map(([k, n]) => `${k} ${n}`).join(', ')}`}`);
+  lines.push(
+    `${plural(s.requests, 'request')} in ${plural(s.conversations, 'conversation')} over ${(s.span_ms / 1000).toFixed(1)} s; ${
+      Object.keys(s.errors).length === 0
+        ? 'no errors'
+        : `errors: ${Object.entries(s.errors)
+            .map(([k, n]) => `${k} ${n}`)
+            .join(', ')}`
+    }`,
+  );
   const r = s.rounds_per_conversation;
   lines.push(`rounds per conversation: p50 ${fmt(r.p50)}, p90 ${fmt(r.p90)}, max ${fmt(r.max)}`);
-  lines.push(`models: ${Object.entries(s.models).map(([k, n]) => `${k} (${n})`).join(', ') || 'none'}; streamed ${s.streamed} of ${s.requests}; tools offered in ${s.with_tools}`);
-  lines.push(dist('think time ms (response end → the conversation\'s next request)', s.think_ms));
-  lines.push(dist('idle gap ms (a connection\'s response end → its next request)', s.idle_ms));
+  lines.push(
+    `models: ${
+      Object.entries(s.models)
+        .map(([k, n]) => `${k} (${n})`)
+        .join(', ') || 'none'
+    }; streamed ${s.streamed} of ${s.requests}; tools offered in ${s.with_tools}`,
+  );
+  lines.push(dist("think time ms (response end → the conversation's next request)", s.think_ms));
+  lines.push(dist("idle gap ms (a connection's response end → its next request)", s.idle_ms));
   if (s.connections === null) lines.push('connections: not in this trace (an import); a replay gives each conversation its own');
   else {
-    const closed = Object.entries(s.connections.closed_by).map(([k, n]) => `${k} ${n}`).join(', ');
+    const closed = Object.entries(s.connections.closed_by)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ');
     lines.push(`connections: ${s.connections.count}, ${s.connections.reused_requests} requests on reused ones, at most ${s.connections.max_requests} on one; closed by: ${closed || 'none recorded'}`);
   }
   if (s.skipped_lines > 0) lines.push(`skipped ${s.skipped_lines} torn line${s.skipped_lines === 1 ? '' : 's'} at the end (a recorder killed mid-write)`);
   lines.push('');
   const rows = [['round', 'req', 'messages', 'prompt chars', 'prompt tok', 'completion tok', 'ttft p50', 'e2e p50', 'errors']];
-  for (const x of s.rounds) rows.push([String(x.round), String(x.requests), fmt(x.messages_mean), fmt(x.prompt_chars_mean), fmt(x.prompt_tokens_mean), fmt(x.completion_tokens_mean), fmt(x.ttft_p50_ms), fmt(x.e2e_p50_ms), String(x.errors)]);
+  for (const x of s.rounds)
+    rows.push([
+      String(x.round),
+      String(x.requests),
+      fmt(x.messages_mean),
+      fmt(x.prompt_chars_mean),
+      fmt(x.prompt_tokens_mean),
+      fmt(x.completion_tokens_mean),
+      fmt(x.ttft_p50_ms),
+      fmt(x.e2e_p50_ms),
+      String(x.errors),
+    ]);
   lines.push(table(rows));
   return lines.join('\n');
 }

@@ -35,7 +35,10 @@ export function timedConnector(options: buildConnector.BuildOptions): buildConne
       if (error === null && s !== null) {
         const now = performance.now();
         // Plain http: undici hands the socket over on 'connect' itself, before our listener below runs.
-        timings.set(s, tcpAtMs === null ? { connectMs: round1(now - startedMs), tlsMs: null, opening: concurrent } : { connectMs: round1(tcpAtMs - startedMs), tlsMs: round1(now - tcpAtMs), opening: concurrent });
+        timings.set(
+          s,
+          tcpAtMs === null ? { connectMs: round1(now - startedMs), tlsMs: null, opening: concurrent } : { connectMs: round1(tcpAtMs - startedMs), tlsMs: round1(now - tcpAtMs), opening: concurrent },
+        );
       }
       callback(...args);
     });

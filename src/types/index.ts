@@ -1,6 +1,39 @@
 // Shared record and event types, and the catalogues records refer to (no runtime dependencies).
 export { RESULTS_SCHEMA_VERSION, type PathKind, type RequestStatus, type HangPhase, type ConnectionInfo, type ItlStats, type ErrorInfo, type HangInfo, type RequestRecord } from './records.js';
-export { EVENT_FILES, type EventFile, type RunEvent, type RunEventKind, type RunEventOf, type RunEndEvent, type PhaseEvent, type HangEvent, type PreflightEvent, type ClientSampleEvent, type PhaseLoad, type ConversationStartEvent, type ConversationEndEvent, type ArrivalsEndEvent, type ArrivalCounts } from './events.js';
-export type { GaugeSample, ScrapeEvent, GaugeSnapshot, BurstEvent, ProbeEvent, GaugeVerdictKind, GaugeVerdict, GaugeFlow, ScrapeTargetSummary, TargetDown, DiagnosisVerdict, Diagnosis, DiagnosisEpisode, CanaryComparison, CanaryLegFigures, BufferingFigures } from './monitor.js';
+export {
+  EVENT_FILES,
+  type EventFile,
+  type RunEvent,
+  type RunEventKind,
+  type RunEventOf,
+  type RunEndEvent,
+  type PhaseEvent,
+  type HangEvent,
+  type PreflightEvent,
+  type ClientSampleEvent,
+  type PhaseLoad,
+  type ConversationStartEvent,
+  type ConversationEndEvent,
+  type ArrivalsEndEvent,
+  type ArrivalCounts,
+} from './events.js';
+export type {
+  GaugeSample,
+  ScrapeEvent,
+  GaugeSnapshot,
+  BurstEvent,
+  ProbeEvent,
+  GaugeVerdictKind,
+  GaugeVerdict,
+  GaugeFlow,
+  ScrapeTargetSummary,
+  TargetDown,
+  DiagnosisVerdict,
+  Diagnosis,
+  DiagnosisEpisode,
+  CanaryComparison,
+  CanaryLegFigures,
+  BufferingFigures,
+} from './monitor.js';
 export type { CanaryLeg, CanaryEvent, HopFaultEvent } from './paths.js';
 export { WARNING_CLASSES, WARNING_CLASS_NAMES, type WarningClass } from './warnings.js';

@@ -38,7 +38,10 @@ export abstract class RandomDraws {
   /** `digits` lowercase hex characters. */
   hex(digits: number): string {
     let out = '';
-    while (out.length < digits) out += Math.floor(this.next() * 0x1_0000_0000).toString(16).padStart(8, '0');
+    while (out.length < digits)
+      out += Math.floor(this.next() * 0x1_0000_0000)
+        .toString(16)
+        .padStart(8, '0');
     return out.slice(0, digits);
   }
 }

@@ -129,10 +129,10 @@ export function guardTerminal(secrets: Iterable<string> = []): void {
   terminalGuarded = true;
   for (const stream of [process.stdout, process.stderr]) {
     const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
-    stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+    stream.write = (chunk: unknown, ...rest: unknown[]) => {
       if (typeof chunk === 'string') return write(terminal.text(chunk), ...rest);
       if (chunk instanceof Uint8Array) return write(Buffer.from(terminal.text(Buffer.from(chunk).toString('utf8'))), ...rest);
       return write(chunk, ...rest);
-    });
+    };
   }
 }

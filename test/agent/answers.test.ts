@@ -35,8 +35,10 @@ test('a tool call with no id is protocol_error, naming the violation', async (t)
   assert.equal(message, null);
 });
 
-test('SSE `event: error` is server_error_event with the server\'s message (not truncated_stream)', async (t) => {
-  const server = await fakeChat(t, (_r, res) => sse(res, chunk({ content: 'par' }) + 'event: error\ndata: {"error": {"message": "KV transfer failed for request 9f4c", "type": "InternalServerError", "code": 500}}\n\n'));
+test("SSE `event: error` is server_error_event with the server's message (not truncated_stream)", async (t) => {
+  const server = await fakeChat(t, (_r, res) =>
+    sse(res, chunk({ content: 'par' }) + 'event: error\ndata: {"error": {"message": "KV transfer failed for request 9f4c", "type": "InternalServerError", "code": 500}}\n\n'),
+  );
   const { record } = await sendRound(roundTarget(t, server.url), request);
   assert.equal(record.error?.class, 'server_error_event', JSON.stringify(record.error));
   assert.match(record.error.message, /KV transfer failed for request 9f4c \(type InternalServerError\)/);
@@ -44,7 +46,9 @@ test('SSE `event: error` is server_error_event with the server\'s message (not t
 });
 
 test('data: {"error": …} mid-stream in SGLang\'s flat shape keeps the server\'s message', async (t) => {
-  const server = await fakeChat(t, (_r, res) => sse(res, chunk({ content: 'par' }) + 'data: {"object": "error", "message": "Request aborted: context too long", "type": "BadRequestError", "param": null, "code": 400}\n\ndata: [DONE]\n\n'));
+  const server = await fakeChat(t, (_r, res) =>
+    sse(res, chunk({ content: 'par' }) + 'data: {"object": "error", "message": "Request aborted: context too long", "type": "BadRequestError", "param": null, "code": 400}\n\ndata: [DONE]\n\n'),
+  );
   const { record } = await sendRound(roundTarget(t, server.url), request);
   assert.equal(record.error?.class, 'server_error_event');
   assert.match(record.error.message, /context too long/);
@@ -56,7 +60,7 @@ test('an unknown SSE field in a good stream is ignored: the request is ok', asyn
   assert.equal(record.status, 'ok', JSON.stringify(record.error));
 });
 
-test('a 200 text/html page (a proxy\'s error page) is wrong_content_type naming the type and quoting the page', async (t) => {
+test("a 200 text/html page (a proxy's error page) is wrong_content_type naming the type and quoting the page", async (t) => {
   const server = await fakeChat(t, (_r, res) => {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     res.end('<html><head><title>Upstream unavailable</title></head><body>please retry</body></html>');
@@ -66,7 +70,7 @@ test('a 200 text/html page (a proxy\'s error page) is wrong_content_type naming 
   assert.match(record.error.message, /HTTP 200 with content-type text\/html; charset=utf-8, not text\/event-stream: <html><head><title>Upstream unavailable/);
 });
 
-test('a 200 application/json error body (stream ignored) is wrong_content_type with the server\'s message', async (t) => {
+test("a 200 application/json error body (stream ignored) is wrong_content_type with the server's message", async (t) => {
   const server = await fakeChat(t, (_r, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end('{"error": {"message": "streaming is disabled on this deployment", "type": "invalid_request_error"}}');
@@ -86,7 +90,7 @@ test('a page that never ends is cut once enough of it is read, not waited for', 
   assert.ok(record.e2e_ms < 10_000, `${record.e2e_ms} ms`);
 });
 
-test('an HTTP error names the server\'s own message in either body shape, the status and the URL path', async (t) => {
+test("an HTTP error names the server's own message in either body shape, the status and the URL path", async (t) => {
   const flat = await fakeChat(t, (_r, res) => {
     res.writeHead(404, { 'content-type': 'application/json' });
     res.end('{"object":"error","message":"The model `gpt-x` does not exist.","type":"NotFoundError","param":null,"code":404}');

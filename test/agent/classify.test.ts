@@ -48,7 +48,7 @@ test('a port nobody listens on is connection_refused', async (t) => {
   assert.equal(record.connection, null, 'no socket was had');
 });
 
-test('a TLS server that never answers the handshake is connect_timeout (undici\'s connect timeout before the watchdog\'s)', async (t) => {
+test("a TLS server that never answers the handshake is connect_timeout (undici's connect timeout before the watchdog's)", async (t) => {
   const port = await listen(t, () => {});
   const { record } = await sendRound(target(t, `https://127.0.0.1:${port}`, { connectMs: 5000 }, 300), request);
   assert.equal(record.error?.class, 'connect_timeout', JSON.stringify(record.error));
@@ -122,7 +122,7 @@ test('classification walks .cause and uses codes: a fetch TypeError around ECONN
   const wrapped = new TypeError('fetch failed', { cause: inner });
   assert.equal(classifyTransportError(wrapped, true).class, 'keepalive_race');
   assert.equal(classifyTransportError(wrapped, true, 200).class, 'keepalive_race');
-  assert.equal(classifyTransportError(wrapped, true, 5900).class, 'connection_reset', 'pending 5.9 s: the request was in the server\'s hands');
+  assert.equal(classifyTransportError(wrapped, true, 5900).class, 'connection_reset', "pending 5.9 s: the request was in the server's hands");
   assert.equal(classifyTransportError(wrapped, false).class, 'connection_reset');
   assert.equal(classifyTransportError(wrapped, true).code, 'ECONNRESET');
   const cases: [string, string][] = [
@@ -140,7 +140,7 @@ test('classification walks .cause and uses codes: a fetch TypeError around ECONN
   for (const [, cls] of cases) assert.ok(cls in ERROR_CLASSES, `${cls} is a documented class`);
 });
 
-test('on a proxied path a connect failure is the proxy\'s only when it names the proxy (or names nothing)', () => {
+test("on a proxied path a connect failure is the proxy's only when it names the proxy (or names nothing)", () => {
   const proxy = 'http://user:secret@10.0.0.9:3128';
   const refused = Object.assign(new Error('connect ECONNREFUSED 10.0.0.9:3128'), { code: 'ECONNREFUSED', address: '10.0.0.9', port: 3128 });
   const mine = throughProxy(classifyTransportError(refused, false), refused, proxy);

@@ -8,7 +8,16 @@ const settings = workloadSchema.parse({}).conversation;
 
 function make(agent: number, ordinal = 1, options: { settings?: typeof settings; extraBody?: Record<string, unknown> } = {}) {
   const s = options.settings ?? settings;
-  return new Conversation({ id: `a${agent}-c${ordinal}`, agent, ordinal, model: 'm', settings: s, system: systemPrompt(s), tools: resolveTools(s.tools), ...(options.extraBody === undefined ? {} : { extraBody: options.extraBody }) });
+  return new Conversation({
+    id: `a${agent}-c${ordinal}`,
+    agent,
+    ordinal,
+    model: 'm',
+    settings: s,
+    system: systemPrompt(s),
+    tools: resolveTools(s.tools),
+    ...(options.extraBody === undefined ? {} : { extraBody: options.extraBody }),
+  });
 }
 
 const toolAnswer: AssembledMessage = {
@@ -33,8 +42,14 @@ test('a tool-call answer appends the assistant message with its calls and one to
   const c = make(0);
   c.answered(toolAnswer);
   const m = messages(c);
-  assert.deepEqual(m.map((x) => x.role), ['system', 'user', 'assistant', 'tool', 'tool']);
-  assert.deepEqual(m[2]!.tool_calls!.map((t) => t.id), ['call_1', 'call_2']);
+  assert.deepEqual(
+    m.map((x) => x.role),
+    ['system', 'user', 'assistant', 'tool', 'tool'],
+  );
+  assert.deepEqual(
+    m[2]!.tool_calls!.map((t) => t.id),
+    ['call_1', 'call_2'],
+  );
   assert.equal(m[2]!.content, null);
   assert.deepEqual([m[3]!.tool_call_id, m[4]!.tool_call_id], ['call_1', 'call_2']);
 });
@@ -44,7 +59,11 @@ test('reasoning_history keep (the default) sends the streamed reasoning back on 
   keep.answered(toolAnswer);
   keep.answered(textAnswer);
   const kept = messages(keep).filter((x) => x.role === 'assistant');
-  assert.deepEqual(kept.map((x) => x.reasoning_content), ['thinking', 'thinking'], 'tool-call and content turns both carry it');
+  assert.deepEqual(
+    kept.map((x) => x.reasoning_content),
+    ['thinking', 'thinking'],
+    'tool-call and content turns both carry it',
+  );
   const drop = make(0, 1, { settings: { ...settings, reasoning_history: 'drop' } });
   drop.answered(toolAnswer);
   drop.answered(textAnswer);
@@ -68,7 +87,10 @@ test('a tool call without a name goes back as it came, answered by an error resu
 test('a content answer appends the assistant message and a user turn', () => {
   const c = make(0);
   c.answered(textAnswer);
-  assert.deepEqual(messages(c).map((x) => x.role), ['system', 'user', 'assistant', 'user']);
+  assert.deepEqual(
+    messages(c).map((x) => x.role),
+    ['system', 'user', 'assistant', 'user'],
+  );
 });
 
 test('the request body grows every round, and tool results grow with the round number', () => {
@@ -111,7 +133,7 @@ test('the body carries model, stream, usage request, tools and tool_choice', () 
   assert.equal(body.max_tokens, settings.max_tokens);
 });
 
-test('target.extra_body fields go into every request body beside roundload\'s own', () => {
+test("target.extra_body fields go into every request body beside roundload's own", () => {
   const extra = { chat_template_kwargs: { thinking: true }, separate_reasoning: true, top_p: 0.95 };
   const c = make(0, 1, { extraBody: extra });
   const first = JSON.parse(c.body()) as Record<string, unknown>;
@@ -135,5 +157,8 @@ test('the encoded body is the text body byte for byte, and counts its characters
   assert.equal(encoded.chars, text.length);
   assert.ok(encoded.bytes.length > encoded.chars, 'non-ASCII text: more bytes than characters');
   const sent = JSON.parse(text) as { messages: { role: string }[] };
-  assert.deepEqual(sent.messages.map((m) => m.role), ['system', 'user', 'assistant', 'user']);
+  assert.deepEqual(
+    sent.messages.map((m) => m.role),
+    ['system', 'user', 'assistant', 'user'],
+  );
 });

@@ -29,13 +29,22 @@ test('ttfc_ms starts at the first content token, ttft_ms at the first reasoning 
   const margin = delay.marginMs();
   // What the server spent reasoning (first reasoning token → first content token), seen from the client.
   const thinking = firstContent.atMs - first.atMs;
-  assert.ok(Math.abs(record.ttfc_ms! - record.ttft_ms! - thinking) <= margin, `ttfc ${record.ttfc_ms} − ttft ${record.ttft_ms} vs ${thinking.toFixed(3)} ms of reasoning (margin ${margin.toFixed(1)} ms)`);
-  assert.ok(Math.abs(record.reasoning_ms! - (lastReasoning.atMs - first.atMs)) <= margin, `reasoning_ms ${record.reasoning_ms} vs ${(lastReasoning.atMs - first.atMs).toFixed(3)} (margin ${margin.toFixed(1)} ms)`);
+  assert.ok(
+    Math.abs(record.ttfc_ms! - record.ttft_ms! - thinking) <= margin,
+    `ttfc ${record.ttfc_ms} − ttft ${record.ttft_ms} vs ${thinking.toFixed(3)} ms of reasoning (margin ${margin.toFixed(1)} ms)`,
+  );
+  assert.ok(
+    Math.abs(record.reasoning_ms! - (lastReasoning.atMs - first.atMs)) <= margin,
+    `reasoning_ms ${record.reasoning_ms} vs ${(lastReasoning.atMs - first.atMs).toFixed(3)} (margin ${margin.toFixed(1)} ms)`,
+  );
   // 8 reasoning tokens 15 ms apart: the two figures cannot be equal by accident.
   assert.ok(record.ttfc_ms! - record.ttft_ms! > 100, `${record.ttfc_ms! - record.ttft_ms!}`);
   assert.equal(record.reasoning_tokens, 8);
   assert.equal(record.reasoning_tokens_estimated, false);
-  assert.equal(record.reasoning_chars, received.written.filter((w) => w.kind === 'reasoning').reduce((n, w) => n + w.text.length, 0));
+  assert.equal(
+    record.reasoning_chars,
+    received.written.filter((w) => w.kind === 'reasoning').reduce((n, w) => n + w.text.length, 0),
+  );
 });
 
 test('reasoning_tokens come from usage in either spelling, and are estimated (and marked) without one or when usage says 0 beside reasoning text', async (t) => {
@@ -80,7 +89,7 @@ test('tokens_per_event says how many tokens an event carried, and tpot_ms is (e2
   assert.equal(single.record.tokens_per_event, 1);
 });
 
-test('DSML markup in a tool call\'s arguments is an ok answer with the tool_markup_in_arguments warning', async (t) => {
+test("DSML markup in a tool call's arguments is an ok answer with the tool_markup_in_arguments warning", async (t) => {
   const { record } = await one(t, { toolCalls: [{ name: 'read_file', arguments: ['{"path": "a.ts <｜DSML｜parameter name=\\"x\\">"}'] }] });
   assert.equal(record.status, 'ok', JSON.stringify(record.error));
   assert.deepEqual(record.warnings, ['tool_markup_in_arguments']);

@@ -6,7 +6,17 @@ import type { AssembledMessage } from '../../src/stream/index.js';
 const NO_CONTENTS = { messages: new Map(), tools: new Map() };
 
 function shape(messages: ShapeRequest['messages']): ShapeRequest {
-  return { model: 'm', stream: true, stream_options: { include_usage: true }, max_tokens: 64, max_tokens_key: 'max_tokens', tool_choice: 'auto', messages, tools: { count: 2, chars: 400, hash: 'T', names: ['read_file', 'run'] }, extra: { temperature: 0 } };
+  return {
+    model: 'm',
+    stream: true,
+    stream_options: { include_usage: true },
+    max_tokens: 64,
+    max_tokens_key: 'max_tokens',
+    tool_choice: 'auto',
+    messages,
+    tools: { count: 2, chars: 400, hash: 'T', names: ['read_file', 'run'] },
+    extra: { temperature: 0 },
+  };
 }
 
 function answer(calls: number): AssembledMessage {
@@ -22,9 +32,11 @@ function answer(calls: number): AssembledMessage {
   };
 }
 
-const R1 = [{ role: 'system', chars: 300, hash: 'S' }, { role: 'user', chars: 120, hash: 'U1' }];
+const R1 = [
+  { role: 'system', chars: 300, hash: 'S' },
+  { role: 'user', chars: 120, hash: 'U1' },
+];
 const R2 = [...R1, { role: 'assistant', chars: 0, hash: 'A1', tool_calls: [{ name: 'read_file', arguments_chars: 30 }] }, { role: 'tool', chars: 500, hash: 'T1' }];
-
 
 /** A sent body as these tests read it. */
 interface SentBody {
@@ -56,10 +68,13 @@ test('two conversations with the same recorded system prompt send it byte for by
   assert.notEqual(a.messages[1]!.content, b.messages[1]!.content);
   assert.equal(a.messages[1]!.content.length, 120);
   assert.equal(JSON.stringify(a.tools), JSON.stringify(b.tools));
-  assert.deepEqual({ model: a.model, stream: a.stream, max_tokens: a.max_tokens, temperature: a.temperature, usage: a.stream_options.include_usage }, { model: 'm', stream: true, max_tokens: 64, temperature: 0, usage: true });
+  assert.deepEqual(
+    { model: a.model, stream: a.stream, max_tokens: a.max_tokens, temperature: a.temperature, usage: a.stream_options.include_usage },
+    { model: 'm', stream: true, max_tokens: 64, temperature: 0, usage: true },
+  );
 });
 
-test('round 2 re-sends round 1 as sent, the live answer in the recorded answer\'s place, and tool results of the recorded size answering its calls', () => {
+test("round 2 re-sends round 1 as sent, the live answer in the recorded answer's place, and tool results of the recorded size answering its calls", () => {
   const bodies = new ReplayBodies(NO_CONTENTS, 'm');
   const first = bodies.next(shape(R1));
   assert.equal(first.answer, null);

@@ -10,10 +10,35 @@ import type { RequestRecord, RunEvent } from '../../src/types/index.js';
 
 function rec(over: Partial<RequestRecord>): RequestRecord {
   return {
-    t: '', run_ms: 0, agent: 0, conversation: 'a0-c1', round: 1, phase: 'main', path: 'direct', status: 'error', http_status: null,
-    headers_ms: null, ttft_ms: null, e2e_ms: 5, server_ttft_ms: null, itl: null, chunks: 0, bytes: 0, request_bytes: 10,
-    prompt_tokens: null, completion_tokens: null, cached_tokens: null, tokens_estimated: false, finish_reason: null, tool_calls: [],
-    content_chars: 0, reasoning_chars: 0, error: null, hang: null, connection: null, ...over,
+    t: '',
+    run_ms: 0,
+    agent: 0,
+    conversation: 'a0-c1',
+    round: 1,
+    phase: 'main',
+    path: 'direct',
+    status: 'error',
+    http_status: null,
+    headers_ms: null,
+    ttft_ms: null,
+    e2e_ms: 5,
+    server_ttft_ms: null,
+    itl: null,
+    chunks: 0,
+    bytes: 0,
+    request_bytes: 10,
+    prompt_tokens: null,
+    completion_tokens: null,
+    cached_tokens: null,
+    tokens_estimated: false,
+    finish_reason: null,
+    tool_calls: [],
+    content_chars: 0,
+    reasoning_chars: 0,
+    error: null,
+    hang: null,
+    connection: null,
+    ...over,
   };
 }
 const err = (cls: string) => ({ class: cls, message: cls, code: null });
@@ -45,8 +70,16 @@ test('an agent with retry idempotent-safe against a refused port records both at
   const port = (server.address() as { port: number }).port;
   await new Promise<void>((r) => server.close(() => r()));
   const transport = new Transport({
-    url: `http://127.0.0.1:${port}`, path: 'direct', tls: { caFile: null, insecure: false, servername: null }, connection: 'per-agent', agents: 1,
-    poolConnections: null, keepAliveTimeoutMs: 10_000, connectTimeoutMs: 2000, headersTimeoutMs: 10_000, bodyTimeoutMs: 10_000,
+    url: `http://127.0.0.1:${port}`,
+    path: 'direct',
+    tls: { caFile: null, insecure: false, servername: null },
+    connection: 'per-agent',
+    agents: 1,
+    poolConnections: null,
+    keepAliveTimeoutMs: 10_000,
+    connectTimeoutMs: 2000,
+    headersTimeoutMs: 10_000,
+    bodyTimeoutMs: 10_000,
   });
   const tracker = new ConnectionTracker();
   t.after(async () => {
@@ -54,15 +87,42 @@ test('an agent with retry idempotent-safe against a refused port records both at
     await transport.close(100);
   });
   const target: RoundTarget = {
-    lane: transport.lane(0), tracker, clock: realClock, path: 'direct', endpoint: '/v1/chat/completions', headers: {}, runStartMs: 0,
+    lane: transport.lane(0),
+    tracker,
+    clock: realClock,
+    path: 'direct',
+    endpoint: '/v1/chat/completions',
+    headers: {},
+    runStartMs: 0,
     deadlines: { connectMs: 3000, headersMs: 3000, firstTokenMs: 3000, stallMs: 3000, totalMs: 5000 },
   };
-  for (const [policy, expected] of [['idempotent-safe', [[1, undefined], [1, 2], [2, undefined], [2, 2]]], ['none', [[1, undefined], [2, undefined]]]] as const) {
+  for (const [policy, expected] of [
+    [
+      'idempotent-safe',
+      [
+        [1, undefined],
+        [1, 2],
+        [2, undefined],
+        [2, 2],
+      ],
+    ],
+    [
+      'none',
+      [
+        [1, undefined],
+        [2, undefined],
+      ],
+    ],
+  ] as const) {
     const workload = parseWorkload(`retry: ${policy}\nagents: {rounds: 2, think_time_ms: 0}\n`, 'w.yaml');
     const events: RunEvent[] = [];
     const sent = await runAgent({ index: 0, workload, target, system: '', tools: [], phase: 'main', emit: (e) => events.push(e), stop: new AbortController().signal });
     const records = events.flatMap((e) => (e.kind === 'request' ? [e.record] : []));
-    assert.deepEqual(records.map((r) => [r.round, r.attempt]), expected, policy);
+    assert.deepEqual(
+      records.map((r) => [r.round, r.attempt]),
+      expected,
+      policy,
+    );
     assert.ok(records.every((r) => r.error?.class === 'connection_refused'));
     assert.equal(sent, records.length);
     assert.equal(events.filter((e) => e.kind === 'request_start').length, records.length, 'every attempt is a request in flight');

@@ -120,18 +120,19 @@ test('each socket read costs one clock reading, shared by the record and the wat
   // The reads undici hands over, counted by a handler in front of the request's own.
   let reads = 0;
   const lane = target.lane;
-  const counted = lane.dispatcher.compose((dispatch) => (opts, handler) =>
-    dispatch(opts, {
-      ...handler,
-      onRequestStart: (c, ctx) => handler.onRequestStart?.(c, ctx),
-      onResponseStart: (c, status, headers, message) => handler.onResponseStart?.(c, status, headers, message),
-      onResponseData: (c, data) => {
-        reads += 1;
-        handler.onResponseData?.(c, data);
-      },
-      onResponseEnd: (c, trailers) => handler.onResponseEnd?.(c, trailers),
-      onResponseError: (c, error) => handler.onResponseError?.(c, error),
-    }),
+  const counted = lane.dispatcher.compose(
+    (dispatch) => (opts, handler) =>
+      dispatch(opts, {
+        ...handler,
+        onRequestStart: (c, ctx) => handler.onRequestStart?.(c, ctx),
+        onResponseStart: (c, status, headers, message) => handler.onResponseStart?.(c, status, headers, message),
+        onResponseData: (c, data) => {
+          reads += 1;
+          handler.onResponseData?.(c, data);
+        },
+        onResponseEnd: (c, trailers) => handler.onResponseEnd?.(c, trailers),
+        onResponseError: (c, error) => handler.onResponseError?.(c, error),
+      }),
   );
   // Every clock reading of the process while the request runs (the real clock reads performance.now()).
   let readings = 0;
@@ -142,7 +143,10 @@ test('each socket read costs one clock reading, shared by the record and the wat
   };
   let outcome;
   try {
-    outcome = await sendRound({ ...target, lane: { dispatcher: counted, reset: () => lane.reset(), failed: (e, d) => lane.failed(e, d) } }, { agent: 0, conversation: 'a0-c1', round: 1, phase: 'main', body: '{}' });
+    outcome = await sendRound(
+      { ...target, lane: { dispatcher: counted, reset: () => lane.reset(), failed: (e, d) => lane.failed(e, d) } },
+      { agent: 0, conversation: 'a0-c1', round: 1, phase: 'main', body: '{}' },
+    );
   } finally {
     performance.now = now;
   }

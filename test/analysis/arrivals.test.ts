@@ -19,8 +19,34 @@ function end(n: number, runMs: number): ConversationEndEvent {
 
 function request(agent: number, runMs: number, e2eMs: number, phase: string): RequestRecord {
   return {
-    t: T, run_ms: runMs, agent, conversation: `a${agent}-c1`, round: 1, phase, path: 'direct', status: 'ok', http_status: 200, headers_ms: 5, ttft_ms: 10, e2e_ms: e2eMs, server_ttft_ms: null,
-    itl: null, chunks: 3, bytes: 100, request_bytes: 100, prompt_tokens: 10, completion_tokens: 5, cached_tokens: null, tokens_estimated: false, finish_reason: 'stop', tool_calls: [], content_chars: 20, reasoning_chars: 0, error: null, hang: null, connection: null,
+    t: T,
+    run_ms: runMs,
+    agent,
+    conversation: `a${agent}-c1`,
+    round: 1,
+    phase,
+    path: 'direct',
+    status: 'ok',
+    http_status: 200,
+    headers_ms: 5,
+    ttft_ms: 10,
+    e2e_ms: e2eMs,
+    server_ttft_ms: null,
+    itl: null,
+    chunks: 3,
+    bytes: 100,
+    request_bytes: 100,
+    prompt_tokens: 10,
+    completion_tokens: 5,
+    cached_tokens: null,
+    tokens_estimated: false,
+    finish_reason: 'stop',
+    tool_calls: [],
+    content_chars: 20,
+    reasoning_chars: 0,
+    error: null,
+    hang: null,
+    connection: null,
   };
 }
 
@@ -49,7 +75,10 @@ test('per stage: arrivals, their rate, delays, never started, start lag, active 
   b.addLoad({ kind: 'arrivals_end', t: T, run_ms: 4000, phases: { 's1-r2': { ...counts, not_started: 0 }, 's2-r4': { ...counts, not_started: 3 } } } satisfies ArrivalsEndEvent);
   const s = b.build({ name: 'x', status: 'completed', started_at: T, ended_at: T, wall_s: 4.2, target: 'http://x', path: 'direct', labels: {} });
   const [p1, p2] = s.phases;
-  assert.deepEqual(s.phases.map((p) => p.phase), ['s1-r2', 's2-r4']);
+  assert.deepEqual(
+    s.phases.map((p) => p.phase),
+    ['s1-r2', 's2-r4'],
+  );
   assert.deepEqual(p1!.load, { kind: 'arrival', from: 2, to: 2, ramp: 'step', length_ms: 2000, start_ms: 0 });
   const a1 = p1!.arrivals!;
   assert.deepEqual([a1.scheduled, a1.started, a1.delayed, a1.not_started, a1.arrivals_per_s], [4, 4, 0, 0, 2]);
@@ -67,7 +96,15 @@ test('per stage: arrivals, their rate, delays, never started, start lag, active 
   assert.deepEqual([run.scheduled, run.started, run.delayed, run.not_started], [12, 9, 3, 3]);
   assert.deepEqual(run.lagging_phases, ['s2-r4']);
   assert.equal(run.lag_limit_ms, 100);
-  assert.deepEqual(run.windows.map((w) => [w.start_s, w.starts, w.delayed, w.active_max]), [[0, 2, 0, 2], [1, 2, 0, 2], [2, 3, 1, 3], [3, 2, 2, 5]]);
+  assert.deepEqual(
+    run.windows.map((w) => [w.start_s, w.starts, w.delayed, w.active_max]),
+    [
+      [0, 2, 0, 2],
+      [1, 2, 0, 2],
+      [2, 3, 1, 3],
+      [3, 2, 2, 5],
+    ],
+  );
   assert.equal(run.windows[0]!.active_mean, 1.5, '1 active for 0.5 s then 2 for 0.5 s');
   assert.equal(run.windows[3]!.start_lag_max_ms, 350);
 });

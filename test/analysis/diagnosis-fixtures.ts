@@ -37,11 +37,28 @@ export function canaries(leg: CanaryPoint['leg'], toMs: number, stepMs: number, 
 }
 
 /** Scrapes of `target` every `stepMs`; inside `down` they time out. `queue` gives the queue gauge, `handoff` the PD hand-off queues. */
-export function scrapes(target: string, toMs: number, stepMs: number, down: readonly Span[], queue: (ms: number) => number | null = () => 0, durationMs = 3, handoff: (ms: number) => number | null = () => null): ScrapePoint[] {
+export function scrapes(
+  target: string,
+  toMs: number,
+  stepMs: number,
+  down: readonly Span[],
+  queue: (ms: number) => number | null = () => 0,
+  durationMs = 3,
+  handoff: (ms: number) => number | null = () => null,
+): ScrapePoint[] {
   const out: ScrapePoint[] = [];
   for (let ms = 0; ms <= toMs; ms += stepMs) {
     const failed = inside(ms, down);
-    out.push({ target, run_ms: ms, duration_ms: failed ? 500 : durationMs, ok: !failed, error: failed ? 'ERR_GET_TIMEOUT: GET http://127.0.0.1/metrics got no complete answer within 500 ms' : null, queue: failed ? null : queue(ms), running: failed ? null : 1, handoff: failed ? null : handoff(ms) });
+    out.push({
+      target,
+      run_ms: ms,
+      duration_ms: failed ? 500 : durationMs,
+      ok: !failed,
+      error: failed ? 'ERR_GET_TIMEOUT: GET http://127.0.0.1/metrics got no complete answer within 500 ms' : null,
+      queue: failed ? null : queue(ms),
+      running: failed ? null : 1,
+      handoff: failed ? null : handoff(ms),
+    });
   }
   return out;
 }

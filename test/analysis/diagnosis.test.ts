@@ -54,7 +54,7 @@ test('an engine frozen twice behind an untouched proxy is engine in both episode
   assert.ok(typeof d.confidence === 'number' && d.confidence > 0.5);
 });
 
-test('the incident\'s picture: identical failures on both legs and no scrapes is still engine, not proxy', () => {
+test("the incident's picture: identical failures on both legs and no scrapes is still engine, not proxy", () => {
   const frozen = [{ from: 20_000, to: 32_000 }];
   const d = diagnose(frozenEngine(frozen, { scrapes: [], flows: [] }));
   assert.equal(d.verdict, 'engine', text(d));
@@ -69,7 +69,7 @@ test('a freeze on a direct path with no proxy is engine, and proxy is never cons
   assert.match(text(d), /set target\.bypass/);
 });
 
-test('a proxy that stalls while the engine answers direct canaries is proxy, with the exact test\'s p-value', () => {
+test("a proxy that stalls while the engine answers direct canaries is proxy, with the exact test's p-value", () => {
   const stalled = [{ from: 10_000, to: 22_000 }];
   const d = diagnose({
     path: 'proxy',
@@ -95,7 +95,15 @@ test('HAProxy killed: agents refused, proxied canaries refused or reset, direct 
   const errors = [];
   for (let ms = 30_000; ms < 47_000; ms += 200) errors.push(error(ms, 'connection_refused'));
   const proxied = canaries('proxied', RUN_MS, 1000, (ms) => (ms === 30_000 ? 'reset' : inside(ms, dead) ? 'refused' : 'ok'));
-  const d = diagnose({ path: 'proxy', hangs: [], errors, canaries: [...canaries('direct', RUN_MS, 1000, () => 'ok'), ...proxied], scrapes: scrapes('engine', RUN_MS, 1000, []), gauges: [], client: client(RUN_MS) });
+  const d = diagnose({
+    path: 'proxy',
+    hangs: [],
+    errors,
+    canaries: [...canaries('direct', RUN_MS, 1000, () => 'ok'), ...proxied],
+    scrapes: scrapes('engine', RUN_MS, 1000, []),
+    gauges: [],
+    client: client(RUN_MS),
+  });
   assert.equal(d.verdict, 'proxy', text(d));
   const e = d.episodes![0]!;
   assert.equal(e.kind, 'errors');
@@ -103,7 +111,7 @@ test('HAProxy killed: agents refused, proxied canaries refused or reset, direct 
   assert.match(e.evidence_for.join('\n'), /refused at the proxy's address/);
 });
 
-test('an engine killed behind HAProxy: the proxy\'s own 503 pages and refused direct canaries make it engine', () => {
+test("an engine killed behind HAProxy: the proxy's own 503 pages and refused direct canaries make it engine", () => {
   const dead = [{ from: 30_000, to: RUN_MS + 1 }];
   const page = { http_status: 503, answered_by: 'page' as const, detail: '503 Service Unavailable No server is available to handle this request.' };
   const errors = [];
@@ -177,7 +185,14 @@ test('a slow engine (completions continue, TTFT rising, queue high, canaries que
 
 test('a pinned engine gauge over the episode makes it engine even without canaries', () => {
   const stuck = [{ from: 20_000, to: 40_000 }];
-  const d = diagnose({ path: 'proxy', hangs: hangsIn(stuck, 'proxy', 'first_token'), canaries: [], scrapes: scrapes('prefill', RUN_MS, 1000, []), gauges: [pinnedGauge(15_000, 45_000)], client: client(RUN_MS) });
+  const d = diagnose({
+    path: 'proxy',
+    hangs: hangsIn(stuck, 'proxy', 'first_token'),
+    canaries: [],
+    scrapes: scrapes('prefill', RUN_MS, 1000, []),
+    gauges: [pinnedGauge(15_000, 45_000)],
+    client: client(RUN_MS),
+  });
   assert.equal(d.verdict, 'engine', text(d));
   assert.match(text(d), /sglang:num_prefill_inflight_queue_reqs on prefill is pinned at 1 from 15\.0 s to 45\.0 s/);
 });
@@ -189,15 +204,25 @@ test('one hang with nothing else to go on is unknown: no verdict from a second o
   assert.match(text(d), /set target\.bypass/);
 });
 
-test('both canary legs healthy while the agents hang: unknown, pointing at what is special about the agents\' requests', () => {
-  const d = diagnose({ path: 'hop', hangs: [hang(10_000, 11_500, 'headers', 'hop'), hang(12_000, 13_500, 'headers', 'hop')], canaries: [...canaries('direct', 30_000, 500, () => 'ok'), ...canaries('proxied', 30_000, 500, () => 'ok', 'hop')], gauges: [] });
+test("both canary legs healthy while the agents hang: unknown, pointing at what is special about the agents' requests", () => {
+  const d = diagnose({
+    path: 'hop',
+    hangs: [hang(10_000, 11_500, 'headers', 'hop'), hang(12_000, 13_500, 'headers', 'hop')],
+    canaries: [...canaries('direct', 30_000, 500, () => 'ok'), ...canaries('proxied', 30_000, 500, () => 'ok', 'hop')],
+    gauges: [],
+  });
   assert.equal(d.verdict, 'unknown', text(d));
   assert.match(text(d), /both legs answered every canary .*specific to the agents' requests/);
 });
 
 test('a slot whose canary could not be sent counts as a failed slot', () => {
   const stalled = [{ from: 10_000, to: 22_000 }];
-  const d = diagnose({ path: 'proxy', hangs: hangsIn(stalled), canaries: [...canaries('direct', RUN_MS, 1000, () => 'ok'), ...canaries('proxied', RUN_MS, 1000, (ms) => (inside(ms, stalled) ? (ms % 3000 === 0 ? 'hang' : 'not_sent') : 'ok'))], gauges: [] });
+  const d = diagnose({
+    path: 'proxy',
+    hangs: hangsIn(stalled),
+    canaries: [...canaries('direct', RUN_MS, 1000, () => 'ok'), ...canaries('proxied', RUN_MS, 1000, (ms) => (inside(ms, stalled) ? (ms % 3000 === 0 ? 'hang' : 'not_sent') : 'ok'))],
+    gauges: [],
+  });
   const e = d.episodes![0]!;
   assert.ok(e.canaries!.proxied.not_sent >= 6, JSON.stringify(e.canaries));
   assert.equal(e.canaries!.proxied.failed, e.canaries!.proxied.slots - 1 - (e.canaries!.proxied.slots - 13));
@@ -205,10 +230,16 @@ test('a slot whose canary could not be sent counts as a failed slot', () => {
 });
 
 test('nothing failed: verdict none, no evidence, buffering still reported', () => {
-  assert.deepEqual(diagnose({ hangs: [], canaries: [], gauges: [], buffering: { judged: 12, buffered: 12, share: 1 } }), { verdict: 'none', confidence: null, evidence: [], episodes: [], buffering: { judged: 12, buffered: 12, share: 1 } });
+  assert.deepEqual(diagnose({ hangs: [], canaries: [], gauges: [], buffering: { judged: 12, buffered: 12, share: 1 } }), {
+    verdict: 'none',
+    confidence: null,
+    evidence: [],
+    episodes: [],
+    buffering: { judged: 12, buffered: 12, share: 1 },
+  });
 });
 
-test('errors and hangs make separate episodes, each judged, and the run\'s call is the heaviest one', () => {
+test("errors and hangs make separate episodes, each judged, and the run's call is the heaviest one", () => {
   const frozen = [{ from: 10_000, to: 16_000 }];
   const page = { http_status: 503, answered_by: 'page' as const, detail: '503 Service Unavailable' };
   const errors = [];
@@ -224,7 +255,7 @@ test('errors and hangs make separate episodes, each judged, and the run\'s call 
   assert.match(d.evidence[0]!, /^2 episodes: hangs 10\.0–16\.0 s: engine \(confidence 0\.\d+\), \d+ requests; errors 12\.0–15\.9 s: engine/);
 });
 
-test('Fisher\'s exact test and the Wilson interval give the textbook figures', () => {
+test("Fisher's exact test and the Wilson interval give the textbook figures", () => {
   assert.equal(Number(fisherGreater(3, 3, 0, 3).toFixed(4)), 0.05);
   assert.equal(fisherGreater(0, 3, 3, 3), 1);
   // C(12,9)·C(12,0)/C(24,9) = 220/1307504
@@ -238,7 +269,7 @@ test('Fisher\'s exact test and the Wilson interval give the textbook figures', (
   assert.equal(Number(half.high.toFixed(3)), 0.763);
 });
 
-test('an error body tells the server\'s JSON from a proxy\'s page', () => {
+test("an error body tells the server's JSON from a proxy's page", () => {
   assert.equal(answererOf(503, 'HTTP 503: <html><body><h1>503 Service Unavailable</h1>\nNo server is available to handle this request.\n</body></html>'), 'page');
   assert.equal(answererOf(502, 'HTTP 502: <html>\r\n<head><title>502 Bad Gateway</title></head>'), 'page');
   assert.equal(answererOf(500, 'HTTP 500: {"error": {"message": "engine error", "type": "server_error"}}'), 'server_json');
@@ -271,7 +302,7 @@ test('a sample window longer than the usual one is a late loop, even when the de
   assert.match(text(d), /ran up to 2\.3 s late/);
 });
 
-test('the kernel\'s run-queue wait makes a starved client host_starved even when its late ticks cover under 2 s; the same wait while the process kept a core busy is client', () => {
+test("the kernel's run-queue wait makes a starved client host_starved even when its late ticks cover under 2 s; the same wait while the process kept a core busy is client", () => {
   // The sampler ticked on time but for one long stretch; the kernel says the loop waited 1.3 s of the 2 s around the hangs for a CPU.
   const windows = [
     { from_ms: 0, to_ms: 1000, delay_p99_ms: 5, delay_max_ms: 8, utilization: 0.3, cpu_ms: 300, cpu_wait_ms: 5 },
@@ -309,7 +340,7 @@ test('a short episode with few canaries, only the proxied ones failing, still po
   assert.match(e.evidence_for.join('\n'), /few canaries, yet only the proxied leg failed/);
 });
 
-test('the run\'s call follows the time in trouble, not the request count: a 10 s freeze outweighs a half-second burst of 100 fast errors', () => {
+test("the run's call follows the time in trouble, not the request count: a 10 s freeze outweighs a half-second burst of 100 fast errors", () => {
   const frozen = [{ from: 10_000, to: 20_000 }];
   const errors = [];
   for (let ms = 40_000; ms < 40_500; ms += 5) errors.push(error(ms, 'connection_refused'));
@@ -361,7 +392,15 @@ test('one request pinned in the KV transfer queue while nothing else flows, no c
     flows: [flow('prefill', 35_000, 200, [{ from: 3_000, to: 35_000 }])],
     gauges: [],
     client: client(35_000, [], 5, 0.05, 0.1),
-    activity: activity({ completions: [500, 1000, 2000, 2900], ttft: [[500, 30], [1000, 30]], streaming: [{ from: 0, to: 2900 }], inFlight: [{ from: 0, to: 35_000 }] }),
+    activity: activity({
+      completions: [500, 1000, 2000, 2900],
+      ttft: [
+        [500, 30],
+        [1000, 30],
+      ],
+      streaming: [{ from: 0, to: 2900 }],
+      inFlight: [{ from: 0, to: 35_000 }],
+    }),
   });
   // The first scrapes of the episode still show the load before it (0 between requests).
   const d = diagnose(input((ms) => (ms >= pinned.from + 2000 ? 1 : ms % 400 === 0 ? 1 : 0)));

@@ -26,15 +26,42 @@ test('without warm-up, the window of the first send is an edge (the phase may st
   const w = new WindowBuilder(1);
   for (let s = 0; s < 5; s += 1) w.add({ ...base, phase: 'main', agent: 0, run_ms: s * 1000 + 300, e2e_ms: 900 });
   // Sends at 0.3 … 4.3 s, the last end at 5.2 s: windows 1-4 are steady, 0 and 5 are edges.
-  assert.deepEqual(w.build().map((x) => x.steady), [false, true, true, true, true, false]);
+  assert.deepEqual(
+    w.build().map((x) => x.steady),
+    [false, true, true, true, true, false],
+  );
 });
 
 function record(over: Partial<RequestRecord>): RequestRecord {
   return {
-    t: '2026-01-01T00:00:00.000Z', run_ms: 0, agent: 0, conversation: 'a0-c1', round: 1, phase: 'c4', path: 'direct', status: 'ok', http_status: 200,
-    headers_ms: 5, ttft_ms: 100, server_ttft_ms: null, e2e_ms: 1000, itl: null, chunks: 10, bytes: 1000, request_bytes: 100, prompt_tokens: 100,
-    completion_tokens: 50, cached_tokens: 0, tokens_estimated: false, finish_reason: 'stop', tool_calls: [], content_chars: 100, reasoning_chars: 0,
-    error: null, hang: null, connection: null,
+    t: '2026-01-01T00:00:00.000Z',
+    run_ms: 0,
+    agent: 0,
+    conversation: 'a0-c1',
+    round: 1,
+    phase: 'c4',
+    path: 'direct',
+    status: 'ok',
+    http_status: 200,
+    headers_ms: 5,
+    ttft_ms: 100,
+    server_ttft_ms: null,
+    e2e_ms: 1000,
+    itl: null,
+    chunks: 10,
+    bytes: 1000,
+    request_bytes: 100,
+    prompt_tokens: 100,
+    completion_tokens: 50,
+    cached_tokens: 0,
+    tokens_estimated: false,
+    finish_reason: 'stop',
+    tool_calls: [],
+    content_chars: 100,
+    reasoning_chars: 0,
+    error: null,
+    hang: null,
+    connection: null,
     ...over,
   };
 }

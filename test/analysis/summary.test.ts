@@ -5,10 +5,33 @@ import type { RequestRecord } from '../../src/types/index.js';
 
 function rec(over: Partial<RequestRecord>): RequestRecord {
   return {
-    t: '2026-01-01T00:00:00.000Z', run_ms: 0, agent: 0, conversation: 'a0-c1', round: 1, phase: 'main', path: 'direct', status: 'ok',
-    http_status: 200, headers_ms: 5, ttft_ms: 20, e2e_ms: 220, server_ttft_ms: null, itl: { count: 10, mean_ms: 20, p50_ms: 20, p99_ms: 30, max_ms: 30 }, chunks: 12,
-    bytes: 2000, request_bytes: 5000, prompt_tokens: 1000, completion_tokens: 11, cached_tokens: 500, tokens_estimated: false,
-    finish_reason: 'stop', tool_calls: [], content_chars: 40, reasoning_chars: 0, error: null, hang: null,
+    t: '2026-01-01T00:00:00.000Z',
+    run_ms: 0,
+    agent: 0,
+    conversation: 'a0-c1',
+    round: 1,
+    phase: 'main',
+    path: 'direct',
+    status: 'ok',
+    http_status: 200,
+    headers_ms: 5,
+    ttft_ms: 20,
+    e2e_ms: 220,
+    server_ttft_ms: null,
+    itl: { count: 10, mean_ms: 20, p50_ms: 20, p99_ms: 30, max_ms: 30 },
+    chunks: 12,
+    bytes: 2000,
+    request_bytes: 5000,
+    prompt_tokens: 1000,
+    completion_tokens: 11,
+    cached_tokens: 500,
+    tokens_estimated: false,
+    finish_reason: 'stop',
+    tool_calls: [],
+    content_chars: 40,
+    reasoning_chars: 0,
+    error: null,
+    hang: null,
     connection: { id: 'c1', nth: 1, local_port: 5000, age_ms: 0, idle_ms: null, tls: null },
     ...over,
   };
@@ -22,7 +45,14 @@ test('totals, per-round figures, errors by class and hangs by phase, round and r
   b.add(rec({ round: 2, run_ms: 300, prompt_tokens: 2000, cached_tokens: 1500, connection: { id: 'c1', nth: 2, local_port: 5000, age_ms: 300, idle_ms: 80, tls: null } }));
   // No socket: a second first-request (nth 1) on socket c1 could not happen, and sockets are counted by their first request.
   b.add(rec({ round: 2, agent: 1, status: 'error', error: { class: 'http_5xx', message: 'x', code: '500' }, ttft_ms: null, connection: null }));
-  b.add(rec({ round: 3, status: 'hang', hang: { phase: 'mid_stream', deadline: 'stall_ms', deadline_ms: 100, last_byte_age_ms: 100 }, connection: { id: 'c1', nth: 3, local_port: 5000, age_ms: 600, idle_ms: 10, tls: null } }));
+  b.add(
+    rec({
+      round: 3,
+      status: 'hang',
+      hang: { phase: 'mid_stream', deadline: 'stall_ms', deadline_ms: 100, last_byte_age_ms: 100 },
+      connection: { id: 'c1', nth: 3, local_port: 5000, age_ms: 600, idle_ms: 10, tls: null },
+    }),
+  );
   const s = b.build(run);
   assert.equal(s.totals.requests, 4);
   assert.equal(s.totals.ok, 2);
@@ -36,7 +66,10 @@ test('totals, per-round figures, errors by class and hangs by phase, round and r
   assert.deepEqual(s.hangs.by_round, { '3': 1 });
   assert.deepEqual(s.hangs.by_connection_reuse, { '3': 1 });
   const phase = s.phases[0]!;
-  assert.deepEqual(phase.rounds.map((r) => r.round), [1, 2, 3]);
+  assert.deepEqual(
+    phase.rounds.map((r) => r.round),
+    [1, 2, 3],
+  );
   assert.equal(phase.rounds[1]!.prompt_tokens_mean, 2000);
   assert.equal(phase.rounds[1]!.errors, 1);
   assert.equal(phase.ttft.count, 2, 'only ok requests enter the latency figures');
@@ -77,7 +110,10 @@ test('cached tokens the server never reported are null ("not reported"), never 0
   assert.equal(s.totals.cached_tokens, null);
   assert.equal(s.totals.cache_hit_ratio, null);
   assert.equal(s.totals.cached_tokens_reported, 0);
-  assert.deepEqual(s.phases[0]!.rounds.map((r) => r.cached_tokens_mean), [null, null]);
+  assert.deepEqual(
+    s.phases[0]!.rounds.map((r) => r.cached_tokens_mean),
+    [null, null],
+  );
 });
 
 test('once the server reports cached tokens for some requests, the others count 0 (SGLang omits a zero count)', () => {
@@ -90,7 +126,10 @@ test('once the server reports cached tokens for some requests, the others count 
   assert.equal(s.totals.cached_tokens, 1000);
   assert.equal(s.totals.cache_hit_ratio, 0.25);
   assert.equal(s.totals.cached_tokens_reported, 1);
-  assert.deepEqual(s.phases[0]!.rounds.map((r) => r.cached_tokens_mean), [0, 500]);
+  assert.deepEqual(
+    s.phases[0]!.rounds.map((r) => r.cached_tokens_mean),
+    [0, 500],
+  );
 });
 
 test('estimated token counts are counted per round, per phase and in the throughput', () => {
@@ -101,15 +140,29 @@ test('estimated token counts are counted per round, per phase and in the through
   assert.equal(s.totals.tokens_estimated, 1);
   assert.equal(s.throughput.tokens_estimated, 1);
   assert.equal(s.phases[0]!.tokens_estimated, 1);
-  assert.deepEqual(s.phases[0]!.rounds.map((r) => r.tokens_estimated), [0, 1]);
+  assert.deepEqual(
+    s.phases[0]!.rounds.map((r) => r.tokens_estimated),
+    [0, 1],
+  );
 });
 
 test('the first error of each class keeps its message, status, URL path and when, with the class count', () => {
   const b = new SummaryBuilder({ itlFromRecords: true });
-  const e500 = (run_ms: number, message: string) => rec({ run_ms, status: 'error', http_status: 500, ttft_ms: null, error: { class: 'http_5xx', message, code: '500', url_path: '/v1/chat/completions' } });
+  const e500 = (run_ms: number, message: string) =>
+    rec({ run_ms, status: 'error', http_status: 500, ttft_ms: null, error: { class: 'http_5xx', message, code: '500', url_path: '/v1/chat/completions' } });
   b.add(e500(100, 'HTTP 500: first'));
   b.add(e500(200, 'HTTP 500: second'));
-  b.add(rec({ run_ms: 300, agent: 2, conversation: 'a2-c1', round: 3, status: 'error', http_status: 404, error: { class: 'http_4xx', message: 'HTTP 404: Not Found', code: '404', url_path: '/v1/v1/chat/completions' } }));
+  b.add(
+    rec({
+      run_ms: 300,
+      agent: 2,
+      conversation: 'a2-c1',
+      round: 3,
+      status: 'error',
+      http_status: 404,
+      error: { class: 'http_4xx', message: 'HTTP 404: Not Found', code: '404', url_path: '/v1/v1/chat/completions' },
+    }),
+  );
   const s = b.build(run);
   assert.deepEqual(s.first_errors, [
     { class: 'http_5xx', count: 2, message: 'HTTP 500: first', http_status: 500, code: '500', url_path: '/v1/chat/completions', run_ms: 320, agent: 0, conversation: 'a0-c1', round: 1 },
@@ -138,7 +191,13 @@ test('finish reasons, tool calls per round, warnings and context-capped conversa
   b.add(rec({ round: 2, agent: 1, conversation: 'a1-c1', attempt: 2, recovery: 'truncated_tool_call', finish_reason: 'stop', warnings: ['tool_markup_in_content'] }));
   const s = b.build(run);
   assert.deepEqual(s.finish_reasons, { tool_calls: 2, stop: 2, length: 1 });
-  assert.deepEqual(s.phases[0]!.rounds.map((r) => [r.tool_calls, r.tool_call_answers]), [[2, 1], [1, 1]]);
+  assert.deepEqual(
+    s.phases[0]!.rounds.map((r) => [r.tool_calls, r.tool_call_answers]),
+    [
+      [2, 1],
+      [1, 1],
+    ],
+  );
   assert.equal(s.totals.tool_calls, 3);
   assert.equal(s.warnings?.length, 1);
   assert.equal(s.warnings[0]!.count, 2);
@@ -158,7 +217,11 @@ test('answers wrong in shape (a tool call cut by max_tokens, bad tool JSON) are 
   b.add(rec({ run_ms: 800, status: 'error', http_status: 502, ttft_ms: null, error: { class: 'http_5xx', message: 'HTTP 502: bad gateway', code: '502' } }));
   const withPath = b.build(run);
   assert.notEqual(withPath.diagnosis.verdict, 'none');
-  assert.equal(withPath.diagnosis.episodes!.reduce((n, e) => n + e.requests, 0), 1, 'only the 502 is in an episode');
+  assert.equal(
+    withPath.diagnosis.episodes!.reduce((n, e) => n + e.requests, 0),
+    1,
+    'only the 502 is in an episode',
+  );
 });
 
 test('reasoning figures per round and phase: TTFC, TPOT and reasoning time percentiles, mean reasoning tokens, tokens per event, reasoning-only answers', () => {
@@ -186,13 +249,28 @@ test('reasoning figures per round and phase: TTFC, TPOT and reasoning time perce
 });
 
 test('warnings are counted per class and per answer, and answer_warnings judges their share of ok answers', () => {
-  const thresholds = { hangs: 0, error_rate: null, ttft_p99_ms: null, itl_p99_ms: null, e2e_p99_ms: null, decode_tokens_per_s_min: null, answer_warnings: { tool_call_without_name: 0.2, wrapped_tool_arguments: 0 }, per_window: false };
+  const thresholds = {
+    hangs: 0,
+    error_rate: null,
+    ttft_p99_ms: null,
+    itl_p99_ms: null,
+    e2e_p99_ms: null,
+    decode_tokens_per_s_min: null,
+    answer_warnings: { tool_call_without_name: 0.2, wrapped_tool_arguments: 0 },
+    per_window: false,
+  };
   const b = new SummaryBuilder({ itlFromRecords: true, thresholds });
   for (let i = 0; i < 8; i += 1) b.add(rec({ agent: i }));
   b.add(rec({ agent: 8, warnings: ['wrapped_tool_arguments', 'tool_call_without_name'] }));
   b.add(rec({ agent: 9, warnings: ['tool_call_without_name'] }));
   const s = b.build(run);
-  assert.deepEqual(s.warnings!.map((w) => [w.class, w.count]), [['tool_call_without_name', 2], ['wrapped_tool_arguments', 1]]);
+  assert.deepEqual(
+    s.warnings!.map((w) => [w.class, w.count]),
+    [
+      ['tool_call_without_name', 2],
+      ['wrapped_tool_arguments', 1],
+    ],
+  );
   assert.match(s.warnings![0]!.meaning, /sglang#35563/);
   const byName = new Map(s.thresholds.results.map((r) => [r.name, r]));
   assert.equal(byName.get('answer_warnings.tool_call_without_name')!.ok, true);

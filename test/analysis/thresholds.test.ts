@@ -7,7 +7,23 @@ import type { RequestRecord } from '../../src/types/index.js';
 const p = (p99: number, count = 100): Percentiles => ({ count, p50_ms: p99 / 2, p90_ms: p99 * 0.9, p99_ms: p99, max_ms: p99, mean_ms: p99 / 2 });
 
 function win(start: number, over: Partial<WindowFigures> = {}): WindowFigures {
-  return { phase: 'main', start_s: start, end_s: start + 60, requests: 100, ok: 100, errors: 0, hangs: 0, output_tokens: 6000, output_tokens_per_s: 100, ttft_p50_ms: 100, ttft_p99_ms: 400, e2e_p50_ms: 900, e2e_p99_ms: 2000, steady: true, ...over };
+  return {
+    phase: 'main',
+    start_s: start,
+    end_s: start + 60,
+    requests: 100,
+    ok: 100,
+    errors: 0,
+    hangs: 0,
+    output_tokens: 6000,
+    output_tokens_per_s: 100,
+    ttft_p50_ms: 100,
+    ttft_p99_ms: 400,
+    e2e_p50_ms: 900,
+    e2e_p99_ms: 2000,
+    steady: true,
+    ...over,
+  };
 }
 
 const input: ThresholdInput = { requests: 1000, errors: 5, hangs: 0, output_tokens_per_s: 250, ttft: p(400), itl: p(20), e2e: p(2000), windows: [win(0), win(60), win(120)] };
@@ -22,26 +38,42 @@ function only(limits: Partial<ThresholdLimits>, over: Partial<ThresholdInput> = 
 test('no limits set: the verdict is ok with only the always-on check', () => {
   const v = evaluateThresholds(none, input);
   assert.equal(v.ok, true);
-  assert.deepEqual(v.results.map((r) => [r.name, r.ok, r.always_on]), [['ok_requests', true, true]]);
+  assert.deepEqual(
+    v.results.map((r) => [r.name, r.ok, r.always_on]),
+    [['ok_requests', true, true]],
+  );
   assert.equal(v.results[0]!.message, '995 of 1000 requests ended ok (at least 1 must)');
 });
 
 test('the default limits fail a run with one hang or errors on more than 1% of requests, and pass a clean run', () => {
   const pass = evaluateThresholds(DEFAULT_THRESHOLDS, input);
   assert.equal(pass.ok, true);
-  assert.deepEqual(pass.results.map((r) => [r.name, r.limit, r.actual, r.ok]), [['ok_requests', 1, 995, true], ['hangs', 0, 0, true], ['error_rate', 0.01, 0.005, true]]);
+  assert.deepEqual(
+    pass.results.map((r) => [r.name, r.limit, r.actual, r.ok]),
+    [
+      ['ok_requests', 1, 995, true],
+      ['hangs', 0, 0, true],
+      ['error_rate', 0.01, 0.005, true],
+    ],
+  );
   const fail = evaluateThresholds(DEFAULT_THRESHOLDS, { ...input, hangs: 1 });
   assert.equal(fail.ok, false);
   assert.equal(fail.results[1]!.message, '1 hung request > limit 0');
   const errors = evaluateThresholds(DEFAULT_THRESHOLDS, { ...input, errors: 11 });
   assert.equal(errors.ok, false);
-  assert.deepEqual(errors.results.filter((r) => !r.ok).map((r) => r.name), ['error_rate']);
+  assert.deepEqual(
+    errors.results.filter((r) => !r.ok).map((r) => r.name),
+    ['error_rate'],
+  );
 });
 
 test('a run with no ok request fails whatever the thresholds say, naming what happened instead', () => {
   const allFailed = evaluateThresholds(none, { ...input, requests: 32, ok: 0, errors: 32, hangs: 0, errors_by_class: { http_5xx: 30, connection_refused: 2 } });
   assert.equal(allFailed.ok, false);
-  assert.deepEqual(allFailed.results.map((r) => [r.name, r.ok, r.actual]), [['ok_requests', false, 0]]);
+  assert.deepEqual(
+    allFailed.results.map((r) => [r.name, r.ok, r.actual]),
+    [['ok_requests', false, 0]],
+  );
   assert.equal(allFailed.results[0]!.message, 'no request ended ok: of 32, 32 ended in error (http_5xx 30, connection_refused 2)');
   const lenient = evaluateThresholds({ ...none, error_rate: 1, hangs: 100 }, { ...input, requests: 4, ok: 0, errors: 1, hangs: 3 });
   assert.equal(lenient.ok, false, 'lenient limits cannot pass a run where nothing worked');
@@ -56,7 +88,7 @@ test('hangs: a count at the limit passes, one more fails', () => {
   assert.equal(only({ hangs: 2 }, { hangs: 3 }).ok, false);
 });
 
-test('error_rate is the share of requests ending in error: hangs are left to `hangs`, the run\'s own aborts left out', () => {
+test("error_rate is the share of requests ending in error: hangs are left to `hangs`, the run's own aborts left out", () => {
   const pass = only({ error_rate: 0.01 }, { errors: 10, hangs: 50 });
   assert.equal(pass.ok, true, 'hangs do not count in error_rate');
   assert.equal(pass.results[0]!.actual, 0.01);
@@ -70,7 +102,11 @@ test('error_rate is the share of requests ending in error: hangs are left to `ha
 });
 
 test('each latency p99 limit passes at or below it and fails above it', () => {
-  for (const [key, metric] of [['ttft_p99_ms', 'ttft'], ['itl_p99_ms', 'itl'], ['e2e_p99_ms', 'e2e']] as const) {
+  for (const [key, metric] of [
+    ['ttft_p99_ms', 'ttft'],
+    ['itl_p99_ms', 'itl'],
+    ['e2e_p99_ms', 'e2e'],
+  ] as const) {
     const value = input[metric].p99_ms;
     const pass = only({ [key]: value });
     assert.equal(pass.ok, true, key);
@@ -98,7 +134,13 @@ test('decode_tokens_per_s_min passes at or above the minimum and fails below it'
 
 test('a tokens/s limit checked on estimated token counts says it is estimated', () => {
   const r = only({ decode_tokens_per_s_min: 100, per_window: true }, { tokens_estimated: 7 });
-  assert.deepEqual(r.results.map((x) => [x.name, x.estimated]), [['decode_tokens_per_s_min', true], ['decode_tokens_per_s_min per window', true]]);
+  assert.deepEqual(
+    r.results.map((x) => [x.name, x.estimated]),
+    [
+      ['decode_tokens_per_s_min', true],
+      ['decode_tokens_per_s_min per window', true],
+    ],
+  );
   assert.match(r.results[0]!.message, /\(estimated: 7 requests had no usage chunk; their tokens were counted from the text/);
   assert.match(r.results[1]!.message, /estimated/);
 });
@@ -131,9 +173,34 @@ test('per_window passes when every window is within its limits, skipping windows
 
 function record(over: Partial<RequestRecord>): RequestRecord {
   return {
-    t: '2025-01-01T00:00:00.000Z', run_ms: 0, agent: 0, conversation: 'a0-c1', round: 1, phase: 'main', path: 'direct', status: 'ok', http_status: 200,
-    headers_ms: 5, ttft_ms: 100, server_ttft_ms: null, e2e_ms: 1000, itl: null, chunks: 10, bytes: 1000, request_bytes: 100, prompt_tokens: 100, completion_tokens: 50,
-    cached_tokens: 0, tokens_estimated: false, finish_reason: 'stop', tool_calls: [], content_chars: 100, reasoning_chars: 0, error: null, hang: null, connection: null,
+    t: '2025-01-01T00:00:00.000Z',
+    run_ms: 0,
+    agent: 0,
+    conversation: 'a0-c1',
+    round: 1,
+    phase: 'main',
+    path: 'direct',
+    status: 'ok',
+    http_status: 200,
+    headers_ms: 5,
+    ttft_ms: 100,
+    server_ttft_ms: null,
+    e2e_ms: 1000,
+    itl: null,
+    chunks: 10,
+    bytes: 1000,
+    request_bytes: 100,
+    prompt_tokens: 100,
+    completion_tokens: 50,
+    cached_tokens: 0,
+    tokens_estimated: false,
+    finish_reason: 'stop',
+    tool_calls: [],
+    content_chars: 100,
+    reasoning_chars: 0,
+    error: null,
+    hang: null,
+    connection: null,
     ...over,
   };
 }
@@ -145,7 +212,10 @@ test('SummaryBuilder fills summary.thresholds from its limits (a hang fails by d
   plain.add(record({ status: 'hang', ttft_ms: null, completion_tokens: null, hang: { phase: 'mid_stream', deadline: 'stall_ms', deadline_ms: 1, last_byte_age_ms: 1 } }));
   const s = plain.build(run);
   assert.equal(s.thresholds.ok, false);
-  assert.deepEqual(s.thresholds.results.filter((r) => !r.ok).map((r) => r.name), ['hangs']);
+  assert.deepEqual(
+    s.thresholds.results.filter((r) => !r.ok).map((r) => r.name),
+    ['hangs'],
+  );
 
   const limited = new SummaryBuilder({ itlFromRecords: true, thresholds: { ...none, ttft_p99_ms: 50 } });
   limited.add(record({ ttft_ms: 120 }));
@@ -174,7 +244,10 @@ test('buffered_streams fails a run whose streams arrive whole past the limit, an
 
 test('ttfc_p99_ms is checked against the first-content p99, and fails when no content was measured', () => {
   const pass = only({ ttfc_p99_ms: 1000 }, { ttfc: p(900) });
-  assert.deepEqual(pass.results.map((r) => [r.name, r.ok, r.message]), [['ttfc_p99_ms', true, 'ttfc p99 900 ms ≤ limit 1000 ms (100 samples)']]);
+  assert.deepEqual(
+    pass.results.map((r) => [r.name, r.ok, r.message]),
+    [['ttfc_p99_ms', true, 'ttfc p99 900 ms ≤ limit 1000 ms (100 samples)']],
+  );
   assert.equal(only({ ttfc_p99_ms: 1000 }, { ttfc: p(1500) }).ok, false);
   const nothing = only({ ttfc_p99_ms: 1000 }, {});
   assert.equal(nothing.ok, false);

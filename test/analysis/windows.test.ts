@@ -9,8 +9,15 @@ test('a stream spanning three windows spreads its output tokens by overlap', () 
   // Decode from 0.5 s to 2.5 s: 25% in window 0, 50% in window 1, 25% in window 2.
   w.add({ ...base, run_ms: 500, e2e_ms: 2000, completion_tokens: 100 });
   const out = w.build();
-  assert.deepEqual(out.map((x) => x.output_tokens), [25, 50, 25]);
-  assert.deepEqual(out.map((x) => x.requests), [0, 0, 1], 'the request counts in the window it ended in');
+  assert.deepEqual(
+    out.map((x) => x.output_tokens),
+    [25, 50, 25],
+  );
+  assert.deepEqual(
+    out.map((x) => x.requests),
+    [0, 0, 1],
+    'the request counts in the window it ended in',
+  );
   assert.equal(out[1]!.output_tokens_per_s, 50);
 });
 
@@ -42,7 +49,10 @@ test('a window two behind the newest request end is closed: its percentiles stay
   assert.equal(after[0]!.requests, 101);
   assert.deepEqual([after[0]!.ttft_p50_ms, after[0]!.ttft_p99_ms, after[0]!.e2e_p50_ms, after[0]!.e2e_p99_ms], [before.ttft_p50_ms, before.ttft_p99_ms, before.e2e_p50_ms, before.e2e_p99_ms]);
   assert.equal(before.e2e_p99_ms, 109);
-  assert.deepEqual(after.map((x) => x.start_s), [0, 1, 2, 3]);
+  assert.deepEqual(
+    after.map((x) => x.start_s),
+    [0, 1, 2, 3],
+  );
   assert.equal(after[3]!.e2e_p50_ms, 10, 'the newest windows are still open');
 });
 
@@ -70,7 +80,11 @@ test('a run of rounds under auto is binned by the second and re-binned at the en
   assert.deepEqual(w.choice(50.2), { window_s: 2, auto: true, basis: 'auto: 2 s for a 50.2 s run (no duration: 1 s windows re-binned at the end)' });
   assert.equal(out.length, 25, 'windows of 2 s over 0-50 s');
   assert.ok(out.every((x) => x.end_s - x.start_s === 2));
-  assert.equal(out.reduce((s, x) => s + x.requests, 0), 500, 'every request still counted once');
+  assert.equal(
+    out.reduce((s, x) => s + x.requests, 0),
+    500,
+    'every request still counted once',
+  );
   // Window [2, 4) s holds the requests ending in it (20): e2e 50..59 twice; p50 of the pool, not of a half.
   const second = out[1]!;
   assert.equal(second.requests, 20);
@@ -79,7 +93,7 @@ test('a run of rounds under auto is binned by the second and re-binned at the en
   assert.equal(second.output_tokens_per_s, 40, '80 tokens over 2 s');
 });
 
-test('the planned length is duration, or a timed sweep\'s levels × phase_duration; a run of rounds has none', () => {
+test("the planned length is duration, or a timed sweep's levels × phase_duration; a run of rounds has none", () => {
   assert.equal(plannedLengthS({ duration: '25s' }), 25);
   assert.equal(plannedLengthS({ duration: 90 }), 90);
   assert.equal(plannedLengthS({ duration: null, sweep: { agents: [4, 8, 16], phase_duration: '1m' } }), 180);

@@ -14,7 +14,10 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 
 /** `roundload record` as a child process, its URL once it listens. */
 async function spawnRecorder(t: import('node:test').TestContext, upstream: string, out: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'record', '--upstream', upstream, '--listen', '127.0.0.1:0', '--out', out], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'record', '--upstream', upstream, '--listen', '127.0.0.1:0', '--out', out], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -31,7 +34,14 @@ async function spawnRecorder(t: import('node:test').TestContext, upstream: strin
   return { child, url, exited, stderr: () => stderr };
 }
 
-const chat = (n: number) => JSON.stringify({ model: 'deepseek-v4-flash', stream: true, stream_options: { include_usage: true }, max_tokens: 40, messages: [{ role: 'user', content: `conversation ${n}: please explain the parser` }] });
+const chat = (n: number) =>
+  JSON.stringify({
+    model: 'deepseek-v4-flash',
+    stream: true,
+    stream_options: { include_usage: true },
+    max_tokens: 40,
+    messages: [{ role: 'user', content: `conversation ${n}: please explain the parser` }],
+  });
 
 test('SIGINT closes `roundload record` cleanly with a tally; a SIGKILLed recorder leaves a readable trace of whole lines', async (t) => {
   const engine = await startEngine({ settings: engineSchema.parse({ decode_step_ms: 25, output_tokens_min: 30, output_tokens_max: 40 }) });

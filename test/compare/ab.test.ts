@@ -32,20 +32,45 @@ arms:
 `,
     join(dir, 'ab.yaml'),
   );
-  assert.deepEqual(abOrder(plan.arms, 3).map((s) => `${plan.arms[s.arm]!.name}${s.repeat}`), ['A1', 'B1', 'B2', 'A2', 'A3', 'B3']);
+  assert.deepEqual(
+    abOrder(plan.arms, 3).map((s) => `${plan.arms[s.arm]!.name}${s.repeat}`),
+    ['A1', 'B1', 'B2', 'A2', 'A3', 'B3'],
+  );
   const lines: string[] = [];
   const result = await runAb({ plan, out: join(dir, 'ab'), log: (l) => lines.push(l) });
   assert.equal(result.status, 'completed');
-  assert.deepEqual(result.runs.map((r) => `${r.arm}${r.repeat}:${r.status}`), ['A1:completed', 'B1:completed', 'B2:completed', 'A2:completed']);
-  assert.deepEqual(result.runs.map((r) => r.dir.slice(r.dir.lastIndexOf('/') + 1)), ['01-A-r1', '02-B-r1', '03-B-r2', '04-A-r2']);
+  assert.deepEqual(
+    result.runs.map((r) => `${r.arm}${r.repeat}:${r.status}`),
+    ['A1:completed', 'B1:completed', 'B2:completed', 'A2:completed'],
+  );
+  assert.deepEqual(
+    result.runs.map((r) => r.dir.slice(r.dir.lastIndexOf('/') + 1)),
+    ['01-A-r1', '02-B-r1', '03-B-r2', '04-A-r2'],
+  );
   const log = readFileSync(join(dir, 'ab', 'ab.log'), 'utf8');
-  const output = log.split('\n').filter((l) => /\[(A|B) (setup|teardown)\]/.test(l)).map((l) => l.replace(/^\S+ +/, ''));
-  assert.deepEqual(output, ['[A setup] setup A 1', '[A teardown] teardown A', '[B setup] setup B 1', '[B teardown] teardown B', '[B setup] setup B 2', '[B teardown] teardown B', '[A setup] setup A 2', '[A teardown] teardown A']);
+  const output = log
+    .split('\n')
+    .filter((l) => /\[(A|B) (setup|teardown)\]/.test(l))
+    .map((l) => l.replace(/^\S+ +/, ''));
+  assert.deepEqual(output, [
+    '[A setup] setup A 1',
+    '[A teardown] teardown A',
+    '[B setup] setup B 1',
+    '[B teardown] teardown B',
+    '[B setup] setup B 2',
+    '[B teardown] teardown B',
+    '[A setup] setup A 2',
+    '[A teardown] teardown A',
+  ]);
   // Each run sits between its arm's setup and teardown.
   const at = (needle: string, from = 0) => log.indexOf(needle, from);
   const firstB = at('[B setup] setup B 1');
   assert.ok(at('arm A r1: completed') < firstB && firstB < at('arm B r1: completed') && at('arm B r1: completed') < at('[B teardown]'));
-  assert.deepEqual(lines.filter((l) => l.includes('setup A 1')), ['  [A setup] setup A 1'], 'the output also goes to the log callback (stderr)');
+  assert.deepEqual(
+    lines.filter((l) => l.includes('setup A 1')),
+    ['  [A setup] setup A 1'],
+    'the output also goes to the log callback (stderr)',
+  );
   for (const r of result.runs) {
     const manifest = JSON.parse(readFileSync(join(r.dir, 'run.json'), 'utf8')) as { labels: Record<string, string>; workload: { engine: { decode_speedup: number } } };
     assert.deepEqual(manifest.labels, { arm: r.arm, repeat: String(r.repeat) });
@@ -103,7 +128,11 @@ test('an arm whose set changes the load (not only the server) is refused before 
 });
 
 test('no arm always runs second: each repeat starts one arm later, so every arm takes every position alike', () => {
-  const names = (arms: string[], repeats: number) => abOrder(arms.map((name) => ({ name })), repeats).map((s) => arms[s.arm]);
+  const names = (arms: string[], repeats: number) =>
+    abOrder(
+      arms.map((name) => ({ name })),
+      repeats,
+    ).map((s) => arms[s.arm]);
   assert.deepEqual(names(['A', 'B'], 4), ['A', 'B', 'B', 'A', 'A', 'B', 'B', 'A']);
   assert.deepEqual(names(['A', 'B', 'C'], 3), ['A', 'B', 'C', 'B', 'C', 'A', 'C', 'A', 'B']);
   // Over a whole cycle of repeats each arm runs in each position once.

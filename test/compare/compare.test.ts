@@ -18,7 +18,9 @@ test('the workload identity ignores name, labels, engine, target url and thresho
 test('target.extra_body is part of the load (thinking on or off) when set; headers and an empty extra_body are not', () => {
   const thinking = { ...base, target: { ...base.target, extra_body: { chat_template_kwargs: { thinking: true } } } };
   assert.notEqual(workloadHash(thinking), workloadHash(base));
-  assert.deepEqual(identityDifferences(thinking, { ...base, target: { ...base.target, extra_body: { chat_template_kwargs: { thinking: false } } } }), ['target.extra_body.chat_template_kwargs.thinking: true vs false']);
+  assert.deepEqual(identityDifferences(thinking, { ...base, target: { ...base.target, extra_body: { chat_template_kwargs: { thinking: false } } } }), [
+    'target.extra_body.chat_template_kwargs.thinking: true vs false',
+  ]);
   // A run recorded before extra_body existed is the same workload as one with none set.
   assert.equal(workloadHash({ ...base, target: { ...base.target, extra_body: {}, headers: { 'X-Session-Id': 's' } } }), workloadHash(base));
 });
@@ -42,7 +44,11 @@ test('runs of different workloads are refused with where they differ (exit 2), a
 test('only steady windows count for throughput: low edge windows do not drag the mean', () => {
   const series = [100, 1000, 1000, 1000, 1000, 1000, 1000, 50];
   const a = run('a', series, { edges: true });
-  const b = run('b', series.map((v) => v * 1.1), { edges: true });
+  const b = run(
+    'b',
+    series.map((v) => v * 1.1),
+    { edges: true },
+  );
   const p = compareArms({ name: 'A', runs: [a] }, { name: 'B', runs: [b] }).phases[0]!;
   assert.equal(p.windowsA, 6);
   const tput = p.rows.find((r) => r.figure === 'decode_tokens_per_s')!;
@@ -67,7 +73,10 @@ test('latencies 20% lower in B are found better, errors only in B are worse, and
   assert.deepEqual(p.countsB, { requests: 320, errors: 16, hangs: 0 });
   // 16 windows × 19 or 20 completed requests is under 500 per arm: no interval for the p99s, and the note says why.
   assert.equal(row('ttft_p99_ms').verdict, 'insufficient data');
-  assert.ok(p.notes.some((n) => /too few for an interval on ttft p99 \(needs 500\)/.test(n)), p.notes.join(' | '));
+  assert.ok(
+    p.notes.some((n) => /too few for an interval on ttft p99 \(needs 500\)/.test(n)),
+    p.notes.join(' | '),
+  );
 });
 
 test('too few steady windows give "insufficient data", and phases in one arm only are listed, not compared', () => {
@@ -75,7 +84,10 @@ test('too few steady windows give "insufficient data", and phases in one arm onl
   const b = run('b', [1100, 1100, 1100], { phase: 'c64' });
   b.phases.set('c96', { name: 'c96', windows: [window(0, 5)], warmupRequests: 0 });
   const c = compareArms({ name: 'A', runs: [a] }, { name: 'B', runs: [b] });
-  assert.deepEqual(c.phases.map((p) => p.phase), ['c64']);
+  assert.deepEqual(
+    c.phases.map((p) => p.phase),
+    ['c64'],
+  );
   assert.deepEqual(c.unmatched, ['c96']);
   assert.equal(c.phases[0]!.rows[0]!.verdict, 'insufficient data');
   assert.match(c.phases[0]!.notes[0]!, /only 3 and 3 steady windows/);
@@ -98,7 +110,7 @@ test('the table and compare.html show every figure with delta, interval and verd
   assert.match(html, /<td class="v better">better<\/td>/);
 });
 
-test('compare.html charts: a forest plot per kind of delta, and with the arms at hand every run\'s time series', () => {
+test("compare.html charts: a forest plot per kind of delta, and with the arms at hand every run's time series", () => {
   const rng = new SeededRandom(9);
   const a = { name: 'base', runs: [run('a1', ar1(rng, 20, 1000, 0.01, 0)), run('a2', ar1(rng, 20, 1000, 0.01, 0))] };
   const b = { name: 'fast', runs: [run('b1', ar1(rng, 12, 1128, 0.01, 0))] };
@@ -106,17 +118,32 @@ test('compare.html charts: a forest plot per kind of delta, and with the arms at
   const [phase] = comparisonCharts(c, 0, { a, b });
   assert.ok(phase);
   // Units never mix on one axis: % of A for the relative figures, points for the error rate.
-  assert.deepEqual(phase.forests.map((f) => [f.id, f.unit, f.rows.length]), [['forest-0-main-relative', '%', 11], ['forest-0-main-absolute', ' pt', 1]]);
+  assert.deepEqual(
+    phase.forests.map((f) => [f.id, f.unit, f.rows.length]),
+    [
+      ['forest-0-main-relative', '%', 11],
+      ['forest-0-main-absolute', ' pt', 1],
+    ],
+  );
   const tput = phase.forests[0]!.rows[0]!;
   const row = c.phases[0]!.rows[0]!;
   assert.deepEqual(tput, { label: 'decode tok/s', delta: row.delta, low: row.low, high: row.high, verdict: 'better' });
-  assert.deepEqual(phase.series.map((s) => s.id), ['arms-0-main-tokens', 'arms-0-main-ttft', 'arms-0-main-e2e']);
+  assert.deepEqual(
+    phase.series.map((s) => s.id),
+    ['arms-0-main-tokens', 'arms-0-main-ttft', 'arms-0-main-e2e'],
+  );
   const tokens = phase.series[0]!;
-  assert.deepEqual(tokens.series.map((s) => s.label), ['A: base r1 (a1)', 'A: base r2 (a2)', 'B: fast']);
+  assert.deepEqual(
+    tokens.series.map((s) => s.label),
+    ['A: base r1 (a1)', 'A: base r2 (a2)', 'B: fast'],
+  );
   assert.equal(tokens.x.length, 20, 'one x per window end, runs aligned from their first window');
   assert.equal(tokens.series[2]!.values.filter((v) => v !== null).length, 12);
   assert.ok(tokens.series.every((s) => s.gaps === 'bridge' && s.color !== undefined));
-  assert.ok(phase.series[1]!.series[0]!.values.every((v) => v !== null && v > 40 && v < 80), 'TTFT p50 per window from its latencies');
+  assert.ok(
+    phase.series[1]!.series[0]!.values.every((v) => v !== null && v > 40 && v < 80),
+    'TTFT p50 per window from its latencies',
+  );
   // Without the arms (a comparison read back from compare.json): the forest plots only.
   assert.deepEqual(comparisonCharts(c, 0)[0]!.series, []);
   // The page carries every chart's element and its data.

@@ -20,7 +20,11 @@ export function ar1(rng: SeededRandom, n: number, level: number, cv: number, rho
 }
 
 /** One window: tokens/s, and `requests` requests whose latencies scale with `latencyScale`. */
-export function window(startS: number, tokensPerS: number, options: { steady?: boolean; requests?: number; latencyScale?: number; errors?: number; hangs?: number; rng?: SeededRandom } = {}): RunWindow {
+export function window(
+  startS: number,
+  tokensPerS: number,
+  options: { steady?: boolean; requests?: number; latencyScale?: number; errors?: number; hangs?: number; rng?: SeededRandom } = {},
+): RunWindow {
   const w: RunWindow = {
     startS,
     endS: startS + 1,

@@ -23,8 +23,14 @@ test('the PRNG is deterministic for a seed and differs between seeds', () => {
   const b = new SeededRandom(5);
   const c = new SeededRandom(6);
   const xs = Array.from({ length: 5 }, () => a.next());
-  assert.deepEqual(xs, Array.from({ length: 5 }, () => b.next()));
-  assert.notDeepEqual(xs, Array.from({ length: 5 }, () => c.next()));
+  assert.deepEqual(
+    xs,
+    Array.from({ length: 5 }, () => b.next()),
+  );
+  assert.notDeepEqual(
+    xs,
+    Array.from({ length: 5 }, () => c.next()),
+  );
   assert.ok(xs.every((x) => x >= 0 && x < 1));
   const ints = Array.from({ length: 1000 }, () => a.below(4));
   assert.deepEqual([...new Set(ints)].sort(), [0, 1, 2, 3]);
@@ -43,7 +49,7 @@ test('quantiles interpolate; weighted quantiles follow the weights', () => {
 function tCdf(x: number, df: number, gammaHalfDf: number, gammaHalfDfPlusHalf: number): number {
   const c = gammaHalfDfPlusHalf / (Math.sqrt(df * Math.PI) * gammaHalfDf);
   // u = atan(t) spreads the heavy tail over a finite range: ∫0^x f(t) dt = ∫0^atan(x) f(tan u) sec² u du.
-  const g = (u: number): number => c * (1 + Math.tan(u) ** 2 / df) ** (-(df + 1) / 2) / Math.cos(u) ** 2;
+  const g = (u: number): number => (c * (1 + Math.tan(u) ** 2 / df) ** (-(df + 1) / 2)) / Math.cos(u) ** 2;
   const n = 20_000;
   const h = Math.atan(x) / n;
   let sum = g(0) + g(Math.atan(x));
@@ -135,7 +141,10 @@ test('a comparison of a handful of noisy windows says insufficient data, with a 
   const row = phase.rows.find((r) => r.figure === 'decode_tokens_per_s')!;
   assert.ok(row.low !== null && row.high !== null && row.low <= 0 && row.high >= 0 && row.high - row.low > 100, `${row.low} … ${row.high}`);
   assert.equal(row.verdict, 'insufficient data');
-  assert.ok(phase.notes.some((n) => n.includes('decode tok/s') && n.includes('insufficient data')), phase.notes.join('\n'));
+  assert.ok(
+    phase.notes.some((n) => n.includes('decode tok/s') && n.includes('insufficient data')),
+    phase.notes.join('\n'),
+  );
 });
 
 test('the same seed gives the same interval; blocks never cross from one run to another', () => {
@@ -147,12 +156,24 @@ test('the same seed gives the same interval; blocks never cross from one run to 
   // Two runs of one arm at constant levels 1 and 3: a block drawn inside one run is all 1s or all 3s, so with
   // blocks as long as a run every resampled mean is 1, 2 or 3 (never 1.5 or 2.5).
   const seen = new Set<number>();
-  bootstrapDelta([[1, 1, 1, 1], [3, 3, 3, 3]], [[1, 1, 1, 1]], (ws) => {
-    const m = mean(ws);
-    seen.add(m);
-    return m;
-  }, 'relative', { blockLength: 4, resamples: 200 });
-  assert.ok([...seen].every((m) => [1, 2, 3].includes(m)), [...seen].join(','));
+  bootstrapDelta(
+    [
+      [1, 1, 1, 1],
+      [3, 3, 3, 3],
+    ],
+    [[1, 1, 1, 1]],
+    (ws) => {
+      const m = mean(ws);
+      seen.add(m);
+      return m;
+    },
+    'relative',
+    { blockLength: 4, resamples: 200 },
+  );
+  assert.ok(
+    [...seen].every((m) => [1, 2, 3].includes(m)),
+    [...seen].join(','),
+  );
 });
 
 test('A/A: two arms of identical engines (simulated windows, realistic noise) show no significant throughput difference in at least 19 of 20 seeds', () => {

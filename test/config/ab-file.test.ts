@@ -23,7 +23,13 @@ test('a valid ab file with an inline workload resolves one workload per arm, wit
     '/x/ab-demo.yaml',
   );
   assert.equal(plan.repeats, 2);
-  assert.deepEqual(plan.arms.map((a) => [a.name, a.workload.engine.decode_speedup, a.workload.labels]), [['A', 1, { arm: 'A' }], ['B', 1.128, { ctas: '512', arm: 'B' }]]);
+  assert.deepEqual(
+    plan.arms.map((a) => [a.name, a.workload.engine.decode_speedup, a.workload.labels]),
+    [
+      ['A', 1, { arm: 'A' }],
+      ['B', 1.128, { ctas: '512', arm: 'B' }],
+    ],
+  );
   assert.equal(plan.arms[0]!.workload.agents.count, 3);
   assert.equal(plan.arms[0]!.workload.name, 'ab-demo', 'an inline workload is named after the ab file');
   assert.equal(plan.arms[1]!.setup, 'echo hi');
@@ -69,9 +75,15 @@ test('an unreadable base workload file is located at the workload key', async ()
 test('workloads/ab-target-ctas.yaml is a valid ab file: two arms at 64 and 96 agents, B 12.8% faster on the embedded engine', async () => {
   const { loadAbFile } = await import('../../src/config/index.js');
   const plan = await loadAbFile('workloads/ab-target-ctas.yaml');
-  assert.deepEqual(plan.arms.map((a) => a.name), ['reverted', 'ctas512']);
+  assert.deepEqual(
+    plan.arms.map((a) => a.name),
+    ['reverted', 'ctas512'],
+  );
   assert.deepEqual(plan.arms[0]!.workload.sweep?.agents, [64, 96]);
-  assert.deepEqual(plan.arms.map((a) => a.workload.engine.decode_speedup), [1, 1.128]);
+  assert.deepEqual(
+    plan.arms.map((a) => a.workload.engine.decode_speedup),
+    [1, 1.128],
+  );
   assert.equal(plan.arms[0]!.workload.target.url, null, 'runnable out of the box on embedded engines');
   assert.equal(plan.repeats, 2);
 });

@@ -34,10 +34,17 @@ test('agents.arrival takes its defaults (poisson, max_active 256) and needs a ra
 
 test('agents.stages: every stage a rate (open loop) or every stage a count, never both; no duration or sweep beside them', () => {
   const open = parseWorkload('agents:\n  ramp: linear\n  stages:\n    - {duration: 2m, rate_per_s: 1}\n    - {duration: 5m, rate_per_s: 4}\n', FILE);
-  assert.deepEqual(open.agents.stages, [{ duration: '2m', rate_per_s: 1 }, { duration: '5m', rate_per_s: 4 }]);
+  assert.deepEqual(open.agents.stages, [
+    { duration: '2m', rate_per_s: 1 },
+    { duration: '5m', rate_per_s: 4 },
+  ]);
   const closed = parseWorkload('agents:\n  stages: [{duration: 30s, count: 4}, {duration: 30s, count: 0}]\n', FILE);
   assert.equal(closed.agents.stages?.length, 2);
-  const bad = lines(issuesOf('agents:\n  arrival: {rate_per_s: 2}\n  stages:\n    - {duration: 10s, rate_per_s: 1}\n    - {duration: 10s, count: 3}\n    - {duration: 0s}\n    - {duration: 10s, rate_per_s: 1, count: 1}\nduration: 5s\nsweep: {agents: [1, 2]}\n'));
+  const bad = lines(
+    issuesOf(
+      'agents:\n  arrival: {rate_per_s: 2}\n  stages:\n    - {duration: 10s, rate_per_s: 1}\n    - {duration: 10s, count: 3}\n    - {duration: 0s}\n    - {duration: 10s, rate_per_s: 1, count: 1}\nduration: 5s\nsweep: {agents: [1, 2]}\n',
+    ),
+  );
   const text = bad.join('\n');
   assert.match(text, /w\.yaml:3:3 {2}agents\.stages {2}every stage gives rate_per_s \(open loop\) or every stage gives count \(agents\); they cannot mix/);
   assert.match(text, /w\.yaml:6:7 {2}agents\.stages\.2 {2}give rate_per_s \(conversations started per second\) or count \(agents\)/);
@@ -53,7 +60,13 @@ test('agents.stages: every stage a rate (open loop) or every stage a count, neve
 });
 
 test('stages lasting more than a year and a day in all, or making too many windows, are refused; a replay takes no arrivals', () => {
-  assert.match(lines(issuesOf('agents:\n  stages: [{duration: 200d, rate_per_s: 1}, {duration: 200d, rate_per_s: 2}]\n')).join('\n'), /agents\.stages {2}the stages last 400 days in all; at most 366 days/);
+  assert.match(
+    lines(issuesOf('agents:\n  stages: [{duration: 200d, rate_per_s: 1}, {duration: 200d, rate_per_s: 2}]\n')).join('\n'),
+    /agents\.stages {2}the stages last 400 days in all; at most 366 days/,
+  );
   assert.match(lines(issuesOf('window_s: 0.1\nagents:\n  stages: [{duration: 2d, count: 1}]\n')).join('\n'), /agents\.stages {2}the stages make 1,728,000 windows of window_s 0\.1 s/);
-  assert.match(lines(issuesOf('agents: {arrival: {rate_per_s: 1}}\nduration: 1m\nreplay: {file: x.jsonl}\n')).join('\n'), /agents\.arrival {2}a replay sends the recorded conversations at their recorded times/);
+  assert.match(
+    lines(issuesOf('agents: {arrival: {rate_per_s: 1}}\nduration: 1m\nreplay: {file: x.jsonl}\n')).join('\n'),
+    /agents\.arrival {2}a replay sends the recorded conversations at their recorded times/,
+  );
 });

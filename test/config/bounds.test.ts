@@ -60,7 +60,10 @@ describe('bounded values', () => {
     assert.equal(parseWorkload('duration: 100d\n', FILE).duration, '100d');
     assert.equal(issuesOf('duration: 200d\n')[0]?.message, '200d is 1,728,000 windows of window_s auto (10 s); at most 1,000,000: raise window_s');
     assert.equal(issuesOf('window_s: 1\nsweep: {agents: [1, 2], phase_duration: 10d}\n')[0]?.message, '10d × 2 phases is 1,728,000 windows of window_s 1 s; at most 1,000,000: raise window_s');
-    assert.deepEqual(issuesOf('duration: soon\n').map((i) => i.message), ['invalid duration "soon": use a number of seconds or a duration like 500ms, 30s, 5m, 8h, 1h30m, 2d']);
+    assert.deepEqual(
+      issuesOf('duration: soon\n').map((i) => i.message),
+      ['invalid duration "soon": use a number of seconds or a duration like 500ms, 30s, 5m, 8h, 1h30m, 2d'],
+    );
   });
 
   it('token counts are bounded at 10 M, so no value can build a string V8 cannot hold', () => {
@@ -89,7 +92,7 @@ describe('bounded values', () => {
     }
   });
 
-  it('an ab file\'s own times are bounded too', async () => {
+  it("an ab file's own times are bounded too", async () => {
     const text = 'workload: {agents: {count: 1}}\narms:\n  - {name: a, health: {url: "http://127.0.0.1:1/h", interval_ms: 1e10}}\n  - {name: b}\n';
     await assert.rejects(parseAbFile(text, 'ab.yaml'), (error: unknown) => {
       assert.ok(error instanceof WorkloadError);

@@ -29,7 +29,11 @@ describe('parseDurationMs', () => {
 
   it('junk, negative, repeated or out-of-order units throw an Error that quotes the input', () => {
     for (const bad of ['', 'abc', '30x', 's', '-5s', '1h1h', '30s5m', '5 m x', '1e3s', '1,5h']) {
-      assert.throws(() => parseDurationMs(bad), (error: unknown) => error instanceof Error && error.message.includes(JSON.stringify(bad)), bad);
+      assert.throws(
+        () => parseDurationMs(bad),
+        (error: unknown) => error instanceof Error && error.message.includes(JSON.stringify(bad)),
+        bad,
+      );
     }
     assert.throws(() => parseDurationMs(-1), /non-negative/);
     assert.throws(() => parseDurationMs(Number.NaN), /non-negative/);

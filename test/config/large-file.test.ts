@@ -48,7 +48,10 @@ describe('large workload files', () => {
     await assert.rejects(loadWorkload(file), (error: unknown) => {
       assert.ok(error instanceof WorkloadError);
       assert.equal(error.exitCode, 2);
-      assert.deepEqual(error.issues.map((i) => i.where), [file]);
+      assert.deepEqual(
+        error.issues.map((i) => i.where),
+        [file],
+      );
       assert.match(error.issues[0]?.message ?? '', /larger than 1 MiB/);
       return true;
     });
@@ -99,7 +102,10 @@ describe('large workload files', () => {
       assert.fail('expected a WorkloadError');
     } catch (error) {
       assert.ok(error instanceof WorkloadError);
-      assert.deepEqual(error.issues.map((i) => `${i.where} ${i.message}`), ['dup.yaml:4:3 YAML syntax: Map keys must be unique', 'dup.yaml:5:20 YAML syntax: Map keys must be unique']);
+      assert.deepEqual(
+        error.issues.map((i) => `${i.where} ${i.message}`),
+        ['dup.yaml:4:3 YAML syntax: Map keys must be unique', 'dup.yaml:5:20 YAML syntax: Map keys must be unique'],
+      );
     }
   });
 });

@@ -144,8 +144,17 @@ describe('parseWorkload', () => {
 
   it('aliases resolve, and an alias bomb is refused instead of expanding', () => {
     assert.equal(parseWorkload('agents:\n  count: &n 12\n  rounds: *n\n', FILE).agents.rounds, 12);
-    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', 'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]', 'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]', 'd: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]', ''].join('\n');
-    assert.throws(() => parseWorkload(bomb, FILE), (error: unknown) => error instanceof WorkloadError && /alias/i.test(error.message));
+    const bomb = [
+      'a: &a [x, x, x, x, x, x, x, x, x, x]',
+      'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]',
+      'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]',
+      'd: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]',
+      '',
+    ].join('\n');
+    assert.throws(
+      () => parseWorkload(bomb, FILE),
+      (error: unknown) => error instanceof WorkloadError && /alias/i.test(error.message),
+    );
   });
 });
 

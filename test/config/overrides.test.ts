@@ -27,7 +27,13 @@ describe('--set and the shortcut overrides', () => {
 
     const tools = parseWorkload('', FILE, { set: ['conversation.tools=[{name: read_file}, {name: grep, description: search}]'] }).conversation.tools;
     assert.ok(Array.isArray(tools));
-    assert.deepEqual(tools.map((t) => [t.name, t.description]), [['read_file', ''], ['grep', 'search']]);
+    assert.deepEqual(
+      tools.map((t) => [t.name, t.description]),
+      [
+        ['read_file', ''],
+        ['grep', 'search'],
+      ],
+    );
   });
 
   it('--set overrides what the file says and fills an empty section', () => {
@@ -50,7 +56,10 @@ describe('--set and the shortcut overrides', () => {
 
   it('file errors and override errors are reported together, each at its own place', () => {
     const issues = issuesOf('agents:\n  rouns: 3\n', { set: ['agents.count=0'] });
-    assert.deepEqual(issues.map((i) => i.where), [`${FILE}:2:3`, '--set agents.count']);
+    assert.deepEqual(
+      issues.map((i) => i.where),
+      [`${FILE}:2:3`, '--set agents.count'],
+    );
   });
 
   it('a malformed --set (no "=", empty path, empty segment) is a WorkloadError', () => {

@@ -28,7 +28,13 @@ describe('target.extra_body', () => {
 
   it('a field roundload sets itself is an error at the line:col of its value, naming where to set it instead', () => {
     const issues = issuesOf('target:\n  extra_body:\n    top_p: 0.9\n    max_tokens: 512\n    stream: false\n');
-    assert.deepEqual(issues.map((i) => [i.where, i.field]), [[`${FILE}:4:17`, 'target.extra_body.max_tokens'], [`${FILE}:5:13`, 'target.extra_body.stream']]);
+    assert.deepEqual(
+      issues.map((i) => [i.where, i.field]),
+      [
+        [`${FILE}:4:17`, 'target.extra_body.max_tokens'],
+        [`${FILE}:5:13`, 'target.extra_body.stream'],
+      ],
+    );
     assert.match(issues[0]!.message, /max_tokens cannot be set in extra_body: roundload sets it from conversation\.max_tokens/);
     for (const key of ['messages', 'model', 'tools', 'stream_options', 'tool_choice', 'temperature']) {
       assert.equal(issuesOf(`target:\n  extra_body:\n    ${key}: 1\n`)[0]?.field, `target.extra_body.${key}`, key);
@@ -37,18 +43,21 @@ describe('target.extra_body', () => {
 });
 
 describe('target.headers', () => {
-  it('header values are strings (numbers read as such); any name but roundload\'s own is accepted', () => {
+  it("header values are strings (numbers read as such); any name but roundload's own is accepted", () => {
     const w = parseWorkload('target:\n  headers:\n    X-Session-Id: s-1\n    X-Priority: 5\n    User-Agent: my-harness/2\n', FILE);
     assert.deepEqual(w.target.headers, { 'X-Session-Id': 's-1', 'X-Priority': '5', 'User-Agent': 'my-harness/2' });
   });
 
-  it('Authorization is refused with a located error pointing at api_key_env; so are HTTP\'s own headers and case twins', () => {
+  it("Authorization is refused with a located error pointing at api_key_env; so are HTTP's own headers and case twins", () => {
     const issues = issuesOf('target:\n  headers:\n    Authorization: Bearer sk-1\n    Content-Type: text/plain\n    x-a: 1\n    X-A: 2\n');
-    assert.deepEqual(issues.map((i) => [i.where, i.field]), [
-      [`${FILE}:3:20`, 'target.headers.Authorization'],
-      [`${FILE}:4:19`, 'target.headers.Content-Type'],
-      [`${FILE}:6:10`, 'target.headers.X-A'],
-    ]);
+    assert.deepEqual(
+      issues.map((i) => [i.where, i.field]),
+      [
+        [`${FILE}:3:20`, 'target.headers.Authorization'],
+        [`${FILE}:4:19`, 'target.headers.Content-Type'],
+        [`${FILE}:6:10`, 'target.headers.X-A'],
+      ],
+    );
     assert.match(issues[0]!.message, /target\.api_key_env/);
     assert.match(issues[2]!.message, /given twice \(also as x-a\)/);
   });
@@ -58,14 +67,20 @@ describe('target.headers', () => {
     assert.match(issuesOf('target:\n  headers:\n    X-Ok: "a\\r\\nX-Injected: 1"\n')[0]!.message, /line break/);
   });
 
-  it('values of secret-looking headers are masked in run.json\'s workload and are secrets the run\'s scrubber replaces everywhere (argv too)', () => {
+  it("values of secret-looking headers are masked in run.json's workload and are secrets the run's scrubber replaces everywhere (argv too)", () => {
     const w = parseWorkload('target:\n  headers:\n    X-Api-Key: sk-live-1\n    X-Auth-Token: t-1234\n    Cookie: sid=2222\n    X-Session-Id: s-1\n', FILE);
     const copy = redactWorkload(w) as typeof w;
     assert.deepEqual(copy.target.headers, { 'X-Api-Key': '[redacted]', 'X-Auth-Token': '[redacted]', Cookie: '[redacted]', 'X-Session-Id': 's-1' });
     assert.equal(w.target.headers['X-Api-Key'], 'sk-live-1', 'the workload itself is untouched');
     assert.deepEqual(workloadSecrets(w, {}).sort(), ['sid=2222', 'sk-live-1', 't-1234']);
     const scrubber = new SecretScrubber(workloadSecrets(w, {}));
-    assert.deepEqual(scrubber.value(['run', '--set', 'target.headers.X-Api-Key=sk-live-1', '--set', 'target.headers.X-Session-Id=s-1']), ['run', '--set', 'target.headers.X-Api-Key=***', '--set', 'target.headers.X-Session-Id=s-1']);
+    assert.deepEqual(scrubber.value(['run', '--set', 'target.headers.X-Api-Key=sk-live-1', '--set', 'target.headers.X-Session-Id=s-1']), [
+      'run',
+      '--set',
+      'target.headers.X-Api-Key=***',
+      '--set',
+      'target.headers.X-Session-Id=s-1',
+    ]);
   });
 });
 

@@ -24,13 +24,21 @@ test('a dashboard address is loopback unless a host is given, and a host beyond 
   assert.deepEqual(parseDashboardAddress('localhost:9000'), { host: 'localhost', port: 9000 });
   assert.deepEqual(parseDashboardAddress('127.0.0.2:9000'), { host: '127.0.0.2', port: 9000 });
   assert.deepEqual(parseDashboardAddress('[::1]:9000'), { host: '::1', port: 9000 });
-  for (const bad of ['', 'x', '70000', 'host:', ':80', '1.2.3.4:80:1']) assert.throws(() => parseDashboardAddress(bad), (e: unknown) => e instanceof UsageError && /--dashboard takes \[host:\]port/.test(e.message), bad);
-  assert.throws(() => parseDashboardAddress('0.0.0.0:8080'), (e: unknown) => e instanceof UsageError && e.exitCode === 2 && /--dashboard-expose/.test(e.message));
+  for (const bad of ['', 'x', '70000', 'host:', ':80', '1.2.3.4:80:1'])
+    assert.throws(
+      () => parseDashboardAddress(bad),
+      (e: unknown) => e instanceof UsageError && /--dashboard takes \[host:\]port/.test(e.message),
+      bad,
+    );
+  assert.throws(
+    () => parseDashboardAddress('0.0.0.0:8080'),
+    (e: unknown) => e instanceof UsageError && e.exitCode === 2 && /--dashboard-expose/.test(e.message),
+  );
   assert.throws(() => parseDashboardAddress('[::]:8080'), /--dashboard-expose/);
   assert.deepEqual(parseDashboardAddress('0.0.0.0:8080', true), { host: '0.0.0.0', port: 8080 });
 });
 
-test('the dashboard state folds the run\'s events into progress figures, latency by round, throughput, gauges with verdicts and hangs', () => {
+test("the dashboard state folds the run's events into progress figures, latency by round, throughput, gauges with verdicts and hangs", () => {
   let now = 10_000;
   const s = new DashboardState(PLAN, () => now);
   assert.equal(s.snapshot().status, 'starting');
@@ -43,31 +51,68 @@ test('the dashboard state folds the run\'s events into progress figures, latency
   const announced = s.add(hang(1500));
   assert.deepEqual(announced, { run_s: 1.5, agent: 1, conversation: 'a0-c1', round: 3, phase: 'mid_stream', deadline: 'stall_ms 500 ms', path: 'direct', connection_nth: 3 });
   now = 12_500;
-  s.add({ kind: 'request', record: record({ agent: 0, round: 2, run_ms: 1600, ttft_ms: 60, e2e_ms: 600, completion_tokens: 20, status: 'error', error: { class: 'connection_reset', message: 'x', phase: 'body' } as never }) });
+  s.add({
+    kind: 'request',
+    record: record({ agent: 0, round: 2, run_ms: 1600, ttft_ms: 60, e2e_ms: 600, completion_tokens: 20, status: 'error', error: { class: 'connection_reset', message: 'x', phase: 'body' } as never }),
+  });
   const snap = s.snapshot();
   assert.equal(snap.status, 'running');
   assert.equal(snap.elapsed_s, 2.5);
   assert.deepEqual(
-    { done: snap.progress.done, planned: snap.progress.planned, ok: snap.progress.ok, errors: snap.progress.errors, hangs: snap.progress.hangs, in_flight: snap.progress.in_flight, oldest: snap.progress.oldest_in_flight_s },
+    {
+      done: snap.progress.done,
+      planned: snap.progress.planned,
+      ok: snap.progress.ok,
+      errors: snap.progress.errors,
+      hangs: snap.progress.hangs,
+      in_flight: snap.progress.in_flight,
+      oldest: snap.progress.oldest_in_flight_s,
+    },
     { done: 2, planned: 40, ok: 1, errors: 1, hangs: 1, in_flight: 1, oldest: 2.5 },
   );
   assert.deepEqual(snap.progress.errors_by_class, { connection_reset: 1 });
   assert.equal(snap.progress.ttft_p50_ms !== null && Math.round(snap.progress.ttft_p50_ms), 40);
   assert.equal(snap.progress.output_tokens_per_s, 20, '50 tokens over the first 2.5 s (at least 1 s)');
   assert.equal(snap.hangs_total, 1);
-  assert.deepEqual(snap.targets.map((t) => [t.target, t.ok, t.key]), [['engine', true, [['running', 2], ['queue', 0]]]]);
-  assert.ok(snap.targets[0]!.verdicts.some((v) => v.series === 'num_running_reqs' && v.verdict === 'insufficient'), JSON.stringify(snap.targets[0]!.verdicts));
+  assert.deepEqual(
+    snap.targets.map((t) => [t.target, t.ok, t.key]),
+    [
+      [
+        'engine',
+        true,
+        [
+          ['running', 2],
+          ['queue', 0],
+        ],
+      ],
+    ],
+  );
+  assert.ok(
+    snap.targets[0]!.verdicts.some((v) => v.series === 'num_running_reqs' && v.verdict === 'insufficient'),
+    JSON.stringify(snap.targets[0]!.verdicts),
+  );
   const ids = snap.charts.map((c) => c.id);
   assert.deepEqual(ids, ['live-ttft', 'live-e2e', 'live-throughput', 'live-gauges-engine', 'live-gauges-engine-other']);
   const ttft = snap.charts[0]!;
   assert.deepEqual(ttft.x, [1, 2]);
-  assert.deepEqual(ttft.series[0]!.values.map((v) => (v === null ? null : Math.round(v))), [40, null], 'round 2 had no ok request');
+  assert.deepEqual(
+    ttft.series[0]!.values.map((v) => (v === null ? null : Math.round(v))),
+    [40, null],
+    'round 2 had no ok request',
+  );
   const tput = snap.charts[2]!;
   assert.deepEqual(tput.x, [1, 2], 'the bucket still filling (2–3 s) is left out while the run goes on');
   assert.deepEqual(tput.markers, [{ x: 1.5, label: 'hang a1 r3' }]);
   const [key, other] = [snap.charts[3]!, snap.charts[4]!];
-  assert.deepEqual(key.series.map((x) => x.label), ['num_running_reqs · insufficient', 'num_queue_reqs · insufficient']);
-  assert.deepEqual(other.series.map((x) => x.label), ['token_usage · insufficient'], 'counters are not drawn');
+  assert.deepEqual(
+    key.series.map((x) => x.label),
+    ['num_running_reqs · insufficient', 'num_queue_reqs · insufficient'],
+  );
+  assert.deepEqual(
+    other.series.map((x) => x.label),
+    ['token_usage · insufficient'],
+    'counters are not drawn',
+  );
   // The end: the run's clock stops at run_end, and the last bucket is drawn as partial.
   now = 13_200;
   s.add({ kind: 'run_end', t: '', run_ms: 2700, status: 'completed', reason: null });
@@ -170,7 +215,10 @@ test('the server streams snapshots and hangs as server-sent events, serves repor
   t.after(() => stuck.destroy());
 
   const events = readEvents(`${dashboard.url}events`, (es) => es.some((e) => e.event === 'hang') && es.filter((e) => e.event === 'snapshot').length >= 3);
-  const feed: RunEvent[] = [{ kind: 'request_start', agent: 0, conversation: 'a0-c1', round: 1, run_ms: 0 }, { kind: 'request', record: record({ run_ms: 0, e2e_ms: 10 }) }];
+  const feed: RunEvent[] = [
+    { kind: 'request_start', agent: 0, conversation: 'a0-c1', round: 1, run_ms: 0 },
+    { kind: 'request', record: record({ run_ms: 0, e2e_ms: 10 }) },
+  ];
   for (const e of feed) dashboard.onEvent(e);
   // The hang goes out as soon as a page is connected to see it.
   await new Promise((r) => setTimeout(r, 100));
@@ -197,7 +245,10 @@ test('the server streams snapshots and hangs as server-sent events, serves repor
 
 test('roundload run --dashboard: refuses a host beyond loopback before anything starts (exit 2), and serves the dashboard for a run on 127.0.0.1, closing with it', async (t) => {
   const never = join(tempDir(t), 'never');
-  await assert.rejects(runCommand('workloads/smoke.yaml', { dashboard: '0.0.0.0:0', out: never, label: [], set: [] }, []), (e: unknown) => e instanceof UsageError && e.exitCode === 2 && /^--dashboard 0\.0\.0\.0:0 would listen on 0\.0\.0\.0, beyond this machine/.test(e.message));
+  await assert.rejects(
+    runCommand('workloads/smoke.yaml', { dashboard: '0.0.0.0:0', out: never, label: [], set: [] }, []),
+    (e: unknown) => e instanceof UsageError && e.exitCode === 2 && /^--dashboard 0\.0\.0\.0:0 would listen on 0\.0\.0\.0, beyond this machine/.test(e.message),
+  );
   assert.equal(existsSync(never), false, 'nothing started');
   const out = join(tempDir(t), 'run');
   const ran = await runCli(['run', 'workloads/smoke.yaml', '--agents', '2', '--rounds', '2', '--dashboard', '0', '--out', out], { timeoutMs: 60_000 });

@@ -43,18 +43,28 @@ test('an open-loop run starts conversations at the rate over its duration, each 
   assert.ok(Math.abs(origin - phases[0]!.run_ms) < 5, 'the first arrival is due as the phase starts');
   assert.equal(new Set(starts.map((s) => s.conversation)).size, 10, 'a conversation id each');
   assert.deepEqual(ends.map((e) => e.conversation).sort(), starts.map((s) => s.conversation).sort(), 'every conversation that started ended');
-  assert.deepEqual(arrivalsEnd.map((e) => e.phases), [{ main: { scheduled: 10, started: 10, delayed: 0, not_started: 0 } }]);
+  assert.deepEqual(
+    arrivalsEnd.map((e) => e.phases),
+    [{ main: { scheduled: 10, started: 10, delayed: 0, not_started: 0 } }],
+  );
   const records = readJsonl<RequestRecord>(join(out, 'requests.jsonl'));
   // Each conversation runs its rounds in order until the duration stops it: both rounds when its first ended
   // well before the end (on a loaded machine the last arrivals may only get their first round in).
   const phaseEndMs = phases[0]!.run_ms + 2000;
   for (const end of ends) {
     const mine = records.filter((r) => r.conversation === end.conversation);
-    assert.deepEqual(mine.map((r) => r.round), [1, 2].slice(0, end.requests), `${end.conversation} sent rounds 1..${end.requests}`);
+    assert.deepEqual(
+      mine.map((r) => r.round),
+      [1, 2].slice(0, end.requests),
+      `${end.conversation} sent rounds 1..${end.requests}`,
+    );
     const first = mine[0]!;
     if (first.run_ms + first.e2e_ms < phaseEndMs - 500) assert.equal(mine.length, 2, `${end.conversation} ended round 1 before the end: it ran its 2 rounds`);
   }
-  assert.equal(records.length, ends.reduce((n, e) => n + e.requests, 0));
+  assert.equal(
+    records.length,
+    ends.reduce((n, e) => n + e.requests, 0),
+  );
   assert.equal(records.filter((r) => r.conversation === starts[0]!.conversation).length, 2, 'the first conversation, 2 s ahead of it, ran both rounds');
   for (const s of starts) {
     const first = records.find((r) => r.conversation === s.conversation && r.round === 1)!;
@@ -68,7 +78,11 @@ test('an open-loop run starts conversations at the rate over its duration, each 
   assert.equal(summary.phases[0]!.arrivals!.arrivals_per_s, 5);
   assert.deepEqual(summary.phases[0]!.load, { kind: 'arrival', from: 5, to: 5, ramp: 'step', length_ms: 2000, start_ms: phases[0]!.run_ms });
   assert.ok(a.active_max >= 1);
-  assert.equal(a.windows.reduce((n, w) => n + w.starts, 0), 10, 'the windows count every start');
+  assert.equal(
+    a.windows.reduce((n, w) => n + w.starts, 0),
+    10,
+    'the windows count every start',
+  );
   assert.ok(a.windows.some((w) => w.active_mean > 0));
   // A rebuild from the folder alone gives the same arrival figures.
   const rebuilt = await rebuildSummary(out);
@@ -79,7 +93,11 @@ test('an open-loop run starts conversations at the rate over its duration, each 
 test('a slow engine makes start lag grow while the arrivals keep their rate: delayed ones are counted, waiting ones are not dropped', async (t) => {
   const out = join(tempDir(t), 'run');
   // Each conversation: 2 rounds of ~40 tokens at 25 ms a step ≈ 2 s; 2 slots; 4 arrivals/s for 3 s.
-  const slow = workload('{rounds: 2, think_time_ms: 0, arrival: {rate_per_s: 4, distribution: constant, max_active: 2}}', 'duration: 3s\n', '{prefill_ms_per_1k_tokens: 1, kv_transfer_ms: 0, decode_step_ms: 25, output_tokens_min: 40, output_tokens_max: 40}');
+  const slow = workload(
+    '{rounds: 2, think_time_ms: 0, arrival: {rate_per_s: 4, distribution: constant, max_active: 2}}',
+    'duration: 3s\n',
+    '{prefill_ms_per_1k_tokens: 1, kv_transfer_ms: 0, decode_step_ms: 25, output_tokens_min: 40, output_tokens_max: 40}',
+  );
   const result = await executeRun({ workload: parseWorkload(slow, 'slow.yaml'), out });
   assert.equal(result.status, 'completed');
   const { starts, arrivalsEnd } = eventsOf(out);
@@ -89,7 +107,10 @@ test('a slow engine makes start lag grow while the arrivals keep their rate: del
   assert.ok(counts.not_started > 0, `${counts.not_started} still waiting for a slot at the end`);
   assert.equal(counts.delayed, starts.filter((s) => s.delayed).length);
   assert.ok(counts.delayed >= 1, 'arrivals that found both slots taken waited');
-  assert.deepEqual(starts.slice(0, 2).map((s) => s.delayed), [false, false]);
+  assert.deepEqual(
+    starts.slice(0, 2).map((s) => s.delayed),
+    [false, false],
+  );
   // The backlog grows: each later start waits longer (margins: the engine's pace, not the timers, sets it).
   const lags = starts.map((s) => s.start_lag_ms);
   assert.ok(lags[0]! < 200 && lags[1]! < 200, `the first two start on time: ${lags.slice(0, 2).join(', ')}`);
@@ -106,7 +127,25 @@ test('a slow engine makes start lag grow while the arrivals keep their rate: del
 
 test('`roundload run --set agents.arrival=…`: Poisson arrivals over the duration, their rate, active conversations and start lag in the progress lines and the summary', async (t) => {
   const out = join(tempDir(t), 'run');
-  const res = await runCli(['run', 'workloads/smoke.yaml', '--duration', '3s', '--set', 'agents.arrival={rate_per_s: 6, distribution: poisson}', '--set', 'agents.rounds=2', '--set', 'monitor.enabled=false', '--progress', '1s', '--out', out], { timeoutMs: 60_000 });
+  const res = await runCli(
+    [
+      'run',
+      'workloads/smoke.yaml',
+      '--duration',
+      '3s',
+      '--set',
+      'agents.arrival={rate_per_s: 6, distribution: poisson}',
+      '--set',
+      'agents.rounds=2',
+      '--set',
+      'monitor.enabled=false',
+      '--progress',
+      '1s',
+      '--out',
+      out,
+    ],
+    { timeoutMs: 60_000 },
+  );
   assert.equal(res.code, 0, res.stderr);
   assert.match(res.stderr, /conversations of 2 rounds arriving at 6\/s \(poisson, at most 256 at once\) for 3s/);
   assert.match(res.stderr, /\d+(\.\d)? conv\/s · \d+ active · (lag p99 [\d.]+ m?s|lag –)/, 'the progress lines show the arrival rate, active conversations and start lag');
@@ -124,7 +163,11 @@ test('a run stopped mid-way still accounts for every arrival that came due: star
   const stop = new AbortController();
   const timer = setTimeout(() => stop.abort(), 1200);
   t.after(() => clearTimeout(timer));
-  const slow = workload('{rounds: 3, think_time_ms: 0, arrival: {rate_per_s: 5, distribution: constant, max_active: 1}}', 'duration: 30s\n', '{prefill_ms_per_1k_tokens: 1, kv_transfer_ms: 0, decode_step_ms: 25, output_tokens_min: 40, output_tokens_max: 40}');
+  const slow = workload(
+    '{rounds: 3, think_time_ms: 0, arrival: {rate_per_s: 5, distribution: constant, max_active: 1}}',
+    'duration: 30s\n',
+    '{prefill_ms_per_1k_tokens: 1, kv_transfer_ms: 0, decode_step_ms: 25, output_tokens_min: 40, output_tokens_max: 40}',
+  );
   const result = await executeRun({ workload: parseWorkload(slow, 'slow.yaml'), out, signal: stop.signal });
   assert.equal(result.status, 'interrupted');
   const { starts, ends, arrivalsEnd } = eventsOf(out);

@@ -34,9 +34,15 @@ monitor: {canary_interval_s: 0}
     assert.ok(typeof r.connection!.queued_ms === 'number');
   }
   for (const r of reused) assert.deepEqual([r.connection!.connect_ms, r.connection!.tls_ms, r.connection!.opening], [null, null, null]);
-  assert.ok(first.some((r) => (r.connection!.opening ?? 0) >= STARTUP_OPENING), `opening at once: ${first.map((r) => r.connection!.opening).join(' ')}`);
+  assert.ok(
+    first.some((r) => (r.connection!.opening ?? 0) >= STARTUP_OPENING),
+    `opening at once: ${first.map((r) => r.connection!.opening).join(' ')}`,
+  );
   const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Summary;
   const o = summary.client.opening!;
   assert.ok(o.sockets >= 16 && o.tls_ms_mean! > 0 && o.startup_requests > 0, JSON.stringify(o));
-  assert.match(formatSummary(summary, out), /opening one: connect [\d.]+ ms \(max [\d.]+ ms\), TLS [\d.]+ ms \(max [\d.]+ ms\) {2}· {2}\d+ requests went out in the client's start-up rush \(8\+ sockets opening at once\)/);
+  assert.match(
+    formatSummary(summary, out),
+    /opening one: connect [\d.]+ ms \(max [\d.]+ ms\), TLS [\d.]+ ms \(max [\d.]+ ms\) {2}· {2}\d+ requests went out in the client's start-up rush \(8\+ sockets opening at once\)/,
+  );
 });

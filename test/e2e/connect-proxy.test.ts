@@ -6,8 +6,6 @@ import { createServer, type Server } from 'node:http';
 import { connect as netConnect, type Socket } from 'node:net';
 import { backend, classes, runTarget } from '../helpers/paths.js';
 
-
-
 /** A tiny CONNECT proxy: tunnels, refuses with 403, or never answers. */
 async function connectProxy(t: TestContext, mode: 'tunnel' | 'refuse' | 'stall'): Promise<{ url: string; connects: () => number }> {
   let connects = 0;
@@ -53,13 +51,20 @@ test('through a CONNECT proxy: path proxy, one tunnel per agent reused round aft
   const plain = await runTarget(t, `{url: "${engine.url}", via: {kind: connect, url: "${proxy.url}"}}`, { preflight: true });
   assert.deepEqual(new Set(classes(plain)), new Set(['ok']));
   assert.ok(plain.every((r) => r.path === 'proxy' && r.connection?.tls === null));
-  for (const agent of [0, 1]) assert.deepEqual(plain.filter((r) => r.agent === agent).map((r) => r.connection?.nth), [1, 2, 3]);
+  for (const agent of [0, 1])
+    assert.deepEqual(
+      plain.filter((r) => r.agent === agent).map((r) => r.connection?.nth),
+      [1, 2, 3],
+    );
   // Two agents' tunnels and the preflight's (its chat request and model list share one): requests never open
   // tunnels of their own.
   assert.equal(proxy.connects(), 3);
   const tls = await runTarget(t, `{url: "${hop.url}", tls: {ca: "${hop.caFile}"}, via: {kind: connect, url: "${proxy.url}"}}`);
   assert.deepEqual(new Set(classes(tls)), new Set(['ok']));
-  assert.ok(tls.every((r) => r.path === 'proxy' && r.connection?.tls?.authorized === true), 'TLS to the target inside the tunnel, verified');
+  assert.ok(
+    tls.every((r) => r.path === 'proxy' && r.connection?.tls?.authorized === true),
+    'TLS to the target inside the tunnel, verified',
+  );
 });
 
 test('a CONNECT proxy that refuses the tunnel: every request is proxy_refused, not an abort', async (t) => {
@@ -70,7 +75,10 @@ test('a CONNECT proxy that refuses the tunnel: every request is proxy_refused, n
   assert.deepEqual(new Set(classes(rs)), new Set(['error:proxy_refused']), JSON.stringify(rs[0]?.error));
   assert.match(rs[0]!.error!.message, /403/);
   // With the preflight, the run stops at its start naming the proxy (exit 3).
-  await assert.rejects(runTarget(t, `{url: "${engine.url}", via: {kind: connect, url: "${proxy.url}"}}`, { preflight: true }), (e: Error & { code?: string }) => e.code === 'ERR_PREFLIGHT' && e.message.includes(`the CONNECT proxy ${proxy.url} refused the tunnel`) && /403/.test(e.message));
+  await assert.rejects(
+    runTarget(t, `{url: "${engine.url}", via: {kind: connect, url: "${proxy.url}"}}`, { preflight: true }),
+    (e: Error & { code?: string }) => e.code === 'ERR_PREFLIGHT' && e.message.includes(`the CONNECT proxy ${proxy.url} refused the tunnel`) && /403/.test(e.message),
+  );
 });
 
 test('a CONNECT proxy that never answers: the requests hang at connect and the run still ends on time', async (t) => {
@@ -82,5 +90,8 @@ test('a CONNECT proxy that never answers: the requests hang at connect and the r
   // 3 rounds × 0.8 s connect deadline per agent, and the stop grace.
   assert.ok(performance.now() - started < 8000, `ended in ${Math.round(performance.now() - started)} ms`);
   // With the preflight, the run stops at its start: no answer within the connect deadline.
-  await assert.rejects(runTarget(t, `{url: "${engine.url}", via: {kind: connect, url: "${proxy.url}"}}`, { preflight: true }), (e: Error & { code?: string }) => e.code === 'ERR_PREFLIGHT' && /got no answer: watchdog\.connect_ms \(800 ms\) passed in phase connect/.test(e.message));
+  await assert.rejects(
+    runTarget(t, `{url: "${engine.url}", via: {kind: connect, url: "${proxy.url}"}}`, { preflight: true }),
+    (e: Error & { code?: string }) => e.code === 'ERR_PREFLIGHT' && /got no answer: watchdog\.connect_ms \(800 ms\) passed in phase connect/.test(e.message),
+  );
 });

@@ -81,11 +81,18 @@ test('--dashboard: the page updates while the run goes on, lists the hang as it 
     const finished = finishDashboard(dashboard, result);
     await page.waitFor(`location.pathname === '/report.html' && document.documentElement.getAttribute('data-report-ready') === '1'`, 20_000);
     assert.equal(await page.title(), 'roundload · smoke · interrupted');
-    assert.ok((await page.charts()).every((c) => c.points !== null && c.points > 0 && c.canvas), 'the report\'s charts are drawn');
+    assert.ok(
+      (await page.charts()).every((c) => c.points !== null && c.points > 0 && c.canvas),
+      "the report's charts are drawn",
+    );
     await finished;
     await assert.rejects(fetch(dashboard.url, { signal: AbortSignal.timeout(5000) }), 'the server closed with the run');
     assert.deepEqual(page.consoleErrors, []);
-    assert.deepEqual(page.requests.filter((u) => !u.startsWith(dashboard.url)), [], 'nothing but its own server');
+    assert.deepEqual(
+      page.requests.filter((u) => !u.startsWith(dashboard.url)),
+      [],
+      'nothing but its own server',
+    );
   } finally {
     // A failed assertion must not leave the run going after the test.
     stop.abort();

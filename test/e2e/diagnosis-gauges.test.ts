@@ -29,7 +29,10 @@ engine: {gauge_fault: {kind: pin}}
   await executeRun({ workload, out, clientSample: quietClient });
   const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Summary;
   assert.ok(summary.totals.hangs > 0);
-  assert.ok(summary.gauges.some((g) => g.verdict === 'pinned' && g.name.endsWith('num_prefill_inflight_queue_reqs')), JSON.stringify(summary.gauges.map((g) => [g.name, g.verdict])));
+  assert.ok(
+    summary.gauges.some((g) => g.verdict === 'pinned' && g.name.endsWith('num_prefill_inflight_queue_reqs')),
+    JSON.stringify(summary.gauges.map((g) => [g.name, g.verdict])),
+  );
   assert.equal(summary.diagnosis.verdict, 'engine', summary.diagnosis.evidence.join('\n'));
   assert.match(summary.diagnosis.evidence.join('\n'), /num_prefill_inflight_queue_reqs.* is pinned at 1 /);
 });
@@ -39,7 +42,9 @@ test('long healthy streams are never pinned, and a frozen /metrics beside the en
   // process), whose counters move only when a request ends, and a fake SGLang /metrics frozen at one request.
   const fake = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
-    res.end('# TYPE sglang:num_running_reqs gauge\nsglang:num_running_reqs{model_name="m"} 1.0\n# TYPE sglang:generation_tokens_total counter\nsglang:generation_tokens_total{model_name="m"} 500.0\n# TYPE sglang:cache_hit_rate gauge\nsglang:cache_hit_rate{model_name="m"} 0.5\n');
+    res.end(
+      '# TYPE sglang:num_running_reqs gauge\nsglang:num_running_reqs{model_name="m"} 1.0\n# TYPE sglang:generation_tokens_total counter\nsglang:generation_tokens_total{model_name="m"} 500.0\n# TYPE sglang:cache_hit_rate gauge\nsglang:cache_hit_rate{model_name="m"} 0.5\n',
+    );
   });
   await new Promise<void>((r) => fake.listen(0, '127.0.0.1', r));
   t.after(() => fake.close());

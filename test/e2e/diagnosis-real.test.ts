@@ -64,12 +64,34 @@ thresholds: {hangs: null}
   await Promise.all(pending);
   const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as Summary;
   // ROUNDLOAD_SHOW_DIAGNOSIS=1: the terminal's diagnosis of every repeat, as a person would read it.
-  if (process.env.ROUNDLOAD_SHOW_DIAGNOSIS === '1') t.diagnostic(formatSummary(summary, dir).split('\n').filter((l) => /^(diagnosis|streams|hangs|errors|requests) |^ {11}/.test(l)).join('\n'));
+  if (process.env.ROUNDLOAD_SHOW_DIAGNOSIS === '1')
+    t.diagnostic(
+      formatSummary(summary, dir)
+        .split('\n')
+        .filter((l) => /^(diagnosis|streams|hangs|errors|requests) |^ {11}/.test(l))
+        .join('\n'),
+    );
   return { summary, records: readJsonl<RequestRecord>(join(dir, 'requests.jsonl')), dir };
 }
 
 function why(s: Summary): string {
-  return JSON.stringify({ verdict: s.diagnosis.verdict, episodes: s.diagnosis.episodes?.map((e) => ({ kind: e.kind, at: [e.start_ms, e.end_ms], verdict: e.verdict, confidence: e.confidence, scores: e.scores, for: e.evidence_for, against: e.evidence_against, facts: e.facts })) }, null, 1);
+  return JSON.stringify(
+    {
+      verdict: s.diagnosis.verdict,
+      episodes: s.diagnosis.episodes?.map((e) => ({
+        kind: e.kind,
+        at: [e.start_ms, e.end_ms],
+        verdict: e.verdict,
+        confidence: e.confidence,
+        scores: e.scores,
+        for: e.evidence_for,
+        against: e.evidence_against,
+        facts: e.facts,
+      })),
+    },
+    null,
+    1,
+  );
 }
 
 /** Freezes `proc` 1 s into the run for `forMs`. */
@@ -93,8 +115,14 @@ test('an engine frozen (SIGSTOP) behind a healthy HAProxy is engine, three times
     // engine down are never the proxy's (when they outlast the thaw, the engine is already working again:
     // they may read as engine_overloaded).
     const episodes = summary.diagnosis.episodes!;
-    assert.ok(episodes.filter((e) => e.kind === 'hangs').every((e) => e.verdict === 'engine'), `repeat ${i}: ${why(summary)}`);
-    assert.ok(episodes.every((e) => e.verdict !== 'proxy'), `repeat ${i}: ${why(summary)}`);
+    assert.ok(
+      episodes.filter((e) => e.kind === 'hangs').every((e) => e.verdict === 'engine'),
+      `repeat ${i}: ${why(summary)}`,
+    );
+    assert.ok(
+      episodes.every((e) => e.verdict !== 'proxy'),
+      `repeat ${i}: ${why(summary)}`,
+    );
   }
 });
 
@@ -107,7 +135,10 @@ test('an engine frozen behind nginx (no health checks: every request just waits)
     const { summary } = await run(t, engine, proxy.url, freezeFor(engine, 2000));
     assert.ok(summary.totals.hangs > 0, `repeat ${i}: the freeze made hangs`);
     assert.equal(summary.diagnosis.verdict, 'engine', `repeat ${i}: ${why(summary)}`);
-    assert.ok(summary.diagnosis.episodes!.every((e) => e.verdict !== 'proxy'), `repeat ${i}: ${why(summary)}`);
+    assert.ok(
+      summary.diagnosis.episodes!.every((e) => e.verdict !== 'proxy'),
+      `repeat ${i}: ${why(summary)}`,
+    );
   }
 });
 
@@ -132,7 +163,10 @@ test('HAProxy killed (SIGKILL) in front of a healthy engine is proxy, its error 
     const { summary } = await run(t, engine, proxy.url, [[1000, () => proxy.kill()]]);
     assert.ok(summary.totals.errors > 0, `repeat ${i}: the kill made errors`);
     assert.equal(summary.diagnosis.verdict, 'proxy', `repeat ${i}: ${why(summary)}`);
-    assert.ok(summary.diagnosis.episodes!.some((e) => e.kind === 'errors' && e.verdict === 'proxy'), `repeat ${i}: ${why(summary)}`);
+    assert.ok(
+      summary.diagnosis.episodes!.some((e) => e.kind === 'errors' && e.verdict === 'proxy'),
+      `repeat ${i}: ${why(summary)}`,
+    );
   }
 });
 
@@ -164,7 +198,10 @@ test('nginx buffering the streams (TLS, proxy_buffering on): every stream ok but
     assert.ok(ok.length > 0 && summary.totals.hangs === 0, `repeat ${i}: ${JSON.stringify(summary.totals)}`);
     const b = summary.diagnosis.buffering;
     assert.ok(b !== undefined && b.judged > 0 && b.share >= 0.8, `repeat ${i}: ${JSON.stringify(b)}`);
-    assert.ok(ok.filter((r) => r.buffered_stream === true).every((r) => r.ttft_ms! >= 0.9 * r.e2e_ms), 'TTFT ≈ e2e on every flagged stream');
+    assert.ok(
+      ok.filter((r) => r.buffered_stream === true).every((r) => r.ttft_ms! >= 0.9 * r.e2e_ms),
+      'TTFT ≈ e2e on every flagged stream',
+    );
     assert.equal(summary.diagnosis.verdict, 'none');
   }
   const streaming = await startNginx(t, nginx, engine.port, { buffering: false, tls: true });
@@ -202,8 +239,20 @@ thresholds: {hangs: null}
   for (let i = 0; i < 1200 && !child.exited; i += 1) await sleep(25);
   assert.ok(child.exited, 'the run ended');
   const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as Summary;
-  if (process.env.ROUNDLOAD_SHOW_DIAGNOSIS === '1') t.diagnostic(formatSummary(summary, dir).split('\n').filter((l) => /^(diagnosis|streams|hangs|errors|requests|client) |^ {11}/.test(l)).join('\n'));
-  if (process.env.ROUNDLOAD_SHOW_DIAGNOSIS === '2') t.diagnostic(readJsonl<RunEvent>(join(dir, 'events.jsonl')).filter((e) => e.kind === 'client_sample').map((e) => JSON.stringify(e)).join(' | '));
+  if (process.env.ROUNDLOAD_SHOW_DIAGNOSIS === '1')
+    t.diagnostic(
+      formatSummary(summary, dir)
+        .split('\n')
+        .filter((l) => /^(diagnosis|streams|hangs|errors|requests|client) |^ {11}/.test(l))
+        .join('\n'),
+    );
+  if (process.env.ROUNDLOAD_SHOW_DIAGNOSIS === '2')
+    t.diagnostic(
+      readJsonl<RunEvent>(join(dir, 'events.jsonl'))
+        .filter((e) => e.kind === 'client_sample')
+        .map((e) => JSON.stringify(e))
+        .join(' | '),
+    );
   return { summary, records: readJsonl<RequestRecord>(join(dir, 'requests.jsonl')), dir };
 }
 
@@ -239,7 +288,7 @@ test('a run starved of CPU (pinned beside busy loops, at the lowest priority) is
       waitedMs = before === null || after === null ? Infinity : after.waitMs - before.waitMs;
     });
     t.diagnostic(`attempt ${attempt}: the run waited ${Number.isFinite(waitedMs) ? Math.round(waitedMs) : '?'} ms for a CPU in 3 s; ${summary.totals.hangs} hangs; ${summary.diagnosis.verdict}`);
-    if (process.env.ROUNDLOAD_SHOW_DIAGNOSIS === "2") t.diagnostic(why(summary));
+    if (process.env.ROUNDLOAD_SHOW_DIAGNOSIS === '2') t.diagnostic(why(summary));
     if (summary.totals.hangs === 0 || waitedMs < STARVED_WAIT_MS) continue;
     assert.equal(summary.diagnosis.verdict, 'host_starved', `attempt ${attempt}: ${why(summary)}`);
     verdicts.push(summary.diagnosis.verdict);

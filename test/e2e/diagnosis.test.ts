@@ -31,11 +31,22 @@ test('a hop that stalls reused connections in front of a healthy engine: the dia
   // Six rounds and a canary every 250 ms: enough hung slots on the proxied leg, and ok ones on the direct leg,
   // that the legs differ clearly even when a loaded machine stretches the run. A direct canary gets 2.5 s (the
   // healthy engine answers well within it on a loaded machine) and is never held back by the ones still out.
-  const { summary, records, canaries } = await run(t, 'target: {via: {kind: hop, faults: [{kind: stall, after_requests: 1}]}}', ['agents.rounds=6', 'monitor.canary_interval_s=0.25', 'monitor.canary_timeout_ms=2500', 'monitor.canary_concurrency=16']);
+  const { summary, records, canaries } = await run(t, 'target: {via: {kind: hop, faults: [{kind: stall, after_requests: 1}]}}', [
+    'agents.rounds=6',
+    'monitor.canary_interval_s=0.25',
+    'monitor.canary_timeout_ms=2500',
+    'monitor.canary_concurrency=16',
+  ]);
   assert.ok(records.some((r) => r.status === 'hang') && records.every((r) => r.path === 'hop'));
   assert.ok(canaries.some((c) => c.leg === 'direct') && canaries.some((c) => c.leg === 'proxied'), 'canaries on both legs');
-  assert.ok(canaries.filter((c) => c.leg === 'direct').every((c) => c.ok && c.path === 'direct'), 'the engine answers every direct canary');
-  assert.ok(canaries.some((c) => c.leg === 'proxied' && c.status === 'hang' && c.path === 'hop'), 'a proxied canary hangs too');
+  assert.ok(
+    canaries.filter((c) => c.leg === 'direct').every((c) => c.ok && c.path === 'direct'),
+    'the engine answers every direct canary',
+  );
+  assert.ok(
+    canaries.some((c) => c.leg === 'proxied' && c.status === 'hang' && c.path === 'hop'),
+    'a proxied canary hangs too',
+  );
   assert.equal(summary.diagnosis.verdict, 'proxy', summary.diagnosis.evidence.join('\n'));
   assert.match(summary.diagnosis.evidence.join('\n'), /requests hung .*by path: hop/);
 });
@@ -45,8 +56,14 @@ test('a healthy hop in front of an engine too slow to give a first token: the di
   // nothing completes in the run however the machine's load stretches it (a few completions would make it
   // engine_overloaded, rightly).
   const { summary, records, canaries } = await run(t, 'target: {via: {kind: hop}}\nengine: {prefill_ms_per_1k_tokens: 5000}', ['agents.rounds=3']);
-  assert.ok(records.every((r) => r.status === 'hang' && r.hang?.phase === 'first_token'), JSON.stringify(records.map((r) => [r.status, r.hang?.phase])));
-  assert.ok(canaries.some((c) => c.leg === 'direct' && !c.ok), 'direct canaries fail too');
+  assert.ok(
+    records.every((r) => r.status === 'hang' && r.hang?.phase === 'first_token'),
+    JSON.stringify(records.map((r) => [r.status, r.hang?.phase])),
+  );
+  assert.ok(
+    canaries.some((c) => c.leg === 'direct' && !c.ok),
+    'direct canaries fail too',
+  );
   // At or behind the engine: `engine`, or `engine_overloaded` when a short canary's prefill got through in a
   // slice or two (work flowed) — how many do depends on the machine's load, the side of the hop does not.
   assert.ok(['engine', 'engine_overloaded'].includes(summary.diagnosis.verdict), `${summary.diagnosis.verdict}: ${summary.diagnosis.evidence.join('\n')}`);

@@ -68,7 +68,11 @@ test('hang after 2 requests on a connection: the 3rd on each socket is a first_t
   assert.equal(rs.length, 8, show(rs));
   for (const agent of [0, 1]) {
     const mine = rs.filter((r) => r.agent === agent);
-    assert.deepEqual(mine.map((r) => r.status), ['ok', 'ok', 'hang', 'ok'], show(mine));
+    assert.deepEqual(
+      mine.map((r) => r.status),
+      ['ok', 'ok', 'hang', 'ok'],
+      show(mine),
+    );
     const hung = mine[2]!;
     assert.equal(hung.hang?.phase, 'first_token');
     assert.equal(hung.hang?.deadline, 'first_token_ms');
@@ -92,7 +96,11 @@ test('hang after 2 requests on a connection: the 3rd on each socket is a first_t
 test('hang before headers is a headers hang with no HTTP status', async (t) => {
   const { records } = await run(t, { agents: { count: 1, rounds: 2 }, engine: { faults: [{ kind: 'hang_before_headers', from_round: 2 }] } });
   const rs = byAgentRound(records);
-  assert.deepEqual(rs.map((r) => r.status), ['ok', 'hang'], show(rs));
+  assert.deepEqual(
+    rs.map((r) => r.status),
+    ['ok', 'hang'],
+    show(rs),
+  );
   assert.equal(rs[1]!.hang?.phase, 'headers');
   assert.equal(rs[1]!.http_status, null);
   assert.equal(rs[1]!.bytes, 0);
@@ -101,7 +109,11 @@ test('hang before headers is a headers hang with no HTTP status', async (t) => {
 test('a stream stalled after 3 chunks is a mid-stream hang that says 3 chunks, their bytes and the last chunk age', async (t) => {
   const { records, hangEvents } = await run(t, { agents: { count: 1, rounds: 2 }, engine: { faults: [{ kind: 'stall_mid_stream', after_chunks: 3, from_round: 2 }] } });
   const rs = byAgentRound(records);
-  assert.deepEqual(rs.map((r) => r.status), ['ok', 'hang'], show(rs));
+  assert.deepEqual(
+    rs.map((r) => r.status),
+    ['ok', 'hang'],
+    show(rs),
+  );
   const hung = rs[1]!;
   assert.equal(hung.hang?.phase, 'mid_stream');
   assert.equal(hung.hang?.deadline, 'stall_ms');
@@ -116,9 +128,19 @@ test('a stream stalled after 3 chunks is a mid-stream hang that says 3 chunks, t
 
 test('a drip (one byte every 150 ms, stall_ms 800) is slow but not a hang; a drip slower than stall_ms is', async (t) => {
   const slow = await run(t, { agents: { count: 1, rounds: 2 }, engine: { faults: [{ kind: 'drip', after_chunks: 2, interval_ms: 150, bytes: 4 }] } });
-  assert.deepEqual(slow.records.map((r) => r.status), ['ok', 'ok'], show(slow.records));
-  assert.ok(slow.records.every((r) => r.e2e_ms >= 5 * 150), `each request waited out the drip: ${slow.records.map((r) => r.e2e_ms).join(',')}`);
-  assert.ok(slow.records.every((r) => (r.itl?.max_ms ?? 0) >= 5 * 150 - 50), 'the drip shows as one long inter-token gap');
+  assert.deepEqual(
+    slow.records.map((r) => r.status),
+    ['ok', 'ok'],
+    show(slow.records),
+  );
+  assert.ok(
+    slow.records.every((r) => r.e2e_ms >= 5 * 150),
+    `each request waited out the drip: ${slow.records.map((r) => r.e2e_ms).join(',')}`,
+  );
+  assert.ok(
+    slow.records.every((r) => (r.itl?.max_ms ?? 0) >= 5 * 150 - 50),
+    'the drip shows as one long inter-token gap',
+  );
   assert.equal(slow.result.summary.hangs.total, 0);
   const stuck = await run(t, { agents: { count: 1, rounds: 1 }, engine: { faults: [{ kind: 'drip', after_chunks: 2, interval_ms: 1500, bytes: 1 }] } });
   assert.equal(stuck.records[0]?.status, 'hang');
@@ -132,7 +154,11 @@ test('a socket closed mid-stream is a connection_reset after the chunks that cam
   ];
   const { records } = await run(t, { agents: { count: 1, rounds: 4 }, engine: { faults } });
   const rs = byAgentRound(records);
-  assert.deepEqual(rs.map((r) => r.error?.class ?? r.status), ['ok', 'connection_reset', 'truncated_stream', 'ok'], show(rs));
+  assert.deepEqual(
+    rs.map((r) => r.error?.class ?? r.status),
+    ['ok', 'connection_reset', 'truncated_stream', 'ok'],
+    show(rs),
+  );
   assert.equal(rs[1]!.chunks, 2);
   assert.equal(rs[1]!.connection?.nth, 2, 'a reused socket, but after headers: a reset, not the keep-alive race');
   assert.equal(rs[2]!.chunks, 3);
@@ -148,7 +174,12 @@ test('HTTP 429, 500 and 400 are http_429, http_5xx and http_4xx errors; the next
   const rs = byAgentRound(records);
   assert.deepEqual(
     rs.map((r) => [r.status, r.http_status, r.error?.class ?? null]),
-    [['error', 429, 'http_429'], ['error', 500, 'http_5xx'], ['error', 400, 'http_4xx'], ['ok', 200, null]],
+    [
+      ['error', 429, 'http_429'],
+      ['error', 500, 'http_5xx'],
+      ['error', 400, 'http_4xx'],
+      ['ok', 200, null],
+    ],
     show(rs),
   );
   assert.match(rs[1]!.error!.message, /HTTP 500: .*engine fault: HTTP 500/, 'the message holds the start of the body');
@@ -165,7 +196,11 @@ test('malformed SSE, invalid JSON, an error event and bad tool-call arguments ar
   ];
   const { records } = await run(t, { agents: { count: 1, rounds: 6 }, engine: { faults } });
   const rs = byAgentRound(records);
-  assert.deepEqual(rs.map((r) => r.error?.class ?? r.status), ['malformed_sse', 'invalid_json', 'server_error_event', 'invalid_tool_arguments', 'ok', 'ok'], show(rs));
+  assert.deepEqual(
+    rs.map((r) => r.error?.class ?? r.status),
+    ['malformed_sse', 'invalid_json', 'server_error_event', 'invalid_tool_arguments', 'ok', 'ok'],
+    show(rs),
+  );
   assert.match(rs[0]!.error!.message, /not\.a\.chunk/);
   assert.match(rs[2]!.error!.message, /server error in stream: boom/);
   assert.ok(rs.every((r) => r.http_status === 200));
@@ -180,7 +215,16 @@ test('close_idle on arrival: every reuse after the idle time is a keepalive_race
   for (const agent of [0, 1]) {
     const mine = rs.filter((r) => r.agent === agent);
     // ok on a fresh socket, the race on its reuse, then afresh: ok, race.
-    assert.deepEqual(mine.map((r) => [r.connection?.nth ?? null, r.error?.class ?? r.status]), [[1, 'ok'], [2, 'keepalive_race'], [1, 'ok'], [2, 'keepalive_race']], show(mine));
+    assert.deepEqual(
+      mine.map((r) => [r.connection?.nth ?? null, r.error?.class ?? r.status]),
+      [
+        [1, 'ok'],
+        [2, 'keepalive_race'],
+        [1, 'ok'],
+        [2, 'keepalive_race'],
+      ],
+      show(mine),
+    );
     assert.ok(mine.filter((r) => r.status === 'error').every((r) => r.bytes === 0 && r.headers_ms === null && (r.connection?.idle_ms ?? 0) >= 150));
   }
 });
@@ -188,16 +232,25 @@ test('close_idle on arrival: every reuse after the idle time is a keepalive_race
 test('close_idle by timer, or a Keep-Alive hint of 2 s or less, gives no errors: the client sees the close or never reuses', async (t) => {
   // 300 ms between the server's close and the next send: the client has long seen the FIN, even under load.
   const timer = await run(t, { agents: { rounds: 3, think_time_ms: 400 }, engine: { faults: [{ kind: 'close_idle', idle_ms: 100, on: 'timer' }] } });
-  assert.ok(timer.records.every((r) => r.status === 'ok' && r.connection?.nth === 1), show(timer.records));
+  assert.ok(
+    timer.records.every((r) => r.status === 'ok' && r.connection?.nth === 1),
+    show(timer.records),
+  );
   // undici keeps a socket for the hint minus 2 s: timeout=2 leaves nothing, so the arrival-mode fault never bites.
   const hint = await run(t, { agents: { rounds: 3, think_time_ms: 150 }, engine: { faults: [{ kind: 'close_idle', idle_ms: 100, advertise_timeout_s: 2 }] } });
-  assert.ok(hint.records.every((r) => r.status === 'ok' && r.connection?.nth === 1), show(hint.records));
+  assert.ok(
+    hint.records.every((r) => r.status === 'ok' && r.connection?.nth === 1),
+    show(hint.records),
+  );
 });
 
 test('a clean run of 8 agents × 20 rounds has no hangs and no errors', async (t) => {
   const { records, result, hangEvents } = await run(t, { agents: { count: 8, rounds: 20 }, watchdog: { stall_ms: 2000, first_token_ms: 3000, headers_ms: 3000, total_ms: 10_000 } });
   assert.equal(records.length, 160);
-  assert.ok(records.every((r) => r.status === 'ok'), show(records.filter((r) => r.status !== 'ok')));
+  assert.ok(
+    records.every((r) => r.status === 'ok'),
+    show(records.filter((r) => r.status !== 'ok')),
+  );
   assert.equal(result.summary.hangs.total, 0);
   assert.equal(hangEvents.length, 0);
 });
@@ -206,7 +259,16 @@ test('on_hang abort-agent: each agent stops after its first hang; abort: it goes
   const faults = [{ kind: 'hang_before_headers', from_round: 2, times: 2 }];
   const stopAgent = await run(t, { agents: { rounds: 4 }, watchdog: { on_hang: 'abort-agent', headers_ms: 400, first_token_ms: 1000 }, engine: { faults } });
   const rs = byAgentRound(stopAgent.records);
-  assert.deepEqual(rs.map((r) => [r.agent, r.round, r.status]), [[0, 1, 'ok'], [0, 2, 'hang'], [1, 1, 'ok'], [1, 2, 'hang']], show(rs));
+  assert.deepEqual(
+    rs.map((r) => [r.agent, r.round, r.status]),
+    [
+      [0, 1, 'ok'],
+      [0, 2, 'hang'],
+      [1, 1, 'ok'],
+      [1, 2, 'hang'],
+    ],
+    show(rs),
+  );
   assert.ok(rs.filter((r) => r.status === 'hang').every((r) => r.hang?.policy === 'abort-agent'));
   const goOn = await run(t, { agents: { rounds: 4 }, watchdog: { on_hang: 'abort', headers_ms: 400, first_token_ms: 1000 }, engine: { faults } });
   assert.equal(goOn.records.length, 8, show(goOn.records));
@@ -241,7 +303,11 @@ test('on_hang wait: a request that moves again after the deadline and completes 
     engine: { faults: [{ kind: 'drip', after_chunks: 2, interval_ms: 1200, bytes: 1, times: 1 }] },
   });
   const rs = byAgentRound(records);
-  assert.deepEqual(rs.map((r) => r.status), ['hang', 'ok'], show(rs));
+  assert.deepEqual(
+    rs.map((r) => r.status),
+    ['hang', 'ok'],
+    show(rs),
+  );
   assert.equal(rs[0]!.hang?.phase, 'mid_stream');
   assert.equal(rs[0]!.hang?.outcome, 'completed');
   assert.ok(rs[0]!.finish_reason !== null, 'the stream did finish');
@@ -267,18 +333,41 @@ test('retry always: a 500 is resent once and both attempts are recorded; none: n
   const faults = [{ kind: 'http_error', status: 500, times: 1 }];
   const always = await run(t, { retry: 'always', agents: { count: 1, rounds: 2 }, engine: { faults } });
   const rs = byAgentRound(always.records);
-  assert.deepEqual(rs.map((r) => [r.round, r.attempt ?? 1, r.error?.class ?? r.status]), [[1, 1, 'http_5xx'], [1, 2, 'ok'], [2, 1, 'ok']], show(rs));
+  assert.deepEqual(
+    rs.map((r) => [r.round, r.attempt ?? 1, r.error?.class ?? r.status]),
+    [
+      [1, 1, 'http_5xx'],
+      [1, 2, 'ok'],
+      [2, 1, 'ok'],
+    ],
+    show(rs),
+  );
   assert.equal(rs[0]!.attempt, undefined, 'the first attempt carries no attempt field');
   for (const policy of ['none', 'idempotent-safe']) {
     const once = await run(t, { retry: policy, agents: { count: 1, rounds: 2 }, engine: { faults } });
-    assert.deepEqual(byAgentRound(once.records).map((r) => [r.round, r.error?.class ?? r.status]), [[1, 'http_5xx'], [2, 'ok']], policy);
+    assert.deepEqual(
+      byAgentRound(once.records).map((r) => [r.round, r.error?.class ?? r.status]),
+      [
+        [1, 'http_5xx'],
+        [2, 'ok'],
+      ],
+      policy,
+    );
   }
 });
 
 test('retry idempotent-safe resends the keep-alive race once, on a fresh socket; a hang is never resent', async (t) => {
   const race = await run(t, { retry: 'idempotent-safe', agents: { count: 1, rounds: 2, think_time_ms: 200 }, engine: { faults: [{ kind: 'close_idle', idle_ms: 100 }] } });
   const rs = byAgentRound(race.records);
-  assert.deepEqual(rs.map((r) => [r.round, r.attempt ?? 1, r.connection?.nth ?? null, r.error?.class ?? r.status]), [[1, 1, 1, 'ok'], [2, 1, 2, 'keepalive_race'], [2, 2, 1, 'ok']], show(rs));
+  assert.deepEqual(
+    rs.map((r) => [r.round, r.attempt ?? 1, r.connection?.nth ?? null, r.error?.class ?? r.status]),
+    [
+      [1, 1, 1, 'ok'],
+      [2, 1, 2, 'keepalive_race'],
+      [2, 2, 1, 'ok'],
+    ],
+    show(rs),
+  );
   const hang = await run(t, { retry: 'always', agents: { count: 1, rounds: 1 }, engine: { faults: [{ kind: 'hang_before_headers' }] }, watchdog: { headers_ms: 300, first_token_ms: 1000 } });
   assert.equal(hang.records.length, 1);
   assert.equal(hang.records[0]?.status, 'hang');
@@ -299,13 +388,21 @@ test('`roundload run` against an engine that hangs every request after round 3 e
   const records = readJsonl<RequestRecord>(join(out, 'requests.jsonl'));
   for (let agent = 0; agent < 4; agent += 1) {
     const mine = byAgentRound(records.filter((r) => r.agent === agent));
-    assert.deepEqual(mine.map((r) => r.status), ['ok', 'ok', 'ok', 'hang', 'hang'], show(mine));
+    assert.deepEqual(
+      mine.map((r) => r.status),
+      ['ok', 'ok', 'ok', 'hang', 'hang'],
+      show(mine),
+    );
     assert.equal(mine[3]!.hang?.phase, 'first_token');
   }
   const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Summary;
   assert.equal(summary.hangs.total, 8);
   assert.deepEqual(summary.hangs.by_round, { '4': 4, '5': 4 });
-  assert.match(res.stdout, /hangs +8: by phase first_token 8; by round 4 4, 5 4; on fresh sockets 4, on reused sockets 4 \(nth 4: 4\)/, 'round 4 hangs on the reused socket, its re-send on a fresh one');
+  assert.match(
+    res.stdout,
+    /hangs +8: by phase first_token 8; by round 4 4, 5 4; on fresh sockets 4, on reused sockets 4 \(nth 4: 4\)/,
+    'round 4 hangs on the reused socket, its re-send on a fresh one',
+  );
 });
 
 test('`roundload engine --faults FILE` serves with the faults; a bad faults file exits 2 with a located error', async (t) => {
@@ -319,7 +416,10 @@ test('`roundload engine --faults FILE` serves with the faults; a bad faults file
 
   const good = join(dir, 'faults.yaml');
   writeFileSync(good, 'faults:\n  - kind: http_error\n    status: 503\n');
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'engine', '--port', '0', '--faults', good], { cwd: new URL('../../', import.meta.url).pathname, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'engine', '--port', '0', '--faults', good], {
+    cwd: new URL('../../', import.meta.url).pathname,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   t.after(() => child.kill('SIGKILL'));
   let stderr = '';
   const url = await new Promise<string>((resolve, reject) => {
@@ -339,7 +439,11 @@ test('`roundload engine --faults FILE` serves with the faults; a bad faults file
     });
   });
   assert.match(stderr, /faults: http_error/);
-  const answer = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }) });
+  const answer = await fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+  });
   assert.equal(answer.status, 503);
   await answer.text();
   const code = await new Promise<number | null>((resolve) => {

@@ -20,12 +20,19 @@ test('`roundload run workloads/harness-hang.yaml` finishes with 96 ok requests t
   for (let agent = 0; agent < 4; agent += 1) {
     const mine = records.filter((r) => r.agent === agent).sort((a, b) => a.round - b.round);
     assert.equal(mine.length, 24);
-    assert.deepEqual(mine.map((r) => r.connection?.nth), Array.from({ length: 24 }, (_, i) => i + 1), `agent ${agent} reuses one socket`);
+    assert.deepEqual(
+      mine.map((r) => r.connection?.nth),
+      Array.from({ length: 24 }, (_, i) => i + 1),
+      `agent ${agent} reuses one socket`,
+    );
     assert.ok(mine[23]!.prompt_tokens! > 3 * mine[0]!.prompt_tokens!, 'the context grows round after round');
   }
   const canaries = readJsonl<RunEvent>(join(out, 'events.jsonl')).filter((e): e is CanaryEvent => e.kind === 'canary');
   assert.ok(canaries.filter((c) => c.leg === 'proxied').length >= 3 && canaries.filter((c) => c.leg === 'direct').length >= 3);
-  assert.ok(canaries.every((c) => c.ok), JSON.stringify(canaries.filter((c) => !c.ok)));
+  assert.ok(
+    canaries.every((c) => c.ok),
+    JSON.stringify(canaries.filter((c) => !c.ok)),
+  );
   assert.ok(readJsonl(join(out, 'gauges.jsonl')).length > 0, 'the monitor scraped the engine');
   const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Summary;
   assert.equal(summary.totals.ok, 96);

@@ -35,16 +35,26 @@ function faultEvents(events: RunEvent[], fault: string): HopFaultEvent[] {
 test('through a healthy hop every request is ok, over TLS, on path hop, reusing one socket per agent', async (t) => {
   const { records } = await runThroughHop(t, '[]');
   assert.equal(records.length, 6);
-  assert.ok(records.every((r) => r.status === 'ok' && r.path === 'hop'), JSON.stringify(records.map((r) => [r.status, r.error?.class])));
+  assert.ok(
+    records.every((r) => r.status === 'ok' && r.path === 'hop'),
+    JSON.stringify(records.map((r) => [r.status, r.error?.class])),
+  );
   assert.ok(records.every((r) => r.connection?.tls?.authorized === true && r.connection.tls.protocol?.startsWith('TLS')));
-  for (const agent of [0, 1]) assert.deepEqual(records.filter((r) => r.agent === agent).map((r) => r.connection?.nth), [1, 2, 3]);
+  for (const agent of [0, 1])
+    assert.deepEqual(
+      records.filter((r) => r.agent === agent).map((r) => r.connection?.nth),
+      [1, 2, 3],
+    );
 });
 
 test('stall: the request after the Nth on a reused connection hangs at headers; the next, on a fresh socket, is ok', async (t) => {
   const { records, events } = await runThroughHop(t, '[{kind: stall, after_requests: 1}]');
   for (const agent of [0, 1]) {
     const rs = records.filter((r) => r.agent === agent);
-    assert.deepEqual(rs.map((r) => r.status), ['ok', 'hang', 'ok']);
+    assert.deepEqual(
+      rs.map((r) => r.status),
+      ['ok', 'hang', 'ok'],
+    );
     assert.equal(rs[1]!.hang?.phase, 'headers');
     assert.equal(rs[1]!.http_status, null);
     assert.equal(rs[1]!.connection?.nth, 2, 'the stalled request went out on a reused socket');
@@ -55,7 +65,10 @@ test('stall: the request after the Nth on a reused connection hangs at headers; 
 
 test('cut: after K SSE events the hop goes silent with the socket open: a mid-stream hang with exactly K chunks', async (t) => {
   const { records, events } = await runThroughHop(t, '[{kind: cut, after_chunks: 2}]', ['agents.rounds=2', 'watchdog.stall_ms=700']);
-  assert.ok(records.every((r) => r.status === 'hang'), JSON.stringify(records.map((r) => r.status)));
+  assert.ok(
+    records.every((r) => r.status === 'hang'),
+    JSON.stringify(records.map((r) => r.status)),
+  );
   for (const r of records) {
     assert.equal(r.hang?.phase, 'mid_stream');
     assert.equal(r.hang?.deadline, 'stall_ms');
@@ -86,7 +99,10 @@ test('idle_close silent: a connection idle past T is half-open; the next request
   const { records, events } = await runThroughHop(t, '[{kind: idle_close, after_s: 0.25}]', ['agents.rounds=2', 'agents.think_time_ms=600', 'watchdog.headers_ms=800']);
   for (const agent of [0, 1]) {
     const rs = records.filter((r) => r.agent === agent);
-    assert.deepEqual(rs.map((r) => r.status), ['ok', 'hang']);
+    assert.deepEqual(
+      rs.map((r) => r.status),
+      ['ok', 'hang'],
+    );
     assert.equal(rs[1]!.hang?.phase, 'headers');
     assert.equal(rs[1]!.connection?.nth, 2);
     assert.ok(rs[1]!.connection.idle_ms! >= 550, 'it sat idle past the limit');
@@ -96,8 +112,14 @@ test('idle_close silent: a connection idle past T is half-open; the next request
 
 test('idle_close rst: the client learns of the reset while idle and reconnects: ok, never a reused socket', async (t) => {
   const { records, events } = await runThroughHop(t, '[{kind: idle_close, after_s: 0.25, mode: rst}]', ['agents.rounds=2', 'agents.think_time_ms=600']);
-  assert.ok(records.every((r) => r.status === 'ok'), JSON.stringify(records.map((r) => [r.status, r.error?.class])));
-  assert.ok(records.every((r) => r.connection?.nth === 1), 'every request on a fresh socket');
+  assert.ok(
+    records.every((r) => r.status === 'ok'),
+    JSON.stringify(records.map((r) => [r.status, r.error?.class])),
+  );
+  assert.ok(
+    records.every((r) => r.connection?.nth === 1),
+    'every request on a fresh socket',
+  );
   assert.ok(faultEvents(events, 'idle_close').length >= 2);
 });
 
@@ -115,5 +137,8 @@ test('reset: a reset connection is a connection_reset error on a fresh socket, n
 test('latency: every response starts at least the added delay late, and completes', async (t) => {
   const { records } = await runThroughHop(t, '[{kind: latency, ms: 300}]', ['agents.rounds=2']);
   assert.ok(records.every((r) => r.status === 'ok'));
-  assert.ok(records.every((r) => r.headers_ms! >= 300), JSON.stringify(records.map((r) => r.headers_ms)));
+  assert.ok(
+    records.every((r) => r.headers_ms! >= 300),
+    JSON.stringify(records.map((r) => r.headers_ms)),
+  );
 });

@@ -6,14 +6,21 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { runCli, tempDir } from '../helpers/tmp.js';
 
 function lines(path: string): number {
-  return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter((l) => l.trim() !== '').length : 0;
+  return existsSync(path)
+    ? readFileSync(path, 'utf8')
+        .split('\n')
+        .filter((l) => l.trim() !== '').length
+    : 0;
 }
 
 test('--duration 25d (past one Node timer) keeps running instead of completing at once, and stops on SIGTERM', async (t) => {
   const dir = tempDir(t);
   const out = join(dir, 'run');
   const file = join(dir, 'w.yaml');
-  writeFileSync(file, 'name: long\nagents: {count: 2, rounds: 4, think_time_ms: 0}\nconversation: {tools: none}\nmonitor: {enabled: false}\nengine: {decode_step_ms: 1, output_tokens_min: 4, output_tokens_max: 8}\n');
+  writeFileSync(
+    file,
+    'name: long\nagents: {count: 2, rounds: 4, think_time_ms: 0}\nconversation: {tools: none}\nmonitor: {enabled: false}\nengine: {decode_step_ms: 1, output_tokens_min: 4, output_tokens_max: 8}\n',
+  );
   let pid = 0;
   let exited = false;
   const running = runCli(['run', file, '--duration', '25d', '--out', out], { timeoutMs: 60_000, onSpawn: (p) => (pid = p) }).finally(() => (exited = true));

@@ -28,17 +28,32 @@ function histograms(dir: string): HistogramSet {
   return HistogramSet.fromFile(JSON.parse(readFileSync(resultPath(dir, 'histograms'), 'utf8')) as HistogramsFile);
 }
 
-test('merging 2 shards equals one run of both shards\' requests: counts, conversations and histogram percentiles', async (t) => {
+test("merging 2 shards equals one run of both shards' requests: counts, conversations and histogram percentiles", async (t) => {
   const root = tempDir(t);
   const workload = parseWorkload(YAML, 'shards.yaml');
   const dirs = [join(root, 's0'), join(root, 's1')];
   const runs = await Promise.all(dirs.map((out, index) => executeRun({ workload, out, shard: { index, count: 2 } })));
-  assert.deepEqual(runs.map((r) => r.status), ['completed', 'completed']);
-  assert.ok(readdirSync(dirs[0]!).some((f) => /^requests\.\d+\.jsonl(\.gz)?$/.test(f)), 'the shard rotated its requests file');
+  assert.deepEqual(
+    runs.map((r) => r.status),
+    ['completed', 'completed'],
+  );
+  assert.ok(
+    readdirSync(dirs[0]!).some((f) => /^requests\.\d+\.jsonl(\.gz)?$/.test(f)),
+    'the shard rotated its requests file',
+  );
   const shardRecords = await Promise.all(dirs.map(records));
   // Shard 0 ran agents 0, 2, 4; shard 1 ran 1, 3: 15 requests together, no conversation in both.
-  assert.deepEqual(shardRecords.map((rs) => [...new Set(rs.map((r) => r.agent))].sort()), [[0, 2, 4], [1, 3]]);
-  assert.deepEqual(shardRecords.map((rs) => rs.length), [9, 6]);
+  assert.deepEqual(
+    shardRecords.map((rs) => [...new Set(rs.map((r) => r.agent))].sort()),
+    [
+      [0, 2, 4],
+      [1, 3],
+    ],
+  );
+  assert.deepEqual(
+    shardRecords.map((rs) => rs.length),
+    [9, 6],
+  );
 
   const out = join(root, 'merged');
   const merged = await mergeRuns(dirs, { out });
@@ -80,11 +95,17 @@ test('merging 2 shards equals one run of both shards\' requests: counts, convers
   for (const key of shardItl.keys()) if (key.metric === 'itl') single.histograms.get('itl', key.phase, key.round).add(shardItl.get('itl', key.phase, key.round));
   const one = single.build(merged.summary.run);
   assert.deepEqual(merged.summary.totals, one.totals);
-  assert.deepEqual(merged.summary.phases[0]!.rounds.map((r) => [r.ttft, r.ttfc, r.tpot, r.itl, r.e2e]), one.phases[0]!.rounds.map((r) => [r.ttft, r.ttfc, r.tpot, r.itl, r.e2e]));
+  assert.deepEqual(
+    merged.summary.phases[0]!.rounds.map((r) => [r.ttft, r.ttfc, r.tpot, r.itl, r.e2e]),
+    one.phases[0]!.rounds.map((r) => [r.ttft, r.ttfc, r.tpot, r.itl, r.e2e]),
+  );
 
   const manifest = JSON.parse(readFileSync(resultPath(out, 'manifest'), 'utf8')) as { merged_from: { shard: { index: number } }[]; shards: { count: number; merged: number }; status: string };
   assert.deepEqual(manifest.shards, { count: 2, merged: 2 });
-  assert.deepEqual(manifest.merged_from.map((m) => m.shard.index), [0, 1]);
+  assert.deepEqual(
+    manifest.merged_from.map((m) => m.shard.index),
+    [0, 1],
+  );
   assert.equal(manifest.status, 'completed');
   const summary = JSON.parse(readFileSync(resultPath(out, 'summary'), 'utf8')) as Summary;
   assert.equal(summary.totals.requests, 15);
@@ -93,7 +114,13 @@ test('merging 2 shards equals one run of both shards\' requests: counts, convers
     await readJsonlFile(resultPath(out, 'events'), isKindLine, (v) => e.push(v as { kind: string; shard: number }));
     return e;
   })();
-  assert.deepEqual(events.filter((e) => e.kind === 'run_end').map((e) => e.shard).sort(), [0, 1]);
+  assert.deepEqual(
+    events
+      .filter((e) => e.kind === 'run_end')
+      .map((e) => e.shard)
+      .sort(),
+    [0, 1],
+  );
 
   // What merge refuses: the same folders again into a non-empty --out, a missing shard noted.
   await assert.rejects(mergeRuns(dirs, { out }), /not empty/);

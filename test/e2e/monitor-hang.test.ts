@@ -98,7 +98,10 @@ monitor: {interval_ms: 100, pin_after_s: 1, burst: {interval_ms: 100}}
   assert.ok(v.longest_nonzero_s >= 2);
   // `roundload report` rebuilds the same verdicts from gauges.jsonl (with the run's pin_after_s).
   const rebuilt = await rebuildSummary(out);
-  assert.deepEqual(rebuilt.summary.gauges.map((g) => [g.name, g.verdict]), result.summary.gauges.map((g) => [g.name, g.verdict]));
+  assert.deepEqual(
+    rebuilt.summary.gauges.map((g) => [g.name, g.verdict]),
+    result.summary.gauges.map((g) => [g.name, g.verdict]),
+  );
 });
 
 test('the rotate fault (1 with a dip to 0 every period while requests complete) is called rotating', async (t) => {

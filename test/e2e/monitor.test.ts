@@ -23,7 +23,7 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
-test('a run scrapes the embedded deployment\'s router, prefill and decode every monitor.interval_ms into gauges.jsonl and judges every gauge', async (t) => {
+test("a run scrapes the embedded deployment's router, prefill and decode every monitor.interval_ms into gauges.jsonl and judges every gauge", async (t) => {
   const out = join(tempDir(t), 'run');
   const workload = parseWorkload(`${BASE}monitor: {interval_ms: 200}\n`, 'monitor.yaml');
   const loop = new LoopDelay();
@@ -44,24 +44,43 @@ test('a run scrapes the embedded deployment\'s router, prefill and decode every 
     t.diagnostic(`${target}: ${mine.length} scrapes, gaps ${gaps.join(' ')} ms`);
     assert.ok(median(gaps) >= Math.min(170, 200 - margin) && median(gaps) <= Math.max(260, 200 + margin), `${target} median gap ${median(gaps)} ms`);
     // Ticks are drift-free: a late scrape shortens the next gap (three targets make late ones likelier).
-    assert.ok(gaps.every((g) => g >= Math.min(50, 200 - margin) && g <= Math.max(700, 200 + margin)), `every gap near 200 ms: ${gaps.join(' ')}`);
+    assert.ok(
+      gaps.every((g) => g >= Math.min(50, 200 - margin) && g <= Math.max(700, 200 + margin)),
+      `every gap near 200 ms: ${gaps.join(' ')}`,
+    );
   }
   const names = (target: string): Set<string> => new Set(scrapes.filter((s) => s.target === target).flatMap((s) => s.samples.map((x) => x.name)));
-  for (const n of ['sglang:num_running_reqs', 'sglang:num_queue_reqs', 'sglang:num_prefill_bootstrap_queue_reqs', 'sglang:num_prefill_inflight_queue_reqs', 'sglang:generation_tokens_total', 'sglang:num_requests_total']) assert.ok(names('prefill').has(n), `prefill ${n}`);
-  for (const n of ['sglang:num_running_reqs', 'sglang:num_decode_prealloc_queue_reqs', 'sglang:num_decode_transfer_queue_reqs', 'sglang:generation_tokens_total']) assert.ok(names('decode').has(n), `decode ${n}`);
+  for (const n of [
+    'sglang:num_running_reqs',
+    'sglang:num_queue_reqs',
+    'sglang:num_prefill_bootstrap_queue_reqs',
+    'sglang:num_prefill_inflight_queue_reqs',
+    'sglang:generation_tokens_total',
+    'sglang:num_requests_total',
+  ])
+    assert.ok(names('prefill').has(n), `prefill ${n}`);
+  for (const n of ['sglang:num_running_reqs', 'sglang:num_decode_prealloc_queue_reqs', 'sglang:num_decode_transfer_queue_reqs', 'sglang:generation_tokens_total'])
+    assert.ok(names('decode').has(n), `decode ${n}`);
   for (const n of ['sgl_router_running_requests']) assert.ok(names('router').has(n), `router ${n}`);
   const decodeRunning = scrapes.find((s) => s.target === 'decode')!.samples.find((s) => s.name === 'sglang:num_running_reqs');
   assert.deepEqual(decodeRunning?.labels, { engine_type: 'decode', model_name: 'deepseek-v4-flash', moe_ep_rank: '0', pp_rank: '0', tp_rank: '0' });
   const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Summary;
   // One verdict per gauge series (counters are evidence, not judged): 8 on prefill, 8 on decode, 2 on the router.
-  assert.deepEqual(summary.gauges.map((g) => g.target).reduce<Record<string, number>>((n, tg) => ({ ...n, [tg]: (n[tg] ?? 0) + 1 }), {}), { decode: 8, prefill: 8, router: 2 });
+  assert.deepEqual(
+    summary.gauges.map((g) => g.target).reduce<Record<string, number>>((n, tg) => ({ ...n, [tg]: (n[tg] ?? 0) + 1 }), {}),
+    { decode: 8, prefill: 8, router: 2 },
+  );
   const running = summary.gauges.find((g) => g.target === 'decode' && g.name === 'sglang:num_running_reqs')!;
   assert.equal(running.verdict, 'rotating', running.evidence.join('\n'));
   assert.ok(running.dips > 0);
   assert.equal(running.flow?.counter, 'generation_tokens_total');
   assert.ok((running.flow?.completions ?? 0) > 0);
   assert.equal(summary.gauges.find((g) => g.target === 'prefill' && g.name === 'sglang:num_prefill_bootstrap_queue_reqs')?.verdict, 'idle');
-  assert.deepEqual(summary.scrape_targets?.map((s) => [s.target, s.failed]).sort(), [['decode', 0], ['prefill', 0], ['router', 0]]);
+  assert.deepEqual(summary.scrape_targets?.map((s) => [s.target, s.failed]).sort(), [
+    ['decode', 0],
+    ['prefill', 0],
+    ['router', 0],
+  ]);
   for (const target of summary.scrape_targets ?? []) assert.ok(Math.abs((target.interval_ms_p50 ?? 0) - 200) <= Math.max(40, margin), JSON.stringify(target));
 });
 

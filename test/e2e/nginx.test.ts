@@ -158,20 +158,38 @@ monitor: {canary_interval_s: 0.5}
   assert.equal(result.status, 'completed');
   const records = readJsonl<RequestRecord>(join(out, 'requests.jsonl'));
   assert.equal(records.length, 12);
-  assert.ok(records.every((r) => r.status === 'ok'), JSON.stringify(records.filter((r) => r.status !== 'ok').map((r) => r.error ?? r.hang)));
+  assert.ok(
+    records.every((r) => r.status === 'ok'),
+    JSON.stringify(records.filter((r) => r.status !== 'ok').map((r) => r.error ?? r.hang)),
+  );
   assert.ok(records.every((r) => r.path === 'proxy'));
-  assert.ok(records.every((r) => r.connection?.tls?.authorized === true && /^TLSv1\.[23]$/.test(r.connection.tls.protocol ?? '')), 'verified TLS to nginx');
+  assert.ok(
+    records.every((r) => r.connection?.tls?.authorized === true && /^TLSv1\.[23]$/.test(r.connection.tls.protocol ?? '')),
+    'verified TLS to nginx',
+  );
   for (const agent of [0, 1, 2]) {
     const mine = records.filter((r) => r.agent === agent).sort((a, b) => a.round - b.round);
     assert.equal(new Set(mine.map((r) => r.connection?.id)).size, 1, `agent ${agent} keeps one socket to nginx`);
-    assert.deepEqual(mine.map((r) => r.connection?.nth), [1, 2, 3, 4]);
+    assert.deepEqual(
+      mine.map((r) => r.connection?.nth),
+      [1, 2, 3, 4],
+    );
   }
   // proxy_buffering off: tokens arrive spread over the decode, not in one lump at the end.
   // (6 ms decode steps: a buffered stream would land in one read, its gaps near 0 ms.)
-  assert.ok(records.every((r) => (r.itl?.count ?? 0) >= 4 && r.itl!.mean_ms > 3 && r.e2e_ms - r.ttft_ms! > 15), JSON.stringify(records.map((r) => [r.itl?.count, r.itl?.mean_ms, r.ttft_ms, r.e2e_ms])));
+  assert.ok(
+    records.every((r) => (r.itl?.count ?? 0) >= 4 && r.itl!.mean_ms > 3 && r.e2e_ms - r.ttft_ms! > 15),
+    JSON.stringify(records.map((r) => [r.itl?.count, r.itl?.mean_ms, r.ttft_ms, r.e2e_ms])),
+  );
   const canaries = readJsonl<RunEvent>(join(out, 'events.jsonl')).filter((e): e is CanaryEvent => e.kind === 'canary');
-  assert.ok(canaries.some((c) => c.leg === 'proxied' && c.ok && c.url === proxy.url), 'canaries through nginx');
-  assert.ok(canaries.some((c) => c.leg === 'direct' && c.ok && c.url === engine.url), 'and around it, straight to the engine');
+  assert.ok(
+    canaries.some((c) => c.leg === 'proxied' && c.ok && c.url === proxy.url),
+    'canaries through nginx',
+  );
+  assert.ok(
+    canaries.some((c) => c.leg === 'direct' && c.ok && c.url === engine.url),
+    'and around it, straight to the engine',
+  );
   const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Summary;
   assert.equal(summary.diagnosis.verdict, 'none');
   assert.equal(summary.run.path, 'proxy');

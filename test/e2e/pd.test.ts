@@ -23,7 +23,13 @@ interface Ran {
 async function run(t: TestContext, yaml: string): Promise<Ran> {
   const out = join(tempDir(t), 'run');
   const result = await executeRun({ workload: parseWorkload(yaml, 'pd.yaml'), out });
-  return { out, result, records: readJsonl<RequestRecord>(join(out, 'requests.jsonl')), events: readJsonl<RunEvent>(join(out, 'events.jsonl')), scrapes: readJsonl<ScrapeEvent>(join(out, 'gauges.jsonl')) };
+  return {
+    out,
+    result,
+    records: readJsonl<RequestRecord>(join(out, 'requests.jsonl')),
+    events: readJsonl<RunEvent>(join(out, 'events.jsonl')),
+    scrapes: readJsonl<ScrapeEvent>(join(out, 'gauges.jsonl')),
+  };
 }
 
 const hangsOf = (events: RunEvent[]): HangEvent[] => events.filter((e): e is HangEvent => e.kind === 'hang');
@@ -32,14 +38,20 @@ const show = (rs: RequestRecord[]): string => JSON.stringify(rs.map((r) => [r.ag
 
 const FAST = 'decode_step_ms: 3, decode_step_ms_per_running: 0, output_tokens_min: 8, output_tokens_max: 16';
 
-test('`npm start`\'s smoke workload runs on the PD deployment: router, prefill and decode scraped, their logs in the results folder, the cache reported', async (t) => {
+test("`npm start`'s smoke workload runs on the PD deployment: router, prefill and decode scraped, their logs in the results folder, the cache reported", async (t) => {
   const out = join(tempDir(t), 'run');
   const res = await runCli(['run', 'workloads/smoke.yaml', '--out', out], { timeoutMs: 60_000 });
   assert.equal(res.code, 0, res.stderr);
-  assert.match(res.stderr, /embedded PD deployment: router http:\/\/127\.0\.0\.1:\d+ \(metrics http:\/\/127\.0\.0\.1:\d+\/metrics\) → prefill http:\/\/127\.0\.0\.1:\d+ → decode http:\/\/127\.0\.0\.1:\d+; logs in .*engine/);
+  assert.match(
+    res.stderr,
+    /embedded PD deployment: router http:\/\/127\.0\.0\.1:\d+ \(metrics http:\/\/127\.0\.0\.1:\d+\/metrics\) → prefill http:\/\/127\.0\.0\.1:\d+ → decode http:\/\/127\.0\.0\.1:\d+; logs in .*engine/,
+  );
   const manifest = JSON.parse(readFileSync(join(out, 'run.json'), 'utf8')) as { embedded_engine: { topology: string; servers: { name: string; log: string }[] } };
   assert.equal(manifest.embedded_engine.topology, 'pd');
-  assert.deepEqual(manifest.embedded_engine.servers.map((s) => s.name), ['router', 'prefill', 'decode']);
+  assert.deepEqual(
+    manifest.embedded_engine.servers.map((s) => s.name),
+    ['router', 'prefill', 'decode'],
+  );
   for (const s of manifest.embedded_engine.servers) {
     assert.equal(s.log, join(out, 'engine', `${s.name}.log`));
     assert.ok(readFileSync(s.log, 'utf8').length > 0, `${s.name}.log written`);
@@ -48,15 +60,28 @@ test('`npm start`\'s smoke workload runs on the PD deployment: router, prefill a
   const scrapes = readJsonl<ScrapeEvent>(join(out, 'gauges.jsonl'));
   assert.deepEqual([...new Set(scrapes.map((s) => s.target))].sort(), ['decode', 'prefill', 'router']);
   const names = new Set(scrapes.flatMap((s) => s.samples.map((x) => `${s.target} ${x.name}`)));
-  for (const n of ['prefill sglang:num_prefill_bootstrap_queue_reqs', 'prefill sglang:num_prefill_inflight_queue_reqs', 'decode sglang:num_decode_prealloc_queue_reqs', 'decode sglang:num_decode_transfer_queue_reqs', 'router sgl_router_running_requests']) assert.ok(names.has(n), n);
+  for (const n of [
+    'prefill sglang:num_prefill_bootstrap_queue_reqs',
+    'prefill sglang:num_prefill_inflight_queue_reqs',
+    'decode sglang:num_decode_prealloc_queue_reqs',
+    'decode sglang:num_decode_transfer_queue_reqs',
+    'router sgl_router_running_requests',
+  ])
+    assert.ok(names.has(n), n);
   const records = readJsonl<RequestRecord>(join(out, 'requests.jsonl'));
   assert.equal(records.length, 32);
-  assert.ok(records.filter((r) => r.round > 1).every((r) => (r.cached_tokens ?? 0) > 0), 'enable_cache_report: later rounds report cached tokens');
-  assert.ok(records.some((r) => r.reasoning_chars > 0), 'deepseek-v4-flash reasons');
+  assert.ok(
+    records.filter((r) => r.round > 1).every((r) => (r.cached_tokens ?? 0) > 0),
+    'enable_cache_report: later rounds report cached tokens',
+  );
+  assert.ok(
+    records.some((r) => r.reasoning_chars > 0),
+    'deepseek-v4-flash reasons',
+  );
   assert.match(res.stdout, /router/);
 });
 
-test('inflight_pin on one request: it hangs at its first token with the prefill inflight gauge at 1 in its hang record, while every other request completes and the prefill\'s counters move', async (t) => {
+test("inflight_pin on one request: it hangs at its first token with the prefill inflight gauge at 1 in its hang record, while every other request completes and the prefill's counters move", async (t) => {
   const { records, events, result } = await run(
     t,
     `
@@ -81,7 +106,7 @@ monitor: {interval_ms: 100, pin_after_s: 1}
   assert.ok((inflight.flow?.counter_moved_intervals ?? 0) > 0 && (inflight.flow?.completions ?? 0) > 0, 'beside flowing counters and completions');
 });
 
-test('with prefill.inflight_timeout_s the pinned request ends in SGLang\'s error event, and a probe greps the WARNING line from the prefill log', async (t) => {
+test("with prefill.inflight_timeout_s the pinned request ends in SGLang's error event, and a probe greps the WARNING line from the prefill log", async (t) => {
   const { records, events } = await run(
     t,
     `
@@ -114,7 +139,12 @@ engine: {${FAST}, faults: [{kind: kv_wedge, from_round: 2}]}
 monitor: {interval_ms: 100, pin_after_s: 1}
 `,
   );
-  assert.deepEqual(records.map((r) => [r.round, r.status]).sort(), [[1, 'ok'], [1, 'ok'], [2, 'hang'], [2, 'hang']]);
+  assert.deepEqual(records.map((r) => [r.round, r.status]).sort(), [
+    [1, 'ok'],
+    [1, 'ok'],
+    [2, 'hang'],
+    [2, 'hang'],
+  ]);
   const inflight = result.summary.gauges.find((g) => g.target === 'prefill' && g.name === 'sglang:num_prefill_inflight_queue_reqs')!;
   t.diagnostic(`${inflight.verdict}: ${inflight.evidence.join(' | ')}`);
   assert.equal(inflight.verdict, 'pinned');
@@ -140,7 +170,7 @@ monitor: {interval_ms: 100}
   assert.equal(gaugeIn(hang.gauges, 'decode', 'sglang:num_decode_prealloc_queue_reqs'), 1);
 });
 
-test('decode_stall: streams go silent mid-stream (the watchdog\'s mid_stream hangs), the router takes the decode out of rotation and later requests get 503', async (t) => {
+test("decode_stall: streams go silent mid-stream (the watchdog's mid_stream hangs), the router takes the decode out of rotation and later requests get 503", async (t) => {
   const { records, out } = await run(
     t,
     `
@@ -159,12 +189,21 @@ engine:
 monitor: {interval_ms: 200}
 `,
   );
-  assert.ok(records.some((r) => r.status === 'hang' && r.hang?.phase === 'mid_stream'), show(records));
-  assert.ok(records.some((r) => r.status === 'error' && r.http_status === 503 && r.error?.class === 'http_5xx'), show(records));
-  assert.match(readFileSync(join(out, 'engine', 'router.log'), 'utf8'), /WARN sgl_router::core::health_checker: Worker http:\/\/127\.0\.0\.1:\d+ marked unhealthy after 1 consecutive failed health checks/);
+  assert.ok(
+    records.some((r) => r.status === 'hang' && r.hang?.phase === 'mid_stream'),
+    show(records),
+  );
+  assert.ok(
+    records.some((r) => r.status === 'error' && r.http_status === 503 && r.error?.class === 'http_5xx'),
+    show(records),
+  );
+  assert.match(
+    readFileSync(join(out, 'engine', 'router.log'), 'utf8'),
+    /WARN sgl_router::core::health_checker: Worker http:\/\/127\.0\.0\.1:\d+ marked unhealthy after 1 consecutive failed health checks/,
+  );
 });
 
-test('the router with --queue-size 0 answers bursts past max_concurrent_requests with 429s: recorded http_429, counted in the router\'s scraped series', async (t) => {
+test("the router with --queue-size 0 answers bursts past max_concurrent_requests with 429s: recorded http_429, counted in the router's scraped series", async (t) => {
   const { records, scrapes, out } = await run(
     t,
     `
@@ -177,12 +216,15 @@ thresholds: {error_rate: null}
   );
   const limited = records.filter((r) => r.error?.class === 'http_429');
   assert.ok(limited.length >= 4, show(records));
-  const errors = scrapes.filter((s) => s.target === 'router').flatMap((s) => s.samples).filter((s) => s.name === 'sgl_router_request_errors_total' && s.labels['error_type'] === 'rate_limited');
+  const errors = scrapes
+    .filter((s) => s.target === 'router')
+    .flatMap((s) => s.samples)
+    .filter((s) => s.name === 'sgl_router_request_errors_total' && s.labels['error_type'] === 'rate_limited');
   assert.ok(Math.max(...errors.map((s) => s.value)) >= limited.length, 'the monitor saw the router count them');
   assert.match(readFileSync(join(out, 'engine', 'router.log'), 'utf8'), / WARN sgl_router::middleware: No tokens available and queuing is disabled, returning 429/);
 });
 
-test('uvicorn\'s idle close: with think time past keep_alive_s every round goes out on a fresh connection, recorded as reconnects', async (t) => {
+test("uvicorn's idle close: with think time past keep_alive_s every round goes out on a fresh connection, recorded as reconnects", async (t) => {
   const { records } = await run(
     t,
     `
@@ -193,7 +235,14 @@ monitor: {enabled: false, canary_interval_s: 0}
 `,
   );
   assert.equal(records.length, 6);
-  assert.ok(records.every((r) => r.status === 'ok'), show(records));
-  assert.deepEqual(records.map((r) => r.connection?.nth), [1, 1, 1, 1, 1, 1], 'the router closed each idle socket: no reuse');
+  assert.ok(
+    records.every((r) => r.status === 'ok'),
+    show(records),
+  );
+  assert.deepEqual(
+    records.map((r) => r.connection?.nth),
+    [1, 1, 1, 1, 1, 1],
+    'the router closed each idle socket: no reuse',
+  );
   assert.equal(new Set(records.map((r) => r.connection?.id)).size, 6);
 });

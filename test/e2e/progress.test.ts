@@ -50,7 +50,10 @@ test('a 12 s run piped to a file, progress left at its default, prints its first
   t.diagnostic(progress.map((l) => l.text).join('\n'));
   assert.ok(progress.length >= 1, res.stderr);
   assert.match(progress[0]!.text, /^\[0:1[0-2]\] (0:0\d left|time up, finishing) · /, 'the default interval piped is 10 s');
-  assert.ok(progress.every((l) => /\bdecode\.running=\d+/.test(l.text)), 'the deployment\'s key gauges, by target');
+  assert.ok(
+    progress.every((l) => /\bdecode\.running=\d+/.test(l.text)),
+    "the deployment's key gauges, by target",
+  );
   const stdout = res.stdout.trimEnd().split('\n');
   assert.equal(stdout[0], `PASS · results ${out}`);
   assert.equal(stdout.at(-1), `PASS · results ${out}`);
@@ -63,7 +66,20 @@ test('a 12 s run piped to a file, progress left at its default, prints its first
 test('a hang run announces each hang on its own line while the run goes on, then ends with FAIL (exit 1) naming the hangs', async (t) => {
   const out = join(tempDir(t), 'run');
   const started = performance.now();
-  const { res, lines, stdoutAtMs } = await timedRun(['run', 'workloads/smoke.yaml', '--duration', '6s', '--progress', '1s', '--out', out, '--set', 'watchdog.stall_ms=1000', '--set', 'engine.faults=[{kind: stall_mid_stream, after_chunks: 3, from_round: 2, times: 2}]']);
+  const { res, lines, stdoutAtMs } = await timedRun([
+    'run',
+    'workloads/smoke.yaml',
+    '--duration',
+    '6s',
+    '--progress',
+    '1s',
+    '--out',
+    out,
+    '--set',
+    'watchdog.stall_ms=1000',
+    '--set',
+    'engine.faults=[{kind: stall_mid_stream, after_chunks: 3, from_round: 2, times: 2}]',
+  ]);
   assert.equal(res.code, 1, res.stderr);
   assert.ok(lines.filter((l) => PROGRESS.test(l.text)).length >= 2, 'a progress line every second of 6 s');
   const hangs = lines.filter((l) => / HANG /.test(l.text));
@@ -73,7 +89,10 @@ test('a hang run announces each hang on its own line while the run goes on, then
     assert.match(h.text, /^\[0:0\d\] HANG a\d-c\d round 2 \(agent \d\): mid_stream hang \(stall_ms = 1000 ms\), silent \d+\.\d s, 3 chunks in · socket c\d request 2$/);
     // As it happened: a progress line of the running run came after it, and it reached us well before the summary.
     const index = lines.indexOf(h);
-    assert.ok(lines.slice(index + 1).some((l) => PROGRESS.test(l.text) && / [12] hangs? /.test(l.text)), 'a later progress line counts it');
+    assert.ok(
+      lines.slice(index + 1).some((l) => PROGRESS.test(l.text) && / [12] hangs? /.test(l.text)),
+      'a later progress line counts it',
+    );
     assert.ok(h.atMs < stdoutAtMs - 1000, `announced ${((stdoutAtMs - h.atMs) / 1000).toFixed(1)} s before the run ended`);
   }
   assert.equal(res.stdout.trimEnd().split('\n').at(-1), `FAIL (exit 1): 2 hung requests > limit 0 · results ${out}`);
@@ -111,9 +130,13 @@ test('a monitored target that stops answering mid-run is announced down at once,
     server = await metricsServer(port);
     upAtMs = performance.now();
   };
-  const { res, lines } = await timedRun(['run', 'workloads/smoke.yaml', '--duration', '6s', '--progress', '1s', '--out', out, '--set', `monitor.targets=[{name: decode, url: "http://127.0.0.1:${port}"}]`], {}, (text) => {
-    if (flips === null && PROGRESS.test(text) && / running=3 /.test(text)) flips = flip();
-  });
+  const { res, lines } = await timedRun(
+    ['run', 'workloads/smoke.yaml', '--duration', '6s', '--progress', '1s', '--out', out, '--set', `monitor.targets=[{name: decode, url: "http://127.0.0.1:${port}"}]`],
+    {},
+    (text) => {
+      if (flips === null && PROGRESS.test(text) && / running=3 /.test(text)) flips = flip();
+    },
+  );
   assert.ok(flips !== null, `the target's gauges were shown: ${res.stderr}`);
   await flips;
   t.diagnostic(lines.map((l) => l.text).join('\n'));
@@ -125,11 +148,28 @@ test('a monitored target that stops answering mid-run is announced down at once,
   assert.match(down[0]!.text, /^\[0:0\d\] MONITOR decode down \(last good scrape \d+ ms ago\): .+ \(http:\/\/127\.0\.0\.1:\d+\/metrics\)$/);
   assert.match(up[0]!.text, /^\[0:0\d\] MONITOR decode back up after \d+\.\d s down$/);
   assert.ok(downAtMs !== null && upAtMs !== null && down[0]!.atMs > downAtMs && down[0]!.atMs < upAtMs, 'announced while it was down');
-  assert.ok(lines.some((l) => PROGRESS.test(l.text) && / DOWN decode /.test(l.text) && l.atMs > down[0]!.atMs && l.atMs < up[0]!.atMs), 'a line while it was down says so');
+  assert.ok(
+    lines.some((l) => PROGRESS.test(l.text) && / DOWN decode /.test(l.text) && l.atMs > down[0]!.atMs && l.atMs < up[0]!.atMs),
+    'a line while it was down says so',
+  );
 });
 
 test('--quiet prints no progress or announcements; --json keeps stdout pure JSON while progress stays on stderr', async (t) => {
-  const args = (out: string) => ['run', 'workloads/smoke.yaml', '--rounds', '3', '--progress', '200ms', '--json', '--out', out, '--set', 'watchdog.stall_ms=800', '--set', 'engine.faults=[{kind: stall_mid_stream, times: 1}]'];
+  const args = (out: string) => [
+    'run',
+    'workloads/smoke.yaml',
+    '--rounds',
+    '3',
+    '--progress',
+    '200ms',
+    '--json',
+    '--out',
+    out,
+    '--set',
+    'watchdog.stall_ms=800',
+    '--set',
+    'engine.faults=[{kind: stall_mid_stream, times: 1}]',
+  ];
   const quiet = await runCli([...args(join(tempDir(t), 'q')), '--quiet', '--rounds', '1']);
   assert.equal(quiet.code, 1, quiet.stderr);
   assert.doesNotMatch(quiet.stderr, /^\[\d+:\d\d\]/m, quiet.stderr);

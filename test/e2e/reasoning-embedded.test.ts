@@ -23,7 +23,10 @@ async function records(t: Parameters<typeof tempDir>[0], history: 'keep' | 'drop
   const result = await executeRun({ workload: parseWorkload(yaml(history, target), 'r.yaml'), out });
   assert.equal(result.status, 'completed');
   const rs = readJsonl<RequestRecord>(join(out, 'requests.jsonl'));
-  assert.ok(rs.every((r) => r.status === 'ok'), JSON.stringify(rs.find((r) => r.status !== 'ok')));
+  assert.ok(
+    rs.every((r) => r.status === 'ok'),
+    JSON.stringify(rs.find((r) => r.status !== 'ok')),
+  );
   return rs.sort((a, b) => a.conversation.localeCompare(b.conversation) || a.round - b.round);
 }
 
@@ -43,7 +46,11 @@ test('against the embedded deployment: reasoning counted from usage, TTFC after 
   for (const conversation of ['a0-c1', 'a1-c1']) {
     const k = keep.filter((r) => r.conversation === conversation);
     const d = drop.filter((r) => r.conversation === conversation);
-    assert.deepEqual(k.map((r) => r.reasoning_chars), d.map((r) => r.reasoning_chars), 'the same answers both times');
+    assert.deepEqual(
+      k.map((r) => r.reasoning_chars),
+      d.map((r) => r.reasoning_chars),
+      'the same answers both times',
+    );
     let kept = 0;
     for (let i = 0; i < k.length; i += 1) {
       assert.equal(k[i]!.request_bytes - d[i]!.request_bytes, kept, `${conversation} round ${i + 1}`);
@@ -52,5 +59,8 @@ test('against the embedded deployment: reasoning counted from usage, TTFC after 
     assert.ok(kept > 0);
   }
   const off = await records(t, 'keep', '{extra_body: {chat_template_kwargs: {thinking: false}}}');
-  assert.ok(off.every((r) => r.reasoning_tokens === 0 && r.reasoning_ms === null && r.ttfc_ms === r.ttft_ms), 'thinking off: no reasoning at all');
+  assert.ok(
+    off.every((r) => r.reasoning_tokens === 0 && r.reasoning_ms === null && r.ttfc_ms === r.ttft_ms),
+    'thinking off: no reasoning at all',
+  );
 });

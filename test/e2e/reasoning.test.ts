@@ -52,7 +52,10 @@ test('a run against an SGLang-format reasoning server: reasoning goes back in th
   assert.equal(result.status, 'completed');
   const records = readJsonl<RequestRecord>(join(out, 'requests.jsonl'));
   assert.equal(records.length, 6);
-  assert.ok(records.every((r) => r.status === 'ok'), JSON.stringify(records.find((r) => r.status !== 'ok')));
+  assert.ok(
+    records.every((r) => r.status === 'ok'),
+    JSON.stringify(records.find((r) => r.status !== 'ok')),
+  );
 
   // The history: each later request's assistant turns carry, in order, the reasoning the server sent before.
   const agentRequests = server.requests.filter((r) => r.conversation !== null);
@@ -60,8 +63,17 @@ test('a run against an SGLang-format reasoning server: reasoning goes back in th
     const sent = agentRequests.filter((r) => r.conversation === conversation);
     assert.equal(sent.length, 3);
     for (let i = 1; i < sent.length; i += 1) {
-      const streamed = sent.slice(0, i).map((r) => r.written.filter((w) => w.kind === 'reasoning').map((w) => w.text).join(''));
-      assert.deepEqual(assistantMessages(sent[i]!.body).map((m) => m.reasoning_content), streamed, `${conversation} request ${i + 1}`);
+      const streamed = sent.slice(0, i).map((r) =>
+        r.written
+          .filter((w) => w.kind === 'reasoning')
+          .map((w) => w.text)
+          .join(''),
+      );
+      assert.deepEqual(
+        assistantMessages(sent[i]!.body).map((m) => m.reasoning_content),
+        streamed,
+        `${conversation} request ${i + 1}`,
+      );
     }
   }
 
@@ -72,7 +84,10 @@ test('a run against an SGLang-format reasoning server: reasoning goes back in th
     const first = received.written[0]!;
     const firstAnswer = received.written.find((w) => w.kind !== 'reasoning')!;
     const thinking = firstAnswer.atMs - first.atMs;
-    assert.ok(Math.abs(r.ttfc_ms! - r.ttft_ms! - thinking) <= margin, `${r.conversation} r${r.round}: ttfc ${r.ttfc_ms} − ttft ${r.ttft_ms} vs ${thinking.toFixed(2)} ms (margin ${margin.toFixed(1)} ms)`);
+    assert.ok(
+      Math.abs(r.ttfc_ms! - r.ttft_ms! - thinking) <= margin,
+      `${r.conversation} r${r.round}: ttfc ${r.ttfc_ms} − ttft ${r.ttft_ms} vs ${thinking.toFixed(2)} ms (margin ${margin.toFixed(1)} ms)`,
+    );
     assert.ok(r.ttfc_ms! - r.ttft_ms! >= 40, 'six reasoning tokens 8 ms apart come first');
     // reasoning_tokens are the usage chunk's, not the 6 events.
     assert.equal(r.reasoning_tokens, received.usage!['reasoning_tokens']);
@@ -103,7 +118,10 @@ test('a run against an SGLang-format reasoning server: reasoning goes back in th
     assert.equal(round.tpot!.count, 2);
     assert.equal(round.reasoning!.count, 2);
   }
-  assert.equal(summary.totals.reasoning_tokens, records.reduce((n, r) => n + r.reasoning_tokens!, 0));
+  assert.equal(
+    summary.totals.reasoning_tokens,
+    records.reduce((n, r) => n + r.reasoning_tokens!, 0),
+  );
   assert.equal(summary.totals.reasoning_answers, 6);
   const terminal = formatSummary(summary, out);
   assert.match(terminal, /^round +reason tok +reason p50 +ttft p50 +ttfc p50 +ttfc p99 +itl p50 +tpot p50 +tpot p99 +tok\/event$/m);
@@ -115,11 +133,20 @@ test('a run against an SGLang-format reasoning server: reasoning goes back in th
 
   // A rebuild gets the same TTFC and TPOT back from requests.jsonl; a comparison reads them per window.
   const rebuilt = await rebuildSummary(out);
-  assert.deepEqual(rebuilt.summary.phases[0]!.rounds.map((r) => [r.ttfc, r.tpot, r.reasoning]), phase.rounds.map((r) => [r.ttfc, r.tpot, r.reasoning]));
+  assert.deepEqual(
+    rebuilt.summary.phases[0]!.rounds.map((r) => [r.ttfc, r.tpot, r.reasoning]),
+    phase.rounds.map((r) => [r.ttfc, r.tpot, r.reasoning]),
+  );
   const loaded = await loadRun(out);
   const windows = loaded.phases.get('main')!.windows;
-  assert.equal(windows.reduce((n, w) => n + w.ttfc.total, 0), 6);
-  assert.equal(windows.reduce((n, w) => n + w.tpot.total, 0), 6);
+  assert.equal(
+    windows.reduce((n, w) => n + w.ttfc.total, 0),
+    6,
+  );
+  assert.equal(
+    windows.reduce((n, w) => n + w.tpot.total, 0),
+    6,
+  );
 });
 
 test('reasoning_history: drop sends no reasoning back, and requests stay smaller than with keep by exactly the reasoning sent', async (t) => {
@@ -130,7 +157,11 @@ test('reasoning_history: drop sends no reasoning back, and requests stay smaller
     const out = join(tempDir(t), mode);
     await executeRun({ workload: parseWorkload(WORKLOAD(server.url, { agents: 1, history: mode, canaries: false }), 'reasoning.yaml'), out, preflight: false });
     const agent = server.requests.filter((r) => r.conversation !== null);
-    if (mode === 'drop') assert.ok(agent.every((r) => !JSON.stringify(r.body).includes('reasoning_content')), 'no reasoning_content sent');
+    if (mode === 'drop')
+      assert.ok(
+        agent.every((r) => !JSON.stringify(r.body).includes('reasoning_content')),
+        'no reasoning_content sent',
+      );
     else assert.ok(agent.slice(1).every((r) => JSON.stringify(r.body).includes('reasoning_content')));
     const records = readJsonl<RequestRecord>(join(out, 'requests.jsonl')).sort((a, b) => a.round - b.round);
     sizes[mode] = records.map((r) => r.request_bytes);

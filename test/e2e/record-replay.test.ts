@@ -84,11 +84,18 @@ function assertFaithful(trace: Trace, records: RequestRecord[], loopDelayMs: num
   const recorded = new Map(trace.requests.map((r) => [key(r.conversation, r.round), r]));
   const rounds = (list: { conversation: string; round: number }[]) => {
     const m = new Map<string, number[]>();
-    for (const r of list) m.set(r.conversation, [...(m.get(r.conversation) ?? []), r.round].sort((a, b) => a - b));
+    for (const r of list)
+      m.set(
+        r.conversation,
+        [...(m.get(r.conversation) ?? []), r.round].sort((a, b) => a - b),
+      );
     return m;
   };
   assert.deepEqual(rounds(records), rounds(trace.requests), 'the same conversations with the same rounds');
-  assert.ok(records.every((r) => r.status === 'ok'), JSON.stringify(records.filter((r) => r.status !== 'ok').map((r) => r.error ?? r.hang)));
+  assert.ok(
+    records.every((r) => r.status === 'ok'),
+    JSON.stringify(records.filter((r) => r.status !== 'ok').map((r) => r.error ?? r.hang)),
+  );
   // Timing margins: 20 ms, plus what the event loop was measured to add.
   const marginMs = 20 + loopDelayMs;
   const pairs = new Map<string, string>();
@@ -104,7 +111,10 @@ function assertFaithful(trace: Trace, records: RequestRecord[], loopDelayMs: num
       // On a connection other conversations share, a request may wait its turn there, as the harness's did:
       // then its think time is longer, and its socket's idle gap is the recorded one.
       const heldByItsTurn = thinkMs > rec.think_ms && rec.connection?.idle_ms != null && Math.abs((r.connection?.idle_ms ?? -1e9) - rec.connection.idle_ms) <= marginMs;
-      assert.ok(Math.abs(thinkMs - rec.think_ms) <= marginMs || heldByItsTurn, `${r.conversation} round ${r.round}: think ${thinkMs.toFixed(1)} ms vs ${rec.think_ms} recorded (margin ${marginMs.toFixed(1)}), socket idle ${r.connection?.idle_ms} vs ${rec.connection?.idle_ms}`);
+      assert.ok(
+        Math.abs(thinkMs - rec.think_ms) <= marginMs || heldByItsTurn,
+        `${r.conversation} round ${r.round}: think ${thinkMs.toFixed(1)} ms vs ${rec.think_ms} recorded (margin ${marginMs.toFixed(1)}), socket idle ${r.connection?.idle_ms} vs ${rec.connection?.idle_ms}`,
+      );
     }
     byConversation.set(r.conversation, r);
     // Socket reuse: recorded and replayed connections pair one to one, and each request is the same nth on it.
@@ -138,7 +148,15 @@ test('a roundload run recorded through `roundload record` replays with the same 
   assert.match(html, /<section id="replay"><h2>Replay against the recording<\/h2>/);
   assert.match(html, /sockets as recorded: 12 of 12 requests on the same nth request/);
   assert.equal((html.match(/<section id="replay">[\s\S]*?<\/section>/)?.[0].match(/<tr>/g) ?? []).length, 1 + 4, 'a header and 4 rounds');
-  assert.deepEqual(summary.replay?.rounds.map((r) => [r.recorded.requests, r.replayed.requests]), [[3, 3], [3, 3], [3, 3], [3, 3]]);
+  assert.deepEqual(
+    summary.replay?.rounds.map((r) => [r.recorded.requests, r.replayed.requests]),
+    [
+      [3, 3],
+      [3, 3],
+      [3, 3],
+      [3, 3],
+    ],
+  );
   assert.ok(summary.replay.rounds.every((r) => Math.abs(r.prompt_tokens_diff_pct!) <= 5));
 });
 
@@ -151,7 +169,12 @@ test('agents sharing a pool of two connections: as-recorded replays each request
 });
 
 test('a scripted harness on the official openai client is recorded and replayed faithfully', async (t) => {
-  const tools = [{ type: 'function' as const, function: { name: 'read_file', description: 'Read a file of the workspace', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } }];
+  const tools = [
+    {
+      type: 'function' as const,
+      function: { name: 'read_file', description: 'Read a file of the workspace', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
+    },
+  ];
   const harness = async (url: string): Promise<void> => {
     const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'test-key', maxRetries: 0, timeout: 20_000 });
     const conversation = async (n: number): Promise<void> => {
@@ -193,7 +216,7 @@ test('a scripted harness on the official openai client is recorded and replayed 
   assertFaithful(trace, records, loopDelayMs, { idle: false });
 });
 
-test('recording through TLS with the hop\'s CA: the harness trusts the printed CA, the trace says tls', async (t) => {
+test("recording through TLS with the hop's CA: the harness trusts the printed CA, the trace says tls", async (t) => {
   const { trace } = await record(t, roundloadHarness(t, '{count: 2, rounds: 2, think_time_ms: 20}'), { tls: true });
   assert.equal(trace.header.tls, true);
   assert.equal(trace.requests.length, 4);

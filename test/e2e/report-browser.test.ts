@@ -64,11 +64,12 @@ async function makeRun(dir: string): Promise<{ out: string; data: ReportData }> 
   return { out, data: await collectReportData(out, result.summary) };
 }
 
-test('a real run\'s report.html opens offline with every chart drawn with data, no console errors and no request but file://', { skip, timeout: 90_000 }, async () => {
+test("a real run's report.html opens offline with every chart drawn with data, no console errors and no request but file://", { skip, timeout: 90_000 }, async () => {
   assert.ok(browser, missing ?? 'browser');
   const { out, data } = await realRun();
   const expected = [...data.charts.latency, ...data.charts.time, ...data.charts.gauges, ...data.charts.canaries, ...data.charts.client].map((c) => c.id);
-  for (const id of ['latency-ttft', 'latency-itl', 'latency-e2e', 'throughput', 'latency-over-time', 'canaries', 'in-flight', 'client-loop']) assert.ok(expected.includes(id), `${id} is in the report data`);
+  for (const id of ['latency-ttft', 'latency-itl', 'latency-e2e', 'throughput', 'latency-over-time', 'canaries', 'in-flight', 'client-loop'])
+    assert.ok(expected.includes(id), `${id} is in the report data`);
   const scrapes = readJsonl(join(out, 'gauges.jsonl')).length;
   assert.equal(data.charts.gauges.length > 0, scrapes > 0, `gauge charts exactly when gauges.jsonl has scrapes (${scrapes})`);
 
@@ -79,7 +80,10 @@ test('a real run\'s report.html opens offline with every chart drawn with data, 
   assert.equal(page.title, 'roundload · smoke · completed');
   assert.equal(data.summary.totals.hangs, 1, 'the stall fault fired once');
   assert.equal(page.hangRows, 1, 'the hang is in the table');
-  assert.ok(data.charts.time.every((c) => c.markers.length === 1), 'and marked on the time charts');
+  assert.ok(
+    data.charts.time.every((c) => c.markers.length === 1),
+    'and marked on the time charts',
+  );
   assert.deepEqual(page.charts.map((c) => c.id).sort(), [...expected].sort(), 'every chart of the data has its element');
   assert.deepEqual(page.empty, [], `charts without data: ${JSON.stringify(page.charts)}`);
   for (const c of page.charts) assert.ok(c.points !== null && c.points > 0 && c.canvas && c.error === null, JSON.stringify(c));
@@ -107,7 +111,7 @@ test('a real run\'s report.html opens offline with every chart drawn with data, 
   assert.ok(xml.failures >= 1, 'the hang fails "no hangs"');
 });
 
-test('the checker catches a chart whose data is empty (the same page, one chart\'s series broken)', { skip, timeout: 90_000 }, async () => {
+test("the checker catches a chart whose data is empty (the same page, one chart's series broken)", { skip, timeout: 90_000 }, async () => {
   assert.ok(browser, missing ?? 'browser');
   const { out, data } = await realRun();
   const broken = structuredClone(data);
@@ -126,7 +130,7 @@ test('the checker catches a chart whose data is empty (the same page, one chart\
   assert.deepEqual((await browser.check(intact)).empty, []);
 });
 
-test('compare.html of two real runs draws the deltas as a forest plot and both arms\' time series as visible lines', { skip, timeout: 90_000 }, async () => {
+test("compare.html of two real runs draws the deltas as a forest plot and both arms' time series as visible lines", { skip, timeout: 90_000 }, async () => {
   assert.ok(browser, missing ?? 'browser');
   const { out: runA } = await realRun();
   // Arm B: the same load on an engine decoding twice as fast (engine settings are not part of the workload identity).

@@ -12,7 +12,10 @@ import { runCli, tempDir } from '../helpers/tmp.js';
 
 function completeLines(path: string): number {
   const text = readFileSync(path, 'utf8');
-  return text.split('\n').slice(0, -1).filter((l) => l.trim() !== '').length;
+  return text
+    .split('\n')
+    .slice(0, -1)
+    .filter((l) => l.trim() !== '').length;
 }
 
 test('every run ends with report.html and junit.xml, and rebuilding its folder gives back the live summary', async (t) => {
@@ -31,16 +34,26 @@ test('every run ends with report.html and junit.xml, and rebuilding its folder g
   assert.deepEqual(s.errors_by_class, live.errors_by_class);
   assert.deepEqual(s.windows, live.windows);
   assert.deepEqual(s.thresholds, live.thresholds);
-  assert.deepEqual(s.phases.map((p) => p.rounds.map((r) => [r.ttft, r.itl, r.e2e])), live.phases.map((p) => p.rounds.map((r) => [r.ttft, r.itl, r.e2e])), 'per-round percentiles, ITL from histograms.json');
+  assert.deepEqual(
+    s.phases.map((p) => p.rounds.map((r) => [r.ttft, r.itl, r.e2e])),
+    live.phases.map((p) => p.rounds.map((r) => [r.ttft, r.itl, r.e2e])),
+    'per-round percentiles, ITL from histograms.json',
+  );
   assert.equal(result.summary.totals.requests, 6);
 
   // Without histograms.json, ITL is approximated (and said so); ttft and e2e stay exact.
   unlinkSync(join(out, 'histograms.json'));
   const approx = await rebuildReports(out);
   assert.match(approx.notes.join('\n'), /histograms\.json missing/);
-  assert.deepEqual(approx.summary.phases[0]!.rounds.map((r) => r.ttft), live.phases[0]!.rounds.map((r) => r.ttft));
+  assert.deepEqual(
+    approx.summary.phases[0]!.rounds.map((r) => r.ttft),
+    live.phases[0]!.rounds.map((r) => r.ttft),
+  );
   assert.ok(approx.summary.phases[0]!.rounds.every((r) => r.itl.count > 0));
-  assert.deepEqual(approx.written.map((p) => p.slice(out.length + 1)), ['summary.json', 'report.html', 'junit.xml']);
+  assert.deepEqual(
+    approx.written.map((p) => p.slice(out.length + 1)),
+    ['summary.json', 'report.html', 'junit.xml'],
+  );
 });
 
 test('a run killed with SIGKILL mid-way is reported afterwards with every complete line counted and a torn line skipped', async (t) => {
@@ -65,7 +78,10 @@ test('a run killed with SIGKILL mid-way is reported afterwards with every comple
   assert.match(report.stderr, /histograms\.json missing/);
   assert.match(report.stderr, /killed before it finished/);
   assert.match(report.stderr, new RegExp(`smoke · killed · ${complete} requests`));
-  assert.deepEqual(report.stdout.trim().split('\n'), ['summary.json', 'report.html', 'junit.xml'].map((f) => join(out, f)));
+  assert.deepEqual(
+    report.stdout.trim().split('\n'),
+    ['summary.json', 'report.html', 'junit.xml'].map((f) => join(out, f)),
+  );
   const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Summary;
   assert.equal(summary.totals.requests, complete);
   assert.equal(summary.run.status, 'killed');
@@ -76,7 +92,10 @@ test('a run killed with SIGKILL mid-way is reported afterwards with every comple
 
 test('`roundload report` on a folder that does not exist or is not a run exits 2 without a stack trace', async (t) => {
   const dir = tempDir(t);
-  for (const [path, message] of [[join(dir, 'nope'), /no such folder/], [dir, /not a roundload results folder/]] as const) {
+  for (const [path, message] of [
+    [join(dir, 'nope'), /no such folder/],
+    [dir, /not a roundload results folder/],
+  ] as const) {
     const res = await runCli(['report', path], { timeoutMs: 30_000 });
     assert.equal(res.code, 2, res.stderr);
     assert.match(res.stderr, message);

@@ -49,7 +49,10 @@ monitor: {enabled: false, canary_interval_s: 0}
     const mine = records.filter((r) => r.agent === agent).sort((a, b) => a.run_ms - b.run_ms);
     const failed = mine.filter((r) => r.status !== 'ok');
     assert.ok(failed.length > 0, `agent ${agent} met the outage`);
-    assert.ok(failed.every((r) => r.error !== null && ['connection_refused', 'connection_reset', 'keepalive_race'].includes(r.error.class)), JSON.stringify(failed.map((r) => r.error)));
+    assert.ok(
+      failed.every((r) => r.error !== null && ['connection_refused', 'connection_reset', 'keepalive_race'].includes(r.error.class)),
+      JSON.stringify(failed.map((r) => r.error)),
+    );
     // Backing off 250 ms, 500 ms, 1 s, 2 s… a 3 s outage costs a handful of rounds, not all that were left.
     assert.ok(failed.length <= 8, `agent ${agent} spent ${failed.length} rounds on the outage`);
     const waits = mine.map((r) => r.backoff_ms ?? 0).filter((ms) => ms > 0);

@@ -72,7 +72,13 @@ test('`run --out` in a folder this user may not write (run as nobody) is ERR_RES
   mkdirSync(locked, { mode: 0o555 });
   chmodSync(locked, 0o555);
   const res = await new Promise<CliResult>((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'run', workload, '--out', join(locked, 'run')], { cwd: ROOT, uid: 65534, gid: 65534, env: { ...process.env, HOME: dir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'run', workload, '--out', join(locked, 'run')], {
+      cwd: ROOT,
+      uid: 65534,
+      gid: 65534,
+      env: { ...process.env, HOME: dir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

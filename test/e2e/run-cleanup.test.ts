@@ -22,8 +22,7 @@ function listening(url: string): Promise<boolean> {
   });
 }
 
-const workload = (via: string) =>
-  parseWorkload(`name: cleanup\ntarget: {via: ${via}}\nagents: {count: 1, rounds: 1}\nmonitor: {enabled: false, canary_interval_s: 0}\n`, 'cleanup.yaml');
+const workload = (via: string) => parseWorkload(`name: cleanup\ntarget: {via: ${via}}\nagents: {count: 1, rounds: 1}\nmonitor: {enabled: false, canary_interval_s: 0}\n`, 'cleanup.yaml');
 
 test('a setup step that throws after the engine and the hop started leaves neither listening', async (t) => {
   const urls: string[] = [];
@@ -55,7 +54,10 @@ test('a preflight that fails (a CONNECT proxy that is down) closes the embedded 
     const m = /(?:embedded engine on|embedded PD deployment: router) (http:\/\/\S+)/.exec(line);
     if (m !== null) engineUrl = m[1]!;
   };
-  await assert.rejects(executeRun({ workload: workload('{kind: connect, url: "http://127.0.0.1:9"}'), out, log }), (e: Error & { code?: string }) => e.code === 'ERR_PREFLIGHT' && /the proxy http:\/\/127\.0\.0\.1:9 is unreachable/.test(e.message));
+  await assert.rejects(
+    executeRun({ workload: workload('{kind: connect, url: "http://127.0.0.1:9"}'), out, log }),
+    (e: Error & { code?: string }) => e.code === 'ERR_PREFLIGHT' && /the proxy http:\/\/127\.0\.0\.1:9 is unreachable/.test(e.message),
+  );
   assert.notEqual(engineUrl, '');
   assert.equal(await listening(engineUrl), false, 'the engine is closed');
   const manifest = JSON.parse(readFileSync(join(out, 'run.json'), 'utf8')) as { status: string };

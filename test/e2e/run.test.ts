@@ -18,18 +18,30 @@ test('the smoke workload runs on the embedded engine: 32 ok requests, growing pr
   }
   const records = readJsonl<RequestRecord>(join(out, 'requests.jsonl'));
   assert.equal(records.length, 32);
-  assert.ok(records.every((r) => r.status === 'ok'), JSON.stringify(records.filter((r) => r.status !== 'ok').slice(0, 2)));
+  assert.ok(
+    records.every((r) => r.status === 'ok'),
+    JSON.stringify(records.filter((r) => r.status !== 'ok').slice(0, 2)),
+  );
   const byConversation = new Map<string, RequestRecord[]>();
   for (const r of records) byConversation.set(r.conversation, [...(byConversation.get(r.conversation) ?? []), r]);
   assert.equal(byConversation.size, 4);
   for (const [id, rs] of byConversation) {
     rs.sort((a, b) => a.round - b.round);
-    assert.deepEqual(rs.map((r) => r.round), [1, 2, 3, 4, 5, 6, 7, 8]);
+    assert.deepEqual(
+      rs.map((r) => r.round),
+      [1, 2, 3, 4, 5, 6, 7, 8],
+    );
     for (let i = 1; i < rs.length; i += 1) assert.ok(rs[i]!.prompt_tokens! > rs[i - 1]!.prompt_tokens!, `${id} round ${i + 1} prompt grows`);
     // Keep-alive: one socket per agent, its nth counting 1..8.
     assert.equal(new Set(rs.map((r) => r.connection?.id)).size, 1, `${id} stays on one socket`);
-    assert.deepEqual(rs.map((r) => r.connection?.nth), [1, 2, 3, 4, 5, 6, 7, 8]);
-    assert.ok(rs.slice(1).every((r) => (r.cached_tokens ?? 0) > 0), 'later rounds hit the prefix cache');
+    assert.deepEqual(
+      rs.map((r) => r.connection?.nth),
+      [1, 2, 3, 4, 5, 6, 7, 8],
+    );
+    assert.ok(
+      rs.slice(1).every((r) => (r.cached_tokens ?? 0) > 0),
+      'later rounds hit the prefix cache',
+    );
   }
   assert.equal(new Set(records.map((r) => r.connection?.id)).size, 4);
   assert.ok(records.some((r) => r.tool_calls.length > 0) && records.some((r) => r.tool_calls.length === 0), 'both tool-call and content rounds');

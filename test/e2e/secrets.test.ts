@@ -140,22 +140,51 @@ monitor:
   probes: [{name: env, command: "echo key=$RL_TEST_API_KEY", on: [start, end]}]
 `,
   );
-  const res = await runCli(['run', file, '--target', `http://tgt:${TARGET_PASS}@127.0.0.1:${port}`, '--via', `http://proxy:${PROXY_PASS}@127.0.0.1:${proxy.port}`, '--out', out, '--label', `via=http://proxy:${PROXY_PASS}@x`, '--set', `target.bypass=http://byp:${BYPASS_PASS}@127.0.0.1:${port}`], {
-    timeoutMs: 60_000,
-    env: { RL_TEST_API_KEY: KEY },
-  });
+  const res = await runCli(
+    [
+      'run',
+      file,
+      '--target',
+      `http://tgt:${TARGET_PASS}@127.0.0.1:${port}`,
+      '--via',
+      `http://proxy:${PROXY_PASS}@127.0.0.1:${proxy.port}`,
+      '--out',
+      out,
+      '--label',
+      `via=http://proxy:${PROXY_PASS}@x`,
+      '--set',
+      `target.bypass=http://byp:${BYPASS_PASS}@127.0.0.1:${port}`,
+    ],
+    {
+      timeoutMs: 60_000,
+      env: { RL_TEST_API_KEY: KEY },
+    },
+  );
   assert.ok(res.code === 0 || res.code === 1, `exit ${res.code}: ${res.stderr}`);
   // The credentials did their job: the proxy tunnelled (Proxy-Authorization from --via) and the monitor
   // target answered its scrapes (Basic auth from the URL).
   assert.ok(proxy.tunnels() >= 2, `${proxy.tunnels()} tunnels`);
   assert.ok(metricsAuthorized() >= 1, 'the monitor target was scraped with its credentials');
   const records = readJsonl<RequestRecord>(join(out, 'requests.jsonl'));
-  assert.ok(records.some((r) => r.status === 'ok'), 'some requests went through');
-  assert.ok(records.some((r) => r.http_status === 401), 'the echoing 401 was recorded');
-  assert.ok(records.some((r) => r.error !== null && r.error.message.includes('***')), `the key was masked in an error message: ${JSON.stringify(records.map((r) => r.error?.message))}`);
+  assert.ok(
+    records.some((r) => r.status === 'ok'),
+    'some requests went through',
+  );
+  assert.ok(
+    records.some((r) => r.http_status === 401),
+    'the echoing 401 was recorded',
+  );
+  assert.ok(
+    records.some((r) => r.error !== null && r.error.message.includes('***')),
+    `the key was masked in an error message: ${JSON.stringify(records.map((r) => r.error?.message))}`,
+  );
   // The files the issue names, and every other one.
   const files = filesOf(out);
-  for (const name of ['run.json', 'summary.json', 'report.html', 'junit.xml', 'events.jsonl', 'gauges.jsonl', 'requests.jsonl']) assert.ok(files.some((f) => f.file.endsWith(name)), `${name} written`);
+  for (const name of ['run.json', 'summary.json', 'report.html', 'junit.xml', 'events.jsonl', 'gauges.jsonl', 'requests.jsonl'])
+    assert.ok(
+      files.some((f) => f.file.endsWith(name)),
+      `${name} written`,
+    );
   for (const { file: f, text } of files) assertNoSecrets(f, text);
   assertNoSecrets('stdout', res.stdout);
   assertNoSecrets('stderr', res.stderr);

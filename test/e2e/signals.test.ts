@@ -11,7 +11,9 @@ import type { RequestRecord } from '../../src/types/index.js';
 
 function lines(path: string): number {
   if (!existsSync(path)) return 0;
-  return readFileSync(path, 'utf8').split('\n').filter((l) => l.trim() !== '').length;
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '').length;
 }
 
 /** Resolves once `path` has at least `n` lines; bounded. */
@@ -81,7 +83,10 @@ test('SIGTERM during a long run: requests in flight finish within the grace, the
   const { records } = assertComplete(out);
   assert.ok(records.length >= 12);
   // Fast requests end well inside the 2 s grace: none is cut off.
-  assert.deepEqual(records.filter((r) => r.status !== 'ok').map((r) => r.error?.class), []);
+  assert.deepEqual(
+    records.filter((r) => r.status !== 'ok').map((r) => r.error?.class),
+    [],
+  );
 });
 
 test('requests still running when the grace ends are recorded as aborted, and the folder is still complete', async (t) => {
@@ -100,8 +105,11 @@ test('requests still running when the grace ends are recorded as aborted, and th
   assert.ok(tookMs >= 1800, `the in-flight requests got their grace (${tookMs} ms)`);
   assert.ok(tookMs < 10_000, `ended ${tookMs} ms after SIGTERM`);
   const { records } = assertComplete(out);
-  assert.equal(records.length, 4, 'each agent\'s in-flight request is recorded');
-  assert.ok(records.every((r) => r.status === 'error' && r.error?.class === 'aborted'), JSON.stringify(records.map((r) => r.error)));
+  assert.equal(records.length, 4, "each agent's in-flight request is recorded");
+  assert.ok(
+    records.every((r) => r.status === 'error' && r.error?.class === 'aborted'),
+    JSON.stringify(records.map((r) => r.error)),
+  );
 });
 
 test('a second SIGTERM exits at once with 130', async (t) => {
@@ -125,7 +133,9 @@ test('a second SIGTERM exits at once with 130', async (t) => {
 });
 
 test('the documented Kubernetes Job starts roundload with exec node, never npx, so SIGTERM to PID 1 reaches it', () => {
-  const docs = parseAllDocuments(readFileSync(join(ROOT, 'docs/k8s-soak-job.yaml'), 'utf8')).map((d) => d.toJS() as { spec: { template: { spec: { containers: { command: string[]; args: string[] }[] } } } });
+  const docs = parseAllDocuments(readFileSync(join(ROOT, 'docs/k8s-soak-job.yaml'), 'utf8')).map(
+    (d) => d.toJS() as { spec: { template: { spec: { containers: { command: string[]; args: string[] }[] } } } },
+  );
   const commands = docs.flatMap((d) => d.spec.template.spec.containers.map((c) => [...c.command, ...c.args].join(' ')));
   assert.equal(commands.length, 2);
   for (const command of commands) {

@@ -42,7 +42,10 @@ test('an 8 s soak: agents restart conversations at agents.rounds until the durat
   assert.ok(wallS >= 8 && wallS < 12 + margin / 1000, `ran ${wallS.toFixed(1)} s for an 8 s duration (margin ${margin.toFixed(0)} ms)`);
   const rs = await records(out);
   assert.equal(result.summary.totals.requests, rs.length);
-  assert.ok(rs.every((r) => r.status === 'ok'), JSON.stringify(rs.find((r) => r.status !== 'ok')));
+  assert.ok(
+    rs.every((r) => r.status === 'ok'),
+    JSON.stringify(rs.find((r) => r.status !== 'ok')),
+  );
   const phaseStartMs = events(out).find((e) => e.kind === 'phase')!.run_ms;
   const lastSendMs = Math.max(...rs.map((r) => r.run_ms));
   assert.ok(lastSendMs <= phaseStartMs + 8000 + margin, `no request is sent after the duration (last at ${lastSendMs} ms, the phase from ${phaseStartMs} ms, margin ${margin.toFixed(0)} ms)`);
@@ -52,11 +55,19 @@ test('an 8 s soak: agents restart conversations at agents.rounds until the durat
     const ids = [...conversations.keys()].filter((id) => id.startsWith(`a${agent}-`));
     assert.ok(ids.length >= 3, `agent ${agent} ran ${ids.length} conversations`);
     const ordinals = ids.map((id) => Number(id.split('-c')[1])).sort((a, b) => a - b);
-    assert.deepEqual(ordinals, Array.from({ length: ids.length }, (_, i) => i + 1), 'a<agent>-c1, -c2, … with no gap');
+    assert.deepEqual(
+      ordinals,
+      Array.from({ length: ids.length }, (_, i) => i + 1),
+      'a<agent>-c1, -c2, … with no gap',
+    );
     for (const id of ids) {
       const rounds = conversations.get(id)!.map((r) => r.round);
       // Every conversation counts rounds from 1; only the one the duration cut short has fewer than 3.
-      assert.deepEqual(rounds, Array.from({ length: rounds.length }, (_, i) => i + 1), id);
+      assert.deepEqual(
+        rounds,
+        Array.from({ length: rounds.length }, (_, i) => i + 1),
+        id,
+      );
       if (id !== `a${agent}-c${ids.length}`) assert.equal(rounds.length, 3, id);
     }
   }
@@ -71,13 +82,28 @@ test('an 8 s soak: agents restart conversations at agents.rounds until the durat
   // Windows are on the run's clock and a request counts in the one it ended in: the first is the window of the
   // first end (later than 0 when a loaded machine slowed the engine's start or the first answers).
   const firstS = Math.floor(Math.min(...rs.map((r) => r.run_ms + r.e2e_ms)) / 2000) * 2;
-  assert.deepEqual(windows.slice(0, 4).map((w) => w.start_s), [firstS, firstS + 2, firstS + 4, firstS + 6], 'consecutive 2 s windows');
+  assert.deepEqual(
+    windows.slice(0, 4).map((w) => w.start_s),
+    [firstS, firstS + 2, firstS + 4, firstS + 6],
+    'consecutive 2 s windows',
+  );
   for (const w of windows.slice(0, 4)) {
     assert.ok(w.requests > 0 && w.output_tokens_per_s > 0 && w.ttft_p99_ms !== null, JSON.stringify(w));
   }
-  assert.equal(windows.reduce((n, w) => n + w.requests, 0), rs.length, 'every request is in exactly one window');
+  assert.equal(
+    windows.reduce((n, w) => n + w.requests, 0),
+    rs.length,
+    'every request is in exactly one window',
+  );
   assert.equal(result.summary.thresholds.ok, true);
-  assert.deepEqual(result.summary.thresholds.results.map((r) => [r.name, r.ok]), [['ok_requests', true], ['hangs', true], ['error_rate', true]]);
+  assert.deepEqual(
+    result.summary.thresholds.results.map((r) => [r.name, r.ok]),
+    [
+      ['ok_requests', true],
+      ['hangs', true],
+      ['error_rate', true],
+    ],
+  );
   assert.equal(result.summary.thresholds.results[1]!.message, '0 hung requests ≤ limit 0');
 });
 
@@ -97,7 +123,10 @@ test('a context cap ends conversations before their rounds, and the agent starts
       // The request that took it to the cap went out; the next one would have been past it.
       const last = list.at(-1)!;
       assert.ok(last.request_bytes / 4 < 2500 * 1.3, `${id}'s last request was near the cap (${Math.round(last.request_bytes / 4)} tokens)`);
-      assert.ok(last.context_cap !== undefined && last.context_cap.context_tokens >= 2500 && last.context_cap.rounds_left === 50 - list.length, `${id} says it ended at the cap: ${JSON.stringify(last.context_cap)}`);
+      assert.ok(
+        last.context_cap !== undefined && last.context_cap.context_tokens >= 2500 && last.context_cap.rounds_left === 50 - list.length,
+        `${id} says it ended at the cap: ${JSON.stringify(last.context_cap)}`,
+      );
       capped += 1;
     }
   }

@@ -36,7 +36,13 @@ test('arrival stages: each stage is a phase with its own rate, and a request bel
   const result = await executeRun({ workload: w, out });
   assert.equal(result.status, 'completed');
   const { records, phases, starts, ends } = read(out);
-  assert.deepEqual(phases.map((p) => [p.name, p.load?.from, p.load?.to, p.load?.length_ms]), [['s1-r2', 2, 2, 1500], ['s2-r6', 6, 6, 1500]]);
+  assert.deepEqual(
+    phases.map((p) => [p.name, p.load?.from, p.load?.to, p.load?.length_ms]),
+    [
+      ['s1-r2', 2, 2, 1500],
+      ['s2-r6', 6, 6, 1500],
+    ],
+  );
   assert.ok(Math.abs(phases[1]!.run_ms - phases[0]!.run_ms - 1500) < 250, 'the second stage starts 1.5 s after the first');
   assert.deepEqual(ends[0]!.phases, { 's1-r2': { scheduled: 3, started: 3, delayed: 0, not_started: 0 }, 's2-r6': { scheduled: 9, started: 9, delayed: 0, not_started: 0 } });
   assert.equal(starts.filter((s) => s.phase === 's1-r2').length, 3);
@@ -46,32 +52,63 @@ test('arrival stages: each stage is a phase with its own rate, and a request bel
     const boundary = phases[1]!.run_ms;
     if (Math.abs(r.run_ms - boundary) > 20) assert.equal(r.phase, stageAt(phases, r.run_ms), `${r.conversation} r${r.round} at ${r.run_ms}`);
   }
-  assert.ok(records.some((r) => r.phase === 's2-r6' && starts.find((s) => s.conversation === r.conversation)!.phase === 's1-r2'), 'a conversation that began in stage 1 and went on sends its later rounds in stage 2');
+  assert.ok(
+    records.some((r) => r.phase === 's2-r6' && starts.find((s) => s.conversation === r.conversation)!.phase === 's1-r2'),
+    'a conversation that began in stage 1 and went on sends its later rounds in stage 2',
+  );
   const s = result.summary;
-  assert.deepEqual(s.phases.map((p) => p.phase), ['s1-r2', 's2-r6']);
-  assert.deepEqual(s.phases.map((p) => p.arrivals?.arrivals_per_s), [2, 6]);
-  assert.deepEqual(s.phases.map((p) => p.requests), ['s1-r2', 's2-r6'].map((name) => records.filter((r) => r.phase === name).length));
-  assert.ok(s.windows.some((x) => x.phase === 's2-r6' && x.steady === true), 'an open-loop stage has steady windows (compare uses them)');
+  assert.deepEqual(
+    s.phases.map((p) => p.phase),
+    ['s1-r2', 's2-r6'],
+  );
+  assert.deepEqual(
+    s.phases.map((p) => p.arrivals?.arrivals_per_s),
+    [2, 6],
+  );
+  assert.deepEqual(
+    s.phases.map((p) => p.requests),
+    ['s1-r2', 's2-r6'].map((name) => records.filter((r) => r.phase === name).length),
+  );
+  assert.ok(
+    s.windows.some((x) => x.phase === 's2-r6' && x.steady === true),
+    'an open-loop stage has steady windows (compare uses them)',
+  );
 });
 
-test('stages of agent counts: the agents follow each stage\'s count, closed loop, each stage a phase', async (t) => {
+test("stages of agent counts: the agents follow each stage's count, closed loop, each stage a phase", async (t) => {
   const out = join(tempDir(t), 'run');
   const w = parseWorkload(workload('{rounds: 4, think_time_ms: 20, stages: [{duration: 1s, count: 1}, {duration: 1s, count: 3}, {duration: 1s, count: 2}]}'), 'stages.yaml');
   const result = await executeRun({ workload: w, out });
   assert.equal(result.status, 'completed');
   const { records, phases, starts } = read(out);
   assert.deepEqual(starts, [], 'closed loop: no arrivals');
-  assert.deepEqual(phases.map((p) => [p.name, p.agents]), [['s1-c1', 1], ['s2-c3', 3], ['s3-c2', 2]]);
+  assert.deepEqual(
+    phases.map((p) => [p.name, p.agents]),
+    [
+      ['s1-c1', 1],
+      ['s2-c3', 3],
+      ['s3-c2', 2],
+    ],
+  );
   const agentsIn = (name: string): number[] => [...new Set(records.filter((r) => r.phase === name).map((r) => r.agent))].sort();
   assert.deepEqual(agentsIn('s1-c1'), [0]);
   assert.deepEqual(agentsIn('s2-c3'), [0, 1, 2]);
   // In stage 3 agent 2 sends nothing new (its request in flight at the boundary may still be recorded in stage 3 only if sent after it).
   const late = records.filter((r) => r.agent === 2 && r.run_ms > phases[2]!.run_ms + 150);
   assert.deepEqual(late, [], 'an agent above the count stops sending');
-  assert.ok(records.every((r) => r.status === 'ok'), 'stopping an agent lets its request in flight finish');
-  assert.ok(records.filter((r) => r.agent === 1).every((r) => r.run_ms >= phases[1]!.run_ms - 5), 'agent 1 starts with stage 2');
+  assert.ok(
+    records.every((r) => r.status === 'ok'),
+    'stopping an agent lets its request in flight finish',
+  );
+  assert.ok(
+    records.filter((r) => r.agent === 1).every((r) => r.run_ms >= phases[1]!.run_ms - 5),
+    'agent 1 starts with stage 2',
+  );
   assert.equal(new Set(records.map((r) => r.conversation)).size, new Set(records.map((r) => `${r.agent}/${r.conversation}`)).size);
-  assert.deepEqual(result.summary.phases.map((p) => p.load?.kind), ['agents', 'agents', 'agents']);
+  assert.deepEqual(
+    result.summary.phases.map((p) => p.load?.kind),
+    ['agents', 'agents', 'agents'],
+  );
   assert.equal(result.summary.arrivals, undefined);
 });
 
@@ -84,7 +121,10 @@ test('--shard i/N of an open-loop run: each shard takes rate/N on its own slots;
   const parts = [0, 1].map((i) => read(join(dir, `s${i}`)));
   for (const [i, p] of parts.entries()) {
     assert.equal(p.starts.length, 6, `shard ${i}: half of 12`);
-    assert.ok(p.starts.every((s) => s.agent % 2 === i), `shard ${i} runs slots ${i}, ${i + 2}…`);
+    assert.ok(
+      p.starts.every((s) => s.agent % 2 === i),
+      `shard ${i} runs slots ${i}, ${i + 2}…`,
+    );
     assert.equal(shards[i]!.summary.arrivals!.started, 6);
   }
   // Under `constant` the shards interleave into the one sequence: shard 1's arrivals sit between shard 0's.
@@ -101,7 +141,10 @@ test('--shard i/N of an open-loop run: each shard takes rate/N on its own slots;
 
 test('an open-loop run over worker threads: each thread takes its share of the rate, the phase is announced once', async (t) => {
   const out = join(tempDir(t), 'run');
-  const result = await executeRun({ workload: parseWorkload(workload('{rounds: 2, think_time_ms: 0, workers: 2, arrival: {rate_per_s: 6, distribution: constant, max_active: 32}}', 'duration: 2s\n'), 'stages.yaml'), out });
+  const result = await executeRun({
+    workload: parseWorkload(workload('{rounds: 2, think_time_ms: 0, workers: 2, arrival: {rate_per_s: 6, distribution: constant, max_active: 32}}', 'duration: 2s\n'), 'stages.yaml'),
+    out,
+  });
   assert.equal(result.status, 'completed');
   const { starts, phases, ends, records } = read(out);
   assert.equal(phases.length, 1);
@@ -109,7 +152,10 @@ test('an open-loop run over worker threads: each thread takes its share of the r
   assert.deepEqual(new Set(starts.map((s) => s.agent % 2)), new Set([0, 1]), 'both threads started conversations');
   assert.equal(ends.length, 2, 'one arrivals_end per thread');
   assert.equal(result.summary.arrivals!.scheduled, 12);
-  assert.ok(records.every((r) => r.connection?.id.startsWith(`w${r.agent % 2}.`)), 'each thread on its own sockets');
+  assert.ok(
+    records.every((r) => r.connection?.id.startsWith(`w${r.agent % 2}.`)),
+    'each thread on its own sockets',
+  );
 });
 
 test('compare works stage by stage on two open-loop runs', async (t) => {
@@ -117,6 +163,12 @@ test('compare works stage by stage on two open-loop runs', async (t) => {
   const yaml = workload('{rounds: 2, think_time_ms: 0, arrival: {distribution: constant}, stages: [{duration: 1.5s, rate_per_s: 4}, {duration: 1.5s, rate_per_s: 8}]}');
   for (const arm of ['a', 'b']) await executeRun({ workload: parseWorkload(yaml, 'stages.yaml'), out: join(dir, arm) });
   const c = compareArms({ name: 'a', runs: [await loadRun(join(dir, 'a'))] }, { name: 'b', runs: [await loadRun(join(dir, 'b'))] }, { resamples: 200 });
-  assert.deepEqual(c.phases.map((p) => p.phase), ['s1-r4', 's2-r8']);
-  assert.ok(c.phases.every((p) => p.windowsA > 0 && p.windowsB > 0), 'each stage has steady windows to compare');
+  assert.deepEqual(
+    c.phases.map((p) => p.phase),
+    ['s1-r4', 's2-r8'],
+  );
+  assert.ok(
+    c.phases.every((p) => p.windowsA > 0 && p.windowsB > 0),
+    'each stage has steady windows to compare',
+  );
 });

@@ -26,7 +26,14 @@ describe('verdicts of broken runs', { concurrency: 2 }, () => {
     assert.match(res.stdout, /· http_5xx ×12, first at [\d.]+ s, a\d-c1 round 1, HTTP 500, \/v1\/chat\/completions: HTTP 500: engine fault/);
     assert.match(res.stdout, /^thresholds FAILED 2 of 3: ok_requests \(always on, whatever the thresholds\): no request ended ok: of 12, 12 ended in error \(http_5xx 12\)/m);
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Summary;
-    assert.deepEqual(summary.thresholds.results.map((r) => [r.name, r.ok]), [['ok_requests', false], ['hangs', true], ['error_rate', false]]);
+    assert.deepEqual(
+      summary.thresholds.results.map((r) => [r.name, r.ok]),
+      [
+        ['ok_requests', false],
+        ['hangs', true],
+        ['error_rate', false],
+      ],
+    );
     assert.equal(summary.first_errors?.[0]?.http_status, 500);
     const junit = readFileSync(join(out, 'junit.xml'), 'utf8');
     assert.match(junit, /name="ok_requests \(always on\)" time="0">\n {6}<failure/);
@@ -43,7 +50,10 @@ describe('verdicts of broken runs', { concurrency: 2 }, () => {
     // The preflight's own request is an event, not a request record: the workload's 12 requests are all there is.
     assert.equal(readJsonl(join(out, 'requests.jsonl')).length, 12);
     const preflight = readJsonl<{ kind: string; ok: boolean; models: string[] }>(join(out, 'events.jsonl')).filter((e) => e.kind === 'preflight');
-    assert.deepEqual(preflight.map((e) => [e.ok, e.models]), [[true, ['deepseek-v4-flash']]]);
+    assert.deepEqual(
+      preflight.map((e) => [e.ok, e.models]),
+      [[true, ['deepseek-v4-flash']]],
+    );
   });
 
   it('an engine that dies after the start (a killed process): exit 1, connection_refused on the terminal', async (t) => {
@@ -60,7 +70,7 @@ describe('verdicts of broken runs', { concurrency: 2 }, () => {
     assert.match(res.stdout, /^thresholds FAILED/m);
   });
 
-  it('a wrong API key (401): the preflight stops the run with exit 3, the status and the server\'s message; without it, exit 1', async (t) => {
+  it("a wrong API key (401): the preflight stops the run with exit 3, the status and the server's message; without it, exit 1", async (t) => {
     const server = await fakeChat(t, (r, res) => {
       if (r.headers.authorization !== 'Bearer right-key') {
         res.writeHead(401, { 'content-type': 'application/json' });
@@ -73,12 +83,18 @@ describe('verdicts of broken runs', { concurrency: 2 }, () => {
     const env = { RL_TEST_KEY: 'wrong-key' };
     const res = await runCli(['run', 'workloads/smoke.yaml', ...SHORT, '--target', server.url, '--set', 'target.api_key_env=RL_TEST_KEY', '--out', out], { env, timeoutMs: SLOW });
     assert.equal(res.code, 3, res.stderr);
-    assert.match(res.stderr, /preflight failed: the preflight request POST http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions failed: HTTP 401: Invalid API key provided \(type authentication_error, code invalid_api_key\)/);
+    assert.match(
+      res.stderr,
+      /preflight failed: the preflight request POST http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions failed: HTTP 401: Invalid API key provided \(type authentication_error, code invalid_api_key\)/,
+    );
     assert.match(res.stderr, /the key in \$RL_TEST_KEY was refused/);
     assert.doesNotMatch(res.stderr, /\n\s+at /, 'no stack trace');
     assert.equal(server.requests.filter((r) => r.method === 'POST').length, 1, 'one preflight request, no agent started');
 
-    const skipped = await runCli(['run', 'workloads/smoke.yaml', ...SHORT, '--target', server.url, '--set', 'target.api_key_env=RL_TEST_KEY', '--no-preflight', '--out', join(tempDir(t), 's')], { env, timeoutMs: SLOW });
+    const skipped = await runCli(['run', 'workloads/smoke.yaml', ...SHORT, '--target', server.url, '--set', 'target.api_key_env=RL_TEST_KEY', '--no-preflight', '--out', join(tempDir(t), 's')], {
+      env,
+      timeoutMs: SLOW,
+    });
     assert.equal(skipped.code, 1, skipped.stderr);
     assert.match(skipped.stdout, /· http_4xx ×12, first at [\d.]+ s, a\d-c1 round 1, HTTP 401, \/v1\/chat\/completions: HTTP 401: Invalid API key provided/);
     assert.doesNotMatch(skipped.stderr, /preflight/);
@@ -106,7 +122,10 @@ describe('verdicts of broken runs', { concurrency: 2 }, () => {
     const skipped = await runCli(['run', 'workloads/smoke.yaml', '--rounds', '2', '--agents', '1', '--via', proxy, '--no-preflight', '--out', out], { timeoutMs: SLOW });
     assert.equal(skipped.code, 1, skipped.stderr);
     const records = readJsonl<RequestRecord>(join(out, 'requests.jsonl'));
-    assert.deepEqual(records.map((r) => r.error?.class), ['proxy_unreachable', 'proxy_unreachable']);
+    assert.deepEqual(
+      records.map((r) => r.error?.class),
+      ['proxy_unreachable', 'proxy_unreachable'],
+    );
     assert.ok(records[0]!.error!.message.startsWith(`proxy ${proxy} unreachable (connection_refused)`), records[0]!.error!.message);
   });
 });

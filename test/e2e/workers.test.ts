@@ -26,15 +26,18 @@ test('agents spread over two worker threads: every request recorded once, socket
   // Agents 0 and 2 on worker 0, 1 and 3 on worker 1; one keep-alive socket each.
   for (const r of records) assert.equal(r.connection?.id.split('.')[0], `w${r.agent % 2}`);
   assert.equal(new Set(records.map((r) => r.connection?.id)).size, 4);
-  assert.ok(records.every((r) => r.run_ms >= 0 && r.run_ms < 60_000), 'run_ms is on the main thread\'s clock');
-  assert.ok(result.summary.phases[0]!.itl.count > 0, 'the workers\' ITL histograms reached the summary');
+  assert.ok(
+    records.every((r) => r.run_ms >= 0 && r.run_ms < 60_000),
+    "run_ms is on the main thread's clock",
+  );
+  assert.ok(result.summary.phases[0]!.itl.count > 0, "the workers' ITL histograms reached the summary");
   const phases = readJsonl<{ kind: string }>(join(out, 'events.jsonl')).filter((e) => e.kind === 'phase');
   assert.equal(phases.length, 1, 'the phase is announced once');
   const samples = readJsonl<{ kind: string; thread?: number }>(join(out, 'events.jsonl')).filter((e) => e.kind === 'client_sample');
   assert.ok(samples.some((s) => s.thread === 0) && samples.some((s) => s.thread === 1), 'each worker thread samples its own event loop');
 });
 
-test('a shard split over worker threads runs exactly the shard\'s agents', async (t) => {
+test("a shard split over worker threads runs exactly the shard's agents", async (t) => {
   const out = join(tempDir(t), 'run');
   await executeRun({ workload: parseWorkload(yaml, 'workers.yaml'), out, shard: { index: 1, count: 2 } });
   const records = readJsonl<RequestRecord>(join(out, 'requests.jsonl'));

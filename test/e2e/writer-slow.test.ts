@@ -58,7 +58,10 @@ test('a results disk that takes 2 s per write leaves TTFT and ITL unchanged, mak
   assert.equal(readJsonl(join(slow.dir, 'requests.jsonl')).length, 20);
   const events = readJsonl<{ kind: string; writer_lag_ms?: number }>(join(slow.dir, 'events.jsonl'));
   assert.equal(events.filter((e) => e.kind === 'run_end').length, 1);
-  assert.ok(events.some((e) => e.kind === 'client_sample' && (e.writer_lag_ms ?? 0) > 250), 'client_sample events carry writer_lag_ms');
+  assert.ok(
+    events.some((e) => e.kind === 'client_sample' && (e.writer_lag_ms ?? 0) > 250),
+    'client_sample events carry writer_lag_ms',
+  );
   const manifest = JSON.parse(readFileSync(join(slow.dir, 'run.json'), 'utf8')) as { status: string };
   assert.equal(manifest.status, 'completed');
 });
@@ -83,6 +86,9 @@ test('a stop (as on SIGTERM) drains a slow writer before the summary: every coun
   assert.ok(records.length >= 12);
   assert.equal(records.length, result.summary.totals.requests, 'the summary counts exactly what is on disk');
   const events = readJsonl<{ kind: string; status?: string }>(join(out, 'events.jsonl'));
-  assert.deepEqual(events.filter((e) => e.kind === 'run_end').map((e) => e.status), ['interrupted']);
+  assert.deepEqual(
+    events.filter((e) => e.kind === 'run_end').map((e) => e.status),
+    ['interrupted'],
+  );
   assert.equal(result.summary.client.writer_dropped_lines, 0);
 });

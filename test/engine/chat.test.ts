@@ -110,7 +110,10 @@ describe('chat completions in SGLang format', () => {
     const deepseek = await engine({ ...FAST, reasoning_tokens_max: 40 }, t);
     const thinking = await streamChat(deepseek.url, { messages: [USER('reason first')] });
     assert.ok(thinking.reasoning.length > 0, 'deepseek-v4-flash reasons by default');
-    assert.equal(thinking.usage?.reasoning_tokens, chunksOf(thinking.events).filter((c) => c.choices[0]?.delta.reasoning_content !== null && c.choices[0]?.delta.reasoning_content !== undefined).length);
+    assert.equal(
+      thinking.usage?.reasoning_tokens,
+      chunksOf(thinking.events).filter((c) => c.choices[0]?.delta.reasoning_content !== null && c.choices[0]?.delta.reasoning_content !== undefined).length,
+    );
     const off = await streamChat(deepseek.url, { messages: [USER('reason first')], chat_template_kwargs: { thinking: false } });
     assert.equal(off.reasoning, '');
     assert.equal(off.usage?.reasoning_tokens, 0);
@@ -190,7 +193,10 @@ describe('chat completions in SGLang format', () => {
     const streamed = await streamChat(e.url, body);
     assert.equal(choice.message['reasoning_content'] ?? '', streamed.reasoning);
     const calls = choice.message['tool_calls'] as { id: string; index: number; type: string; function: { name: string; arguments: string } }[];
-    assert.deepEqual(calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })), streamed.toolCalls);
+    assert.deepEqual(
+      calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
+      streamed.toolCalls,
+    );
     assert.equal(json.usage['completion_tokens'], streamed.usage?.completion_tokens);
     assert.equal(json.usage['prompt_tokens_details'], null);
   });
@@ -207,10 +213,18 @@ describe('chat completions in SGLang format', () => {
       }
       const tokens = chunks.filter((c) => c.choices.length === 1 && c.choices[0]!.finish_reason === null && c.choices[0]!.delta.role === null).length;
       assert.equal(r.usage?.completion_tokens, tokens);
-      const texts = [0, 1, 2].map((i) => chunks.filter((c) => c.choices[0]?.index === i).map((c) => c.choices[0]!.delta.content ?? c.choices[0]!.delta.reasoning_content ?? '').join(''));
+      const texts = [0, 1, 2].map((i) =>
+        chunks
+          .filter((c) => c.choices[0]?.index === i)
+          .map((c) => c.choices[0]!.delta.content ?? c.choices[0]!.delta.reasoning_content ?? '')
+          .join(''),
+      );
       assert.equal(new Set(texts).size, 3, 'each choice is its own sample');
       const whole = await postJson(e.url, '/v1/chat/completions', JSON.stringify({ messages: [USER('three ways')], n: 3 }));
-      assert.deepEqual((whole.json as { choices: { index: number }[] }).choices.map((c) => c.index), [0, 1, 2]);
+      assert.deepEqual(
+        (whole.json as { choices: { index: number }[] }).choices.map((c) => c.index),
+        [0, 1, 2],
+      );
     });
   }
 });

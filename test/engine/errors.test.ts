@@ -20,21 +20,84 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  { name: 'a prompt over the context length', body: JSON.stringify({ messages: [USER('x'.repeat(4_000))] }), type: 'BadRequestError', message: /^The input \(\d+ tokens\) is longer than the model's context length \(500 tokens\)\.$/ },
-  { name: 'max_tokens running past the context', body: JSON.stringify({ messages: MSG, max_tokens: 495 }), type: 'BadRequestError', message: /^Requested token count exceeds the model's maximum context length of 500 tokens\. You requested a total of \d+ tokens: \d+ tokens from the input messages and 495 tokens for the completion\./ },
-  { name: 'max_tokens over the context itself', body: JSON.stringify({ messages: MSG, max_tokens: 600 }), type: 'BadRequestError', message: /^max_completion_tokens is too large: 600\.This model supports at most 500 completion tokens\.$/ },
-  { name: 'tool_choice required without tools', body: JSON.stringify({ messages: MSG, tool_choice: 'required' }), type: 'BadRequestError', message: /^Tools cannot be empty if tool choice is set to required\.$/ },
-  { name: 'a named tool_choice not in tools', body: JSON.stringify({ messages: MSG, tools: [READ_FILE], tool_choice: { type: 'function', function: { name: 'nope' } } }), type: 'BadRequestError', message: /^Tool 'nope' not found in tools list\.$/ },
-  { name: 'an invalid tool schema', body: JSON.stringify({ messages: MSG, tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'objekt' } } }] }), type: 'BadRequestError', message: /^Tool 0 function has invalid 'parameters' schema: 'objekt' is not valid under any of the given schemas$/ },
-  { name: 'a tool without a function name', body: JSON.stringify({ messages: MSG, tools: [{ type: 'function', function: { parameters: {} } }] }), type: 'Bad Request', message: /'type': 'missing', 'loc': \('body', 'tools', 0, 'function', 'name'\), 'msg': 'Field required'/ },
-  { name: 'a temperature of the wrong type', body: JSON.stringify({ messages: MSG, temperature: 'hot' }), type: 'Bad Request', message: /^\[\{'type': 'float_parsing', 'loc': \('body', 'temperature'\), 'msg': 'Input should be a valid number, unable to parse string as a number', 'input': 'hot'\}\]$/ },
+  {
+    name: 'a prompt over the context length',
+    body: JSON.stringify({ messages: [USER('x'.repeat(4_000))] }),
+    type: 'BadRequestError',
+    message: /^The input \(\d+ tokens\) is longer than the model's context length \(500 tokens\)\.$/,
+  },
+  {
+    name: 'max_tokens running past the context',
+    body: JSON.stringify({ messages: MSG, max_tokens: 495 }),
+    type: 'BadRequestError',
+    message:
+      /^Requested token count exceeds the model's maximum context length of 500 tokens\. You requested a total of \d+ tokens: \d+ tokens from the input messages and 495 tokens for the completion\./,
+  },
+  {
+    name: 'max_tokens over the context itself',
+    body: JSON.stringify({ messages: MSG, max_tokens: 600 }),
+    type: 'BadRequestError',
+    message: /^max_completion_tokens is too large: 600\.This model supports at most 500 completion tokens\.$/,
+  },
+  {
+    name: 'tool_choice required without tools',
+    body: JSON.stringify({ messages: MSG, tool_choice: 'required' }),
+    type: 'BadRequestError',
+    message: /^Tools cannot be empty if tool choice is set to required\.$/,
+  },
+  {
+    name: 'a named tool_choice not in tools',
+    body: JSON.stringify({ messages: MSG, tools: [READ_FILE], tool_choice: { type: 'function', function: { name: 'nope' } } }),
+    type: 'BadRequestError',
+    message: /^Tool 'nope' not found in tools list\.$/,
+  },
+  {
+    name: 'an invalid tool schema',
+    body: JSON.stringify({ messages: MSG, tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'objekt' } } }] }),
+    type: 'BadRequestError',
+    message: /^Tool 0 function has invalid 'parameters' schema: 'objekt' is not valid under any of the given schemas$/,
+  },
+  {
+    name: 'a tool without a function name',
+    body: JSON.stringify({ messages: MSG, tools: [{ type: 'function', function: { parameters: {} } }] }),
+    type: 'Bad Request',
+    message: /'type': 'missing', 'loc': \('body', 'tools', 0, 'function', 'name'\), 'msg': 'Field required'/,
+  },
+  {
+    name: 'a temperature of the wrong type',
+    body: JSON.stringify({ messages: MSG, temperature: 'hot' }),
+    type: 'Bad Request',
+    message: /^\[\{'type': 'float_parsing', 'loc': \('body', 'temperature'\), 'msg': 'Input should be a valid number, unable to parse string as a number', 'input': 'hot'\}\]$/,
+  },
   { name: 'a negative temperature', body: JSON.stringify({ messages: MSG, temperature: -1 }), type: 'BadRequestError', message: /^temperature must be non-negative, got -1\.0\.$/ },
-  { name: 'history arguments that are not JSON', body: JSON.stringify({ messages: [USER('a'), { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path": "src/ma' } }] }, { role: 'tool', tool_call_id: 'call_1', content: 'x' }] }), type: 'BadRequestError', message: /^unexpected end of data: line 1 column \d+ \(char \d+\)$/ },
-  { name: 'a body sent as text/plain', body: JSON.stringify({ messages: MSG }), contentType: 'text/plain', type: 'Bad Request', message: /^\[\{'type': 'model_attributes_type', 'loc': \('body',\), 'msg': 'Input should be a valid dictionary or object to extract fields from', 'input': b'/ },
+  {
+    name: 'history arguments that are not JSON',
+    body: JSON.stringify({
+      messages: [
+        USER('a'),
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path": "src/ma' } }] },
+        { role: 'tool', tool_call_id: 'call_1', content: 'x' },
+      ],
+    }),
+    type: 'BadRequestError',
+    message: /^unexpected end of data: line 1 column \d+ \(char \d+\)$/,
+  },
+  {
+    name: 'a body sent as text/plain',
+    body: JSON.stringify({ messages: MSG }),
+    contentType: 'text/plain',
+    type: 'Bad Request',
+    message: /^\[\{'type': 'model_attributes_type', 'loc': \('body',\), 'msg': 'Input should be a valid dictionary or object to extract fields from', 'input': b'/,
+  },
   { name: 'malformed JSON', body: '{not json', type: 'Bad Request', message: /'type': 'json_invalid', 'loc': \('body', 1\), 'msg': 'JSON decode error'/ },
   { name: 'no messages', body: '{}', type: 'Bad Request', message: /'type': 'missing', 'loc': \('body', 'messages'\), 'msg': 'Field required'/ },
   { name: 'empty messages', body: '{"messages": []}', type: 'BadRequestError', message: /^Messages cannot be empty\.$/ },
-  { name: 'a role SGLang does not know', body: '{"messages": [{"role": "wizard", "content": "x"}]}', type: 'Bad Request', message: /'type': 'literal_error', 'loc': \('body', 'messages', 0, 'role'\)/ },
+  {
+    name: 'a role SGLang does not know',
+    body: '{"messages": [{"role": "wizard", "content": "x"}]}',
+    type: 'Bad Request',
+    message: /'type': 'literal_error', 'loc': \('body', 'messages', 0, 'role'\)/,
+  },
 ];
 
 describe('requests SGLang refuses', () => {
@@ -74,7 +137,7 @@ describe('requests SGLang refuses', () => {
     assert.equal(r.n, 2);
     assert.throws(() => parseChatRequest(JSON.stringify({ messages: MSG, max_tokens: 5.5 })), /int_from_float/);
     assert.throws(() => parseChatRequest(JSON.stringify({ messages: MSG, stream: 'maybe' })), /bool_parsing/);
-    assert.equal(pyRepr({ a: [1, true, null, 'it\'s'] }), "{'a': [1, True, None, 'it\\'s']}");
+    assert.equal(pyRepr({ a: [1, true, null, "it's"] }), "{'a': [1, True, None, 'it\\'s']}");
     assert.doesNotThrow(() => checkContext(99, 10, 200));
   });
 });

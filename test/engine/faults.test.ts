@@ -119,7 +119,7 @@ for (const which of ['pd', 'single'] as const) {
       assert.ok(hits >= 10 && hits <= 30, `${hits} of 40 hit at ratio 0.5`);
     });
 
-    test('http_error answers SGLang\'s flat error body, with Retry-After when asked', async (t) => {
+    test("http_error answers SGLang's flat error body, with Retry-After when asked", async (t) => {
       const engine = await faulty(t, [{ kind: 'http_error', status: 429, retry_after_s: 7 }]);
       const res = await post(socket(t, engine), body());
       assert.equal(res.status, 429);
@@ -163,7 +163,10 @@ for (const which of ['pd', 'single'] as const) {
     });
 
     test('malformed_sse and bad_tool_arguments insert their line after after_chunks events and the stream goes on', async (t) => {
-      const engine = await faulty(t, [{ kind: 'malformed_sse', line: 'data: {oops', after_chunks: 1, times: 1 }, { kind: 'bad_tool_arguments', after_chunks: 0 }]);
+      const engine = await faulty(t, [
+        { kind: 'malformed_sse', line: 'data: {oops', after_chunks: 1, times: 1 },
+        { kind: 'bad_tool_arguments', after_chunks: 0 },
+      ]);
       const c = socket(t, engine);
       const bad = await post(c, body());
       assert.equal(dataEvents(bad.text)[1], 'data: {oops');
@@ -197,9 +200,23 @@ for (const which of ['pd', 'single'] as const) {
     });
 
     test('engine.close() ends hung, header-less and stalled responses at once', async (t) => {
-      const engine = await startEngine({ settings: engineSchema.parse({ ...FAST, topology, faults: [{ kind: 'hang', times: 1 }, { kind: 'hang_before_headers', times: 1 }, { kind: 'stall_mid_stream', after_chunks: 1 }] }) });
+      const engine = await startEngine({
+        settings: engineSchema.parse({
+          ...FAST,
+          topology,
+          faults: [
+            { kind: 'hang', times: 1 },
+            { kind: 'hang_before_headers', times: 1 },
+            { kind: 'stall_mid_stream', after_chunks: 1 },
+          ],
+        }),
+      });
       const pending = [0, 1, 2].map(() => post(new Client(engine.url), body(), 10_000).catch((e: Error) => e));
-      await until(() => (engine.stats().faultsFired.stall_mid_stream ?? 0) === 1 && engine.stats().faultsFired.hang === 1 && engine.stats().faultsFired.hang_before_headers === 1, 10_000, 'all three faults');
+      await until(
+        () => (engine.stats().faultsFired.stall_mid_stream ?? 0) === 1 && engine.stats().faultsFired.hang === 1 && engine.stats().faultsFired.hang_before_headers === 1,
+        10_000,
+        'all three faults',
+      );
       const started = performance.now();
       await engine.close();
       const settled = await Promise.all(pending);
@@ -208,7 +225,6 @@ for (const which of ['pd', 'single'] as const) {
       assert.equal(settled.length, 3);
       t.diagnostic(`close took ${took.toFixed(0)} ms`);
     });
-
   });
 }
 
@@ -222,15 +238,24 @@ test('a fault list is validated with the workload: unknown keys and kinds are lo
     () => parseWorkload('engine:\n  faults: [{kind: drip, interval: 3}]\n', 'w.yaml'),
     (e: Error) => /unknown key "interval"; valid keys: kind, after_chunks, interval_ms, bytes, after_requests/.test(e.message),
   );
-  assert.throws(() => parseWorkload('engine:\n  faults: [{kind: freeze}]\n', 'w.yaml'), (e: Error) => /engine\.faults\.0\.kind +must be one of hang, hang_before_headers/.test(e.message));
-  assert.throws(() => parseWorkload('engine:\n  faults: [{kind: close_idle}]\n', 'w.yaml'), (e: Error) => /engine\.faults\.0\.idle_ms +is required/.test(e.message));
+  assert.throws(
+    () => parseWorkload('engine:\n  faults: [{kind: freeze}]\n', 'w.yaml'),
+    (e: Error) => /engine\.faults\.0\.kind +must be one of hang, hang_before_headers/.test(e.message),
+  );
+  assert.throws(
+    () => parseWorkload('engine:\n  faults: [{kind: close_idle}]\n', 'w.yaml'),
+    (e: Error) => /engine\.faults\.0\.idle_ms +is required/.test(e.message),
+  );
   const w = parseWorkload('engine:\n  faults: [{kind: drip}]\n', 'w.yaml');
   assert.deepEqual(w.engine.faults[0], { kind: 'drip', after_chunks: 2, interval_ms: 1000, bytes: 3, after_requests: 0, from_round: 1, every: 1, ratio: 1, times: null });
   const file = join(tempDir(t), 'faults.yaml');
   writeFileSync(file, '- kind: hang\n  from_round: 4\n- kind: http_error\n  status: 99\n');
   await assert.rejects(loadEngineFaults(file), (e: Error) => /faults\.yaml:4:11 +engine\.faults\.1\.status +must be at least 400/.test(e.message));
   writeFileSync(file, 'faults:\n  - kind: hang\n    from_round: 4\n');
-  assert.deepEqual((await loadEngineFaults(file)).map((f) => f.kind), ['hang']);
+  assert.deepEqual(
+    (await loadEngineFaults(file)).map((f) => f.kind),
+    ['hang'],
+  );
   // A PD fault needs a PD deployment.
   assert.throws(
     () => parseWorkload('engine:\n  topology: single\n  faults: [{kind: inflight_pin}]\n', 'w.yaml'),

@@ -9,7 +9,9 @@ import { engine, metricsOf, sample, streamChat, until, USER } from './helpers.js
 
 const metric = (text: string, name: string): number => sample(text, name) ?? Number.NaN;
 
-const live = (running: number): (() => GaugeValues) => () => ({ num_running_reqs: running, num_queue_reqs: 0, num_prefill_inflight_queue_reqs: 0, num_used_tokens: 10, token_usage: 0.1, gen_throughput: 5, cache_hit_rate: 0 });
+const live =
+  (running: number): (() => GaugeValues) =>
+  () => ({ num_running_reqs: running, num_queue_reqs: 0, num_prefill_inflight_queue_reqs: 0, num_used_tokens: 10, token_usage: 0.1, gen_throughput: 5, cache_hit_rate: 0 });
 
 describe('engine gauges', () => {
   it('are published on each prefill batch and every stats_interval_steps decode steps, and held in between', () => {
@@ -61,7 +63,11 @@ describe('engine gauges', () => {
     const e = await engine({ prefill_ms_per_1k_tokens: 0, gauge_fault: { kind: 'pin' } }, t);
     const bodies = [0, 1, 2].map((i) => JSON.stringify({ model: 'deepseek-v4-flash', stream: true, messages: [USER(`stuck ${i}`)] }));
     const ac = new AbortController();
-    const pending = bodies.map((body) => request(`${e.url}/v1/chat/completions`, { method: 'POST', body, signal: ac.signal }).then((res) => res.body.text()).catch(() => 'aborted'));
+    const pending = bodies.map((body) =>
+      request(`${e.url}/v1/chat/completions`, { method: 'POST', body, signal: ac.signal })
+        .then((res) => res.body.text())
+        .catch(() => 'aborted'),
+    );
     await until(() => e.stats().transferring === 3, 2000, 'three requests held in transfer');
     await new Promise((res) => setTimeout(res, 100));
     let text = await metricsOf(e, 'prefill');

@@ -36,7 +36,13 @@ export interface Chunk {
   object: string;
   created: number;
   model: string;
-  choices: { index: number; delta: { role: string | null; content: string | null; reasoning_content: string | null; tool_calls: ToolCallWire[] | null }; logprobs: null; finish_reason: string | null; matched_stop: number | null }[];
+  choices: {
+    index: number;
+    delta: { role: string | null; content: string | null; reasoning_content: string | null; tool_calls: ToolCallWire[] | null };
+    logprobs: null;
+    finish_reason: string | null;
+    matched_stop: number | null;
+  }[];
   usage: Usage | null;
 }
 
@@ -115,7 +121,12 @@ export async function streamChat(url: string, body: Record<string, unknown>, sto
 }
 
 /** Posts any JSON (or raw text) to a path and returns status and parsed body. */
-export async function postJson(url: string, path: string, body: string, contentType = 'application/json'): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; json: unknown }> {
+export async function postJson(
+  url: string,
+  path: string,
+  body: string,
+  contentType = 'application/json',
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; json: unknown }> {
   const res = await request(`${url}${path}`, { method: 'POST', headers: { 'content-type': contentType }, body });
   return { status: res.statusCode, headers: res.headers, json: await res.body.json() };
 }
@@ -180,7 +191,17 @@ export const TOOLS = [
     function: {
       name: 'run_command',
       description: 'Run a shell command',
-      parameters: { type: 'object', properties: { command: { type: 'string' }, background: { type: 'boolean' }, env: { type: 'object', properties: { CI: { type: 'string' } } }, args: { type: 'array', items: { type: 'string' } }, mode: { enum: ['fast', 'full'] }, weird: { format: 'date-time' } } },
+      parameters: {
+        type: 'object',
+        properties: {
+          command: { type: 'string' },
+          background: { type: 'boolean' },
+          env: { type: 'object', properties: { CI: { type: 'string' } } },
+          args: { type: 'array', items: { type: 'string' } },
+          mode: { enum: ['fast', 'full'] },
+          weird: { format: 'date-time' },
+        },
+      },
     },
   },
 ];

@@ -7,7 +7,16 @@ import { performance } from 'node:perf_hooks';
 import { Client } from 'undici';
 import { engine, server, until, USER } from './helpers.js';
 
-const FAST = { decode_step_ms: 0, decode_step_ms_per_running: 0, prefill_ms_per_1k_tokens: 0, kv_transfer_ms: 0, kv_transfer_gbps: null, output_tokens_min: 2, output_tokens_max: 2, reasoning: 'off' as const };
+const FAST = {
+  decode_step_ms: 0,
+  decode_step_ms_per_running: 0,
+  prefill_ms_per_1k_tokens: 0,
+  kv_transfer_ms: 0,
+  kv_transfer_gbps: null,
+  output_tokens_min: 2,
+  output_tokens_max: 2,
+  reasoning: 'off' as const,
+};
 
 /** Sends one request on a fresh keep-alive client and resolves with how long the server let it sit idle. */
 async function idleLifetimeMs(url: string, path: string, method: 'GET' | 'POST', body?: string): Promise<{ idleMs: number; keepAliveHeader: unknown }> {

@@ -26,7 +26,14 @@ describe('the openai client against the embedded deployment', () => {
     const openai = client(e.url);
     let found = false;
     for (let i = 0; i < 8 && !found; i += 1) {
-      const stream = await openai.chat.completions.create({ model: MODEL, stream: true, stream_options: { include_usage: true }, messages: [USER(`call a tool ${i}`)] as OpenAI.ChatCompletionMessageParam[], tools: TOOLS as OpenAI.ChatCompletionTool[], tool_choice: 'required' });
+      const stream = await openai.chat.completions.create({
+        model: MODEL,
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [USER(`call a tool ${i}`)] as OpenAI.ChatCompletionMessageParam[],
+        tools: TOOLS as OpenAI.ChatCompletionTool[],
+        tool_choice: 'required',
+      });
       let reasoning = '';
       let finish: string | null = null;
       let usage: OpenAI.CompletionUsage | null | undefined = null;
@@ -57,11 +64,16 @@ describe('the openai client against the embedded deployment', () => {
     assert.ok(found, 'some answer reasoned before its tool calls');
   });
 
-  it('the stream helper\'s accumulated message loses reasoning_content, as against a real SGLang: the explicit nulls of later chunks overwrite it', async (t) => {
+  it("the stream helper's accumulated message loses reasoning_content, as against a real SGLang: the explicit nulls of later chunks overwrite it", async (t) => {
     const e = await engine({ ...FAST, reasoning_tokens_max: 30, tool_call_ratio: 1 }, t);
     const openai = client(e.url);
     for (let i = 0; i < 8; i += 1) {
-      const runner = openai.chat.completions.stream({ model: MODEL, messages: [USER(`helper ${i}`)] as OpenAI.ChatCompletionMessageParam[], tools: TOOLS as OpenAI.ChatCompletionTool[], tool_choice: 'required' });
+      const runner = openai.chat.completions.stream({
+        model: MODEL,
+        messages: [USER(`helper ${i}`)] as OpenAI.ChatCompletionMessageParam[],
+        tools: TOOLS as OpenAI.ChatCompletionTool[],
+        tool_choice: 'required',
+      });
       let streamed = '';
       runner.on('chunk', (chunk) => {
         streamed += reasoningOf(chunk.choices[0]?.delta);
@@ -85,7 +97,10 @@ describe('the openai client against the embedded deployment', () => {
     const e = await engine(FAST, t);
     const openai = client(e.url);
     const whole = await openai.chat.completions.create({ model: MODEL, n: 2, messages: [USER('two ways')] as OpenAI.ChatCompletionMessageParam[] });
-    assert.deepEqual(whole.choices.map((c) => c.index), [0, 1]);
+    assert.deepEqual(
+      whole.choices.map((c) => c.index),
+      [0, 1],
+    );
     assert.notEqual(whole.choices[0]!.message.content, whole.choices[1]!.message.content);
     const indexes = new Set<number>();
     for await (const chunk of await openai.chat.completions.create({ model: MODEL, n: 2, stream: true, messages: [USER('two ways')] as OpenAI.ChatCompletionMessageParam[] })) {
@@ -97,17 +112,18 @@ describe('the openai client against the embedded deployment', () => {
   it('errors as the client shows them: SGLang\'s flat 400 body is "400 status code (no body)", an error event mid-stream throws with SGLang\'s message', async (t) => {
     const e = await engine({ ...FAST, faults: [{ kind: 'inflight_pin', from_round: 2 }], decode: { waiting_timeout_s: 0.3 } }, t);
     const openai = client(e.url);
-    await assert.rejects(
-      openai.chat.completions.create({ model: MODEL, messages: [USER('x')] as OpenAI.ChatCompletionMessageParam[], tool_choice: 'required' }),
-      (err: unknown) => {
-        assert.ok(err instanceof OpenAI.BadRequestError);
-        assert.equal(err.status, 400);
-        // openai-node reads `error` from the body; SGLang's flat body has none, so the client sees no message.
-        assert.equal(err.message, '400 status code (no body)');
-        return true;
-      },
-    );
-    const stream = await openai.chat.completions.create({ model: MODEL, stream: true, messages: [USER('a'), { role: 'assistant', content: 'b' }, USER('pinned')] as OpenAI.ChatCompletionMessageParam[] });
+    await assert.rejects(openai.chat.completions.create({ model: MODEL, messages: [USER('x')] as OpenAI.ChatCompletionMessageParam[], tool_choice: 'required' }), (err: unknown) => {
+      assert.ok(err instanceof OpenAI.BadRequestError);
+      assert.equal(err.status, 400);
+      // openai-node reads `error` from the body; SGLang's flat body has none, so the client sees no message.
+      assert.equal(err.message, '400 status code (no body)');
+      return true;
+    });
+    const stream = await openai.chat.completions.create({
+      model: MODEL,
+      stream: true,
+      messages: [USER('a'), { role: 'assistant', content: 'b' }, USER('pinned')] as OpenAI.ChatCompletionMessageParam[],
+    });
     await assert.rejects(
       (async () => {
         for await (const chunk of stream) void chunk;

@@ -7,7 +7,17 @@ import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { engine, getText, metricsOf, sample, server, streamChat, until, USER } from './helpers.js';
 
-const FAST = { decode_step_ms: 1, decode_step_ms_per_running: 0, prefill_ms_per_1k_tokens: 0, kv_transfer_ms: 0, kv_transfer_gbps: null, reasoning: 'off' as const, output_tokens_min: 6, output_tokens_max: 6, stats_interval_steps: 0 };
+const FAST = {
+  decode_step_ms: 1,
+  decode_step_ms_per_running: 0,
+  prefill_ms_per_1k_tokens: 0,
+  kv_transfer_ms: 0,
+  kv_transfer_gbps: null,
+  reasoning: 'off' as const,
+  output_tokens_min: 6,
+  output_tokens_max: 6,
+  stats_interval_steps: 0,
+};
 
 /** Opens a streaming request and returns what it did by `ms` (or by its end), then lets it go. */
 async function openStream(url: string, text: string, ms: number): Promise<{ status: number; body: string }> {
@@ -42,12 +52,23 @@ describe('PD faults', () => {
     assert.equal(e.stats().faultsFired.inflight_pin, 1);
     await until(() => e.stats().transferring === 0, 4000, 'the inflight timeout');
     const warning = e.logLines('prefill').find((l) => l.includes('WARNING'));
-    assert.match(warning ?? '', /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d TP0\] WARNING: Prefill inflight request timed out: req\.rid='[0-9a-f]{32}' req\.bootstrap_room=\d+ has been in KVPoll\.Transferring for 1\.5s; force-failing it \(SGLANG_DSV4_PREFILL_INFLIGHT_TIMEOUT=1\.5\)$/);
-    assert.ok(e.logLines('prefill').some((l) => /Prefill transfer failed for request rank=0 req\.rid='[0-9a-f]{32}' req\.bootstrap_room=\d+ with exception KVTransferError\(bootstrap_room=\d+\): Request \d+ timed out after 1\.5s in KVPoll\.Transferring$/.test(l)));
+    assert.match(
+      warning ?? '',
+      /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d TP0\] WARNING: Prefill inflight request timed out: req\.rid='[0-9a-f]{32}' req\.bootstrap_room=\d+ has been in KVPoll\.Transferring for 1\.5s; force-failing it \(SGLANG_DSV4_PREFILL_INFLIGHT_TIMEOUT=1\.5\)$/,
+    );
+    assert.ok(
+      e
+        .logLines('prefill')
+        .some((l) =>
+          /Prefill transfer failed for request rank=0 req\.rid='[0-9a-f]{32}' req\.bootstrap_room=\d+ with exception KVTransferError\(bootstrap_room=\d+\): Request \d+ timed out after 1\.5s in KVPoll\.Transferring$/.test(
+            l,
+          ),
+        ),
+    );
     assert.equal(sample(await metricsOf(e, 'prefill'), 'sglang:num_transfer_failed_reqs_total'), 1);
   });
 
-  it('inflight_pin with a client still waiting: decode gives up after waiting_timeout_s and the client gets SGLang\'s error event, then [DONE]', async (t) => {
+  it("inflight_pin with a client still waiting: decode gives up after waiting_timeout_s and the client gets SGLang's error event, then [DONE]", async (t) => {
     const e = await engine({ ...FAST, faults: [{ kind: 'inflight_pin', times: 1 }], decode: { waiting_timeout_s: 0.5 } }, t);
     const r = await streamChat(e.url, { messages: [USER('wait for it')] });
     assert.equal(r.status, 200);
@@ -56,8 +77,19 @@ describe('PD faults', () => {
     assert.deepEqual(Object.keys(error.error), ['object', 'message', 'type', 'param', 'code']);
     assert.equal(error.error.type, 'InternalServerError');
     assert.equal(error.error.code, 500);
-    assert.match(error.error.message, /^Decode transfer failed for request rank=0 req\.rid='[0-9a-f]{32}' req\.bootstrap_room=\d+ with exception KVTransferError\(bootstrap_room=\d+\): Request \d+ timed out after 0\.5s in KVPoll\.WaitingForInput$/);
-    assert.ok(e.logLines('decode').some((l) => l.includes("Some requests fail to receive KV Cache transfer done signal after bootstrapping. If a greater mean TTFT is acceptable, you can 'export SGLANG_DISAGGREGATION_WAITING_TIMEOUT=600'")));
+    assert.match(
+      error.error.message,
+      /^Decode transfer failed for request rank=0 req\.rid='[0-9a-f]{32}' req\.bootstrap_room=\d+ with exception KVTransferError\(bootstrap_room=\d+\): Request \d+ timed out after 0\.5s in KVPoll\.WaitingForInput$/,
+    );
+    assert.ok(
+      e
+        .logLines('decode')
+        .some((l) =>
+          l.includes(
+            "Some requests fail to receive KV Cache transfer done signal after bootstrapping. If a greater mean TTFT is acceptable, you can 'export SGLANG_DISAGGREGATION_WAITING_TIMEOUT=600'",
+          ),
+        ),
+    );
     assert.equal(sample(await metricsOf(e, 'prefill'), 'sglang:num_prefill_inflight_queue_reqs'), 1, 'the prefill side is still stuck');
   });
 
@@ -69,7 +101,10 @@ describe('PD faults', () => {
     assert.equal(sample(await metricsOf(e, 'decode'), 'sglang:num_decode_prealloc_queue_reqs'), 1);
     const r = await pending;
     const error = r.events.at(-2) as { error: { message: string } };
-    assert.match(error.error.message, /^Decode bootstrap failed for request rank=0 .* with exception KVTransferError\(bootstrap_room=\d+\): Request \d+ timed out after 0\.6s in KVPoll\.Bootstrapping$/);
+    assert.match(
+      error.error.message,
+      /^Decode bootstrap failed for request rank=0 .* with exception KVTransferError\(bootstrap_room=\d+\): Request \d+ timed out after 0\.6s in KVPoll\.Bootstrapping$/,
+    );
     const prefillLog = e.logLines('prefill');
     assert.ok(prefillLog.some((l) => l.endsWith("you can 'export SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT=600' (10 minutes) to relax the timeout condition. ")));
     assert.ok(prefillLog.some((l) => /Prefill bootstrap failed for request rank=0 req\.rid='[0-9a-f]{32}' req\.bootstrap_room=\d+ with exception KVTransferError/.test(l)));
@@ -77,10 +112,15 @@ describe('PD faults', () => {
     assert.equal((await streamChat(e.url, { messages: [USER('the next one is fine')] })).finishReason, 'stop');
   });
 
-  it('kv_wedge: every later transfer stalls, the prefill\'s /health fails within its timeout, the router marks it unhealthy and answers 503', async (t) => {
-    const e = await engine({ ...FAST, faults: [{ kind: 'kv_wedge', from_round: 2 }], health_timeout_s: 0.5, router: { health_check_interval_s: 0.3, health_check_timeout_s: 2, health_failure_threshold: 1 } }, t);
+  it("kv_wedge: every later transfer stalls, the prefill's /health fails within its timeout, the router marks it unhealthy and answers 503", async (t) => {
+    const e = await engine(
+      { ...FAST, faults: [{ kind: 'kv_wedge', from_round: 2 }], health_timeout_s: 0.5, router: { health_check_interval_s: 0.3, health_check_timeout_s: 2, health_failure_threshold: 1 } },
+      t,
+    );
     assert.equal((await streamChat(e.url, { messages: [USER('before the wedge')] })).finishReason, 'stop');
-    const round2 = [0, 1].map((i) => request(`${e.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ stream: true, messages: [USER('a'), { role: 'assistant', content: 'b' }, USER(`wedge ${i}`)] }) }));
+    const round2 = [0, 1].map((i) =>
+      request(`${e.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ stream: true, messages: [USER('a'), { role: 'assistant', content: 'b' }, USER(`wedge ${i}`)] }) }),
+    );
     await until(() => e.stats().transferring === 2, 3000, 'two transfers wedged');
     const health = await getText(server(e, 'prefill').url, '/health');
     assert.equal(health.status, 503);
@@ -96,9 +136,20 @@ describe('PD faults', () => {
     for (const p of round2) void p.then((res) => res.body.destroy()).catch(() => {});
   });
 
-  it('decode_stall: running streams go silent for duration_s and resume; meanwhile the decode\'s /health fails and the router sends nothing there', async (t) => {
+  it("decode_stall: running streams go silent for duration_s and resume; meanwhile the decode's /health fails and the router sends nothing there", async (t) => {
     // The second request strikes: the first is streaming by then.
-    const e = await engine({ ...FAST, decode_step_ms: 5, output_tokens_min: 300, output_tokens_max: 300, faults: [{ kind: 'decode_stall', duration_s: 2, every: 2, times: 1 }], health_timeout_s: 0.5, router: { health_check_interval_s: 0.2, health_check_timeout_s: 2, health_failure_threshold: 1, health_success_threshold: 1 } }, t);
+    const e = await engine(
+      {
+        ...FAST,
+        decode_step_ms: 5,
+        output_tokens_min: 300,
+        output_tokens_max: 300,
+        faults: [{ kind: 'decode_stall', duration_s: 2, every: 2, times: 1 }],
+        health_timeout_s: 0.5,
+        router: { health_check_interval_s: 0.2, health_check_timeout_s: 2, health_failure_threshold: 1, health_success_threshold: 1 },
+      },
+      t,
+    );
     const running = streamChat(e.url, { messages: [USER('stall me')] });
     await until(() => e.stats().running === 1, 3000, 'the first stream running');
     await new Promise((r) => setTimeout(r, 100));

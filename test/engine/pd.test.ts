@@ -32,11 +32,17 @@ describe('the PD deployment', () => {
   it('runs three servers on their own loopback ports, the router with its own metrics port, and says which to scrape', async (t) => {
     const e = await engine(FAST, t);
     assert.equal(e.topology, 'pd');
-    assert.deepEqual(e.servers.map((s) => s.name), ['router', 'prefill', 'decode']);
+    assert.deepEqual(
+      e.servers.map((s) => s.name),
+      ['router', 'prefill', 'decode'],
+    );
     const ports = new Set(e.servers.flatMap((s) => [new URL(s.url).port, new URL(s.metricsUrl).port]));
     assert.equal(ports.size, 4, 'router API, router metrics, prefill, decode');
     assert.equal(server(e, 'router').url, e.url, 'the router is the entry');
-    assert.deepEqual(e.monitorTargets, e.servers.map((s) => ({ name: s.name, url: s.metricsUrl })));
+    assert.deepEqual(
+      e.monitorTargets,
+      e.servers.map((s) => ({ name: s.name, url: s.metricsUrl })),
+    );
     for (const s of e.servers) assert.match(new URL(s.url).hostname, /^127\.0\.0\.1$/);
     const single = await engine({ ...FAST, topology: 'single' }, t);
     assert.deepEqual(single.monitorTargets, [{ name: 'engine', url: `${single.url}/metrics` }]);
@@ -68,13 +74,25 @@ describe('the PD deployment', () => {
     assert.equal((await getText(e.url, '/metrics')).status, 404, 'the router serves metrics on its own port only');
   });
 
-  it('series and labels are SGLang\'s: names, types and label keys match the reference sample, labels sorted, engine_type per server', async (t) => {
+  it("series and labels are SGLang's: names, types and label keys match the reference sample, labels sorted, engine_type per server", async (t) => {
     const e = await engine(FAST, t);
     await streamChat(e.url, { messages: [USER('fill the histograms')] });
     const reference = shapes(REFERENCE);
     const decode = await metricsOf(e, 'decode');
     const ours = shapes(decode);
-    for (const name of ['sglang:num_running_reqs', 'sglang:num_queue_reqs', 'sglang:token_usage', 'sglang:gen_throughput', 'sglang:num_decode_prealloc_queue_reqs', 'sglang:num_decode_transfer_queue_reqs', 'sglang:num_requests_total', 'sglang:prompt_tokens_total', 'sglang:cached_tokens_total', 'sglang:time_to_first_token_seconds', 'sglang:inter_token_latency_seconds']) {
+    for (const name of [
+      'sglang:num_running_reqs',
+      'sglang:num_queue_reqs',
+      'sglang:token_usage',
+      'sglang:gen_throughput',
+      'sglang:num_decode_prealloc_queue_reqs',
+      'sglang:num_decode_transfer_queue_reqs',
+      'sglang:num_requests_total',
+      'sglang:prompt_tokens_total',
+      'sglang:cached_tokens_total',
+      'sglang:time_to_first_token_seconds',
+      'sglang:inter_token_latency_seconds',
+    ]) {
       assert.ok(ours.has(name), `the decode server exposes ${name}`);
     }
     let compared = 0;
@@ -96,7 +114,7 @@ describe('the PD deployment', () => {
     assert.notEqual(sample(prefill, 'sglang:num_prefill_bootstrap_queue_reqs'), undefined, 'the newest spelling of the bootstrap queue');
     assert.equal(sample(prefill, 'sglang:num_decode_transfer_queue_reqs'), undefined, 'a prefill server shows its own queues');
     assert.match(decode, /^sglang:num_requests_total\{engine_type="decode",model_name="deepseek-v4-flash"\} 1\.0$/m, 'tokenizer series: engine_type and model_name, Python floats');
-    assert.match(await metricsOf(e, 'router'), /^sgl_router_requests_total\{route="\/v1\/chat\/completions"\} 1$/m, 'the router\'s Rust exporter writes integers');
+    assert.match(await metricsOf(e, 'router'), /^sgl_router_requests_total\{route="\/v1\/chat\/completions"\} 1$/m, "the router's Rust exporter writes integers");
   });
 
   it('every queue is a real queue behind its gauge: prefill bootstrap, decode prealloc and running, then all complete', async (t) => {
@@ -116,7 +134,7 @@ describe('the PD deployment', () => {
   it('KV transfer time grows with the prompt (kv_transfer_gbps) and shows in the prefill inflight queue', async (t) => {
     const settings = engineSchema.parse({ kv_transfer_ms: 3, kv_transfer_gbps: 400 });
     assert.equal(kvTransferMs(settings, 0), 3);
-    assert.ok(Math.abs(kvTransferMs(settings, 10_000) - (3 + (10_000 * 65_536 * 8) / 400e9 * 1000)) < 1e-9, '64 KiB a token over 400 Gbit/s');
+    assert.ok(Math.abs(kvTransferMs(settings, 10_000) - (3 + ((10_000 * 65_536 * 8) / 400e9) * 1000)) < 1e-9, '64 KiB a token over 400 Gbit/s');
     // 2 Gbit/s: a 1000-token prompt transfers in ~260 ms, a 4000-token one in ~1 s.
     const e = await engine({ ...FAST, kv_transfer_gbps: 2, stats_interval_steps: 0, output_tokens_min: 2, output_tokens_max: 2 }, t);
     const ttft = async (chars: number): Promise<number> => {
@@ -134,7 +152,7 @@ describe('the PD deployment', () => {
     assert.ok(long - short > 500, `4000 tokens (${long.toFixed(0)} ms) transfer ~780 ms longer than 1000 (${short.toFixed(0)} ms)`);
   });
 
-  it('each server writes its log in its real format: SGLang\'s batch lines and uvicorn access lines, the router\'s tracing lines', async (t) => {
+  it("each server writes its log in its real format: SGLang's batch lines and uvicorn access lines, the router's tracing lines", async (t) => {
     const dir = tempDir(t);
     const e = await engine({ ...FAST, stats_interval_steps: 5, output_tokens_min: 12, output_tokens_max: 12 }, t, dir);
     await streamChat(e.url, { messages: [USER('log me')] });
@@ -142,18 +160,46 @@ describe('the PD deployment', () => {
     await e.close();
     const log = (name: 'router' | 'prefill' | 'decode'): string => readFileSync(server(e, name).logFile!, 'utf8');
     const time = String.raw`\d{4}-\d\d-\d\d \d\d:\d\d:\d\d`;
-    assert.match(log('prefill'), new RegExp(String.raw`^\[${time} TP0\] Prefill batch, #new-seq: 1, #new-token: \d+, #cached-token: 0, token usage: 0\.00, #running-req: 0, #queue-req: 0, #prealloc-req: 0, #inflight-req: 0, input throughput \(token/s\): [\d.]+, $`, 'm'));
-    assert.match(log('decode'), new RegExp(String.raw`^\[${time} TP0\] Decode batch, #running-req: 1, #token: \d+, token usage: 0\.00, pre-allocated usage: 0\.00, #prealloc-req: 0, #transfer-req: 0, #retracted-req: 0, cuda graph: True, gen throughput \(token/s\): [\d.]+, #queue-req: 0, $`, 'm'));
+    assert.match(
+      log('prefill'),
+      new RegExp(
+        String.raw`^\[${time} TP0\] Prefill batch, #new-seq: 1, #new-token: \d+, #cached-token: 0, token usage: 0\.00, #running-req: 0, #queue-req: 0, #prealloc-req: 0, #inflight-req: 0, input throughput \(token/s\): [\d.]+, $`,
+        'm',
+      ),
+    );
+    assert.match(
+      log('decode'),
+      new RegExp(
+        String.raw`^\[${time} TP0\] Decode batch, #running-req: 1, #token: \d+, token usage: 0\.00, pre-allocated usage: 0\.00, #prealloc-req: 0, #transfer-req: 0, #retracted-req: 0, cuda graph: True, gen throughput \(token/s\): [\d.]+, #queue-req: 0, $`,
+        'm',
+      ),
+    );
     assert.match(log('decode'), new RegExp(String.raw`^\[${time}\] INFO:     127\.0\.0\.1:\d+ - "POST /v1/chat/completions HTTP/1\.1" 200 OK$`, 'm'));
-    assert.match(log('router'), new RegExp(String.raw`^${time}  INFO sgl_router::routers::http::pd_router: PD routing decision route=/v1/chat/completions prefill_url=http://127\.0\.0\.1:\d+ decode_url=http://127\.0\.0\.1:\d+$`, 'm'));
+    assert.match(
+      log('router'),
+      new RegExp(
+        String.raw`^${time}  INFO sgl_router::routers::http::pd_router: PD routing decision route=/v1/chat/completions prefill_url=http://127\.0\.0\.1:\d+ decode_url=http://127\.0\.0\.1:\d+$`,
+        'm',
+      ),
+    );
   });
 
   it('the router with --queue-size 0 answers a burst past max_concurrent_requests with 429, logged as sgl-router logs it', async (t) => {
     const e = await engine({ ...FAST, decode_step_ms: 20, router: { max_concurrent_requests: 2, queue_size: 0 } }, t);
-    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => request(`${e.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: [USER(`burst ${i}`)] }) }).then(async (res) => ({ status: res.statusCode, body: await res.body.text() }))));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        request(`${e.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: [USER(`burst ${i}`)] }) }).then(async (res) => ({
+          status: res.statusCode,
+          body: await res.body.text(),
+        })),
+      ),
+    );
     const statuses = results.map((r) => r.status).sort();
     assert.deepEqual(statuses, [200, 200, 429, 429, 429, 429]);
-    assert.ok(results.filter((r) => r.status === 429).every((r) => r.body === ''), 'sgl-router\'s 429 has no body');
+    assert.ok(
+      results.filter((r) => r.status === 429).every((r) => r.body === ''),
+      "sgl-router's 429 has no body",
+    );
     assert.equal(e.logLines('router').filter((l) => / WARN sgl_router::middleware: No tokens available and queuing is disabled, returning 429$/.test(l)).length, 4);
     assert.equal(sample(await metricsOf(e, 'router'), 'sgl_router_request_errors_total', { error_type: 'rate_limited' }), 4);
     assert.equal(e.stats().routerRefused, 4);
@@ -162,17 +208,19 @@ describe('the PD deployment', () => {
   it('a queued request waits for a token and gets 408 past queue_timeout_s', async (t) => {
     const e = await engine({ ...FAST, decode_step_ms: 5, output_tokens_min: 400, output_tokens_max: 400, router: { max_concurrent_requests: 1, queue_size: 1, queue_timeout_s: 0.2 } }, t);
     // The bucket refills one token a second: the second request of a burst waits in the queue and times out.
-    const [a, b] = await Promise.all([0, 1].map((i) => request(`${e.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ messages: [USER(`q ${i}`)] }) }).then((res) => res.body.text().then(() => res.statusCode))));
+    const [a, b] = await Promise.all(
+      [0, 1].map((i) => request(`${e.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ messages: [USER(`q ${i}`)] }) }).then((res) => res.body.text().then(() => res.statusCode))),
+    );
     assert.deepEqual([a, b].sort(), [200, 408]);
     assert.ok(e.logLines('router').some((l) => l.endsWith('Request timed out in queue, returning 408')));
   });
 
-  it('/health on a worker generates a token (200, empty, after SGLang\'s one-second look); the router\'s /health reports its workers', async (t) => {
+  it("/health on a worker generates a token (200, empty, after SGLang's one-second look); the router's /health reports its workers", async (t) => {
     const e = await engine(FAST, t);
     for (const name of ['prefill', 'decode'] as const) {
       const started = performance.now();
       assert.deepEqual(await getText(server(e, name).url, '/health'), { status: 200, text: '' });
-      assert.ok(performance.now() - started >= 900, 'SGLang looks at the scheduler\'s output once a second');
+      assert.ok(performance.now() - started >= 900, "SGLang looks at the scheduler's output once a second");
     }
     assert.deepEqual(await getText(e.url, '/health'), { status: 200, text: 'All servers healthy' });
     const generated = await getText(e.url, '/health_generate');

@@ -15,7 +15,10 @@ describe('engine prefix cache', () => {
     assert.equal(messageTokens(msg('user', 'abcd')), 5);
     assert.equal(messageTokens(msg('assistant', '', { toolCalls: [{ id: 'x', name: 'read', arguments: '{"a":1}' }] })), Math.ceil(11 / 4) + 4);
     const chain = prefixChain('[{"t":1}]', [msg('system', 'abcdefgh'), msg('user', 'hi')]);
-    assert.deepEqual(chain.map((l) => l.tokens), [3, 3 + 6, 3 + 6 + 5]);
+    assert.deepEqual(
+      chain.map((l) => l.tokens),
+      [3, 3 + 6, 3 + 6 + 5],
+    );
   });
 
   it('finds the longest cached prefix, and a conversation that diverges keeps only the shared part', () => {
@@ -29,7 +32,12 @@ describe('engine prefix cache', () => {
     // The answer echoed back (trimmed, with a different tool-call id) is the same prefix.
     const answer = msg('assistant', 'done. ', { toolCalls: [{ id: 'call_1', name: 'f', arguments: '{}' }] });
     cache.insert(extendChain(a, answer));
-    const echoed = prefixChain('', [msg('system', 'shared system prompt'), msg('user', 'task A'), msg('assistant', 'done.', { toolCalls: [{ id: 'other', name: 'f', arguments: '{}' }] }), msg('user', 'next')]);
+    const echoed = prefixChain('', [
+      msg('system', 'shared system prompt'),
+      msg('user', 'task A'),
+      msg('assistant', 'done.', { toolCalls: [{ id: 'other', name: 'f', arguments: '{}' }] }),
+      msg('user', 'next'),
+    ]);
     assert.equal(cache.lookup(echoed), echoed[3]?.tokens);
   });
 

@@ -59,7 +59,10 @@ describe('engine scheduler', () => {
   });
 
   it('single: requests past max_running_requests wait in the queue gauge, then all complete', async (t) => {
-    const e = await engine({ topology: 'single', max_running_requests: 2, decode_step_ms: 10, decode_step_ms_per_running: 0, kv_transfer_ms: 0, output_tokens_min: 15, output_tokens_max: 15, stats_interval_steps: 0 }, t);
+    const e = await engine(
+      { topology: 'single', max_running_requests: 2, decode_step_ms: 10, decode_step_ms_per_running: 0, kv_transfer_ms: 0, output_tokens_min: 15, output_tokens_max: 15, stats_interval_steps: 0 },
+      t,
+    );
     const streams = Array.from({ length: 5 }, (_, i) => streamChat(e.url, { messages: [USER(`queued ${i}`)] }));
     await until(() => e.stats().running === 2, 10_000, 'two running streams');
     const metrics = (await getText(e.url, '/metrics')).text;
@@ -81,8 +84,21 @@ describe('engine scheduler', () => {
     assert.ok((cached[1] ?? 0) >= 700, `the later one has the system prompt cached (${cached[1]})`);
   });
 
-  it('prefill and KV transfer delay the first token; the transfer shows in the prefill server\'s num_prefill_inflight_queue_reqs', async (t) => {
-    const e = await engine({ prefill_ms_per_1k_tokens: 400, kv_transfer_ms: 600, kv_transfer_gbps: null, decode_step_ms: 1, output_tokens_min: 3, output_tokens_max: 3, stats_interval_steps: 0, enable_cache_report: true, reasoning: 'off' }, t);
+  it("prefill and KV transfer delay the first token; the transfer shows in the prefill server's num_prefill_inflight_queue_reqs", async (t) => {
+    const e = await engine(
+      {
+        prefill_ms_per_1k_tokens: 400,
+        kv_transfer_ms: 600,
+        kv_transfer_gbps: null,
+        decode_step_ms: 1,
+        output_tokens_min: 3,
+        output_tokens_max: 3,
+        stats_interval_steps: 0,
+        enable_cache_report: true,
+        reasoning: 'off',
+      },
+      t,
+    );
     const started = performance.now();
     // About 1000 uncached tokens: ~400 ms prefill, then a 600 ms transfer: a window the polls and the scrape
     // below do not miss on a loaded machine.

@@ -233,11 +233,16 @@ export async function openReportBrowser(options: { timeoutMs?: number; offline?:
         const pixels: Record<string, SeriesPixels[]> = {};
         for (const id of opts.pixels ?? []) pixels[id] = (await page.evaluate<SeriesPixels[] | null>(`(${SERIES_PIXELS_JS})(${JSON.stringify(id)})`)) ?? [];
         const colorColumns: Record<string, Record<string, number>> = {};
-        for (const [id, colors] of Object.entries(opts.colors ?? {})) colorColumns[id] = await page.evaluate<Record<string, number>>(`(${COLOR_COLUMNS_JS})(${JSON.stringify(id)}, ${JSON.stringify(colors)})`);
+        for (const [id, colors] of Object.entries(opts.colors ?? {}))
+          colorColumns[id] = await page.evaluate<Record<string, number>>(`(${COLOR_COLUMNS_JS})(${JSON.stringify(id)}, ${JSON.stringify(colors)})`);
         if (opts.screenshot !== undefined) {
           let bottom: number | null = null;
           for (const selector of opts.screenshotTo ?? []) {
-            const box = await page.locator(selector).first().boundingBox().catch(() => null);
+            const box = await page
+              .locator(selector)
+              .first()
+              .boundingBox()
+              .catch(() => null);
             if (box !== null) {
               bottom = Math.ceil(box.y + box.height + 16);
               break;

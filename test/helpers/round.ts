@@ -4,7 +4,11 @@ import type { RoundTarget } from '../../src/agent/index.js';
 import { Transport, ConnectionTracker } from '../../src/transport/index.js';
 import { realClock } from '../../src/watchdog/index.js';
 
-export function roundTarget(t: TestContext, url: string, options: { deadlines?: Partial<RoundTarget['deadlines']>; connectTimeoutMs?: number; connectProxy?: string | null; proxyUrl?: string | null; headers?: Record<string, string> } = {}): RoundTarget {
+export function roundTarget(
+  t: TestContext,
+  url: string,
+  options: { deadlines?: Partial<RoundTarget['deadlines']>; connectTimeoutMs?: number; connectProxy?: string | null; proxyUrl?: string | null; headers?: Record<string, string> } = {},
+): RoundTarget {
   const transport = new Transport({
     url,
     path: options.connectProxy ? 'proxy' : 'direct',

@@ -93,7 +93,11 @@ function conversationOf(body: Record<string, unknown>): string | null {
 }
 
 /** Starts the server; `answer` scripts each chat request (`/v1/chat/completions`); `/v1/models` lists `model`. */
-export async function sglangServer(t: TestContext, answer: (req: { n: number; body: Record<string, unknown>; conversation: string | null }) => ScriptedAnswer, options: { model?: string } = {}): Promise<SglangServer> {
+export async function sglangServer(
+  t: TestContext,
+  answer: (req: { n: number; body: Record<string, unknown>; conversation: string | null }) => ScriptedAnswer,
+  options: { model?: string } = {},
+): Promise<SglangServer> {
   const model = options.model ?? 'deepseek-v4-flash';
   const requests: ReceivedRequest[] = [];
   const sockets = new Set<Socket>();
@@ -133,7 +137,11 @@ export async function sglangServer(t: TestContext, answer: (req: { n: number; bo
     for (const text of script.content ?? []) events.push({ kind: 'content', text, delta: { content: text } });
     (script.toolCalls ?? []).forEach((call, index) => {
       const [first = '', ...rest] = call.arguments;
-      events.push({ kind: 'tool', text: `${call.name ?? ''}${first}`, delta: { tool_calls: [{ id: `call_${hex(`call-${received.n}-${index}`, 24)}`, index, type: 'function', function: { name: call.name, arguments: first } }] } });
+      events.push({
+        kind: 'tool',
+        text: `${call.name ?? ''}${first}`,
+        delta: { tool_calls: [{ id: `call_${hex(`call-${received.n}-${index}`, 24)}`, index, type: 'function', function: { name: call.name, arguments: first } }] },
+      });
       for (const piece of rest) events.push({ kind: 'tool', text: piece, delta: { tool_calls: [{ id: null, index, type: 'function', function: { name: null, arguments: piece } }] } });
     });
     const calls = script.toolCalls ?? [];
@@ -202,7 +210,9 @@ export async function sglangServer(t: TestContext, answer: (req: { n: number; bo
 }
 
 /** The assistant messages of a request body, as sent. */
-export function assistantMessages(body: Record<string, unknown>): { content: string | null; reasoning_content?: string; tool_calls?: { id: string; function: { name: string; arguments: string } }[] }[] {
+export function assistantMessages(
+  body: Record<string, unknown>,
+): { content: string | null; reasoning_content?: string; tool_calls?: { id: string; function: { name: string; arguments: string } }[] }[] {
   const messages = body['messages'];
-  return Array.isArray(messages) ? (messages as { role: string }[]).filter((m) => m.role === 'assistant') as never : [];
+  return Array.isArray(messages) ? ((messages as { role: string }[]).filter((m) => m.role === 'assistant') as never) : [];
 }

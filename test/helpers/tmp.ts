@@ -29,7 +29,16 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 
 /** Runs `roundload ARGS` from source (tsx), bounded by `timeoutMs`, in the repo root. `onData` sees each
  * chunk as it arrives (to time what a run prints); `onStderrLine` each whole line of stderr. */
-export function runCli(args: string[], options: { timeoutMs?: number; env?: Record<string, string>; onSpawn?: (pid: number) => void; onData?: (from: 'stdout' | 'stderr', text: string) => void; onStderrLine?: (line: string) => void } = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  options: {
+    timeoutMs?: number;
+    env?: Record<string, string>;
+    onSpawn?: (pid: number) => void;
+    onData?: (from: 'stdout' | 'stderr', text: string) => void;
+    onStderrLine?: (line: string) => void;
+  } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), ...args], {
       cwd: ROOT,

@@ -30,7 +30,10 @@ function get(url: string, ca: string, agent: Agent, timeoutMs: number): Promise<
 test('`roundload hop` prints its URL and CA file, serves over TLS with keep-alive, applies --fault, and closes on SIGINT', async (t) => {
   const engine = await startEngine({ settings: engineSchema.parse({}) });
   t.after(() => engine.close());
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'hop', '--listen', '127.0.0.1:0', '--upstream', engine.url, '--fault', 'stall:after_requests=1'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'hop', '--listen', '127.0.0.1:0', '--upstream', engine.url, '--fault', 'stall:after_requests=1'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -7,7 +7,13 @@ const tools = (fired: string[]): FaultTools => ({ fire: (fault, _conn, _n, detai
 const conn = { id: 1 } as Parameters<FaultTools['reset']>[0];
 
 test('the hop faults act in a fixed order whatever order they are given in, one module per kind', () => {
-  const kinds = faultModules([{ kind: 'cut', after_chunks: 2 }, { kind: 'latency', ms: 5, jitter_ms: 0 }, { kind: 'buffer' }, { kind: 'stall', after_requests: 1 }, { kind: 'cut', after_chunks: 9 }]).map((m) => m.kind);
+  const kinds = faultModules([
+    { kind: 'cut', after_chunks: 2 },
+    { kind: 'latency', ms: 5, jitter_ms: 0 },
+    { kind: 'buffer' },
+    { kind: 'stall', after_requests: 1 },
+    { kind: 'cut', after_chunks: 9 },
+  ]).map((m) => m.kind);
   assert.deepEqual(kinds, ['stall', 'latency', 'buffer', 'cut']);
 });
 
@@ -19,7 +25,11 @@ test('a cut body passes whole SSE events up to the cut, then nothing, and keeps 
   const out: string[] = [];
   filter.data(Buffer.from('data: 1\n\ndata: 2\n\ndata: 3\n\n'), (c) => out.push(c.toString()));
   assert.equal(out.join(''), 'data: 1\n\ndata: 2\n\n');
-  assert.equal(filter.end((c) => out.push(c.toString())), false, 'the client is left waiting');
+  assert.equal(
+    filter.end((c) => out.push(c.toString())),
+    false,
+    'the client is left waiting',
+  );
   assert.deepEqual(fired, ['cut: stopped forwarding after 2 SSE events (socket kept open)']);
 });
 
@@ -30,7 +40,10 @@ test('a buffered body is held until the upstream ends, then sent at once and end
   filter.data(Buffer.from('data: 1\n\n'), (c) => out.push(c.toString()));
   filter.data(Buffer.from('data: 2\n\n'), (c) => out.push(c.toString()));
   assert.equal(out.length, 0);
-  assert.equal(filter.end((c) => out.push(c.toString())), true);
+  assert.equal(
+    filter.end((c) => out.push(c.toString())),
+    true,
+  );
   assert.deepEqual(out, ['data: 1\n\ndata: 2\n\n']);
   assert.deepEqual(fired, ['buffer: held 18 bytes until the upstream response ended']);
 });

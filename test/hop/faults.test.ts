@@ -20,17 +20,38 @@ test('a --fault spec parses into the workload form with its defaults, - and _ al
 });
 
 test('a bad --fault spec is a usage error that says what is wrong', () => {
-  assert.throws(() => parseFaultSpec('stal'), (e: unknown) => e instanceof UsageError && /must be one of stall, cut/.test(e.message));
-  assert.throws(() => parseFaultSpec('stall:after=3'), (e: unknown) => e instanceof UsageError && /unknown key after/.test(e.message));
-  assert.throws(() => parseFaultSpec('reset:ratio=2'), (e: unknown) => e instanceof UsageError && /ratio/.test(e.message));
-  assert.throws(() => parseFaultSpec('idle_close:mode=fin'), (e: unknown) => e instanceof UsageError && /mode/.test(e.message));
-  assert.throws(() => parseFaultSpec('latency:ms'), (e: unknown) => e instanceof UsageError && /key=value/.test(e.message));
+  assert.throws(
+    () => parseFaultSpec('stal'),
+    (e: unknown) => e instanceof UsageError && /must be one of stall, cut/.test(e.message),
+  );
+  assert.throws(
+    () => parseFaultSpec('stall:after=3'),
+    (e: unknown) => e instanceof UsageError && /unknown key after/.test(e.message),
+  );
+  assert.throws(
+    () => parseFaultSpec('reset:ratio=2'),
+    (e: unknown) => e instanceof UsageError && /ratio/.test(e.message),
+  );
+  assert.throws(
+    () => parseFaultSpec('idle_close:mode=fin'),
+    (e: unknown) => e instanceof UsageError && /mode/.test(e.message),
+  );
+  assert.throws(
+    () => parseFaultSpec('latency:ms'),
+    (e: unknown) => e instanceof UsageError && /key=value/.test(e.message),
+  );
 });
 
 test('the seeded choice is the same run after run, differs by seed, and is spread over [0, 1)', () => {
   const a = Array.from({ length: 1000 }, (_, i) => seededUnit(1, i));
-  assert.deepEqual(a, Array.from({ length: 1000 }, (_, i) => seededUnit(1, i)));
-  assert.notDeepEqual(a.slice(0, 20), Array.from({ length: 20 }, (_, i) => seededUnit(2, i)));
+  assert.deepEqual(
+    a,
+    Array.from({ length: 1000 }, (_, i) => seededUnit(1, i)),
+  );
+  assert.notDeepEqual(
+    a.slice(0, 20),
+    Array.from({ length: 20 }, (_, i) => seededUnit(2, i)),
+  );
   assert.ok(a.every((x) => x >= 0 && x < 1));
   const below = a.filter((x) => x < 0.3).length;
   assert.ok(below > 240 && below < 360, `about 30% below 0.3, got ${below}`);

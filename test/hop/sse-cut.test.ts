@@ -2,12 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SseCutter } from '../../src/hop/sse-cut.js';
 
-const BODY =
-  'data: {"a":1}\n\n' +
-  ': engine-first-token-ms=12\n\n' +
-  'data: {"b":2}\r\n\r\n' +
-  'event: x\ndata: {"c":3}\n\n' +
-  'data: [DONE]\n\n';
+const BODY = 'data: {"a":1}\n\n' + ': engine-first-token-ms=12\n\n' + 'data: {"b":2}\r\n\r\n' + 'event: x\ndata: {"c":3}\n\n' + 'data: [DONE]\n\n';
 
 function cutAt(limit: number, splits: number[]): string {
   const bytes = Buffer.from(BODY);

@@ -73,7 +73,16 @@ test('the all-rounds histogram derived from the rounds equals what recording eve
   assert.equal(set.get('itl', 'c8', 0).count + set.get('itl', 'c16', 0).count, 20_000, 'every value once in the all-rounds figures');
   // histograms.json keeps its form: each round, and each phase's all-rounds histogram with every value.
   const file = set.toFile();
-  assert.deepEqual(file.histograms.filter((h) => h.round === 0).map((h) => [h.phase, h.count]).sort(), [['c16', at('c16/0').count], ['c8', at('c8/0').count]].sort());
+  assert.deepEqual(
+    file.histograms
+      .filter((h) => h.round === 0)
+      .map((h) => [h.phase, h.count])
+      .sort(),
+    [
+      ['c16', at('c16/0').count],
+      ['c8', at('c8/0').count],
+    ].sort(),
+  );
 });
 
 test('a value recorded without a round counts once, and histograms.json written by the double recording reads back without double counting', () => {

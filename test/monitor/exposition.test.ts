@@ -54,8 +54,14 @@ describe('exposition parser', () => {
 
   it('skips each malformed line with its line number and keeps the good ones', () => {
     const e = parseExposition(BROKEN);
-    assert.deepEqual(e.samples.map((s) => s.name), ['good_one', 'good_two']);
-    assert.deepEqual(e.issues.map((i) => i.line), [2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    assert.deepEqual(
+      e.samples.map((s) => s.name),
+      ['good_one', 'good_two'],
+    );
+    assert.deepEqual(
+      e.issues.map((i) => i.line),
+      [2, 3, 4, 5, 6, 7, 8, 9, 10],
+    );
     const messages = e.issues.map((i) => i.message);
     assert.match(messages[0]!, /bad_value: value "one" is not a number/);
     assert.match(messages[1]!, /expected "," or "}" after a label value, got "2"/);
@@ -92,11 +98,23 @@ describe('exposition parser', () => {
   it('with a keep filter parses only the wanted names (the rest is not even read)', () => {
     const e = parseExposition(PREFILL_TP2 + 'junk{ 1\n', { keep: (n) => n.endsWith('_reqs') });
     assert.deepEqual(e.issues, [], 'an unwanted malformed line is skipped unread');
-    assert.deepEqual([...new Set(e.samples.map((s) => s.name))], ['sglang:num_running_reqs', 'sglang:num_queue_reqs', 'sglang:num_prefill_inflight_queue_reqs', 'sglang:num_prefill_bootstrap_queue_reqs']);
+    assert.deepEqual(
+      [...new Set(e.samples.map((s) => s.name))],
+      ['sglang:num_running_reqs', 'sglang:num_queue_reqs', 'sglang:num_prefill_inflight_queue_reqs', 'sglang:num_prefill_bootstrap_queue_reqs'],
+    );
   });
 
   it('reads floats as Go does: exponents, signs, Inf, NaN in any case; rejects the rest', () => {
-    for (const [text, value] of [['1.0', 1], ['-2.5e-3', -0.0025], ['.5', 0.5], ['5.', 5], ['+Inf', Infinity], ['-inf', -Infinity], ['Infinity', Infinity], ['1e+06', 1e6]] as const) {
+    for (const [text, value] of [
+      ['1.0', 1],
+      ['-2.5e-3', -0.0025],
+      ['.5', 0.5],
+      ['5.', 5],
+      ['+Inf', Infinity],
+      ['-inf', -Infinity],
+      ['Infinity', Infinity],
+      ['1e+06', 1e6],
+    ] as const) {
       assert.equal(parseFloatToken(text), value, text);
     }
     assert.ok(Number.isNaN(parseFloatToken('NaN')!));

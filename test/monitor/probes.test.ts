@@ -25,7 +25,13 @@ async function until(check: () => boolean, timeoutMs: number): Promise<boolean> 
 }
 
 function hang(agent: number): HangEvent {
-  const record = { t: '2026-01-01T00:00:00.000Z', agent, round: 3, conversation: `a${agent}-c1`, hang: { phase: 'first_token', deadline: 'first_token_ms', deadline_ms: 500, last_byte_age_ms: 500 } } as unknown as RequestRecord;
+  const record = {
+    t: '2026-01-01T00:00:00.000Z',
+    agent,
+    round: 3,
+    conversation: `a${agent}-c1`,
+    hang: { phase: 'first_token', deadline: 'first_token_ms', deadline_ms: 500, last_byte_age_ms: 500 },
+  } as unknown as RequestRecord;
   return { kind: 'hang', t: '2026-01-01T00:00:00.600Z', run_ms: 600, record };
 }
 
@@ -71,7 +77,12 @@ describe('probes', () => {
     const events: ProbeEvent[] = [];
     const runner = new ProbeRunner({
       probes: [
-        { name: 'journal', command: 'echo "$ROUNDLOAD_PROBE_ON $ROUNDLOAD_HANG_PHASE agent=$ROUNDLOAD_HANG_AGENT round=$ROUNDLOAD_HANG_ROUND $ROUNDLOAD_HANG_T"; sleep 0.2', on: ['start', 'hang', 'end'], timeout_s: 5 },
+        {
+          name: 'journal',
+          command: 'echo "$ROUNDLOAD_PROBE_ON $ROUNDLOAD_HANG_PHASE agent=$ROUNDLOAD_HANG_AGENT round=$ROUNDLOAD_HANG_ROUND $ROUNDLOAD_HANG_T"; sleep 0.2',
+          on: ['start', 'hang', 'end'],
+          timeout_s: 5,
+        },
         { name: 'only-end', command: 'echo "dir=$ROUNDLOAD_RUN_DIR"', on: ['end'], timeout_s: 5 },
       ],
       minIntervalMs: 60_000,
@@ -101,6 +112,9 @@ describe('probes', () => {
     await until(() => events.length === 5, 5000);
     later.onHang(hang(3));
     await later.stop();
-    assert.deepEqual(events.slice(4).map((e) => e.skipped), [0, 1]);
+    assert.deepEqual(
+      events.slice(4).map((e) => e.skipped),
+      [0, 1],
+    );
   });
 });

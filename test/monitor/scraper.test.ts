@@ -81,7 +81,10 @@ describe('scraper', () => {
     h.scraper.start();
     await advance(h.clock, 5200);
     assert.deepEqual(times(h.scrapes), [0, 1000, 2000, 3000, 4000, 5000]);
-    assert.deepEqual(h.scrapes.map((e) => e.duration_ms), [30, 170, 30, 170, 30, 170]);
+    assert.deepEqual(
+      h.scrapes.map((e) => e.duration_ms),
+      [30, 170, 30, 170, 30, 170],
+    );
     await stopAll(h);
   });
 
@@ -96,7 +99,11 @@ describe('scraper', () => {
 
   it('a down target is recorded with its error and duration and tried again; the other target is unaffected', async () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 10.0.0.9:30000'), { code: 'ECONNREFUSED' });
-    const h = harness({ targets: ['prefill', 'decode'], fail: (url) => (url.includes('decode') ? new TypeError('fetch failed', { cause: refused }) : null), latencyMs: (url) => (url.includes('decode') ? 40 : 5) });
+    const h = harness({
+      targets: ['prefill', 'decode'],
+      fail: (url) => (url.includes('decode') ? new TypeError('fetch failed', { cause: refused }) : null),
+      latencyMs: (url) => (url.includes('decode') ? 40 : 5),
+    });
     h.scraper.start();
     await advance(h.clock, 3050);
     const decode = h.scrapes.filter((e) => e.target === 'decode');
@@ -118,11 +125,22 @@ describe('scraper', () => {
     assert.ok(e?.ok);
     const names = [...new Set(e.samples.map((s) => s.name))].sort();
     assert.deepEqual(names, [
-      'sglang:gen_throughput', 'sglang:generation_tokens_total', 'sglang:num_bootstrap_failed_reqs_total', 'sglang:num_prefill_bootstrap_queue_reqs',
-      'sglang:num_prefill_inflight_queue_reqs', 'sglang:num_queue_reqs', 'sglang:num_requests_total', 'sglang:num_running_reqs', 'sglang:prompt_tokens_total', 'sglang:token_usage',
+      'sglang:gen_throughput',
+      'sglang:generation_tokens_total',
+      'sglang:num_bootstrap_failed_reqs_total',
+      'sglang:num_prefill_bootstrap_queue_reqs',
+      'sglang:num_prefill_inflight_queue_reqs',
+      'sglang:num_queue_reqs',
+      'sglang:num_requests_total',
+      'sglang:num_running_reqs',
+      'sglang:prompt_tokens_total',
+      'sglang:token_usage',
     ]);
     const inflight = e.samples.filter((s) => s.name === 'sglang:num_prefill_inflight_queue_reqs');
-    assert.deepEqual(inflight.map((s) => s.labels.tp_rank), ['0', '1']);
+    assert.deepEqual(
+      inflight.map((s) => s.labels.tp_rank),
+      ['0', '1'],
+    );
     assert.equal(inflight[0]!.labels.pid, '41822');
     assert.equal(inflight[0]!.type, 'gauge');
     assert.equal(e.samples.find((s) => s.name === 'sglang:num_requests_total')?.type, 'counter');
@@ -156,10 +174,27 @@ describe('scraper', () => {
     const ts = times(h.scrapes);
     const burst = h.scrapes.filter((e) => e.burst).map((e) => e.run_ms);
     // 1250 … 1750 + 1500 = 3250 (exclusive), every 100 ms.
-    assert.deepEqual(burst, Array.from({ length: 20 }, (_, i) => 1250 + i * 100));
-    assert.deepEqual(ts.filter((t) => t < 1250), [0, 1000]);
-    assert.deepEqual(ts.filter((t) => t > 3150), [4000], 'back on the 1000 ms grid');
-    assert.deepEqual(h.bursts.map((b) => [b.state, b.run_ms, b.until_run_ms]), [['start', 1250, 2750], ['extend', 1750, 3250], ['end', 3250, 3250]]);
+    assert.deepEqual(
+      burst,
+      Array.from({ length: 20 }, (_, i) => 1250 + i * 100),
+    );
+    assert.deepEqual(
+      ts.filter((t) => t < 1250),
+      [0, 1000],
+    );
+    assert.deepEqual(
+      ts.filter((t) => t > 3150),
+      [4000],
+      'back on the 1000 ms grid',
+    );
+    assert.deepEqual(
+      h.bursts.map((b) => [b.state, b.run_ms, b.until_run_ms]),
+      [
+        ['start', 1250, 2750],
+        ['extend', 1750, 3250],
+        ['end', 3250, 3250],
+      ],
+    );
     assert.deepEqual(h.bursts[0]!.trigger, { agent: 2, conversation: 'a2-c1', round: 4 });
     assert.equal(h.bursts[0]!.interval_ms, 100);
     await stopAll(h);

@@ -48,10 +48,16 @@ describe('monitor service', () => {
     assert.equal(h.bursts().length, 0, 'ended in time');
     h.bus.emit({ kind: 'request_start', agent: 1, conversation: 'a1-c1', round: 2, run_ms: 700 });
     await advance(h.clock, 600);
-    assert.deepEqual(h.bursts().map((b) => [b.state, b.reason, b.trigger?.agent]), [['start', 'latency', 1]]);
+    assert.deepEqual(
+      h.bursts().map((b) => [b.state, b.reason, b.trigger?.agent]),
+      [['start', 'latency', 1]],
+    );
     assert.equal(h.bursts()[0]!.run_ms, 1200);
     await advance(h.clock, 1100);
-    assert.deepEqual(h.bursts().map((b) => b.state), ['start', 'end']);
+    assert.deepEqual(
+      h.bursts().map((b) => b.state),
+      ['start', 'end'],
+    );
     const stopping = h.service.stop();
     await advance(h.clock, 100);
     await stopping;
@@ -63,10 +69,27 @@ describe('monitor service', () => {
     h.bus.emit({ kind: 'hang', t: '', run_ms: 250, record: record(3) });
     await advance(h.clock, 500);
     const scrapes = h.events.filter((e) => e.kind === 'scrape');
-    assert.deepEqual(scrapes.map((s) => [s.run_ms, s.burst]), [[0, false], [250, true], [350, true], [450, true], [550, true], [650, true], [750, true]]);
+    assert.deepEqual(
+      scrapes.map((s) => [s.run_ms, s.burst]),
+      [
+        [0, false],
+        [250, true],
+        [350, true],
+        [450, true],
+        [550, true],
+        [650, true],
+        [750, true],
+      ],
+    );
     const stopping = h.service.stop();
     await advance(h.clock, 100);
     await stopping;
-    assert.deepEqual(h.bursts().map((b) => [b.state, b.run_ms]), [['start', 250], ['end', 750]]);
+    assert.deepEqual(
+      h.bursts().map((b) => [b.state, b.run_ms]),
+      [
+        ['start', 250],
+        ['end', 750],
+      ],
+    );
   });
 });

@@ -26,7 +26,18 @@ function scrapes(s: Series): ScrapeEvent[] {
     const down = s.down?.(ms) === true;
     const samples: GaugeSample[] = [{ name: GAUGE, labels: LABELS, value: s.gauge(ms), type: 'gauge' }];
     if (s.tokens !== undefined) samples.push({ name: 'sglang:generation_tokens_total', labels: { model_name: 'm' }, value: s.tokens(ms), type: 'counter' });
-    out.push({ kind: 'scrape', t: new Date(ms).toISOString(), run_ms: ms, target: s.target ?? 'prefill', url: 'http://prefill/metrics', duration_ms: 3, ok: !down, error: down ? 'connect ECONNREFUSED' : null, burst: false, samples: down ? [] : samples });
+    out.push({
+      kind: 'scrape',
+      t: new Date(ms).toISOString(),
+      run_ms: ms,
+      target: s.target ?? 'prefill',
+      url: 'http://prefill/metrics',
+      duration_ms: 3,
+      ok: !down,
+      error: down ? 'connect ECONNREFUSED' : null,
+      burst: false,
+      samples: down ? [] : samples,
+    });
   }
   return out;
 }
@@ -52,7 +63,13 @@ describe('gauge verdicts', () => {
   it('rotating load with a dip period beyond the first 18 s is insufficient at 18 s and rotating at 85 s', () => {
     const series = (durationS: number) => scrapes({ intervalMs: 1000, durationS, gauge: rotating, tokens: (ms) => Math.floor(ms / 10) });
     const requests = steadyRequests(0, 85_000, 2000);
-    const early = only(gaugeVerdicts(series(18), requests.filter((r) => r.run_ms + r.e2e_ms <= 18_000), PIN));
+    const early = only(
+      gaugeVerdicts(
+        series(18),
+        requests.filter((r) => r.run_ms + r.e2e_ms <= 18_000),
+        PIN,
+      ),
+    );
     assert.equal(early.verdict, 'insufficient', early.evidence.join('\n'));
     assert.equal(early.dips, 0);
     assert.equal(early.longest_nonzero_s, 17);
@@ -63,8 +80,14 @@ describe('gauge verdicts', () => {
     assert.equal(late.dips, 2);
     assert.equal(late.needed_s, null);
     assert.match(late.evidence[0]!, /^2 dips over 85\.0 s; non-zero and unchanged 28\.0 s at most$/);
-    assert.ok(late.evidence.some((e) => /generation_tokens_total moved in 85 of 85 scrape intervals/.test(e)), late.evidence.join('\n'));
-    assert.ok(late.evidence.some((e) => /42 client requests completed in the window/.test(e)), late.evidence.join('\n'));
+    assert.ok(
+      late.evidence.some((e) => /generation_tokens_total moved in 85 of 85 scrape intervals/.test(e)),
+      late.evidence.join('\n'),
+    );
+    assert.ok(
+      late.evidence.some((e) => /42 client requests completed in the window/.test(e)),
+      late.evidence.join('\n'),
+    );
   });
 
   it('a steady gauge whose dips fall between samples is rotating once it has stayed past pin_after_s with work flowing', () => {
@@ -83,7 +106,10 @@ describe('gauge verdicts', () => {
     const v = only(gaugeVerdicts(scrapes({ intervalMs: 1000, durationS: 62, gauge, tokens }), hung, PIN));
     assert.equal(v.verdict, 'pinned', v.evidence.join('\n'));
     assert.equal(v.longest_nonzero_s, 60);
-    assert.match(v.evidence[0]!, /unchanged at 1 for 60\.0 s \(2\.0 s to 62\.0 s into the run\) with nothing flowing: generation_tokens_total did not move, no client request completed and no token streamed, and client requests were in flight 100% of that time/);
+    assert.match(
+      v.evidence[0]!,
+      /unchanged at 1 for 60\.0 s \(2\.0 s to 62\.0 s into the run\) with nothing flowing: generation_tokens_total did not move, no client request completed and no token streamed, and client requests were in flight 100% of that time/,
+    );
     assert.match(v.evidence[1]!, /still at 1 at the last sample/);
     const early = only(gaugeVerdicts(scrapes({ intervalMs: 1000, durationS: 20, gauge, tokens }), hung, PIN));
     assert.equal(early.verdict, 'insufficient');
@@ -115,7 +141,10 @@ describe('gauge verdicts', () => {
     const tokens = (ms: number): number => Math.floor(Math.min(ms, 40_000) / 10);
     const v = only(gaugeVerdicts(scrapes({ intervalMs: 1000, durationS: 100, gauge, tokens }), steadyRequests(0, 40_000, 1000), PIN));
     assert.equal(v.verdict, 'rotating');
-    assert.ok(v.evidence.some((e) => /^ended at 1, unchanged for 60\.0 s while no client request was in flight/.test(e)), v.evidence.join('\n'));
+    assert.ok(
+      v.evidence.some((e) => /^ended at 1, unchanged for 60\.0 s while no client request was in flight/.test(e)),
+      v.evidence.join('\n'),
+    );
   });
 
   it('a gauge that only rises in a short window is insufficient, and says it rose', () => {
@@ -146,8 +175,18 @@ describe('gauge verdicts', () => {
   it('series are kept per target and label set, judged with their own target’s counters', () => {
     const a = scrapes({ target: 'prefill', intervalMs: 1000, durationS: 40, gauge: () => 1, tokens: () => 1 });
     const b = scrapes({ target: 'decode', intervalMs: 1000, durationS: 40, gauge: () => 1, tokens: (ms) => ms });
-    const verdicts = gaugeVerdicts([...a, ...b].sort((x, y) => x.run_ms - y.run_ms), [{ run_ms: 0, e2e_ms: 41_000, status: 'hang' }], PIN);
-    assert.deepEqual(verdicts.map((v) => [v.target, v.verdict]), [['decode', 'rotating'], ['prefill', 'pinned']]);
+    const verdicts = gaugeVerdicts(
+      [...a, ...b].sort((x, y) => x.run_ms - y.run_ms),
+      [{ run_ms: 0, e2e_ms: 41_000, status: 'hang' }],
+      PIN,
+    );
+    assert.deepEqual(
+      verdicts.map((v) => [v.target, v.verdict]),
+      [
+        ['decode', 'rotating'],
+        ['prefill', 'pinned'],
+      ],
+    );
     assert.deepEqual(verdicts[0]!.labels, LABELS);
   });
 
@@ -158,7 +197,21 @@ describe('gauge verdicts', () => {
     for (let ms = 0; ms <= 3_600_000; ms += 100) {
       // Busy: the gauge changes every few samples.
       const value = Math.floor(ms / 300) % 4;
-      store.add({ kind: 'scrape', t: '', run_ms: ms, target: 'engine', url: '', duration_ms: 1, ok: true, error: null, burst: false, samples: [{ name: 'sglang:num_running_reqs', labels: {}, value, type: 'gauge' }, { name: 'sglang:generation_tokens_total', labels: {}, value: ms, type: 'counter' }] });
+      store.add({
+        kind: 'scrape',
+        t: '',
+        run_ms: ms,
+        target: 'engine',
+        url: '',
+        duration_ms: 1,
+        ok: true,
+        error: null,
+        burst: false,
+        samples: [
+          { name: 'sglang:num_running_reqs', labels: {}, value, type: 'gauge' },
+          { name: 'sglang:generation_tokens_total', labels: {}, value: ms, type: 'counter' },
+        ],
+      });
       n += 1;
     }
     const series = [...store.series.values()][0]!;
@@ -172,7 +225,18 @@ describe('gauge verdicts', () => {
 
 /** One scrape of `target` at `ms` with the given samples (empty and failed when `down`). */
 function scrape(target: string, ms: number, samples: GaugeSample[], down = false): ScrapeEvent {
-  return { kind: 'scrape', t: '', run_ms: ms, target, url: `http://${target}/metrics`, duration_ms: 2, ok: !down, error: down ? 'ERR_GET_TIMEOUT: GET got no complete answer within 2000 ms' : null, burst: false, samples: down ? [] : samples };
+  return {
+    kind: 'scrape',
+    t: '',
+    run_ms: ms,
+    target,
+    url: `http://${target}/metrics`,
+    duration_ms: 2,
+    ok: !down,
+    error: down ? 'ERR_GET_TIMEOUT: GET got no complete answer within 2000 ms' : null,
+    burst: false,
+    samples: down ? [] : samples,
+  };
 }
 const g = (name: string, value: number): GaugeSample => ({ name, labels: { model_name: 'm' }, value, type: 'gauge' });
 const c = (name: string, value: number): GaugeSample => ({ name, labels: { model_name: 'm' }, value, type: 'counter' });
@@ -217,7 +281,16 @@ describe('gauge verdicts respect flow per target', () => {
 
   it('ratio and rate gauges (token_usage, gen_throughput, *_perc) get no pin verdict, even stuck with nothing flowing', () => {
     const events: ScrapeEvent[] = [];
-    for (let ms = 0; ms <= 60_000; ms += 1000) events.push(scrape('engine', ms, [g('sglang:token_usage', 0.37), g('sglang:gen_throughput', 12.5), g('vllm:kv_cache_usage_perc', 0.2), g('sglang:num_running_reqs', 1), c('sglang:generation_tokens_total', 10)]));
+    for (let ms = 0; ms <= 60_000; ms += 1000)
+      events.push(
+        scrape('engine', ms, [
+          g('sglang:token_usage', 0.37),
+          g('sglang:gen_throughput', 12.5),
+          g('vllm:kv_cache_usage_perc', 0.2),
+          g('sglang:num_running_reqs', 1),
+          c('sglang:generation_tokens_total', 10),
+        ]),
+      );
     const verdicts = gaugeVerdicts(events, [{ run_ms: 0, e2e_ms: 61_000, status: 'hang' }], PIN);
     assert.deepEqual(
       verdicts.map((v) => [v.name, v.verdict]),
@@ -230,9 +303,20 @@ describe('gauge verdicts respect flow per target', () => {
     );
   });
 
-  it('the flow counter is one that moves: llama.cpp\'s tokens_predicted_total over a flat prompt counter, by its own prefix', () => {
+  it("the flow counter is one that moves: llama.cpp's tokens_predicted_total over a flat prompt counter, by its own prefix", () => {
     const selector = new SeriesSelector(DEFAULT_MONITOR_GAUGES, DEFAULT_MONITOR_COUNTERS);
-    for (const name of ['llamacpp:prompt_tokens_total', 'llamacpp:tokens_predicted_total', 'llamacpp:n_decode_total', 'vllm:generation_tokens_total', 'vllm:request_success_total', 'tgi_batch_inference_count', 'tgi_request_success', 'llamacpp:requests_processing', 'vllm:num_requests_waiting', 'tgi_queue_size']) {
+    for (const name of [
+      'llamacpp:prompt_tokens_total',
+      'llamacpp:tokens_predicted_total',
+      'llamacpp:n_decode_total',
+      'vllm:generation_tokens_total',
+      'vllm:request_success_total',
+      'tgi_batch_inference_count',
+      'tgi_request_success',
+      'llamacpp:requests_processing',
+      'vllm:num_requests_waiting',
+      'tgi_queue_size',
+    ]) {
       assert.notEqual(selector.kind(name), null, name);
     }
     const events: ScrapeEvent[] = [];
@@ -247,7 +331,8 @@ describe('gauge verdicts respect flow per target', () => {
 
   it('a target that stopped answering partway says so in its verdicts', () => {
     const events: ScrapeEvent[] = [];
-    for (let ms = 0; ms <= 60_000; ms += 1000) events.push(scrape('decode', ms, [g('sglang:num_running_reqs', ms % 4000 === 0 ? 0 : 1), c('sglang:generation_tokens_total', ms)], ms >= 20_000 && ms < 30_000));
+    for (let ms = 0; ms <= 60_000; ms += 1000)
+      events.push(scrape('decode', ms, [g('sglang:num_running_reqs', ms % 4000 === 0 ? 0 : 1), c('sglang:generation_tokens_total', ms)], ms >= 20_000 && ms < 30_000));
     for (let ms = 61_000; ms <= 70_000; ms += 1000) events.push(scrape('decode', ms, [], true));
     const [v] = gaugeVerdicts(events, steadyRequests(0, 70_000, 1000), PIN);
     const text = v!.evidence.join('\n');

@@ -18,7 +18,11 @@ function embedded(html: string): { charts: { id: string }[]; summary: { run: { n
 }
 
 function busyFolder(dir: string): string {
-  const records = [1, 2, 3, 4].flatMap((round) => [0, 1].map((agent) => record({ agent, conversation: `a${agent}-c1`, round, run_ms: round * 1000 + agent * 100, ttft_ms: 10 * round, t: new Date(Date.parse('2026-01-01T00:00:00Z') + round * 1000).toISOString() })));
+  const records = [1, 2, 3, 4].flatMap((round) =>
+    [0, 1].map((agent) =>
+      record({ agent, conversation: `a${agent}-c1`, round, run_ms: round * 1000 + agent * 100, ttft_ms: 10 * round, t: new Date(Date.parse('2026-01-01T00:00:00Z') + round * 1000).toISOString() }),
+    ),
+  );
   const hang = hangRecord({ agent: 1, conversation: 'a1-c1', round: 5, run_ms: 5000, e2e_ms: 1500 });
   return writeFolder(dir, {
     status: 'completed',
@@ -31,14 +35,65 @@ function busyFolder(dir: string): string {
         t: '2026-01-01T00:00:06.500Z',
         run_ms: 6500,
         record: hang,
-        gauges: [{ target: 'engine', run_ms: 6300, age_ms: 200, last_error: null, samples: [{ ...gauge('sglang:num_prefill_inflight_queue_reqs', 1, { model_name: 'm' }), type: 'gauge' }, { ...gauge('sglang:num_requests_total', 40), type: 'counter' }] }],
+        gauges: [
+          {
+            target: 'engine',
+            run_ms: 6300,
+            age_ms: 200,
+            last_error: null,
+            samples: [
+              { ...gauge('sglang:num_prefill_inflight_queue_reqs', 1, { model_name: 'm' }), type: 'gauge' },
+              { ...gauge('sglang:num_requests_total', 40), type: 'counter' },
+            ],
+          },
+        ],
       },
       ...[0, 1, 2, 3].flatMap((i) => [
-        { kind: 'canary', t: '', run_ms: i * 2000, leg: 'proxied', path: 'hop', url: 'u', ok: i !== 3, status: i === 3 ? 'hang' : 'ok', latency_ms: 40 + i, ttft_ms: 10, http_status: 200, error_class: null, hang_phase: i === 3 ? 'first_token' : null, connection_nth: 1 },
-        { kind: 'canary', t: '', run_ms: i * 2000 + 5, leg: 'direct', path: 'direct', url: 'u', ok: true, status: 'ok', latency_ms: 20 + i, ttft_ms: 5, http_status: 200, error_class: null, hang_phase: null, connection_nth: 1 },
+        {
+          kind: 'canary',
+          t: '',
+          run_ms: i * 2000,
+          leg: 'proxied',
+          path: 'hop',
+          url: 'u',
+          ok: i !== 3,
+          status: i === 3 ? 'hang' : 'ok',
+          latency_ms: 40 + i,
+          ttft_ms: 10,
+          http_status: 200,
+          error_class: null,
+          hang_phase: i === 3 ? 'first_token' : null,
+          connection_nth: 1,
+        },
+        {
+          kind: 'canary',
+          t: '',
+          run_ms: i * 2000 + 5,
+          leg: 'direct',
+          path: 'direct',
+          url: 'u',
+          ok: true,
+          status: 'ok',
+          latency_ms: 20 + i,
+          ttft_ms: 5,
+          http_status: 200,
+          error_class: null,
+          hang_phase: null,
+          connection_nth: 1,
+        },
       ]),
       { kind: 'probe', t: '2026-01-01T00:00:06.600Z', run_ms: 6600, name: 'journal', on: 'hang', exit_code: 0, output: 'watchdog: <no> stuck & fine' },
-      ...[1, 2, 3, 4, 5, 6, 7].map((s) => ({ kind: 'client_sample', t: '', run_ms: s * 1000, window_ms: 1000, loop_delay_p99_ms: 3, loop_delay_max_ms: 4, loop_utilization: 0.1, in_flight: 2, rss_bytes: 1 })),
+      ...[1, 2, 3, 4, 5, 6, 7].map((s) => ({
+        kind: 'client_sample',
+        t: '',
+        run_ms: s * 1000,
+        window_ms: 1000,
+        loop_delay_p99_ms: 3,
+        loop_delay_max_ms: 4,
+        loop_utilization: 0.1,
+        in_flight: 2,
+        rss_bytes: 1,
+      })),
       { kind: 'run_end', t: '2026-01-01T00:00:08.000Z', run_ms: 8000, status: 'completed', reason: null },
     ],
     scrapes: [0, 1, 2, 3, 4, 5, 6, 7].map((s) => scrape(s * 1000, [gauge('sglang:num_running_reqs', s % 3), gauge('sglang:num_prefill_inflight_queue_reqs', s === 4 ? 0 : 1)])),
@@ -60,19 +115,35 @@ test('every chart in the data has its data-chart element, and the sections carry
   const data = await dataFor(dir);
   const html = renderReportHtml(data);
   const ids = embedded(html).charts.map((c) => c.id);
-  assert.deepEqual(ids.filter((id) => !id.startsWith('gauge-')), ['latency-ttft', 'latency-itl', 'latency-e2e', 'throughput', 'latency-over-time', 'canaries', 'client-loop', 'in-flight']);
+  assert.deepEqual(
+    ids.filter((id) => !id.startsWith('gauge-')),
+    ['latency-ttft', 'latency-itl', 'latency-e2e', 'throughput', 'latency-over-time', 'canaries', 'client-loop', 'in-flight'],
+  );
   assert.deepEqual(ids.filter((id) => id.startsWith('gauge-')).sort(), ['gauge-engine-sglang_num_prefill_inflight_queue_reqs', 'gauge-engine-sglang_num_running_reqs']);
   // What the gauges read at the hang (gauges only, counters left out), under the hang's row.
   assert.match(html, /<tr class="evidence-row"><td colspan="13">gauges at the hang: engine \(0\.2 s old\): num_prefill_inflight_queue_reqs 1<\/td><\/tr>/);
   // Canaries per leg, and their chart: a line per leg, the hung proxied canary a dot of its own.
-  assert.deepEqual(data.canaries.map((c) => [c.leg, c.total, c.ok, c.failures]), [['proxied', 4, 3, { 'hang first_token': 1 }], ['direct', 4, 4, {}]]);
+  assert.deepEqual(
+    data.canaries.map((c) => [c.leg, c.total, c.ok, c.failures]),
+    [
+      ['proxied', 4, 3, { 'hang first_token': 1 }],
+      ['direct', 4, 4, {}],
+    ],
+  );
   const canary = data.charts.canaries[0]!;
-  assert.deepEqual(canary.series.map((x) => x.label), ['proxied ms', 'direct ms', 'proxied failed (ms to the failure)']);
-  assert.deepEqual(canary.series.map((x) => x.values.filter((v) => v !== null).length), [3, 4, 1]);
+  assert.deepEqual(
+    canary.series.map((x) => x.label),
+    ['proxied ms', 'direct ms', 'proxied failed (ms to the failure)'],
+  );
+  assert.deepEqual(
+    canary.series.map((x) => x.values.filter((v) => v !== null).length),
+    [3, 4, 1],
+  );
   assert.match(html, /<td>proxied<\/td><td class="num">4<\/td><td class="num">3<\/td><td class="num"><b class="bad-text">1<\/b><\/td>/);
   for (const id of ids) assert.equal(html.split(`data-chart="${id}"`).length - 1, 1, `one element for ${id}`);
   // The hang table: agent, conversation, round, phase, socket, nth, idle, path.
-  const hangRow = /<tr class="hang-row"><td><span class="time">2026-01-01 00:00:06Z<\/span><\/td><td class="num">6\.5<\/td><td class="num">1<\/td><td>a1-c1<\/td><td class="num">5<\/td><td><span class="badge bad">mid_stream<\/span><\/td><td>stall_ms 500<\/td><td class="num">500<\/td><td>c2<\/td><td class="num">3<\/td><td class="num">110<\/td><td>direct<\/td>/;
+  const hangRow =
+    /<tr class="hang-row"><td><span class="time">2026-01-01 00:00:06Z<\/span><\/td><td class="num">6\.5<\/td><td class="num">1<\/td><td>a1-c1<\/td><td class="num">5<\/td><td><span class="badge bad">mid_stream<\/span><\/td><td>stall_ms 500<\/td><td class="num">500<\/td><td>c2<\/td><td class="num">3<\/td><td class="num">110<\/td><td>direct<\/td>/;
   assert.match(html, hangRow);
   assert.match(html, /Hangs <span class="count">1<\/span>/);
   assert.match(html, /probe/);
@@ -81,7 +152,10 @@ test('every chart in the data has its data-chart element, and the sections carry
   assert.match(html, /Workload as resolved/);
   assert.match(html, /agents × rounds<\/dt><dd>2 × 3/);
   assert.match(html, /<code>hangs<\/code><\/td><td class="num">0\.000<\/td><td class="num">1\.000<\/td><td><span class="badge bad">fail<\/span>/, 'the default hangs threshold fails');
-  assert.ok(data.charts.gauges.every((c) => c.markers.some((m) => m.x === 6.5)), 'hang markers at the time the watchdog fired');
+  assert.ok(
+    data.charts.gauges.every((c) => c.markers.some((m) => m.x === 6.5)),
+    'hang markers at the time the watchdog fired',
+  );
 });
 
 test('text that could close the script element or open a comment is escaped, and the data reads back intact', async (t) => {

@@ -4,7 +4,16 @@ import { SummaryBuilder, type Summary } from '../../src/analysis/index.js';
 import { junitCases, renderJunit, xmlEscape } from '../../src/report/index.js';
 import { hangRecord, record } from './fixtures.js';
 
-const run = { name: 'nightly', status: 'completed', started_at: '2026-01-01T00:00:00.000Z', ended_at: '2026-01-01T00:01:00.000Z', wall_s: 60, target: 'http://127.0.0.1:1', path: 'direct', labels: { arm: 'b' } };
+const run = {
+  name: 'nightly',
+  status: 'completed',
+  started_at: '2026-01-01T00:00:00.000Z',
+  ended_at: '2026-01-01T00:01:00.000Z',
+  wall_s: 60,
+  target: 'http://127.0.0.1:1',
+  path: 'direct',
+  labels: { arm: 'b' },
+};
 
 function summary(records = [record()], over: Partial<Summary['run']> = {}, thresholds?: ConstructorParameters<typeof SummaryBuilder>[0]['thresholds']): Summary {
   const b = new SummaryBuilder({ itlFromRecords: true, ...(thresholds === undefined ? {} : { thresholds }) });
@@ -29,7 +38,17 @@ function assertWellFormed(xml: string): void {
 test('a clean run: "no hangs" and "run completed" pass, one case per threshold, counts in the suite', () => {
   const s = summary([record()], {}, { hangs: 0, error_rate: 0.5, ttft_p99_ms: 1000, itl_p99_ms: null, e2e_p99_ms: null, decode_tokens_per_s_min: null, per_window: false });
   const cases = junitCases(s);
-  assert.deepEqual(cases.map((c) => [c.name, c.failure === null]), [['no hangs', true], ['ok_requests (always on)', true], ['hangs', true], ['error_rate', true], ['ttft_p99_ms', true], ['run completed', true]]);
+  assert.deepEqual(
+    cases.map((c) => [c.name, c.failure === null]),
+    [
+      ['no hangs', true],
+      ['ok_requests (always on)', true],
+      ['hangs', true],
+      ['error_rate', true],
+      ['ttft_p99_ms', true],
+      ['run completed', true],
+    ],
+  );
   const xml = renderJunit(s);
   assertWellFormed(xml);
   assert.match(xml, /<testsuites name="roundload" tests="6" failures="0" errors="0" time="60\.000">/);
@@ -73,10 +92,20 @@ test('names, labels and messages are escaped; characters XML cannot carry are dr
 });
 
 test('a run where no request ended ok fails the always-on case, its body quoting the first error of each class', () => {
-  const failed = (status: number) => record({ status: 'error', http_status: status, ttft_ms: null, completion_tokens: null, error: { class: 'http_4xx', message: 'HTTP 401: Invalid API key (type authentication_error)', code: String(status), url_path: '/v1/chat/completions' } });
+  const failed = (status: number) =>
+    record({
+      status: 'error',
+      http_status: status,
+      ttft_ms: null,
+      completion_tokens: null,
+      error: { class: 'http_4xx', message: 'HTTP 401: Invalid API key (type authentication_error)', code: String(status), url_path: '/v1/chat/completions' },
+    });
   const s = summary([failed(401), failed(401)], {}, { hangs: 0, error_rate: null, ttft_p99_ms: null, itl_p99_ms: null, e2e_p99_ms: null, decode_tokens_per_s_min: null, per_window: false });
   const xml = renderJunit(s);
   assertWellFormed(xml);
-  assert.match(xml, /<testcase classname="roundload\.nightly\.thresholds" name="ok_requests \(always on\)" time="0">\n {6}<failure type="threshold" message="no request ended ok: of 2, 2 ended in error \(http_4xx 2\)/);
+  assert.match(
+    xml,
+    /<testcase classname="roundload\.nightly\.thresholds" name="ok_requests \(always on\)" time="0">\n {6}<failure type="threshold" message="no request ended ok: of 2, 2 ended in error \(http_4xx 2\)/,
+  );
   assert.match(xml, /first http_4xx \(×2\), HTTP 401 on \/v1\/chat\/completions: HTTP 401: Invalid API key \(type authentication_error\)/);
 });

@@ -53,9 +53,20 @@ const runStart: RunEvent = { kind: 'run_start', t: '2026-01-01T00:00:00.000Z', t
 const phase = (name = 'main'): RunEvent => ({ kind: 'phase', t: '2026-01-01T00:00:00.000Z', run_ms: 0, name });
 const start = (agent: number): RunEvent => ({ kind: 'request_start', agent, conversation: `a${agent}-c1`, round: 1, run_ms: 0 });
 const done = (agent: number, over: Parameters<typeof record>[0] = {}): RunEvent => ({ kind: 'request', record: record({ agent, conversation: `a${agent}-c1`, ...over }) });
-const sample = (over: Partial<ClientSampleEvent> = {}): ClientSampleEvent => ({ kind: 'client_sample', t: '', run_ms: 0, window_ms: 1000, loop_delay_p99_ms: 3, loop_delay_max_ms: 5, loop_utilization: 0.2, in_flight: 4, rss_bytes: 1, ...over });
+const sample = (over: Partial<ClientSampleEvent> = {}): ClientSampleEvent => ({
+  kind: 'client_sample',
+  t: '',
+  run_ms: 0,
+  window_ms: 1000,
+  loop_delay_p99_ms: 3,
+  loop_delay_max_ms: 5,
+  loop_utilization: 0.2,
+  in_flight: 4,
+  rss_bytes: 1,
+  ...over,
+});
 
-test('piped, a line every interval says elapsed, requests done of planned, the last interval\'s rates, TTFT so far, errors, hangs, in flight with the oldest\'s age, and the key gauges', () => {
+test("piped, a line every interval says elapsed, requests done of planned, the last interval's rates, TTFT so far, errors, hangs, in flight with the oldest's age, and the key gauges", () => {
   const h = harness({ plannedRequests: 32 });
   h.emit(runStart, phase(), start(0), start(1), start(2));
   h.advance(500);
@@ -85,7 +96,7 @@ test('before any sample TTFT shows –, and a duration run counts the time left 
   assert.match(h.lines().at(-1)!, /^\[0:30\] time up, finishing · /);
 });
 
-test('a sweep\'s time left runs over the phases still to come, and the line names the phase', () => {
+test("a sweep's time left runs over the phases still to come, and the line names the phase", () => {
   const h = harness({ phaseMs: 10_000, phases: 3 });
   h.emit(runStart, phase('c4'));
   h.advance(4000);
@@ -118,7 +129,12 @@ test('a hang is announced on its own line the moment its event comes, between tw
   h.advance(10_000);
   h.tick();
   h.advance(2500);
-  h.emit({ kind: 'hang', t: '', run_ms: 12_500, record: hangRecord({ agent: 3, conversation: 'a3-c1', round: 5, hang: { phase: 'mid_stream', deadline: 'stall_ms', deadline_ms: 10_000, last_byte_age_ms: 10_004, chunks: 3, policy: 'abort' } }) });
+  h.emit({
+    kind: 'hang',
+    t: '',
+    run_ms: 12_500,
+    record: hangRecord({ agent: 3, conversation: 'a3-c1', round: 5, hang: { phase: 'mid_stream', deadline: 'stall_ms', deadline_ms: 10_000, last_byte_age_ms: 10_004, chunks: 3, policy: 'abort' } }),
+  });
   const lines = h.lines();
   assert.equal(lines.length, 2, 'announced at once, not at the next tick');
   assert.equal(lines[1], '[0:12] HANG a3-c1 round 5 (agent 3): mid_stream hang (stall_ms = 10000 ms), silent 10.0 s, 3 chunks in · socket c2 request 3');
@@ -138,7 +154,7 @@ test('the first error of each class is announced once, on one line however long 
   assert.match(lines[1]!, /^\[0:00\] ERROR first of class keepalive_race: a1-c1 round 2 \(agent 1\): x{199}…$/);
 });
 
-test('a monitor target going down and coming back is announced once each way; several targets\' gauges are named by target', () => {
+test("a monitor target going down and coming back is announced once each way; several targets' gauges are named by target", () => {
   const h = harness();
   h.emit(runStart);
   const ok = (target: string, running: number) => scrape(0, [gauge('sglang:num_running_reqs', running)], { target });
@@ -161,7 +177,15 @@ test('a monitor target going down and coming back is announced once each way; se
 
 test('a saturated client is announced where a saturated stretch starts, not every second of it', () => {
   const h = harness();
-  h.emit(runStart, sample(), sample({ loop_delay_p99_ms: 85, loop_utilization: 0.95, in_flight: 200 }), sample({ loop_delay_p99_ms: 120 }), sample({ loop_utilization: 0.97 }), sample(), sample({ loop_utilization: 0.99 }));
+  h.emit(
+    runStart,
+    sample(),
+    sample({ loop_delay_p99_ms: 85, loop_utilization: 0.95, in_flight: 200 }),
+    sample({ loop_delay_p99_ms: 120 }),
+    sample({ loop_utilization: 0.97 }),
+    sample(),
+    sample({ loop_utilization: 0.99 }),
+  );
   const lines = h.lines();
   assert.equal(lines.length, 2);
   assert.equal(lines[0], '[0:00] CLIENT saturated: event-loop delay p99 85 ms, utilisation 95%, 200 in flight: the client is the bottleneck, latencies now are suspect');
@@ -176,7 +200,10 @@ test('a client late but not busy is announced as held back by its host, with its
   h.emit(runStart, sample(), sample({ loop_delay_p99_ms: 56, loop_utilization: 0.13, in_flight: 3, cpu_wait_ms: 420 }));
   const lines = h.lines();
   assert.equal(lines.length, 1);
-  assert.equal(lines[0], '[0:00] CLIENT late: event-loop delay p99 56 ms at utilisation 13%, waited 420 ms of 1.0 s for a CPU, 3 in flight: not busy, the host held it back (other processes on its cores, a CPU limit); latencies now are suspect');
+  assert.equal(
+    lines[0],
+    '[0:00] CLIENT late: event-loop delay p99 56 ms at utilisation 13%, waited 420 ms of 1.0 s for a CPU, 3 in flight: not busy, the host held it back (other processes on its cores, a CPU limit); latencies now are suspect',
+  );
   assert.doesNotMatch(lines[0], /bottleneck/);
 });
 
@@ -186,7 +213,11 @@ function busy(h: ReturnType<typeof harness>): void {
   for (let a = 0; a < 12; a += 1) h.emit(start(a));
   h.emit(done(0), { kind: 'hang', t: '', run_ms: 0, record: hangRecord() });
   for (const target of ['router', 'prefill', 'decode']) {
-    h.emit(scrape(0, [gauge('sglang:num_running_reqs', 41), gauge('sglang:num_queue_reqs', 7), gauge('sglang:num_prefill_inflight_queue_reqs', 2), gauge('sglang:num_decode_transfer_queue_reqs', 3)], { target }));
+    h.emit(
+      scrape(0, [gauge('sglang:num_running_reqs', 41), gauge('sglang:num_queue_reqs', 7), gauge('sglang:num_prefill_inflight_queue_reqs', 2), gauge('sglang:num_decode_transfer_queue_reqs', 3)], {
+        target,
+      }),
+    );
   }
 }
 
@@ -202,22 +233,36 @@ test('the live line never exceeds the terminal width at 40, 80 and 200 columns: 
         h.tick();
       }
     }
-    const fields = piped.lines().at(-1)!.replace(/^\[1:01\] /, '').split(' · ');
+    const fields = piped
+      .lines()
+      .at(-1)!
+      .replace(/^\[1:01\] /, '')
+      .split(' · ');
     assert.ok(fields.length > 15, 'the piped line keeps every field');
     // Each redraw goes back to column 0 (ESC [1G): what follows the last one is on the screen.
-    const frames = tty.stream.text.split('\n').at(-1)!.split('\x1b[1G').filter((f) => f !== '');
+    const frames = tty.stream.text
+      .split('\n')
+      .at(-1)!
+      .split('\x1b[1G')
+      .filter((f) => f !== '');
     assert.equal(frames.length, 3, 'one frame per tick');
     const last = stripVTControlCharacters(frames.at(-1)!);
     assert.ok(last.length <= columns - 1, `${columns} columns: "${last}" is ${last.length} wide`);
     assert.ok(last.length > columns - 30 || columns === 200, `${columns} columns: the line uses the width ("${last}")`);
     assert.ok(last.startsWith('[1:01]'), 'the time is always there');
-    const shown = last.replace(/^\[1:01\] ?/, '').split(' · ').filter((f) => f !== '');
+    const shown = last
+      .replace(/^\[1:01\] ?/, '')
+      .split(' · ')
+      .filter((f) => f !== '');
     for (const f of shown) assert.ok(fields.includes(f), `${columns} columns: "${f}" is a whole field`);
     if (columns <= 80) {
       assert.ok(shown.includes('1 hang'), `${columns}: hangs kept before the rest`);
       assert.ok(!shown.some((f) => f.includes('=')), `${columns}: gauges go first`);
     } else {
-      assert.ok(shown.some((f) => f.startsWith('TTFT p50')), '200 columns keep the latencies');
+      assert.ok(
+        shown.some((f) => f.startsWith('TTFT p50')),
+        '200 columns keep the latencies',
+      );
     }
   }
 });
@@ -230,7 +275,7 @@ test('on a terminal, an announcement clears the live line, goes above it, and th
   const before = h.stream.text.length;
   h.emit({ kind: 'hang', t: '', run_ms: 0, record: hangRecord() });
   const after = h.stream.text.slice(before);
-  assert.match(after, /^\x1b\[1G\x1b\[2K\[0:01\] HANG [^\n]+\n\x1b\[1G\[0:01\] 0 req · 0\.0 req\/s · 0\.0 tok\/s · TTFT – · 0 errors · 1 hang · /, 'the redraw keeps the last interval\'s rates');
+  assert.match(after, /^\x1b\[1G\x1b\[2K\[0:01\] HANG [^\n]+\n\x1b\[1G\[0:01\] 0 req · 0\.0 req\/s · 0\.0 tok\/s · TTFT – · 0 errors · 1 hang · /, "the redraw keeps the last interval's rates");
   h.display.print('a notice of the run');
   assert.match(h.stream.text, /\x1b\[2Ka notice of the run\n\x1b\[1G\[0:01\]/);
   h.display.stop();

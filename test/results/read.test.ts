@@ -22,7 +22,10 @@ test('a torn last line (no newline, not JSON) is skipped as truncated and named 
   const { values, report } = await readAll(path);
   assert.equal(values.length, 3);
   assert.equal(report.records, 3);
-  assert.deepEqual(report.skipped.map((s) => [s.line, s.reason]), [[4, 'truncated']]);
+  assert.deepEqual(
+    report.skipped.map((s) => [s.line, s.reason]),
+    [[4, 'truncated']],
+  );
   assert.deepEqual(describeSkipped(report), ['requests.jsonl: last line truncated (line 4), skipped']);
 });
 
@@ -31,7 +34,10 @@ test('a bad line in the middle is invalid_json (not truncated), and a complete l
   writeFileSync(path, '{"kind":"a"}\nnot json\n\n{"kind":"b"}');
   const { values, report } = await readAll(path);
   assert.deepEqual(values, [{ kind: 'a' }, { kind: 'b' }]);
-  assert.deepEqual(report.skipped.map((s) => [s.line, s.reason]), [[2, 'invalid_json']]);
+  assert.deepEqual(
+    report.skipped.map((s) => [s.line, s.reason]),
+    [[2, 'invalid_json']],
+  );
   assert.match(describeSkipped(report)[0]!, /line 2 is not valid JSON/);
 });
 
@@ -39,7 +45,10 @@ test('an unparseable last line of a file that does end in a newline is invalid_j
   const path = join(tempDir(t), 'x.jsonl');
   writeFileSync(path, '{"kind":"a"}\n{"kind":\n');
   const { report } = await readAll(path);
-  assert.deepEqual(report.skipped.map((s) => s.reason), ['invalid_json']);
+  assert.deepEqual(
+    report.skipped.map((s) => s.reason),
+    ['invalid_json'],
+  );
 });
 
 test('lines that parse but are not records of the file are skipped as not_a_record', async (t) => {
@@ -48,7 +57,13 @@ test('lines that parse but are not records of the file are skipped as not_a_reco
   const seen: unknown[] = [];
   const report = await readJsonlFile(path, isRequestRecord, (r) => seen.push(r));
   assert.equal(seen.length, 1);
-  assert.deepEqual(report.skipped.map((s) => [s.line, s.reason]), [[2, 'not_a_record'], [3, 'not_a_record']]);
+  assert.deepEqual(
+    report.skipped.map((s) => [s.line, s.reason]),
+    [
+      [2, 'not_a_record'],
+      [3, 'not_a_record'],
+    ],
+  );
 });
 
 test('a missing file reads as absent with no records', async (t) => {
@@ -64,7 +79,10 @@ test('rotated parts (plain and gzipped) are read oldest first, then the live fil
   const ns: unknown[] = [];
   const report = await readJsonlFile(join(dir, 'events.jsonl'), isKindLine, (e) => ns.push(e.n));
   assert.deepEqual(ns, [1, 2, 3, 4]);
-  assert.deepEqual(report.skipped.map((s) => [s.file, s.line, s.reason]), [['events.jsonl', 2, 'truncated']]);
+  assert.deepEqual(
+    report.skipped.map((s) => [s.file, s.line, s.reason]),
+    [['events.jsonl', 2, 'truncated']],
+  );
 });
 
 test('a corrupt gzipped part is reported unreadable and the other parts are still read', async (t) => {
@@ -75,7 +93,10 @@ test('a corrupt gzipped part is reported unreadable and the other parts are stil
   const ns: unknown[] = [];
   const report = await readJsonlFile(join(dir, 'events.jsonl'), isKindLine, (e) => ns.push(e.n));
   assert.equal(ns.at(-1), 2);
-  assert.ok(report.skipped.some((s) => s.file === 'events.1.jsonl.gz' && s.reason === 'unreadable'), JSON.stringify(report.skipped));
+  assert.ok(
+    report.skipped.some((s) => s.file === 'events.1.jsonl.gz' && s.reason === 'unreadable'),
+    JSON.stringify(report.skipped),
+  );
 });
 
 test('readManifest: a missing folder, a file, a folder without run.json and a broken run.json are NotARunErrors (exit 2)', (t) => {
@@ -94,7 +115,11 @@ test('readManifest: a missing folder, a file, a folder without run.json and a br
   mkdirSync(join(dir, 'other'));
   writeFileSync(join(dir, 'other', 'run.json'), '{"hello":1}');
   for (const [path, message] of cases) {
-    assert.throws(() => readManifest(path), (e: unknown) => e instanceof NotARunError && e.exitCode === 2 && message.test(e.message), path);
+    assert.throws(
+      () => readManifest(path),
+      (e: unknown) => e instanceof NotARunError && e.exitCode === 2 && message.test(e.message),
+      path,
+    );
   }
 });
 

@@ -8,7 +8,17 @@ import { NotARunError } from '../../src/errors.js';
 import { tempDir } from '../helpers/tmp.js';
 import { hangRecord, record, scrape, gauge, writeFolder } from '../report/fixtures.js';
 
-const sample = (runMs: number, p99: number) => ({ kind: 'client_sample', t: '2026-01-01T00:00:01.000Z', run_ms: runMs, window_ms: 1000, loop_delay_p99_ms: p99, loop_delay_max_ms: p99 + 1, loop_utilization: 0.2, in_flight: 2, rss_bytes: 1 });
+const sample = (runMs: number, p99: number) => ({
+  kind: 'client_sample',
+  t: '2026-01-01T00:00:01.000Z',
+  run_ms: runMs,
+  window_ms: 1000,
+  loop_delay_p99_ms: p99,
+  loop_delay_max_ms: p99 + 1,
+  loop_utilization: 0.2,
+  in_flight: 2,
+  rss_bytes: 1,
+});
 
 test('a killed run (run.json "running", no run_end, no summary, a torn last line) rebuilds as "killed" from its complete lines', async (t) => {
   const records = [record({ round: 1, run_ms: 0 }), record({ round: 2, run_ms: 400, t: '2026-01-01T00:00:00.400Z' }), hangRecord({ round: 3, run_ms: 900, t: '2026-01-01T00:00:00.900Z' })];
@@ -50,7 +60,7 @@ test('a run whose manifest still says "running" but whose events.jsonl has run_e
   assert.match(r.notes.join('\n'), /process died while writing its final files/);
 });
 
-test('the run\'s own thresholds from run.json are applied on rebuild', async (t) => {
+test("the run's own thresholds from run.json are applied on rebuild", async (t) => {
   const dir = writeFolder(join(tempDir(t), 'th'), {
     status: 'completed',
     endedAt: '2026-01-01T00:00:10.000Z',
@@ -59,7 +69,13 @@ test('the run\'s own thresholds from run.json are applied on rebuild', async (t)
   });
   const r = await rebuildSummary(dir);
   assert.equal(r.summary.run.status, 'completed');
-  assert.deepEqual(r.summary.thresholds.results.map((x) => [x.name, x.ok]), [['ok_requests', true], ['error_rate', false]]);
+  assert.deepEqual(
+    r.summary.thresholds.results.map((x) => [x.name, x.ok]),
+    [
+      ['ok_requests', true],
+      ['error_rate', false],
+    ],
+  );
   assert.deepEqual(r.summary.errors_by_class, { http_5xx: 1 });
 });
 
@@ -85,13 +101,28 @@ test('gauge verdicts are judged again from gauges.jsonl', async (t) => {
   const dir = writeFolder(join(tempDir(t), 'g'), { status: 'completed', records: [record()], scrapes });
   const r = await rebuildSummary(dir);
   assert.equal(r.files.gauges.records, 61);
-  assert.deepEqual(r.summary.gauges.map((g) => [g.target, g.name, g.verdict, g.samples]), [['engine', 'sglang:num_running_reqs', 'idle', 61]]);
+  assert.deepEqual(
+    r.summary.gauges.map((g) => [g.target, g.name, g.verdict, g.samples]),
+    [['engine', 'sglang:num_running_reqs', 'idle', 61]],
+  );
   assert.doesNotMatch(r.notes.join('\n'), /kept from the previous/);
 });
 
 test('verdicts of a previous summary.json are kept (and said so) when the folder no longer has the scrapes', async (t) => {
   const dir = writeFolder(join(tempDir(t), 'g'), { status: 'completed', records: [record()] });
-  const verdict = { target: 'engine', name: 'sglang:num_running_reqs', labels: {}, verdict: 'rotating', samples: 1, window_s: 1, longest_nonzero_s: 1, dips: 0, last_value: 1, needed_s: null, evidence: [] };
+  const verdict = {
+    target: 'engine',
+    name: 'sglang:num_running_reqs',
+    labels: {},
+    verdict: 'rotating',
+    samples: 1,
+    window_s: 1,
+    longest_nonzero_s: 1,
+    dips: 0,
+    last_value: 1,
+    needed_s: null,
+    evidence: [],
+  };
   const first = await rebuildSummary(dir);
   writeFileSync(join(dir, 'summary.json'), JSON.stringify({ ...first.summary, gauges: [verdict] }));
   const r = await rebuildSummary(dir);

@@ -8,7 +8,11 @@ import { tempDir } from '../helpers/tmp.js';
 
 async function readAll(path: string): Promise<unknown[]> {
   const out: unknown[] = [];
-  await readJsonlFile(path, (_v): _v is unknown => true, (v) => out.push(v));
+  await readJsonlFile(
+    path,
+    (_v): _v is unknown => true,
+    (v) => out.push(v),
+  );
   return out;
 }
 
@@ -27,7 +31,10 @@ test('a JSONL file past max bytes rotates into numbered gzipped parts, and readJ
   assert.equal(parts.length, w.parts + 1);
   assert.ok(parts[1]!.endsWith('requests.2.jsonl.gz') && parts.at(-1) === path, 'numeric order (2 before 10), live file last');
   const values = (await readAll(path)) as { i: number }[];
-  assert.deepEqual(values.map((v) => v.i), Array.from({ length: 500 }, (_, i) => i));
+  assert.deepEqual(
+    values.map((v) => v.i),
+    Array.from({ length: 500 }, (_, i) => i),
+  );
 });
 
 test('without compression parts stay plain; with max bytes null nothing rotates', async (t) => {
@@ -52,9 +59,17 @@ test('a part caught between its gzip and the removal of its plain file is read o
   writeFileSync(join(dir, 'requests.3.jsonl.gz.tmp-123'), 'half a gzip');
   writeFileSync(join(dir, 'requests.jsonl'), `${line(3)}{"i": 4, "torn`);
   const values: unknown[] = [];
-  const result = await readJsonlFile(join(dir, 'requests.jsonl'), (_v): _v is unknown => true, (v) => values.push(v));
+  const result = await readJsonlFile(
+    join(dir, 'requests.jsonl'),
+    (_v): _v is unknown => true,
+    (v) => values.push(v),
+  );
   assert.deepEqual(values, [{ i: 1 }, { i: 2 }, { i: 3 }]);
-  assert.deepEqual(result.skipped.map((s) => s.reason), ['truncated'], 'the torn last line is reported');
+  assert.deepEqual(
+    result.skipped.map((s) => s.reason),
+    ['truncated'],
+    'the torn last line is reported',
+  );
 });
 
 test('a writer reopening a folder that has parts continues their numbering', async (t) => {
@@ -69,7 +84,10 @@ test('a writer reopening a folder that has parts continues their numbering', asy
   second.close();
   assert.ok(second.parts > before);
   const values = (await readAll(path)) as { i: number }[];
-  assert.deepEqual(values.map((v) => v.i), Array.from({ length: 20 }, (_, i) => i));
+  assert.deepEqual(
+    values.map((v) => v.i),
+    Array.from({ length: 20 }, (_, i) => i),
+  );
 });
 
 test('a part listed as plain whose gzip finished before it was opened is read from its .gz', async (t) => {

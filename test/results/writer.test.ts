@@ -12,7 +12,9 @@ import { withTmpfs } from '../helpers/mount.js';
 const line = (i: number, pad = 20): string => `${JSON.stringify({ i, pad: 'x'.repeat(pad) })}\n`;
 
 function lines(path: string): string[] {
-  return readFileSync(path, 'utf8').split('\n').filter((l) => l !== '');
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '');
 }
 
 test('lines reach each file whole and in order, and close() drains every one before resolving', async (t) => {
@@ -27,8 +29,14 @@ test('lines reach each file whole and in order, and close() drains every one bef
   assert.deepEqual(closed, { drained: true, undrainedLines: 0, droppedLines: 0, compressing: 0 });
   const a = lines(join(dir, 'a.jsonl')).map((l) => (JSON.parse(l) as { i: number }).i);
   const b = lines(join(dir, 'b.jsonl')).map((l) => (JSON.parse(l) as { i: number }).i);
-  assert.deepEqual(a, Array.from({ length: 1000 }, (_, k) => 2 * k));
-  assert.deepEqual(b, Array.from({ length: 1000 }, (_, k) => 2 * k + 1));
+  assert.deepEqual(
+    a,
+    Array.from({ length: 1000 }, (_, k) => 2 * k),
+  );
+  assert.deepEqual(
+    b,
+    Array.from({ length: 1000 }, (_, k) => 2 * k + 1),
+  );
   assert.equal(w.write('a', line(1)), false, 'a line after close is ignored');
 });
 
@@ -101,8 +109,15 @@ test('rotation and gzip of rotated parts work in the writer thread; the reader s
   const files = readdirSync(dir);
   assert.ok(files.filter((f) => f.endsWith('.jsonl.gz')).length >= 10, files.join(' '));
   const values: { i: number }[] = [];
-  await readJsonlFile(path, (v): v is { i: number } => typeof v === 'object' && v !== null, (v) => values.push(v));
-  assert.deepEqual(values.map((v) => v.i), Array.from({ length: 600 }, (_, i) => i));
+  await readJsonlFile(
+    path,
+    (v): v is { i: number } => typeof v === 'object' && v !== null,
+    (v) => values.push(v),
+  );
+  assert.deepEqual(
+    values.map((v) => v.i),
+    Array.from({ length: 600 }, (_, i) => i),
+  );
 });
 
 test('a file that cannot be opened rejects ready() with ERR_RESULTS (exit 4) naming the path and the OS reason', async (t) => {
@@ -153,7 +168,10 @@ test('a write cut short by a full disk (a real tiny tmpfs) leaves only whole lin
     const text = readFileSync(path, 'utf8');
     assert.ok(text.length > 0 && text.endsWith('\n'), `the file ends with a whole line (${text.length} bytes)`);
     const onDisk = lines(path).map((l) => (JSON.parse(l) as { i: number }).i);
-    assert.deepEqual(onDisk, Array.from({ length: onDisk.length }, (_, i) => i));
+    assert.deepEqual(
+      onDisk,
+      Array.from({ length: onDisk.length }, (_, i) => i),
+    );
     assert.equal(closed.droppedLines, 200 - onDisk.length, 'every line not on disk is counted');
   });
 });

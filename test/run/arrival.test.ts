@@ -34,7 +34,10 @@ test('a Poisson arrival process has exponential gaps: coefficient of variation n
     assert.ok(Math.abs(cv(g) - 1) < 0.05, `cv ${cv(g)}`);
     const meanGap = g.reduce((a, b) => a + b, 0) / g.length;
     assert.ok(Math.abs(meanGap - 50) < 2.5, `mean gap ${meanGap} ms`);
-    assert.ok(times.every((t, i) => t >= 0 && t < 600_000 && (i === 0 || t >= times[i - 1]!)), 'increasing, inside the schedule');
+    assert.ok(
+      times.every((t, i) => t >= 0 && t < 600_000 && (i === 0 || t >= times[i - 1]!)),
+      'increasing, inside the schedule',
+    );
   }
 });
 
@@ -50,7 +53,14 @@ test('constant arrivals are evenly spaced: coefficient of variation near 0, exac
 test('step stages: each stage is a phase with its own rate, and the arrivals change rate exactly at the boundary', () => {
   const s = schedule('agents:\n  arrival: {distribution: constant, max_active: 8}\n  stages: [{duration: 10s, rate_per_s: 1}, {duration: 5s, rate_per_s: 0}, {duration: 10s, rate_per_s: 5}]\n');
   assert.equal(s.kind, 'arrival');
-  assert.deepEqual(s.stages.map((x) => [x.name, x.startMs, x.endMs, x.from, x.to]), [['s1-r1', 0, 10_000, 1, 1], ['s2-r0', 10_000, 15_000, 0, 0], ['s3-r5', 15_000, 25_000, 5, 5]]);
+  assert.deepEqual(
+    s.stages.map((x) => [x.name, x.startMs, x.endMs, x.from, x.to]),
+    [
+      ['s1-r1', 0, 10_000, 1, 1],
+      ['s2-r0', 10_000, 15_000, 0, 0],
+      ['s3-r5', 15_000, 25_000, 5, 5],
+    ],
+  );
   assert.equal(s.lengthMs, 25_000);
   assert.equal(stageIndexAt(s, 9_999.9), 0);
   assert.equal(stageIndexAt(s, 10_000), 1);
@@ -65,9 +75,16 @@ test('step stages: each stage is a phase with its own rate, and the arrivals cha
   assert.ok(poisson.every((t) => t < 25_000));
 });
 
-test('a linear ramp moves the rate from the previous stage\'s (0 before the first) to its own, reached at its end', () => {
+test("a linear ramp moves the rate from the previous stage's (0 before the first) to its own, reached at its end", () => {
   const s = schedule('agents:\n  ramp: linear\n  stages: [{duration: 10s, rate_per_s: 2}, {duration: 10s, rate_per_s: 8}, {duration: 10s, rate_per_s: 8}]\n');
-  assert.deepEqual(s.stages.map((x) => [x.from, x.to]), [[0, 2], [2, 8], [8, 8]]);
+  assert.deepEqual(
+    s.stages.map((x) => [x.from, x.to]),
+    [
+      [0, 2],
+      [2, 8],
+      [8, 8],
+    ],
+  );
   assert.equal(levelAt(s, 0), 0);
   assert.equal(levelAt(s, 5_000), 1);
   assert.equal(levelAt(s, 15_000), 5);
@@ -90,7 +107,10 @@ test('a linear ramp moves the rate from the previous stage\'s (0 before the firs
 test('stages of agent counts make a closed-loop schedule, step or linear', () => {
   const s = schedule('agents:\n  stages: [{duration: 1m, count: 4}, {duration: 2m, count: 16}]\n');
   assert.equal(s.kind, 'agents');
-  assert.deepEqual(s.stages.map((x) => x.name), ['s1-c4', 's2-c16']);
+  assert.deepEqual(
+    s.stages.map((x) => x.name),
+    ['s1-c4', 's2-c16'],
+  );
   assert.equal(levelAt(s, 59_999), 4);
   assert.equal(levelAt(s, 60_000), 16);
   const linear = schedule('agents:\n  ramp: linear\n  stages: [{duration: 1m, count: 4}, {duration: 2m, count: 16}]\n');
@@ -103,7 +123,10 @@ test('shards split the arrivals: each takes 1/N, seeded apart, and under constan
   const s = schedule('agents: {arrival: {rate_per_s: 10}}\nduration: 2m\n');
   const whole = [...arrivalTimes(s, { distribution: 'constant', rng: Rng.from('x') })];
   const parts = [0, 1, 2].map((index) => [...arrivalTimes(s, { distribution: 'constant', rng: Rng.from('x'), shard: { index, count: 3 } })]);
-  assert.deepEqual(parts.flat().sort((a, b) => a - b), whole);
+  assert.deepEqual(
+    parts.flat().sort((a, b) => a - b),
+    whole,
+  );
   assert.equal(parts[1]![0], 100, 'shard 1 of 3 starts with the second arrival');
   const poisson = [0, 1, 2, 3].map((index) => [...arrivalTimes(s, { distribution: 'poisson', rng: Rng.from('arrivals', 1, index, 4), shard: { index, count: 4 } })]);
   for (const p of poisson) {
@@ -143,8 +166,14 @@ test('the scheduler starts each arrival at its time when a slot is free: start l
   assert.equal(starts.length, 50);
   assert.deepEqual(left, []);
   assert.ok(starts.every((a) => a.lagMs === 0 && !a.delayed));
-  assert.deepEqual(starts.map((a) => a.scheduledMs), times);
-  assert.deepEqual(starts.map((a) => a.seq), times.map((_, i) => i));
+  assert.deepEqual(
+    starts.map((a) => a.scheduledMs),
+    times,
+  );
+  assert.deepEqual(
+    starts.map((a) => a.seq),
+    times.map((_, i) => i),
+  );
   assert.ok(Math.max(...starts.map((a) => a.slot)) <= 2, 'three conversations overlap at most: slots are reused');
   assert.deepEqual(scheduler.tally, { scheduled: 50, started: 50, delayed: 0, waiting: 0, active: 0 });
 });
@@ -155,11 +184,28 @@ test('max_active: an arrival finding every slot taken is counted delayed and sta
   const { starts, left, scheduler } = fakeRun(times, 2, 350, 60_000);
   assert.equal(starts.length, 10, 'every arrival started in the end: none dropped');
   assert.deepEqual(left, []);
-  assert.deepEqual(starts.map((a) => a.scheduledMs), times, 'in arrival order');
-  assert.deepEqual(starts.slice(0, 2).map((a) => [a.lagMs, a.delayed]), [[0, false], [0, false]]);
+  assert.deepEqual(
+    starts.map((a) => a.scheduledMs),
+    times,
+    'in arrival order',
+  );
+  assert.deepEqual(
+    starts.slice(0, 2).map((a) => [a.lagMs, a.delayed]),
+    [
+      [0, false],
+      [0, false],
+    ],
+  );
   // Slots free at 350, 450, then every 350 ms after the start they were given to.
-  assert.deepEqual(starts.map((a) => a.startedMs), [0, 100, 350, 450, 700, 800, 1050, 1150, 1400, 1500]);
-  assert.deepEqual(starts.map((a) => a.lagMs), [0, 0, 150, 150, 300, 300, 450, 450, 600, 600], 'the lag grows with the backlog');
+  assert.deepEqual(
+    starts.map((a) => a.startedMs),
+    [0, 100, 350, 450, 700, 800, 1050, 1150, 1400, 1500],
+  );
+  assert.deepEqual(
+    starts.map((a) => a.lagMs),
+    [0, 0, 150, 150, 300, 300, 450, 450, 600, 600],
+    'the lag grows with the backlog',
+  );
   assert.equal(starts.filter((a) => a.delayed).length, 8);
   assert.deepEqual(scheduler.tally, { scheduled: 10, started: 10, delayed: 8, waiting: 0, active: 0 });
   assert.ok(starts.every((a) => a.slot === 0 || a.slot === 1));
@@ -200,7 +246,10 @@ test('a late timer (a busy event loop) starts every arrival already due at once,
   const scheduler = new ArrivalScheduler({ times: [0, 10, 20, 30, 500][Symbol.iterator](), maxActive: 10, clock, originMs: 0, start: (a) => starts.push(a) });
   clock.advance(35); // the loop was blocked: the clock moved without timers firing in between
   scheduler.begin();
-  assert.deepEqual(starts.map((a) => a.lagMs), [35, 25, 15, 5]);
+  assert.deepEqual(
+    starts.map((a) => a.lagMs),
+    [35, 25, 15, 5],
+  );
   assert.equal(scheduler.exhausted, false);
   clock.advance(1000);
   assert.equal(starts.length, 5);
@@ -223,6 +272,9 @@ test('a pause longer than one Node timer (24.8 days) is waited a day at a time, 
   clock.advance(41 * day);
   assert.equal(starts.length, 2);
   assert.equal(starts[1]!.lagMs, 0);
-  assert.ok(delays.every((ms) => ms <= day), `timers of at most a day: ${delays.length} of them`);
+  assert.ok(
+    delays.every((ms) => ms <= day),
+    `timers of at most a day: ${delays.length} of them`,
+  );
   assert.ok(delays.length >= 40);
 });

@@ -19,16 +19,49 @@ async function scrape(url: string): Promise<string> {
 function value(text: string, series: string): number | undefined {
   for (const line of text.split('\n')) {
     const at = line.lastIndexOf(' ');
-    if (at > 0 && line.slice(0, at).replace(/,?workload="[^"]*"/, '').replace('{,', '{').replace(/\{\}$/, '') === series) return Number(line.slice(at + 1));
+    if (
+      at > 0 &&
+      line
+        .slice(0, at)
+        .replace(/,?workload="[^"]*"/, '')
+        .replace('{,', '{')
+        .replace(/\{\}$/, '') === series
+    )
+      return Number(line.slice(at + 1));
   }
   return undefined;
 }
 
 function record(over: Partial<RequestRecord>): RequestRecord {
   return {
-    t: new Date().toISOString(), run_ms: 0, agent: 0, conversation: 'a0-c1', round: 1, phase: 'main', path: 'direct', status: 'ok', http_status: 200,
-    headers_ms: 5, ttft_ms: 80, server_ttft_ms: null, e2e_ms: 700, itl: null, chunks: 10, bytes: 1000, request_bytes: 100, prompt_tokens: 100, completion_tokens: 40,
-    cached_tokens: 0, tokens_estimated: false, finish_reason: 'stop', tool_calls: [], content_chars: 100, reasoning_chars: 0, error: null, hang: null, connection: null,
+    t: new Date().toISOString(),
+    run_ms: 0,
+    agent: 0,
+    conversation: 'a0-c1',
+    round: 1,
+    phase: 'main',
+    path: 'direct',
+    status: 'ok',
+    http_status: 200,
+    headers_ms: 5,
+    ttft_ms: 80,
+    server_ttft_ms: null,
+    e2e_ms: 700,
+    itl: null,
+    chunks: 10,
+    bytes: 1000,
+    request_bytes: 100,
+    prompt_tokens: 100,
+    completion_tokens: 40,
+    cached_tokens: 0,
+    tokens_estimated: false,
+    finish_reason: 'stop',
+    tool_calls: [],
+    content_chars: 100,
+    reasoning_chars: 0,
+    error: null,
+    hang: null,
+    connection: null,
     ...over,
   };
 }
@@ -38,7 +71,18 @@ test('the client metrics endpoint counts requests by status, hangs by phase, err
   const bus = new RunBus();
   let inFlight = 3;
   const logs: string[] = [];
-  const ctx: RunContext = { workload, dir: tempDir(t), bus, runStartMs: 0, requestUrl: 'x', engineUrl: 'x', path: 'direct', stop: new AbortController().signal, log: (l) => logs.push(l), inFlight: () => inFlight };
+  const ctx: RunContext = {
+    workload,
+    dir: tempDir(t),
+    bus,
+    runStartMs: 0,
+    requestUrl: 'x',
+    engineUrl: 'x',
+    path: 'direct',
+    stop: new AbortController().signal,
+    log: (l) => logs.push(l),
+    inFlight: () => inFlight,
+  };
   const service = new ClientMetricsService({ host: '127.0.0.1', port: 0 });
   await service.start(ctx);
   t.after(() => service.stop());

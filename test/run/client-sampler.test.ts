@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { cpus } from 'node:os';
 import { ClientSampler, runQueueWaitNs } from '../../src/run/client-sampler.js';
 
-test('on Linux a sample carries the window\'s run-queue wait, and it grows while another thread holds the only CPU', { skip: process.platform !== 'linux' }, async () => {
+test("on Linux a sample carries the window's run-queue wait, and it grows while another thread holds the only CPU", { skip: process.platform !== 'linux' }, async () => {
   assert.equal(typeof runQueueWaitNs(), 'number');
   const sampler = new ClientSampler();
   const quiet = sampler.sample(0, 0);

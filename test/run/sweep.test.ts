@@ -24,7 +24,13 @@ test('a sweep runs one phase per level in order; warm-up requests are flagged an
   assert.equal(result.status, 'completed');
   const records = readJsonl<RequestRecord>(join(out, 'requests.jsonl'));
   const phases = readJsonl<PhaseEvent & { kind: string }>(join(out, 'events.jsonl')).filter((e) => e.kind === 'phase');
-  assert.deepEqual(phases.map((p) => [p.name, p.agents, p.warmup_ms]), [['c2', 2, 300], ['c3', 3, 300]]);
+  assert.deepEqual(
+    phases.map((p) => [p.name, p.agents, p.warmup_ms]),
+    [
+      ['c2', 2, 300],
+      ['c3', 3, 300],
+    ],
+  );
   assert.equal(records.length, (2 + 3) * 6, 'every agent of every level does its rounds');
   // c3 starts after every c2 request is done.
   const c2End = Math.max(...records.filter((r) => r.phase === 'c2').map((r) => r.run_ms + r.e2e_ms));
@@ -41,7 +47,10 @@ test('a sweep runs one phase per level in order; warm-up requests are flagged an
   assert.deepEqual([...new Set(records.filter((r) => r.phase === 'c2').map((r) => r.conversation))].sort(), ['a0-c1', 'a1-c1']);
   assert.deepEqual([...new Set(records.filter((r) => r.phase === 'c3').map((r) => r.conversation))].sort(), ['a0-c2', 'a1-c2', 'a2-c1']);
   const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Summary;
-  assert.deepEqual(summary.phases.map((p) => p.phase), ['c2', 'c3']);
+  assert.deepEqual(
+    summary.phases.map((p) => p.phase),
+    ['c2', 'c3'],
+  );
   for (const p of summary.phases) {
     const mine = records.filter((r) => r.phase === p.phase);
     assert.equal(p.requests, mine.filter((r) => r.warmup !== true).length, p.phase);
@@ -65,10 +74,16 @@ test('sweep.phase_duration: agents start new conversations until the phase time 
   assert.equal(result.status, 'completed');
   const records = readJsonl<RequestRecord>(join(out, 'requests.jsonl'));
   const start = readJsonl<PhaseEvent & { kind: string }>(join(out, 'events.jsonl')).find((e) => e.kind === 'phase')!.run_ms;
-  assert.ok(records.every((r) => r.status === 'ok'), 'the requests in flight at the end finish, they are not aborted');
+  assert.ok(
+    records.every((r) => r.status === 'ok'),
+    'the requests in flight at the end finish, they are not aborted',
+  );
   // The phase ends when its timer fires: late by as much as this process's loop ran late (measured).
   const margin = Math.max(50, loop.marginMs());
-  assert.ok(records.every((r) => r.run_ms <= start + 1500 + margin), `nothing is sent after the phase ends (margin ${margin.toFixed(0)} ms)`);
+  assert.ok(
+    records.every((r) => r.run_ms <= start + 1500 + margin),
+    `nothing is sent after the phase ends (margin ${margin.toFixed(0)} ms)`,
+  );
   assert.ok(new Set(records.map((r) => r.conversation)).size > 2, 'agents went on with fresh conversations (2 rounds each)');
   assert.ok(Math.max(...records.map((r) => r.run_ms)) > start + 1000, 'the phase lasted its time');
 });

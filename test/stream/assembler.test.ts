@@ -35,9 +35,7 @@ describe('MessageAssembler on SGLang-shaped bodies', () => {
   });
 
   it('a fragmented tool call is put together with valid JSON arguments', () => {
-    assert.deepEqual(runWhole(singleToolCall.body).message.toolCalls, [
-      { index: 0, id: 'call_a1b2c3', name: 'read_file', arguments: '{"path": "src/main.ts"}', argumentsValid: true },
-    ]);
+    assert.deepEqual(runWhole(singleToolCall.body).message.toolCalls, [{ index: 0, id: 'call_a1b2c3', name: 'read_file', arguments: '{"path": "src/main.ts"}', argumentsValid: true }]);
   });
 
   it('two interleaved tool calls are put together separately, sorted by index', () => {
@@ -83,15 +81,15 @@ describe('MessageAssembler problems', () => {
 
   it('a repeated id is fine but a changed id or name is a problem', () => {
     assert.deepEqual(assemble([delta(0, 'c', 'f', '{'), delta(0, 'c', 'f', '}')]).message.problems, []);
-    assert.deepEqual(assemble([delta(0, 'c', 'f', '{'), delta(0, 'd', 'g', '}')]).message.problems, [
-      'tool call 0 changed id from c to d',
-      'tool call 0 changed name from f to g',
-    ]);
+    assert.deepEqual(assemble([delta(0, 'c', 'f', '{'), delta(0, 'd', 'g', '}')]).message.problems, ['tool call 0 changed id from c to d', 'tool call 0 changed name from f to g']);
   });
 
   it('tool call indexes with a gap and finish_reason tool_calls without calls are problems', () => {
     const gap = assemble([delta(0, 'a', 'f', '{}'), delta(2, 'b', 'g', '{}')]).message;
-    assert.deepEqual(gap.toolCalls.map((c) => c.index), [0, 2]);
+    assert.deepEqual(
+      gap.toolCalls.map((c) => c.index),
+      [0, 2],
+    );
     assert.deepEqual(gap.problems, ['tool call indexes are not 0..1: 0, 2']);
     assert.deepEqual(assemble([{ kind: 'finish', reason: 'tool_calls' }]).message.problems, ['finish_reason tool_calls without any tool call']);
   });
@@ -106,7 +104,13 @@ describe('MessageAssembler problems', () => {
     assert.deepEqual(assemble([{ kind: 'done' }, { kind: 'content', text: 'x' }]).message.violations, ['content after [DONE]']);
     // Not violations: cut-off arguments (their own classes), content after finish_reason, a fragment before its name.
     assert.deepEqual(assemble([delta(0, 'c', 'f', '{"a":'), { kind: 'finish', reason: 'length' }]).message.violations, []);
-    assert.deepEqual(assemble([{ kind: 'finish', reason: 'stop' }, { kind: 'content', text: 'late' }]).message.violations, []);
+    assert.deepEqual(
+      assemble([
+        { kind: 'finish', reason: 'stop' },
+        { kind: 'content', text: 'late' },
+      ]).message.violations,
+      [],
+    );
     assert.deepEqual(assemble([delta(0, 'c', null, '{'), delta(0, null, 'f', '}')]).message.violations, []);
   });
 

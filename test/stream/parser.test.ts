@@ -2,18 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ChatStreamParser, type StreamEvent } from '../../src/stream/index.js';
 import { runWhole, runPieces } from './collect.js';
-import {
-  contentAnswer,
-  crlfAnswer,
-  invalidJsonThenValid,
-  midStreamError,
-  multiByte,
-  reasoningThenContent,
-  singleToolCall,
-  twoToolCalls,
-  unterminatedLastEvent,
-  withComments,
-} from './fixtures.js';
+import { contentAnswer, crlfAnswer, invalidJsonThenValid, midStreamError, multiByte, reasoningThenContent, singleToolCall, twoToolCalls, unterminatedLastEvent, withComments } from './fixtures.js';
 
 /** Events of a body made of single-line data events. */
 function eventsOf(...data: string[]): StreamEvent[] {
@@ -236,24 +225,38 @@ describe('ChatStreamParser on single chunk shapes', () => {
     ]);
   });
 
-  it('reasoning tokens are read from usage in either spelling: SGLang\'s top-level reasoning_tokens or completion_tokens_details', () => {
+  it("reasoning tokens are read from usage in either spelling: SGLang's top-level reasoning_tokens or completion_tokens_details", () => {
     const usageOf = (usage: string) => eventsOf(`{"choices":[],"usage":${usage}}`)[0];
-    assert.deepEqual(usageOf('{"prompt_tokens":9,"completion_tokens":50,"total_tokens":59,"prompt_tokens_details":null,"reasoning_tokens":41}'), { kind: 'usage', promptTokens: 9, completionTokens: 50, cachedTokens: null, reasoningTokens: 41 });
-    assert.deepEqual(usageOf('{"prompt_tokens":9,"completion_tokens":50,"completion_tokens_details":{"reasoning_tokens":38}}'), { kind: 'usage', promptTokens: 9, completionTokens: 50, cachedTokens: null, reasoningTokens: 38 });
+    assert.deepEqual(usageOf('{"prompt_tokens":9,"completion_tokens":50,"total_tokens":59,"prompt_tokens_details":null,"reasoning_tokens":41}'), {
+      kind: 'usage',
+      promptTokens: 9,
+      completionTokens: 50,
+      cachedTokens: null,
+      reasoningTokens: 41,
+    });
+    assert.deepEqual(usageOf('{"prompt_tokens":9,"completion_tokens":50,"completion_tokens_details":{"reasoning_tokens":38}}'), {
+      kind: 'usage',
+      promptTokens: 9,
+      completionTokens: 50,
+      cachedTokens: null,
+      reasoningTokens: 38,
+    });
     // Neither, or not a count: not reported (null), never 0.
-    assert.deepEqual(usageOf('{"prompt_tokens":9,"completion_tokens":50,"completion_tokens_details":null,"reasoning_tokens":"x"}'), { kind: 'usage', promptTokens: 9, completionTokens: 50, cachedTokens: null, reasoningTokens: null });
+    assert.deepEqual(usageOf('{"prompt_tokens":9,"completion_tokens":50,"completion_tokens_details":null,"reasoning_tokens":"x"}'), {
+      kind: 'usage',
+      promptTokens: 9,
+      completionTokens: 50,
+      cachedTokens: null,
+      reasoningTokens: null,
+    });
   });
 
   it('a tool-call fragment without arguments gives an empty arguments string', () => {
-    assert.deepEqual(eventsOf('{"choices":[{"delta":{"tool_calls":[{"index":2,"id":"c","function":{"name":"f"}}]}}]}'), [
-      { kind: 'tool_call_delta', index: 2, id: 'c', name: 'f', arguments: '' },
-    ]);
+    assert.deepEqual(eventsOf('{"choices":[{"delta":{"tool_calls":[{"index":2,"id":"c","function":{"name":"f"}}]}}]}'), [{ kind: 'tool_call_delta', index: 2, id: 'c', name: 'f', arguments: '' }]);
   });
 
   it('unknown extra fields are ignored', () => {
-    assert.deepEqual(eventsOf('{"x":1,"choices":[{"delta":{"content":"a","weird":[1]},"hidden_states":null,"finish_reason":null}],"system_fingerprint":"fp"}'), [
-      { kind: 'content', text: 'a' },
-    ]);
+    assert.deepEqual(eventsOf('{"x":1,"choices":[{"delta":{"content":"a","weird":[1]},"hidden_states":null,"finish_reason":null}],"system_fingerprint":"fp"}'), [{ kind: 'content', text: 'a' }]);
   });
 
   it('an object without choices, usage or error is unexpected_shape, and so is JSON that is not an object', () => {
@@ -266,7 +269,10 @@ describe('ChatStreamParser on single chunk shapes', () => {
 
   it('wrongly typed fields are unexpected_shape and the rest of the chunk is still read', () => {
     const events = eventsOf('{"choices":[{"delta":{"role":"assistant","content":7},"finish_reason":"stop"}]}');
-    assert.deepEqual(events.map((e) => e.kind), ['role', 'malformed', 'finish']);
+    assert.deepEqual(
+      events.map((e) => e.kind),
+      ['role', 'malformed', 'finish'],
+    );
   });
 
   it('an error given as the chunk itself (object: "error") or as a string is a server_error', () => {
@@ -278,7 +284,10 @@ describe('ChatStreamParser on single chunk shapes', () => {
 
   it('choices other than index 0 are reported, not merged into the message', () => {
     const events = eventsOf('{"choices":[{"index":0,"delta":{"content":"a"}},{"index":1,"delta":{"content":"b"}}]}');
-    assert.deepEqual(events.map((e) => e.kind), ['content', 'malformed']);
+    assert.deepEqual(
+      events.map((e) => e.kind),
+      ['content', 'malformed'],
+    );
   });
 
   it('[DONE] with stray whitespace is still done, and a multi-line data event is one chunk', () => {

@@ -34,14 +34,21 @@ test('the recorder closes a client connection when the upstream closes its own w
   t.after(() => recorder.close());
   const client = new Client(recorder.url, { keepAliveTimeout: 60_000 });
   t.after(() => client.close());
-  const send = async () => (await client.request({ method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, body: body('s', [{ role: 'user', content: 'hi' }]) })).body.text();
+  const send = async () =>
+    (await client.request({ method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, body: body('s', [{ role: 'user', content: 'hi' }]) })).body.text();
   await send();
   // Past the upstream's keep-alive: the harness's socket is closed too, as if it were connected directly.
   await new Promise((r) => setTimeout(r, 4000));
   await send();
   await recorder.close();
   const trace = readTrace(file);
-  assert.deepEqual(trace.requests.map((r) => [r.connection?.id, r.connection?.nth]), [[1, 1], [2, 1]]);
+  assert.deepEqual(
+    trace.requests.map((r) => [r.connection?.id, r.connection?.nth]),
+    [
+      [1, 1],
+      [2, 1],
+    ],
+  );
   assert.equal(trace.closes[0]?.by, 'proxy');
   assert.ok(trace.closes[0].idle_ms! >= 500, `closed after ${trace.closes[0]?.idle_ms} ms idle, when the upstream's idle socket went`);
   assert.equal(trace.requests[0]?.response.content_chars, 11, 'a JSON answer is read too');
@@ -55,14 +62,33 @@ test('--session-header names conversations, and --content keeps each distinct me
   const client = new Client(recorder.url);
   t.after(() => client.close());
   const system = { role: 'system', content: 'shared system prompt' };
-  for (const [session, text] of [['A', 'first'], ['B', 'second'], ['A', 'unrelated history']] as const) {
-    const res = await client.request({ method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json', 'x-session-id': session }, body: body(session, [system, { role: 'user', content: text }]) });
+  for (const [session, text] of [
+    ['A', 'first'],
+    ['B', 'second'],
+    ['A', 'unrelated history'],
+  ] as const) {
+    const res = await client.request({
+      method: 'POST',
+      path: '/v1/chat/completions',
+      headers: { 'content-type': 'application/json', 'x-session-id': session },
+      body: body(session, [system, { role: 'user', content: text }]),
+    });
     await res.body.text();
   }
   await recorder.close();
   const trace = readTrace(file);
-  assert.deepEqual(trace.requests.map((r) => [r.conversation, r.round]), [['c1', 1], ['c2', 1], ['c1', 2]]);
+  assert.deepEqual(
+    trace.requests.map((r) => [r.conversation, r.round]),
+    [
+      ['c1', 1],
+      ['c2', 1],
+      ['c1', 2],
+    ],
+  );
   assert.equal(trace.header.content, true);
-  assert.deepEqual([...trace.contents.values()].map((m) => m.content), ['shared system prompt', 'first', 'second', 'unrelated history']);
+  assert.deepEqual(
+    [...trace.contents.values()].map((m) => m.content),
+    ['shared system prompt', 'first', 'second', 'unrelated history'],
+  );
   assert.deepEqual(trace.requests[0]?.request.extra_keys, ['metadata']);
 });

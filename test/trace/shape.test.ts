@@ -18,7 +18,13 @@ function body(): Record<string, unknown> {
     tools: [{ type: 'function', function: { name: 'read_file', description: 'Read a file', parameters: { type: 'object' } } }],
     messages: [
       { role: 'system', content: 'You are a coding agent.' },
-      { role: 'user', content: [{ type: 'text', text: SECRET }, { type: 'image_url', image_url: { url: 'data:...' } }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: SECRET },
+          { type: 'image_url', image_url: { url: 'data:...' } },
+        ],
+      },
       { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"/home/alice/notes.txt"}' } }] },
       { role: 'tool', tool_call_id: 'call_1', content: 'launch at dawn' },
     ],
@@ -28,7 +34,15 @@ function body(): Record<string, unknown> {
 test('a request shape keeps roles, lengths, tool names and options, and none of the text', () => {
   const b = body();
   const shape = requestShape(b, 1234, new Hasher());
-  assert.deepEqual(shape.messages.map((m) => [m.role, m.chars]), [['system', 23], ['user', SECRET.length], ['assistant', 0], ['tool', 14]]);
+  assert.deepEqual(
+    shape.messages.map((m) => [m.role, m.chars]),
+    [
+      ['system', 23],
+      ['user', SECRET.length],
+      ['assistant', 0],
+      ['tool', 14],
+    ],
+  );
   assert.deepEqual(shape.messages[2]?.tool_calls, [{ name: 'read_file', arguments_chars: 32 }]);
   assert.equal(shape.messages[1]?.other_parts, 1);
   assert.equal(shape.max_tokens, 300);
@@ -46,7 +60,10 @@ test('equal messages hash equal within a trace, and hashes are keyed per trace',
   const a = new Hasher();
   const s1 = requestShape(body(), 1, a);
   const s2 = requestShape(body(), 1, a);
-  assert.deepEqual(s1.messages.map((m) => m.hash), s2.messages.map((m) => m.hash));
+  assert.deepEqual(
+    s1.messages.map((m) => m.hash),
+    s2.messages.map((m) => m.hash),
+  );
   assert.equal(new Set(s1.messages.map((m) => m.hash)).size, 4);
   const other = requestShape(body(), 1, new Hasher());
   assert.notEqual(other.messages[0]?.hash, s1.messages[0]?.hash, 'another trace, another key');

@@ -9,24 +9,39 @@ function listen(server: Server): Promise<string> {
 }
 
 function transport(url: string, connection: 'per-agent' | 'pool' = 'per-agent') {
-  return new Transport({ url, path: 'direct', tls: { caFile: null, insecure: false, servername: null }, connection, agents: 2, poolConnections: null, keepAliveTimeoutMs: 10_000, connectTimeoutMs: 2000, headersTimeoutMs: 5000, bodyTimeoutMs: 5000 });
+  return new Transport({
+    url,
+    path: 'direct',
+    tls: { caFile: null, insecure: false, servername: null },
+    connection,
+    agents: 2,
+    poolConnections: null,
+    keepAliveTimeoutMs: 10_000,
+    connectTimeoutMs: 2000,
+    headersTimeoutMs: 5000,
+    bodyTimeoutMs: 5000,
+  });
 }
 
 function send(tr: Transport, lane: number, tracker: ConnectionTracker): Promise<{ id: string; body: string }> {
   const id = tracker.nextRequestId();
   return new Promise((resolve, reject) => {
     let body = '';
-    sendStream(tr.lane(lane), { method: 'POST', path: '/x', headers: { [REQUEST_ID_HEADER]: id }, body: '{}' }, {
-      onStart() {},
-      onHeaders() {},
-      onData(c) {
-        body += c.toString();
+    sendStream(
+      tr.lane(lane),
+      { method: 'POST', path: '/x', headers: { [REQUEST_ID_HEADER]: id }, body: '{}' },
+      {
+        onStart() {},
+        onHeaders() {},
+        onData(c) {
+          body += c.toString();
+        },
+        onEnd() {
+          resolve({ id, body });
+        },
+        onError: reject,
       },
-      onEnd() {
-        resolve({ id, body });
-      },
-      onError: reject,
-    });
+    );
   });
 }
 
@@ -50,7 +65,10 @@ test('requests on one keep-alive socket are numbered 1, 2, 3 with the idle time 
     tracker.release(id);
     await new Promise((r) => setTimeout(r, 20));
   }
-  assert.deepEqual(seen.map((c) => c?.nth), [1, 2, 3]);
+  assert.deepEqual(
+    seen.map((c) => c?.nth),
+    [1, 2, 3],
+  );
   assert.equal(new Set(seen.map((c) => c?.id)).size, 1);
   assert.equal(seen[0]?.idle_ms, null);
   assert.ok((seen[1]?.idle_ms ?? 0) >= 15, `idle ${seen[1]?.idle_ms}`);
@@ -58,7 +76,7 @@ test('requests on one keep-alive socket are numbered 1, 2, 3 with the idle time 
   assert.equal(seen[0]?.tls, null);
 });
 
-test('two agents in per-agent mode use two sockets; a second tracker ignores the first tracker\'s requests', async (t) => {
+test("two agents in per-agent mode use two sockets; a second tracker ignores the first tracker's requests", async (t) => {
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => res.end('ok'));

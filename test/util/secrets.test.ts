@@ -35,14 +35,14 @@ test('secrets are masked longest first, short ones never (they would mask ordina
   assert.deepEqual(input.a, ['x abcd'], 'the input is untouched');
 });
 
-test('a URL\'s secrets: the password as written and decoded, and the Basic token made of it', () => {
+test("a URL's secrets: the password as written and decoded, and the Basic token made of it", () => {
   assert.deepEqual(urlSecrets('http://me:p%40ss@h'), ['p%40ss', 'p@ss', Buffer.from('me:p@ss').toString('base64')]);
   assert.deepEqual(urlSecrets('http://tok3n@h'), ['tok3n', 'tok3n']);
   assert.deepEqual(urlSecrets('http://h'), []);
   assert.deepEqual(urlSecrets('not a url'), []);
 });
 
-test('a workload\'s secrets are the API key\'s value and every URL credential in it; run.json\'s copy redacts the URLs', () => {
+test("a workload's secrets are the API key's value and every URL credential in it; run.json's copy redacts the URLs", () => {
   const w = parseWorkload(
     'target: {url: "http://t:tpass1@h:1", api_key_env: MY_KEY, via: {kind: connect, url: "http://p:ppass1@proxy:3128"}, bypass: "http://b:bpass1@h:2"}\nmonitor: {targets: [{name: m, url: "http://m:mpass1@h:3/metrics"}]}\n',
     'w.yaml',

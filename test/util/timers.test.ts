@@ -10,11 +10,15 @@ test('a long timeout longer than one underlying timer runs as a chain and fires 
   let fired = 0;
   // 60 ms in 7 ms chunks: nine timers, as 30 days run in 2^31 − 1 ms chunks.
   await new Promise<void>((resolve) => {
-    longTimeout(() => {
-      fired += 1;
-      firedAtMs = performance.now() - started;
-      resolve();
-    }, 60, 7);
+    longTimeout(
+      () => {
+        fired += 1;
+        firedAtMs = performance.now() - started;
+        resolve();
+      },
+      60,
+      7,
+    );
   });
   await sleep(30);
   assert.equal(fired, 1);

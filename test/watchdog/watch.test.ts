@@ -30,7 +30,10 @@ test('no response headers within headers_ms is a headers hang', () => {
   clock.advance(4990);
   assert.equal(hangs.length, 0);
   clock.advance(20);
-  assert.deepEqual(hangs.map((h) => h.phase), ['headers']);
+  assert.deepEqual(
+    hangs.map((h) => h.phase),
+    ['headers'],
+  );
 });
 
 test('silence before the first token is judged by first_token_ms, not stall_ms (a long prefill is not a stall)', () => {
@@ -109,7 +112,10 @@ test('under on_hang wait the watch goes on after a stall and fires once more, as
   w.headers();
   w.firstToken();
   clock.advance(3010);
-  assert.deepEqual(hangs.map((h) => h.phase), ['mid_stream']);
+  assert.deepEqual(
+    hangs.map((h) => h.phase),
+    ['mid_stream'],
+  );
   // Bytes and a "first token" after the verdict change nothing: only the total deadline is left.
   w.bytes();
   w.firstToken();
@@ -117,7 +123,10 @@ test('under on_hang wait the watch goes on after a stall and fires once more, as
   assert.equal(hangs.length, 1);
   assert.equal(clock.pendingTimers, 1, 'one timer while waiting');
   clock.advance(7000);
-  assert.deepEqual(hangs.map((h) => h.phase), ['mid_stream', 'total']);
+  assert.deepEqual(
+    hangs.map((h) => h.phase),
+    ['mid_stream', 'total'],
+  );
   assert.equal(hangs[1]!.deadline, 'total_ms');
   assert.equal(clock.pendingTimers, 0);
 });
@@ -128,7 +137,11 @@ test('waitForTotal outside a hang callback does nothing, and a stop while waitin
   w.waitForTotal();
   w.connected();
   clock.advance(5010);
-  assert.deepEqual(hangs.map((h) => h.phase), ['headers'], 'the watch judged normally');
+  assert.deepEqual(
+    hangs.map((h) => h.phase),
+    ['headers'],
+    'the watch judged normally',
+  );
   const clock2 = new FakeClock();
   const w2 = new RequestWatch(deadlines, clock2, () => w2.waitForTotal());
   w2.start();
@@ -165,7 +178,10 @@ test('first_token_ms shorter than connect_ms ends a request still without a sock
   const w = new RequestWatch({ connectMs: 10_000, headersMs: 20_000, firstTokenMs: 2000, stallMs: 30_000, totalMs: 60_000 }, clock, (h) => hangs.push(h));
   w.start();
   clock.advance(2010);
-  assert.deepEqual(hangs.map((h) => [h.phase, h.deadline]), [['connect', 'first_token_ms']]);
+  assert.deepEqual(
+    hangs.map((h) => [h.phase, h.deadline]),
+    [['connect', 'first_token_ms']],
+  );
 });
 
 test('headers before first_token_ms keep the first-token deadline counted from send, not from the headers', () => {
@@ -179,7 +195,10 @@ test('headers before first_token_ms keep the first-token deadline counted from s
   clock.advance(990);
   assert.equal(hangs.length, 0);
   clock.advance(20);
-  assert.deepEqual(hangs.map((h) => [h.phase, h.deadline]), [['first_token', 'first_token_ms']]);
+  assert.deepEqual(
+    hangs.map((h) => [h.phase, h.deadline]),
+    [['first_token', 'first_token_ms']],
+  );
 });
 
 test('a request that moves on to later deadlines keeps its one timer; an earlier deadline re-arms it', () => {

@@ -61,7 +61,15 @@ export function canarySignal(w: Window, ctx: Context): { signal: Signal; compari
   const p = legFigures(proxied);
   const pProxiedWorse = fisherGreater(p.failed, p.slots, d.failed, d.slots);
   const pDirectWorse = fisherGreater(d.failed, d.slots, p.failed, p.slots);
-  const comparison: CanaryComparison = { from_ms: Math.round(w.from_ms), to_ms: Math.round(w.to_ms), direct: d, proxied: p, p_proxied_worse: round3(pProxiedWorse), p_direct_worse: round3(pDirectWorse), excluded_client_late: excluded };
+  const comparison: CanaryComparison = {
+    from_ms: Math.round(w.from_ms),
+    to_ms: Math.round(w.to_ms),
+    direct: d,
+    proxied: p,
+    p_proxied_worse: round3(pProxiedWorse),
+    p_direct_worse: round3(pDirectWorse),
+    excluded_client_late: excluded,
+  };
   const proxiedPath = proxied[0]?.path ?? ctx.path ?? 'proxied';
   const span = `canaries from ${s1(w.from_ms)} to ${s1(w.to_ms)}`;
   signal.facts.push(
@@ -86,7 +94,13 @@ export function canarySignal(w: Window, ctx: Context): { signal: Signal; compari
     const failed = d.failed + p.failed;
     const slots = d.slots + p.slots;
     if (failed >= 2 && failed / slots >= DIRECT_FAILING_RATE) {
-      signal.votes.push(vote(MEDIUM, `canaries straight to the engine failed in ${failed} of ${slots} slots over the episode: the engine did not answer small requests either`, connectFailures(usable) ? ['engine', 'engine_overloaded', 'network'] : ['engine', 'engine_overloaded']));
+      signal.votes.push(
+        vote(
+          MEDIUM,
+          `canaries straight to the engine failed in ${failed} of ${slots} slots over the episode: the engine did not answer small requests either`,
+          connectFailures(usable) ? ['engine', 'engine_overloaded', 'network'] : ['engine', 'engine_overloaded'],
+        ),
+      );
     } else if (failed === 0) {
       signal.votes.push(vote(MEDIUM, `the engine answered all ${slots} canaries over the episode`, [], ['engine']));
     }
@@ -129,7 +143,14 @@ export function canarySignal(w: Window, ctx: Context): { signal: Signal; compari
       ),
     );
   } else if (d.failed === 0 && p.failed === 0) {
-    signal.votes.push(vote(MEDIUM, `both legs answered every canary over the episode (${d.slots} direct, ${p.slots} proxied): the proxy and the engine passed small requests meanwhile, so the trouble is specific to the agents' requests (their size, their long-lived connections)`, [], ['proxy', 'engine', 'engine_overloaded']));
+    signal.votes.push(
+      vote(
+        MEDIUM,
+        `both legs answered every canary over the episode (${d.slots} direct, ${p.slots} proxied): the proxy and the engine passed small requests meanwhile, so the trouble is specific to the agents' requests (their size, their long-lived connections)`,
+        [],
+        ['proxy', 'engine', 'engine_overloaded'],
+      ),
+    );
   } else {
     signal.facts.push(`the legs do not differ clearly (${counts} slots; ${pValue(pProxiedWorse)} that the proxied leg fails more, ${pValue(pDirectWorse)} the other way)`);
   }

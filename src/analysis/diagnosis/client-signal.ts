@@ -46,7 +46,14 @@ export function clientSignal(ep: Episode, ctx: Context): Signal {
   if (explained.length * 2 >= ep.hangs.length && (lateMs >= MIN_LATE_MS || waited)) {
     const windowMs = late.reduce((sum, w) => sum + (w.to_ms - w.from_ms), 0);
     const withCpu = late.filter((w) => w.cpu_ms !== null);
-    const cpuShare = withCpu.length === 0 ? null : withCpu.reduce((sum, w) => sum + w.cpu_ms!, 0) / Math.max(1, withCpu.reduce((sum, w) => sum + (w.to_ms - w.from_ms), 0));
+    const cpuShare =
+      withCpu.length === 0
+        ? null
+        : withCpu.reduce((sum, w) => sum + w.cpu_ms!, 0) /
+          Math.max(
+            1,
+            withCpu.reduce((sum, w) => sum + (w.to_ms - w.from_ms), 0),
+          );
     const elu = late.reduce((m, w) => Math.max(m, w.utilization), 0);
     const base = `${explained.length} of ${ep.hangs.length} hangs came while the client's event loop ran up to ${dur(worst)} late (${late.length} sample window${late.length === 1 ? '' : 's'}, ${s1(windowMs)}): its own deadlines fired on its own delay, and what it measured then (canaries, scrapes) measured itself`;
     // Waiting for a CPU while the process itself kept a core busy is its own contention (its threads), not the host's.
@@ -55,7 +62,14 @@ export function clientSignal(ep: Episode, ctx: Context): Signal {
       const waitText = waited ? `the kernel kept it waiting for a CPU ${s1(waitMs)} of ${s1(waitCoveredMs)} (run queue)` : null;
       const cpuText = cpuShare === null ? `its loop utilisation stayed at ${pct(elu)} (no CPU figures in this file)` : `the process used ${pct(cpuShare)} of a CPU core meanwhile`;
       const cpu = waitText === null ? cpuText : `${waitText}, and ${cpuText}`;
-      signal.votes.push(vote(DECISIVE, `${base}; yet ${cpu}: it was not busy, the host did not give it the CPU (other processes on its cores, a CPU limit, a paused VM)`, ['host_starved'], ['client', 'proxy', 'engine', 'engine_overloaded', 'network']));
+      signal.votes.push(
+        vote(
+          DECISIVE,
+          `${base}; yet ${cpu}: it was not busy, the host did not give it the CPU (other processes on its cores, a CPU limit, a paused VM)`,
+          ['host_starved'],
+          ['client', 'proxy', 'engine', 'engine_overloaded', 'network'],
+        ),
+      );
     } else {
       const cpu = cpuShare === null ? `its loop utilisation reached ${pct(elu)}` : `the process used ${pct(cpuShare)} of a CPU core meanwhile`;
       signal.votes.push(vote(DECISIVE, `${base}; ${cpu}: the client itself was too busy to read its sockets in time`, ['client'], ['host_starved', 'proxy', 'engine', 'engine_overloaded', 'network']));

@@ -3,7 +3,21 @@
 // verdicts, flow counters and client activity come from the summary's own monitor store at the end.
 import type { BufferingFigures, CanaryEvent, ClientSampleEvent, Diagnosis, GaugeVerdict, PathKind, RequestRecord, ScrapeEvent } from '../../types/index.js';
 import { flowCounter, type ClientActivity, type GaugeStore } from '../../monitor/index.js';
-import { canaryPoint, clientWindow, errorSpan, hangSpan, scrapePoint, withSamplerLateness, type CanaryPoint, type ClientWindow, type ErrorSpan, type FlowTrack, type HangSpan, type RequestActivity, type ScrapePoint } from './inputs.js';
+import {
+  canaryPoint,
+  clientWindow,
+  errorSpan,
+  hangSpan,
+  scrapePoint,
+  withSamplerLateness,
+  type CanaryPoint,
+  type ClientWindow,
+  type ErrorSpan,
+  type FlowTrack,
+  type HangSpan,
+  type RequestActivity,
+  type ScrapePoint,
+} from './inputs.js';
 import { diagnose } from './judge.js';
 
 /** Most items of each kind kept (the rest are counted): bounded memory over a night. */

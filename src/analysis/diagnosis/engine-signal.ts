@@ -97,7 +97,8 @@ function scrapeVotes(w: Window, ctx: Context, signal: Signal): void {
   }
   if (down.length > 0) signal.votes.push(vote(STRONG, down.join('; '), ['engine'], ['proxy', 'engine_overloaded']));
   if (slow.length > 0) signal.votes.push(vote(WEAK, `${slow.join('; ')}: busy, yet answering`, ['engine_overloaded', 'engine']));
-  if (up.length > 0) signal.votes.push(vote(WEAK, `${up.join('; ')}: ${up.length === 1 ? 'its HTTP server was' : 'their HTTP servers were'} up`, ['proxy', 'network'], ['engine'], ['proxy', 'network']));
+  if (up.length > 0)
+    signal.votes.push(vote(WEAK, `${up.join('; ')}: ${up.length === 1 ? 'its HTTP server was' : 'their HTTP servers were'} up`, ['proxy', 'network'], ['engine'], ['proxy', 'network']));
 }
 
 /** Share of the episode's time with work flowing (by slices: a counter moved, a request completed or
@@ -155,17 +156,46 @@ function flowVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): void {
     // Progress clears a stuck engine; it is what an overloaded engine does, and fits a proxy or network
     // fault as well. The counters are the engine's own word; the client's completions alone may have gone
     // another way.
-    signal.votes.push(vote(movedNames.size > 0 ? MEDIUM : WEAK, `work kept flowing through the episode (in ${over}: ${what.join(', ')}): the engine was making progress`, ['engine_overloaded', 'proxy', 'network'], ['engine'], ['proxy', 'network']));
+    signal.votes.push(
+      vote(
+        movedNames.size > 0 ? MEDIUM : WEAK,
+        `work kept flowing through the episode (in ${over}: ${what.join(', ')}): the engine was making progress`,
+        ['engine_overloaded', 'proxy', 'network'],
+        ['engine'],
+        ['proxy', 'network'],
+      ),
+    );
   } else if (share <= STILL_SHARE && ((a?.inFlightShare(w.from_ms, w.to_ms) ?? 0) >= 0.5 || ep.hangs.length > 0)) {
     const flat = observedFlows.filter((f) => !movedNames.has(`${f.target} ${f.counter}`)).map((f) => `${f.target} ${f.counter}`);
-    const counters = observedFlows.length > 0 ? (flat.length > 0 ? `${flat.join(', ')} flat` : 'the counters barely moved') : ctx.flows.length > 0 ? 'its counters unseen (the scrapes failed)' : 'no flow counter scraped';
-    signal.votes.push(vote(MEDIUM, `nothing flowed through most of the episode (work in only ${over}): ${counters}, hardly a request completed or a token arrived while requests waited`, ['engine'], ['engine_overloaded']));
+    const counters =
+      observedFlows.length > 0
+        ? flat.length > 0
+          ? `${flat.join(', ')} flat`
+          : 'the counters barely moved'
+        : ctx.flows.length > 0
+          ? 'its counters unseen (the scrapes failed)'
+          : 'no flow counter scraped';
+    signal.votes.push(
+      vote(
+        MEDIUM,
+        `nothing flowed through most of the episode (work in only ${over}): ${counters}, hardly a request completed or a token arrived while requests waited`,
+        ['engine'],
+        ['engine_overloaded'],
+      ),
+    );
     // A request held between prefill and decode the whole time nothing flowed: stuck inside the deployment
     // (a KV transfer that never finishes), not lost on the way to it.
     const held = ctx.handoffHeldIn(w);
     if (held.length > 0) {
       const where = held.map((h) => `${h.target} (≥ 1 in ${h.held} of ${h.scrapes} scrapes, up to ${h.max})`).join(', ');
-      signal.votes.push(vote(MEDIUM, `the PD hand-off queues (bootstrap, KV transfer) held a request through the episode while nothing flowed: ${where}: a request stuck between prefill and decode`, ['engine'], ['proxy', 'network', 'engine_overloaded']));
+      signal.votes.push(
+        vote(
+          MEDIUM,
+          `the PD hand-off queues (bootstrap, KV transfer) held a request through the episode while nothing flowed: ${where}: a request stuck between prefill and decode`,
+          ['engine'],
+          ['proxy', 'network', 'engine_overloaded'],
+        ),
+      );
     }
   } else {
     signal.facts.push(`work flowed in ${over} of the episode${what.length === 0 ? '' : ` (${what.join(', ')})`}`);
@@ -183,7 +213,14 @@ function gaugeVotes(w: Window, ctx: Context, signal: Signal): void {
       .map(([k, v]) => `${k}="${v}"`)
       .join(',');
     const when = g.stuck === undefined ? `for ${g.longest_nonzero_s.toFixed(1)} s` : `from ${s1(g.stuck.from_ms)} to ${s1(g.stuck.to_ms)}`;
-    signal.votes.push(vote(STRONG, `engine gauge ${g.name}${labels === '' ? '' : `{${labels}}`} on ${g.target} is pinned at ${Number.isInteger(g.last_value) ? g.last_value : Number(g.last_value.toPrecision(4))} ${when} with nothing flowing: a request is stuck inside the engine`, ['engine'], ['proxy', 'engine_overloaded']));
+    signal.votes.push(
+      vote(
+        STRONG,
+        `engine gauge ${g.name}${labels === '' ? '' : `{${labels}}`} on ${g.target} is pinned at ${Number.isInteger(g.last_value) ? g.last_value : Number(g.last_value.toPrecision(4))} ${when} with nothing flowing: a request is stuck inside the engine`,
+        ['engine'],
+        ['proxy', 'engine_overloaded'],
+      ),
+    );
   }
   const q = ctx.queueIn(w);
   if (q.observed >= 2 && q.queued * 2 >= q.observed) {
@@ -198,11 +235,19 @@ function ttftVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): void {
   const before = a.ttft(0, Math.max(0, ep.from_ms - 1));
   if (now.count >= 2 && before.count >= 3 && now.meanMs >= before.meanMs * TTFT_RISE_FACTOR && now.meanMs - before.meanMs >= TTFT_RISE_MS) {
     // Measured through the whole path: a proxy holding requests raises it too, so only a hint.
-    signal.votes.push(vote(WEAK, `TTFT rising: a mean of ${dur(now.meanMs)} for the ${now.count} requests sent over the episode that completed, against ${dur(before.meanMs)} before it`, ['engine_overloaded']));
+    signal.votes.push(
+      vote(WEAK, `TTFT rising: a mean of ${dur(now.meanMs)} for the ${now.count} requests sent over the episode that completed, against ${dur(before.meanMs)} before it`, ['engine_overloaded']),
+    );
   }
   const firstToken = ep.hangs.filter((h) => h.phase === 'first_token').length;
   if (ep.hangs.length >= 2 && firstToken * 2 > ep.hangs.length && now.count >= 1) {
-    signal.votes.push(vote(WEAK, `${firstToken} of ${ep.hangs.length} hung requests had their response headers and waited for a first token while ${now.count} others sent meanwhile completed: a slow engine, not a dead one`, ['engine_overloaded']));
+    signal.votes.push(
+      vote(
+        WEAK,
+        `${firstToken} of ${ep.hangs.length} hung requests had their response headers and waited for a first token while ${now.count} others sent meanwhile completed: a slow engine, not a dead one`,
+        ['engine_overloaded'],
+      ),
+    );
   }
 }
 

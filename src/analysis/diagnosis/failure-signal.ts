@@ -34,7 +34,14 @@ function errorVotes(ep: Episode, path: PathKind | null, signal: Signal): void {
       // 502/503 from the proxy itself: it got no answer from the engine, or its health checks marked the engine
       // down. 504: the engine did not answer in time, which a slow engine does too.
       const timeouts = pages.every((x) => x.http_status === 504);
-      signal.votes.push(vote(timeouts ? MEDIUM : STRONG, `the proxy answered ${pages.length} requests itself with an error page (HTTP ${statuses})${examples(pages)}: it was up, and could not get an answer from the engine behind it`, timeouts ? ['engine', 'engine_overloaded'] : ['engine'], ['proxy']));
+      signal.votes.push(
+        vote(
+          timeouts ? MEDIUM : STRONG,
+          `the proxy answered ${pages.length} requests itself with an error page (HTTP ${statuses})${examples(pages)}: it was up, and could not get an answer from the engine behind it`,
+          timeouts ? ['engine', 'engine_overloaded'] : ['engine'],
+          ['proxy'],
+        ),
+      );
     } else {
       signal.votes.push(vote(WEAK, `${pages.length} requests were answered with an error page (HTTP ${statuses})${examples(pages)}`, ['engine']));
     }
@@ -51,7 +58,8 @@ function errorVotes(ep: Episode, path: PathKind | null, signal: Signal): void {
     else signal.votes.push(vote(MEDIUM, `${refused.length} requests were refused at the engine's address: nothing listened there`, ['engine']));
   }
   const resets = e.filter((x) => x.class === 'connection_reset' || x.class === 'keepalive_race');
-  if (resets.length > 0) signal.votes.push(vote(WEAK, `${resets.length} connections were reset by ${proxied ? 'the proxy (the side roundload talks to)' : 'the engine'}`, [proxied ? 'proxy' : 'engine']));
+  if (resets.length > 0)
+    signal.votes.push(vote(WEAK, `${resets.length} connections were reset by ${proxied ? 'the proxy (the side roundload talks to)' : 'the engine'}`, [proxied ? 'proxy' : 'engine']));
   const connect = e.filter((x) => x.class === 'connect_timeout' || x.class === 'dns');
   if (connect.length > 0) signal.votes.push(vote(MEDIUM, `${connect.length} requests could not connect (${tally(connect, (x) => x.class)})`, ['network']));
   const tls = e.filter((x) => x.class === 'tls');

@@ -106,7 +106,11 @@ const FAMILY_PREFIX = /^(sglang|vllm|llamacpp):/;
 
 /** The first line of a message, at most `max` characters. */
 function firstLine(text: string, max = 120): string {
-  const line = text.replace(/^HTTP \d{3}:\s*/, '').replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim();
+  const line = text
+    .replace(/^HTTP \d{3}:\s*/, '')
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 

@@ -46,11 +46,15 @@ function facts(ep: Episode): string[] {
   if (ep.kind === 'hangs') {
     const h = ep.hangs;
     const reused = h.filter((x) => x.nth !== null && x.nth >= 2).length;
-    return [`${plural(h.length, 'request')} hung ${span} of the run (by phase: ${countBy(h, (x) => x.phase ?? 'unknown')}; by path: ${countBy(h, (x) => x.path)}); ${reused} of them on reused keep-alive connections`];
+    return [
+      `${plural(h.length, 'request')} hung ${span} of the run (by phase: ${countBy(h, (x) => x.phase ?? 'unknown')}; by path: ${countBy(h, (x) => x.path)}); ${reused} of them on reused keep-alive connections`,
+    ];
   }
   const e = ep.errors;
   const statuses = e.filter((x) => x.http_status !== null);
-  return [`${plural(e.length, 'request')} failed ${span} of the run (by class: ${countBy(e, (x) => x.class)}${statuses.length > 0 ? `; HTTP ${countBy(statuses, (x) => String(x.http_status))}` : ''}; by path: ${countBy(e, (x) => x.path)})`];
+  return [
+    `${plural(e.length, 'request')} failed ${span} of the run (by class: ${countBy(e, (x) => x.class)}${statuses.length > 0 ? `; HTTP ${countBy(statuses, (x) => String(x.http_status))}` : ''}; by path: ${countBy(e, (x) => x.path)})`,
+  ];
 }
 
 interface Scored {
@@ -160,7 +164,8 @@ export function diagnose(input: DiagnosisInput): Diagnosis {
   const call = overall(episodes);
   const evidence: string[] = [];
   if (omitted > 0) evidence.push(`${omitted} more failed requests than were kept for the diagnosis (a long run is judged from a sample)`);
-  if (episodes.length > 1 || dropped > 0) evidence.push(`${episodes.length + dropped} episodes${dropped > 0 ? ` (the ${episodes.length} largest judged)` : ''}: ${episodes.map(episodeLine).join('; ')}`);
+  if (episodes.length > 1 || dropped > 0)
+    evidence.push(`${episodes.length + dropped} episodes${dropped > 0 ? ` (the ${episodes.length} largest judged)` : ''}: ${episodes.map(episodeLine).join('; ')}`);
   // The main episode's story: the longest one with the run's verdict.
   const main = [...episodes].filter((e) => e.verdict === call.verdict || call.verdict === 'unknown').sort((a, b) => b.end_ms - b.start_ms - (a.end_ms - a.start_ms))[0];
   if (main !== undefined) {
