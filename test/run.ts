@@ -43,7 +43,7 @@ interface FileResult {
 }
 
 function parseArgs(argv: string[]): Options {
-  const options: Options = { group: 'all', jobs: Math.min(2, availableParallelism()), timeoutMs: 600_000, load: 0, repeat: 1, only: [] };
+  const options: Options = { group: 'all', jobs: availableParallelism() + 1, timeoutMs: 600_000, load: 0, repeat: 1, only: [] };
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i]!;
     const value = (): string => {
