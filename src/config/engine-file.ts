@@ -1,22 +1,18 @@
 // Engine settings and engine faults read from their own YAML files (`roundload engine --settings/--faults`),
 // validated by the workload schema itself so every problem is located `file:line:col` like a workload's.
-import { readFile } from 'node:fs/promises';
 import { LineCounter, parseDocument } from 'yaml';
 import { WorkloadError, type WorkloadIssue } from '../errors.js';
 import { explainIssues } from './issues.js';
 import { locate, positionOf } from './locate.js';
 import { workloadSchema } from './schema.js';
-import { configReadError } from './load.js';
+import { readConfigFile } from './load.js';
 import { isObject } from '../util/index.js';
 import type { EngineSettings } from './engine-settings.js';
 import type { EngineFault } from './engine-faults.js';
 
+/** The file's text, refused past 1 MiB like a workload's (read at most that much). */
 async function readText(file: string, what: string): Promise<string> {
-  try {
-    return await readFile(file, 'utf8');
-  } catch (cause) {
-    throw configReadError(file, what, cause);
-  }
+  return readConfigFile(file, what);
 }
 
 /**

@@ -4,7 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Lexer } from 'yaml';
-import { loadAbFile, loadWorkload, parseWorkload } from '../../src/config/index.js';
+import { loadAbFile, loadEngineFaults, loadEngineSettings, loadWorkload, parseWorkload } from '../../src/config/index.js';
 import { WorkloadError } from '../../src/errors.js';
 import { runCli, tempDir } from '../helpers/tmp.js';
 
@@ -56,6 +56,9 @@ describe('large workload files', () => {
       return true;
     });
     await assert.rejects(loadAbFile(file), /larger than 1 MiB/);
+    // The engine's own files (`roundload engine --settings/--faults`) too.
+    await assert.rejects(loadEngineSettings(file), /larger than 1 MiB/);
+    await assert.rejects(loadEngineFaults(file), /larger than 1 MiB/);
     const res = await runCli(['validate', file], { timeoutMs: 30_000 });
     assert.equal(res.code, 2);
     assert.match(res.stderr, /larger than 1 MiB/);
