@@ -5,6 +5,7 @@
 // hashes are equal, so prefixes shared across conversations stay shared.
 import type { AssembledMessage } from '../stream/index.js';
 import { Rng } from '../util/index.js';
+import { FILLER_WORDS } from './text.js';
 
 /** The shapes this module reads from a trace (see src/trace/types.ts, the file format). */
 export interface ShapeMessage {
@@ -37,67 +38,6 @@ export interface ReplayContents {
 /** How a round's answer slot was filled: the live answer, the recorded shape in its place, or no slot. */
 export type AnswerUse = 'live' | 'substituted' | null;
 
-const WORDS = [
-  'the',
-  'function',
-  'returns',
-  'value',
-  'when',
-  'config',
-  'loaded',
-  'from',
-  'disk',
-  'cache',
-  'request',
-  'handler',
-  'stream',
-  'token',
-  'buffer',
-  'socket',
-  'retry',
-  'timeout',
-  'error',
-  'src/main.ts',
-  'lib/util.py',
-  'server.go',
-  'test',
-  'assert',
-  'expected',
-  'line',
-  'import',
-  'export',
-  'class',
-  'async',
-  'await',
-  'queue',
-  'batch',
-  'decode',
-  'prefill',
-  'router',
-  'proxy',
-  'health',
-  'metric',
-  'latency',
-  'agent',
-  'tool',
-  'call',
-  'result',
-  'read',
-  'write',
-  'file',
-  'path',
-  'diff',
-  'commit',
-  'build',
-  'run',
-  'a',
-  'is',
-  'and',
-  'to',
-  'of',
-  'in',
-] as const;
-
 /** Exactly `chars` characters of word-like text, the same for the same seed (no characters JSON escapes). */
 export function syntheticText(seed: string, chars: number): string {
   if (chars <= 0) return '';
@@ -106,7 +46,7 @@ export function syntheticText(seed: string, chars: number): string {
   // Words joined by single spaces: `length` counts one space per word, one more than the join has.
   let length = 0;
   while (length - 1 < chars) {
-    const word = rng.pick(WORDS);
+    const word = rng.pick(FILLER_WORDS);
     parts.push(word);
     length += word.length + 1;
   }

@@ -2,7 +2,8 @@
 // of thumb), looking like what agents exchange: code, paths, logs.
 import type { Rng } from '../util/index.js';
 
-const WORDS = [
+/** The filler's words: code, paths, log words; none that JSON escapes (the replay's synthetic text uses them too). */
+export const FILLER_WORDS = [
   'the',
   'function',
   'returns',
@@ -84,7 +85,7 @@ export function filler(rng: Rng, tokens: number): string {
   let chars = 0;
   let sinceBreak = 0;
   while (chars < targetChars) {
-    const w = rng.pick(WORDS);
+    const w = rng.pick(FILLER_WORDS);
     parts.push(w);
     chars += w.length + 1;
     sinceBreak += 1;
