@@ -17,6 +17,7 @@ import {
   reportCommand,
   hopCommand,
   recordCommand,
+  type RecordCommandOptions,
   traceImportCommand,
   traceShowCommand,
   type RunCommandOptions,
@@ -128,22 +129,9 @@ function program(): Command {
     .option('--upstream-ca <file>', 'PEM file of a CA to trust for an https upstream')
     .option('--upstream-insecure', "do not verify an https upstream's certificate")
     .option('--verbose', 'print a line per recorded request')
-    .action(
-      async (opts: {
-        upstream: string;
-        out: string;
-        listen: string;
-        tls?: boolean;
-        certDir?: string;
-        content?: boolean;
-        sessionHeader?: string;
-        upstreamCa?: string;
-        upstreamInsecure?: boolean;
-        verbose?: boolean;
-      }) => {
-        await recordCommand(opts);
-      },
-    );
+    .action(async (opts: RecordCommandOptions) => {
+      await recordCommand(opts);
+    });
 
   const trace = cli.command('trace').description('look at a trace, or make one from another format');
   trace

@@ -8,5 +8,5 @@ export { abCommand } from './ab.js';
 export { mergeCommand } from './merge.js';
 export { reportCommand } from './report.js';
 export { hopCommand } from './hop.js';
-export { recordCommand } from './record.js';
+export { recordCommand, type RecordCommandOptions } from './record.js';
 export { traceImportCommand, traceShowCommand } from './trace.js';
