@@ -8,7 +8,7 @@ import { workloadSecrets, type AbArm, type AbPlan } from '../config/index.js';
 import { SecretScrubber, urlSecrets } from '../util/index.js';
 import { executeRun, type RunStatus } from '../run/index.js';
 import type { Summary } from '../analysis/index.js';
-import { boundedGet } from '../transport/index.js';
+import { boundedGet, GetTimeoutError } from '../transport/index.js';
 import { createRunFolder, onResultsFs, writeJsonAtomic } from '../results/index.js';
 import { ArmError, DifferentWorkloadsError } from '../errors.js';
 import type { ArmPair } from './charts.js';
@@ -74,20 +74,25 @@ export function abSecrets(plan: Pick<AbPlan, 'arms'>): string[] {
 
 /** Polls `url` with bounded GETs until it answers 200, or throws ArmError at the deadline. */
 export async function waitHealthy(url: string, timeoutMs: number, intervalMs: number, signal?: AbortSignal): Promise<number> {
-  const started = Date.now();
+  const started = performance.now();
+  const left = () => timeoutMs - (performance.now() - started);
   let last = 'no answer yet';
   for (let attempt = 1; ; attempt += 1) {
-    const remaining = timeoutMs - (Date.now() - started);
+    const remaining = left();
     if (remaining <= 0) break;
+    const pollMs = Math.max(1, Math.min(5000, remaining));
     try {
-      const res = await boundedGet(url, { timeoutMs: Math.max(1, Math.min(5000, remaining)), maxBytes: 64 * 1024 });
+      const res = await boundedGet(url, { timeoutMs: pollMs, maxBytes: 64 * 1024 });
       if (res.status === 200) return attempt;
       last = `HTTP ${res.status}`;
     } catch (error) {
-      last = error instanceof Error ? error.message : String(error);
+      // A poll cut short only because the wait's own deadline came says nothing about the server:
+      // the message keeps the last real answer when there was one.
+      const cutByDeadline = error instanceof GetTimeoutError && pollMs < 5000;
+      if (!cutByDeadline || last === 'no answer yet') last = error instanceof Error ? error.message : String(error);
     }
     if (signal?.aborted) throw new ArmError(`health wait for ${url} stopped by signal`);
-    const pause = Math.min(intervalMs, timeoutMs - (Date.now() - started));
+    const pause = Math.min(intervalMs, left());
     if (pause > 0) await sleep(pause, undefined, signal === undefined ? {} : { signal }).catch(() => {});
   }
   throw new ArmError(`${url} did not answer 200 within ${seconds(timeoutMs)} s (last: ${last})`, { context: { url } });

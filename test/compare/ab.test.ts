@@ -120,6 +120,23 @@ test('the health wait polls until a 200, and fails clearly when none comes in ti
   assert.ok(calls > -1_000_000 + 2, 'it kept polling until the deadline');
 });
 
+test("a last poll cut by the wait's own deadline keeps the server's last real answer in the message", async (t) => {
+  let calls = 0;
+  const server = createServer((_req, res) => {
+    calls += 1;
+    if (calls === 1) res.writeHead(503).end();
+    // Later polls never get an answer: each is cut at the time left, not by the server.
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/health`;
+  await assert.rejects(waitHealthy(url, 800, 20), (e: unknown) => e instanceof ArmError && /within 0\.8 s \(last: HTTP 503\)/.test(e.message));
+  assert.ok(calls >= 2, `polled ${calls} times`);
+});
+
 test('an arm whose set changes the load (not only the server) is refused before anything runs', async (t) => {
   const dir = tempDir(t);
   const plan = await parseAbFile(`${TINY}arms:\n  - name: A\n  - name: B\n    set: [agents.count=2]\n`, join(dir, 'ab.yaml'));
