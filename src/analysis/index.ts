@@ -18,4 +18,4 @@ export {
 } from './diagnosis/index.js';
 export { STARTUP_OPENING } from './opening.js';
 export { type PhaseArrivals } from './arrivals.js';
-export { ReplayComparison, type ReplaySummary } from './replay.js';
+export { ReplayComparison, type RecordedRequest, type ReplaySummary } from './replay.js';

@@ -2,9 +2,10 @@
 // run uses, client samples and canaries from events.jsonl, scrapes from gauges.jsonl. Works on a killed run (no
 // summary.json, run.json still `running`, a torn last line) and says what was missing. Reads only.
 import { existsSync, readFileSync } from 'node:fs';
-import { SummaryBuilder, DEFAULT_THRESHOLDS, plannedLengthS, windowSettingOf, type Summary, type ThresholdLimits } from '../analysis/index.js';
+import { SummaryBuilder, DEFAULT_THRESHOLDS, plannedLengthS, ReplayComparison, windowSettingOf, type Summary, type ThresholdLimits } from '../analysis/index.js';
 import { thresholdsSchema } from '../config/index.js';
 import { HistogramSet, type HistogramsFile } from '../metrics/index.js';
+import { readTrace, recordedFigures, replayedConversations } from '../trace/index.js';
 import type { ArrivalsEndEvent, CanaryEvent, ClientSampleEvent, ConversationEndEvent, ConversationStartEvent, PhaseEvent, RequestRecord, RunEndEvent, ScrapeEvent } from '../types/index.js';
 import { resultPath } from './folder.js';
 import { describeSkipped, isKindLine, readJsonlFile, readManifest, type JsonlFileReport, type RunManifest } from './read.js';
@@ -114,6 +115,21 @@ function pinAfterSOf(manifest: RunManifest): number {
   return typeof m?.pin_after_s === 'number' && m.pin_after_s > 0 ? m.pin_after_s : 30;
 }
 
+/** A replay's comparison with its recording, made again from the trace file run.json names (null: not a replay,
+ * or the trace cannot be read any more, which `notes` says). */
+function replayComparisonOf(manifest: RunManifest, notes: string[]): ReplayComparison | null {
+  const raw = manifest.workload.replay as { file?: unknown; conversations?: unknown; connection?: unknown; speed?: unknown } | null | undefined;
+  if (raw === null || raw === undefined || typeof raw.file !== 'string') return null;
+  const limit = typeof raw.conversations === 'number' ? raw.conversations : 'all';
+  try {
+    const recorded = replayedConversations(readTrace(raw.file), limit).flatMap((c) => c.requests.map(recordedFigures));
+    return new ReplayComparison(recorded, { file: raw.file, connection: typeof raw.connection === 'string' ? raw.connection : 'as-recorded', speed: typeof raw.speed === 'number' ? raw.speed : 1 });
+  } catch (error) {
+    notes.push(`the replay's trace ${raw.file} could not be read again (${error instanceof Error ? error.message : String(error)}): no comparison with the recording was made`);
+    return null;
+  }
+}
+
 /** Rebuilds the summary of the run in `dir`. @throws NotARunError when `dir` is not a results folder, ResultsError when it cannot be read. */
 export async function rebuildSummary(dir: string): Promise<RebuildResult> {
   const manifest = readManifest(dir);
@@ -138,8 +154,10 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
     if (Number.isFinite(ms)) lastWallMs = Math.max(lastWallMs, ms + plusMs);
   };
 
+  const comparison = replayComparisonOf(manifest, notes);
   const requests = await readJsonlFile(resultPath(dir, 'requests'), isRequestRecord, (r) => {
     builder.add(r);
+    comparison?.add(r);
     seen(r.t, r.e2e_ms);
   });
   if (!requests.exists) notes.push('requests.jsonl missing: no request records');
@@ -218,12 +236,13 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
       summary.diagnosis = previous.diagnosis;
       kept.push('diagnosis');
     }
-    if (previous.replay !== undefined) {
-      // The recording it is compared with is a trace outside the folder.
+    if (comparison === null && previous.replay !== undefined) {
+      // The recording it is compared with is a trace outside the folder, no longer readable.
       summary.replay = previous.replay;
       kept.push('replay comparison');
     }
     if (kept.length > 0) notes.push(`${kept.join(', ')} kept from the previous summary.json (not recomputable from the folder)`);
   }
+  if (comparison !== null) summary.replay = comparison.result();
   return { summary, manifest, notes, files: { requests, events, gauges }, had: { summary: hadSummary, histograms: fileHistograms !== null } };
 }

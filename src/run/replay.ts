@@ -6,7 +6,7 @@ import { setMaxListeners } from 'node:events';
 import type { ReplaySettings } from '../config/index.js';
 import { runReplayAgent, type ReplayRound, type RoundTarget } from '../agent/index.js';
 import { ALL_ROUNDS } from '../metrics/index.js';
-import { readTrace, type TraceRequest } from '../trace/index.js';
+import { readTrace, replayedConversations, type TraceRequest } from '../trace/index.js';
 import { UsageError } from '../errors.js';
 import type { PhaseRunContext, PhasePlan } from './phase.js';
 import { abortableSleep, agentTarget } from './phase-context.js';
@@ -41,15 +41,7 @@ export interface ReplayPlan {
 /** Reads the trace and plans the replay. @throws TraceError on a bad trace, UsageError on an empty one. */
 export function planReplay(settings: ReplaySettings): ReplayPlan {
   const trace = readTrace(settings.file);
-  const byConversation = new Map<string, TraceRequest[]>();
-  for (const r of trace.requests) {
-    const list = byConversation.get(r.conversation);
-    if (list === undefined) byConversation.set(r.conversation, [r]);
-    else list.push(r);
-  }
-  let conversations = [...byConversation.entries()].map(([id, rs]) => ({ id, rs: rs.sort((a, b) => a.round - b.round || a.start_ms - b.start_ms) }));
-  conversations.sort((a, b) => (a.rs[0]?.start_ms ?? 0) - (b.rs[0]?.start_ms ?? 0));
-  if (settings.conversations !== 'all') conversations = conversations.slice(0, settings.conversations);
+  const conversations = replayedConversations(trace, settings.conversations).map((c) => ({ id: c.id, rs: c.requests }));
   if (conversations.length === 0) throw new UsageError(`replay.file ${settings.file} holds no requests to replay`);
   const origin = conversations[0]?.rs[0]?.start_ms ?? 0;
   const connections: number[] = [];

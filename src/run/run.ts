@@ -10,6 +10,7 @@ import { redactWorkload, workloadSecrets } from '../config/index.js';
 import { startEngineThread, engineStartLine, type EngineThreadHandle } from '../engine/index.js';
 import { ConnectionTracker } from '../transport/index.js';
 import { SummaryBuilder, plannedLengthS, ReplayComparison, type Summary } from '../analysis/index.js';
+import { recordedFigures } from '../trace/index.js';
 import { LatestGauges } from '../monitor/index.js';
 import { createRunFolder, resultPath, writeJsonAtomic, writeJsonLastResort } from '../results/index.js';
 import { writeReports } from '../report/index.js';
@@ -208,22 +209,7 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
     latestGauges.add(e);
   });
   bus.on('request', (e) => summary.add(e.record));
-  const comparison =
-    replay === null
-      ? null
-      : new ReplayComparison(
-          replay.recorded.map((r) => ({
-            seq: r.seq,
-            conversation: r.conversation,
-            round: r.round,
-            connection: r.connection,
-            prompt_tokens: r.response.prompt_tokens,
-            ttft_ms: r.response.ttft_ms,
-            e2e_ms: r.response.e2e_ms,
-            error: r.response.error !== null,
-          })),
-          { file: replay.file, connection: replay.settings.connection, speed: replay.settings.speed },
-        );
+  const comparison = replay === null ? null : new ReplayComparison(replay.recorded.map(recordedFigures), { file: replay.file, connection: replay.settings.connection, speed: replay.settings.speed });
   if (comparison !== null) bus.on('request', (e) => comparison.add(e.record));
   bus.on('client_sample', (e) => summary.addClientSample(e));
   bus.on('canary', (e) => summary.addCanary(e));

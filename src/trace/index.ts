@@ -7,3 +7,4 @@ export { ConversationInference } from './conversations.js';
 export type { TraceRequest } from './types.js';
 export { traceStats, formatTraceStats } from './show.js';
 export { importTrace } from './import.js';
+export { replayedConversations, recordedFigures } from './replayed.js';

@@ -2,13 +2,14 @@
 // one, and hold the replay to the recording: conversations, rounds, prompt sizes, think times, socket reuse.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI from 'openai';
 import { parseWorkload } from '../../src/config/index.js';
 import { executeRun } from '../../src/run/index.js';
+import { rebuildSummary } from '../../src/results/index.js';
 import { startEngine, type EngineHandle } from '../../src/engine/index.js';
 import { engineSchema } from '../../src/config/schema.js';
 import { startRecorder, readTrace, type Trace, type TraceRequest } from '../../src/trace/index.js';
@@ -158,6 +159,18 @@ test('a roundload run recorded through `roundload record` replays with the same 
     ],
   );
   assert.ok(summary.replay.rounds.every((r) => Math.abs(r.prompt_tokens_diff_pct!) <= 5));
+  // A killed replay (no summary.json) still gets its comparison, made again from the trace run.json names;
+  // with the trace gone it says so instead.
+  rmSync(join(out, 'summary.json'));
+  const rebuilt = await rebuildSummary(out);
+  assert.deepEqual(rebuilt.summary.replay, summary.replay);
+  renameSync(file, `${file}.moved`);
+  const orphan = await rebuildSummary(out);
+  assert.equal(orphan.summary.replay, undefined);
+  assert.ok(
+    orphan.notes.some((n) => n.includes(`the replay's trace ${file} could not be read again`)),
+    orphan.notes.join('\n'),
+  );
 });
 
 test('agents sharing a pool of two connections: as-recorded replays each request on its recorded connection, the nth as recorded', async (t) => {
