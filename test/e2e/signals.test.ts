@@ -124,12 +124,15 @@ test('a second SIGTERM exits at once with 130', async (t) => {
   await sleep(50);
   process.kill(pid, 'SIGTERM');
   const res = await running;
-  // Timed from the first signal: waiting out the 2 s grace would end 2000 ms or more after it. Exiting at once
-  // took up to 1.7 s on a loaded machine (the process is slow to exit, not waiting), hence the bound near the grace.
   const tookMs = Date.now() - firstAt;
   assert.equal(res.code, 130);
-  assert.ok(tookMs < 1950, `exited ${tookMs} ms after the first signal (the grace is 2 s)`);
   assert.match(res.stderr, /SIGTERM again: exiting now/);
+  // "At once" judged by order, not by a clock a loaded machine stretches: the requests in flight decode for
+  // about 20 s, so a run that waited out its 2 s grace would have recorded them aborted and written
+  // summary.json before exiting; this one left before either.
+  assert.equal(existsSync(join(out, 'summary.json')), false, 'exited before the grace ended and the summary was written');
+  assert.ok(!existsSync(join(out, 'requests.jsonl')) || readFileSync(join(out, 'requests.jsonl'), 'utf8').trim() === '', 'no in-flight request was recorded aborted');
+  assert.ok(tookMs < 10_000, `exited ${tookMs} ms after the first signal`);
 });
 
 test('the documented Kubernetes Job starts roundload with exec node, never npx, so SIGTERM to PID 1 reaches it', () => {
