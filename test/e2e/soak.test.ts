@@ -108,7 +108,7 @@ test('an 8 s soak: agents restart conversations at agents.rounds until the durat
 });
 
 test('a context cap ends conversations before their rounds, and the agent starts a fresh one', async (t) => {
-  const workload = parseWorkload(`name: capped\nduration: 3s\nagents: {count: 2, rounds: 50, think_time_ms: 0}\nconversation: {max_context_tokens: 2500}\n${ENGINE}`, 'capped.yaml');
+  const workload = parseWorkload(`name: capped\nduration: 4s\nagents: {count: 2, rounds: 50, think_time_ms: 0}\nconversation: {max_context_tokens: 2000}\n${ENGINE}`, 'capped.yaml');
   const out = join(tempDir(t), 'run');
   const result = await executeRun({ workload, out });
   assert.equal(result.status, 'completed');
@@ -122,9 +122,9 @@ test('a context cap ends conversations before their rounds, and the agent starts
       assert.ok(list.length >= 2 && list.length < 50, `${id} ended at the cap after ${list.length} rounds`);
       // The request that took it to the cap went out; the next one would have been past it.
       const last = list.at(-1)!;
-      assert.ok(last.request_bytes / 4 < 2500 * 1.3, `${id}'s last request was near the cap (${Math.round(last.request_bytes / 4)} tokens)`);
+      assert.ok(last.request_bytes / 4 < 2000 * 1.3, `${id}'s last request was near the cap (${Math.round(last.request_bytes / 4)} tokens)`);
       assert.ok(
-        last.context_cap !== undefined && last.context_cap.context_tokens >= 2500 && last.context_cap.rounds_left === 50 - list.length,
+        last.context_cap !== undefined && last.context_cap.context_tokens >= 2000 && last.context_cap.rounds_left === 50 - list.length,
         `${id} says it ended at the cap: ${JSON.stringify(last.context_cap)}`,
       );
       capped += 1;

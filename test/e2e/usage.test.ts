@@ -11,7 +11,7 @@ test('a usage error prints one error line and `see roundload <cmd> --help`, exit
     [['compare', 'a', '--resamples'], "roundload: option '--resamples <n>' argument missing", 'see roundload compare --help'],
     [['rn', 'workloads/smoke.yaml'], "roundload: unknown command 'rn' (did you mean run?)", 'see roundload --help'],
   ];
-  const results = await Promise.all(cases.map(([args]) => runCli(args, { timeoutMs: 30_000 })));
+  const results = await Promise.all(cases.map(([args]) => runCli(args)));
   results.forEach((res, i) => {
     const [args, error, hint] = cases[i]!;
     assert.equal(res.code, 2, args.join(' '));
@@ -21,10 +21,10 @@ test('a usage error prints one error line and `see roundload <cmd> --help`, exit
 });
 
 test('a bad --progress is a usage error naming the flag', async () => {
-  const res = await runCli(['run', 'workloads/smoke.yaml', '--progress', '50ms'], { timeoutMs: 30_000 });
+  const res = await runCli(['run', 'workloads/smoke.yaml', '--progress', '50ms']);
   assert.equal(res.code, 2);
   assert.equal(res.stderr, 'roundload: --progress must be at least 100ms (use --quiet for no progress), got "50ms"\n');
-  const junk = await runCli(['run', 'workloads/smoke.yaml', '--progress', 'often'], { timeoutMs: 30_000 });
+  const junk = await runCli(['run', 'workloads/smoke.yaml', '--progress', 'often']);
   assert.equal(junk.code, 2);
   assert.match(junk.stderr, /^roundload: --progress: invalid duration "often"/);
 });
