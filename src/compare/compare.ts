@@ -5,6 +5,7 @@ import { isAbsolute, relative } from 'node:path';
 import { DifferentWorkloadsError } from '../errors.js';
 import { BIN_COUNT, pooledQuantile, type Bins } from './bins.js';
 import { identityDifferences } from './identity.js';
+import type { PhaseArrivals } from '../analysis/index.js';
 import type { RunData, RunWindow } from './load.js';
 import { bootstrapDelta, mean, MAX_INTERVAL_WIDTH, tooWide, verdictOf, type ArmSeries, type BetterWhen, type DeltaKind, type Verdict } from './stats.js';
 import { round3 } from '../util/index.js';
@@ -58,6 +59,23 @@ export interface PhaseComparison {
   countsB: { requests: number; errors: number; hangs: number };
   rows: FigureRow[];
   notes: string[];
+  /** An open-loop phase (`agents.arrival`, rate stages): each arm's arrivals and start lag, runs pooled. */
+  arrivals?: { a: ArmArrivals | null; b: ArmArrivals | null };
+}
+
+/** An arm's arrivals in one phase, over its runs. */
+export interface ArmArrivals {
+  runs: number;
+  scheduled: number;
+  started: number;
+  /** Started after waiting for a slot (`max_active` conversations were running). */
+  delayed: number;
+  /** Still waiting for a slot at the end; null when a run did not say (a killed run). */
+  not_started: number | null;
+  /** Each run's start lag p99 (ms), in run order. */
+  start_lag_p99_ms: number[];
+  /** Runs whose start lag p99 passed one think time. */
+  lagging_runs: number;
 }
 
 export interface Comparison {
@@ -244,7 +262,51 @@ function comparePhase(a: Arm, b: Arm, phase: string, options: Required<Omit<Comp
   const lengths = [...new Set([...a.runs, ...b.runs].map((r) => r.windowS))].sort((x, y) => x - y);
   if (lengths.length > 1)
     notes.push(`the runs' windows differ (${lengths.join(', ')} s): window figures are not like for like; set window_s to one number (or give the runs a duration) and run again`);
-  return { phase, windowsA, windowsB, windowS, block, autocorrelation, countsA: counts(a, phase), countsB: counts(b, phase), rows, notes };
+  const arrivalsA = arrivalsOf(a, phase);
+  const arrivalsB = arrivalsOf(b, phase);
+  if (arrivalsA !== null && arrivalsB !== null) {
+    const lags = (x: ArmArrivals) => `start lag p99 ${x.start_lag_p99_ms.map((v) => Math.round(v)).join(', ')} ms, ${x.delayed} delayed`;
+    const lagging = (x: ArmArrivals) => x.lagging_runs === x.runs;
+    const steady = (x: ArmArrivals) => x.lagging_runs === 0;
+    // Latency and throughput of an arm that fell behind its arrivals are of fewer conversations at once than
+    // offered: not like for like with an arm that kept up.
+    if (lagging(arrivalsB) && steady(arrivalsA))
+      notes.push(
+        `B fell behind its arrivals (${lags(arrivalsB)}; A ${lags(arrivalsA)}): B served fewer conversations at once than offered, so its latency and throughput are not of the same load as A's`,
+      );
+    else if (lagging(arrivalsA) && steady(arrivalsB))
+      notes.push(
+        `A fell behind its arrivals (${lags(arrivalsA)}; B ${lags(arrivalsB)}): A served fewer conversations at once than offered, so its latency and throughput are not of the same load as B's`,
+      );
+  }
+  return {
+    phase,
+    windowsA,
+    windowsB,
+    windowS,
+    block,
+    autocorrelation,
+    countsA: counts(a, phase),
+    countsB: counts(b, phase),
+    rows,
+    notes,
+    ...(arrivalsA === null && arrivalsB === null ? {} : { arrivals: { a: arrivalsA, b: arrivalsB } }),
+  };
+}
+
+/** The arm's arrivals in `phase`, its runs added up; null when no run of it had arrivals there. */
+function arrivalsOf(arm: Arm, phase: string): ArmArrivals | null {
+  const each = arm.runs.map((run) => run.phases.get(phase)?.arrivals ?? null).filter((x): x is PhaseArrivals => x !== null);
+  if (each.length === 0) return null;
+  return {
+    runs: each.length,
+    scheduled: each.reduce((n, x) => n + x.scheduled, 0),
+    started: each.reduce((n, x) => n + x.started, 0),
+    delayed: each.reduce((n, x) => n + x.delayed, 0),
+    not_started: each.some((x) => x.not_started === null) ? null : each.reduce((n, x) => n + (x.not_started ?? 0), 0),
+    start_lag_p99_ms: each.map((x) => x.start_lag.p99_ms),
+    lagging_runs: each.filter((x) => x.lagging).length,
+  };
 }
 
 /** Phase names of an arm, in first-seen order. */

@@ -3,7 +3,7 @@
 import { basename } from 'node:path';
 import { chartGrid, chartScripts, chartStyles, cspMeta, esc, loadChartAssets, type ChartAssets, type ChartSpec, type ForestSpec } from '../report/index.js';
 import { comparisonCharts, type ArmPair, type PhaseCharts } from './charts.js';
-import type { Comparison, FigureRow, PhaseComparison } from './compare.js';
+import type { ArmArrivals, Comparison, FigureRow, PhaseComparison } from './compare.js';
 
 function num(v: number | null): string {
   if (v === null) return '-';
@@ -56,6 +56,18 @@ function countsLine(p: PhaseComparison): string {
   return `whole phase   A ${c(p.countsA)} · B ${c(p.countsB)}`;
 }
 
+/** An open-loop phase's arrivals, arm by arm: what came due, what started, how late. */
+function arrivalsLine(p: PhaseComparison): string | null {
+  if (p.arrivals === undefined) return null;
+  const side = (x: ArmArrivals | null): string => {
+    if (x === null) return 'no arrivals';
+    const waiting = x.not_started === null ? ', waiting at the end not reported' : x.not_started > 0 ? `, ${x.not_started} never started` : '';
+    const lag = x.start_lag_p99_ms.map((v) => num(v)).join(', ');
+    return `${x.scheduled} due, ${x.started} started (${x.delayed} delayed${waiting}), start lag p99 ${lag} ms${x.lagging_runs > 0 ? ` LAGGING${x.runs > 1 ? ` in ${x.lagging_runs} of ${x.runs} runs` : ''}` : ''}`;
+  };
+  return `arrivals      A ${side(p.arrivals.a)} · B ${side(p.arrivals.b)}`;
+}
+
 /** The terminal comparison. */
 export function formatComparison(c: Comparison): string {
   const out: string[] = [];
@@ -67,6 +79,8 @@ export function formatComparison(c: Comparison): string {
     const head = ['figure', 'A', 'B', 'delta', '95% interval', 'verdict'];
     out.push(table([head, ...p.rows.map(rowCells)], [false, true, true, true, true, false]));
     out.push(countsLine(p));
+    const arrivals = arrivalsLine(p);
+    if (arrivals !== null) out.push(arrivals);
     for (const note of p.notes) out.push(`note          ${note}`);
   }
   if (c.phases.length === 0) out.push('', 'no phase is present in both arms: nothing to compare');
@@ -130,6 +144,8 @@ function section(c: Comparison, charts: readonly PhaseCharts[]): string {
       );
     }
     parts.push(`</table><p class="meta">${esc(countsLine(p))}</p>`);
+    const arrivals = arrivalsLine(p);
+    if (arrivals !== null) parts.push(`<p class="meta">${esc(arrivals)}</p>`);
     for (const note of p.notes) parts.push(`<p class="meta">note: ${esc(note)}</p>`);
     const ch = charts[i];
     if (ch !== undefined && ch.forests.length + ch.series.length > 0) parts.push(`<div class="phase-charts">${chartGrid([...ch.forests, ...ch.series])}</div>`);

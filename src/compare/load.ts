@@ -4,7 +4,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { readJsonlFile, RESULT_FILES, fsFailure, toResultsError } from '../results/index.js';
-import type { Summary, WindowFigures } from '../analysis/index.js';
+import type { PhaseArrivals, Summary, WindowFigures } from '../analysis/index.js';
 import type { RequestRecord } from '../types/index.js';
 import { NotARunError } from '../errors.js';
 import { Bins } from './bins.js';
@@ -36,6 +36,8 @@ export interface RunPhase {
   windows: RunWindow[];
   /** Requests sent in the phase's warm-up (not in any latency figure). */
   warmupRequests: number;
+  /** An open-loop phase's arrivals and start lag (summary.json), else null. */
+  arrivals: PhaseArrivals | null;
 }
 
 export interface RunData {
@@ -96,8 +98,8 @@ export async function loadRun(dirArg: string): Promise<RunData> {
   summary.windows.forEach((w, i) => {
     let phase = phases.get(w.phase);
     if (phase === undefined) {
-      const warm = summary.phases.find((p) => p.phase === w.phase)?.warmup?.requests ?? 0;
-      phase = { name: w.phase, windows: [], warmupRequests: warm };
+      const own = summary.phases.find((p) => p.phase === w.phase);
+      phase = { name: w.phase, windows: [], warmupRequests: own?.warmup?.requests ?? 0, arrivals: own?.arrivals ?? null };
       phases.set(w.phase, phase);
     }
     const window: RunWindow = {

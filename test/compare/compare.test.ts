@@ -82,7 +82,7 @@ test('latencies 20% lower in B are found better, errors only in B are worse, and
 test('too few steady windows give "insufficient data", and phases in one arm only are listed, not compared', () => {
   const a = run('a', [1000, 1000, 1000], { phase: 'c64' });
   const b = run('b', [1100, 1100, 1100], { phase: 'c64' });
-  b.phases.set('c96', { name: 'c96', windows: [window(0, 5)], warmupRequests: 0 });
+  b.phases.set('c96', { name: 'c96', windows: [window(0, 5)], warmupRequests: 0, arrivals: null });
   const c = compareArms({ name: 'A', runs: [a] }, { name: 'B', runs: [b] });
   assert.deepEqual(
     c.phases.map((p) => p.phase),
@@ -149,4 +149,40 @@ test("compare.html charts: a forest plot per kind of delta, and with the arms at
   // The page carries every chart's element and its data.
   const html = comparisonHtml([c], { arms: [{ a, b }] });
   for (const id of ['forest-0-main-relative', 'forest-0-main-absolute', 'arms-0-main-tokens', 'arms-0-main-ttft', 'arms-0-main-e2e']) assert.equal(html.split(`data-chart="${id}"`).length - 1, 1, id);
+});
+
+test("an open-loop phase shows each arm's arrivals and start lag, and an arm that fell behind its arrivals is named in a note", () => {
+  const arrivals = (lagP99: number, delayed: number, notStarted: number | null) => ({
+    scheduled: 60,
+    started: 60 - (notStarted ?? 0),
+    delayed,
+    not_started: notStarted,
+    arrivals_per_s: 4,
+    start_lag: { count: 60, p50_ms: lagP99 / 4, p90_ms: lagP99 / 2, p99_ms: lagP99, max_ms: lagP99, mean_ms: lagP99 / 4 },
+    active_mean: 8,
+    active_max: 16,
+    lagging: lagP99 > 100,
+  });
+  const series = Array.from({ length: 20 }, () => 1000);
+  const a = run('a', series, { arrivals: arrivals(12, 0, 0) });
+  const b = run('b', series, { arrivals: arrivals(840, 14, 6) });
+  const c = compareArms({ name: 'A', runs: [a] }, { name: 'B', runs: [b] });
+  const p = c.phases[0]!;
+  assert.deepEqual(p.arrivals, {
+    a: { runs: 1, scheduled: 60, started: 60, delayed: 0, not_started: 0, start_lag_p99_ms: [12], lagging_runs: 0 },
+    b: { runs: 1, scheduled: 60, started: 54, delayed: 14, not_started: 6, start_lag_p99_ms: [840], lagging_runs: 1 },
+  });
+  assert.ok(
+    p.notes.some((n) => n.startsWith('B fell behind its arrivals (start lag p99 840 ms, 14 delayed; A start lag p99 12 ms, 0 delayed)')),
+    p.notes.join('\n'),
+  );
+  const text = formatComparison(c);
+  assert.match(text, /arrivals {6}A 60 due, 60 started \(0 delayed\), start lag p99 12\.00 ms · B 60 due, 54 started \(14 delayed, 6 never started\), start lag p99 840\.0 ms LAGGING/);
+  assert.match(comparisonHtml([c]), /arrivals {6}A 60 due/);
+  // Both arms kept up: no note; a closed-loop phase: no arrivals line.
+  const even = compareArms({ name: 'A', runs: [a] }, { name: 'B', runs: [run('b2', series, { arrivals: arrivals(15, 0, 0) })] });
+  assert.ok(!even.phases[0]!.notes.some((n) => n.includes('fell behind')));
+  const closed = compareArms({ name: 'A', runs: [run('x', series)] }, { name: 'B', runs: [run('y', series)] });
+  assert.equal(closed.phases[0]!.arrivals, undefined);
+  assert.doesNotMatch(formatComparison(closed), /arrivals/);
 });

@@ -1,4 +1,5 @@
 // Synthetic runs for comparison tests: windows with a given tokens/s series and latencies, no files.
+import type { PhaseArrivals } from '../../src/analysis/index.js';
 import { Bins } from '../../src/compare/bins.js';
 import { workloadHash, type RunData, type RunWindow } from '../../src/compare/index.js';
 import { SeededRandom } from '../../src/compare/stats.js';
@@ -54,7 +55,11 @@ export function window(
 }
 
 /** A run of one phase from a tokens/s series (all windows steady unless `edges`: first and last not). */
-export function run(name: string, series: number[], options: { phase?: string; workload?: Record<string, unknown>; latencyScale?: number; edges?: boolean; requests?: number } = {}): RunData {
+export function run(
+  name: string,
+  series: number[],
+  options: { phase?: string; workload?: Record<string, unknown>; latencyScale?: number; edges?: boolean; requests?: number; arrivals?: PhaseArrivals } = {},
+): RunData {
   const workload = options.workload ?? { window_s: 1, agents: { count: 8, rounds: 10 }, engine: { decode_speedup: 1 } };
   const windows = series.map((v, i) =>
     window(i, v, {
@@ -73,7 +78,7 @@ export function run(name: string, series: number[], options: { phase?: string; w
     workload,
     hash: workloadHash(workload),
     windowS: 1,
-    phases: new Map([[phase, { name: phase, windows, warmupRequests: 0 }]]),
+    phases: new Map([[phase, { name: phase, windows, warmupRequests: 0, arrivals: options.arrivals ?? null }]]),
     badLines: 0,
   };
 }
