@@ -121,11 +121,17 @@ export const DASHBOARD_SCRIPT = String.raw`
     $('card-errors').classList.toggle('bad', p.errors > 0);
     text('p-inflight', num(p.in_flight));
     text('p-oldest', p.oldest_in_flight_s === null ? 'none in flight' : 'oldest ' + dur(p.oldest_in_flight_s));
+    var a = s.arrivals;
+    $('card-arrivals').hidden = a === null;
+    if (a !== null) {
+      text('p-arrivals', num(a.started));
+      text('p-arrivals-sub', num(a.active) + ' active · start lag p50 ' + ms(a.start_lag_p50_ms) + ' p99 ' + ms(a.start_lag_p99_ms) + (a.delayed > 0 ? ' · ' + num(a.delayed) + ' waited for a slot' : ''));
+    }
     text('hang-count', num(s.hangs_total));
     s.hangs.forEach(hangRow);
     targets(s.targets);
     s.charts.forEach(function (c) {
-      c.container = c.id.indexOf('live-gauges-') === 0 ? '#charts-gauges' : c.id === 'live-throughput' ? '#charts-time' : '#charts-latency';
+      c.container = c.id.indexOf('live-gauges-') === 0 ? '#charts-gauges' : c.id === 'live-throughput' || c.id === 'live-arrivals' ? '#charts-time' : '#charts-latency';
       charts.upsert(c);
     });
     updates += 1;
@@ -160,8 +166,8 @@ export const DASHBOARD_SCRIPT = String.raw`
 })();
 `;
 
-function card(id: string, label: string, sub: string): string {
-  return `<div class="card" id="card-${id}"><div class="card-k">${esc(label)}</div><div class="card-v" id="p-${id}">–</div><div class="card-s" id="${sub}"></div></div>`;
+function card(id: string, label: string, sub: string, hidden = false): string {
+  return `<div class="card" id="card-${id}"${hidden ? ' hidden' : ''}><div class="card-k">${esc(label)}</div><div class="card-v" id="p-${id}">–</div><div class="card-s" id="${sub}"></div></div>`;
 }
 
 /** The page as served while the run goes on. */
@@ -193,12 +199,13 @@ ${card('ttft', 'TTFT p50 / p99 so far', 'p-ttft-sub')}
 ${card('errors', 'errors', 'p-error-classes')}
 ${card('hangs', 'hangs', 'p-hangs-sub')}
 ${card('inflight', 'in flight', 'p-oldest')}
+${card('arrivals', 'conversations started', 'p-arrivals-sub', true)}
 </section>
 <section id="gauges"><h2>Gauges by target</h2><p class="empty-note" id="no-targets">no scrape yet (the monitor scrapes every monitor.interval_ms; off without targets)</p><div class="targets" id="targets"></div></section>
 <section id="hangs"><h2>Hangs <span class="count" id="hang-count">0</span></h2><p class="empty-note" id="no-hangs">none so far</p>
 <table><thead><tr><th>s</th><th>agent</th><th>conversation</th><th>round</th><th>phase</th><th>deadline</th><th>path</th><th>nth on socket</th></tr></thead><tbody id="hang-rows"></tbody></table></section>
 <section><h2>Latency by round</h2><div class="charts" id="charts-latency"></div></section>
-<section><h2>Throughput</h2><div class="charts" id="charts-time"></div></section>
+<section><h2>Throughput and arrivals</h2><div class="charts" id="charts-time"></div></section>
 <section><h2>Gauges over time</h2><div class="charts" id="charts-gauges"></div></section>
 </main>
 ${chartScripts({ charts: [] }, assets, DASHBOARD_SCRIPT)}

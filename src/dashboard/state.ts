@@ -75,10 +75,22 @@ export interface DashboardSnapshot {
     ttft_p99_ms: number | null;
     errors_by_class: Record<string, number>;
   };
+  /** An open-loop run's conversations (`agents.arrival`, rate stages) so far; null for a closed-loop run. */
+  arrivals: LiveArrivals | null;
   targets: LiveTarget[];
   hangs: LiveHang[];
   hangs_total: number;
   charts: ChartSpec[];
+}
+
+export interface LiveArrivals {
+  started: number;
+  /** Started after waiting for a slot (`max_active` conversations were running). */
+  delayed: number;
+  /** Conversations running now. */
+  active: number;
+  start_lag_p50_ms: number;
+  start_lag_p99_ms: number;
 }
 
 /** Buckets of run time that merge pairwise when there are too many: a bounded series over any length. */
@@ -135,6 +147,14 @@ interface Flow {
   tokens: number;
 }
 
+interface ArrivalPoint {
+  starts: number;
+  /** Longest start lag of the conversations started in the bucket. */
+  lagMaxMs: number;
+  /** Conversations running at the bucket's last start or end. */
+  active: number;
+}
+
 interface GaugePoint {
   /** Latest values in the bucket, by series name. */
   values: Map<string, number>;
@@ -184,6 +204,16 @@ export class DashboardState {
   #verdictsAt = -Infinity;
   #verdictsStale = false;
   readonly #hangList: LiveHang[] = [];
+  readonly #arrivals = { started: 0, delayed: 0, active: 0, lag: new LatencyHistogram() };
+  readonly #arrivalBuckets = new Buckets<ArrivalPoint>(
+    1000,
+    () => ({ starts: 0, lagMaxMs: 0, active: 0 }),
+    (a, b) => {
+      a.starts += b.starts;
+      a.lagMaxMs = Math.max(a.lagMaxMs, b.lagMaxMs);
+      a.active = b.active;
+    },
+  );
 
   constructor(plan: DashboardPlan, now: () => number) {
     this.#plan = plan;
@@ -222,6 +252,27 @@ export class DashboardState {
         this.#store.add(event);
         this.#verdictsStale = true;
         this.#scrape(event.target, event.run_ms, event.ok, event.error, event.ok ? event.samples : []);
+        return null;
+      }
+      case 'conversation_start': {
+        this.#seen(event.run_ms);
+        const a = this.#arrivals;
+        a.started += 1;
+        if (event.delayed) a.delayed += 1;
+        a.active += 1;
+        a.lag.recordMs(Math.max(0, event.start_lag_ms));
+        const point = this.#arrivalBuckets.at(event.run_ms);
+        point.starts += 1;
+        point.lagMaxMs = Math.max(point.lagMaxMs, event.start_lag_ms);
+        point.active = a.active;
+        return null;
+      }
+      case 'conversation_end': {
+        this.#seen(event.run_ms);
+        // Only conversations whose start was seen (a closed-loop run announces neither).
+        if (this.#arrivals.started === 0) return null;
+        this.#arrivals.active = Math.max(0, this.#arrivals.active - 1);
+        this.#arrivalBuckets.at(event.run_ms).active = this.#arrivals.active;
         return null;
       }
       case 'run_end':
@@ -370,6 +421,16 @@ export class DashboardState {
         ttft_p99_ms: this.#ttft.count === 0 ? null : round3(this.#ttft.percentileMs(99)),
         errors_by_class: { ...this.#errorsByClass },
       },
+      arrivals:
+        this.#arrivals.started === 0
+          ? null
+          : {
+              started: this.#arrivals.started,
+              delayed: this.#arrivals.delayed,
+              active: this.#arrivals.active,
+              start_lag_p50_ms: round3(this.#arrivals.lag.percentileMs(50)),
+              start_lag_p99_ms: round3(this.#arrivals.lag.percentileMs(99)),
+            },
       targets: [...this.#gauges.entries()].map(([target, t]) => ({
         target,
         ok: t.last.ok,
@@ -383,7 +444,7 @@ export class DashboardState {
       })),
       hangs: [...this.#hangList],
       hangs_total: Math.max(this.#hangs, this.#hangRecords),
-      charts: [...this.#latencyCharts(), this.#throughputChart(runMs), ...this.#gaugeCharts()].filter((c): c is ChartSpec => c !== null),
+      charts: [...this.#latencyCharts(), this.#throughputChart(runMs), this.#arrivalsChart(), ...this.#gaugeCharts()].filter((c): c is ChartSpec => c !== null),
     };
   }
 
@@ -458,6 +519,46 @@ export class DashboardState {
       markers: this.#hangList.map((h) => ({ x: h.run_s, label: `hang a${h.agent} r${h.round}` })),
       note: `per ${round3(w / 1000)} s, by request end`,
       partial,
+    };
+  }
+
+  /** An open-loop run's conversations over time: started per second and running (right axis), and the
+   * longest start lag of each bucket's starts (a growing lag: arrivals waiting for a slot). */
+  #arrivalsChart(): ChartSpec | null {
+    const entries = this.#arrivalBuckets.entries();
+    if (entries.length === 0) return null;
+    const w = this.#arrivalBuckets.widthMs;
+    // A bucket with no start or end carries the running count of the one before it.
+    let active = 0;
+    const byIndex = new Map(entries);
+    const last = entries[entries.length - 1]![0];
+    const x: number[] = [];
+    const starts: (number | null)[] = [];
+    const running: (number | null)[] = [];
+    const lag: (number | null)[] = [];
+    for (let i = 0; i <= last; i += 1) {
+      const p = byIndex.get(i);
+      if (p !== undefined) active = p.active;
+      x.push(round3(((i + 1) * w) / 1000));
+      starts.push(round3((p?.starts ?? 0) / (w / 1000)));
+      running.push(active);
+      lag.push(p === undefined || p.starts === 0 ? null : round3(p.lagMaxMs));
+    }
+    return {
+      id: 'live-arrivals',
+      title: 'Arrivals',
+      x_kind: 'seconds',
+      x_label: 's since start',
+      y_label: 'start lag ms',
+      y2_label: 'conversations',
+      x,
+      series: [
+        { label: 'start lag max ms', values: lag },
+        { label: 'started/s', values: starts, scale: 'y2' },
+        { label: 'active', values: running, scale: 'y2' },
+      ],
+      markers: [],
+      note: `per ${round3(w / 1000)} s`,
     };
   }
 

@@ -123,6 +123,49 @@ test("the dashboard state folds the run's events into progress figures, latency 
   assert.deepEqual(end.charts.find((c) => c.id === 'live-throughput')!.partial, { from_x: 2, to_x: 2.7, covered_s: 0.7, window_s: 1 });
 });
 
+test('an open-loop run shows its conversations on the dashboard: started, delayed, active now, start lag, and an arrivals chart', () => {
+  let now = 0;
+  const s = new DashboardState({ ...PLAN, plannedRequests: null }, () => now);
+  const start = (runMs: number, lagMs: number, delayed: boolean, n: number): RunEvent => ({
+    kind: 'conversation_start',
+    t: '',
+    run_ms: runMs,
+    scheduled_ms: runMs - lagMs,
+    start_lag_ms: lagMs,
+    delayed,
+    phase: 'main',
+    agent: n,
+    conversation: `a${n}-c1`,
+  });
+  s.add(start(100, 1, false, 0));
+  s.add(start(400, 2, false, 1));
+  s.add(start(1300, 900, true, 2));
+  now = 2500;
+  s.add({ kind: 'conversation_end', t: '', run_ms: 2400, agent: 0, conversation: 'a0-c1', requests: 4 });
+  const snap = s.snapshot();
+  assert.deepEqual({ ...snap.arrivals, start_lag_p50_ms: undefined, start_lag_p99_ms: undefined }, { started: 3, delayed: 1, active: 2, start_lag_p50_ms: undefined, start_lag_p99_ms: undefined });
+  assert.ok(Math.abs(snap.arrivals!.start_lag_p99_ms - 900) <= 9, `${snap.arrivals!.start_lag_p99_ms}`);
+  assert.ok(snap.arrivals!.start_lag_p50_ms <= 2.01, `${snap.arrivals!.start_lag_p50_ms}`);
+  const chart = snap.charts.find((c) => c.id === 'live-arrivals')!;
+  assert.deepEqual(chart.x, [1, 2, 3]);
+  assert.deepEqual(
+    chart.series.map((x) => [x.label, x.values]),
+    [
+      ['start lag max ms', [2, 900, null]],
+      ['started/s', [2, 1, 0]],
+      ['active', [2, 3, 2]],
+    ],
+  );
+  // A closed-loop run announces no conversation starts: no card, no chart (an end alone changes nothing).
+  const closed = new DashboardState(PLAN, () => 0);
+  closed.add({ kind: 'conversation_end', t: '', run_ms: 10, agent: 0, conversation: 'a0-c1', requests: 1 });
+  assert.equal(closed.snapshot().arrivals, null);
+  assert.equal(
+    closed.snapshot().charts.find((c) => c.id === 'live-arrivals'),
+    undefined,
+  );
+});
+
 test('the dashboard state stays bounded over a long run: series coarsen past their point budget, the hang list keeps the latest', () => {
   let now = 0;
   const s = new DashboardState({ ...PLAN, plannedRequests: null, plannedMs: 8 * 3600_000 }, () => now);
