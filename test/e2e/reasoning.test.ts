@@ -51,7 +51,16 @@ test('a run against an SGLang-format reasoning server: reasoning goes back in th
   const result = await executeRun({ workload: parseWorkload(WORKLOAD(server.url), 'reasoning.yaml'), out, argv });
   assert.equal(result.status, 'completed');
   const records = readJsonl<RequestRecord>(join(out, 'requests.jsonl'));
-  assert.equal(records.length, 6);
+  // (Once seen 4 under load, cause unknown: the message says whether the agents sent fewer or lines were lost.)
+  assert.equal(
+    records.length,
+    6,
+    JSON.stringify({
+      records: records.map((r) => [r.conversation, r.round, r.status, r.attempt ?? 1]),
+      totals: result.summary.totals,
+      writer_dropped_lines: result.summary.client.writer_dropped_lines,
+    }),
+  );
   assert.ok(
     records.every((r) => r.status === 'ok'),
     JSON.stringify(records.find((r) => r.status !== 'ok')),
