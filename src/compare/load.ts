@@ -123,12 +123,22 @@ export async function loadRun(dirArg: string): Promise<RunData> {
   for (const phase of phases.values()) phase.windows.sort((a, b) => a.startS - b.startS);
 
   const windowMs = windowS * 1000;
+  const windowFrom = (phase: string, from: number, to: number): RunWindow | undefined => {
+    for (let i = from; i <= to; i += 1) {
+      const w = byKey.get(`${phase}\u0000${i}`);
+      if (w !== undefined) return w;
+    }
+    return undefined;
+  };
   const read = await readJsonlFile(join(dir, RESULT_FILES.requests), isObject, (value) => {
     const r = value as Partial<RequestRecord>;
     if (r.status !== 'ok' || r.warmup === true || typeof r.phase !== 'string' || typeof r.run_ms !== 'number' || typeof r.e2e_ms !== 'number') return;
     // By send time, not end time: in a window of a short phase only the short requests would have ended, so
     // latencies by end time lean short early on; every request sent under steady load counts, however long.
-    const window = byKey.get(`${r.phase}\u0000${Math.floor(r.run_ms / windowMs)}`);
+    // summary.json lists the windows in which something ended or streamed, so the window a request was sent
+    // in may not be there (sent early, its first token after the window closed): it then counts in the
+    // next window listed, at the latest the one it ended in, never left out.
+    const window = windowFrom(r.phase, Math.floor(r.run_ms / windowMs), Math.floor((r.run_ms + r.e2e_ms) / windowMs));
     if (window === undefined) return;
     if (typeof r.ttft_ms === 'number') window.ttft.add(r.ttft_ms);
     if (typeof r.ttfc_ms === 'number') window.ttfc.add(r.ttfc_ms);
