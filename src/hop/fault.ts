@@ -1,6 +1,6 @@
 // One interface for the hop's faults: each fault is a small module (fault-*.ts) acting at one or more of three
-// points — a request arriving, a connection going idle, a response body passing — and startHop applies them
-// in a fixed order without knowing any of them.
+// points — a request arriving, a connection going idle, a response body passing — and HopFaults (fault-set.ts)
+// applies them in a fixed order without knowing any of them.
 import type http from 'node:http';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
