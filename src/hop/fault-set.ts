@@ -2,9 +2,8 @@
 // before anything else; stall and reset take a request before latency delays it; a held (buffer) body is
 // never cut. HopFaults applies them at their three points and counts them.
 import type { HopFault } from '../config/index.js';
-import { FORWARD, type BodyFilter, type Conn, type FaultRequest, type FaultTools, type HopFaultModule, type RequestVerdict } from './fault.js';
+import { FORWARD, type BodyFilter, type Conn, type FaultRequest, type FaultTools, type HopFaultFired, type HopFaultModule, type RequestVerdict } from './fault.js';
 import type { HopFaultKind } from './faults.js';
-import type { HopFaultFired } from './types.js';
 import { bufferFault } from './fault-buffer.js';
 import { cutFault } from './fault-cut.js';
 import { idleCloseFault } from './fault-idle-close.js';

@@ -61,6 +61,16 @@ export interface BodyFilter {
   end(pass: (chunk: Buffer) => void): boolean;
 }
 
+/** A fault acting on one request or connection. */
+export interface HopFaultFired {
+  fault: HopFaultKind;
+  /** Hop-local id of the client connection (1, 2, …). */
+  connection: number;
+  /** Which request on that connection (1 = its first); 0 when the fault acted on an idle connection. */
+  request: number;
+  detail: string;
+}
+
 export interface HopFaultModule {
   readonly kind: HopFaultKind;
   /** A request arrived (before it is forwarded). */

@@ -3,9 +3,8 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { faultModules, HopFaults } from '../../src/hop/fault-set.js';
-import type { Conn, FaultRequest, FaultTools } from '../../src/hop/fault.js';
+import type { Conn, FaultRequest, FaultTools, HopFaultFired } from '../../src/hop/fault.js';
 import { guardTap } from '../../src/hop/tap.js';
-import type { HopFaultFired } from '../../src/hop/types.js';
 
 const tools = (fired: string[]): FaultTools => ({ fire: (fault, _conn, _n, detail) => fired.push(`${fault}: ${detail}`), count: () => {}, reset: () => {}, closed: () => false });
 const conn = { id: 1 } as Parameters<FaultTools['reset']>[0];
