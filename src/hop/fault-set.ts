@@ -1,8 +1,9 @@
 // The workload's hop faults as modules, in the order they act: a silent connection is answered by nothing
 // before anything else; stall and reset take a request before latency delays it; a held (buffer) body is
-// never cut.
+// never cut. HopFaults applies them at their three points and counts them.
 import type { HopFault } from '../config/index.js';
-import type { HopFaultModule } from './fault.js';
+import { FORWARD, type BodyFilter, type Conn, type FaultRequest, type FaultTools, type HopFaultFired, type HopFaultModule, type RequestVerdict } from './fault.js';
+import type { HopFaultKind } from './faults.js';
 import { bufferFault } from './fault-buffer.js';
 import { cutFault } from './fault-cut.js';
 import { idleCloseFault } from './fault-idle-close.js';
@@ -35,4 +36,64 @@ export function faultModules(faults: readonly HopFault[]): HopFaultModule[] {
     const f = faults.find((x) => x.kind === kind);
     return f === undefined ? [] : [moduleOf(f)];
   });
+}
+
+/** What the faults tell the hop: each one acting (`onFault`), and whether the hop is closing. */
+export interface HopFaultsHooks {
+  onFault?: ((fired: HopFaultFired) => void) | undefined;
+  isClosed: () => boolean;
+}
+
+/** The workload's faults acting on the hop at their three points, and how often each acted. */
+export class HopFaults {
+  readonly #modules: readonly HopFaultModule[];
+  readonly #counts: Record<HopFaultKind, number> = { stall: 0, cut: 0, buffer: 0, idle_close: 0, reset: 0, latency: 0 };
+  readonly #tools: FaultTools;
+
+  constructor(faults: readonly HopFault[], hooks: HopFaultsHooks) {
+    this.#modules = faultModules(faults);
+    this.#tools = {
+      fire: (fault, conn, request, detail) => {
+        this.#counts[fault] += 1;
+        hooks.onFault?.({ fault, connection: conn.id, request, detail });
+      },
+      count: (fault) => {
+        this.#counts[fault] += 1;
+      },
+      reset: (conn) => {
+        if (conn.raw !== null) conn.raw.resetAndDestroy();
+        else conn.socket.destroy();
+      },
+      closed: hooks.isClosed,
+    };
+  }
+
+  /** What becomes of an arriving request: the first fault that does not let it through decides. */
+  verdict(request: FaultRequest): RequestVerdict {
+    for (const m of this.#modules) {
+      const verdict = m.onRequest?.(request, this.#tools);
+      if (verdict !== undefined && verdict.action !== 'forward') return verdict;
+    }
+    return FORWARD;
+  }
+
+  /** `conn` has no request in flight any more. */
+  idle(conn: Conn): void {
+    for (const m of this.#modules) m.onIdle?.(conn, this.#tools);
+  }
+
+  /** The filter of a forwarded response's body: the first fault's that filters it (a held body is never cut
+   * too); null: the body passes untouched. */
+  body(conn: Conn, nth: number, streaming: boolean): BodyFilter | null {
+    for (const m of this.#modules) {
+      const filter = m.body?.(conn, nth, streaming, this.#tools) ?? null;
+      if (filter !== null) return filter;
+    }
+    return null;
+  }
+
+  /** How often each fault acted. */
+  counts(): Record<HopFaultKind, number> {
+    return { ...this.#counts };
+  }
 }

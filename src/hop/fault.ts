@@ -1,6 +1,6 @@
 // One interface for the hop's faults: each fault is a small module (fault-*.ts) acting at one or more of three
-// points — a request arriving, a connection going idle, a response body passing — and startHop applies them
-// in a fixed order without knowing any of them.
+// points — a request arriving, a connection going idle, a response body passing — and HopFaults (fault-set.ts)
+// applies them in a fixed order without knowing any of them.
 import type http from 'node:http';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
@@ -59,6 +59,16 @@ export interface BodyFilter {
   data(chunk: Buffer, pass: (chunk: Buffer) => void): void;
   /** The upstream body ended: pass what is held; false keeps the client's response open (never ended). */
   end(pass: (chunk: Buffer) => void): boolean;
+}
+
+/** A fault acting on one request or connection. */
+export interface HopFaultFired {
+  fault: HopFaultKind;
+  /** Hop-local id of the client connection (1, 2, …). */
+  connection: number;
+  /** Which request on that connection (1 = its first); 0 when the fault acted on an idle connection. */
+  request: number;
+  detail: string;
 }
 
 export interface HopFaultModule {
