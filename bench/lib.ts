@@ -4,7 +4,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { stringify } from 'yaml';
 
 const ROOT = new URL('../', import.meta.url).pathname;
@@ -52,23 +51,6 @@ export async function startEngineProcess(settings: Record<string, unknown>): Pro
         child.kill('SIGTERM');
       }),
   };
-}
-
-/** CPU seconds (user + system) and wall seconds spent by this process inside `fn`. */
-export async function measure<T>(fn: () => Promise<T>): Promise<{ value: T; cpuS: number; wallS: number; rssPeakMb: number }> {
-  let rssPeak = process.memoryUsage.rss();
-  const sampler = setInterval(() => {
-    rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
-  }, 100);
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  try {
-    const value = await fn();
-    const cpu = process.cpuUsage(cpu0);
-    return { value, cpuS: (cpu.user + cpu.system) / 1e6, wallS: (performance.now() - t0) / 1000, rssPeakMb: rssPeak / 1048576 };
-  } finally {
-    clearInterval(sampler);
-  }
 }
 
 export function printTable(title: string, head: string[], rows: (string | number)[][]): void {
