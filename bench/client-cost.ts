@@ -8,7 +8,7 @@ import { parseWorkload } from '../src/config/index.js';
 import { executeRun } from '../src/run/index.js';
 import type { RequestRecord, RunEvent } from '../src/types/index.js';
 import { performance } from 'node:perf_hooks';
-import { percentile, printTable, startEngineProcess } from './lib.js';
+import { percentile, printTable, startEngineProcess, threadCpuNs } from './lib.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,16 +64,23 @@ function workloadYaml(url: string, agents: number, rounds: number, maxTokens = 2
   ].join('\n');
 }
 
+/** What one client run measured over its span (first request sent to last request ended). */
+export interface ClientFigures {
+  events: number;
+  /** CPU of the whole process (every thread: the results writer's, V8's background GC). */
+  cpuS: number;
+  /** CPU of the main thread alone (Linux); null elsewhere. */
+  mainCpuS: number | null;
+  wallS: number;
+}
+
 /** Called at the measured span's ends (the profile bench profiles exactly that span). */
 export interface SpanHooks {
   start?: () => void;
   end?: () => void;
 }
 
-export interface RoundloadFigures {
-  events: number;
-  cpuS: number;
-  wallS: number;
+export interface RoundloadFigures extends ClientFigures {
   rssPeakMb: number;
   records: RequestRecord[];
   loopDelayP99Ms: number;
@@ -91,6 +98,8 @@ export async function roundloadRun(url: string, level: Level, extra = '', span: 
   const planned = level.agents * level.rounds;
   let cpu0: NodeJS.CpuUsage | null = null;
   let cpu1: NodeJS.CpuUsage | null = null;
+  let main0: number | null = null;
+  let main1: number | null = null;
   let t0 = 0;
   let t1 = 0;
   // RSS from the run's own client samples (one a second): a sampler of the bench's would be charged to roundload.
@@ -100,6 +109,7 @@ export async function roundloadRun(url: string, level: Level, extra = '', span: 
     else if (e.kind === 'request_start' && cpu0 === null) {
       span.start?.();
       cpu0 = process.cpuUsage();
+      main0 = threadCpuNs();
       t0 = performance.now();
     } else if (e.kind === 'request') {
       records.push(e.record);
@@ -107,6 +117,7 @@ export async function roundloadRun(url: string, level: Level, extra = '', span: 
       // roundload would be the bench's cost, not roundload's.
       if (records.length === planned) {
         cpu1 = process.cpuUsage();
+        main1 = threadCpuNs();
         t1 = performance.now();
         span.end?.();
       }
@@ -119,6 +130,7 @@ export async function roundloadRun(url: string, level: Level, extra = '', span: 
     return {
       events,
       cpuS: cpuSeconds(cpu0, cpu1),
+      mainCpuS: main0 === null || main1 === null ? null : (main1 - main0) / 1e9,
       wallS: (t1 - t0) / 1000,
       rssPeakMb: rssPeak / 1048576,
       records,
@@ -145,19 +157,13 @@ export function collectGarbage(): void {
  * is counted over the same span as roundload's: from the first request's send to the last request's end (the
  * clients are made before, closed after).
  */
-export async function bareRun(
-  url: string,
-  agents: number,
-  requests: number,
-  body: string,
-  parse: 'plain' | 'roundload' = 'plain',
-  span: SpanHooks = {},
-): Promise<{ events: number; cpuS: number; wallS: number }> {
+export async function bareRun(url: string, agents: number, requests: number, body: string, parse: 'plain' | 'roundload' = 'plain', span: SpanHooks = {}): Promise<ClientFigures> {
   const perAgent = Math.max(1, Math.ceil(requests / agents));
   const clients = Array.from({ length: agents }, () => new Client(url, { pipelining: 1, keepAliveTimeout: 60_000 }));
   let events = 0;
   span.start?.();
   const cpu0 = process.cpuUsage();
+  const main0 = threadCpuNs();
   const t0 = performance.now();
   try {
     await Promise.all(
@@ -194,8 +200,9 @@ export async function bareRun(
       }),
     );
     const cpu = process.cpuUsage(cpu0);
+    const main1 = threadCpuNs();
     span.end?.();
-    return { events, cpuS: (cpu.user + cpu.system) / 1e6, wallS: (performance.now() - t0) / 1000 };
+    return { events, cpuS: (cpu.user + cpu.system) / 1e6, mainCpuS: main0 === null || main1 === null ? null : (main1 - main0) / 1e9, wallS: (performance.now() - t0) / 1000 };
   } finally {
     await Promise.all(clients.map((c) => c.close()));
   }
@@ -236,6 +243,9 @@ interface LevelFigures {
   ratios: number[];
   rlWallRates: number[];
   bareWallRates: number[];
+  /** Share of each side's CPU spent on the main thread (the rest: other threads). */
+  rlMainShares: number[];
+  bareMainShares: number[];
   events: number;
   loopP99Ms: number[];
   saturated: number;
@@ -249,13 +259,27 @@ interface LevelFigures {
  */
 async function measureLevel(url: string, level: Level, repeat: number): Promise<LevelFigures> {
   const requests = level.agents * level.rounds;
-  const f: LevelFigures = { rlRates: [], bareRates: [], oursRates: [], ratios: [], rlWallRates: [], bareWallRates: [], events: 0, loopP99Ms: [], saturated: 0, rssPeakMb: 0, ttftDeltas: [] };
+  const f: LevelFigures = {
+    rlRates: [],
+    bareRates: [],
+    oursRates: [],
+    ratios: [],
+    rlWallRates: [],
+    bareWallRates: [],
+    rlMainShares: [],
+    bareMainShares: [],
+    events: 0,
+    loopP99Ms: [],
+    saturated: 0,
+    rssPeakMb: 0,
+    ttftDeltas: [],
+  };
   for (let i = 0; i < repeat; i += 1) {
     const runRoundload = async (): Promise<RoundloadFigures> => (collectGarbage(), roundloadRun(url, level));
     const runBare = async (parse: 'plain' | 'roundload') => (collectGarbage(), bareRun(url, level.agents, requests, firstBody(level.maxTokens), parse));
     let rl: RoundloadFigures;
-    let bare: Awaited<ReturnType<typeof bareRun>>;
-    let ours: Awaited<ReturnType<typeof bareRun>>;
+    let bare: ClientFigures;
+    let ours: ClientFigures;
     if (i % 2 === 0) {
       rl = await runRoundload();
       bare = await runBare('plain');
@@ -273,6 +297,8 @@ async function measureLevel(url: string, level: Level, repeat: number): Promise<
     f.ratios.push(bareRate / rlRate);
     f.rlWallRates.push(rl.events / rl.wallS);
     f.bareWallRates.push(bare.events / bare.wallS);
+    if (rl.mainCpuS !== null) f.rlMainShares.push(rl.mainCpuS / rl.cpuS);
+    if (bare.mainCpuS !== null) f.bareMainShares.push(bare.mainCpuS / bare.cpuS);
     f.events = rl.events;
     f.loopP99Ms.push(rl.loopDelayP99Ms);
     f.saturated += rl.saturatedWindows;
@@ -316,6 +342,7 @@ export async function clientCostBench(levels: number[], repeat = DEFAULT_REPEAT)
           median(f.ratios),
           `${x2(ratio.min)}–${x2(ratio.max)}`,
           repeat,
+          f.rlMainShares.length === 0 ? '-' : `${Math.round(100 * median(f.rlMainShares))} / ${Math.round(100 * median(f.bareMainShares))}`,
           Math.max(...f.loopP99Ms),
           f.saturated,
           f.rssPeakMb,
@@ -341,6 +368,7 @@ export async function clientCostBench(levels: number[], repeat = DEFAULT_REPEAT)
         'overhead ×',
         'overhead min–max',
         'rounds',
+        'main thread % (ours / bare)',
         'loop p99 ms',
         'saturated win',
         'rss peak MB',

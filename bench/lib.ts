@@ -1,7 +1,7 @@
 // Benchmark helpers: an engine in its own process (so the client's CPU is its own), CPU and RSS sampling,
 // and table printing. Benchmarks print figures; they assert nothing.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync, mkdtempSync } from 'node:fs';
+import { writeFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -51,6 +51,18 @@ export async function startEngineProcess(settings: Record<string, unknown>): Pro
         child.kill('SIGTERM');
       }),
   };
+}
+
+/** CPU time (ns) the calling thread has had, from Linux's /proc/thread-self/schedstat; null elsewhere. Beside
+ * process.cpuUsage() (every thread) it tells the main thread's share from the other threads' (the results
+ * writer, V8's background GC). */
+export function threadCpuNs(): number | null {
+  try {
+    const ns = Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]);
+    return Number.isFinite(ns) ? ns : null;
+  } catch {
+    return null;
+  }
 }
 
 export function printTable(title: string, head: string[], rows: (string | number)[][]): void {
