@@ -80,7 +80,7 @@ const nowMs = (): number => performance.timeOrigin + performance.now();
  * machine), so a run finishing a request every few milliseconds would pay that per record. A line written
  * after a quiet spell still goes out at the end of its event-loop turn; lines closer together wait for the
  * next post, at most this long (a SIGKILL then loses at most this much more: docs/results.md). */
-export const POST_EVERY_MS = 50;
+export const POST_EVERY_MS = 20;
 /** At most one "dropping lines" notice this often, however often the disk stalls. */
 const NOTICE_EVERY_MS = 10_000;
 
