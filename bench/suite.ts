@@ -1,4 +1,4 @@
-// The benchmark suite `npm run bench` runs: client cost and timing fidelity, monitor cost, growth.
+// The benchmark suite `npm run bench` runs (about five minutes): client cost and timing fidelity, monitor cost, growth.
 import { clientCostBench } from './client-cost.js';
 import { growthBench } from './growth.js';
 import { monitorCostBench } from './monitor-cost.js';
