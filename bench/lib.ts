@@ -1,10 +1,9 @@
 // Benchmark helpers: an engine in its own process (so the client's CPU is its own), CPU and RSS sampling,
 // and table printing. Benchmarks print figures; they assert nothing.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync, mkdtempSync } from 'node:fs';
+import { writeFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { stringify } from 'yaml';
 
 const ROOT = new URL('../', import.meta.url).pathname;
@@ -54,20 +53,15 @@ export async function startEngineProcess(settings: Record<string, unknown>): Pro
   };
 }
 
-/** CPU seconds (user + system) and wall seconds spent by this process inside `fn`. */
-export async function measure<T>(fn: () => Promise<T>): Promise<{ value: T; cpuS: number; wallS: number; rssPeakMb: number }> {
-  let rssPeak = process.memoryUsage.rss();
-  const sampler = setInterval(() => {
-    rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
-  }, 100);
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
+/** CPU time (ns) the calling thread has had, from Linux's /proc/thread-self/schedstat; null elsewhere. Beside
+ * process.cpuUsage() (every thread) it tells the main thread's share from the other threads' (the results
+ * writer, V8's background GC). */
+export function threadCpuNs(): number | null {
   try {
-    const value = await fn();
-    const cpu = process.cpuUsage(cpu0);
-    return { value, cpuS: (cpu.user + cpu.system) / 1e6, wallS: (performance.now() - t0) / 1000, rssPeakMb: rssPeak / 1048576 };
-  } finally {
-    clearInterval(sampler);
+    const ns = Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]);
+    return Number.isFinite(ns) ? ns : null;
+  } catch {
+    return null;
   }
 }
 

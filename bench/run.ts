@@ -1,9 +1,9 @@
-// `npm run bench` runs the benchmark suite (client cost, timing fidelity, monitor cost, growth: under five
+// `npm run bench` runs the benchmark suite (client cost, timing fidelity, monitor cost, growth: about five
 // minutes); `npm run bench -- <name> [args…]` runs one benchmark by name; `npm run bench -- list` lists them.
 // Benchmarks print their figures; the ones with a pass/fail claim (soak: flat memory) also set the exit code.
 import { soakBench } from './soak.js';
 import { suite } from './suite.js';
-import { clientCostBench } from './client-cost.js';
+import { clientCostBench, DEFAULT_REPEAT } from './client-cost.js';
 import { monitorCostBench } from './monitor-cost.js';
 import { growthBench } from './growth.js';
 import { writerKillBench } from './writer-kill.js';
@@ -11,11 +11,24 @@ import { validateBench } from './validate.js';
 import { recordOverheadBench } from './record-overhead.js';
 import { profileBench } from './profile.js';
 
+/** `client [agents…] [--repeat N]`. */
+async function clientCommand(args: string[]): Promise<number> {
+  const at = args.indexOf('--repeat');
+  const repeat = at === -1 ? DEFAULT_REPEAT : Number(args[at + 1]);
+  const levels = (at === -1 ? args : [...args.slice(0, at), ...args.slice(at + 2)]).map(Number);
+  if (!Number.isInteger(repeat) || repeat < 1 || levels.some((n) => !Number.isInteger(n) || n < 1)) {
+    process.stderr.write('usage: npm run bench -- client [agents…] [--repeat N]\n');
+    return 2;
+  }
+  await clientCostBench(levels.length > 0 ? levels : [1, 16, 96, 1024], repeat);
+  return 0;
+}
+
 const BENCHES: Record<string, { about: string; run: (args: string[]) => Promise<number> }> = {
-  suite: { about: 'everything below but soak, in under 5 minutes (`--quick`: fewer agent levels)', run: async (args) => (await suite(args), 0) },
+  suite: { about: 'client, monitor and growth, about 5 minutes (`--quick`: fewer agent levels)', run: async (args) => (await suite(args), 0) },
   client: {
-    about: 'SSE events per CPU-second vs a bare undici+SSE loop at 1/16/96/1024 agents, batched and paced; TTFT fidelity',
-    run: async (args) => (await clientCostBench(args.length > 0 ? args.map(Number) : [1, 16, 96, 1024]), 0),
+    about: 'SSE events per CPU-second vs a bare undici+SSE loop at 1/16/96/1024 agents, batched and paced, N alternated rounds a level (`client [agents…] [--repeat N]`, default 5); TTFT fidelity',
+    run: clientCommand,
   },
   monitor: { about: 'CPU share and start jitter of scraping 3 targets every 100 ms', run: async () => (await monitorCostBench(), 0) },
   growth: { about: 'request body cost per round as the conversation grows to 32k tokens', run: () => Promise.resolve((growthBench(), 0)) },
@@ -25,7 +38,10 @@ const BENCHES: Record<string, { about: string; run: (args: string[]) => Promise<
     about: 'latency roundload record adds: streaming requests alternately direct and through the recorder (TTFT, e2e)',
     run: async (args) => (await recordOverheadBench(args[0] === undefined ? undefined : Number(args[0])), 0),
   },
-  profile: { about: "CPU profile of roundload alone at the client bench's load (`profile [agents] [batched|paced]`): top self-time functions", run: profileBench },
+  profile: {
+    about: "CPU profiles of roundload and the bare loop over the client bench's measured span (`profile [agents] [batched|paced]`): busy time per event by where it went",
+    run: profileBench,
+  },
   soak: { about: '≥ 200k requests on the embedded engine with zero delays; RSS at start, middle and end (end within 10% of middle); about 5 minutes', run: soakBench },
 };
 

@@ -72,6 +72,8 @@ export interface RunResult {
 /** Grace for in-flight requests after a stop before their sockets are destroyed. */
 const STOP_GRACE_MS = 2000;
 const CLIENT_SAMPLE_MS = 1000;
+/** How long the agents wait for the results writer thread to start before they go anyway (their lines queue). */
+const WRITER_START_MS = 5_000;
 /** How long the end of a run waits for the results writer to drain: a stalled volume cannot hold it for ever;
  * a run stopped by a signal (a pod being killed, say) waits less. */
 const DRAIN_MS = 120_000;
@@ -269,6 +271,10 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
     );
     started.add('the transport', () => transport.close(STOP_GRACE_MS));
     const endpoint = `${transport.basePath}/v1/chat/completions`;
+    // The writer thread starts beside the preflight; the agents wait for it (bounded), so its start-up
+    // (an isolate and its modules: tens of ms of CPU) does not compete with the first requests, and a results
+    // file it cannot open stops the run before any load is sent (onFailure has ended the run: no phase starts).
+    const writerUp = sinks.ready(WRITER_START_MS).catch(() => {});
     // The embedded engine reached directly is the run's own, up and serving its model: nothing to check, and
     // its faults are the agents' to meet. Through a hop or proxy, the path is checked all the same.
     if (options.preflight !== false && !(engine !== null && path === 'direct')) {
@@ -279,6 +285,7 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
       log(`preflight: ${preflightLine(check)}`);
       for (const note of check.notes) log(`preflight: warning: ${note}`);
     }
+    await writerUp;
     bus.emit({
       kind: 'run_start',
       t: new Date().toISOString(),

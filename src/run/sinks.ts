@@ -62,6 +62,11 @@ export class EventSinks {
     this.#writer.write(file, `${this.#scrub(serialize(event))}\n`);
   }
 
+  /** Resolves once the writer thread has its files open (see ResultsWriter.ready). */
+  ready(timeoutMs: number): Promise<void> {
+    return this.#writer.ready(timeoutMs);
+  }
+
   /** writer_lag_ms and friends, for the client sample. */
   sample(): WriterSample {
     return this.#writer.sample();

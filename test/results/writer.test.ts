@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ResultsWriter, readJsonlFile } from '../../src/results/index.js';
+import { POST_EVERY_MS } from '../../src/results/writer.js';
 import { ResultsError } from '../../src/errors.js';
 import { tempDir } from '../helpers/tmp.js';
 import { withTmpfs } from '../helpers/mount.js';
@@ -38,6 +39,28 @@ test('lines reach each file whole and in order, and close() drains every one bef
     Array.from({ length: 1000 }, (_, k) => 2 * k + 1),
   );
   assert.equal(w.write('a', line(1)), false, 'a line after close is ignored');
+});
+
+test('a line after a quiet spell goes to the writer thread at the end of its loop turn, and lines in quick succession share a post', async (t) => {
+  const dir = tempDir(t);
+  const w = new ResultsWriter({ files: { a: join(dir, 'a.jsonl') }, maxFileBytes: null, compress: false });
+  await w.ready(20_000);
+  w.write('a', line(0));
+  await new Promise((r) => setImmediate(r));
+  assert.equal(w.postedBatches, 1, 'the first line is posted at once');
+  // A record every ~2 ms: posted one turn at a time, that is a wake-up of the thread per line.
+  const started = performance.now();
+  for (let i = 1; i <= 40; i += 1) {
+    w.write('a', line(i));
+    await sleep(2);
+  }
+  const elapsedMs = performance.now() - started;
+  const closed = await w.close({ drainTimeoutMs: 20_000, settleMs: 0 });
+  assert.equal(closed.drained, true);
+  assert.equal(lines(join(dir, 'a.jsonl')).length, 41, 'every line reached the file');
+  // Posts are at least POST_EVERY_MS apart (close() posts the rest once more): a bound that holds however slow the machine.
+  const bound = 1 + Math.ceil(elapsedMs / POST_EVERY_MS) + 1;
+  assert.ok(w.postedBatches <= bound, `${w.postedBatches} posts for 41 lines over ${Math.round(elapsedMs)} ms (at most ${bound})`);
 });
 
 test('a writer whose every write(2) takes 2 s never blocks the event loop, and its lag is sampled', async (t) => {
