@@ -79,17 +79,20 @@ test('an 8 s soak: agents restart conversations at agents.rounds until the durat
 
   const windows = result.summary.windows;
   assert.ok(windows.length >= 4, `${windows.length} windows`);
-  // Windows are on the run's clock and a request counts in the one it ended in: the first is the window of the
-  // first end (later than 0 when a loaded machine slowed the engine's start or the first answers).
-  const firstS = Math.floor(Math.min(...rs.map((r) => r.run_ms + r.e2e_ms)) / 2000) * 2;
+  // Windows are on the run's clock; a request counts in the one it ended in and its tokens in those its decode
+  // crossed: the first is the window of the first token streamed (later than 0 when a loaded machine slowed the
+  // engine's start or the first answers; before the first end when an answer streamed across a boundary).
+  const firstS = Math.floor(Math.min(...rs.map((r) => r.run_ms + ((r.completion_tokens ?? 0) > 0 ? (r.ttft_ms ?? r.e2e_ms) : r.e2e_ms))) / 2000) * 2;
   assert.deepEqual(
     windows.slice(0, 4).map((w) => w.start_s),
     [firstS, firstS + 2, firstS + 4, firstS + 6],
     'consecutive 2 s windows',
   );
-  for (const w of windows.slice(0, 4)) {
-    assert.ok(w.requests > 0 && w.output_tokens_per_s > 0 && w.ttft_p99_ms !== null, JSON.stringify(w));
-  }
+  windows.slice(0, 4).forEach((w, i) => {
+    assert.ok(w.output_tokens_per_s > 0, JSON.stringify(w));
+    // The first may hold only the start of answers that ended in the next.
+    if (i > 0) assert.ok(w.requests > 0 && w.ttft_p99_ms !== null, JSON.stringify(w));
+  });
   assert.equal(
     windows.reduce((n, w) => n + w.requests, 0),
     rs.length,
