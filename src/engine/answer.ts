@@ -1,8 +1,9 @@
 // Seeded answers: for a request and the engine seed, the exact list of deltas the engine will stream (reasoning,
 // then content or tool calls), its finish reason, and the assistant message a client will echo back next round.
 import type { EngineSettings } from '../config/index.js';
+import { Rng } from '../util/index.js';
+import { hashHex } from './hash.js';
 import type { ChatMessage, ChatRequest, ToolCall, ToolDef } from './protocol.js';
-import { EngineRng as Rng, hashHex } from './rng.js';
 
 /** One tool-call fragment as streamed: the first carries the id and the name; later ones append arguments. */
 export interface ToolCallDelta {
@@ -218,7 +219,7 @@ export interface PlanOptions {
  */
 export function planAnswer(request: ChatRequest, settings: EngineSettings, conversationHash: string, options: PlanOptions): AnswerPlan {
   const choice = options.choice ?? 0;
-  const seeded = new Rng(choice === 0 ? hashHex('answer', String(settings.seed), conversationHash) : hashHex('answer', String(settings.seed), conversationHash, String(choice)));
+  const seeded = Rng.fromHex(choice === 0 ? hashHex('answer', String(settings.seed), conversationHash) : hashHex('answer', String(settings.seed), conversationHash, String(choice)));
   const deltas: Delta[] = [];
   if (options.reasoning && settings.reasoning_tokens_max > 0) {
     for (const t of sentenceTokens(seeded, seeded.int(0, settings.reasoning_tokens_max), REASONING_WORDS)) deltas.push({ kind: 'reasoning', text: t });

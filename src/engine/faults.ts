@@ -7,7 +7,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { EngineFault, EngineFaultKind } from '../config/index.js';
-import { EngineRng as Rng, hashHex } from './rng.js';
+import { Rng } from '../util/index.js';
+import { hashHex } from './hash.js';
 import { chunk, errorBody } from './wire.js';
 
 /** What the chat handler writes a response through: a ServerResponse, or a faulted stream in front of one. */
@@ -95,7 +96,7 @@ export class FaultInjector {
   constructor(faults: readonly EngineFault[], seed: number) {
     this.#faults = faults.filter((f): f is RequestFault => f.kind !== 'close_idle');
     this.#closeIdle = faults.find((f): f is CloseIdle => f.kind === 'close_idle') ?? null;
-    this.#rngs = this.#faults.map((f, i) => new Rng(hashHex('engine-fault', String(seed), String(i), f.kind)));
+    this.#rngs = this.#faults.map((f, i) => Rng.fromHex(hashHex('engine-fault', String(seed), String(i), f.kind)));
     this.#matched = this.#faults.map(() => 0);
     this.#firedAt = this.#faults.map(() => 0);
   }

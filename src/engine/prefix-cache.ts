@@ -1,6 +1,6 @@
 // Prefix cache model: a prompt is a chain of cumulative hashes (tools, then one per message); the cache is a
 // bounded LRU of those hashes, so cached_tokens is the size of the longest prefix some earlier request left.
-import { hashHex } from './rng.js';
+import { hashHex } from './hash.js';
 import { messageTokens, toolsTokens } from './tokens.js';
 import type { ChatMessage } from './protocol.js';
 

@@ -1,5 +1,5 @@
 // Small shared pieces with no home of their own.
-export { Rng, RandomDraws } from './random.js';
+export { Rng } from './random.js';
 export { longTimeout, type LongTimer } from './timers.js';
 export { clip } from './text.js';
 export { SecretScrubber, guardTerminal, redactUrlCredentials, urlSecrets } from './secrets.js';

@@ -1,6 +1,6 @@
-// Seeded randomness, one API: `RandomDraws` gives int/below/pick/hex over any uniform source. `Rng`
-// (mulberry32) is the generator of conversation content, arrivals, bootstrap resampling and the fuzz tests;
-// the embedded engine keeps its xorshift32 source (engine/rng.ts) so a seed gives the answers it always gave.
+// Seeded randomness, one generator: `Rng` (mulberry32, with int/below/pick/hex) draws conversation content,
+// arrivals, bootstrap resampling, the embedded engine's answers and fault picks (seeded with `Rng.fromHex` from a
+// hash of the engine seed and the prompt or the fault) and the fuzz tests.
 // Small and fast, good enough for content and statistics, not for cryptography; seeds never come from time.
 
 /** FNV-1a 32-bit hash of a string, to derive independent seeds from names. */
@@ -13,10 +13,33 @@ function hash32(text: string): number {
   return h >>> 0;
 }
 
-/** int/below/pick/hex over a uniform source in [0, 1). */
-export abstract class RandomDraws {
+/** mulberry32, with int/below/pick/hex over its uniform draws. */
+export class Rng {
+  #state: number;
+
+  /** `state`: any 32-bit value (taken modulo 2^32). */
+  constructor(state: number) {
+    this.#state = state >>> 0;
+  }
+
+  /** A generator seeded from the parts (joined with NUL, hashed with FNV-1a). */
+  static from(...parts: (string | number)[]): Rng {
+    return new Rng(hash32(parts.join('\u0000')));
+  }
+
+  /** A generator seeded from the first 32 bits of a hex digest. */
+  static fromHex(hex: string): Rng {
+    return new Rng(Number.parseInt(hex.slice(0, 8), 16));
+  }
+
   /** Uniform in [0, 1). */
-  abstract next(): number;
+  next(): number {
+    this.#state = (this.#state + 0x6d2b79f5) >>> 0;
+    let t = this.#state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }
 
   /** Uniform integer in [min, max], both included. */
   int(min: number, max: number): number {
@@ -43,35 +66,5 @@ export abstract class RandomDraws {
         .toString(16)
         .padStart(8, '0');
     return out.slice(0, digits);
-  }
-}
-
-/** mulberry32. */
-export class Rng extends RandomDraws {
-  #state: number;
-
-  /** `state`: any 32-bit value (taken modulo 2^32). */
-  constructor(state: number) {
-    super();
-    this.#state = state >>> 0;
-  }
-
-  /** A generator seeded from the parts (joined with NUL, hashed with FNV-1a). */
-  static from(...parts: (string | number)[]): Rng {
-    return new Rng(hash32(parts.join('\u0000')));
-  }
-
-  /** A generator seeded from the first 32 bits of a hex digest. */
-  static fromHex(hex: string): Rng {
-    return new Rng(Number.parseInt(hex.slice(0, 8), 16));
-  }
-
-  /** Uniform in [0, 1). */
-  next(): number {
-    this.#state = (this.#state + 0x6d2b79f5) >>> 0;
-    let t = this.#state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   }
 }

@@ -96,11 +96,13 @@ test('an open-loop run starts conversations at the rate over its duration, each 
 
 test('a slow engine makes start lag grow while the arrivals keep their rate: delayed ones are counted, waiting ones are not dropped', async (t) => {
   const out = join(tempDir(t), 'run');
-  // Each conversation: 2 rounds of ~40 tokens at 25 ms a step ≈ 2 s; 2 slots; 4 arrivals/s for 3 s.
+  // Each conversation: 2 rounds of 40 tokens at 25 ms a step ≈ 2 s; 2 slots; 4 arrivals/s for 3 s. No reasoning:
+  // its seeded 0-32 extra tokens a round could stretch the first two conversations past the 3 s, and no arrival
+  // would ever get a slot.
   const slow = workload(
     '{rounds: 2, think_time_ms: 0, arrival: {rate_per_s: 4, distribution: constant, max_active: 2}}',
     'duration: 3s\n',
-    '{prefill_ms_per_1k_tokens: 1, kv_transfer_ms: 0, decode_step_ms: 25, output_tokens_min: 40, output_tokens_max: 40}',
+    '{prefill_ms_per_1k_tokens: 1, kv_transfer_ms: 0, decode_step_ms: 25, output_tokens_min: 40, output_tokens_max: 40, reasoning: off}',
   );
   const result = await executeRun({ workload: parseWorkload(slow, 'slow.yaml'), out });
   assert.equal(result.status, 'completed');

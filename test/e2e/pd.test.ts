@@ -178,6 +178,7 @@ agents: {count: 2, rounds: 6, think_time_ms: 200}
 conversation: {max_tokens: 64}
 watchdog: {first_token_ms: 1500, stall_ms: 700}
 engine:
+  seed: 6 # agent 0's first answer is a 6-token tool call, so its round 2 stalls the decode while agent 1 is still streaming its 40 tokens
   decode_step_ms: 10
   decode_step_ms_per_running: 0
   output_tokens_min: 40
