@@ -101,7 +101,8 @@ monitor: {interval_ms: 100, pin_after_s: 1}
   assert.equal(gaugeIn(hang.gauges, 'decode', 'sglang:num_decode_transfer_queue_reqs'), 1);
   const inflight = result.summary.gauges.find((g) => g.target === 'prefill' && g.name === 'sglang:num_prefill_inflight_queue_reqs')!;
   t.diagnostic(`${inflight.verdict}: ${inflight.evidence.join(' | ')}`);
-  assert.equal(inflight.last_value, 1, 'still there at the end: the pin outlived its client');
+  // The last scrape may also catch another request passing through the queue (seen once under load: 2).
+  assert.ok((inflight.last_value ?? 0) >= 1, `still there at the end: the pin outlived its client (last value ${inflight.last_value})`);
   assert.notEqual(inflight.verdict, 'idle');
   assert.ok((inflight.flow?.counter_moved_intervals ?? 0) > 0 && (inflight.flow?.completions ?? 0) > 0, 'beside flowing counters and completions');
 });
