@@ -323,6 +323,27 @@ test("the kernel's run-queue wait makes a starved client host_starved even when 
   assert.equal(busy.verdict, 'client', text(busy));
 });
 
+test("hangs the loop-delay sampler saw only some of are explained by the kernel's run-queue wait over their lives: host_starved, not unknown", () => {
+  // As in a real starved run: the process waited 3.0 s of 3 s for a CPU; its sampler, starved too, recorded
+  // one late tick (2.1 s) that overlaps 6 of the 16 hangs.
+  const windows = [
+    { from_ms: 0, to_ms: 3000, delay_p99_ms: 5, delay_max_ms: 9, utilization: 0.4, cpu_ms: 900, cpu_wait_ms: 20 },
+    { from_ms: 3000, to_ms: 3700, delay_p99_ms: 2100, delay_max_ms: 2100, utilization: 0.99, cpu_ms: 20, cpu_wait_ms: 690 },
+    { from_ms: 3700, to_ms: 4700, delay_p99_ms: 40, delay_max_ms: 60, utilization: 0.95, cpu_ms: 30, cpu_wait_ms: 980 },
+    { from_ms: 4700, to_ms: 5700, delay_p99_ms: 5, delay_max_ms: 9, utilization: 0.4, cpu_ms: 400, cpu_wait_ms: 1300 },
+    { from_ms: 5700, to_ms: 8000, delay_p99_ms: 5, delay_max_ms: 9, utilization: 0.4, cpu_ms: 900, cpu_wait_ms: 20 },
+  ];
+  const hangs = [
+    ...Array.from({ length: 6 }, (_, i) => hang(2800 + i * 20, 3400 + i * 20, 'headers', 'proxy', 600)),
+    ...Array.from({ length: 10 }, (_, i) => hang(3800 + i * 20, 4400 + i * 20, 'headers', 'proxy', 600)),
+  ];
+  const d = diagnose({ path: 'proxy', hangs, canaries: [], gauges: [], client: windows });
+  assert.equal(d.verdict, 'host_starved', text(d));
+  // The same hangs with the kernel saying the process got its CPU: not the host's.
+  const ran = diagnose({ path: 'proxy', hangs, canaries: [], gauges: [], client: windows.map((w) => ({ ...w, cpu_wait_ms: 10 })) });
+  assert.notEqual(ran.verdict, 'host_starved', text(ran));
+});
+
 test('a short episode with few canaries, only the proxied ones failing, still points at the proxy (less firmly)', () => {
   const proxied = [...canaries('proxied', 3000, 500, () => 'ok', 'hop')];
   for (const c of proxied) if (c.run_ms >= 1000 && c.run_ms <= 2000) Object.assign(c, { status: 'hang', hang_phase: 'headers', latency_ms: 1000, http_status: null });

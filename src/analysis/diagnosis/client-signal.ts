@@ -23,17 +23,34 @@ const STARVED_WAIT_MIN_MS = 1000;
 /** Without CPU figures (older files): utilisation from which the loop was busy. */
 const BUSY_UTILIZATION = 0.9;
 
+/** Over the windows a hang's life overlaps, the kernel kept the process waiting for a CPU at least this share
+ * of the time: a process that could not run could not read its sockets, whatever its loop-delay sampler saw
+ * (its ticks are as starved as the rest). */
+const STARVED_DURING_HANG_SHARE = 0.5;
+
 function lateness(h: HangSpan, windows: readonly ClientWindow[]): number {
   let late = 0;
   for (const w of windows) if (w.from_ms <= h.to_ms && h.from_ms <= w.to_ms) late = Math.max(late, w.delay_max_ms);
   return late;
 }
 
+/** Whether the run queue held the process back through most of the hang's life (Linux schedstat). */
+function starvedDuring(h: HangSpan, windows: readonly ClientWindow[]): boolean {
+  let waitMs = 0;
+  let coveredMs = 0;
+  for (const w of windows) {
+    if (typeof w.cpu_wait_ms !== 'number' || w.from_ms > h.to_ms || h.from_ms > w.to_ms) continue;
+    waitMs += w.cpu_wait_ms;
+    coveredMs += w.to_ms - w.from_ms;
+  }
+  return coveredMs > 0 && waitMs >= STARVED_DURING_HANG_SHARE * coveredMs;
+}
+
 export function clientSignal(ep: Episode, ctx: Context): Signal {
   const signal: Signal = { votes: [], facts: [] };
   if (ep.hangs.length === 0 || ctx.client.length === 0) return signal;
   const windows = ctx.clientIn({ from_ms: ep.from_ms, to_ms: ep.to_ms });
-  const explained = ep.hangs.filter((h) => lateness(h, windows) >= Math.max(LATE_FLOOR_MS, LATE_SHARE_OF_DEADLINE * (h.deadline_ms ?? 0)));
+  const explained = ep.hangs.filter((h) => lateness(h, windows) >= Math.max(LATE_FLOOR_MS, LATE_SHARE_OF_DEADLINE * (h.deadline_ms ?? 0)) || starvedDuring(h, windows));
   const late = windows.filter((w) => w.delay_max_ms >= LATE_FLOOR_MS);
   const worst = windows.reduce((m, w) => Math.max(m, w.delay_max_ms), 0);
   const worstP99 = windows.reduce((m, w) => Math.max(m, w.delay_p99_ms), 0);
@@ -55,7 +72,8 @@ export function clientSignal(ep: Episode, ctx: Context): Signal {
             withCpu.reduce((sum, w) => sum + (w.to_ms - w.from_ms), 0),
           );
     const elu = late.reduce((m, w) => Math.max(m, w.utilization), 0);
-    const base = `${explained.length} of ${ep.hangs.length} hangs came while the client's event loop ran up to ${dur(worst)} late (${late.length} sample window${late.length === 1 ? '' : 's'}, ${s1(windowMs)}): its own deadlines fired on its own delay, and what it measured then (canaries, scrapes) measured itself`;
+    const offCpu = explained.some((h) => lateness(h, windows) < Math.max(LATE_FLOOR_MS, LATE_SHARE_OF_DEADLINE * (h.deadline_ms ?? 0)));
+    const base = `${explained.length} of ${ep.hangs.length} hangs came while the client's event loop ran up to ${dur(worst)} late (${late.length} sample window${late.length === 1 ? '' : 's'}, ${s1(windowMs)})${offCpu ? ' or the kernel held it off the CPU most of their time' : ''}: its own deadlines fired on its own delay, and what it measured then (canaries, scrapes) measured itself`;
     // Waiting for a CPU while the process itself kept a core busy is its own contention (its threads), not the host's.
     const starved = (waited && (cpuShare === null || cpuShare < 1)) || (cpuShare !== null ? cpuShare < STARVED_CPU_SHARE : elu < BUSY_UTILIZATION);
     if (starved) {
