@@ -28,10 +28,11 @@ const BUSY_UTILIZATION = 0.9;
  * (its ticks are as starved as the rest). */
 const STARVED_DURING_HANG_SHARE = 0.5;
 
-function lateness(h: HangSpan, windows: readonly ClientWindow[]): number {
+/** Whether the client's loop ran late enough over the hang's life to explain its deadline firing. */
+function lateEnough(h: HangSpan, windows: readonly ClientWindow[]): boolean {
   let late = 0;
   for (const w of windows) if (w.from_ms <= h.to_ms && h.from_ms <= w.to_ms) late = Math.max(late, w.delay_max_ms);
-  return late;
+  return late >= Math.max(LATE_FLOOR_MS, LATE_SHARE_OF_DEADLINE * (h.deadline_ms ?? 0));
 }
 
 /** Whether the run queue held the process back through most of the hang's life (Linux schedstat). */
@@ -50,7 +51,7 @@ export function clientSignal(ep: Episode, ctx: Context): Signal {
   const signal: Signal = { votes: [], facts: [] };
   if (ep.hangs.length === 0 || ctx.client.length === 0) return signal;
   const windows = ctx.clientIn({ from_ms: ep.from_ms, to_ms: ep.to_ms });
-  const explained = ep.hangs.filter((h) => lateness(h, windows) >= Math.max(LATE_FLOOR_MS, LATE_SHARE_OF_DEADLINE * (h.deadline_ms ?? 0)) || starvedDuring(h, windows));
+  const explained = ep.hangs.filter((h) => lateEnough(h, windows) || starvedDuring(h, windows));
   const late = windows.filter((w) => w.delay_max_ms >= LATE_FLOOR_MS);
   const worst = windows.reduce((m, w) => Math.max(m, w.delay_max_ms), 0);
   const worstP99 = windows.reduce((m, w) => Math.max(m, w.delay_p99_ms), 0);
@@ -72,7 +73,7 @@ export function clientSignal(ep: Episode, ctx: Context): Signal {
             withCpu.reduce((sum, w) => sum + (w.to_ms - w.from_ms), 0),
           );
     const elu = late.reduce((m, w) => Math.max(m, w.utilization), 0);
-    const offCpu = explained.some((h) => lateness(h, windows) < Math.max(LATE_FLOOR_MS, LATE_SHARE_OF_DEADLINE * (h.deadline_ms ?? 0)));
+    const offCpu = explained.some((h) => !lateEnough(h, windows));
     const base = `${explained.length} of ${ep.hangs.length} hangs came while the client's event loop ran up to ${dur(worst)} late (${late.length} sample window${late.length === 1 ? '' : 's'}, ${s1(windowMs)})${offCpu ? ' or the kernel held it off the CPU most of their time' : ''}: its own deadlines fired on its own delay, and what it measured then (canaries, scrapes) measured itself`;
     // Waiting for a CPU while the process itself kept a core busy is its own contention (its threads), not the host's.
     const starved = (waited && (cpuShare === null || cpuShare < 1)) || (cpuShare !== null ? cpuShare < STARVED_CPU_SHARE : elu < BUSY_UTILIZATION);
