@@ -266,18 +266,14 @@ function comparePhase(a: Arm, b: Arm, phase: string, options: Required<Omit<Comp
   const arrivalsB = arrivalsOf(b, phase);
   if (arrivalsA !== null && arrivalsB !== null) {
     const lags = (x: ArmArrivals) => `start lag p99 ${x.start_lag_p99_ms.map((v) => Math.round(v)).join(', ')} ms, ${x.delayed} delayed`;
-    const lagging = (x: ArmArrivals) => x.lagging_runs === x.runs;
-    const steady = (x: ArmArrivals) => x.lagging_runs === 0;
-    // Latency and throughput of an arm that fell behind its arrivals are of fewer conversations at once than
-    // offered: not like for like with an arm that kept up.
-    if (lagging(arrivalsB) && steady(arrivalsA))
-      notes.push(
-        `B fell behind its arrivals (${lags(arrivalsB)}; A ${lags(arrivalsA)}): B served fewer conversations at once than offered, so its latency and throughput are not of the same load as A's`,
-      );
-    else if (lagging(arrivalsA) && steady(arrivalsB))
-      notes.push(
-        `A fell behind its arrivals (${lags(arrivalsA)}; B ${lags(arrivalsB)}): A served fewer conversations at once than offered, so its latency and throughput are not of the same load as B's`,
-      );
+    // Latency and throughput of an arm that fell behind its arrivals (in every run) while the other kept up
+    // (in every run) are of fewer conversations at once than offered: not like for like.
+    const behind = (name: string, x: ArmArrivals, otherName: string, other: ArmArrivals): string | null =>
+      x.lagging_runs === x.runs && other.lagging_runs === 0
+        ? `${name} fell behind its arrivals (${lags(x)}; ${otherName} ${lags(other)}): ${name} served fewer conversations at once than offered, so its latency and throughput are not of the same load as ${otherName}'s`
+        : null;
+    const note = behind('B', arrivalsB, 'A', arrivalsA) ?? behind('A', arrivalsA, 'B', arrivalsB);
+    if (note !== null) notes.push(note);
   }
   return {
     phase,
