@@ -1,41 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SummaryBuilder } from '../../src/analysis/index.js';
-import type { RequestRecord } from '../../src/types/index.js';
-
-function rec(over: Partial<RequestRecord>): RequestRecord {
-  return {
-    t: '2026-01-01T00:00:00.000Z',
-    run_ms: 0,
-    agent: 0,
-    conversation: 'a0-c1',
-    round: 1,
-    phase: 'main',
-    path: 'direct',
-    status: 'ok',
-    http_status: 200,
-    headers_ms: 5,
-    ttft_ms: 20,
-    e2e_ms: 220,
-    server_ttft_ms: null,
-    itl: { count: 10, mean_ms: 20, p50_ms: 20, p99_ms: 30, max_ms: 30 },
-    chunks: 12,
-    bytes: 2000,
-    request_bytes: 5000,
-    prompt_tokens: 1000,
-    completion_tokens: 11,
-    cached_tokens: 500,
-    tokens_estimated: false,
-    finish_reason: 'stop',
-    tool_calls: [],
-    content_chars: 40,
-    reasoning_chars: 0,
-    error: null,
-    hang: null,
-    connection: { id: 'c1', nth: 1, local_port: 5000, age_ms: 0, idle_ms: null, tls: null },
-    ...over,
-  };
-}
+import { record as rec } from '../report/fixtures.js';
 
 const run = { name: 'x', status: 'completed', started_at: null, ended_at: null, wall_s: 1, target: 't', path: 'direct', labels: {} };
 
