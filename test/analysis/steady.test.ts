@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WindowBuilder, SummaryBuilder } from '../../src/analysis/index.js';
 import type { RequestRecord } from '../../src/types/index.js';
+import { plainRecord } from '../report/fixtures.js';
 
 const base = { phase: 'c4', status: 'ok', ttft_ms: 10, completion_tokens: 10 } as const;
 
@@ -32,38 +33,9 @@ test('without warm-up, the window of the first send is an edge (the phase may st
   );
 });
 
+/** A plain request: the shared fixture with this file's round figures (ttft 100 ms, e2e 1 s, 50 tokens). */
 function record(over: Partial<RequestRecord>): RequestRecord {
-  return {
-    t: '2026-01-01T00:00:00.000Z',
-    run_ms: 0,
-    agent: 0,
-    conversation: 'a0-c1',
-    round: 1,
-    phase: 'c4',
-    path: 'direct',
-    status: 'ok',
-    http_status: 200,
-    headers_ms: 5,
-    ttft_ms: 100,
-    server_ttft_ms: null,
-    e2e_ms: 1000,
-    itl: null,
-    chunks: 10,
-    bytes: 1000,
-    request_bytes: 100,
-    prompt_tokens: 100,
-    completion_tokens: 50,
-    cached_tokens: 0,
-    tokens_estimated: false,
-    finish_reason: 'stop',
-    tool_calls: [],
-    content_chars: 100,
-    reasoning_chars: 0,
-    error: null,
-    hang: null,
-    connection: null,
-    ...over,
-  };
+  return plainRecord({ t: '2026-01-01T00:00:00.000Z', phase: 'c4', ...over });
 }
 
 test('warm-up requests stay out of the phase figures but in the totals, and a warm-up hang is never hidden', () => {

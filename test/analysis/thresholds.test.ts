@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { evaluateThresholds, DEFAULT_THRESHOLDS, SummaryBuilder, type ThresholdInput, type ThresholdLimits, type WindowFigures } from '../../src/analysis/index.js';
 import type { Percentiles } from '../../src/metrics/index.js';
 import type { RequestRecord } from '../../src/types/index.js';
+import { plainRecord } from '../report/fixtures.js';
 
 const p = (p99: number, count = 100): Percentiles => ({ count, p50_ms: p99 / 2, p90_ms: p99 * 0.9, p99_ms: p99, max_ms: p99, mean_ms: p99 / 2 });
 
@@ -171,38 +172,9 @@ test('per_window passes when every window is within its limits, skipping windows
   assert.match(r.results[1]!.message, /^all 1 windows within/);
 });
 
+/** A plain request: the shared fixture with this file's round figures (ttft 100 ms, e2e 1 s, 50 tokens). */
 function record(over: Partial<RequestRecord>): RequestRecord {
-  return {
-    t: '2025-01-01T00:00:00.000Z',
-    run_ms: 0,
-    agent: 0,
-    conversation: 'a0-c1',
-    round: 1,
-    phase: 'main',
-    path: 'direct',
-    status: 'ok',
-    http_status: 200,
-    headers_ms: 5,
-    ttft_ms: 100,
-    server_ttft_ms: null,
-    e2e_ms: 1000,
-    itl: null,
-    chunks: 10,
-    bytes: 1000,
-    request_bytes: 100,
-    prompt_tokens: 100,
-    completion_tokens: 50,
-    cached_tokens: 0,
-    tokens_estimated: false,
-    finish_reason: 'stop',
-    tool_calls: [],
-    content_chars: 100,
-    reasoning_chars: 0,
-    error: null,
-    hang: null,
-    connection: null,
-    ...over,
-  };
+  return plainRecord({ ...over });
 }
 
 test('SummaryBuilder fills summary.thresholds from its limits (a hang fails by default)', () => {

@@ -38,6 +38,26 @@ export function record(over: Partial<RequestRecord> = {}): RequestRecord {
   };
 }
 
+/** A request with round figures and no per-request detail (no ITL, no connection): ttft 100 ms, e2e 1 s, 50
+ * completion tokens of 100 prompt tokens, none cached. */
+export function plainRecord(over: Partial<RequestRecord> = {}): RequestRecord {
+  return record({
+    t: '2025-01-01T00:00:00.000Z',
+    ttft_ms: 100,
+    e2e_ms: 1000,
+    itl: null,
+    chunks: 10,
+    bytes: 1000,
+    request_bytes: 100,
+    prompt_tokens: 100,
+    completion_tokens: 50,
+    cached_tokens: 0,
+    content_chars: 100,
+    connection: null,
+    ...over,
+  });
+}
+
 export function hangRecord(over: Partial<RequestRecord> = {}): RequestRecord {
   return record({
     status: 'hang',

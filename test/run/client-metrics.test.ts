@@ -6,6 +6,7 @@ import { executeRun, RunBus } from '../../src/run/index.js';
 import { ClientMetricsService } from '../../src/run/client-metrics.js';
 import type { RunContext } from '../../src/run/service.js';
 import type { RequestRecord } from '../../src/types/index.js';
+import { plainRecord } from '../report/fixtures.js';
 import { tempDir } from '../helpers/tmp.js';
 
 async function scrape(url: string): Promise<string> {
@@ -32,38 +33,9 @@ function value(text: string, series: string): number | undefined {
   return undefined;
 }
 
+/** A plain request with this file's figures (ttft 80 ms, e2e 700 ms, 40 tokens), sent now. */
 function record(over: Partial<RequestRecord>): RequestRecord {
-  return {
-    t: new Date().toISOString(),
-    run_ms: 0,
-    agent: 0,
-    conversation: 'a0-c1',
-    round: 1,
-    phase: 'main',
-    path: 'direct',
-    status: 'ok',
-    http_status: 200,
-    headers_ms: 5,
-    ttft_ms: 80,
-    server_ttft_ms: null,
-    e2e_ms: 700,
-    itl: null,
-    chunks: 10,
-    bytes: 1000,
-    request_bytes: 100,
-    prompt_tokens: 100,
-    completion_tokens: 40,
-    cached_tokens: 0,
-    tokens_estimated: false,
-    finish_reason: 'stop',
-    tool_calls: [],
-    content_chars: 100,
-    reasoning_chars: 0,
-    error: null,
-    hang: null,
-    connection: null,
-    ...over,
-  };
+  return plainRecord({ t: new Date().toISOString(), ttft_ms: 80, e2e_ms: 700, completion_tokens: 40, ...over });
 }
 
 test('the client metrics endpoint counts requests by status, hangs by phase, errors by class, and bins latencies in seconds', async (t) => {
