@@ -8,6 +8,7 @@ import type { ChartSpec } from './charts.js';
 import type { ReportData } from './data.js';
 import { badge, chartGrid, chartScripts, chartStyles, cspMeta, esc, table } from './page.js';
 import { replaySection } from './replay-table.js';
+import { latencyCells } from './table.js';
 
 function fmtMs(v: number | null | undefined, count = 1): string {
   if (v === null || v === undefined || count === 0 || !Number.isFinite(v)) return '–';
@@ -246,33 +247,11 @@ function roundsTable(s: Summary): string {
         none ? '–' : `${est}${fmtNum(r.prompt_tokens_mean)}`,
         cached,
         none || r.tool_calls === undefined ? '–' : fmtNum(r.tool_calls),
-        fmtMs(r.ttft.p50_ms, r.ttft.count),
-        fmtMs(r.ttft.p99_ms, r.ttft.count),
-        fmtMs(r.itl.p50_ms, r.itl.count),
-        fmtMs(r.itl.p99_ms, r.itl.count),
-        fmtMs(r.e2e.p50_ms, r.e2e.count),
-        fmtMs(r.e2e.p99_ms, r.e2e.count),
+        ...latencyCells(r, fmtMs),
         r.stream_tokens_per_s_mean === 0 ? '–' : `${est}${r.stream_tokens_per_s_mean.toFixed(1)}`,
       ]);
     }
-    rows.push([
-      `<b>${esc(p.phase)}</b>`,
-      '<b>all</b>',
-      fmtNum(p.requests),
-      fmtNum(p.ok),
-      fmtNum(p.errors),
-      fmtNum(p.hangs),
-      '',
-      '',
-      '',
-      fmtMs(p.ttft.p50_ms, p.ttft.count),
-      fmtMs(p.ttft.p99_ms, p.ttft.count),
-      fmtMs(p.itl.p50_ms, p.itl.count),
-      fmtMs(p.itl.p99_ms, p.itl.count),
-      fmtMs(p.e2e.p50_ms, p.e2e.count),
-      fmtMs(p.e2e.p99_ms, p.e2e.count),
-      '',
-    ]);
+    rows.push([`<b>${esc(p.phase)}</b>`, '<b>all</b>', fmtNum(p.requests), fmtNum(p.ok), fmtNum(p.errors), fmtNum(p.hangs), '', '', '', ...latencyCells(p, fmtMs), '']);
   }
   const notes = [
     s.totals.cached_tokens === null && s.totals.ok > 0 ? 'cached tokens: not reported by the server (SGLang reports them only with --enable-cache-report)' : null,

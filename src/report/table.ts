@@ -1,6 +1,6 @@
 // The terminal summary: a per-round table and the lines a person reads first (throughput, errors, hangs).
 import { join } from 'node:path';
-import { SATURATED_LOOP_DELAY_MS, SATURATED_UTILIZATION, STARTUP_OPENING, WRITER_LAG_FLAG_MS, type Summary, type PhaseSummary, type PhaseArrivals } from '../analysis/index.js';
+import { SATURATED_LOOP_DELAY_MS, SATURATED_UTILIZATION, STARTUP_OPENING, WRITER_LAG_FLAG_MS, type Summary, type PhaseSummary, type PhaseArrivals, type RoundSummary } from '../analysis/index.js';
 import type { PhaseLoad } from '../types/index.js';
 import { gaugeLines } from './gauges.js';
 import { bannerLine, runVerdict, type RunVerdict } from './banner.js';
@@ -54,33 +54,12 @@ function phaseTable(p: PhaseSummary): string {
       none ? NONE : `${est}${fmtInt(r.prompt_tokens_mean)}`,
       none ? NONE : r.cached_tokens_mean === null ? NOT_REPORTED : fmtInt(r.cached_tokens_mean),
       none || r.tool_calls === undefined ? NONE : String(r.tool_calls),
-      fmtMs(r.ttft.p50_ms, r.ttft.count),
-      fmtMs(r.ttft.p99_ms, r.ttft.count),
-      fmtMs(r.itl.p50_ms, r.itl.count),
-      fmtMs(r.itl.p99_ms, r.itl.count),
-      fmtMs(r.e2e.p50_ms, r.e2e.count),
-      fmtMs(r.e2e.p99_ms, r.e2e.count),
+      ...latencyCells(r, fmtMs),
       r.stream_tokens_per_s_mean === 0 ? NONE : `${est}${r.stream_tokens_per_s_mean.toFixed(1)}`,
     ]);
   }
   const tools = p.rounds.reduce((sum, r) => sum + (r.tool_calls ?? 0), 0);
-  rows.push([
-    'all',
-    String(p.requests),
-    String(p.ok),
-    String(p.errors),
-    String(p.hangs),
-    '',
-    '',
-    String(tools),
-    fmtMs(p.ttft.p50_ms, p.ttft.count),
-    fmtMs(p.ttft.p99_ms, p.ttft.count),
-    fmtMs(p.itl.p50_ms, p.itl.count),
-    fmtMs(p.itl.p99_ms, p.itl.count),
-    fmtMs(p.e2e.p50_ms, p.e2e.count),
-    fmtMs(p.e2e.p99_ms, p.e2e.count),
-    '',
-  ]);
+  rows.push(['all', String(p.requests), String(p.ok), String(p.errors), String(p.hangs), '', '', String(tools), ...latencyCells(p, fmtMs), '']);
   return table(
     rows,
     head.map((_, i) => i > 0),
@@ -296,6 +275,19 @@ function windowsLine(s: Summary): string | null {
 }
 
 /** `4 conv/s`, `ramp 2 → 8 conv/s`, `16 agents`: a stage's level. */
+/** The six latency cells of a per-round row, TTFT, ITL and e2e p50/p99, each formatted by `fmtMs` (the
+ * terminal's and report.html's own), so both tables keep one column order. */
+export function latencyCells(x: Pick<RoundSummary, 'ttft' | 'itl' | 'e2e'>, fmtMs: (ms: number, count: number) => string): string[] {
+  return [
+    fmtMs(x.ttft.p50_ms, x.ttft.count),
+    fmtMs(x.ttft.p99_ms, x.ttft.count),
+    fmtMs(x.itl.p50_ms, x.itl.count),
+    fmtMs(x.itl.p99_ms, x.itl.count),
+    fmtMs(x.e2e.p50_ms, x.e2e.count),
+    fmtMs(x.e2e.p99_ms, x.e2e.count),
+  ];
+}
+
 export function loadText(load: PhaseLoad): string {
   const unit = load.kind === 'arrival' ? 'conv/s' : 'agents';
   return load.from === load.to ? `${fmtLevel(load.to)} ${unit}` : `ramp ${fmtLevel(load.from)} → ${fmtLevel(load.to)} ${unit}`;
