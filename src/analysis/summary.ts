@@ -4,6 +4,7 @@ import { HistogramSet, LatencyHistogram, LATENCY_METRICS, ALL_ROUNDS, type Laten
 import type {
   ArrivalsEndEvent,
   CanaryEvent,
+  ProbeEvent,
   ClientSampleEvent,
   ConversationEndEvent,
   ConversationStartEvent,
@@ -25,7 +26,7 @@ import { evaluateThresholds, DEFAULT_THRESHOLDS, type ThresholdLimits } from './
 import { ClientActivity, GaugeStore, judgeGauges, scrapeTargets } from '../monitor/index.js';
 import { WARNING_CLASSES } from '../agent/index.js';
 import type { ReplaySummary } from './replay.js';
-import { round3 } from '../util/index.js';
+import { isLoopbackUrl, round3 } from '../util/index.js';
 
 export interface RoundSummary {
   round: number;
@@ -360,7 +361,7 @@ export class SummaryBuilder {
 
   readonly #windows: WindowBuilder;
   /** Hangs, canaries and saturated client windows, for the diagnosis. */
-  readonly #diagnosis = new DiagnosisCollector();
+  readonly #diagnosis: DiagnosisCollector;
   readonly #thresholds: ThresholdLimits;
   /** Gauge scrapes folded compactly, and the client's requests, for the gauge verdicts. */
   readonly #gauges: GaugeStore;
@@ -376,6 +377,7 @@ export class SummaryBuilder {
    * @param options.windowS `window_s` (default 10); with `auto`, `plannedS` is the run's planned length
    * (`plannedLengthS`; null or absent: a run of rounds, re-binned at the end).
    * @param options.plannedRequests requests the run planned (null: it lasts a time, or unknown).
+   * @param options.targetUrl the agents' target: on loopback, nothing lies between (no network to blame).
    * @param options.thinkTimeMs `agents.think_time_ms` (default 100): an open-loop stage whose start lag p99
    * passes it (10 ms at least) is `lagging`. */
   constructor(options: {
@@ -387,7 +389,9 @@ export class SummaryBuilder {
     pinAfterS?: number;
     plannedRequests?: number | null;
     thinkTimeMs?: number;
+    targetUrl?: string | null;
   }) {
+    this.#diagnosis = new DiagnosisCollector(isLoopbackUrl(options.targetUrl ?? null));
     this.#thresholds = options.thresholds ?? DEFAULT_THRESHOLDS;
     this.#plannedRequests = options.plannedRequests ?? null;
     this.#pinAfterS = options.pinAfterS ?? 30;
@@ -659,6 +663,11 @@ export class SummaryBuilder {
   }
 
   /** A canary result (events.jsonl `canary`): the diagnosis compares the proxied path with the direct one. */
+  /** A probe's run: its output is read for the engine's watchdog and timeout lines. */
+  addProbe(e: ProbeEvent): void {
+    this.#diagnosis.addProbe(e);
+  }
+
   addCanary(e: CanaryEvent): void {
     this.#diagnosis.addCanary(e);
   }

@@ -55,7 +55,7 @@ export const DASHBOARD_SCRIPT = String.raw`
     return m < 120 ? m + ' min ' + Math.round(s % 60) + ' s' : Math.floor(m / 60) + ' h ' + (m % 60) + ' min';
   }
   function badge(el, label, tone) { el.textContent = label; el.className = 'badge ' + tone; }
-  var TONE = { pinned: 'bad', stale: 'warn', insufficient: 'warn', rotating: 'good', idle: '' };
+  var TONE = { pinned: 'bad', pinned_under_load: 'bad', stale: 'warn', insufficient: 'warn', rotating: 'good', idle: '' };
 
   function hangRow(h) {
     var key = h.agent + '/' + h.conversation + '/' + h.round + '/' + h.run_s;

@@ -165,7 +165,7 @@ function seriesName(name: string, labels: Record<string, string>): string {
   return `${baseName(name)}${shown.length === 0 ? '' : `{${shown.map(([k, v]) => `${k}="${v}"`).join(',')}}`}`;
 }
 
-const VERDICT_ORDER = ['pinned', 'stale', 'insufficient', 'rotating', 'idle'];
+const VERDICT_ORDER = ['pinned', 'pinned_under_load', 'stale', 'insufficient', 'rotating', 'idle'];
 
 export class DashboardState {
   readonly #plan: DashboardPlan;

@@ -8,6 +8,41 @@ import { baseName, flowRank, isCounter, isFailureCounter } from './select.js';
 /** How a stretch of unchanged non-zero value ended. */
 export type StretchEnd = 'open' | 'changed' | 'unobserved';
 
+/**
+ * A run of samples at or above one level (the gauge's floor there): from the first sample at ≥ level since
+ * the last one below it. `stepped`: a sample below the level came before it (the floor stepped up during the
+ * run, rather than the gauge starting there). `returns`: times the value came back down to exactly the level
+ * from above — rotation above a floor, not dips below it.
+ */
+export interface FloorRun {
+  level: number;
+  fromMs: number;
+  lastMs: number;
+  /** The first sample below the level after it (null while it holds). */
+  toMs: number | null;
+  stepped: boolean;
+  returns: number;
+  /** Samples above the level. */
+  above: number;
+}
+
+/** Levels whose floors are followed (a stuck request is one, rarely a few). */
+export const FLOOR_LEVELS = 4;
+/** Closed floor runs kept per series: the longest, each held at least FLOOR_KEEP_MIN_MS (or the pin threshold
+ * when shorter) with the value rotating above it. */
+const MAX_FLOOR_RUNS = 20;
+const FLOOR_KEEP_MIN_MS = 2000;
+
+function keepLongest(runs: FloorRun[], run: FloorRun): void {
+  if (runs.length < MAX_FLOOR_RUNS) {
+    runs.push(run);
+    return;
+  }
+  let shortest = 0;
+  for (let i = 1; i < runs.length; i += 1) if (runs[i]!.lastMs - runs[i]!.fromMs < runs[shortest]!.lastMs - runs[shortest]!.fromMs) shortest = i;
+  if (run.lastMs - run.fromMs > runs[shortest]!.lastMs - runs[shortest]!.fromMs) runs[shortest] = run;
+}
+
 export interface Stretch {
   value: number;
   /** First and last sample (ms since run start) with this value. */
@@ -37,6 +72,12 @@ export interface GaugeSeries {
   changes: number;
   longestMs: number;
   longestValue: number;
+  /** Per level 1..FLOOR_LEVELS (index level − 1): the open floor run, or null while the value is below it. */
+  readonly floorOpen: (FloorRun | null)[];
+  /** Per level: whether a sample below it has been seen (so the next run there is a step). */
+  readonly belowSeen: boolean[];
+  /** Closed floor runs after a step with rotation above them (the longest MAX_FLOOR_RUNS). */
+  readonly floorRuns: FloorRun[];
   /** Stretches kept: all while the gauge has never dipped; after that only those of at least `keepMinMs`
    * (shorter ones cannot change the verdict once it has dipped) and the last one. */
   readonly stretches: Stretch[];
@@ -212,7 +253,32 @@ export class GaugeStore {
       s.stretches.push({ value: v, startMs: t, lastMs: t, samples: 1, end: 'open' });
       if (s.longestValue === 0) s.longestValue = v;
     }
+    this.#observeFloors(s, t, v);
     s.lastValue = v;
+  }
+
+  /** Follow the floor at each level: a run at ≥ level opens at its first sample and closes at the first below. */
+  #observeFloors(s: GaugeSeries, t: number, v: number): void {
+    for (let level = 1; level <= FLOOR_LEVELS; level += 1) {
+      const i = level - 1;
+      const run = s.floorOpen[i];
+      if (v >= level) {
+        if (run === null || run === undefined) {
+          s.floorOpen[i] = { level, fromMs: t, lastMs: t, toMs: null, stepped: s.belowSeen[i] === true, returns: 0, above: v > level ? 1 : 0 };
+          continue;
+        }
+        run.lastMs = t;
+        if (v > level) run.above += 1;
+        else if (s.lastValue > level) run.returns += 1;
+        continue;
+      }
+      s.belowSeen[i] = true;
+      if (run === null || run === undefined) continue;
+      run.toMs = t;
+      s.floorOpen[i] = null;
+      const heldMs = run.lastMs - run.fromMs;
+      if (run.stepped && (heldMs >= this.#keepMinMs || (run.returns >= 1 && heldMs >= FLOOR_KEEP_MIN_MS))) keepLongest(s.floorRuns, run);
+    }
   }
 
   /** A stretch just closed: once the gauge has dipped, a short one cannot change the verdict. */
@@ -247,6 +313,9 @@ function newSeries(target: string, name: string, labels: Record<string, string>)
     changes: 0,
     longestMs: 0,
     longestValue: 0,
+    floorOpen: Array.from({ length: FLOOR_LEVELS }, () => null),
+    belowSeen: Array.from({ length: FLOOR_LEVELS }, () => false),
+    floorRuns: [],
     stretches: [],
   };
 }
@@ -303,8 +372,26 @@ export function flowCounter(target: TargetTrack | undefined): CounterTrack | nul
   return best?.c ?? null;
 }
 
+/** A request that failed or took long: what a floor step in a queue gauge is matched against. */
+export interface HeldRequest {
+  startMs: number;
+  endMs: number;
+  status: 'ok' | 'error' | 'hang';
+  /** Where a hang was caught (`first_token`, …); null for others. */
+  phase: string | null;
+  /** Whether any token came back. */
+  streamed: boolean;
+}
+
+/** An ok request at least this long is kept as a slow one. */
+const HELD_SLOW_MS = 5000;
+/** Held requests kept (a night of failures is judged from the first ones). */
+const MAX_HELD = 2000;
+
 /** The client's requests: when any was in flight, and when requests completed (to 50 ms). */
 export class ClientActivity {
+  /** Failed and slow requests one by one (the rest are kept only per bucket). */
+  readonly held: HeldRequest[] = [];
   // Kept per 50 ms bucket of run time, not per request, so a night of requests costs a few MB at most
   // (bounded by the run's length): completions counted per bucket, and whether any request was in flight.
   #counts = new Uint32Array(1024);
@@ -322,6 +409,9 @@ export class ClientActivity {
    * last byte (a hung stream: to its last data event). */
   addRecord(r: Pick<RequestRecord, 'run_ms' | 'e2e_ms' | 'status' | 'ttft_ms' | 'hang'>): void {
     this.add(r.run_ms, r.run_ms + r.e2e_ms, r.status === 'ok');
+    if ((r.status !== 'ok' || r.e2e_ms >= HELD_SLOW_MS) && this.held.length < MAX_HELD) {
+      this.held.push({ startMs: r.run_ms, endMs: r.run_ms + r.e2e_ms, status: r.status, phase: r.hang?.phase ?? null, streamed: typeof r.ttft_ms === 'number' });
+    }
     if (typeof r.ttft_ms !== 'number') return;
     let end = r.run_ms + r.e2e_ms;
     if (r.status === 'hang' && r.hang !== null) {

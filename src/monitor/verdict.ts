@@ -2,8 +2,9 @@
 // ratio (a ratio or rate gauge, never pinned). Pure: folded scrapes and the client's requests in, verdicts
 // out. A gauge is never judged alone: a steady value is read together with the target's own flow counter and
 // with the client's completions and streaming tokens — unless the target's counter shows those went elsewhere.
-import type { GaugeFlow, GaugeVerdict, GaugeVerdictKind, HangInfo, ScrapeEvent, TargetDown } from '../types/index.js';
+import type { GaugeFloor, GaugeFlow, GaugeVerdict, GaugeVerdictKind, HangInfo, ScrapeEvent, TargetDown } from '../types/index.js';
 import { ClientActivity, flowCounter, GaugeStore, labelKey, type CounterTrack, type GaugeSeries, type Stretch, type TargetTrack } from './series.js';
+import { heldFloor, isQueueGauge } from './floor.js';
 import { baseName, isRatioGauge } from './select.js';
 import { round3 } from '../util/index.js';
 
@@ -145,11 +146,21 @@ export function judgeSeries(s: GaugeSeries, target: TargetFlow, client: ClientAc
     );
   }
 
+  // Floors are judged on queue gauges only: a running batch or a token count has a floor under any load.
+  const floor = isQueueGauge(s.name) ? heldFloor(s, client, pinMs, target.intervalMs) : null;
+  if (floor !== null && floor.requests.length > 0) {
+    return verdict('pinned_under_load', null, [floorSentence(floor, s), matchSentence(floor), ...context], {
+      floor,
+      stuck: { from_ms: floor.from_ms, to_ms: floor.to_ms ?? Math.round(s.lastMs) },
+    });
+  }
+
   const steady = longestOf('steady_flow');
   const staleTail = judged.at(-1)?.kind === 'stale' && judged.at(-1)?.stretch.end !== 'changed' ? judged.at(-1) : undefined;
   if (s.dips > 0 || steady !== undefined) {
     const evidence: string[] = [];
-    if (s.dips > 0) evidence.push(`${s.dips} dip${s.dips === 1 ? '' : 's'} over ${fmtS(windowMs)}; non-zero and unchanged ${fmtS(s.longestMs)} at most`);
+    if (floor !== null) evidence.push(floorSentence(floor, s), 'no failed or slow request of this run matches the step: it may be a request of another client, or load that never drained');
+    else if (s.dips > 0) evidence.push(`${s.dips} dip${s.dips === 1 ? '' : 's'} over ${fmtS(windowMs)}; non-zero and unchanged ${fmtS(s.longestMs)} at most`);
     if (steady !== undefined) {
       const st = steady.stretch;
       const streamed = steady.streaming > 0 ? `, tokens streamed to the client ${pct(steady.streaming)} of it` : '';
@@ -157,7 +168,7 @@ export function judgeSeries(s: GaugeSeries, target: TargetFlow, client: ClientAc
         `steady at ${fmtV(st.value)} for ${fmtS(st.lastMs - st.startMs)} while work flowed through it: ${steady.counterMoves > 0 && flowName !== null ? `${flowName} moved` : 'the flow counter did not move'}, ${steady.completions} client request${steady.completions === 1 ? '' : 's'} completed${streamed}, never ${fmtS(pinMs)} without flow`,
       );
     }
-    if (s.zerosAfterNonZero === 0 && s.firstNonZeroMs !== null && s.lastMs - s.firstNonZeroMs >= pinMs) {
+    if (floor === null && s.zerosAfterNonZero === 0 && s.firstNonZeroMs !== null && s.lastMs - s.firstNonZeroMs >= pinMs) {
       evidence.push(`never back to 0 in ${fmtS(s.lastMs - s.firstNonZeroMs)} (lowest ${fmtV(s.minAfterNonZero)}): a request may be stuck under the rotating load`);
     }
     if (staleTail !== undefined) evidence.push(staleSentence(staleTail, flowName, 'ended'));
@@ -239,6 +250,27 @@ function judgeStretch(st: Stretch, target: TargetFlow, client: ClientActivity, p
   if (b - a >= pinMs) return { ...judged, inFlight: client.coverage(a, b), kind: 'steady_flow' };
   const idle = pieces.length === 0 && st.samples >= 2 && client.coverage(a, b) === 0;
   return { ...judged, inFlight: 0, kind: idle ? 'stale' : 'undecided' };
+}
+
+/** The floor told as such: where it stepped from and to, how long it held, how the value rotated above it. */
+function floorSentence(f: GaugeFloor, s: GaugeSeries): string {
+  const held =
+    f.to_ms === null
+      ? `never below ${f.level} since ${fmtS(f.from_ms)} (${f.held_s.toFixed(1)} s, to the last sample)`
+      : `not below ${f.level} from ${fmtS(f.from_ms)} to ${fmtS(f.to_ms)} (${f.held_s.toFixed(1)} s)`;
+  const rotation =
+    f.above_samples > 0
+      ? `while the value rotated above it (${f.returns} return${f.returns === 1 ? '' : 's'} to ${f.level}, above it in ${f.above_samples} samples)`
+      : `and held exactly there (${s.samples} samples in the window)`;
+  return `floor stepped up from ${f.level - 1} to ${f.level}: ${held} ${rotation}`;
+}
+
+function matchSentence(f: GaugeFloor): string {
+  const told = f.requests.map((r) => {
+    const how = r.status === 'hang' ? `hung${r.phase === null ? '' : ` at ${r.phase}`}` : r.status === 'error' ? 'failed' : 'completed';
+    return `a request sent at ${fmtS(r.start_ms)} ${how} at ${fmtS(r.end_ms)}`;
+  });
+  return `${told.join('; ')}: its life matches the step: one request stuck in this queue while others went through`;
 }
 
 function staleSentence(j: Judged, flowName: string | null, tense: 'was' | 'ended'): string {

@@ -518,7 +518,7 @@ function rate(x: number[], values: (number | null)[]): (number | null)[] {
 }
 
 /** Worst first, so a title leads with what needs a look. */
-const VERDICT_ORDER: readonly string[] = ['pinned', 'stale', 'insufficient', 'rotating', 'ratio', 'idle'];
+const VERDICT_ORDER: readonly string[] = ['pinned', 'pinned_under_load', 'stale', 'insufficient', 'rotating', 'ratio', 'idle'];
 
 function verdictRank(k: string): number {
   const i = VERDICT_ORDER.indexOf(k);

@@ -24,13 +24,16 @@ function line(v: GaugeVerdict): string {
   switch (v.verdict) {
     case 'pinned':
       return `${head} PINNED: ${v.evidence[0] ?? ''}`;
+    case 'pinned_under_load':
+      return `${head} PINNED UNDER LOAD: ${v.evidence[0] ?? ''}; ${v.evidence[1] ?? ''}`;
     case 'stale':
       return `${head} stale: ${v.evidence[0] ?? ''}`;
     case 'rotating': {
       // The longest stretch at one non-zero value: under 0.05 s it changed at every scrape.
       const held = v.longest_nonzero_s < 0.05 ? 'changed at every scrape' : `held one non-zero value ${v.longest_nonzero_s.toFixed(1)} s at most`;
-      const steady = v.dips === 0 ? `steady ${v.longest_nonzero_s.toFixed(1)} s with work flowing` : `${held}, ${v.dips} dip${v.dips === 1 ? '' : 's'}`;
-      const floor = v.evidence.find((e) => e.startsWith('never back to 0'));
+      const dips = v.floor === undefined ? `${v.dips} dip${v.dips === 1 ? '' : 's'}` : `${v.floor.returns} return${v.floor.returns === 1 ? '' : 's'} to the floor of ${v.floor.level}`;
+      const steady = v.dips === 0 ? `steady ${v.longest_nonzero_s.toFixed(1)} s with work flowing` : `${held}, ${dips}`;
+      const floor = v.evidence.find((e) => e.startsWith('never back to 0') || e.startsWith('floor stepped'));
       const tail = v.evidence.find((e) => e.startsWith('ended at'));
       return `${head} rotating: ${steady}${flowNote(v)}${floor === undefined ? '' : ` (${floor.split(':')[0]})`}${tail === undefined ? '' : ` (${tail.split(' while')[0]} at the end: stale)`}`;
     }
@@ -52,7 +55,7 @@ export function gaugeLines(gauges: readonly GaugeVerdict[], targets: readonly Sc
   const out: string[] = [];
   const head = targets.length === 0 ? 'gauges' : targets.map(targetLine).join('  ·  ');
   out.push(`gauges     ${head}`);
-  const order: GaugeVerdict['verdict'][] = ['pinned', 'stale', 'rotating'];
+  const order: GaugeVerdict['verdict'][] = ['pinned', 'pinned_under_load', 'stale', 'rotating'];
   for (const kind of order) for (const v of gauges.filter((g) => g.verdict === kind)) out.push(`${INDENT}${line(v)}`);
   const insufficient = gauges.filter((g) => g.verdict === 'insufficient');
   if (insufficient.length > 0) {

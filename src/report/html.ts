@@ -8,7 +8,7 @@ import type { ChartSpec } from './charts.js';
 import type { ReportData } from './data.js';
 import { badge, chartGrid, chartScripts, chartStyles, cspMeta, esc, table } from './page.js';
 import { replaySection } from './replay-table.js';
-import { latencyCells } from './table.js';
+import { diagnosisMeaning, latencyCells } from './table.js';
 
 function fmtMs(v: number | null | undefined, count = 1): string {
   if (v === null || v === undefined || count === 0 || !Number.isFinite(v)) return '–';
@@ -55,6 +55,7 @@ const VERDICT_TONE: Record<string, string> = {
   idle: 'muted',
   rotating: 'good',
   pinned: 'bad',
+  pinned_under_load: 'bad',
   stale: 'warn',
   insufficient: 'warn',
   ratio: 'muted',
@@ -436,7 +437,7 @@ function gaugesSection(d: ReportData): string {
           );
   const plots = d.charts.gauges.length === 0 ? empty('the scrapes carried no values to plot') : charts(d.charts.gauges);
   const vt = verdicts.length === 0 ? empty('no gauge verdicts in the summary') : `<h3>Verdicts</h3>${verdictTable(verdicts)}`;
-  return `<section id="gauges"><h2>Gauges</h2><p class="lead">Every monitored series over time, one chart per target and gauge; the verdict (idle, rotating, pinned, stale, insufficient) is in each title.</p>${health}${plots}${vt}</section>`;
+  return `<section id="gauges"><h2>Gauges</h2><p class="lead">Every monitored series over time, one chart per target and gauge; the verdict (idle, rotating, pinned, pinned under load, stale, insufficient) is in each title.</p>${health}${plots}${vt}</section>`;
 }
 
 function countsLine(rec: Record<string, number>): string {
@@ -592,7 +593,7 @@ function diagnosisSection(d: ReportData): string {
           ]),
           [false, true, true, true, true, false],
         )}${d.charts.canaries.length === 0 ? '' : charts(d.charts.canaries)}`;
-  return `<section id="diagnosis"><h2>Diagnosis</h2><p>Where the hangs and errors come from: ${badge(dg.verdict, VERDICT_TONE[dg.verdict])}${confidence} — ${esc(DIAGNOSIS_MEANING[dg.verdict] ?? '')}</p>${buffering}${body}${legs}</section>`;
+  return `<section id="diagnosis"><h2>Diagnosis</h2><p>Where the hangs and errors come from: ${badge(dg.verdict, VERDICT_TONE[dg.verdict])}${confidence} — ${esc(dg.verdict === 'engine' && (dg.held_in?.length ?? 0) > 0 ? diagnosisMeaning(dg) : (DIAGNOSIS_MEANING[dg.verdict] ?? ''))}</p>${buffering}${body}${legs}</section>`;
 }
 
 function thresholdsSection(s: Summary): string {

@@ -221,6 +221,14 @@ const DIAGNOSIS_MEANING: Record<Summary['diagnosis']['verdict'], string> = {
   unknown: 'the evidence does not place the failures',
 };
 
+/** The call in words: where the engine holds the failed requests, when its gauges say so. */
+export function diagnosisMeaning(d: Pick<Summary['diagnosis'], 'verdict' | 'held_in'>): string {
+  if (d.verdict === 'engine' && d.held_in !== undefined && d.held_in.length > 0) {
+    return `the engine holds the failed requests in the ${d.held_in.join(' and the ')}, while other work goes through`;
+  }
+  return DIAGNOSIS_MEANING[d.verdict] ?? '';
+}
+
 /** Episodes printed in full on the terminal (summary.json and report.html have them all). */
 const TERMINAL_EPISODES = 4;
 
@@ -236,7 +244,7 @@ function diagnosisLines(d: Summary['diagnosis']): string[] {
   }
   if (d.verdict === 'none') return out;
   const confidence = typeof d.confidence === 'number' && d.verdict !== 'unknown' ? ` (confidence ${d.confidence.toFixed(2)})` : '';
-  out.push(`diagnosis  ${d.verdict}${confidence}: ${DIAGNOSIS_MEANING[d.verdict] ?? ''}`);
+  out.push(`diagnosis  ${d.verdict}${confidence}: ${diagnosisMeaning(d)}`);
   const episodes = d.episodes;
   if (episodes === undefined || episodes.length === 0) {
     // A summary written before episodes existed: its evidence as it was.

@@ -6,7 +6,18 @@ import { SummaryBuilder, DEFAULT_THRESHOLDS, plannedLengthS, ReplayComparison, w
 import { thresholdsSchema } from '../config/index.js';
 import { HistogramSet, type HistogramsFile } from '../metrics/index.js';
 import { readTrace, recordedFigures, replayedConversations } from '../trace/index.js';
-import type { ArrivalsEndEvent, CanaryEvent, ClientSampleEvent, ConversationEndEvent, ConversationStartEvent, PhaseEvent, RequestRecord, RunEndEvent, ScrapeEvent } from '../types/index.js';
+import type {
+  ArrivalsEndEvent,
+  CanaryEvent,
+  ClientSampleEvent,
+  ConversationEndEvent,
+  ConversationStartEvent,
+  PhaseEvent,
+  ProbeEvent,
+  RequestRecord,
+  RunEndEvent,
+  ScrapeEvent,
+} from '../types/index.js';
 import { resultPath } from './folder.js';
 import { describeSkipped, isKindLine, readJsonlFile, readManifest, type JsonlFileReport, type RunManifest } from './read.js';
 
@@ -39,6 +50,10 @@ export function isRequestRecord(v: unknown): v is RequestRecord {
 
 function isClientSample(v: unknown): v is ClientSampleEvent {
   return isKindLine(v) && v.kind === 'client_sample' && typeof v.loop_delay_p99_ms === 'number' && typeof v.loop_utilization === 'number';
+}
+
+function isProbe(v: unknown): v is ProbeEvent {
+  return isKindLine(v) && v.kind === 'probe' && typeof v.run_ms === 'number' && typeof v.name === 'string' && typeof v.stdout === 'string' && typeof v.stderr === 'string';
 }
 
 function isCanary(v: unknown): v is CanaryEvent {
@@ -147,6 +162,7 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
     thresholds: thresholdsOf(manifest, notes),
     pinAfterS: pinAfterSOf(manifest),
     thinkTimeMs: thinkTimeMsOf(manifest.workload),
+    targetUrl: manifest.target.url,
   });
   let lastWallMs = 0;
   const seen = (t: unknown, plusMs = 0): void => {
@@ -168,6 +184,7 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
     seen(e.t);
     if (isClientSample(e)) builder.addClientSample(e);
     else if (isCanary(e)) builder.addCanary(e);
+    else if (isProbe(e)) builder.addProbe(e);
     else if (isLoadEvent(e)) {
       builder.addLoad(e);
       if (e.kind === 'conversation_start') arrivals.starts += 1;

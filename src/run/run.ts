@@ -204,6 +204,7 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
     pinAfterS: workload.monitor.pin_after_s,
     plannedRequests: replay === null ? plannedRequests(workload, options.shard ?? null) : replay.settings.loop || workload.duration !== null ? null : replay.requests,
     thinkTimeMs: workload.agents.think_time_ms,
+    targetUrl,
   });
   const latestGauges = new LatestGauges();
   bus.on('scrape', (e) => {
@@ -215,6 +216,7 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
   if (comparison !== null) bus.on('request', (e) => comparison.add(e.record));
   bus.on('client_sample', (e) => summary.addClientSample(e));
   bus.on('canary', (e) => summary.addCanary(e));
+  bus.on('probe', (e) => summary.addProbe(e));
   bus.on('phase', (e) => summary.addLoad(e));
   bus.on('conversation_start', (e) => summary.addLoad(e));
   bus.on('conversation_end', (e) => summary.addLoad(e));

@@ -26,6 +26,7 @@ export type {
   GaugeVerdictKind,
   GaugeVerdict,
   GaugeFlow,
+  GaugeFloor,
   ScrapeTargetSummary,
   TargetDown,
   DiagnosisVerdict,

@@ -82,7 +82,7 @@ export interface ProbeEvent {
 
 /** `ratio`: a ratio or rate gauge (`cache_hit_rate`, `token_usage`, `gen_throughput`, `*_perc`…) that was not
  * always 0: it holds still under steady load as well as when stuck, so it is never judged a pin. */
-export type GaugeVerdictKind = 'idle' | 'rotating' | 'pinned' | 'stale' | 'insufficient' | 'ratio';
+export type GaugeVerdictKind = 'idle' | 'rotating' | 'pinned' | 'pinned_under_load' | 'stale' | 'insufficient' | 'ratio';
 
 /** The call on one gauge series over the run (see README, "Reading the gauge verdicts"). */
 export interface GaugeVerdict {
@@ -105,6 +105,27 @@ export interface GaugeVerdict {
   flow?: GaugeFlow;
   /** For `pinned`: the stretch with nothing flowing (ms since run start), so the diagnosis can place it. */
   stuck?: { from_ms: number; to_ms: number };
+  /** The gauge's floor when it stepped up during the run and held at least the pin threshold (for
+   * `pinned_under_load`, and as a caveat on `rotating`). */
+  floor?: GaugeFloor;
+}
+
+/** A floor that stepped up and held: the lowest value over a stretch, above what came before it. */
+export interface GaugeFloor {
+  /** The floor's value (the gauge never went below it over the stretch). */
+  level: number;
+  /** First sample at the floor (ms since run start). */
+  from_ms: number;
+  /** First sample below it again; null: it held to the last sample. */
+  to_ms: number | null;
+  held_s: number;
+  /** Times the value came back down to the floor from above it (rotation above a stuck request). */
+  returns: number;
+  /** Samples above the floor over the stretch. */
+  above_samples: number;
+  /** The run's failed or slow requests whose lives match the step: sent just before it and, when it was
+   * released, ended with it (ms since run start). */
+  requests: { start_ms: number; end_ms: number; status: 'ok' | 'error' | 'hang'; phase: string | null }[];
 }
 
 /** What flowed while a gauge was watched: the target's flow counter and the client's requests. */
@@ -201,6 +222,9 @@ export interface DiagnosisEpisode {
   /** Score of every verdict considered (evidence for minus against, weighed). */
   scores: Partial<Record<Exclude<DiagnosisVerdict, 'none' | 'unknown'>, number>>;
   canaries: CanaryComparison | null;
+  /** Where the engine holds this episode's failed requests: server and queue, from a queue gauge whose floor
+   * stepped up with them (absent when no gauge did). */
+  held_in?: string[];
 }
 
 /** Streams that arrived whole: buffered somewhere on the path. */
@@ -227,4 +251,7 @@ export interface Diagnosis {
   episodes_omitted?: number;
   /** Streams flagged `buffered_stream` (absent in older summaries, and when no stream could be judged). */
   buffering?: BufferingFigures;
+  /** With verdict `engine`: where the engine holds the failed requests (server and queue), when its gauges
+   * say so; absent otherwise. */
+  held_in?: string[];
 }

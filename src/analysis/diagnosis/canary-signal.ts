@@ -6,7 +6,7 @@ import type { Context, Window } from './context.js';
 import type { CanaryPoint } from './inputs.js';
 import { fisherGreater, wilson } from './stats.js';
 import { pValue, s1, tally } from './text.js';
-import { MEDIUM, STRONG, WEAK, vote, type Signal } from './votes.js';
+import { aliveVote, MEDIUM, STRONG, WEAK, vote, type Signal } from './votes.js';
 import { round3 } from '../../util/index.js';
 
 /** Fewer slots than this on a leg: no comparison (a second of data is no evidence). */
@@ -102,7 +102,7 @@ export function canarySignal(w: Window, ctx: Context): { signal: Signal; compari
         ),
       );
     } else if (failed === 0) {
-      signal.votes.push(vote(MEDIUM, `the engine answered all ${slots} canaries over the episode`, [], ['engine']));
+      signal.votes.push(aliveVote(vote(MEDIUM, `the engine answered all ${slots} canaries over the episode`, [], ['engine'])));
     }
     return { signal, comparison };
   }
@@ -144,11 +144,13 @@ export function canarySignal(w: Window, ctx: Context): { signal: Signal; compari
     );
   } else if (d.failed === 0 && p.failed === 0) {
     signal.votes.push(
-      vote(
-        MEDIUM,
-        `both legs answered every canary over the episode (${d.slots} direct, ${p.slots} proxied): the proxy and the engine passed small requests meanwhile, so the trouble is specific to the agents' requests (their size, their long-lived connections)`,
-        [],
-        ['proxy', 'engine', 'engine_overloaded'],
+      aliveVote(
+        vote(
+          MEDIUM,
+          `both legs answered every canary over the episode (${d.slots} direct, ${p.slots} proxied): the proxy and the engine passed small requests meanwhile, so the trouble is specific to the agents' requests (their size, their long-lived connections)`,
+          [],
+          ['proxy', 'engine', 'engine_overloaded'],
+        ),
       ),
     );
   } else {

@@ -1,8 +1,9 @@
 // Collects, in bounded memory, what the diagnosis reads from a run's stream of records and events: hung and
 // failed requests, canaries, scrapes, every client sample, TTFT over time and buffered streams. The gauge
 // verdicts, flow counters and client activity come from the summary's own monitor store at the end.
-import type { BufferingFigures, CanaryEvent, ClientSampleEvent, Diagnosis, GaugeVerdict, PathKind, RequestRecord, ScrapeEvent } from '../../types/index.js';
+import type { BufferingFigures, CanaryEvent, ClientSampleEvent, Diagnosis, GaugeVerdict, PathKind, ProbeEvent, RequestRecord, ScrapeEvent } from '../../types/index.js';
 import { flowCounter, type ClientActivity, type GaugeStore } from '../../monitor/index.js';
+import { MAX_PROBE_READS, probeRead } from './engine-log.js';
 import {
   canaryPoint,
   clientWindow,
@@ -15,6 +16,7 @@ import {
   type ErrorSpan,
   type FlowTrack,
   type HangSpan,
+  type ProbeRead,
   type RequestActivity,
   type ScrapePoint,
 } from './inputs.js';
@@ -108,6 +110,13 @@ export class DiagnosisCollector {
   #path: PathKind | null = null;
   readonly #judged = new Buckets();
   readonly #buffered = new Buckets();
+  readonly #loopback: boolean | null;
+  readonly #probes: ProbeRead[] = [];
+
+  /** @param loopback the agents' target is on this machine (null: unknown). */
+  constructor(loopback: boolean | null = null) {
+    this.#loopback = loopback;
+  }
 
   /** Any request record (hangs and errors of the path are kept; see ANSWER_SHAPE_CLASSES). */
   add(r: RequestRecord): void {
@@ -139,6 +148,11 @@ export class DiagnosisCollector {
 
   addScrape(e: ScrapeEvent): void {
     if (this.#scrapes.length < MAX_SCRAPES) this.#scrapes.push(scrapePoint(e));
+  }
+
+  /** A probe's output: the engine's known log lines in it. */
+  addProbe(e: ProbeEvent): void {
+    if (this.#probes.length < MAX_PROBE_READS) this.#probes.push(probeRead(e));
   }
 
   /** Every client sample (the diagnosis decides which were late). */
@@ -185,6 +199,7 @@ export class DiagnosisCollector {
           };
     return diagnose({
       path: this.#path,
+      loopback: this.#loopback,
       hangs: this.#hangs,
       hangsOmitted: this.#hangsOmitted,
       errors: this.#errors,
@@ -196,6 +211,7 @@ export class DiagnosisCollector {
       client: this.#client,
       activity,
       buffering: this.buffering(),
+      probes: this.#probes,
     });
   }
 }

@@ -1,7 +1,7 @@
 // Everything a signal may ask about a stretch of the run: the canaries sent then, the scrapes, the client's
 // own samples, the flow counters, the client's requests. Built once per diagnosis from its input.
 import type { BufferingFigures, GaugeVerdict, PathKind } from '../../types/index.js';
-import { withSamplerLateness, type CanaryPoint, type ClientWindow, type ErrorSpan, type FlowTrack, type HangSpan, type RequestActivity, type ScrapePoint } from './inputs.js';
+import { withSamplerLateness, type CanaryPoint, type ClientWindow, type ErrorSpan, type FlowTrack, type HangSpan, type ProbeRead, type RequestActivity, type ScrapePoint } from './inputs.js';
 import { median } from './text.js';
 
 /** Share of an episode's scrapes with a request in a PD hand-off queue from which it was held there throughout
@@ -11,6 +11,9 @@ const HANDOFF_HELD_SHARE = 0.8;
 export interface DiagnosisInput {
   /** The agents' path: `direct` means there is no proxy to blame. @default null (unknown: taken from the failures) */
   path?: PathKind | null;
+  /** The agents' target is on this machine (127.0.0.0/8, ::1, localhost): with a direct path, no network lies
+   * between. @default null (unknown) */
+  loopback?: boolean | null;
   hangs: readonly HangSpan[];
   /** Hangs beyond those listed (a night of hangs is summarised from a sample). @default 0 */
   hangsOmitted?: number;
@@ -30,6 +33,8 @@ export interface DiagnosisInput {
   activity?: RequestActivity | null;
   /** @default null */
   buffering?: BufferingFigures | null;
+  /** What the probes read, with the engine's known log lines in it. @default [] */
+  probes?: readonly ProbeRead[];
 }
 
 /** A client sample window whose loop delay reached this is late: what the client measured then measures itself. */
@@ -46,6 +51,8 @@ function overlaps(aFrom: number, aTo: number, bFrom: number, bTo: number): boole
 
 export class Context {
   readonly path: PathKind | null;
+  readonly loopback: boolean | null;
+  readonly probes: readonly ProbeRead[];
   readonly canaries: readonly CanaryPoint[];
   readonly scrapes: readonly ScrapePoint[];
   readonly flows: readonly FlowTrack[];
@@ -78,6 +85,8 @@ export class Context {
     });
     this.activity = input.activity ?? null;
     this.path = input.path ?? input.hangs[0]?.path ?? input.errors?.[0]?.path ?? null;
+    this.loopback = input.loopback ?? null;
+    this.probes = [...(input.probes ?? [])].sort((a, b) => a.run_ms - b.run_ms);
     const direct = this.canaries.filter((c) => c.leg === 'direct').map((c) => c.run_ms);
     const gaps: number[] = [];
     for (let i = 1; i < direct.length; i += 1) gaps.push(direct[i]! - direct[i - 1]!);

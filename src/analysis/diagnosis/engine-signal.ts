@@ -5,7 +5,7 @@ import type { Context, Window } from './context.js';
 import type { Episode } from './episodes.js';
 import type { ScrapePoint } from './inputs.js';
 import { dur, median, pct, s1 } from './text.js';
-import { MEDIUM, STRONG, vote, WEAK, type Signal } from './votes.js';
+import { aliveVote, DECISIVE, MEDIUM, STRONG, vote, WEAK, type Signal } from './votes.js';
 
 /** A scrape taking this many times its usual time (and at least SLOW_SCRAPE_MS more) is slow. */
 const SLOW_SCRAPE_FACTOR = 5;
@@ -98,7 +98,7 @@ function scrapeVotes(w: Window, ctx: Context, signal: Signal): void {
   if (down.length > 0) signal.votes.push(vote(STRONG, down.join('; '), ['engine'], ['proxy', 'engine_overloaded']));
   if (slow.length > 0) signal.votes.push(vote(WEAK, `${slow.join('; ')}: busy, yet answering`, ['engine_overloaded', 'engine']));
   if (up.length > 0)
-    signal.votes.push(vote(WEAK, `${up.join('; ')}: ${up.length === 1 ? 'its HTTP server was' : 'their HTTP servers were'} up`, ['proxy', 'network'], ['engine'], ['proxy', 'network']));
+    signal.votes.push(aliveVote(vote(WEAK, `${up.join('; ')}: ${up.length === 1 ? 'its HTTP server was' : 'their HTTP servers were'} up`, ['proxy', 'network'], ['engine'], ['proxy', 'network'])));
 }
 
 /** Share of the episode's time with work flowing (by slices: a counter moved, a request completed or
@@ -157,12 +157,14 @@ function flowVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): void {
     // fault as well. The counters are the engine's own word; the client's completions alone may have gone
     // another way.
     signal.votes.push(
-      vote(
-        movedNames.size > 0 ? MEDIUM : WEAK,
-        `work kept flowing through the episode (in ${over}: ${what.join(', ')}): the engine was making progress`,
-        ['engine_overloaded', 'proxy', 'network'],
-        ['engine'],
-        ['proxy', 'network'],
+      aliveVote(
+        vote(
+          movedNames.size > 0 ? MEDIUM : WEAK,
+          `work kept flowing through the episode (in ${over}: ${what.join(', ')}): the engine was making progress`,
+          ['engine_overloaded', 'proxy', 'network'],
+          ['engine'],
+          ['proxy', 'network'],
+        ),
       ),
     );
   } else if (share <= STILL_SHARE && ((a?.inFlightShare(w.from_ms, w.to_ms) ?? 0) >= 0.5 || ep.hangs.length > 0)) {
@@ -199,6 +201,46 @@ function flowVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): void {
     }
   } else {
     signal.facts.push(`work flowed in ${over} of the episode${what.length === 0 ? '' : ` (${what.join(', ')})`}`);
+  }
+}
+
+/** A PD or waiting queue as an operator reads it. */
+function queueName(name: string): string {
+  const base = name.replace(/^[a-z]+:/, '');
+  if (/inflight|infight/.test(base)) return 'inflight queue (KV transfer to decode)';
+  if (/bootstrap/.test(base)) return 'bootstrap queue (the prefill/decode handshake)';
+  if (/prealloc/.test(base)) return 'prealloc queue (KV memory on decode)';
+  if (/transfer/.test(base)) return 'transfer queue (KV arriving on decode)';
+  if (/grammar/.test(base)) return 'grammar queue';
+  return 'waiting queue';
+}
+
+/** Within this of each other, a failed request of the episode and a request the floor step matched are one. */
+const SAME_REQUEST_MS = 100;
+
+/**
+ * A queue gauge whose floor stepped up by one when a request of this episode was sent and stayed up while
+ * other work went through it (`pinned_under_load`): the engine's own word that it holds that request. It
+ * names the queue and server whether or not other work flowed: a live engine can still hold one request.
+ */
+function heldRequestVotes(ep: Episode, ctx: Context, signal: Signal): void {
+  const starts = [...ep.hangs.map((h) => h.from_ms), ...ep.errors.map((e) => e.from_ms)];
+  for (const g of ctx.gauges) {
+    const f = g.floor;
+    if (g.verdict !== 'pinned_under_load' || f === undefined) continue;
+    const mine = f.requests.filter((r) => starts.some((s) => Math.abs(s - r.start_ms) <= SAME_REQUEST_MS || (r.start_ms <= s && s <= r.end_ms)));
+    if (mine.length === 0) continue;
+    const held = f.to_ms === null ? `and never came down (held ${f.held_s.toFixed(1)} s, to the end of the run)` : `until ${s1(f.to_ms)} (${f.held_s.toFixed(1)} s)`;
+    const rotation = f.above_samples > 0 ? `, while other requests went through it above that floor (${f.returns} return${f.returns === 1 ? '' : 's'} to ${f.level})` : '';
+    signal.votes.push({
+      ...vote(
+        DECISIVE,
+        `${g.target}'s ${g.name} floor stepped from ${f.level - 1} to ${f.level} at ${s1(f.from_ms)}, when the failed request sent at ${s1(mine[0]!.start_ms)} went in, ${held}${rotation}: that request is stuck in the ${g.target}'s ${queueName(g.name)}`,
+        ['engine'],
+        ['proxy', 'network', 'engine_overloaded'],
+      ),
+      holds: `${g.target}'s ${queueName(g.name)}`,
+    });
   }
 }
 
@@ -257,6 +299,7 @@ export function engineSignal(ep: Episode, w: Window, ctx: Context): Signal {
   scrapeVotes(w, ctx, signal);
   flowVotes(ep, w, ctx, signal);
   gaugeVotes(w, ctx, signal);
+  heldRequestVotes(ep, ctx, signal);
   ttftVotes(ep, w, ctx, signal);
   return signal;
 }

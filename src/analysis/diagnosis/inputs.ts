@@ -197,3 +197,19 @@ export function withSamplerLateness(windows: readonly ClientWindow[]): ClientWin
   const usual = lengths[Math.floor(lengths.length / 4)] ?? 0;
   return sorted.map((w) => ({ ...w, delay_max_ms: Math.max(w.delay_max_ms, w.to_ms - w.from_ms - usual) }));
 }
+
+/** A log line a probe found, with what it means. */
+export interface EngineLogLine {
+  /** When the probe that read it started (ms since run start). */
+  run_ms: number;
+  probe: string;
+  text: string;
+  meaning: string;
+}
+
+/** One probe run: when, and the known lines it found (few: the first of each kind). */
+export interface ProbeRead {
+  run_ms: number;
+  name: string;
+  lines: EngineLogLine[];
+}

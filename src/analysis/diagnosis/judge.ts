@@ -6,11 +6,12 @@ import type { Diagnosis, DiagnosisEpisode, DiagnosisVerdict } from '../../types/
 import { canarySignal } from './canary-signal.js';
 import { clientSignal } from './client-signal.js';
 import { Context, type DiagnosisInput, type Window } from './context.js';
+import { engineLogSignal } from './engine-log.js';
 import { engineSignal } from './engine-signal.js';
 import { episodesOf, type Episode } from './episodes.js';
 import { failureSignal } from './failure-signal.js';
 import { countBy, plural, s1 } from './text.js';
-import { CANDIDATES, MEDIUM, STRONG, type Candidate, type Vote } from './votes.js';
+import { CANDIDATES, MEDIUM, STRONG, weighAlive, type Candidate, type Vote } from './votes.js';
 
 /** Failures closer than this (or two canary intervals) join one episode. */
 const MERGE_GAP_MS = 3000;
@@ -95,10 +96,12 @@ export function score(votes: readonly Vote[], allowed: readonly Candidate[]): Sc
 function judge(ep: Episode, ctx: Context): DiagnosisEpisode {
   const w = spanOf(ep);
   const { signal: canaries, comparison } = canarySignal(canaryWindowOf(ep, w, ctx), ctx);
-  const signals = [failureSignal(ep, ctx.path), clientSignal(ep, ctx), canaries, engineSignal(ep, w, ctx)];
-  const votes = signals.flatMap((s) => s.votes);
-  // No proxy on the agents' path: nothing to blame there.
-  const allowed = CANDIDATES.filter((c) => c !== 'proxy' || ctx.path !== 'direct');
+  const engine = engineSignal(ep, w, ctx);
+  const held = engine.votes.some((v) => v.holds !== undefined);
+  const signals = [failureSignal(ep, ctx.path), clientSignal(ep, ctx), canaries, engine, engineLogSignal(ep, ctx, held)];
+  const votes = weighAlive(signals.flatMap((s) => s.votes));
+  // No proxy on the agents' path: nothing to blame there; straight to this machine: no network either.
+  const allowed = CANDIDATES.filter((c) => (c !== 'proxy' || ctx.path !== 'direct') && (c !== 'network' || ctx.path !== 'direct' || ctx.loopback !== true));
   const scored = score(votes, allowed);
   const evidenceFor: string[] = [];
   const evidenceAgainst: string[] = [];
@@ -119,7 +122,14 @@ function judge(ep: Episode, ctx: Context): DiagnosisEpisode {
     facts: [...facts(ep), ...signals.flatMap((s) => s.facts)],
     scores: scored.scores,
     canaries: comparison,
+    ...heldIn(scored.verdict, votes),
   };
+}
+
+/** Where the engine holds the episode's failed requests, when the call is the engine's and a gauge says where. */
+function heldIn(verdict: Candidate | 'unknown', votes: readonly Vote[]): { held_in?: string[] } {
+  const where = [...new Set(votes.flatMap((v) => (v.holds === undefined ? [] : [v.holds])))];
+  return verdict === 'engine' && where.length > 0 ? { held_in: where } : {};
 }
 
 /** `hangs 4.1–9.0 s: engine (confidence 0.82, 8 requests)`. */
@@ -171,5 +181,14 @@ export function diagnose(input: DiagnosisInput): Diagnosis {
   if (main !== undefined) {
     evidence.push(...main.facts.slice(0, 1), ...main.evidence_for, ...main.evidence_against.map((x) => `against: ${x}`), ...main.facts.slice(1));
   }
-  return { verdict: call.verdict, confidence: call.confidence, evidence, episodes, ...(dropped > 0 ? { episodes_omitted: dropped } : {}), ...buffering };
+  const held = [...new Set(episodes.filter((e) => e.verdict === call.verdict).flatMap((e) => e.held_in ?? []))];
+  return {
+    verdict: call.verdict,
+    confidence: call.confidence,
+    evidence,
+    episodes,
+    ...(held.length > 0 ? { held_in: held } : {}),
+    ...(dropped > 0 ? { episodes_omitted: dropped } : {}),
+    ...buffering,
+  };
 }

@@ -21,12 +21,31 @@ export interface Vote {
    * elsewhere). It adds to their score, but a verdict needs one vote that speaks for it in its own right:
    * "the engine was fine" alone never makes a proxy or a network verdict. */
   byElimination: readonly Candidate[];
+  /** It speaks against the engine only because the engine was alive (it answered, work flowed): no word
+   * against it once the engine is seen holding the failed request itself (`holds`). */
+  alive?: boolean;
+  /** The engine's own gauges hold the failed request (it is alive and yet the culprit): where, as
+   * `prefill's inflight queue (…)`. */
+  holds?: string;
 }
 
 /** What one source of evidence says about an episode: weighed votes, and plain facts. */
 export interface Signal {
   votes: Vote[];
   facts: string[];
+}
+
+/** A vote against the engine that says only that it was alive (see Vote.alive). */
+export function aliveVote(v: Vote): Vote {
+  return { ...v, alive: true };
+}
+
+/** Once some vote shows the engine holding the failed request, being alive no longer clears it. */
+export function weighAlive(votes: readonly Vote[]): Vote[] {
+  if (!votes.some((v) => v.holds !== undefined)) return [...votes];
+  return votes.map((v) =>
+    v.alive === true && v.against.includes('engine') ? { ...v, against: v.against.filter((c) => c !== 'engine'), text: `${v.text} (alive, which does not clear it: it holds the failed request)` } : v,
+  );
 }
 
 export function vote(weight: number, text: string, forVerdicts: readonly Candidate[], against: readonly Candidate[] = [], byElimination: readonly Candidate[] = []): Vote {

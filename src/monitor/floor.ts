@@ -1,0 +1,72 @@
+// A queue gauge's floor over time: the level it never went below after stepping up to it. A floor that steps
+// up by one and stays while the value rotates above it is one request stuck under load (the incident's other
+// half); this finds the step and the run's failed or slow requests whose lives match it. Pure.
+import type { GaugeFloor } from '../types/index.js';
+import type { ClientActivity, FloorRun, GaugeSeries, HeldRequest } from './series.js';
+import { baseName } from './select.js';
+
+/** Queue gauges: requests waiting somewhere (SGLang's waiting, grammar and PD hand-off queues, vLLM's waiting
+ * queue, llama.cpp's deferred). A running-batch gauge is not one: SGLang's prefill reports ≥ 1 there always. */
+export function isQueueGauge(name: string): boolean {
+  return /queue|waiting|deferred/.test(baseName(name));
+}
+
+/** A request sent this long before the step still matches it (it reaches the queue after prefill). */
+const LEAD_SCRAPES = 2;
+const LEAD_MIN_MS = 1000;
+
+/** PD hand-off queues: a request passes through in a KV transfer's time, so a floor held there through a
+ * failed request's whole life, while others pass above it, is that request whatever the pin threshold. */
+function isHandoffQueue(name: string): boolean {
+  return /bootstrap|prealloc|inflight|infight|transfer/.test(baseName(name));
+}
+
+/**
+ * The floor that stepped up during the run and held, with the requests that match it: the highest level whose
+ * step some failed or slow request matches, else the highest that held at least `pinMs` (a caveat, not a pin).
+ * A step held at least `pinMs` matches any such request; on a hand-off queue a shorter one matches a request
+ * it outlived while the value rotated above it. Null when no floor stepped up and held.
+ */
+export function heldFloor(s: GaugeSeries, client: ClientActivity, pinMs: number, intervalMs: number): GaugeFloor | null {
+  const runs = [...s.floorRuns, ...s.floorOpen.filter((r): r is FloorRun => r !== null)].filter((r) => r.stepped);
+  const toleranceMs = Math.max(LEAD_MIN_MS, LEAD_SCRAPES * intervalMs);
+  const handoff = isHandoffQueue(s.name);
+  const judged = runs.map((r) => {
+    const candidates = matching(r, client.held, pinMs, toleranceMs);
+    const long = heldMs(r, s) >= pinMs;
+    const outlived = handoff && r.returns >= 1 ? candidates.filter((h) => h.endMs <= (r.toMs ?? s.lastMs) + toleranceMs) : [];
+    return { r, long, requests: long ? candidates : outlived };
+  });
+  // More failures matching one step than the step's height is load, not one stuck request.
+  const matched = judged.filter((j) => j.requests.length > 0 && j.requests.length <= j.r.level);
+  const pool = matched.length > 0 ? matched : judged.filter((j) => j.long).map((j) => ({ ...j, requests: [] as HeldRequest[] }));
+  const best = pool.sort((a, b) => b.r.level - a.r.level || heldMs(b.r, s) - heldMs(a.r, s))[0];
+  if (best === undefined) return null;
+  return {
+    level: best.r.level,
+    from_ms: Math.round(best.r.fromMs),
+    to_ms: best.r.toMs === null ? null : Math.round(best.r.toMs),
+    held_s: Math.round(heldMs(best.r, s) / 100) / 10,
+    returns: best.r.returns,
+    above_samples: best.r.above,
+    requests: best.requests.map((h) => ({ start_ms: Math.round(h.startMs), end_ms: Math.round(h.endMs), status: h.status, phase: h.phase })),
+  };
+}
+
+/** How long a floor run held: to its last sample at or above the level (to the series' last sample while open). */
+function heldMs(r: FloorRun, s: GaugeSeries): number {
+  return (r.toMs === null ? s.lastMs : r.lastMs) - r.fromMs;
+}
+
+/**
+ * Requests whose lives match a step: sent from a little before the pin threshold ahead of it up to shortly
+ * after it (it reaches a hand-off queue after prefill), no token back (a request in a queue streams nothing),
+ * and, when the floor came down again, an ok one must have ended with it (a slow request released).
+ */
+function matching(r: FloorRun, held: readonly HeldRequest[], pinMs: number, toleranceMs: number): HeldRequest[] {
+  return held.filter((h) => {
+    if (h.startMs < r.fromMs - pinMs || h.startMs > r.fromMs + toleranceMs) return false;
+    if (h.status !== 'ok') return !h.streamed;
+    return r.toMs !== null && Math.abs(h.endMs - r.toMs) <= toleranceMs;
+  });
+}
