@@ -159,7 +159,10 @@ export function judgeSeries(s: GaugeSeries, target: TargetFlow, client: ClientAc
   const staleTail = judged.at(-1)?.kind === 'stale' && judged.at(-1)?.stretch.end !== 'changed' ? judged.at(-1) : undefined;
   if (s.dips > 0 || steady !== undefined) {
     const evidence: string[] = [];
-    if (floor !== null) evidence.push(floorSentence(floor, s), 'no failed or slow request of this run matches the step: it may be a request of another client, or load that never drained');
+    // A floor with the value rotating above it: a caveat (nothing of this run matches the step). A value
+    // held at the floor with work flowing is the incident's steady 1: rotating load, said as before.
+    const caveat = floor !== null && floor.returns >= 1 ? floor : null;
+    if (caveat !== null) evidence.push(floorSentence(caveat, s), 'no failed or slow request of this run matches the step: a request of another client, or load that never drained');
     else if (s.dips > 0) evidence.push(`${s.dips} dip${s.dips === 1 ? '' : 's'} over ${fmtS(windowMs)}; non-zero and unchanged ${fmtS(s.longestMs)} at most`);
     if (steady !== undefined) {
       const st = steady.stretch;
@@ -168,7 +171,7 @@ export function judgeSeries(s: GaugeSeries, target: TargetFlow, client: ClientAc
         `steady at ${fmtV(st.value)} for ${fmtS(st.lastMs - st.startMs)} while work flowed through it: ${steady.counterMoves > 0 && flowName !== null ? `${flowName} moved` : 'the flow counter did not move'}, ${steady.completions} client request${steady.completions === 1 ? '' : 's'} completed${streamed}, never ${fmtS(pinMs)} without flow`,
       );
     }
-    if (floor === null && s.zerosAfterNonZero === 0 && s.firstNonZeroMs !== null && s.lastMs - s.firstNonZeroMs >= pinMs) {
+    if (caveat === null && s.zerosAfterNonZero === 0 && s.firstNonZeroMs !== null && s.lastMs - s.firstNonZeroMs >= pinMs) {
       evidence.push(`never back to 0 in ${fmtS(s.lastMs - s.firstNonZeroMs)} (lowest ${fmtV(s.minAfterNonZero)}): a request may be stuck under the rotating load`);
     }
     if (staleTail !== undefined) evidence.push(staleSentence(staleTail, flowName, 'ended'));

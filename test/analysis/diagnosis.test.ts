@@ -448,3 +448,93 @@ test('a short stall of the proxy with few canaries: only proxied ones failed (2 
   assert.equal(d.verdict, 'proxy', text(d));
   assert.match(text(d), /only proxied canaries failed .*: 2 of \d+ slots, direct none of \d+ .*too few to be sure/);
 });
+
+/** The prefill's inflight queue with its floor stepped up to 1 at 5 s by the request sent at 4.8 s (issue 22). */
+function pinnedUnderLoad(): import('../../src/types/index.js').GaugeVerdict {
+  return {
+    ...pinnedGauge(5_000, 60_000),
+    verdict: 'pinned_under_load',
+    dips: 14,
+    floor: { level: 1, from_ms: 5_000, to_ms: null, held_s: 55, returns: 14, above_samples: 30, requests: [{ start_ms: 4_800, end_ms: 34_800, status: 'hang', phase: 'first_token' }] },
+  };
+}
+
+/** One request hung at its first token from 4.8 s while everything else flowed: scrapes answered, counters moving. */
+function oneStuckUnderLoad(path: 'direct' | 'hop', gauges: DiagnosisInput['gauges'], extra: Partial<DiagnosisInput> = {}): DiagnosisInput {
+  return {
+    path,
+    loopback: true,
+    hangs: [hang(4_800, 34_800, 'first_token', path, 30_000)],
+    canaries: path === 'hop' ? [...canaries('direct', RUN_MS, 1000, () => 'ok'), ...canaries('proxied', RUN_MS, 1000, () => 'ok', 'hop')] : [],
+    scrapes: scrapes(
+      'prefill',
+      RUN_MS,
+      200,
+      [],
+      () => 0,
+      3,
+      () => 1,
+    ),
+    flows: [flow('prefill', RUN_MS, 200, [])],
+    gauges,
+    client: client(RUN_MS, [], 5, 0.05, 0.1),
+    activity: activity(steadyRequests(RUN_MS, [])),
+    ...extra,
+  };
+}
+
+test('one request pinned in the inflight queue while work flows around it: engine naming the queue, on a direct path and through the hop', () => {
+  for (const path of ['direct', 'hop'] as const) {
+    const d = diagnose(oneStuckUnderLoad(path, [pinnedUnderLoad()]));
+    assert.equal(d.verdict, 'engine', `${path}: ${text(d)}`);
+    assert.ok((d.confidence ?? 0) >= 0.6, `${path}: confidence ${d.confidence}`);
+    assert.deepEqual(d.held_in, ["prefill's inflight queue (KV transfer to decode)"]);
+    assert.match(text(d), /floor stepped from 0 to 1 at 5\.0 s, when the failed request sent at 4\.8 s went in/);
+    // Work flowing says the engine is alive, not that it is innocent.
+    assert.match(text(d), /against: work kept flowing .*alive, which does not clear it/);
+    assert.match(text(d), /no probe read the engine's logs after the request went in/);
+  }
+  // Without the floor, the same run is not the engine's (the evidence does not place it).
+  const without = diagnose(oneStuckUnderLoad('direct', []));
+  assert.notEqual(without.verdict, 'engine', text(without));
+  assert.equal(without.held_in, undefined);
+});
+
+test("a direct path to loopback is never 'network' or 'proxy'; a direct path elsewhere may be 'network'", () => {
+  const atConnect = (loopback: boolean): DiagnosisInput => ({
+    path: 'direct',
+    loopback,
+    hangs: [hang(20_000, 21_500, 'connect', 'direct'), hang(20_500, 22_000, 'connect', 'direct'), hang(21_000, 22_500, 'connect', 'direct')],
+    canaries: [],
+    scrapes: scrapes('engine', RUN_MS, 500, []),
+    flows: [flow('engine', RUN_MS, 500, [])],
+    gauges: [],
+    client: client(RUN_MS, [], 5),
+  });
+  const local = diagnose(atConnect(true));
+  assert.ok(!['network', 'proxy'].includes(local.verdict), text(local));
+  assert.equal(local.episodes?.[0]?.scores.network, undefined);
+  const remote = diagnose(atConnect(false));
+  assert.equal(remote.episodes?.[0]?.scores.network !== undefined, true, JSON.stringify(remote.episodes?.[0]?.scores));
+});
+
+test("SGLang's inflight watchdog line found by a probe counts as the engine's own word; no line after the request went in is said", () => {
+  const line =
+    "[2026-12-04 01:23:34 TP0] WARNING: Prefill inflight request timed out: req.rid='0251' req.bootstrap_room=2286 has been in KVPoll.Transferring for 10.0s; force-failing it (SGLANG_DSV4_PREFILL_INFLIGHT_TIMEOUT=10)";
+  const probes = [
+    {
+      run_ms: 40_000,
+      name: 'engine-log',
+      lines: [{ run_ms: 40_000, probe: 'engine-log', text: line, meaning: "SGLang's prefill inflight watchdog (SGLANG_DSV4_PREFILL_INFLIGHT_TIMEOUT) force-failed a request stuck in KV transfer" }],
+    },
+  ];
+  const fired = diagnose(oneStuckUnderLoad('direct', [pinnedUnderLoad()], { probes }));
+  assert.equal(fired.verdict, 'engine');
+  assert.match(text(fired), /the engine's log says so: SGLang's prefill inflight watchdog .* force-failing it/);
+  assert.ok((fired.confidence ?? 0) > (diagnose(oneStuckUnderLoad('direct', [pinnedUnderLoad()])).confidence ?? 0));
+  const silent = diagnose(oneStuckUnderLoad('direct', [pinnedUnderLoad()], { probes: [{ run_ms: 40_000, name: 'engine-log', lines: [] }] }));
+  assert.match(text(silent), /the probes read the engine's logs 1 time after the request went in .* found no watchdog or timeout line/);
+  // A watchdog line alone (no gauge) still speaks for the engine.
+  const lineOnly = diagnose(oneStuckUnderLoad('direct', [], { probes }));
+  assert.match(text(lineOnly), /the engine's log says so/);
+});
