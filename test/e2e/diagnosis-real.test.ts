@@ -142,6 +142,26 @@ test('an engine frozen behind nginx (no health checks: every request just waits)
   }
 });
 
+test('one request pinned in the inflight queue of an engine running as its own process behind nginx, the other agents flowing: pinned_under_load and engine naming the queue, three times out of three', async (t) => {
+  const nginx = requireTool(t, 'nginx', 'apt-get install nginx');
+  if (nginx === null) return;
+  for (let i = 0; i < REPEATS; i += 1) {
+    // A fresh deployment each time: the pin fires once per engine, at round 4 (after the monitor's first
+    // scrapes saw the queue empty: a floor there from the first sample has no step to tie a request to).
+    const engine = await spawnEngine(t, { ...ENGINE, faults: [{ kind: 'inflight_pin', from_round: 4, times: 1 }] });
+    const proxy = await startNginx(t, nginx, engine.port, { buffering: false });
+    const { summary } = await run(t, engine, proxy.url, []);
+    assert.equal(summary.totals.hangs, 1, `repeat ${i}: the pinned request hung: ${why(summary)}`);
+    const inflight = summary.gauges.find((g) => g.target === 'prefill' && g.name === 'sglang:num_prefill_inflight_queue_reqs');
+    assert.equal(inflight?.verdict, 'pinned_under_load', `repeat ${i}: ${JSON.stringify(inflight)}`);
+    assert.equal(summary.diagnosis.verdict, 'engine', `repeat ${i}: ${why(summary)}`);
+    assert.ok((summary.diagnosis.confidence ?? 0) >= 0.6, `repeat ${i}: ${why(summary)}`);
+    assert.ok(summary.diagnosis.held_in?.includes("prefill's inflight queue (KV transfer to decode)"), `repeat ${i}: ${why(summary)}`);
+    await proxy.stop();
+    await engine.stop();
+  }
+});
+
 test('HAProxy frozen (SIGSTOP) in front of a healthy engine is proxy, three times out of three', async (t) => {
   const haproxy = requireTool(t, 'haproxy', 'apt-get install haproxy');
   if (haproxy === null) return;

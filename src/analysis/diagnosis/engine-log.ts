@@ -9,17 +9,20 @@ import { s1 } from './text.js';
 import { STRONG, vote, type Signal } from './votes.js';
 
 /** SGLang's lines for a request it gave up on, with sources in shared/reference/sglang-detailed.md. */
-const KNOWN_LINES: readonly { pattern: RegExp; meaning: string }[] = [
+const KNOWN_LINES: readonly { pattern: RegExp; meaning: string; where: string }[] = [
   {
     pattern: /Prefill inflight request timed out.*force-failing/,
+    where: "prefill's inflight queue (KV transfer to decode)",
     meaning: "SGLang's prefill inflight watchdog (SGLANG_DSV4_PREFILL_INFLIGHT_TIMEOUT) force-failed a request stuck in KV transfer",
   },
   {
     pattern: /timed out after [\d.]+s in KVPoll\.Bootstrapping|Prefill bootstrap failed/,
+    where: "prefill's bootstrap queue (the prefill/decode handshake)",
     meaning: "SGLang's bootstrap timeout (SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT) failed a request whose prefill and decode never completed their handshake",
   },
   {
     pattern: /timed out after [\d.]+s in KVPoll\.(WaitingForInput|Transferring)/,
+    where: 'PD hand-off (KV transfer between prefill and decode)',
     meaning: 'SGLang gave up on a KV transfer between prefill and decode (a request stuck in the hand-off)',
   },
 ];
@@ -37,7 +40,7 @@ export function probeRead(e: Pick<ProbeEvent, 'run_ms' | 'name' | 'stdout' | 'st
       if (found >= LINES_PER_KIND || !known.pattern.test(line)) continue;
       // Say a line once under the first kind it matches.
       if (lines.some((l) => l.text === line.trim())) continue;
-      lines.push({ run_ms: e.run_ms, probe: e.name, text: line.trim().slice(0, 300), meaning: known.meaning });
+      lines.push({ run_ms: e.run_ms, probe: e.name, text: line.trim().slice(0, 300), meaning: known.meaning, where: known.where });
       found += 1;
     }
   }
@@ -56,7 +59,11 @@ export function engineLogSignal(ep: Episode, ctx: Context, held: boolean): Signa
   const meanings = [...new Set(lines.map((l) => l.meaning))];
   for (const meaning of meanings) {
     const first = lines.find((l) => l.meaning === meaning)!;
-    signal.votes.push(vote(STRONG, `the engine's log says so: ${meaning} (probe ${first.probe} at ${s1(first.run_ms)}: "${first.text}")`, ['engine'], ['proxy', 'network']));
+    // The engine saying it held a request and gave up on it: alive, and yet the culprit.
+    signal.votes.push({
+      ...vote(STRONG, `the engine's log says so: ${meaning} (probe ${first.probe} at ${s1(first.run_ms)}: "${first.text}")`, ['engine'], ['proxy', 'network', 'engine_overloaded']),
+      holds: first.where,
+    });
   }
   if (!held || meanings.length > 0) return signal;
   if (after.length > 0) {

@@ -205,6 +205,8 @@ export interface EngineLogLine {
   probe: string;
   text: string;
   meaning: string;
+  /** Where the engine held the request, as the diagnosis names it. */
+  where: string;
 }
 
 /** One probe run: when, and the known lines it found (few: the first of each kind). */
