@@ -525,7 +525,15 @@ test("SGLang's inflight watchdog line found by a probe counts as the engine's ow
     {
       run_ms: 40_000,
       name: 'engine-log',
-      lines: [{ run_ms: 40_000, probe: 'engine-log', text: line, meaning: "SGLang's prefill inflight watchdog (SGLANG_DSV4_PREFILL_INFLIGHT_TIMEOUT) force-failed a request stuck in KV transfer", where: "prefill's inflight queue (KV transfer to decode)" }],
+      lines: [
+        {
+          run_ms: 40_000,
+          probe: 'engine-log',
+          text: line,
+          meaning: "SGLang's prefill inflight watchdog (SGLANG_DSV4_PREFILL_INFLIGHT_TIMEOUT) force-failed a request stuck in KV transfer",
+          where: "prefill's inflight queue (KV transfer to decode)",
+        },
+      ],
     },
   ];
   const fired = diagnose(oneStuckUnderLoad('direct', [pinnedUnderLoad()], { probes }));
@@ -540,8 +548,15 @@ test("SGLang's inflight watchdog line found by a probe counts as the engine's ow
 });
 
 test('a watchdog line alone names where the engine held the request, and work flowing no longer clears it', () => {
-  const line = "WARNING: Prefill inflight request timed out: req.rid='0251' req.bootstrap_room=2286 has been in KVPoll.Transferring for 2.0s; force-failing it (SGLANG_DSV4_PREFILL_INFLIGHT_TIMEOUT=2)";
-  const probes = [{ run_ms: 7_000, name: 'engine-log', lines: [{ run_ms: 7_000, probe: 'engine-log', text: line, meaning: 'the inflight watchdog force-failed a request', where: "prefill's inflight queue (KV transfer to decode)" }] }];
+  const line =
+    "WARNING: Prefill inflight request timed out: req.rid='0251' req.bootstrap_room=2286 has been in KVPoll.Transferring for 2.0s; force-failing it (SGLANG_DSV4_PREFILL_INFLIGHT_TIMEOUT=2)";
+  const probes = [
+    {
+      run_ms: 7_000,
+      name: 'engine-log',
+      lines: [{ run_ms: 7_000, probe: 'engine-log', text: line, meaning: 'the inflight watchdog force-failed a request', where: "prefill's inflight queue (KV transfer to decode)" }],
+    },
+  ];
   const d = diagnose({ ...oneStuckUnderLoad('direct', [], { probes }), hangs: [], errors: [error(300, 'server_error_event', { to_ms: 2_300, http_status: 200, path: 'direct' })] });
   assert.equal(d.verdict, 'engine', text(d));
   assert.ok((d.confidence ?? 0) >= 0.6, text(d));

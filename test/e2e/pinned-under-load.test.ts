@@ -70,7 +70,7 @@ test("SGLang's inflight watchdog set: the force-fail is found in the engine's lo
   assert.match(evidence, /force-failing it \(SGLANG_DSV4_PREFILL_INFLIGHT_TIMEOUT=2\)/);
 });
 
-test('the incident\'s steady 1 that rotates: insufficient on a short window, rotating on a long one, never pinned (3 of 3)', async (t) => {
+test("the incident's steady 1 that rotates: insufficient on a short window, rotating on a long one, never pinned (3 of 3)", async (t) => {
   // The engine reports its inflight queue at 1, dropping to 0 for 300 ms every 3 s, while requests complete
   // normally; the pin threshold scaled down with it (18 s against 85 s in the incident; 2 s against 7 s here).
   const yaml = (duration: string) => `name: rotating
