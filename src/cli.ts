@@ -203,7 +203,8 @@ function program(): Command {
     .argument('<ab-file>', 'ab YAML file (base workload, arms, repeats)')
     .option('--out <dir>', 'parent folder of the arm runs (default results/<stamp>-ab-<name>/)')
     .option('--force', 'run even when an arm changes the load itself (its set touches more than the server)')
-    .action(async (file: string, opts: { out?: string; force?: boolean }) => {
+    .option('--fail-on <verdict>', 'with a stopping rule (until:): exit 1 when a headline figure ends worse (only "worse")')
+    .action(async (file: string, opts: { out?: string; force?: boolean; failOn?: string }) => {
       process.exitCode = await abCommand(file, opts);
     });
   for (const command of cli.commands) command.showHelpAfterError(`see roundload ${command.name()} --help`);

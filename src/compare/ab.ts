@@ -16,6 +16,7 @@ import { compareArms, type Comparison } from './compare.js';
 import { identityDifferences, workloadHash } from './identity.js';
 import { loadRun } from './load.js';
 import { runShell } from './shell.js';
+import { allDecided, headlineFigures, judgePairs, sequentialLines, type FigureCalls, type FigureSpec } from './ab-sequential.js';
 
 export interface AbOptions {
   plan: AbPlan;
@@ -45,6 +46,8 @@ export interface AbResult {
   comparisons: Comparison[];
   /** The arms each comparison was made of (same order), for compare.html's time series. */
   arms: ArmPair[];
+  /** With a stopping rule (`until:`): each headline figure's call after every pair; null without one. */
+  sequential: FigureCalls[] | null;
 }
 
 /** Run order: every arm once per repeat, each repeat starting one arm later (A B, B A, A B … for two arms;
@@ -135,11 +138,22 @@ export async function runAb(options: AbOptions): Promise<AbResult> {
     status: 'not run',
     hangs: 0,
   }));
-  const manifest = (status: string) => ({ schema_version: 1, file: plan.file, status, arms: plan.arms.map((a) => a.name), repeats: plan.repeats, runs });
+  const manifest = (status: string) => ({
+    schema_version: 1,
+    file: plan.file,
+    status,
+    arms: plan.arms.map((a) => a.name),
+    repeats: plan.repeats,
+    runs: runs.filter((r) => r.status !== 'not run' || plan.until === null),
+  });
   writeJsonAtomic(join(dir, 'ab.json'), manifest('running'));
   log(`ab: ${plan.arms.length} arms × ${plan.repeats} repeats, order ${runs.map((r) => r.arm).join(' ')} → ${dir}`);
 
   let status: AbResult['status'] = 'completed';
+  const startedMs = performance.now();
+  const summaries = new Map<number, Summary>();
+  let specs: FigureSpec[] | null = null;
+  let sequential: FigureCalls[] | null = null;
   for (const [i, step] of order.entries()) {
     if (options.signal?.aborted) {
       status = 'interrupted';
@@ -169,6 +183,7 @@ export async function runAb(options: AbOptions): Promise<AbResult> {
       });
       run.status = result.status;
       run.hangs = result.summary.totals.hangs;
+      if (result.status === 'completed') summaries.set(run.seq, result.summary);
       const t = result.summary.totals;
       const steady = steadyTokensPerS(result.summary);
       const rate = steady === null ? 'no steady window for output tok/s' : `${steady.tokensPerS.toFixed(1)} output tok/s (mean of ${steady.windows} steady windows)`;
@@ -192,6 +207,26 @@ export async function runAb(options: AbOptions): Promise<AbResult> {
     }
     writeJsonAtomic(join(dir, 'ab.json'), manifest('running'));
     if (status === 'interrupted') break;
+    const rule = plan.until;
+    if (rule === null || i % 2 === 0) continue;
+    // A pair is done: judge every headline figure on the pairs so far; stop when all are decided or a limit is hit.
+    const pairs = pairsOf(runs.slice(0, i + 1), summaries, plan.arms[0]!.name);
+    specs ??= pairs[0] === undefined ? null : headlineFigures(pairs[0].a);
+    if (specs === null) continue;
+    const outOfTime = rule.maxTimeMs !== null && performance.now() - startedMs >= rule.maxTimeMs;
+    const final = outOfTime || i === order.length - 1;
+    sequential = judgePairs(specs, pairs, rule, final);
+    writeJsonAtomic(join(dir, 'sequential.json'), { schema_version: 1, rule, pairs: pairs.length, figures: sequential });
+    log(`ab: after ${pairs.length} pair${pairs.length === 1 ? '' : 's'}:`);
+    for (const line of sequentialLines(sequential)) log(line);
+    if (allDecided(sequential)) {
+      log(`ab: every figure decided after ${pairs.length} pairs: stopping`);
+      break;
+    }
+    if (outOfTime) {
+      log(`ab: max_time_s reached after ${pairs.length} pairs: stopping, undecided figures inconclusive`);
+      break;
+    }
   }
 
   const comparisons: Comparison[] = [];
@@ -211,7 +246,20 @@ export async function runAb(options: AbOptions): Promise<AbResult> {
     }
   }
   writeJsonAtomic(join(dir, 'ab.json'), manifest(status));
-  return { dir, status, runs, comparisons, arms };
+  return { dir, status, runs, comparisons, arms, sequential };
+}
+
+/** The completed pairs (both runs of a repeat completed), as A's and B's summaries. */
+function pairsOf(runs: readonly AbRun[], summaries: ReadonlyMap<number, Summary>, baseline: string): { a: Summary; b: Summary }[] {
+  const out: { a: Summary; b: Summary }[] = [];
+  for (let k = 0; k + 1 < runs.length; k += 2) {
+    const [x, y] = [runs[k]!, runs[k + 1]!];
+    const [ra, rb] = x.arm === baseline ? [x, y] : [y, x];
+    const a = summaries.get(ra.seq);
+    const b = summaries.get(rb.seq);
+    if (a !== undefined && b !== undefined) out.push({ a, b });
+  }
+  return out;
 }
 
 async function command(arm: AbArm, what: 'setup' | 'teardown', text: string, timeoutMs: number, env: Record<string, string>, log: (line: string) => void): Promise<void> {

@@ -7,3 +7,4 @@ export { comparisonCharts, type ArmPair } from './charts.js';
 export { workloadHash, identityDifferences } from './identity.js';
 export { runAb, abOrder, abSecrets, steadyTokensPerS, waitHealthy } from './ab.js';
 export { runShell } from './shell.js';
+export { sequentialLines } from './ab-sequential.js';

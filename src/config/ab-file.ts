@@ -61,8 +61,23 @@ export const abFileSchema = z
     pause_s: z.number().min(0).max(3600).default(0),
     /** Seed of the comparison's bootstrap resampling. @default 1 */
     seed: z.number().int().min(0).default(1),
+    /** A stopping rule: run pairs (A B, B A, …) until every headline figure is better, worse or equivalent
+     * within `min_effect_pct`, or a limit is reached (docs/ab.md, "Sequential A/B"). Two arms only; `repeats`
+     * is then ignored. @default null (a fixed number of repeats) */
+    until: z
+      .strictObject({
+        /** The smallest difference that matters, in percent of the baseline (error+hang rate: in points). */
+        min_effect_pct: z.number().positive().max(100),
+        /** The most pairs; alpha is split over the looks after each. @default 10 */
+        max_pairs: z.number().int().min(3).max(100).default(10),
+        /** The most time for all pairs; null: no time limit. @default null */
+        max_time_s: z.number().positive().max(31_536_000).nullable().default(null),
+      })
+      .nullable()
+      .default(null),
   })
   .superRefine((ab, ctx) => {
+    if (ab.until !== null && ab.arms.length !== 2) ctx.addIssue({ code: 'custom', path: ['until'], message: `a stopping rule compares two arms; this file has ${ab.arms.length}` });
     // Times past one Node timer (bounds.ts); the base workload is checked as a workload.
     const { workload: _workload, ...rest } = ab;
     checkBounds(rest, refineIssues(ctx));
@@ -83,6 +98,14 @@ export interface AbPlan {
   commandTimeoutMs: number;
   pauseMs: number;
   seed: number;
+  /** The stopping rule (`until:`), or null for a fixed number of repeats. */
+  until: AbStoppingRule | null;
+}
+
+export interface AbStoppingRule {
+  minEffectPct: number;
+  maxPairs: number;
+  maxTimeMs: number | null;
 }
 
 /** The ab-file position of an arm's `set` entry for `path` (an override problem is reported there). */
@@ -137,7 +160,8 @@ export async function parseAbFile(text: string, file: string, readWorkload: (pat
     }
   });
   if (issues.length > 0) throw new WorkloadError(issues, { file, what: 'ab file' });
-  return { file, workloadFile, arms, repeats: ab.repeats, commandTimeoutMs: ab.command_timeout_s * 1000, pauseMs: ab.pause_s * 1000, seed: ab.seed };
+  const until = ab.until === null ? null : { minEffectPct: ab.until.min_effect_pct, maxPairs: ab.until.max_pairs, maxTimeMs: ab.until.max_time_s === null ? null : ab.until.max_time_s * 1000 };
+  return { file, workloadFile, arms, repeats: until?.maxPairs ?? ab.repeats, commandTimeoutMs: ab.command_timeout_s * 1000, pauseMs: ab.pause_s * 1000, seed: ab.seed, until };
 }
 
 /** Reads and validates an ab file. @throws UsageError when it cannot be read; WorkloadError when it is wrong. */

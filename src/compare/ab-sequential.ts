@@ -1,0 +1,96 @@
+// The headline figures of a sequential A/B (`until:` in the ab file): per phase decode (output) tok/s and
+// TTFT, ITL and e2e p50, and the run's error+hang rate; after every pair of runs, each figure's call
+// (sequential.ts) and whether all are decided. Pure: summaries in, calls out.
+import type { Summary } from '../analysis/index.js';
+import { sequentialCall, type SequentialCall } from './sequential.js';
+
+export interface FigureSpec {
+  /** e.g. `main decode tok/s`, `errors+hangs %`. */
+  name: string;
+  betterWhen: 'higher' | 'lower';
+  /** `relative`: the pair's difference in percent of A; `points`: B − A in percentage points. */
+  kind: 'relative' | 'points';
+  value: (s: Pick<Summary, 'phases' | 'totals'>) => number | null;
+}
+
+export interface FigureCalls {
+  name: string;
+  betterWhen: 'higher' | 'lower';
+  kind: 'relative' | 'points';
+  /** The call after each pair, in order (the last is the verdict). */
+  calls: SequentialCall[];
+}
+
+function phaseFigure(phase: string, pick: (p: Summary['phases'][number]) => number | null): FigureSpec['value'] {
+  return (s) => {
+    const p = s.phases.find((x) => x.phase === phase);
+    return p === undefined ? null : pick(p);
+  };
+}
+
+/** The figures a sequential A/B decides, from the baseline's first run (its phases). */
+export function headlineFigures(first: Pick<Summary, 'phases'>): FigureSpec[] {
+  const out: FigureSpec[] = [];
+  for (const { phase } of first.phases) {
+    out.push(
+      { name: `${phase} decode tok/s`, betterWhen: 'higher', kind: 'relative', value: phaseFigure(phase, (p) => p.output_tokens_per_s) },
+      { name: `${phase} ttft p50`, betterWhen: 'lower', kind: 'relative', value: phaseFigure(phase, (p) => p.ttft.p50_ms) },
+      { name: `${phase} itl p50`, betterWhen: 'lower', kind: 'relative', value: phaseFigure(phase, (p) => p.itl.p50_ms) },
+      { name: `${phase} e2e p50`, betterWhen: 'lower', kind: 'relative', value: phaseFigure(phase, (p) => p.e2e.p50_ms) },
+    );
+  }
+  out.push({ name: 'errors+hangs %', betterWhen: 'lower', kind: 'points', value: (s) => (s.totals.requests === 0 ? null : ((s.totals.errors + s.totals.hangs) / s.totals.requests) * 100) });
+  return out;
+}
+
+/** One pair's difference for a figure: percent of A, or points; null when either side lacks it. */
+function difference(spec: FigureSpec, a: Pick<Summary, 'phases' | 'totals'>, b: Pick<Summary, 'phases' | 'totals'>): number | null {
+  const va = spec.value(a);
+  const vb = spec.value(b);
+  if (va === null || vb === null || !Number.isFinite(va) || !Number.isFinite(vb)) return null;
+  if (spec.kind === 'points') return vb - va;
+  return va === 0 ? null : ((vb - va) / va) * 100;
+}
+
+/** The pairs so far (A's and B's summaries of each), judged figure by figure. `final`: a limit ends it now. */
+export function judgePairs(
+  specs: readonly FigureSpec[],
+  pairs: readonly { a: Pick<Summary, 'phases' | 'totals'>; b: Pick<Summary, 'phases' | 'totals'> }[],
+  rule: { minEffectPct: number; maxPairs: number },
+  final: boolean,
+): FigureCalls[] {
+  return specs.map((spec) => {
+    const diffs: number[] = [];
+    const calls: SequentialCall[] = [];
+    pairs.forEach((pair, i) => {
+      // A figure once decided keeps its call: the interval is valid at the look that decided it.
+      const before = calls.at(-1);
+      if (before !== undefined && decided(before)) {
+        calls.push(before);
+        return;
+      }
+      const d = difference(spec, pair.a, pair.b);
+      if (d !== null) diffs.push(d);
+      calls.push(sequentialCall(diffs, { minEffect: rule.minEffectPct, maxPairs: rule.maxPairs, betterWhen: spec.betterWhen, final: final && i === pairs.length - 1 }));
+    });
+    return { name: spec.name, betterWhen: spec.betterWhen, kind: spec.kind, calls };
+  });
+}
+
+function decided(c: SequentialCall): boolean {
+  return c.verdict === 'better' || c.verdict === 'worse' || c.verdict === 'equivalent';
+}
+
+/** Every figure has its answer (better, worse or equivalent). */
+export function allDecided(figures: readonly FigureCalls[]): boolean {
+  return figures.every((f) => {
+    const last = f.calls.at(-1);
+    return last !== undefined && decided(last);
+  });
+}
+
+/** The terminal's lines: a figure a line with its call. */
+export function sequentialLines(figures: readonly FigureCalls[]): string[] {
+  const width = Math.max(...figures.map((f) => f.name.length));
+  return figures.map((f) => `  ${f.name.padEnd(width)}  ${f.calls.at(-1)?.text ?? 'no pair'}${f.kind === 'points' ? ' (points)' : ' (%)'}`);
+}

@@ -1,0 +1,75 @@
+// A sequential A/B on the embedded engine (issue 23): `until:` runs pairs until every headline figure is
+// decided or max_pairs is reached, judges each after every pair, writes sequential.json and stops early once
+// all are decided. A decode twice as fast is `better` on decode tok/s; the figures nobody changed end
+// equivalent or inconclusive, never better or worse by chance here.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAbFile } from '../../src/config/index.js';
+import { runAb } from '../../src/compare/index.js';
+import { headlineFigures, judgePairs } from '../../src/compare/ab-sequential.js';
+import type { Summary } from '../../src/analysis/index.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const WORKLOAD = `workload:
+  window_s: 0.5
+  duration: 2s
+  agents: {count: 2, rounds: 50, think_time_ms: 0}
+  conversation: {tools: none, system_prompt_tokens: 20, first_user_tokens: 10, max_tokens: 24}
+  engine: {topology: single, decode_step_ms: 4, output_tokens_min: 16, output_tokens_max: 24}
+`;
+
+test('until: pairs run until each headline figure is decided or max_pairs; a decode twice as fast is better on decode tok/s', async (t) => {
+  const dir = tempDir(t);
+  const plan = await parseAbFile(`${WORKLOAD}until: {min_effect_pct: 10, max_pairs: 4}\narms:\n  - name: A\n  - name: B\n    set: [engine.decode_speedup=2]\n`, join(dir, 'ab.yaml'));
+  const lines: string[] = [];
+  const result = await runAb({ plan, out: join(dir, 'ab'), log: (l) => lines.push(l) });
+  const figures = result.sequential!;
+  const decode = figures.find((f) => f.name === 'main decode tok/s')!;
+  const last = decode.calls.at(-1)!;
+  assert.equal(last.verdict, 'better', lines.join('\n'));
+  assert.ok(last.estimate! > 30, `decode +${last.estimate}%`);
+  assert.ok(decode.calls.length >= 3 && decode.calls.length <= 4);
+  assert.ok(lines.some((l) => /^ab: after 3 pairs:$/.test(l)));
+  assert.ok(
+    lines.some((l) => /main decode tok\/s +better: \+\d+\.\d \[/.test(l)),
+    lines.join('\n'),
+  );
+  // What nobody changed is never worse here; undecided figures at the limit are inconclusive, with how many more pairs.
+  for (const f of figures) assert.notEqual(f.calls.at(-1)!.verdict, 'undecided', f.name);
+  const written = JSON.parse(readFileSync(join(result.dir, 'sequential.json'), 'utf8')) as { pairs: number; figures: { name: string; calls: unknown[] }[] };
+  assert.equal(written.pairs, decode.calls.length);
+  assert.equal(written.figures.length, figures.length);
+});
+
+test('an ab file with a stopping rule and three arms is refused, naming until', async (t) => {
+  const dir = tempDir(t);
+  await assert.rejects(
+    parseAbFile(`${WORKLOAD}until: {min_effect_pct: 2}\narms:\n  - name: A\n  - name: B\n  - name: C\n`, join(dir, 'ab.yaml')),
+    /until.*a stopping rule compares two arms; this file has 3/s,
+  );
+});
+
+test('a figure once decided keeps its call; a missing phase figure is left out of the pairs, not counted as 0', () => {
+  const summary = (tokS: number, ttft: number): Pick<Summary, 'phases' | 'totals'> =>
+    ({
+      phases: [{ phase: 'main', output_tokens_per_s: tokS, ttft: { p50_ms: ttft }, itl: { p50_ms: 5 }, e2e: { p50_ms: 100 } }],
+      totals: { requests: 100, errors: 0, hangs: 0 },
+    }) as unknown as Pick<Summary, 'phases' | 'totals'>;
+  const specs = headlineFigures(summary(100, 20));
+  const pairs = [
+    { a: summary(100, 20), b: summary(150, 20) },
+    { a: summary(101, 20), b: summary(151, 20) },
+    { a: summary(99, 20), b: summary(149, 20) },
+    { a: summary(100, 20), b: summary(90, 20) },
+  ];
+  const calls = judgePairs(specs, pairs, { minEffectPct: 5, maxPairs: 10 }, false);
+  const decode = calls.find((f) => f.name === 'main decode tok/s')!;
+  assert.equal(decode.calls[2]!.verdict, 'better');
+  assert.equal(decode.calls[3], decode.calls[2], 'kept as decided at pair 3');
+  const none = summary(100, 20);
+  (none.phases as unknown as unknown[]).length = 0;
+  const gaps = judgePairs(specs, [{ a: none, b: none }], { minEffectPct: 5, maxPairs: 10 }, false);
+  assert.equal(gaps.find((f) => f.name === 'main ttft p50')!.calls[0]!.pairs, 0);
+});

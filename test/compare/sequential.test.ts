@@ -1,0 +1,118 @@
+// The sequential A/B rule's error rates, by simulation (issue 23): runs whose decode tok/s is the mean of
+// autocorrelated windows (AR(1), lag-1 0.8) with a per-run offset and slow drift, arms alternating A B, B A
+// in pairs, looked at after every pair. A/A: better/worse at most 5% of sequences; a true +5%: found in
+// 80% or more within max_pairs; a true +1% with a 3% margin: never better or worse. Plus the verdict words.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sequentialCall, type SequentialCall } from '../../src/compare/sequential.js';
+import { SeededRandom } from '../../src/compare/stats.js';
+
+const SEQUENCES = 1000;
+const WINDOWS = 10;
+const RHO = 0.8;
+/** Marginal SD of a window's tok/s and of a run's own offset, as shares of the level. */
+const WINDOW_SD = 0.02;
+const RUN_SD = 0.01;
+/** Slow drift of the server over a sequence: +0.2% per run. */
+const DRIFT = 0.002;
+
+function gauss(rng: SeededRandom): number {
+  const u = Math.max(1e-12, rng.next());
+  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * rng.next());
+}
+
+/** One run's decode tok/s: the mean of its windows around `level`. */
+function runFigure(rng: SeededRandom, level: number): number {
+  let e = gauss(rng) * WINDOW_SD;
+  let sum = 0;
+  const offset = gauss(rng) * RUN_SD;
+  for (let w = 0; w < WINDOWS; w += 1) {
+    sum += level * (1 + offset + e);
+    e = RHO * e + Math.sqrt(1 - RHO * RHO) * gauss(rng) * WINDOW_SD;
+  }
+  return sum / WINDOWS;
+}
+
+/** A whole sequence, looked at after every pair: the first decided call, or the last. */
+function sequence(rng: SeededRandom, effect: number, minEffect: number, maxPairs: number): SequentialCall {
+  const diffs: number[] = [];
+  let call: SequentialCall | null = null;
+  for (let pair = 0; pair < maxPairs; pair += 1) {
+    // Pairs alternate their order (A B, B A): each run sees the drift of its slot.
+    const t0 = 2 * pair;
+    const aFirst = pair % 2 === 0;
+    const a = runFigure(rng, 100 * (1 + DRIFT * (aFirst ? t0 : t0 + 1)));
+    const b = runFigure(rng, 100 * (1 + effect) * (1 + DRIFT * (aFirst ? t0 + 1 : t0)));
+    diffs.push(((b - a) / a) * 100);
+    call = sequentialCall(diffs, { minEffect, maxPairs, betterWhen: 'higher', final: pair === maxPairs - 1 });
+    if (call.verdict !== 'undecided') return call;
+  }
+  return call!;
+}
+
+interface Rates {
+  better: number;
+  worse: number;
+  equivalent: number;
+  inconclusive: number;
+  undecided: number;
+  /** Mean pairs taken. */
+  pairs: number;
+}
+
+function rates(effect: number, minEffect: number, maxPairs: number, seed: number): Rates {
+  const rng = new SeededRandom(seed);
+  const out: Rates = { better: 0, worse: 0, equivalent: 0, inconclusive: 0, undecided: 0, pairs: 0 };
+  let pairs = 0;
+  for (let i = 0; i < SEQUENCES; i += 1) {
+    const c = sequence(rng, effect, minEffect, maxPairs);
+    out[c.verdict] += 1;
+    pairs += c.pairs;
+  }
+  return { ...out, pairs: pairs / SEQUENCES };
+}
+
+test('A/A looked at after every pair: better or worse in at most 5% of 1,000 sequences; equivalent within ±3% reached in a third within 10 pairs, most within 20', (t) => {
+  const r = rates(0, 3, 10, 11);
+  t.diagnostic(`A/A, min_effect 3%, max_pairs 10: ${JSON.stringify(r)}`);
+  assert.ok(r.better + r.worse <= 0.05 * SEQUENCES, JSON.stringify(r));
+  assert.ok(r.equivalent >= 0.3 * SEQUENCES, JSON.stringify(r));
+  const longer = rates(0, 3, 20, 14);
+  t.diagnostic(`A/A, min_effect 3%, max_pairs 20: ${JSON.stringify(longer)}`);
+  assert.ok(longer.better + longer.worse <= 0.05 * SEQUENCES, JSON.stringify(longer));
+  assert.ok(longer.equivalent >= 0.5 * SEQUENCES, JSON.stringify(longer));
+});
+
+test('a true +5% with a 2% margin is found better in 80% or more of 1,000 sequences within 20 pairs, never worse', (t) => {
+  const r = rates(0.05, 2, 20, 12);
+  t.diagnostic(`+5%, min_effect 2%, max_pairs 20: ${JSON.stringify(r)}`);
+  assert.ok(r.better >= 0.8 * SEQUENCES, JSON.stringify(r));
+  assert.equal(r.worse, 0);
+});
+
+test('a true +1% with a 3% margin is called better or worse in at most 1% of 1,000 sequences (equivalent or inconclusive otherwise)', (t) => {
+  const r = rates(0.01, 3, 10, 13);
+  t.diagnostic(`+1%, min_effect 3%, max_pairs 10: ${JSON.stringify(r)}`);
+  assert.ok(r.better + r.worse <= 0.01 * SEQUENCES, JSON.stringify(r));
+  assert.equal(r.worse, 0);
+});
+
+test('the words: better beyond the margin, equivalent inside it, not yet with how many more pairs, inconclusive at the limit', () => {
+  const options = { minEffect: 2, maxPairs: 10, betterWhen: 'higher' as const };
+  assert.equal(sequentialCall([1.0], options).verdict, 'undecided');
+  const better = sequentialCall([6.1, 5.2, 6.4, 5.8], options);
+  assert.equal(better.verdict, 'better');
+  assert.match(better.text, /^better: \+5\.9 \[\+\d\.\d, \+\d\.\d\], past ±2 and clear of ±1, after 4 pairs$/);
+  assert.equal(sequentialCall([6.1, 5.2, 6.4, 5.8], { ...options, betterWhen: 'lower' }).verdict, 'worse');
+  assert.equal(sequentialCall([0.2, -0.1, 0.1, 0.0, -0.2], options).verdict, 'equivalent');
+  const wide = sequentialCall([4, -3, 6, -1], options);
+  assert.equal(wide.verdict, 'undecided');
+  assert.ok(wide.more_pairs === null || wide.more_pairs > 0);
+  assert.match(wide.text, /^not yet: .* wider than ±2: (about \d+ more pairs? would likely settle it|more pairs would hardly settle it at this spread)$/);
+  const last = sequentialCall([4, -3, 6, -1], { ...options, final: true });
+  assert.equal(last.verdict, 'inconclusive');
+  assert.match(last.text, /^inconclusive: /);
+  // Significant but smaller than the margin: not "better", and not "no significant difference" either.
+  const small = sequentialCall([1.0, 1.1, 0.9, 1.0, 1.05, 0.95], options);
+  assert.equal(small.verdict, 'equivalent');
+});
