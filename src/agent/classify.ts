@@ -95,7 +95,8 @@ const WRAPPER_KEYS = ['arguments', 'input'] as const;
 /**
  * Warning classes of a finished answer (empty when it is clean), each at most once, in catalogue order:
  * tool-call markup in the content or in a call's arguments, arguments wrapped in a spurious
- * `{"arguments": …}`/`{"input": …}` key, a call without a name. `tools`: the tools offered (a wrapper key the
+ * `{"arguments": …}`/`{"input": …}` key, a call without a name, an answer with no word in it, a stream that
+ * never said why it finished. `tools`: the tools offered (a wrapper key the
  * called tool declares as a parameter is its real argument, not a wrapper); without them every such wrapper
  * counts.
  */
@@ -105,6 +106,8 @@ export function answerWarnings(message: AssembledMessage, tools: readonly ToolSp
   if (message.toolCalls.some((c) => TOOL_MARKUP.some((m) => c.arguments.includes(m)))) out.push('tool_markup_in_arguments');
   if (message.toolCalls.some((c) => wrappedArguments(c, tools))) out.push('wrapped_tool_arguments');
   if (message.toolCalls.some((c) => c.name === '')) out.push('tool_call_without_name');
+  if (message.content === '' && message.reasoning === '' && message.toolCalls.length === 0) out.push('empty_answer');
+  if (message.finishReason === null) out.push('no_finish_reason');
   return out;
 }
 

@@ -1,21 +1,12 @@
 // `--dashboard [host:]port`: where the live dashboard listens. Loopback unless a host is given, and a
 // host that is not loopback only with `--dashboard-expose` (the page has no authentication and shows the
 // target and the workload).
-import { isIP } from 'node:net';
 import { UsageError } from '../errors.js';
+import { isLoopbackHost } from '../util/index.js';
 
 export interface DashboardAddress {
   host: string;
   port: number;
-}
-
-/** 127.0.0.0/8, ::1, `localhost`. */
-export function isLoopback(host: string): boolean {
-  const h = host.toLowerCase();
-  if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
-  if (isIP(h) === 4) return h.startsWith('127.');
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(h);
-  return mapped !== null && mapped[1]!.startsWith('127.');
 }
 
 /**
@@ -30,7 +21,7 @@ export function parseDashboardAddress(value: string, expose = false): DashboardA
     throw new UsageError(`--dashboard takes [host:]port (8080, 127.0.0.1:8080, [::1]:8080; 0 picks a free port), got "${value}"`);
   }
   const host = m[1] ?? m[2] ?? '127.0.0.1';
-  if (!isLoopback(host) && !expose) {
+  if (!isLoopbackHost(host) && !expose) {
     throw new UsageError(
       `--dashboard ${v} would listen on ${host}, beyond this machine: the page has no authentication and shows the target and the workload. Pass --dashboard-expose as well to allow it, or leave the host out to listen on 127.0.0.1`,
     );

@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { loadChartAssets, type ChartAssets } from '../report/index.js';
 import type { RunEvent } from '../types/index.js';
 import { ServerStartError } from '../errors.js';
+import { hostHeaderName, isLoopbackHost } from '../util/index.js';
 import type { DashboardAddress } from './address.js';
 import { SseClient, sse } from './sse.js';
 import { dashboardPage } from './page.js';
@@ -58,6 +59,15 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const path = (req.url ?? '/').split('?')[0];
+    // DNS rebinding: a page of another site whose name now resolves to 127.0.0.1 sends its own name as Host.
+    // Only loopback names, and the address the dashboard was bound to, are answered.
+    const host = req.headers.host;
+    if (host !== undefined && !isLoopbackHost(hostHeaderName(host)) && hostHeaderName(host) !== o.host.toLowerCase()) {
+      res
+        .writeHead(403, { 'content-type': 'text/plain; charset=utf-8', ...SECURITY_HEADERS })
+        .end('this dashboard answers to loopback names only (127.0.0.1, localhost, [::1]) or the address it was bound to\n');
+      return;
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { allow: 'GET', ...SECURITY_HEADERS }).end();
       return;

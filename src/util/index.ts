@@ -6,4 +6,4 @@ export { SecretScrubber, guardTerminal, redactUrlCredentials, urlSecrets } from 
 export { spawnModuleWorker } from './worker.js';
 export { round1, round3, isObject } from './number.js';
 export { fsReason, osCode } from './fs-reason.js';
-export { isLoopbackUrl } from './loopback.js';
+export { hostHeaderName, isLoopbackHost, isLoopbackUrl } from './loopback.js';

@@ -157,3 +157,14 @@ test('a TLS proxy that is down (the requests go to it) is proxy_unreachable too'
   const { record } = await sendRound(roundTarget(t, url, { proxyUrl: url }), request);
   assert.equal(record.error?.class, 'proxy_unreachable');
 });
+
+test('a stream of `choices: []` chunks only is an ok answer with the empty_answer and no_finish_reason warnings; a stream without finish_reason is flagged too', async (t) => {
+  const empty = await fakeChat(t, (_r, res) => sse(res, `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', choices: [] })}\n\n`.repeat(3) + usageAndDone(10, 0)));
+  const a = (await sendRound(roundTarget(t, empty.url), request)).record;
+  assert.equal(a.status, 'ok');
+  assert.deepEqual(a.warnings, ['empty_answer', 'no_finish_reason']);
+  const unfinished = await fakeChat(t, (_r, res) => sse(res, chunk({ content: 'hello there' }) + usageAndDone(10, 2)));
+  const b = (await sendRound(roundTarget(t, unfinished.url), request)).record;
+  assert.equal(b.status, 'ok');
+  assert.deepEqual(b.warnings, ['no_finish_reason']);
+});

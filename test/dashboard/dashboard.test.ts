@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { existsSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { DashboardState, MAX_LIVE_HANGS, MAX_LIVE_POINTS, parseDashboardAddress, startDashboard, type DashboardPlan } from '../../src/dashboard/index.js';
 import { SseClient } from '../../src/dashboard/sse.js';
@@ -297,4 +298,26 @@ test('roundload run --dashboard: refuses a host beyond loopback before anything 
   const ran = await runCli(['run', 'workloads/smoke.yaml', '--agents', '2', '--rounds', '2', '--dashboard', '0', '--out', out], { timeoutMs: 60_000 });
   assert.equal(ran.code, 0, ran.stderr);
   assert.match(ran.stderr, /roundload: live dashboard on http:\/\/127\.0\.0\.1:\d+\/ \(it becomes report\.html when the run ends\)/);
+});
+
+/** A GET with the Host header given, as a page of another site would send after DNS rebinding. */
+function getWithHost(url: string, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(url);
+    const req = httpRequest({ host: u.hostname, port: u.port, path: '/', headers: { host }, timeout: 5000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('the live dashboard answers loopback Host names only: a rebound name of another site gets 403 (DNS rebinding)', async (t) => {
+  const dashboard = await startDashboard({ host: '127.0.0.1', port: 0, plan: PLAN, tickMs: 50, lingerMs: 500, assets: { js: '', css: '' } });
+  t.after(() => dashboard.close());
+  const port = new URL(dashboard.url).port;
+  for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, 'LOCALHOST']) assert.equal(await getWithHost(dashboard.url, host), 200, host);
+  for (const host of [`attacker.example:${port}`, 'attacker.example', `10.0.0.5:${port}`]) assert.equal(await getWithHost(dashboard.url, host), 403, host);
 });
