@@ -4,10 +4,26 @@ import type { GaugeVerdict, ScrapeTargetSummary } from '../types/index.js';
 
 const INDENT = '           ';
 
-/** A series as people read it: the name and the labels that tell series apart (model_name is the same everywhere). */
-export function seriesName(v: Pick<GaugeVerdict, 'name' | 'labels'>): string {
-  const labels = Object.entries(v.labels).filter(([k]) => k !== 'model_name');
+/** A series as people read it: the name and the labels that tell series apart (model_name is the same
+ * everywhere). `shown`: the label keys to show (default all but model_name). */
+export function seriesName(v: Pick<GaugeVerdict, 'name' | 'labels'>, shown: ReadonlySet<string> | null = null): string {
+  const labels = Object.entries(v.labels).filter(([k]) => k !== 'model_name' && (shown === null || shown.has(k)));
   return labels.length === 0 ? v.name : `${v.name}{${labels.map(([k, val]) => `${k}="${val}"`).join(',')}}`;
+}
+
+/** Per target and gauge name, the label keys whose values differ between its series: the only ones that
+ * tell them apart on the terminal (constant ones — engine_type, tp_rank… — stay in summary.json and the report). */
+function tellingLabels(gauges: readonly GaugeVerdict[]): Map<string, Set<string>> {
+  const values = new Map<string, Map<string, Set<string>>>();
+  for (const g of gauges) {
+    const key = `${g.target}\u0000${g.name}`;
+    const byLabel = values.get(key) ?? new Map<string, Set<string>>();
+    values.set(key, byLabel);
+    for (const [k, v] of Object.entries(g.labels)) byLabel.set(k, (byLabel.get(k) ?? new Set()).add(v));
+  }
+  const out = new Map<string, Set<string>>();
+  for (const [key, byLabel] of values) out.set(key, new Set([...byLabel].filter(([, vs]) => vs.size > 1).map(([k]) => k)));
+  return out;
 }
 
 function flowNote(v: GaugeVerdict): string {
@@ -19,8 +35,8 @@ function flowNote(v: GaugeVerdict): string {
   return `; ${parts.join(', ')}`;
 }
 
-function line(v: GaugeVerdict): string {
-  const head = `${v.target} ${seriesName(v)}`;
+function line(v: GaugeVerdict, name: string): string {
+  const head = `${v.target} ${name}`;
   switch (v.verdict) {
     case 'pinned':
       return `${head} PINNED: ${v.evidence[0] ?? ''}`;
@@ -55,17 +71,19 @@ export function gaugeLines(gauges: readonly GaugeVerdict[], targets: readonly Sc
   const out: string[] = [];
   const head = targets.length === 0 ? 'gauges' : targets.map(targetLine).join('  ·  ');
   out.push(`gauges     ${head}`);
+  const telling = tellingLabels(gauges);
+  const nameOf = (g: GaugeVerdict): string => seriesName(g, telling.get(`${g.target}\u0000${g.name}`) ?? null);
   const order: GaugeVerdict['verdict'][] = ['pinned', 'pinned_under_load', 'stale', 'rotating'];
-  for (const kind of order) for (const v of gauges.filter((g) => g.verdict === kind)) out.push(`${INDENT}${line(v)}`);
+  for (const kind of order) for (const v of gauges.filter((g) => g.verdict === kind)) out.push(`${INDENT}${line(v, nameOf(v))}`);
   const insufficient = gauges.filter((g) => g.verdict === 'insufficient');
   if (insufficient.length > 0) {
     const needed = Math.max(...insufficient.map((g) => g.needed_s ?? 0));
     const window = Math.max(...insufficient.map((g) => g.window_s));
-    out.push(`${INDENT}too short to tell (${window.toFixed(1)} s watched, about ${needed} s needed, no dip seen): ${insufficient.map((g) => `${g.target} ${seriesName(g)}`).join(', ')}`);
+    out.push(`${INDENT}too short to tell (${window.toFixed(1)} s watched, about ${needed} s needed, no dip seen): ${insufficient.map((g) => `${g.target} ${nameOf(g)}`).join(', ')}`);
   }
   const ratios = gauges.filter((g) => g.verdict === 'ratio');
-  if (ratios.length > 0) out.push(`${INDENT}ratios and rates (never judged pinned): ${ratios.map((g) => `${g.target} ${seriesName(g)} ${Number(g.last_value.toPrecision(3))}`).join(', ')}`);
+  if (ratios.length > 0) out.push(`${INDENT}ratios and rates (never judged pinned): ${ratios.map((g) => `${g.target} ${nameOf(g)} ${Number(g.last_value.toPrecision(3))}`).join(', ')}`);
   const idle = gauges.filter((g) => g.verdict === 'idle');
-  if (idle.length > 0) out.push(`${INDENT}idle (0 throughout): ${idle.map((g) => `${g.target} ${seriesName(g)}`).join(', ')}`);
+  if (idle.length > 0) out.push(`${INDENT}idle (0 throughout): ${idle.map((g) => `${g.target} ${nameOf(g)}`).join(', ')}`);
   return out;
 }
