@@ -25,12 +25,12 @@ async function run(t: TestContext, yaml: string, set: string[] = []): Promise<{ 
   return { summary: JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as Summary, dir };
 }
 
-/** Four agents rotating through the PD deployment for 7 s, one request pinned in KV transfer at round 2. */
+/** Four agents rotating through the PD deployment for 5 s, one request pinned in KV transfer at round 3. */
 function pinnedWorkload(via: 'direct' | 'hop'): string {
   return `name: pinned
 target: {${via === 'hop' ? 'via: {kind: hop}' : ''}}
 agents: {count: 4, rounds: 1000, think_time_ms: 50}
-duration: 7s
+duration: 5s
 conversation: {max_tokens: 24, system_prompt_tokens: 200, first_user_tokens: 50, tool_result_tokens: 50, tool_result_growth_tokens: 10}
 watchdog: {first_token_ms: 3000}
 monitor: {interval_ms: 200${via === 'hop' ? ', canary_interval_s: 0.5, canary_timeout_ms: 1500' : ''}}
