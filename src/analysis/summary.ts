@@ -662,12 +662,12 @@ export class SummaryBuilder {
     this.#diagnosis.addScrape(e);
   }
 
-  /** A canary result (events.jsonl `canary`): the diagnosis compares the proxied path with the direct one. */
   /** A probe's run: its output is read for the engine's watchdog and timeout lines. */
   addProbe(e: ProbeEvent): void {
     this.#diagnosis.addProbe(e);
   }
 
+  /** A canary result (events.jsonl `canary`): the diagnosis compares the proxied path with the direct one. */
   addCanary(e: CanaryEvent): void {
     this.#diagnosis.addCanary(e);
   }

@@ -3,7 +3,7 @@
 // half); this finds the step and the run's failed or slow requests whose lives match it. Pure.
 import type { GaugeFloor } from '../types/index.js';
 import type { ClientActivity, FloorRun, GaugeSeries, HeldRequest } from './series.js';
-import { baseName } from './select.js';
+import { baseName, isHandoffQueue } from './select.js';
 
 /** Queue gauges: requests waiting somewhere (SGLang's waiting, grammar and PD hand-off queues, vLLM's waiting
  * queue, llama.cpp's deferred). A running-batch gauge is not one: SGLang's prefill reports ≥ 1 there always. */
@@ -15,12 +15,6 @@ export function isQueueGauge(name: string): boolean {
 const LEAD_SCRAPES = 2;
 const LEAD_MIN_MS = 1000;
 
-/** PD hand-off queues: a request passes through in a KV transfer's time, so a floor held there through a
- * failed request's whole life, while others pass above it, is that request whatever the pin threshold. */
-function isHandoffQueue(name: string): boolean {
-  return /bootstrap|prealloc|inflight|infight|transfer/.test(baseName(name));
-}
-
 /**
  * The floor that stepped up during the run and held, with the requests that match it: the highest level whose
  * step some failed or slow request matches, else the highest that held at least `pinMs` (a caveat, not a pin).
@@ -30,6 +24,8 @@ function isHandoffQueue(name: string): boolean {
 export function heldFloor(s: GaugeSeries, client: ClientActivity, pinMs: number, intervalMs: number): GaugeFloor | null {
   const runs = [...s.floorRuns, ...s.floorOpen.filter((r): r is FloorRun => r !== null)].filter((r) => r.stepped);
   const toleranceMs = Math.max(LEAD_MIN_MS, LEAD_SCRAPES * intervalMs);
+  // On a hand-off queue a request passes in a KV transfer's time: a floor held there through a failed
+  // request's whole life, while others pass above it, is that request whatever the pin threshold.
   const handoff = isHandoffQueue(s.name);
   const judged = runs.map((r) => {
     const candidates = matching(r, client.held, pinMs, toleranceMs);

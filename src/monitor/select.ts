@@ -63,6 +63,22 @@ export function baseName(name: string): string {
   return name.replace(FAMILY_PREFIX, '');
 }
 
+/** SGLang PD's hand-off queues (the misspelt `infight` of older builds too), without a family prefix. */
+const HANDOFF_GAUGES: ReadonlySet<string> = new Set([
+  'num_prefill_bootstrap_queue_reqs',
+  'num_prefill_prealloc_queue_reqs',
+  'num_prefill_inflight_queue_reqs',
+  'num_prefill_infight_queue_reqs',
+  'num_decode_prealloc_queue_reqs',
+  'num_decode_transfer_queue_reqs',
+]);
+
+/** Whether a gauge (with or without its family prefix) is one of SGLang PD's hand-off queues: a request
+ * passes through it in a KV transfer's time. */
+export function isHandoffQueue(name: string): boolean {
+  return HANDOFF_GAUGES.has(baseName(name));
+}
+
 /** Matches exposed sample names against configured names. */
 export class SeriesSelector {
   readonly #gauges: ReadonlySet<string>;

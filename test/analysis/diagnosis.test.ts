@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { answererOf, diagnose, fisherGreater, wilson, type DiagnosisInput } from '../../src/analysis/index.js';
 import type { Diagnosis } from '../../src/types/index.js';
+import { probeRead } from '../../src/analysis/diagnosis/engine-log.js';
 import { activity, canaries, client, error, flow, hang, inside, pinnedGauge, scrapes, steadyRequests, type Span } from './diagnosis-fixtures.js';
 
 const RUN_MS = 60_000;
@@ -518,24 +519,14 @@ test("a direct path to loopback is never 'network' or 'proxy'; a direct path els
   assert.equal(remote.episodes?.[0]?.scores.network !== undefined, true, JSON.stringify(remote.episodes?.[0]?.scores));
 });
 
+/** What a probe grepping the prefill's log reads when SGLang's inflight watchdog force-fails a request. */
+function watchdogProbe(atMs: number, timeoutS: number) {
+  const stdout = `[2026-12-04 01:23:34 TP0] WARNING: Prefill inflight request timed out: req.rid='0251' req.bootstrap_room=2286 has been in KVPoll.Transferring for ${timeoutS.toFixed(1)}s; force-failing it (SGLANG_DSV4_PREFILL_INFLIGHT_TIMEOUT=${timeoutS})\n`;
+  return probeRead({ run_ms: atMs, name: 'engine-log', stdout, stderr: '' });
+}
+
 test("SGLang's inflight watchdog line found by a probe counts as the engine's own word; no line after the request went in is said", () => {
-  const line =
-    "[2026-12-04 01:23:34 TP0] WARNING: Prefill inflight request timed out: req.rid='0251' req.bootstrap_room=2286 has been in KVPoll.Transferring for 10.0s; force-failing it (SGLANG_DSV4_PREFILL_INFLIGHT_TIMEOUT=10)";
-  const probes = [
-    {
-      run_ms: 40_000,
-      name: 'engine-log',
-      lines: [
-        {
-          run_ms: 40_000,
-          probe: 'engine-log',
-          text: line,
-          meaning: "SGLang's prefill inflight watchdog (SGLANG_DSV4_PREFILL_INFLIGHT_TIMEOUT) force-failed a request stuck in KV transfer",
-          where: "prefill's inflight queue (KV transfer to decode)",
-        },
-      ],
-    },
-  ];
+  const probes = [watchdogProbe(40_000, 10)];
   const fired = diagnose(oneStuckUnderLoad('direct', [pinnedUnderLoad()], { probes }));
   assert.equal(fired.verdict, 'engine');
   assert.match(text(fired), /the engine's log says so: SGLang's prefill inflight watchdog .* force-failing it/);
@@ -548,15 +539,7 @@ test("SGLang's inflight watchdog line found by a probe counts as the engine's ow
 });
 
 test('a watchdog line alone names where the engine held the request, and work flowing no longer clears it', () => {
-  const line =
-    "WARNING: Prefill inflight request timed out: req.rid='0251' req.bootstrap_room=2286 has been in KVPoll.Transferring for 2.0s; force-failing it (SGLANG_DSV4_PREFILL_INFLIGHT_TIMEOUT=2)";
-  const probes = [
-    {
-      run_ms: 7_000,
-      name: 'engine-log',
-      lines: [{ run_ms: 7_000, probe: 'engine-log', text: line, meaning: 'the inflight watchdog force-failed a request', where: "prefill's inflight queue (KV transfer to decode)" }],
-    },
-  ];
+  const probes = [watchdogProbe(7_000, 2)];
   const d = diagnose({ ...oneStuckUnderLoad('direct', [], { probes }), hangs: [], errors: [error(300, 'server_error_event', { to_ms: 2_300, http_status: 200, path: 'direct' })] });
   assert.equal(d.verdict, 'engine', text(d));
   assert.ok((d.confidence ?? 0) >= 0.6, text(d));

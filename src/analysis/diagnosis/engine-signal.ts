@@ -1,6 +1,7 @@
 // What the deployment's own side says over an episode: whether its /metrics answered (a frozen or dead
 // process does not), whether work flowed (counters, completions, tokens), pinned gauges, full queues and
 // rising TTFT (an overloaded engine makes progress, slowly).
+import { baseName } from '../../monitor/index.js';
 import type { Context, Window } from './context.js';
 import type { Episode } from './episodes.js';
 import type { ScrapePoint } from './inputs.js';
@@ -206,7 +207,7 @@ function flowVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): void {
 
 /** A PD or waiting queue as an operator reads it. */
 function queueName(name: string): string {
-  const base = name.replace(/^[a-z]+:/, '');
+  const base = baseName(name);
   if (/inflight|infight/.test(base)) return 'inflight queue (KV transfer to decode)';
   if (/bootstrap/.test(base)) return 'bootstrap queue (the prefill/decode handshake)';
   if (/prealloc/.test(base)) return 'prealloc queue (KV memory on decode)';

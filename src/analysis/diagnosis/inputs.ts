@@ -1,6 +1,7 @@
 // What the diagnosis reads, as compact points: hung and failed requests, canaries, scrapes, the client's own
 // samples, and when work flowed. Pure shapes plus a few readers of records and events into them.
 import type { CanaryEvent, CanaryLeg, ClientSampleEvent, HangPhase, PathKind, RequestRecord, RequestStatus, ScrapeEvent } from '../../types/index.js';
+import { baseName, isHandoffQueue } from '../../monitor/index.js';
 
 /** A hung request: from when it got stuck (its send, or its last byte when it stalled) to the moment the watchdog gave up. */
 export interface HangSpan {
@@ -92,17 +93,6 @@ export interface RequestActivity {
 /** Gauges read as a queue (requests waiting) and as running requests, per server family (prefix stripped). */
 export const QUEUE_GAUGES: ReadonlySet<string> = new Set(['num_queue_reqs', 'num_requests_waiting', 'requests_deferred', 'tgi_queue_size']);
 export const RUNNING_GAUGES: ReadonlySet<string> = new Set(['num_running_reqs', 'num_requests_running', 'requests_processing', 'tgi_batch_current_size']);
-/** SGLang PD's hand-off queues (the misspelt `infight` of older builds too). */
-export const HANDOFF_GAUGES: ReadonlySet<string> = new Set([
-  'num_prefill_bootstrap_queue_reqs',
-  'num_prefill_prealloc_queue_reqs',
-  'num_prefill_inflight_queue_reqs',
-  'num_prefill_infight_queue_reqs',
-  'num_decode_prealloc_queue_reqs',
-  'num_decode_transfer_queue_reqs',
-]);
-
-const FAMILY_PREFIX = /^(sglang|vllm|llamacpp):/;
 
 /** The first line of a message, at most `max` characters. */
 function firstLine(text: string, max = 120): string {
@@ -165,10 +155,10 @@ export function scrapePoint(e: ScrapeEvent): ScrapePoint {
   let handoff: number | null = null;
   for (const s of e.samples) {
     if (Number.isNaN(s.value)) continue;
-    const base = s.name.replace(FAMILY_PREFIX, '');
+    const base = baseName(s.name);
     if (QUEUE_GAUGES.has(base)) queue = (queue ?? 0) + s.value;
     else if (RUNNING_GAUGES.has(base)) running = (running ?? 0) + s.value;
-    else if (HANDOFF_GAUGES.has(base)) handoff = (handoff ?? 0) + s.value;
+    else if (isHandoffQueue(base)) handoff = (handoff ?? 0) + s.value;
   }
   return { target: e.target, run_ms: e.run_ms, duration_ms: e.duration_ms, ok: e.ok, error: e.ok ? null : e.error, queue, running, handoff };
 }
