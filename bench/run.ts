@@ -10,6 +10,7 @@ import { writerKillBench } from './writer-kill.js';
 import { validateBench } from './validate.js';
 import { recordOverheadBench } from './record-overhead.js';
 import { profileBench } from './profile.js';
+import { abSequentialBench } from './ab-sequential.js';
 
 /** `client [agents…] [--repeat N]`. */
 async function clientCommand(args: string[]): Promise<number> {
@@ -41,6 +42,10 @@ const BENCHES: Record<string, { about: string; run: (args: string[]) => Promise<
   profile: {
     about: "CPU profiles of roundload and the bare loop over the client bench's measured span (`profile [agents] [batched|paced]`): busy time per event by where it went",
     run: profileBench,
+  },
+  ab: {
+    about: "sequential A/B on the embedded deployment (c64, c96), B faster at decode by --effect PCT (default 5.7), --runs N ab runs (default 5): each phase's decode call, pairs and minutes",
+    run: abSequentialBench,
   },
   soak: { about: '≥ 200k requests on the embedded engine with zero delays; RSS at start, middle and end (end within 10% of middle); about 5 minutes', run: soakBench },
 };

@@ -204,7 +204,9 @@ function program(): Command {
     .option('--out <dir>', 'parent folder of the arm runs (default results/<stamp>-ab-<name>/)')
     .option('--force', 'run even when an arm changes the load itself (its set touches more than the server)')
     .option('--fail-on <verdict>', 'with a stopping rule (until:): exit 1 when a headline figure ends worse (only "worse")')
-    .action(async (file: string, opts: { out?: string; force?: boolean; failOn?: string }) => {
+    .option('--plan [ab-dir]', 'do not run the A/B: say how many pairs and how long its stopping rule needs, from an earlier A/B folder or a short pilot run now')
+    .option('--pilot-pairs <n>', 'pairs of the --plan pilot (2 to 10, default 2)')
+    .action(async (file: string, opts: { out?: string; force?: boolean; failOn?: string; plan?: string | boolean; pilotPairs?: string }) => {
       process.exitCode = await abCommand(file, opts);
     });
   for (const command of cli.commands) command.showHelpAfterError(`see roundload ${command.name()} --help`);

@@ -2,7 +2,10 @@
 // compare.json) in the A/B's folder. Exit 0, 1 when a run hung or an arm's command failed, 2 bad file, 130 interrupted.
 import { join } from 'node:path';
 import { loadAbFile } from '../config/index.js';
-import { runAb, abSecrets, formatComparison, sequentialLines } from '../compare/index.js';
+import { runAb, abSecrets, formatComparison, planAb, readAbPairs, sequentialJunit, sequentialLines, type SequentialRun } from '../compare/index.js';
+import type { AbPlan } from '../config/index.js';
+import type { Summary } from '../analysis/index.js';
+import { writeTextAtomic } from '../results/index.js';
 import { UsageError } from '../errors.js';
 import { guardTerminal } from '../util/index.js';
 import { writeComparisons } from './compare.js';
@@ -13,28 +16,35 @@ export interface AbCommandOptions {
   force?: boolean;
   /** `worse`: exit 1 when a figure of the stopping rule ends worse. */
   failOn?: string;
+  /** `true`: run a pilot of `pilotPairs` pairs and plan; a folder: plan from that earlier A/B. */
+  plan?: string | boolean;
+  pilotPairs?: string;
 }
 
 export async function abCommand(file: string, opts: AbCommandOptions): Promise<number> {
   if (opts.failOn !== undefined && opts.failOn !== 'worse') throw new UsageError(`--fail-on takes "worse", not "${opts.failOn}"`);
   const plan = await loadAbFile(file);
   guardTerminal(abSecrets(plan));
+  if (opts.plan !== undefined && opts.plan !== false) return planCommand(plan, opts);
   const stop = new AbortController();
   const removeSignalHandlers = stopOnSignals(stop, (signal) => `${signal}: stopping the running arm (its teardown still runs; ${signal} again to exit at once)`);
   try {
     const result = await runAb({ plan, out: opts.out, force: opts.force === true, signal: stop.signal, log: (line) => process.stderr.write(`${line}\n`) });
+    const sequential: SequentialRun | null =
+      result.sequential === null ? null : { figures: result.sequential, minEffectPct: plan.until!.minEffectPct, maxPairs: plan.until!.maxPairs, a: plan.arms[0]!.name, b: plan.arms[1]!.name };
     const lines = result.runs.map((r) => `  ${String(r.seq).padStart(2)}  ${r.arm.padEnd(12)} r${r.repeat}  ${r.status.padEnd(11)} ${r.dir}`);
     process.stdout.write(`roundload ab · ${plan.file} · ${result.status}\nruns (in the order they ran):\n${lines.join('\n')}\n\n`);
     if (result.comparisons.length > 0) {
-      const written = writeComparisons(result.comparisons, join(result.dir, 'compare.html'), result.arms);
+      const written = writeComparisons(result.comparisons, join(result.dir, 'compare.html'), result.arms, sequential);
       process.stdout.write(`${result.comparisons.map(formatComparison).join('\n\n')}\n\nwritten      ${written.html}\n             ${written.json}\n`);
     } else {
       process.stdout.write('no comparison: not every arm has a completed run\n');
     }
-    if (result.sequential !== null) {
-      const rule = plan.until!;
+    if (sequential !== null) {
+      const junit = join(result.dir, 'junit.xml');
+      writeTextAtomic(junit, sequentialJunit(sequential));
       process.stdout.write(
-        `\nsequential A/B (min_effect ±${rule.minEffectPct}%, max_pairs ${rule.maxPairs}): B = ${plan.arms[1]!.name} against A = ${plan.arms[0]!.name}\n${sequentialLines(result.sequential).join('\n')}\n             ${join(result.dir, 'sequential.json')}\n`,
+        `\nsequential A/B (min_effect ±${sequential.minEffectPct}%, max_pairs ${sequential.maxPairs}): B = ${sequential.b} against A = ${sequential.a}\n${sequentialLines(sequential.figures).join('\n')}\n             ${join(result.dir, 'sequential.json')}\n             ${junit}\n`,
       );
     }
     if (result.status === 'interrupted') return 130;
@@ -43,4 +53,38 @@ export async function abCommand(file: string, opts: AbCommandOptions): Promise<n
   } finally {
     removeSignalHandlers();
   }
+}
+
+/** `ab FILE --plan [DIR]`: the pairs and time the stopping rule would need, from an earlier A/B's folder or a
+ * pilot of `--pilot-pairs` pairs (default 2) run now. Exit 0; 2 without a stopping rule in the file. */
+async function planCommand(plan: AbPlan, opts: AbCommandOptions): Promise<number> {
+  const rule = plan.until;
+  if (rule === null) throw new UsageError(`${plan.file}: --plan needs a stopping rule (until: {min_effect_pct: …}) to plan for`);
+  let source: { pairs: { a: Summary; b: Summary }[]; pairSeconds: number | null; where: string };
+  if (typeof opts.plan === 'string') {
+    source = { ...readAbPairs(opts.plan), where: opts.plan };
+  } else {
+    const pilotPairs = opts.pilotPairs === undefined ? 2 : Number(opts.pilotPairs);
+    if (!Number.isInteger(pilotPairs) || pilotPairs < 2 || pilotPairs > 10) throw new UsageError(`--pilot-pairs takes a whole number from 2 to 10, not "${opts.pilotPairs}"`);
+    const started = performance.now();
+    const stop = new AbortController();
+    const removeSignalHandlers = stopOnSignals(stop, (signal) => `${signal}: stopping the pilot`);
+    try {
+      const pilot = await runAb({
+        plan: { ...plan, until: null, repeats: pilotPairs },
+        out: opts.out,
+        force: opts.force === true,
+        signal: stop.signal,
+        log: (line) => process.stderr.write(`${line}\n`),
+      });
+      const read = readAbPairs(pilot.dir);
+      // The pilot's own clock: setup, health waits and teardown included, as the real A/B will pay them.
+      source = { pairs: read.pairs, pairSeconds: read.pairs.length === 0 ? null : (performance.now() - started) / 1000 / read.pairs.length, where: pilot.dir };
+    } finally {
+      removeSignalHandlers();
+    }
+  }
+  const result = planAb(source.pairs, source.pairSeconds, rule);
+  process.stdout.write(`roundload ab --plan · ${plan.file} · from ${source.where}\n${result.text.join('\n')}\n`);
+  return 0;
 }

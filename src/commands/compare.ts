@@ -2,7 +2,7 @@
 // compared with it; an argument may list several runs (repeats) joined by commas, pooled as one arm.
 import { dirname, extname, join, resolve } from 'node:path';
 import { mkdirSync } from 'node:fs';
-import { loadRun, compareArms, formatComparison, comparisonHtml, type Arm, type ArmPair, type Comparison } from '../compare/index.js';
+import { loadRun, compareArms, formatComparison, comparisonHtml, type Arm, type ArmPair, type Comparison, type SequentialRun } from '../compare/index.js';
 import { onResultsFs, writeJsonAtomic, writeTextAtomic } from '../results/index.js';
 import { UsageError } from '../errors.js';
 
@@ -36,11 +36,11 @@ async function armOf(arg: string): Promise<Arm> {
 
 /** Writes compare.html and compare.json (beside it); returns their paths. `arms` (in the order of
  * `comparisons`) add the runs' time series to the page. */
-export function writeComparisons(comparisons: readonly Comparison[], htmlPath: string, arms?: readonly ArmPair[]): { html: string; json: string } {
+export function writeComparisons(comparisons: readonly Comparison[], htmlPath: string, arms?: readonly ArmPair[], sequential?: SequentialRun | null): { html: string; json: string } {
   const html = resolve(htmlPath);
   const json = join(dirname(html), `${html.slice(dirname(html).length + 1, html.length - extname(html).length)}.json`);
   onResultsFs(dirname(html), 'create the folder', () => mkdirSync(dirname(html), { recursive: true }));
-  writeTextAtomic(html, comparisonHtml(comparisons, arms === undefined ? {} : { arms }));
+  writeTextAtomic(html, comparisonHtml(comparisons, { ...(arms === undefined ? {} : { arms }), sequential: sequential ?? null }));
   writeJsonAtomic(json, { schema_version: 1, comparisons });
   return { html, json };
 }

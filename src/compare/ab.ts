@@ -219,8 +219,8 @@ export async function runAb(options: AbOptions): Promise<AbResult> {
     writeJsonAtomic(join(dir, 'sequential.json'), { schema_version: 1, rule, pairs: pairs.length, figures: sequential });
     log(`ab: after ${pairs.length} pair${pairs.length === 1 ? '' : 's'}:`);
     for (const line of sequentialLines(sequential)) log(line);
-    if (allDecided(sequential)) {
-      log(`ab: every figure decided after ${pairs.length} pairs: stopping`);
+    if (allDecided(sequential, rule.waitFor)) {
+      log(`ab: every figure ${rule.waitFor.length === 5 ? '' : `of ${rule.waitFor.join(', ')} `}decided after ${pairs.length} pairs: stopping`);
       break;
     }
     if (outOfTime) {

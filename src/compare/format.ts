@@ -4,6 +4,7 @@ import { basename } from 'node:path';
 import { chartGrid, chartScripts, chartStyles, cspMeta, esc, loadChartAssets, type ChartAssets, type ChartSpec, type ForestSpec } from '../report/index.js';
 import { comparisonCharts, type ArmPair, type PhaseCharts } from './charts.js';
 import type { ArmArrivals, Comparison, FigureRow, PhaseComparison } from './compare.js';
+import { sequentialCharts, sequentialHtml, type SequentialRun } from './sequential-output.js';
 
 function num(v: number | null): string {
   if (v === null) return '-';
@@ -102,6 +103,8 @@ export interface ComparisonHtmlOptions {
   arms?: readonly (ArmPair | undefined)[];
   /** The chart library; default uPlot from node_modules. */
   assets?: ChartAssets;
+  /** A sequential A/B's calls: their table and the intervals pair by pair, above the comparisons. */
+  sequential?: SequentialRun | null;
 }
 
 /** compare.html: self-contained (uPlot and the data inlined, a CSP allowing no request), one section per comparison. */
@@ -109,9 +112,12 @@ export function comparisonHtml(list: readonly Comparison[], options: ComparisonH
   const assets = options.assets ?? loadChartAssets();
   const title = list.map((c) => `${c.a.name} vs ${c.b.name}`).join(', ');
   const charts = list.map((c, i) => comparisonCharts(c, i, options.arms?.[i]));
-  const body = list.map((c, i) => section(c, charts[i]!)).join('\n');
+  const sequential = options.sequential ?? null;
+  const pairCharts = sequential === null ? [] : sequentialCharts(sequential);
+  const head = sequential === null ? '' : `${sequentialHtml(sequential)}\n<div class="phase-charts">${chartGrid(pairCharts)}</div>\n`;
+  const body = head + list.map((c, i) => section(c, charts[i]!)).join('\n');
   const all = charts.flat();
-  const payload = { charts: all.flatMap((p): ChartSpec[] => p.series), forests: all.flatMap((p): ForestSpec[] => p.forests) };
+  const payload = { charts: [...pairCharts, ...all.flatMap((p): ChartSpec[] => p.series)], forests: all.flatMap((p): ForestSpec[] => p.forests) };
   return `<!doctype html><html lang="en"><head><meta charset="utf-8">
 ${cspMeta()}
 <title>roundload compare: ${esc(title)}</title>

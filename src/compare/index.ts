@@ -8,3 +8,6 @@ export { workloadHash, identityDifferences } from './identity.js';
 export { runAb, abOrder, abSecrets, steadyTokensPerS, waitHealthy } from './ab.js';
 export { runShell } from './shell.js';
 export { sequentialLines } from './ab-sequential.js';
+export { sequentialJunit, type SequentialRun } from './sequential-output.js';
+export { planAb } from './ab-plan.js';
+export { readAbPairs } from './ab-folder.js';

@@ -2,12 +2,14 @@
 // give an interval valid however often it is looked at, and a verdict a person can act on — better, worse,
 // equivalent within the margin they named, or not yet (with how many more pairs would likely settle it). Pure.
 //
-// Anytime-valid by a Bonferroni split of alpha over the looks: `maxPairs` is known in advance, so the error
-// of looking after pairs 2, 3, …, maxPairs is at most the sum of each look's α / (maxPairs − 1) (a union
-// bound; Howard, Ramdas, McAuliffe & Sekhon 2021, "Time-uniform, nonparametric, nonasymptotic confidence
-// sequences", give tighter sequences for the unbounded case). Each look is a paired t interval on the
-// per-pair differences: a pair's difference cancels drift slower than a pair, and a run's own windows are
-// reduced to one figure per run first, so their autocorrelation never counts as independent evidence.
+// Anytime-valid by a group-sequential boundary: `maxPairs` is known in advance, and every look from
+// MIN_PAIRS on is a paired t test at one nominal level calibrated so that all looks together err with
+// probability alpha (a Pocock boundary: boundary.ts). `better`/`worse` use the two-sided interval at that
+// level; `equivalent` is a two-one-sided test (Schuirmann 1987) at the one-sided level calibrated the same
+// way. Each look is on the per-pair differences: a pair's difference cancels drift slower than a pair, and a
+// run's own windows are reduced to one figure per run first, so their autocorrelation never counts as
+// independent evidence.
+import { lookAlpha } from './boundary.js';
 import { mean, tQuantile } from './stats.js';
 
 export const SEQUENTIAL_VERDICTS = ['better', 'worse', 'equivalent', 'undecided', 'inconclusive'] as const;
@@ -41,25 +43,23 @@ export interface SequentialCall {
   text: string;
 }
 
-/** The two-sided alpha of one look when `maxPairs` pairs allow looks after 2 … maxPairs. */
-export function lookAlpha(alpha: number, maxPairs: number): number {
-  return alpha / Math.max(1, maxPairs - 1);
-}
-
-/** Half-width of the anytime-valid interval for `n` pairs with standard deviation `sd`. */
-function halfWidth(sd: number, n: number, alphaLook: number): number {
-  return (tQuantile(1 - alphaLook / 2, n - 1) * sd) / Math.sqrt(n);
+/** Half-width of an interval for `n` pairs with standard deviation `sd` at a tail probability `tail`. */
+function halfWidth(sd: number, n: number, tail: number): number {
+  return (tQuantile(1 - tail, n - 1) * sd) / Math.sqrt(n);
 }
 
 /** The call on the pairs so far (differences B − A, in the figure's unit). */
 export function sequentialCall(differences: readonly number[], options: SequentialOptions): SequentialCall {
   const n = differences.length;
-  const alphaLook = lookAlpha(options.alpha ?? 0.05, options.maxPairs);
+  const alpha = options.alpha ?? 0.05;
+  // Tail probabilities of one look: each side of the two-sided interval, and each one-sided equivalence test.
+  const twoSided = lookAlpha(alpha, options.maxPairs, MIN_PAIRS, 2) / 2;
+  const oneSided = lookAlpha(alpha, options.maxPairs, MIN_PAIRS, 1);
   const pending: SequentialVerdict = options.final === true ? 'inconclusive' : 'undecided';
   if (n < 2) return { verdict: pending, pairs: n, estimate: null, low: null, high: null, more_pairs: null, text: `${n} pair${n === 1 ? '' : 's'}: at least ${MIN_PAIRS} to tell` };
   const m = mean(differences);
   const sd = Math.sqrt(differences.reduce((s, d) => s + (d - m) ** 2, 0) / (n - 1));
-  const h = halfWidth(sd, n, alphaLook);
+  const h = halfWidth(sd, n, twoSided);
   const low = m - h;
   const high = m + h;
   const call = { pairs: n, estimate: m, low, high };
@@ -73,19 +73,23 @@ export function sequentialCall(differences: readonly number[], options: Sequenti
     const verdict = up === (options.betterWhen === 'higher') ? 'better' : 'worse';
     return { ...call, verdict, more_pairs: null, text: `${verdict}: ${fmt(m)} [${fmt(low)}, ${fmt(high)}], past ±${margin} and clear of ±${margin / 2}, after ${n} pairs` };
   }
-  if (low > -margin && high < margin) return { ...call, verdict: 'equivalent', more_pairs: null, text: `equivalent within ±${margin}: ${fmt(m)} [${fmt(low)}, ${fmt(high)}] after ${n} pairs` };
-  const more = morePairs(m, sd, n, margin, alphaLook);
+  // Equivalent: both one-sided tests reject a difference of ±margin (the narrower one-sided interval).
+  const e = halfWidth(sd, n, oneSided);
+  if (m - e > -margin && m + e < margin)
+    return { ...call, low: m - e, high: m + e, verdict: 'equivalent', more_pairs: null, text: `equivalent within ±${margin}: ${fmt(m)} [${fmt(m - e)}, ${fmt(m + e)}] after ${n} pairs` };
+  const more = morePairs(m, sd, n, margin, twoSided, oneSided);
   const needs = more === null ? 'more pairs would hardly settle it at this spread' : `about ${more} more pair${more === 1 ? '' : 's'} would likely settle it`;
   return { ...call, verdict: pending, more_pairs: more, text: `${head(pending)}: ${fmt(m)} [${fmt(low)}, ${fmt(high)}] after ${n} pairs, wider than ±${margin}: ${needs}` };
 }
 
-/** Pairs to add until, at the spread seen and the same look's alpha, the interval would exclude 0 around the
- * estimate (when it passes the margin) or fit inside ±margin (when it does not). */
-function morePairs(m: number, sd: number, n: number, margin: number, alphaLook: number): number | null {
+/** Pairs to add until, at the spread seen and the same look's level, the interval would clear half the margin
+ * around the estimate (when it passes the margin) or fit inside ±margin (when it does not). */
+function morePairs(m: number, sd: number, n: number, margin: number, twoSided: number, oneSided: number): number | null {
   if (sd === 0) return 1;
-  const room = Math.abs(m) >= margin ? Math.abs(m) : margin - Math.abs(m);
+  const beyond = Math.abs(m) >= margin;
+  const room = beyond ? Math.abs(m) - margin / 2 : margin - Math.abs(m);
   if (room <= 0) return null;
-  for (let k = n + 1; k <= n + 1000; k += 1) if (halfWidth(sd, k, alphaLook) < room) return k - n;
+  for (let k = n + 1; k <= n + 1000; k += 1) if (halfWidth(sd, k, beyond ? twoSided : oneSided) < room) return k - n;
   return null;
 }
 

@@ -10,6 +10,10 @@ import { locate } from './locate.js';
 import { nameFromFile, parseYaml, readConfigFile, validateYaml, workloadFromYaml, type ParsedYaml } from './load.js';
 import type { Workload } from './schema.js';
 
+/** The headline figures of a sequential A/B, as `until.figures` names them. */
+export const AB_FIGURES = ['decode', 'ttft', 'itl', 'e2e', 'errors'] as const;
+export type AbFigure = (typeof AB_FIGURES)[number];
+
 /** One arm of an A/B. */
 export const abArmSchema = z.strictObject({
   /** The arm's name: in results folder names, the `arm` label and the comparison. */
@@ -72,6 +76,12 @@ export const abFileSchema = z
         max_pairs: z.number().int().min(3).max(100).default(10),
         /** The most time for all pairs; null: no time limit. @default null */
         max_time_s: z.number().positive().max(31_536_000).nullable().default(null),
+        /** Which headline figures the A/B waits for (every phase's, for decode/ttft/itl/e2e): a claim about decode
+         * throughput need not wait for e2e p50 to settle. The others are still called. @default all five */
+        figures: z
+          .array(z.enum(AB_FIGURES))
+          .min(1)
+          .default([...AB_FIGURES]),
       })
       .nullable()
       .default(null),
@@ -106,6 +116,8 @@ export interface AbStoppingRule {
   minEffectPct: number;
   maxPairs: number;
   maxTimeMs: number | null;
+  /** The figures the A/B waits for (`until.figures`). */
+  waitFor: AbFigure[];
 }
 
 /** The ab-file position of an arm's `set` entry for `path` (an override problem is reported there). */
@@ -160,7 +172,10 @@ export async function parseAbFile(text: string, file: string, readWorkload: (pat
     }
   });
   if (issues.length > 0) throw new WorkloadError(issues, { file, what: 'ab file' });
-  const until = ab.until === null ? null : { minEffectPct: ab.until.min_effect_pct, maxPairs: ab.until.max_pairs, maxTimeMs: ab.until.max_time_s === null ? null : ab.until.max_time_s * 1000 };
+  const until =
+    ab.until === null
+      ? null
+      : { minEffectPct: ab.until.min_effect_pct, maxPairs: ab.until.max_pairs, maxTimeMs: ab.until.max_time_s === null ? null : ab.until.max_time_s * 1000, waitFor: ab.until.figures };
   return { file, workloadFile, arms, repeats: until?.maxPairs ?? ab.repeats, commandTimeoutMs: ab.command_timeout_s * 1000, pauseMs: ab.pause_s * 1000, seed: ab.seed, until };
 }
 

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAbFile } from '../../src/config/index.js';
 import { runAb } from '../../src/compare/index.js';
-import { headlineFigures, judgePairs } from '../../src/compare/ab-sequential.js';
+import { allDecided, headlineFigures, judgePairs } from '../../src/compare/ab-sequential.js';
 import type { Summary } from '../../src/analysis/index.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -52,24 +52,37 @@ test('an ab file with a stopping rule and three arms is refused, naming until', 
 });
 
 test('a figure once decided keeps its call; a missing phase figure is left out of the pairs, not counted as 0', () => {
-  const summary = (tokS: number, ttft: number): Pick<Summary, 'phases' | 'totals'> =>
+  // The whole phase's tok/s (ramp-up included) says nothing here: decode tok/s is the mean of the steady windows.
+  const summary = (tokS: number, ttft: number): Pick<Summary, 'phases' | 'totals' | 'windows'> =>
     ({
-      phases: [{ phase: 'main', output_tokens_per_s: tokS, ttft: { p50_ms: ttft }, itl: { p50_ms: 5 }, e2e: { p50_ms: 100 } }],
+      phases: [{ phase: 'main', output_tokens_per_s: 1, ttft: { p50_ms: ttft }, itl: { p50_ms: 5 }, e2e: { p50_ms: 100 } }],
       totals: { requests: 100, errors: 0, hangs: 0 },
-    }) as unknown as Pick<Summary, 'phases' | 'totals'>;
+      windows: [
+        { phase: 'main', output_tokens_per_s: 3, steady: false },
+        { phase: 'main', output_tokens_per_s: tokS - 1, steady: true },
+        { phase: 'main', output_tokens_per_s: tokS + 1, steady: true },
+        { phase: 'other', output_tokens_per_s: 7, steady: true },
+      ],
+    }) as unknown as Pick<Summary, 'phases' | 'totals' | 'windows'>;
   const specs = headlineFigures(summary(100, 20));
   const pairs = [
     { a: summary(100, 20), b: summary(150, 20) },
-    { a: summary(101, 20), b: summary(151, 20) },
-    { a: summary(99, 20), b: summary(149, 20) },
-    { a: summary(100, 20), b: summary(90, 20) },
+    { a: summary(101, 20), b: summary(151, 22) },
+    { a: summary(99, 20), b: summary(149, 18) },
+    { a: summary(100, 20), b: summary(90, 21) },
   ];
   const calls = judgePairs(specs, pairs, { minEffectPct: 5, maxPairs: 10 }, false);
   const decode = calls.find((f) => f.name === 'main decode tok/s')!;
   assert.equal(decode.calls[2]!.verdict, 'better');
+  assert.ok(Math.abs(decode.calls[1]!.estimate! - 49.75) < 0.01, `steady windows (99+101)/2 vs (149+151)/2 then 101 vs 151: +50% and +49.5%, not ${decode.calls[1]!.estimate}`);
   assert.equal(decode.calls[3], decode.calls[2], 'kept as decided at pair 3');
+  // until.figures: decode decided is enough when only decode is waited for; ttft (0, +10, −10, +5%) is not decided.
+  assert.equal(calls.find((f) => f.name === 'main ttft p50')!.calls.at(-1)!.verdict, 'undecided');
+  assert.equal(allDecided(calls, ['decode', 'errors']), true);
+  assert.equal(allDecided(calls, ['decode', 'ttft', 'itl', 'e2e', 'errors']), false);
   const none = summary(100, 20);
   (none.phases as unknown as unknown[]).length = 0;
+  (none.windows as unknown as unknown[]).length = 0;
   const gaps = judgePairs(specs, [{ a: none, b: none }], { minEffectPct: 5, maxPairs: 10 }, false);
   assert.equal(gaps.find((f) => f.name === 'main ttft p50')!.calls[0]!.pairs, 0);
 });

@@ -72,28 +72,37 @@ function rates(effect: number, minEffect: number, maxPairs: number, seed: number
   return { ...out, pairs: pairs / SEQUENCES };
 }
 
-test('A/A looked at after every pair: better or worse in at most 5% of 1,000 sequences; equivalent within ±3% reached in a third within 10 pairs, most within 20', (t) => {
+test('A/A looked at after every pair: better or worse in at most 5% of 1,000 sequences; equivalent within ±3% reached in 70% within 10 pairs, 95% within 20', (t) => {
   const r = rates(0, 3, 10, 11);
   t.diagnostic(`A/A, min_effect 3%, max_pairs 10: ${JSON.stringify(r)}`);
   assert.ok(r.better + r.worse <= 0.05 * SEQUENCES, JSON.stringify(r));
-  assert.ok(r.equivalent >= 0.3 * SEQUENCES, JSON.stringify(r));
+  assert.ok(r.equivalent >= 0.7 * SEQUENCES, JSON.stringify(r));
   const longer = rates(0, 3, 20, 14);
   t.diagnostic(`A/A, min_effect 3%, max_pairs 20: ${JSON.stringify(longer)}`);
   assert.ok(longer.better + longer.worse <= 0.05 * SEQUENCES, JSON.stringify(longer));
-  assert.ok(longer.equivalent >= 0.5 * SEQUENCES, JSON.stringify(longer));
+  assert.ok(longer.equivalent >= 0.95 * SEQUENCES, JSON.stringify(longer));
 });
 
-test('a true +5% with a 2% margin is found better in 80% or more of 1,000 sequences within 20 pairs, never worse', (t) => {
-  const r = rates(0.05, 2, 20, 12);
-  t.diagnostic(`+5%, min_effect 2%, max_pairs 20: ${JSON.stringify(r)}`);
+test('the A/A error holds with more looks too: 1,000 sequences of up to 30 pairs with a 1% margin (never equivalent early) call better or worse in at most 5%', (t) => {
+  const r = rates(0, 1, 30, 15);
+  t.diagnostic(`A/A, min_effect 1%, max_pairs 30: ${JSON.stringify(r)}`);
+  assert.ok(r.better + r.worse <= 0.05 * SEQUENCES, JSON.stringify(r));
+});
+
+test('a true +5% with a 3% margin is found better in 80% or more of 1,000 sequences within 10 pairs, never worse', (t) => {
+  const r = rates(0.05, 3, 10, 12);
+  t.diagnostic(`+5%, min_effect 3%, max_pairs 10: ${JSON.stringify(r)}`);
   assert.ok(r.better >= 0.8 * SEQUENCES, JSON.stringify(r));
   assert.equal(r.worse, 0);
+  const seed = rates(0.057, 3, 10, 16);
+  t.diagnostic(`+5.7%, min_effect 3%, max_pairs 10: ${JSON.stringify(seed)}`);
+  assert.ok(seed.better >= 0.9 * SEQUENCES, JSON.stringify(seed));
 });
 
-test('a true +1% with a 3% margin is called better or worse in at most 1% of 1,000 sequences (equivalent or inconclusive otherwise)', (t) => {
+test('a true +1% with a 3% margin is called better or worse in at most 2% of 1,000 sequences (equivalent or inconclusive otherwise)', (t) => {
   const r = rates(0.01, 3, 10, 13);
   t.diagnostic(`+1%, min_effect 3%, max_pairs 10: ${JSON.stringify(r)}`);
-  assert.ok(r.better + r.worse <= 0.01 * SEQUENCES, JSON.stringify(r));
+  assert.ok(r.better + r.worse <= 0.02 * SEQUENCES, JSON.stringify(r));
   assert.equal(r.worse, 0);
 });
 

@@ -1,0 +1,123 @@
+// `roundload ab FILE --plan`: before the GPUs are booked, how many pairs (and how long) a sequential A/B
+// needs to settle each headline figure at the file's min_effect, from the spread of pair differences in a
+// short pilot or an earlier ab's folder. Pure: pairs of summaries in, a plan out.
+//
+// For each figure, at the spread seen (the standard deviation of the pairs' differences) and the stopping
+// rule's own per-look levels (boundary.ts), it finds the fewest pairs at which
+//   - no difference would be called `equivalent` (the one-sided interval fits inside ±min_effect), and
+//   - a difference of twice min_effect would be called `better`/`worse` (the interval clears half the margin),
+// and, where max_pairs is too few for either, the max_pairs that would do. A spread from two or three pairs is
+// itself uncertain: the plan says how many pairs it rests on.
+import type { Summary } from '../analysis/index.js';
+import type { AbFigure } from '../config/index.js';
+import { lookAlpha } from './boundary.js';
+import { headlineFigures, pairDifferences } from './ab-sequential.js';
+import { mean, tQuantile } from './stats.js';
+
+type Judged = Pick<Summary, 'phases' | 'totals' | 'windows'>;
+
+export interface FigurePlan {
+  name: string;
+  family: AbFigure;
+  /** Pair differences the spread rests on. */
+  pairs: number;
+  /** Mean and standard deviation of the pairs' differences (percent of A, or points); null below 2 pairs. */
+  mean: number | null;
+  sd: number | null;
+  /** Fewest pairs that settle "no difference" as equivalent, and "2× min_effect" as better/worse, within
+   * max_pairs; null when max_pairs is too few (see `max_pairs_needed`). */
+  equivalent_after: number | null;
+  effect_after: number | null;
+  /** The max_pairs (≤ 100) at which both would be settled; null when not even 100 would. */
+  max_pairs_needed: number | null;
+}
+
+export interface AbPlanResult {
+  figures: FigurePlan[];
+  /** Seconds a pair took (both runs, with setup and health waits when measured). */
+  pair_s: number | null;
+  /** Pairs and seconds to settle every figure the rule waits for; null when some figure cannot be. */
+  pairs_needed: number | null;
+  seconds_needed: number | null;
+  text: string[];
+}
+
+const LIMIT = 100;
+const MIN_PAIRS = 3;
+
+function halfWidth(sd: number, n: number, tail: number): number {
+  return (tQuantile(1 - tail, n - 1) * sd) / Math.sqrt(n);
+}
+
+/** Fewest pairs n (MIN_PAIRS ≤ n ≤ maxPairs) at which both calls would be made with that max_pairs's levels. */
+function settledAt(sd: number, margin: number, maxPairs: number): { equivalent: number | null; effect: number | null } {
+  const two = lookAlpha(0.05, maxPairs, MIN_PAIRS, 2) / 2;
+  const one = lookAlpha(0.05, maxPairs, MIN_PAIRS, 1);
+  let equivalent: number | null = null;
+  let effect: number | null = null;
+  for (let n = MIN_PAIRS; n <= maxPairs && (equivalent === null || effect === null); n += 1) {
+    if (equivalent === null && halfWidth(sd, n, one) < margin) equivalent = n;
+    // An effect of 2 × margin: the estimate passes the margin and the interval clears half of it.
+    if (effect === null && halfWidth(sd, n, two) <= 1.5 * margin) effect = n;
+  }
+  return { equivalent, effect };
+}
+
+function planFigure(name: string, family: AbFigure, diffs: readonly number[], margin: number, maxPairs: number): FigurePlan {
+  const base = { name, family, pairs: diffs.length };
+  if (diffs.length < 2) return { ...base, mean: null, sd: null, equivalent_after: null, effect_after: null, max_pairs_needed: null };
+  const m = mean(diffs);
+  const sd = Math.sqrt(diffs.reduce((s, d) => s + (d - m) ** 2, 0) / (diffs.length - 1));
+  const within = settledAt(sd, margin, maxPairs);
+  let needed: number | null = within.equivalent !== null && within.effect !== null ? maxPairs : null;
+  for (let k = maxPairs + 1; needed === null && k <= LIMIT; k += 1) {
+    const at = settledAt(sd, margin, k);
+    if (at.equivalent !== null && at.effect !== null) needed = k;
+  }
+  return { ...base, mean: m, sd, equivalent_after: within.equivalent, effect_after: within.effect, max_pairs_needed: needed };
+}
+
+/** The plan from the pairs so far (A's and B's summaries each), the time a pair took and the stopping rule. */
+export function planAb(pairs: readonly { a: Judged; b: Judged }[], pairSeconds: number | null, rule: { minEffectPct: number; maxPairs: number; waitFor: readonly AbFigure[] }): AbPlanResult {
+  const first = pairs[0];
+  const figures = first === undefined ? [] : headlineFigures(first.a).map((spec) => planFigure(spec.name, spec.family, pairDifferences(spec, pairs), rule.minEffectPct, rule.maxPairs));
+  const waited = figures.filter((f) => rule.waitFor.includes(f.family));
+  const each = waited.map((f) => (f.equivalent_after === null || f.effect_after === null ? null : Math.max(f.equivalent_after, f.effect_after)));
+  const pairsNeeded = each.length === 0 || each.some((n) => n === null) ? null : Math.max(...(each as number[]));
+  const secondsNeeded = pairsNeeded === null || pairSeconds === null ? null : pairsNeeded * pairSeconds;
+  return { figures, pair_s: pairSeconds, pairs_needed: pairsNeeded, seconds_needed: secondsNeeded, text: planLines(figures, pairs.length, pairSeconds, pairsNeeded, rule) };
+}
+
+function planLines(
+  figures: readonly FigurePlan[],
+  pairs: number,
+  pairSeconds: number | null,
+  pairsNeeded: number | null,
+  rule: { minEffectPct: number; maxPairs: number; waitFor: readonly AbFigure[] },
+): string[] {
+  const width = Math.max(0, ...figures.map((f) => f.name.length));
+  const lines = [`plan from ${pairs} pair${pairs === 1 ? '' : 's'}${pairSeconds === null ? '' : ` of ${minutes(pairSeconds)} each`} · min_effect ±${rule.minEffectPct}, max_pairs ${rule.maxPairs}`];
+  for (const f of figures) {
+    const waited = rule.waitFor.includes(f.family) ? '' : ' (not waited for)';
+    const unit = f.family === 'errors' ? ' pt' : '%';
+    if (f.sd === null) {
+      lines.push(`  ${f.name.padEnd(width)}  no spread yet: a plan needs 2 pairs with this figure${waited}`);
+      continue;
+    }
+    const settle =
+      f.equivalent_after !== null && f.effect_after !== null
+        ? `no difference → equivalent after ${f.equivalent_after} pairs; ±${2 * rule.minEffectPct}${unit} → better/worse after ${f.effect_after}`
+        : f.max_pairs_needed === null
+          ? 'not settled within 100 pairs at this spread: lengthen the phases'
+          : `not settled within ${rule.maxPairs} pairs: raise max_pairs to ${f.max_pairs_needed} or lengthen the phases`;
+    lines.push(`  ${f.name.padEnd(width)}  spread ±${f.sd.toFixed(2)}${unit} per pair (seen ${f.mean! >= 0 ? '+' : ''}${f.mean!.toFixed(2)}${unit}): ${settle}${waited}`);
+  }
+  if (pairsNeeded !== null) lines.push(`every figure waited for settles within about ${pairsNeeded} pairs${pairSeconds === null ? '' : ` ≈ ${minutes(pairsNeeded * pairSeconds)}`}`);
+  else lines.push('some figure waited for is not settled within max_pairs at this spread (see above)');
+  if (pairs < 4) lines.push(`the spread rests on ${pairs} pair${pairs === 1 ? '' : 's'}: it is a rough guide; each pair more makes it firmer`);
+  return lines;
+}
+
+function minutes(s: number): string {
+  return s < 120 ? `${s.toFixed(0)} s` : `${(s / 60).toFixed(1)} min`;
+}
