@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { engineSchema, loadEngineFaults, loadEngineSettings, type EngineSettings } from '../config/index.js';
 import { startEngine, type EngineHandle } from '../engine/index.js';
+import { parse as parseYaml } from 'yaml';
 import { ServerStartError, UsageError } from '../errors.js';
 
 /** A real sgl-router's Prometheus port. */
@@ -31,17 +32,37 @@ export interface EngineCommandOptions {
   faultsFile?: string;
 }
 
-/** The engine settings the options describe: defaults, a settings file, plus a faults file and `--topology`. */
-export async function resolveEngineSettings(opts: Pick<EngineCommandOptions, 'settingsFile' | 'faultsFile' | 'topology'>): Promise<EngineSettings> {
+/** The environment variable whose `key=value` pairs override engine settings last, as a server restarted with
+ * another environment (`systemctl set-environment …; systemctl restart …`) would run differently: an A/B arm's
+ * setup can restart `roundload engine` with `ROUNDLOAD_ENGINE_SET="decode_speedup=1.057"`. */
+export const ENGINE_SET_VARIABLE = 'ROUNDLOAD_ENGINE_SET';
+
+/** `decode_speedup=1.057 decode_step_ms=30` (spaces, commas or semicolons between pairs; values read as YAML). */
+export function engineEnvOverrides(text: string | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const pair of (text ?? '').split(/[\s,;]+/).filter((p) => p !== '')) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new UsageError(`${ENGINE_SET_VARIABLE}: "${pair}" is not key=value (e.g. ${ENGINE_SET_VARIABLE}="decode_speedup=1.057")`);
+    out[pair.slice(0, at)] = parseYaml(pair.slice(at + 1)) as unknown;
+  }
+  return out;
+}
+
+/** The engine settings the options describe: defaults, a settings file, plus a faults file, `--topology` and
+ * ROUNDLOAD_ENGINE_SET (`env`). */
+export async function resolveEngineSettings(opts: Pick<EngineCommandOptions, 'settingsFile' | 'faultsFile' | 'topology'>, env: string | undefined = undefined): Promise<EngineSettings> {
   const base = opts.settingsFile === undefined ? engineSchema.parse({}) : await loadEngineSettings(opts.settingsFile);
   const faults = opts.faultsFile === undefined ? [] : await loadEngineFaults(opts.faultsFile);
   if (opts.topology !== undefined && opts.topology !== 'pd' && opts.topology !== 'single') {
     throw new UsageError(`--topology must be pd or single, got "${opts.topology}"`);
   }
-  const merged = { ...base, faults: [...base.faults, ...faults], ...(opts.topology === undefined ? {} : { topology: opts.topology }) };
+  const merged = { ...base, faults: [...base.faults, ...faults], ...(opts.topology === undefined ? {} : { topology: opts.topology }), ...engineEnvOverrides(env) };
   // Validated again as a whole: a PD fault with `--topology single` is a located mistake, not a silent no-op.
   const checked = engineSchema.safeParse(merged);
-  if (!checked.success) throw new UsageError(`engine settings: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  if (!checked.success)
+    throw new UsageError(
+      `engine settings${env === undefined || env === '' ? '' : ` (with ${ENGINE_SET_VARIABLE}="${env}")`}: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   return checked.data;
 }
 
@@ -62,7 +83,7 @@ export function describeServers(engine: EngineHandle): string[] {
 
 export async function engineCommand(opts: EngineCommandOptions): Promise<void> {
   const entryPort = port('port', opts.port) ?? 30000;
-  const settings = await resolveEngineSettings(opts);
+  const settings = await resolveEngineSettings(opts, process.env[ENGINE_SET_VARIABLE]);
   const modelName = 'deepseek-v4-flash';
   const ports = {
     port: entryPort,
@@ -88,6 +109,8 @@ export async function engineCommand(opts: EngineCommandOptions): Promise<void> {
   }
   const shape = engine.topology === 'pd' ? 'topology pd: router → prefill → decode' : 'topology single';
   process.stderr.write(`roundload engine listening on ${engine.url} (model ${modelName}, ${shape})\n`);
+  const envSet = process.env[ENGINE_SET_VARIABLE];
+  if (envSet !== undefined && envSet.trim() !== '') process.stderr.write(`settings from ${ENGINE_SET_VARIABLE}: ${envSet.trim()}\n`);
   if (settings.faults.length > 0) {
     process.stderr.write(`faults: ${settings.faults.map((f) => f.kind).join(', ')}\n`);
   }

@@ -31,13 +31,20 @@ let idle: Worker | null = null;
 /** Source runs (tsx) load the entry through tsx's hooks; a build loads the compiled .js directly. */
 function spawn(): Worker {
   const self = import.meta.url;
+  let worker: Worker;
   if (self.endsWith('.ts')) {
     const entry = new URL('./thread-entry.ts', self).href;
     const tsx = import.meta.resolve('tsx/esm/api');
     const code = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`;
-    return new Worker(code, { eval: true });
+    worker = new Worker(code, { eval: true });
+  } else {
+    worker = new Worker(new URL('./thread-entry.js', self));
   }
-  return new Worker(new URL('./thread-entry.js', self));
+  // Once per thread, not per run it serves: an idle thread that dies is forgotten.
+  worker.once('exit', () => {
+    if (idle === worker) idle = null;
+  });
+  return worker;
 }
 
 function take(): Worker {
@@ -54,9 +61,6 @@ function giveBack(worker: Worker): void {
   }
   worker.unref();
   idle = worker;
-  worker.once('exit', () => {
-    if (idle === worker) idle = null;
-  });
 }
 
 /** Starts the deployment on a worker thread; rejects with its start error (a port in use, say). */
