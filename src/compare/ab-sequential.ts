@@ -14,6 +14,8 @@ export interface FigureSpec {
   /** `relative`: the pair's difference in percent of A; `points`: B − A in percentage points. */
   kind: 'relative' | 'points';
   value: (s: Judged) => number | null;
+  /** A figure of the run the change should not move, to adjust for (sequential.ts `estimate`). */
+  covariate?: { name: string; value: (s: Judged) => number | null };
 }
 
 /** What a figure is read from: a run's summary. */
@@ -46,12 +48,29 @@ function phaseDecodeRate(phase: string): FigureSpec['value'] {
   };
 }
 
+/** A phase's output tokens per ok request over its steady windows: how long the answers were, which moves
+ * decode tok/s (fewer prefills per token) without being what a server setting changes. */
+function phaseTokensPerRequest(phase: string): FigureSpec['value'] {
+  return (s) => {
+    const steady = s.windows.filter((w) => w.phase === phase && w.steady === true);
+    const ok = steady.reduce((sum, w) => sum + w.ok, 0);
+    return ok === 0 ? null : steady.reduce((sum, w) => sum + w.output_tokens, 0) / ok;
+  };
+}
+
 /** The figures a sequential A/B decides, from the baseline's first run (its phases). */
 export function headlineFigures(first: Pick<Summary, 'phases'>): FigureSpec[] {
   const out: FigureSpec[] = [];
   for (const { phase } of first.phases) {
     out.push(
-      { name: `${phase} decode tok/s`, family: 'decode', betterWhen: 'higher', kind: 'relative', value: phaseDecodeRate(phase) },
+      {
+        name: `${phase} decode tok/s`,
+        family: 'decode',
+        betterWhen: 'higher',
+        kind: 'relative',
+        value: phaseDecodeRate(phase),
+        covariate: { name: 'tokens per request', value: phaseTokensPerRequest(phase) },
+      },
       { name: `${phase} ttft p50`, family: 'ttft', betterWhen: 'lower', kind: 'relative', value: phaseFigure(phase, (p) => p.ttft.p50_ms) },
       { name: `${phase} itl p50`, family: 'itl', betterWhen: 'lower', kind: 'relative', value: phaseFigure(phase, (p) => p.itl.p50_ms) },
       { name: `${phase} e2e p50`, family: 'e2e', betterWhen: 'lower', kind: 'relative', value: phaseFigure(phase, (p) => p.e2e.p50_ms) },
@@ -68,7 +87,7 @@ export function headlineFigures(first: Pick<Summary, 'phases'>): FigureSpec[] {
 }
 
 /** One pair's difference for a figure: percent of A, or points; null when either side lacks it. */
-function difference(spec: FigureSpec, a: Judged, b: Judged): number | null {
+function difference(spec: Pick<FigureSpec, 'value' | 'kind'>, a: Judged, b: Judged): number | null {
   const va = spec.value(a);
   const vb = spec.value(b);
   if (va === null || vb === null || !Number.isFinite(va) || !Number.isFinite(vb)) return null;
@@ -85,6 +104,7 @@ export function pairDifferences(spec: FigureSpec, pairs: readonly { a: Judged; b
 export function judgePairs(specs: readonly FigureSpec[], pairs: readonly { a: Judged; b: Judged }[], rule: { minEffectPct: number; maxPairs: number }, final: boolean): FigureCalls[] {
   return specs.map((spec) => {
     const diffs: number[] = [];
+    const covariate: number[] = [];
     const calls: SequentialCall[] = [];
     pairs.forEach((pair, i) => {
       // A figure once decided keeps its call: the interval is valid at the look that decided it.
@@ -94,8 +114,14 @@ export function judgePairs(specs: readonly FigureSpec[], pairs: readonly { a: Ju
         return;
       }
       const d = difference(spec, pair.a, pair.b);
-      if (d !== null) diffs.push(d);
-      calls.push(sequentialCall(diffs, { minEffect: rule.minEffectPct, maxPairs: rule.maxPairs, betterWhen: spec.betterWhen, final: final && i === pairs.length - 1 }));
+      const x = spec.covariate === undefined ? null : difference({ value: spec.covariate.value, kind: 'relative' }, pair.a, pair.b);
+      if (d !== null) {
+        diffs.push(d);
+        // A pair without the covariate ends the adjustment (the differences must line up).
+        covariate.push(x ?? NaN);
+      }
+      const aligned = spec.covariate !== undefined && covariate.every(Number.isFinite) ? { covariate: { name: spec.covariate.name, differences: covariate } } : {};
+      calls.push(sequentialCall(diffs, { minEffect: rule.minEffectPct, maxPairs: rule.maxPairs, betterWhen: spec.betterWhen, final: final && i === pairs.length - 1, ...aligned }));
     });
     return { name: spec.name, family: spec.family, betterWhen: spec.betterWhen, kind: spec.kind, calls };
   });

@@ -27,6 +27,19 @@ export interface SequentialOptions {
   alpha?: number;
   /** True when a limit (pairs or time) ends the sequence now: `undecided` becomes `inconclusive`. */
   final?: boolean;
+  /** Per pair, the difference (B − A, % of A) of a covariate the change should not move — tokens per request
+   * for decode tok/s — to adjust for (CUPED-style regression, see `estimate`); same length as the differences. */
+  covariate?: { name: string; differences: readonly number[] };
+}
+
+/** A covariate adjustment made: which, its slope, and the spread it took out. */
+export interface Adjustment {
+  covariate: string;
+  /** Slope of the figure's pair difference on the covariate's. */
+  theta: number;
+  /** Standard error of the estimate without and with the adjustment. */
+  se_before: number;
+  se_after: number;
 }
 
 export interface SequentialCall {
@@ -41,11 +54,54 @@ export interface SequentialCall {
   more_pairs: number | null;
   /** Plain words for the terminal. */
   text: string;
+  /** Set when the estimate was adjusted for a covariate. */
+  adjusted?: Adjustment;
 }
 
 /** Half-width of an interval for `n` pairs with standard deviation `sd` at a tail probability `tail`. */
 function halfWidth(sd: number, n: number, tail: number): number {
   return (tQuantile(1 - tail, n - 1) * sd) / Math.sqrt(n);
+}
+
+/** The pairs' mean difference, its standard error and degrees of freedom. */
+interface Estimate {
+  m: number;
+  se: number;
+  df: number;
+  adjusted: Adjustment | null;
+}
+
+/** Pairs from which a covariate adjustment may be made: a slope costs a degree of freedom and is noisy on few. */
+const ADJUST_FROM = 5;
+
+/**
+ * The plain estimate (mean and standard error of the differences), or — with a covariate, from ADJUST_FROM
+ * pairs — the regression-adjusted one: the differences regressed on the covariate's differences, read at a
+ * covariate difference of 0 (the intercept), with n − 2 degrees of freedom. That is CUPED (Deng, Xu, Kohavi
+ * & Walker 2013, "Improving the sensitivity of online controlled experiments by utilizing pre-experiment
+ * data") on paired differences. It is unbiased only when the change does not move the covariate, so it is
+ * made only when the covariate's own mean difference is within its 95% interval of 0, and only when it
+ * narrows the interval (a covariate that explains nothing costs a degree of freedom and is dropped).
+ */
+export function estimate(d: readonly number[], covariate?: { name: string; differences: readonly number[] }): Estimate {
+  const n = d.length;
+  const m = mean(d);
+  const sd = Math.sqrt(d.reduce((s, v) => s + (v - m) ** 2, 0) / (n - 1));
+  const plain: Estimate = { m, se: sd / Math.sqrt(n), df: n - 1, adjusted: null };
+  const x = covariate?.differences;
+  if (x === undefined || x.length !== n || n < ADJUST_FROM) return plain;
+  const xm = mean(x);
+  const sxx = x.reduce((s, v) => s + (v - xm) ** 2, 0);
+  if (sxx === 0) return plain;
+  // The change moved the covariate: adjusting would take part of its effect out. Left as it is.
+  const xse = Math.sqrt(sxx / (n - 1) / n);
+  if (Math.abs(xm) > tQuantile(0.975, n - 1) * xse) return plain;
+  const theta = d.reduce((s, v, i) => s + (v - m) * (x[i]! - xm), 0) / sxx;
+  const residual = d.reduce((s, v, i) => s + (v - m - theta * (x[i]! - xm)) ** 2, 0) / (n - 2);
+  const se = Math.sqrt(residual * (1 / n + (xm * xm) / sxx));
+  // Compared at the same tail: the adjustment must pay for its lost degree of freedom.
+  if (tQuantile(0.975, n - 2) * se >= tQuantile(0.975, n - 1) * plain.se) return plain;
+  return { m: m - theta * xm, se, df: n - 2, adjusted: { covariate: covariate!.name, theta, se_before: plain.se, se_after: se } };
 }
 
 /** The call on the pairs so far (differences B − A, in the figure's unit). */
@@ -57,12 +113,16 @@ export function sequentialCall(differences: readonly number[], options: Sequenti
   const oneSided = lookAlpha(alpha, options.maxPairs, MIN_PAIRS, 1);
   const pending: SequentialVerdict = options.final === true ? 'inconclusive' : 'undecided';
   if (n < 2) return { verdict: pending, pairs: n, estimate: null, low: null, high: null, more_pairs: null, text: `${n} pair${n === 1 ? '' : 's'}: at least ${MIN_PAIRS} to tell` };
-  const m = mean(differences);
-  const sd = Math.sqrt(differences.reduce((s, d) => s + (d - m) ** 2, 0) / (n - 1));
-  const h = halfWidth(sd, n, twoSided);
+  const e = estimate(differences, options.covariate);
+  const m = e.m;
+  // The standard deviation of one pair that the estimate's spread amounts to (for "how many more pairs").
+  const sd = e.se * Math.sqrt(n);
+  const width = (tail: number): number => tQuantile(1 - tail, e.df) * e.se;
+  const h = width(twoSided);
   const low = m - h;
   const high = m + h;
-  const call = { pairs: n, estimate: m, low, high };
+  const adjusted = e.adjusted === null ? '' : `, adjusted for ${e.adjusted.covariate}`;
+  const call = { pairs: n, estimate: m, low, high, ...(e.adjusted === null ? {} : { adjusted: e.adjusted }) };
   const margin = options.minEffect;
   // Two pairs give an interval but no verdict: their spread is too often small by luck.
   if (n < MIN_PAIRS) return { ...call, verdict: pending, more_pairs: null, text: `${head(pending)}: ${fmt(m)} [${fmt(low)}, ${fmt(high)}] after ${n} pairs: at least ${MIN_PAIRS} to tell` };
@@ -71,15 +131,15 @@ export function sequentialCall(differences: readonly number[], options: Sequenti
   if ((low >= margin / 2 || high <= -margin / 2) && Math.abs(m) >= margin) {
     const up = low > 0;
     const verdict = up === (options.betterWhen === 'higher') ? 'better' : 'worse';
-    return { ...call, verdict, more_pairs: null, text: `${verdict}: ${fmt(m)} [${fmt(low)}, ${fmt(high)}], past ±${margin} and clear of ±${margin / 2}, after ${n} pairs` };
+    return { ...call, verdict, more_pairs: null, text: `${verdict}: ${fmt(m)} [${fmt(low)}, ${fmt(high)}], past ±${margin} and clear of ±${margin / 2}, after ${n} pairs${adjusted}` };
   }
   // Equivalent: both one-sided tests reject a difference of ±margin (the narrower one-sided interval).
-  const e = halfWidth(sd, n, oneSided);
-  if (m - e > -margin && m + e < margin)
-    return { ...call, low: m - e, high: m + e, verdict: 'equivalent', more_pairs: null, text: `equivalent within ±${margin}: ${fmt(m)} [${fmt(m - e)}, ${fmt(m + e)}] after ${n} pairs` };
+  const q = width(oneSided);
+  if (m - q > -margin && m + q < margin)
+    return { ...call, low: m - q, high: m + q, verdict: 'equivalent', more_pairs: null, text: `equivalent within ±${margin}: ${fmt(m)} [${fmt(m - q)}, ${fmt(m + q)}] after ${n} pairs${adjusted}` };
   const more = morePairs(m, sd, n, margin, twoSided, oneSided);
   const needs = more === null ? 'more pairs would hardly settle it at this spread' : `about ${more} more pair${more === 1 ? '' : 's'} would likely settle it`;
-  return { ...call, verdict: pending, more_pairs: more, text: `${head(pending)}: ${fmt(m)} [${fmt(low)}, ${fmt(high)}] after ${n} pairs, wider than ±${margin}: ${needs}` };
+  return { ...call, verdict: pending, more_pairs: more, text: `${head(pending)}: ${fmt(m)} [${fmt(low)}, ${fmt(high)}] after ${n} pairs${adjusted}, wider than ±${margin}: ${needs}` };
 }
 
 /** Pairs to add until, at the spread seen and the same look's level, the interval would clear half the margin

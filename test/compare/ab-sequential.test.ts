@@ -86,3 +86,36 @@ test('a figure once decided keeps its call; a missing phase figure is left out o
   const gaps = judgePairs(specs, [{ a: none, b: none }], { minEffectPct: 5, maxPairs: 10 }, false);
   assert.equal(gaps.find((f) => f.name === 'main ttft p50')!.calls[0]!.pairs, 0);
 });
+
+test('decode tok/s is adjusted for tokens per request of the steady windows once enough pairs allow it', () => {
+  // B is 5% faster; both arms' answer lengths wander from run to run and tok/s follows them by half.
+  const run = (tokS: number, perRequest: number): Pick<Summary, 'phases' | 'totals' | 'windows'> =>
+    ({
+      phases: [{ phase: 'main', output_tokens_per_s: tokS, ttft: { p50_ms: 20 }, itl: { p50_ms: 5 }, e2e: { p50_ms: 100 } }],
+      totals: { requests: 100, errors: 0, hangs: 0 },
+      windows: [{ phase: 'main', output_tokens_per_s: tokS, steady: true, ok: 10, output_tokens: 10 * perRequest }],
+    }) as unknown as Pick<Summary, 'phases' | 'totals' | 'windows'>;
+  const lengths = [
+    [100, 104],
+    [103, 97],
+    [98, 101],
+    [101, 99],
+    [97, 102],
+    [102, 100],
+  ];
+  const noise = [0.2, -0.3, 0.1, -0.1, 0.3, -0.2];
+  const pairs = lengths.map(([la, lb], i) => ({
+    a: run(1000 * (1 + (la! - 100) / 200), la!),
+    b: run(1050 * (1 + (lb! - 100) / 200) * (1 + noise[i]! / 100), lb!),
+  }));
+  const specs = headlineFigures(pairs[0]!.a);
+  const decode = judgePairs(specs, pairs, { minEffectPct: 1, maxPairs: 10 }, false).find((f) => f.name === 'main decode tok/s')!;
+  const adjustedAt = decode.calls.findIndex((c) => c.adjusted !== undefined);
+  assert.ok(adjustedAt >= 4, `adjusted from pair ${adjustedAt + 1} (5 pairs at least)`);
+  const adjusted = decode.calls[adjustedAt]!;
+  assert.equal(adjusted.adjusted!.covariate, 'tokens per request');
+  assert.ok(Math.abs(adjusted.adjusted!.theta - 0.5) < 0.1, `slope ${adjusted.adjusted!.theta}`);
+  assert.ok(adjusted.adjusted!.se_after < adjusted.adjusted!.se_before / 2, JSON.stringify(adjusted.adjusted));
+  assert.ok(Math.abs(adjusted.estimate! - 5) < 0.5, `estimate ${adjusted.estimate}`);
+  assert.match(adjusted.text, /, adjusted for tokens per request/);
+});

@@ -106,6 +106,57 @@ test('a true +1% with a 3% margin is called better or worse in at most 2% of 1,0
   assert.equal(r.worse, 0);
 });
 
+/** A run whose decode tok/s also follows its answers' length (tokens per request, 3% spread from run to run,
+ * half of it passed on to tok/s: longer answers, fewer prefills per token); `longer` lengthens B's answers. */
+function runWithLength(rng: SeededRandom, level: number, longer: number): { tokS: number; length: number } {
+  const c = gauss(rng) * 0.03 + longer;
+  return { tokS: runFigure(rng, level * (1 + 0.5 * c)), length: 100 * (1 + c) };
+}
+
+function adjustedRates(effect: number, longer: number, seed: number, covariate: boolean): Rates & { adjusted: number; meanEstimate: number } {
+  const rng = new SeededRandom(seed);
+  const out = { better: 0, worse: 0, equivalent: 0, inconclusive: 0, undecided: 0, pairs: 0, adjusted: 0, meanEstimate: 0 };
+  for (let i = 0; i < SEQUENCES; i += 1) {
+    const diffs: number[] = [];
+    const lengths: number[] = [];
+    let call: SequentialCall | null = null;
+    for (let pair = 0; pair < 10; pair += 1) {
+      const a = runWithLength(rng, 100, 0);
+      const b = runWithLength(rng, 100 * (1 + effect), longer);
+      diffs.push(((b.tokS - a.tokS) / a.tokS) * 100);
+      lengths.push(((b.length - a.length) / a.length) * 100);
+      const options = { minEffect: 3, maxPairs: 10, betterWhen: 'higher' as const, final: pair === 9 };
+      call = sequentialCall(diffs, covariate ? { ...options, covariate: { name: 'tokens per request', differences: lengths } } : options);
+      if (call.verdict !== 'undecided') break;
+    }
+    out[call!.verdict] += 1;
+    out.pairs += call!.pairs / SEQUENCES;
+    if (call!.adjusted !== undefined) out.adjusted += 1;
+    out.meanEstimate += (call!.estimate ?? 0) / SEQUENCES;
+  }
+  return out;
+}
+
+test('adjusting for tokens per request (CUPED) narrows what answer length adds: A/A stays clean and settles sooner; an effect is found as often or more', (t) => {
+  const plain = adjustedRates(0, 0, 21, false);
+  const adjusted = adjustedRates(0, 0, 21, true);
+  t.diagnostic(`A/A without: ${JSON.stringify(plain)}; with: ${JSON.stringify(adjusted)}`);
+  assert.ok(adjusted.better + adjusted.worse <= 0.05 * SEQUENCES, JSON.stringify(adjusted));
+  assert.ok(adjusted.adjusted > 0, 'the adjustment was made in some sequences');
+  assert.ok(adjusted.equivalent > plain.equivalent, `${adjusted.equivalent} vs ${plain.equivalent} equivalent`);
+  const effect = adjustedRates(0.05, 0, 22, true);
+  t.diagnostic(`+5% with: ${JSON.stringify(effect)}`);
+  assert.ok(effect.better >= 0.8 * SEQUENCES, JSON.stringify(effect));
+  assert.ok(Math.abs(effect.meanEstimate - 5) < 0.5, `mean estimate ${effect.meanEstimate}`);
+});
+
+test('a change that moves the covariate is not adjusted away: B answers 10% longer, the tok/s it gains from that is kept', () => {
+  // Half of a 10% longer answer passes to tok/s: B is about 5% faster, and that is the answer, not 0.
+  const moved = adjustedRates(0, 0.1, 23, true);
+  assert.ok(moved.adjusted <= 0.1 * SEQUENCES, `adjusted in ${moved.adjusted} sequences`);
+  assert.ok(Math.abs(moved.meanEstimate - 5) < 0.6, `mean estimate ${moved.meanEstimate}`);
+});
+
 test('the words: better beyond the margin, equivalent inside it, not yet with how many more pairs, inconclusive at the limit', () => {
   const options = { minEffect: 2, maxPairs: 10, betterWhen: 'higher' as const };
   assert.equal(sequentialCall([1.0], options).verdict, 'undecided');
