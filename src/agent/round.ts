@@ -24,6 +24,8 @@ export interface RoundTarget {
   runStartMs: number;
   /** Called for every inter-token gap, for the round's ITL histogram (the record keeps only stats). */
   onGap?: (gapMs: number) => void;
+  /** Called at a request's first token, for live TTFT and token counts while answers still stream. */
+  onFirstToken?: (agent: number, round: number, ttftMs: number) => void;
   /** The proxy the requests go through (a CONNECT proxy, or the TLS proxy `endpoint` is on): a connect-level
    * failure is then `proxy_unreachable`, naming it. @default null */
   proxyUrl?: string | null;
@@ -137,6 +139,7 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
             firstTokenAt = now;
             life.to('first_token', 'token');
             watch.firstToken(now);
+            target.onFirstToken?.(req.agent, req.round, now - t0);
           } else if (lastTokenAt !== null) {
             if (life.state === 'first_token') life.to('streaming', 'token');
             const gap = now - lastTokenAt;

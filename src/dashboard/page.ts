@@ -120,7 +120,7 @@ export const DASHBOARD_SCRIPT = String.raw`
     $('card-hangs').classList.toggle('bad', p.hangs > 0);
     $('card-errors').classList.toggle('bad', p.errors > 0);
     text('p-inflight', num(p.in_flight));
-    text('p-oldest', p.oldest_in_flight_s === null ? 'none in flight' : 'oldest ' + dur(p.oldest_in_flight_s));
+    text('p-oldest', p.oldest_in_flight_s === null ? 'none in flight' : (p.streaming > 0 ? p.streaming + ' streaming · ' : '') + 'oldest ' + dur(p.oldest_in_flight_s));
     var a = s.arrivals;
     $('card-arrivals').hidden = a === null;
     if (a !== null) {

@@ -68,6 +68,8 @@ export interface DashboardSnapshot {
     errors: number;
     hangs: number;
     in_flight: number;
+    /** In-flight requests past their first token. */
+    streaming: number;
     oldest_in_flight_s: number | null;
     requests_per_s: number;
     output_tokens_per_s: number;
@@ -197,6 +199,12 @@ export class DashboardState {
   );
   /** Request ends of the last RATE_WINDOW_MS: per-second counts in a ring. */
   readonly #recent = new Map<number, Flow>();
+  /** Token events streamed so far per client thread (`streamed_tokens` of client samples; -1: main thread),
+   * and their sum at each sample of the last RATE_WINDOW_MS: output tok/s while answers still stream. */
+  readonly #streamed = new Map<number, number>();
+  #streamedHistory: { runMs: number; tokens: number }[] = [];
+  /** Agents whose in-flight request has its first token (its TTFT counted then). */
+  readonly #firstSeen = new Set<number>();
   readonly #gauges = new Map<string, { buckets: Buckets<GaugePoint>; names: string[]; keyNames: Set<string>; last: { runMs: number; ok: boolean; error: string | null; key: [string, number][] } }>();
   readonly #store: GaugeStore;
   readonly #client = new ClientActivity();
@@ -241,6 +249,15 @@ export class DashboardState {
         this.#seen(event.run_ms);
         this.#inFlight.delete(event.agent);
         this.#inFlight.set(event.agent, event.run_ms);
+        this.#firstSeen.delete(event.agent);
+        return null;
+      case 'first_token':
+        this.#seen(event.run_ms);
+        this.#firstSeen.add(event.agent);
+        this.#ttft.recordMs(event.ttft_ms);
+        return null;
+      case 'client_sample':
+        if (event.streamed_tokens !== undefined) this.#streamedSample(event.thread ?? -1, event.run_ms, event.streamed_tokens);
         return null;
       case 'request':
         this.#request(event.record);
@@ -307,10 +324,12 @@ export class DashboardState {
     recent.tokens += tokens;
     this.#recent.set(second, recent);
     for (const s of this.#recent.keys()) if (s < second - RATE_WINDOW_MS / 1000) this.#recent.delete(s);
+    // The headline TTFT counted this request at its first token (when its source says so).
+    const counted = this.#firstSeen.delete(r.agent);
     if (r.status === 'ok') {
       this.#ok += 1;
       if (r.ttft_ms !== null) {
-        this.#ttft.recordMs(r.ttft_ms);
+        if (!counted) this.#ttft.recordMs(r.ttft_ms);
         round.ttft.recordMs(r.ttft_ms);
       }
       round.e2e.recordMs(r.e2e_ms);
@@ -387,6 +406,27 @@ export class DashboardState {
     return this.#verdicts;
   }
 
+  #streamedSample(thread: number, runMs: number, tokens: number): void {
+    this.#streamed.set(thread, tokens);
+    let sum = 0;
+    for (const n of this.#streamed.values()) sum += n;
+    // Threads sample at about the same moments: one point per moment, with every thread's latest count.
+    if (this.#streamedHistory.at(-1)?.runMs === runMs) this.#streamedHistory.pop();
+    this.#streamedHistory.push({ runMs, tokens: sum });
+    // One sample older than the window stays: the rate spans the whole window.
+    const from = this.#streamedHistory.findIndex((p) => p.runMs >= runMs - RATE_WINDOW_MS);
+    if (from > 1) this.#streamedHistory = this.#streamedHistory.slice(from - 1);
+  }
+
+  /** Output tok/s over the last window from the live token count; null before two samples have it. */
+  #streamedRate(): number | null {
+    const h = this.#streamedHistory;
+    if (h.length < 2) return null;
+    const first = h[0]!;
+    const last = h.at(-1)!;
+    return last.runMs > first.runMs ? ((last.tokens - first.tokens) * 1000) / (last.runMs - first.runMs) : null;
+  }
+
   snapshot(): DashboardSnapshot {
     const runMs = this.#runNow();
     const status = this.#ended ? 'finished' : this.#done === 0 && this.#inFlight.size === 0 ? 'starting' : 'running';
@@ -414,9 +454,10 @@ export class DashboardState {
         errors: this.#errors,
         hangs: Math.max(this.#hangs, this.#hangRecords),
         in_flight: this.#inFlight.size,
+        streaming: this.#firstSeen.size,
         oldest_in_flight_s: oldest.done === true ? null : round3(Math.max(0, runMs - oldest.value) / 1000),
         requests_per_s: round3(reqs / spanS),
-        output_tokens_per_s: round3(tokens / spanS),
+        output_tokens_per_s: round3(this.#streamedRate() ?? tokens / spanS),
         ttft_p50_ms: this.#ttft.count === 0 ? null : round3(this.#ttft.percentileMs(50)),
         ttft_p99_ms: this.#ttft.count === 0 ? null : round3(this.#ttft.percentileMs(99)),
         errors_by_class: { ...this.#errorsByClass },

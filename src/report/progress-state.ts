@@ -46,6 +46,8 @@ export interface ProgressFigures {
   errors: number;
   hangs: number;
   inFlight: number;
+  /** In-flight requests past their first token (their answer streaming). */
+  streaming: number;
   oldestInFlightMs: number | null;
   /** Key gauges of the latest good scrape of each target, `running` or `decode.running` with several targets. */
   gauges: { name: string; value: number }[];
@@ -89,6 +91,10 @@ export class ProgressTracker {
   /** Rates of the last whole interval (a redraw between two lines shows them again). */
   #rates: { requestsPerS: number; outputTokensPerS: number } | null = null;
   #tokens = 0;
+  /** Per client thread (-1: the main thread): token events its streams received so far (`streamed_tokens`). */
+  readonly #streamed = new Map<number, number>();
+  /** Agents whose in-flight request has its first token (its TTFT already counted). */
+  readonly #firstSeen = new Set<number>();
   /** Open-loop conversations: running now, started and delayed so far, the start lags of the current interval. */
   #arrivals: { active: number; starts: number; delayed: number; lags: LatencyHistogram; rate: { startsPerS: number; lagP99Ms: number | null } | null; intervalStarts: number } | null = null;
 
@@ -110,7 +116,7 @@ export class ProgressTracker {
     switch (event.kind) {
       case 'run_start':
         this.#startMs = now;
-        this.#interval = { atMs: now, done: this.#done, tokens: this.#tokens };
+        this.#interval = { atMs: now, done: this.#done, tokens: this.#outputTokens() };
         return [];
       case 'phase':
         this.#phase = event.name;
@@ -133,6 +139,12 @@ export class ProgressTracker {
         return [];
       case 'request_start':
         this.#inFlight.set(event.agent, now);
+        this.#firstSeen.delete(event.agent);
+        return [];
+      case 'first_token':
+        // TTFT as first tokens arrive: a long answer's TTFT is known long before the answer ends.
+        this.#firstSeen.add(event.agent);
+        this.#ttft.recordMs(event.ttft_ms);
         return [];
       case 'request':
         this.#request(event.record);
@@ -158,7 +170,8 @@ export class ProgressTracker {
     this.#done += 1;
     this.#tokens += r.completion_tokens ?? 0;
     if (r.status === 'error') this.#errors += 1;
-    if (r.status === 'ok' && r.ttft_ms !== null) this.#ttft.recordMs(r.ttft_ms);
+    // Counted at its first token already; a source without first-token events counts it here.
+    if (!this.#firstSeen.delete(r.agent) && r.status === 'ok' && r.ttft_ms !== null) this.#ttft.recordMs(r.ttft_ms);
     // A hang is counted by its event, when its deadline passed (under `on_hang: wait` the record comes later).
   }
 
@@ -183,8 +196,18 @@ export class ProgressTracker {
     return [{ kind: 'target_down', atMs: this.elapsedMs(), target: e.target, url: e.url, error: e.error ?? 'scrape failed', lastUpAgoMs: t.lastGoodMs === null ? null : now - t.lastGoodMs }];
   }
 
+  /** Output tokens so far: as they streamed when the client reports it, else those of finished requests. */
+  #outputTokens(): number {
+    if (this.#streamed.size === 0) return this.#tokens;
+    let sum = 0;
+    for (const n of this.#streamed.values()) sum += n;
+    return sum;
+  }
+
   #clientSample(e: ClientSampleEvent): Notice[] {
     const thread = e.thread ?? -1;
+    // Counted from the run's start, as the finished requests' tokens are: the interval's baseline stays valid.
+    if (e.streamed_tokens !== undefined) this.#streamed.set(thread, e.streamed_tokens);
     const saturated = isSaturatedSample(e);
     const was = this.#saturated.get(thread) ?? false;
     this.#saturated.set(thread, saturated);
@@ -215,8 +238,9 @@ export class ProgressTracker {
     const now = this.#clock();
     const intervalS = (now - this.#interval.atMs) / 1000;
     if (advance && intervalS > 0) {
-      this.#rates = { requestsPerS: (this.#done - this.#interval.done) / intervalS, outputTokensPerS: (this.#tokens - this.#interval.tokens) / intervalS };
-      this.#interval = { atMs: now, done: this.#done, tokens: this.#tokens };
+      const tokens = this.#outputTokens();
+      this.#rates = { requestsPerS: (this.#done - this.#interval.done) / intervalS, outputTokensPerS: Math.max(0, tokens - this.#interval.tokens) / intervalS };
+      this.#interval = { atMs: now, done: this.#done, tokens };
       const a = this.#arrivals;
       if (a !== null) {
         a.rate = { startsPerS: (a.starts - a.intervalStarts) / intervalS, lagP99Ms: a.lags.count === 0 ? null : a.lags.percentileMs(99) };
@@ -246,6 +270,7 @@ export class ProgressTracker {
       errors: this.#errors,
       hangs: this.#hangs,
       inFlight: this.#inFlight.size,
+      streaming: this.#firstSeen.size,
       oldestInFlightMs: oldest === null ? null : now - oldest,
       gauges,
       targetsDown: [...this.#targets].filter(([, t]) => t.up === false).map(([name]) => name),

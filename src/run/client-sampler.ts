@@ -34,14 +34,18 @@ export class ClientSampler {
     this.#writer = options.writer ?? null;
   }
 
-  start(intervalMs: number, runStartMs: number, inFlight: () => number, emit: (s: ClientSampleEvent) => void): void {
+  /** @param streamed token events received so far (the run's live token count), reported as `streamed_tokens`. */
+  start(intervalMs: number, runStartMs: number, inFlight: () => number, emit: (s: ClientSampleEvent) => void, streamed?: () => number): void {
     // The first window starts now, not when the sampler was made (start-up is not the run's time).
     this.#lastAt = performance.now();
     this.#lastElu = performance.eventLoopUtilization();
     this.#lastCpu = process.cpuUsage();
     this.#lastWaitNs = runQueueWaitNs();
     this.#histogram.enable();
-    this.#timer = setInterval(() => emit(this.sample(runStartMs, inFlight())), intervalMs);
+    this.#timer = setInterval(() => {
+      const sample = this.sample(runStartMs, inFlight());
+      emit(streamed === undefined ? sample : { ...sample, streamed_tokens: streamed() });
+    }, intervalMs);
     this.#timer.unref();
   }
 

@@ -35,6 +35,8 @@ export interface PhaseRunContext {
   shard?: Shard | null;
   /** Adds what the monitor knows to a hang event before anyone sees it. */
   enrichHang?: (event: HangEvent) => HangEvent;
+  /** Token events this process's streams received so far (the client sampler reports it as `streamed_tokens`). */
+  streamed: { tokens: number };
 }
 
 /** Where agent `lane` of this process sends its rounds; `onGap` receives its live inter-token gaps. */
@@ -52,7 +54,15 @@ export function agentTarget(ctx: PhaseRunContext, lane: number, onGap: (gapMs: n
     // A connect-level failure on a proxied path is the proxy's (`proxy_unreachable`): the CONNECT proxy, or
     // the TLS proxy the requests are sent to.
     proxyUrl: ctx.transport.options.connectProxy ?? (ctx.path === 'proxy' ? ctx.transport.options.url : null),
-    onGap,
+    // Every token event but a request's first comes with a gap: together they count the tokens as they stream.
+    onGap: (gapMs) => {
+      ctx.streamed.tokens += 1;
+      onGap(gapMs);
+    },
+    onFirstToken: (agent, round, ttftMs) => {
+      ctx.streamed.tokens += 1;
+      ctx.bus.emit({ kind: 'first_token', agent, round, run_ms: performance.now() - ctx.runStartMs, ttft_ms: ttftMs });
+    },
   };
 }
 

@@ -296,11 +296,13 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
       agents: replay === null ? shardAgents(laneCount(workload), options.shard).length : replay.conversations.length,
       rounds: replay === null ? workload.agents.rounds : Math.max(...replay.conversations.map((c) => c.rounds.length)),
     });
+    const streamed = { tokens: 0 };
     sampler.start(
       CLIENT_SAMPLE_MS,
       runStartMs,
       () => inFlight,
       (s) => bus.emit(options.clientSample?.(s) ?? s),
+      () => streamed.tokens,
     );
     const ctx: RunContext = {
       workload,
@@ -340,6 +342,7 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
       abortInFlight: abortInFlight.signal,
       shard: options.shard ?? null,
       enrichHang: (e) => latestGauges.enrich(e),
+      streamed,
     });
     const threads = workerCount(workload);
     if (replay !== null) {

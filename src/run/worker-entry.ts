@@ -43,11 +43,13 @@ async function main(): Promise<void> {
     inFlight -= 1;
   });
   const sampler = new ClientSampler();
+  const streamed = { tokens: 0 };
   sampler.start(
     init.clientSampleMs,
     runStartMs,
     () => inFlight,
     (sample) => bus.emit({ ...sample, thread: init.workerIndex }),
+    () => streamed.tokens,
   );
   const tracker = new ConnectionTracker({ idPrefix: `w${init.workerIndex}.` });
   const lanes = Math.max(1, ...planPhases(workload).map((p) => shardAgents(p.agents, init.shard).length));
@@ -69,6 +71,7 @@ async function main(): Promise<void> {
     stop: stop.signal,
     abortInFlight: abortInFlight.signal,
     shard: init.shard,
+    streamed,
   });
   try {
     for (const plan of planPhases(workload)) {

@@ -13,6 +13,16 @@ export interface RequestStartEvent {
   run_ms: number;
 }
 
+/** A request's first token arrived (not written to disk: the record has `ttft_ms`; the progress line and the
+ * dashboard show TTFT from it while long answers still stream). */
+export interface FirstTokenEvent {
+  kind: 'first_token';
+  agent: number;
+  round: number;
+  run_ms: number;
+  ttft_ms: number;
+}
+
 /** A request reached its terminal state. Written to requests.jsonl. */
 export interface RequestEvent {
   kind: 'request';
@@ -185,6 +195,10 @@ export interface ClientSampleEvent {
   /** Main thread only: the longest a results line waited to reach the disk in this window (still waiting
    * ones included). Over 250 ms the window is flagged: a kill there loses more than the documented 250 ms. */
   writer_lag_ms?: number;
+  /** Token events this thread's streams received since the run started, finished requests and streams still
+   * going alike (content, reasoning and tool-call deltas): live output tok/s while long answers stream, which
+   * counts from finished requests cannot show. Absent in files written before it existed. */
+  streamed_tokens?: number;
   /** Main thread only: bytes of results lines queued for the disk at the end of the window. */
   writer_queued_bytes?: number;
   /** Main thread only: results lines not written since the start (queue full or a file failed). */
@@ -193,6 +207,7 @@ export interface ClientSampleEvent {
 
 export type RunEvent =
   | RequestStartEvent
+  | FirstTokenEvent
   | RequestEvent
   | RunStartEvent
   | RunEndEvent
@@ -217,6 +232,7 @@ export type RunEventOf<K extends RunEventKind> = Extract<RunEvent, { kind: K }>;
 export type EventFile = 'requests' | 'events' | 'gauges' | null;
 export const EVENT_FILES: { readonly [K in RunEventKind]: EventFile } = {
   request_start: null,
+  first_token: null,
   request: 'requests',
   run_start: 'events',
   run_end: 'events',

@@ -39,6 +39,43 @@ test('a dashboard address is loopback unless a host is given, and a host beyond 
   assert.deepEqual(parseDashboardAddress('0.0.0.0:8080', true), { host: '0.0.0.0', port: 8080 });
 });
 
+test('the dashboard counts tokens as they stream: live tok/s from client samples, TTFT at first tokens, streams in progress', () => {
+  let now = 10_000;
+  const s = new DashboardState(PLAN, () => now);
+  const sample = (runMs: number, thread: number, tokens: number): RunEvent => ({
+    kind: 'client_sample',
+    t: '',
+    run_ms: runMs,
+    window_ms: 1000,
+    loop_delay_p99_ms: 1,
+    loop_delay_max_ms: 1,
+    loop_utilization: 0.1,
+    in_flight: 2,
+    rss_bytes: 1,
+    thread,
+    streamed_tokens: tokens,
+  });
+  s.add({ kind: 'request_start', agent: 0, conversation: 'a0-c1', round: 1, run_ms: 0 });
+  s.add({ kind: 'request_start', agent: 1, conversation: 'a1-c1', round: 1, run_ms: 0 });
+  s.add({ kind: 'first_token', agent: 0, round: 1, run_ms: 50, ttft_ms: 50 });
+  s.add({ kind: 'first_token', agent: 1, round: 1, run_ms: 70, ttft_ms: 70 });
+  s.add(sample(1000, 0, 300));
+  s.add(sample(1000, 1, 200));
+  now = 13_000;
+  s.add(sample(3000, 0, 1100));
+  s.add(sample(3000, 1, 1000));
+  const live = s.snapshot().progress;
+  // 1,600 more tokens in 2 s, no request ended.
+  assert.equal(live.output_tokens_per_s, 800);
+  assert.equal(live.streaming, 2);
+  assert.ok(Math.abs(live.ttft_p50_ms! - 50) < 0.5, String(live.ttft_p50_ms));
+  // Its record says 500 ms (on purpose): were it counted again, p99 would be 500.
+  s.add({ kind: 'request', record: record({ agent: 0, round: 1, run_ms: 0, ttft_ms: 500, e2e_ms: 3000, completion_tokens: 1100 }) });
+  const after = s.snapshot().progress;
+  assert.equal(after.streaming, 1);
+  assert.ok(Math.abs(after.ttft_p99_ms! - 70) < 0.5, String(after.ttft_p99_ms));
+});
+
 test("the dashboard state folds the run's events into progress figures, latency by round, throughput, gauges with verdicts and hangs", () => {
   let now = 10_000;
   const s = new DashboardState(PLAN, () => now);

@@ -83,6 +83,29 @@ test("piped, a line every interval says elapsed, requests done of planned, the l
   assert.match(h.lines().at(-1)!, /^\[0:04\] 3\/32 req · 0\.0 req\/s · 0\.0 tok\/s · TTFT p50 20 ms p99 40 ms/);
 });
 
+test('long answers still streaming: tok/s from the live token count, TTFT from first tokens, how many stream; nothing counted twice when they end', () => {
+  const h = harness();
+  const first = (agent: number, ttft: number): RunEvent => ({ kind: 'first_token', agent, round: 1, run_ms: ttft, ttft_ms: ttft });
+  h.emit(runStart, phase(), start(0), start(1), start(2));
+  h.advance(300);
+  h.emit(first(0, 200), first(1, 300));
+  // Two worker threads report their live counts; neither request has ended.
+  h.emit(sample({ thread: 0, streamed_tokens: 400 }), sample({ thread: 1, streamed_tokens: 300 }));
+  h.advance(700);
+  h.tick();
+  assert.match(h.lines().at(-1)!, /^\[0:01\] 0 req · 0\.0 req\/s · 700 tok\/s · TTFT p50 200 ms p99 300 ms · 0 errors · 0 hangs · 3 in flight \(2 streaming, ~350 tok\/s each\) · oldest 1\.0 s$/);
+  h.emit(sample({ thread: 0, streamed_tokens: 1400 }), sample({ thread: 1, streamed_tokens: 1300 }));
+  h.advance(1000);
+  h.tick();
+  assert.match(h.lines().at(-1)!, / · 2000 tok\/s · /);
+  // They end: their TTFT is not counted again, their tokens were counted as they came.
+  h.emit(done(0, { ttft_ms: 200, completion_tokens: 1400 }), done(1, { ttft_ms: 300, completion_tokens: 1300 }));
+  h.emit(sample({ thread: 0, streamed_tokens: 1400 }), sample({ thread: 1, streamed_tokens: 1300 }));
+  h.advance(1000);
+  h.tick();
+  assert.match(h.lines().at(-1)!, /^\[0:03\] 2 req · 2\.0 req\/s · 0\.0 tok\/s · TTFT p50 200 ms p99 300 ms · 0 errors · 0 hangs · 1 in flight · oldest 3\.0 s$/);
+});
+
 test('before any sample TTFT shows –, and a duration run counts the time left from its phase start, then says it is finishing', () => {
   const h = harness({ phaseMs: 25_000 });
   h.emit(runStart);
