@@ -4,7 +4,7 @@
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { workloadSecrets, type AbArm, type AbPlan } from '../config/index.js';
+import { workloadSecrets, type AbArm, type AbPlan, type AbStoppingRule } from '../config/index.js';
 import { SecretScrubber, urlSecrets } from '../util/index.js';
 import { executeRun, type RunStatus } from '../run/index.js';
 import type { Summary } from '../analysis/index.js';
@@ -119,16 +119,8 @@ function checkArms(plan: AbPlan, force: boolean): void {
 export async function runAb(options: AbOptions): Promise<AbResult> {
   const { plan } = options;
   checkArms(plan, options.force === true);
-  const baseName = plan.arms[0]!.workload.name;
-  const dir = createRunFolder({ out: options.out, root: 'results', name: `ab-${baseName}` });
-  const logFile = join(dir, 'ab.log');
-  // Command output and run notices may carry the arms' secrets: scrubbed before ab.log and stderr.
-  const scrubber = new SecretScrubber(abSecrets(plan));
-  const log = (raw: string): void => {
-    const line = scrubber.text(raw);
-    onResultsFs(logFile, 'write', () => appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`));
-    options.log?.(line);
-  };
+  const dir = createRunFolder({ out: options.out, root: 'results', name: `ab-${plan.arms[0]!.workload.name}` });
+  const log = abLog(dir, plan, options.log);
   const order = abOrder(plan.arms, plan.repeats);
   const runs: AbRun[] = order.map(({ arm, repeat }, i) => ({
     seq: i + 1,
@@ -150,103 +142,157 @@ export async function runAb(options: AbOptions): Promise<AbResult> {
   log(`ab: ${plan.arms.length} arms × ${plan.repeats} repeats, order ${runs.map((r) => r.arm).join(' ')} → ${dir}`);
 
   let status: AbResult['status'] = 'completed';
-  const startedMs = performance.now();
-  const summaries = new Map<number, Summary>();
-  let specs: FigureSpec[] | null = null;
-  let sequential: FigureCalls[] | null = null;
+  const judge = plan.until === null ? null : new PairJudge(plan.until, plan.arms[0]!.name, dir, log);
   for (const [i, step] of order.entries()) {
     if (options.signal?.aborted) {
       status = 'interrupted';
       break;
     }
-    const arm = plan.arms[step.arm]!;
-    const run = runs[i]!;
     if (i > 0 && plan.pauseMs > 0) await sleep(plan.pauseMs, undefined, options.signal === undefined ? {} : { signal: options.signal }).catch(() => {});
-    log(`ab: run ${run.seq}/${runs.length}: arm ${arm.name}, repeat ${run.repeat}`);
-    const env = { ROUNDLOAD_ARM: arm.name, ROUNDLOAD_REPEAT: String(run.repeat), ROUNDLOAD_RUN_DIR: run.dir };
-    let failure: Error | null = null;
+    const run = runs[i]!;
     try {
-      if (arm.setup !== null) await command(arm, 'setup', arm.setup, plan.commandTimeoutMs, env, log);
-      if (arm.health !== null) {
-        const attempts = await waitHealthy(arm.health.url, arm.health.timeout_s * 1000, arm.health.interval_ms, options.signal).catch((error: unknown) => {
-          throw new ArmError(`arm ${arm.name} (run ${run.seq}): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-        });
-        log(`ab: arm ${arm.name}: ${arm.health.url} healthy after ${attempts} ${attempts === 1 ? 'poll' : 'polls'}`);
-      }
-      const workload = { ...arm.workload, labels: { ...arm.workload.labels, repeat: String(run.repeat) } };
-      const result = await executeRun({
-        workload,
-        out: run.dir,
-        argv: ['ab', plan.file, `arm=${arm.name}`, `repeat=${run.repeat}`],
-        log: (line) => log(`  ${line}`),
-        ...(options.signal === undefined ? {} : { signal: options.signal }),
-      });
-      run.status = result.status;
-      run.hangs = result.summary.totals.hangs;
-      if (result.status === 'completed') summaries.set(run.seq, result.summary);
-      const t = result.summary.totals;
-      const steady = steadyTokensPerS(result.summary);
-      const rate = steady === null ? 'no steady window for output tok/s' : `${steady.tokensPerS.toFixed(1)} output tok/s (mean of ${steady.windows} steady windows)`;
-      log(`ab: arm ${arm.name} r${run.repeat}: ${result.status}, ${t.requests} requests (${t.errors} errors, ${t.hangs} hangs), ${rate}`);
-      if (result.status === 'interrupted') status = 'interrupted';
-    } catch (error) {
-      failure = error instanceof Error ? error : new Error(String(error));
-    }
-    // Teardown runs whatever happened, so the next arm starts from a clean server.
-    if (arm.teardown !== null) {
-      await command(arm, 'teardown', arm.teardown, plan.commandTimeoutMs, env, log).catch((error: unknown) => {
-        if (failure === null) failure = error instanceof Error ? error : new Error(String(error));
-        else log(`ab: arm ${arm.name} teardown failed too: ${error instanceof Error ? error.message : String(error)}`);
-      });
-    }
-    if (failure !== null) {
-      if (run.status === 'not run') run.status = 'failed';
+      const summary = await runArm(plan, plan.arms[step.arm]!, run, runs.length, log, options.signal);
+      if (summary !== null) judge?.add(run.seq, summary);
+      if (run.status === 'interrupted') status = 'interrupted';
+    } catch (failure) {
       writeJsonAtomic(join(dir, 'ab.json'), manifest('failed'));
-      log(`ab: stopped at run ${run.seq}: ${failure.message}`);
+      log(`ab: stopped at run ${run.seq}: ${failure instanceof Error ? failure.message : String(failure)}`);
       throw failure;
     }
     writeJsonAtomic(join(dir, 'ab.json'), manifest('running'));
     if (status === 'interrupted') break;
-    const rule = plan.until;
-    if (rule === null || i % 2 === 0) continue;
-    // A pair is done: judge every headline figure on the pairs so far; stop when all are decided or a limit is hit.
-    const pairs = pairsOf(runs.slice(0, i + 1), summaries, plan.arms[0]!.name);
-    specs ??= pairs[0] === undefined ? null : headlineFigures(pairs[0].a);
-    if (specs === null) continue;
-    const outOfTime = rule.maxTimeMs !== null && performance.now() - startedMs >= rule.maxTimeMs;
-    const final = outOfTime || i === order.length - 1;
-    sequential = judgePairs(specs, pairs, rule, final);
-    writeJsonAtomic(join(dir, 'sequential.json'), { schema_version: 1, rule, pairs: pairs.length, figures: sequential });
-    log(`ab: after ${pairs.length} pair${pairs.length === 1 ? '' : 's'}:`);
-    for (const line of sequentialLines(sequential)) log(line);
-    if (allDecided(sequential, rule.waitFor)) {
-      log(`ab: every figure ${rule.waitFor.length === 5 ? '' : `of ${rule.waitFor.join(', ')} `}decided after ${pairs.length} pairs: stopping`);
-      break;
-    }
-    if (outOfTime) {
-      log(`ab: max_time_s reached after ${pairs.length} pairs: stopping, undecided figures inconclusive`);
-      break;
-    }
+    // A pair is done: the stopping rule judges the pairs so far.
+    if (judge !== null && i % 2 === 1 && judge.afterPair(runs.slice(0, i + 1), i === order.length - 1) === 'stop') break;
   }
 
+  const { comparisons, arms } = await compareCompleted(plan, runs, options.force === true);
+  writeJsonAtomic(join(dir, 'ab.json'), manifest(status));
+  return { dir, status, runs, comparisons, arms, sequential: judge?.figures ?? null };
+}
+
+/** The A/B's log: each line scrubbed of the arms' secrets (command output and run notices may carry them),
+ * appended to ab.log with its time and passed to `sink` (stderr). */
+function abLog(dir: string, plan: AbPlan, sink: ((line: string) => void) | undefined): (line: string) => void {
+  const logFile = join(dir, 'ab.log');
+  const scrubber = new SecretScrubber(abSecrets(plan));
+  return (raw) => {
+    const line = scrubber.text(raw);
+    onResultsFs(logFile, 'write', () => appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`));
+    sink?.(line);
+  };
+}
+
+/** One run of an arm: setup, health wait, the run, teardown (whatever happened). Sets `run`'s status and
+ * hangs; resolves with its summary when it completed. @throws the setup, health or teardown failure. */
+async function runArm(plan: AbPlan, arm: AbArm, run: AbRun, total: number, log: (line: string) => void, signal: AbortSignal | undefined): Promise<Summary | null> {
+  log(`ab: run ${run.seq}/${total}: arm ${arm.name}, repeat ${run.repeat}`);
+  const env = { ROUNDLOAD_ARM: arm.name, ROUNDLOAD_REPEAT: String(run.repeat), ROUNDLOAD_RUN_DIR: run.dir };
+  let failure: Error | null = null;
+  let completed: Summary | null = null;
+  try {
+    if (arm.setup !== null) await command(arm, 'setup', arm.setup, plan.commandTimeoutMs, env, log);
+    if (arm.health !== null) {
+      const attempts = await waitHealthy(arm.health.url, arm.health.timeout_s * 1000, arm.health.interval_ms, signal).catch((error: unknown) => {
+        throw new ArmError(`arm ${arm.name} (run ${run.seq}): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      });
+      log(`ab: arm ${arm.name}: ${arm.health.url} healthy after ${attempts} ${attempts === 1 ? 'poll' : 'polls'}`);
+    }
+    const workload = { ...arm.workload, labels: { ...arm.workload.labels, repeat: String(run.repeat) } };
+    const result = await executeRun({
+      workload,
+      out: run.dir,
+      argv: ['ab', plan.file, `arm=${arm.name}`, `repeat=${run.repeat}`],
+      log: (line) => log(`  ${line}`),
+      ...(signal === undefined ? {} : { signal }),
+    });
+    run.status = result.status;
+    run.hangs = result.summary.totals.hangs;
+    if (result.status === 'completed') completed = result.summary;
+    const t = result.summary.totals;
+    const steady = steadyTokensPerS(result.summary);
+    const rate = steady === null ? 'no steady window for output tok/s' : `${steady.tokensPerS.toFixed(1)} output tok/s (mean of ${steady.windows} steady windows)`;
+    log(`ab: arm ${arm.name} r${run.repeat}: ${result.status}, ${t.requests} requests (${t.errors} errors, ${t.hangs} hangs), ${rate}`);
+  } catch (error) {
+    failure = error instanceof Error ? error : new Error(String(error));
+  }
+  // Teardown runs whatever happened, so the next arm starts from a clean server.
+  if (arm.teardown !== null) {
+    await command(arm, 'teardown', arm.teardown, plan.commandTimeoutMs, env, log).catch((error: unknown) => {
+      if (failure === null) failure = error instanceof Error ? error : new Error(String(error));
+      else log(`ab: arm ${arm.name} teardown failed too: ${error instanceof Error ? error.message : String(error)}`);
+    });
+  }
+  if (failure !== null) {
+    if (run.status === 'not run') run.status = 'failed';
+    throw failure;
+  }
+  return completed;
+}
+
+/** The stopping rule at work: the completed runs' summaries, and after every pair each headline figure's call
+ * (written to sequential.json and the log); says when every figure waited for is decided or a limit came. */
+class PairJudge {
+  readonly #rule: AbStoppingRule;
+  readonly #baseline: string;
+  readonly #dir: string;
+  readonly #log: (line: string) => void;
+  readonly #startedMs = performance.now();
+  readonly #summaries = new Map<number, Summary>();
+  #specs: FigureSpec[] | null = null;
+  figures: FigureCalls[] | null = null;
+
+  constructor(rule: AbStoppingRule, baseline: string, dir: string, log: (line: string) => void) {
+    this.#rule = rule;
+    this.#baseline = baseline;
+    this.#dir = dir;
+    this.#log = log;
+  }
+
+  add(seq: number, summary: Summary): void {
+    this.#summaries.set(seq, summary);
+  }
+
+  /** After the pair ending `runs`: `stop` when every figure waited for is decided or a limit is hit. */
+  afterPair(runs: readonly AbRun[], last: boolean): 'go on' | 'stop' {
+    const rule = this.#rule;
+    const pairs = pairsOf(runs, this.#summaries, this.#baseline);
+    this.#specs ??= pairs[0] === undefined ? null : headlineFigures(pairs[0].a);
+    if (this.#specs === null) return 'go on';
+    const outOfTime = rule.maxTimeMs !== null && performance.now() - this.#startedMs >= rule.maxTimeMs;
+    this.figures = judgePairs(this.#specs, pairs, rule, outOfTime || last);
+    writeJsonAtomic(join(this.#dir, 'sequential.json'), { schema_version: 1, rule, pairs: pairs.length, figures: this.figures });
+    this.#log(`ab: after ${pairs.length} pair${pairs.length === 1 ? '' : 's'}:`);
+    for (const line of sequentialLines(this.figures)) this.#log(line);
+    if (allDecided(this.figures, rule.waitFor)) {
+      this.#log(`ab: every figure ${rule.waitFor.length === 5 ? '' : `of ${rule.waitFor.join(', ')} `}decided after ${pairs.length} pairs: stopping`);
+      return 'stop';
+    }
+    if (outOfTime) {
+      this.#log(`ab: max_time_s reached after ${pairs.length} pairs: stopping, undecided figures inconclusive`);
+      return 'stop';
+    }
+    return 'go on';
+  }
+}
+
+/** Every arm's completed runs compared with the baseline's, repeats pooled. */
+async function compareCompleted(plan: AbPlan, runs: readonly AbRun[], force: boolean): Promise<{ comparisons: Comparison[]; arms: ArmPair[] }> {
   const comparisons: Comparison[] = [];
   const arms: ArmPair[] = [];
   const byArm = new Map<string, string[]>();
   for (const run of runs) if (run.status === 'completed') byArm.set(run.arm, [...(byArm.get(run.arm) ?? []), run.dir]);
   const base = plan.arms[0]!;
   const baseDirs = byArm.get(base.name) ?? [];
-  if (baseDirs.length > 0) {
-    const baseArm = { name: base.name, runs: await Promise.all(baseDirs.map((d) => loadRun(d))) };
-    for (const arm of plan.arms.slice(1)) {
-      const dirs = byArm.get(arm.name) ?? [];
-      if (dirs.length === 0) continue;
-      const other = { name: arm.name, runs: await Promise.all(dirs.map((d) => loadRun(d))) };
-      comparisons.push(compareArms(baseArm, other, { seed: plan.seed, force: options.force === true }));
-      arms.push({ a: baseArm, b: other });
-    }
+  if (baseDirs.length === 0) return { comparisons, arms };
+  const baseArm = { name: base.name, runs: await Promise.all(baseDirs.map((d) => loadRun(d))) };
+  for (const arm of plan.arms.slice(1)) {
+    const dirs = byArm.get(arm.name) ?? [];
+    if (dirs.length === 0) continue;
+    const other = { name: arm.name, runs: await Promise.all(dirs.map((d) => loadRun(d))) };
+    comparisons.push(compareArms(baseArm, other, { seed: plan.seed, force }));
+    arms.push({ a: baseArm, b: other });
   }
-  writeJsonAtomic(join(dir, 'ab.json'), manifest(status));
-  return { dir, status, runs, comparisons, arms, sequential };
+  return { comparisons, arms };
 }
 
 /** The completed pairs (both runs of a repeat completed), as A's and B's summaries. */
