@@ -98,7 +98,10 @@ test('a missing file, a text file and another application’s SQLite file are re
   await assert.rejects(openHistory(join(dir, 'none.db'), { create: false }), (e: unknown) => e instanceof HistoryError && /no such history file/.test(e.message));
   const text = join(dir, 'notes.txt');
   writeFileSync(text, 'not a database at all, just some text that is long enough to have a header\n'.repeat(20));
-  await assert.rejects(openHistory(text, { create: true }), (e: unknown) => e instanceof HistoryError && /is not a roundload history: file is not a database/.test(e.message) && !e.message.includes('\n'));
+  await assert.rejects(
+    openHistory(text, { create: true }),
+    (e: unknown) => e instanceof HistoryError && /is not a roundload history: file is not a database/.test(e.message) && !e.message.includes('\n'),
+  );
   const other = join(dir, 'other.db');
   const raw = new Database(other);
   raw.exec('CREATE TABLE t (x)');
