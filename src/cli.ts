@@ -265,7 +265,7 @@ function program(): Command {
     .option('--recent <n>', 'how many newest runs --fail-on looks at (default 5)')
     .option('--min-change <share>', 'smallest shift reported, relative to the level before (default 3%)')
     .option('--max-pvalue <p>', 'largest p-value of a change point (default 0.01)')
-    .option('--permutations <n>', 'permutations of the significance test (default 199)')
+    .option('--permutations <n>', 'permutations of the significance test (default 999)')
     .option('--seed <n>', 'seed of the permutations (default 1)')
     .option('--out <file>', 'where to write trend.html', 'trend.html')
     .option('--json', 'print the trend as JSON instead of the table')

@@ -25,7 +25,7 @@ async function withHistory<T>(file: string, create: boolean, use: (db: Db) => T)
   }
 }
 
-const cell = (v: unknown): string => (v === null || v === undefined ? '—' : typeof v === 'number' ? String(Math.round(v * 100) / 100) : String(v));
+const cell = (v: string | number | null | undefined): string => (v === null || v === undefined ? '—' : typeof v === 'number' ? String(Math.round(v * 100) / 100) : v);
 
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));

@@ -2,9 +2,9 @@
 // first, for a spreadsheet or a notebook.
 import type { Db } from './open.js';
 
-function csvCell(value: unknown): string {
+function csvCell(value: string | number | null | undefined): string {
   if (value === null || value === undefined) return '';
-  const text = String(value);
+  const text = typeof value === 'number' ? String(value) : value;
   return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
@@ -20,6 +20,6 @@ export function historyCsv(db: Db): string {
   );
   const columns = statement.columns().map((c) => c.name);
   const lines = [columns.join(',')];
-  for (const row of statement.all() as Record<string, unknown>[]) lines.push(columns.map((c) => csvCell(row[c])).join(','));
+  for (const row of statement.all() as Record<string, string | number | null>[]) lines.push(columns.map((c) => csvCell(row[c])).join(','));
   return `${lines.join('\n')}\n`;
 }

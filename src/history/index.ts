@@ -2,8 +2,8 @@
 // runs imported from results folders, listed, shown and exported. Import only this file.
 export { openHistory, type Db } from './open.js';
 export { SCHEMA_VERSION } from './schema.js';
-export { historyRunOf, runIdOf, type HistoryRun, type Row } from './record.js';
+export type { Row } from './record.js';
 export { historyRunFromFolder } from './folder.js';
-export { appendRun, type AppendOutcome } from './append.js';
-export { listRuns, findRun, runDetail, phasePoints, phaseNames, type RunRow, type RunFilter, type RunDetail, type PhasePoint } from './query.js';
+export { appendRun } from './append.js';
+export { listRuns, findRun, runDetail, phasePoints, phaseNames, type RunRow, type RunFilter, type PhasePoint } from './query.js';
 export { historyCsv } from './export.js';

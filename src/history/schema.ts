@@ -7,7 +7,6 @@ export const HISTORY_APPLICATION_ID = 0x726c6468;
 
 /** The latency figures kept per phase and per round, each with p50/p90/p99 (ms). */
 export const LATENCY_FIGURES = ['ttft', 'ttfc', 'itl', 'tpot', 'e2e'] as const;
-export type LatencyFigure = (typeof LATENCY_FIGURES)[number];
 export const PERCENTILES = ['p50', 'p90', 'p99'] as const;
 
 const latencyColumns = LATENCY_FIGURES.flatMap((f) => PERCENTILES.map((p) => `  ${f}_${p}_ms REAL`)).join(',\n');
