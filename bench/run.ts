@@ -10,6 +10,7 @@ import { writerKillBench } from './writer-kill.js';
 import { validateBench } from './validate.js';
 import { recordOverheadBench } from './record-overhead.js';
 import { profileBench } from './profile.js';
+import { trendNightlyBench } from './trend-nightly.js';
 
 /** `client [agents…] [--repeat N]`. */
 async function clientCommand(args: string[]): Promise<number> {
@@ -41,6 +42,11 @@ const BENCHES: Record<string, { about: string; run: (args: string[]) => Promise<
   profile: {
     about: "CPU profiles of roundload and the bare loop over the client bench's measured span (`profile [agents] [batched|paced]`): busy time per event by where it went",
     run: profileBench,
+  },
+  trend: {
+    about:
+      '12 nightly runs on the embedded deployment, decode 10% slower from night 8, and 12 A/A nights: trend --fail-on regression must flag night 8 (exit 1) and nothing in A/A (exit 0); about 2 minutes (`trend [nights] [--step-at N]`)',
+    run: trendNightlyBench,
   },
   soak: { about: '≥ 200k requests on the embedded engine with zero delays; RSS at start, middle and end (end within 10% of middle); about 5 minutes', run: soakBench },
 };
