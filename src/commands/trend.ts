@@ -86,8 +86,8 @@ export async function trendCommand(file: string, opts: TrendCommandOptions): Pro
   const html = resolve(opts.out ?? 'trend.html');
   onResultsFs(dirname(html), 'create the folder', () => mkdirSync(dirname(html), { recursive: true }));
   writeTextAtomic(html, trendHtml(trend, source));
-  if (opts.json === true) process.stdout.write(`${JSON.stringify(trend, (k, v: unknown) => (k === 'value' ? undefined : v), 2)}\n`);
+  if (opts.json === true) process.stdout.write(`${JSON.stringify(trend, null, 2)}\n`);
   else process.stdout.write(`${formatTrend(trend, source)}\n\nwritten ${html}\n`);
-  if (points.length < 4) process.stderr.write(`roundload: note: ${points.length} runs; change points need at least 4 (2 on each side)\n`);
+  if (points.length < 4) process.stderr.write(`roundload: note: ${points.length} run${points.length === 1 ? '' : 's'} to follow; change points need at least 4 (2 on each side)\n`);
   return opts.failOn === 'regression' && trend.regressions.length > 0 ? 1 : 0;
 }

@@ -44,7 +44,7 @@ export function verdictLines(trend: Trend): string[] {
 export function formatTrend(trend: Trend, source: string): string {
   const first = trend.runs[0]?.startedAt?.slice(0, 10) ?? '?';
   const last = trend.runs.at(-1)?.startedAt?.slice(0, 10) ?? '?';
-  const head = `roundload trend · ${source} · phase ${trend.phase} · ${trend.runs.length} runs, ${first} → ${last}`;
+  const head = `roundload trend · ${source} · phase ${trend.phase} · ${trend.runs.length} run${trend.runs.length === 1 ? '' : 's'}, ${first} → ${last}`;
   const widths = { name: Math.max(6, ...trend.figures.map((f) => f.metric.name.length + f.metric.unit.length + 1)), spark: Math.max(20, trend.runs.length) };
   const header = `${'figure'.padEnd(widths.name)}  ${'first'.padStart(9)}  ${'last'.padStart(9)}  ${'runs, oldest → newest'.padEnd(widths.spark)}  change points`;
   return [head, '', header, ...trend.figures.map((f) => figureLine(f, widths)), '', ...verdictLines(trend)].join('\n');

@@ -2,6 +2,7 @@
 // or imported, every figure of a run kept, read back, exported, and any other file refused.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -116,4 +117,19 @@ test('a history from a newer roundload is refused, naming its version', async (t
   raw.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
   raw.close();
   await assert.rejects(openHistory(file, { create: false }), (e: unknown) => e instanceof HistoryError && e.message.includes(`version ${SCHEMA_VERSION + 1}, newer`));
+});
+
+test('better-sqlite3 stays unloaded until a history is opened: the commands import without it, the first open loads it', () => {
+  const commands = new URL('../../src/commands/index.ts', import.meta.url).href;
+  const history = new URL('../../src/history/index.ts', import.meta.url).href;
+  const script = `
+    import { createRequire } from 'node:module';
+    const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((p) => p.includes('better-sqlite3'));
+    await import(${JSON.stringify(commands)});
+    const before = loaded();
+    const { openHistory } = await import(${JSON.stringify(history)});
+    (await openHistory(':memory:', { create: true })).close();
+    process.stdout.write(JSON.stringify([before, loaded()]));`;
+  const res = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+  assert.equal(res.stdout, '[false,true]', res.stderr);
 });
