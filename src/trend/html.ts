@@ -35,6 +35,7 @@ function chartOf(f: FigureTrend, runs: number): ChartSpec {
       { label: 'level', values: levels(f), gaps: 'bridge', color: '#94a3b8' },
     ],
     markers: f.changes.map((c) => ({ x: c.index + 1, label: changeText(c) })),
+    marker_noun: 'change point',
     note: f.changes.length === 0 ? 'no change point' : f.changes.map(changeText).join('; '),
   };
 }
