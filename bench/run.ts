@@ -11,6 +11,7 @@ import { validateBench } from './validate.js';
 import { recordOverheadBench } from './record-overhead.js';
 import { profileBench } from './profile.js';
 import { abSequentialBench } from './ab-sequential.js';
+import { trendNightlyBench } from './trend-nightly.js';
 
 /** `client [agents…] [--repeat N]`. */
 async function clientCommand(args: string[]): Promise<number> {
@@ -46,6 +47,11 @@ const BENCHES: Record<string, { about: string; run: (args: string[]) => Promise<
   ab: {
     about: "sequential A/B on the embedded deployment (c64, c96), B faster at decode by --effect PCT (default 5.7), --runs N ab runs (default 5): each phase's decode call, pairs and minutes",
     run: abSequentialBench,
+  },
+  trend: {
+    about:
+      '12 nightly runs on the embedded deployment, decode 10% slower from night 8, and 12 A/A nights: trend --fail-on regression must flag night 8 (exit 1) and nothing in A/A (exit 0); about 2 minutes (`trend [nights] [--step-at N]`)',
+    run: trendNightlyBench,
   },
   soak: { about: '≥ 200k requests on the embedded engine with zero delays; RSS at start, middle and end (end within 10% of middle); about 5 minutes', run: soakBench },
 };

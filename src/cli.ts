@@ -21,6 +21,13 @@ import {
   traceImportCommand,
   traceShowCommand,
   type RunCommandOptions,
+  historyLsCommand,
+  historyShowCommand,
+  historyImportCommand,
+  historyExportCommand,
+  type HistoryLsOptions,
+  trendCommand,
+  type TrendCommandOptions,
 } from './commands/index.js';
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
@@ -67,6 +74,7 @@ function program(): Command {
     .option('--dashboard-expose', 'allow --dashboard on a host other than loopback (the page has no authentication)')
     .option('--no-preflight', 'skip the test chat request (and model check) before the agents start')
     .option('--replay <trace>', 'replay a recorded trace (roundload record) instead of generating conversations (sets replay.file)')
+    .option('--history <file>', 'append the run to this history database (SQLite; created when missing) once summary.json is written (sets results.history)')
     .action(async (file: string, opts: RunCommandOptions) => {
       process.exitCode = await runCommand(file, opts, process.argv.slice(2));
     });
@@ -209,8 +217,67 @@ function program(): Command {
     .action(async (file: string, opts: { out?: string; force?: boolean; failOn?: string; plan?: string | boolean; pilotPairs?: string }) => {
       process.exitCode = await abCommand(file, opts);
     });
+  const history = cli.command('history').description('the runs database: list, show, import results folders, export');
+  history
+    .command('ls')
+    .description('list the runs of a history database, oldest first')
+    .argument('<file>', 'history database (SQLite)')
+    .option('--label <k=v>', 'only runs with this label (repeatable)', collect, [])
+    .option('--name <workload>', 'only runs of this workload name')
+    .option('--json', 'print the runs as JSON')
+    .action(async (file: string, opts: HistoryLsOptions) => {
+      process.exitCode = await historyLsCommand(file, opts);
+    });
+  history
+    .command('show')
+    .description('one run: its fields, figures per phase and round, errors and hangs by class, gauge verdicts, thresholds')
+    .argument('<file>', 'history database (SQLite)')
+    .argument('<run>', 'run id (or its first characters, or the name of its results folder)')
+    .option('--json', 'print the run as JSON')
+    .action(async (file: string, run: string, opts: { json?: boolean }) => {
+      process.exitCode = await historyShowCommand(file, run, opts);
+    });
+  history
+    .command('import')
+    .description('add results folders of earlier runs to a history database (created when missing); a run already there is left as it is')
+    .argument('<file>', 'history database (SQLite)')
+    .argument('<runs...>', 'results folders')
+    .action(async (file: string, dirs: string[]) => {
+      process.exitCode = await historyImportCommand(file, dirs);
+    });
+  history
+    .command('export')
+    .description('export the history as CSV: one line per run, phase and round (round 0: the whole phase)')
+    .argument('<file>', 'history database (SQLite)')
+    .option('--csv', 'CSV (the only format)')
+    .option('--out <file>', 'write to this file instead of stdout')
+    .action(async (file: string, opts: { csv?: boolean; out?: string }) => {
+      process.exitCode = await historyExportCommand(file, opts);
+    });
+
+  cli
+    .command('trend')
+    .description('figures of a history run by run: a sparkline and change points (E-divisive means) per figure; writes trend.html')
+    .argument('<file>', 'history database (SQLite)')
+    .option('--metric <name>', 'a figure to follow, e.g. ttft_p99, itl_p50, output_tok_s (repeatable or comma-separated; default a dozen)', collect, [])
+    .option('--phase <name>', 'the phase to follow (default main, else the most common)')
+    .option('--label <k=v>', 'only runs with this label (repeatable)', collect, [])
+    .option('--name <workload>', "only runs of this workload (default: the newest run's)")
+    .option('--fail-on <what>', '"regression": exit 1 when a change point for the worse starts in the newest runs (--recent)')
+    .option('--recent <n>', 'how many newest runs --fail-on looks at (default 5)')
+    .option('--min-change <share>', 'smallest shift reported, relative to the level before (default 3%)')
+    .option('--max-pvalue <p>', 'largest p-value of a change point (default 0.01)')
+    .option('--permutations <n>', 'permutations of the significance test (default 999)')
+    .option('--seed <n>', 'seed of the permutations (default 1)')
+    .option('--out <file>', 'where to write trend.html', 'trend.html')
+    .option('--json', 'print the trend as JSON instead of the table')
+    .action(async (file: string, opts: TrendCommandOptions) => {
+      process.exitCode = await trendCommand(file, opts);
+    });
+
   for (const command of cli.commands) command.showHelpAfterError(`see roundload ${command.name()} --help`);
   for (const command of trace.commands) command.showHelpAfterError(`see roundload trace ${command.name()} --help`);
+  for (const command of history.commands) command.showHelpAfterError(`see roundload history ${command.name()} --help`);
   return cli;
 }
 

@@ -165,3 +165,11 @@ export class TraceError extends RoundloadError {
     super('ERR_TRACE', message, { exitCode: 2, ...options });
   }
 }
+
+/** A history database (`--history`, `roundload history`, `roundload trend`) cannot be used: missing, not a
+ * roundload history file, made by a newer roundload, or a run id it does not hold. Exit 2 (fix the argument). */
+export class HistoryError extends RoundloadError {
+  constructor(message: string, options: { context?: ErrorContext; cause?: unknown } = {}) {
+    super('ERR_HISTORY', message, { exitCode: 2, ...options });
+  }
+}

@@ -10,3 +10,5 @@ export { reportCommand } from './report.js';
 export { hopCommand } from './hop.js';
 export { recordCommand, type RecordCommandOptions } from './record.js';
 export { traceImportCommand, traceShowCommand } from './trace.js';
+export { historyLsCommand, historyShowCommand, historyImportCommand, historyExportCommand, type HistoryLsOptions } from './history.js';
+export { trendCommand, type TrendCommandOptions } from './trend.js';

@@ -5,6 +5,7 @@ import { colorWanted, formatSummary, progressDisplay, runVerdict, type ProgressP
 import { UsageError } from '../errors.js';
 import { guardTerminal } from '../util/index.js';
 import { stopOnSignals } from './signals.js';
+import { appendToHistory } from './history.js';
 import { finishDashboard, openDashboard } from './dashboard.js';
 import { parseDashboardAddress } from '../dashboard/index.js';
 
@@ -36,6 +37,8 @@ export interface RunCommandOptions {
   preflight?: boolean;
   /** `--replay trace.jsonl`: same as `--set replay.file=trace.jsonl`. */
   replay?: string;
+  /** `--history FILE`: same as `--set results.history=FILE`. */
+  history?: string;
 }
 
 /** `--progress 30s` (or seconds) in ms; at least 100 ms. */
@@ -119,6 +122,7 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
     ...(opts.metricsPort === undefined ? [] : [`client_metrics.port=${opts.metricsPort.trim()}`]),
     ...(opts.via === undefined ? [] : [viaOverride(opts.via)]),
     ...(opts.replay === undefined ? [] : [`replay.file=${JSON.stringify(opts.replay)}`]),
+    ...(opts.history === undefined ? [] : [`results.history=${JSON.stringify(opts.history)}`]),
   ];
   const workload = await loadWorkload(file, {
     set,
@@ -198,6 +202,8 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
     if (opts.json === true) process.stdout.write(`${JSON.stringify(result.summary, null, 2)}\n`);
     else process.stdout.write(`${formatSummary(result.summary, result.dir, { verdict, color: colorWanted(process.stdout) })}\n`);
     if (dashboard !== null) await finishDashboard(dashboard, result);
+    // After summary.json is written; a history that cannot take the run is a warning, the exit code stands.
+    if (workload.results.history !== null) await appendToHistory(workload.results.history, result.dir, (line) => process.stderr.write(`${line}\n`));
     return verdict.exitCode;
   } finally {
     removeSignalHandlers();

@@ -334,6 +334,10 @@ export const resultsSchema = z.strictObject({
   max_file_mb: z.number().positive().nullable().default(256),
   /** Gzip closed parts in the background (`requests.1.jsonl.gz`). @default true */
   compress_rotated: z.boolean().default(true),
+  /** A history database (SQLite file, created when missing, relative to the working directory) the run is
+   * appended to once summary.json is written; `roundload run --history FILE` sets it. A failure to write it is
+   * a warning, never the run's failure. `null`: no history. @default null */
+  history: z.string().min(1).nullable().default(null),
 });
 
 /** Pass/fail limits checked at the end of a run; any failure makes exit code 1 and a failing JUnit case. Beside

@@ -51,6 +51,8 @@ export interface ChartSpec {
   markers: ChartMarker[];
   /** A caveat shown under the chart (downsampled, series left out…). */
   note: string | null;
+  /** What a marker is, in the key under the chart (`┆ 2 change points`). @default "hang marker" */
+  marker_noun?: string;
   /** Set when the last point is a partial window (time charts). @default null */
   partial?: PartialWindow | null;
 }

@@ -181,7 +181,7 @@ export const CLIENT_SCRIPT = String.raw`
     var tag = function (idx) { return idx === partialIdx() ? ' (partial)' : ''; };
     var series = [{
       label: spec.x_label,
-      value: function (u, v, sidx, idx) { return idx == null ? 'last' : v == null ? '' : round ? 'round ' + v : fmtSeconds(v, 0.1); }
+      value: function (u, v, sidx, idx) { return idx == null ? 'last' : v == null ? '' : round ? spec.x_label + ' ' + v : fmtSeconds(v, 0.1); }
     }];
     var bridged = false;
     spec.series.forEach(function (s, i) {

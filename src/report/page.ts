@@ -63,7 +63,8 @@ export const CHART_CSS = `
 
 /** A chart's figure: caption, the plot the script draws into, and its note. */
 export function chartFigure(c: ChartSpec | ForestSpec): string {
-  const markers = 'markers' in c && c.markers.length > 0 ? `<span class="marker-key">┆ ${c.markers.length} hang marker${c.markers.length === 1 ? '' : 's'}</span>` : '';
+  const noun = 'markers' in c ? (c.marker_noun ?? 'hang marker') : '';
+  const markers = 'markers' in c && c.markers.length > 0 ? `<span class="marker-key">┆ ${c.markers.length} ${noun}${c.markers.length === 1 ? '' : 's'}</span>` : '';
   const note = c.note === null ? '' : `<span>${esc(c.note)}</span>`;
   return `<figure class="chart${'rows' in c ? ' forest' : ''}" data-chart="${esc(c.id)}"><figcaption>${esc(c.title)}</figcaption><div class="plot"></div><p class="chart-note">${markers}${note}</p></figure>`;
 }

@@ -1,0 +1,75 @@
+// trend.html: one self-contained page (uPlot and the data inlined, as report.html), a chart per figure with
+// its values run by run, the level of each stretch between change points, and a dashed line where each
+// change point began; then the runs it covers.
+import { chartGrid, chartScripts, chartStyles, cspMeta, esc, loadChartAssets, type ChartAssets, type ChartSpec } from '../report/index.js';
+import { changeText, verdictLines } from './format.js';
+import type { FigureTrend, Trend } from './trend.js';
+
+const CSS = `body{font:14px/1.45 system-ui,sans-serif;margin:1.5rem;color:#1e293b;max-width:1400px}
+table{border-collapse:collapse;margin:.6rem 0}td,th{border-bottom:1px solid #e2e8f0;padding:.2rem .6rem;text-align:left}
+.meta{color:#555}.regression{color:#b3261e;font-weight:600}.improvement{color:#0a7d32}code{background:#f4f4f6;padding:0 .25rem}`;
+
+/** The mean of each stretch between change points, as a series beside the values. */
+function levels(f: FigureTrend): (number | null)[] {
+  const bounds = [0, ...f.changes.map((c) => c.index), f.values.length];
+  const out: (number | null)[] = f.values.map(() => null);
+  for (let b = 0; b + 1 < bounds.length; b += 1) {
+    const stretch = f.values.slice(bounds[b], bounds[b + 1]).filter((v): v is number => v !== null);
+    const level = stretch.length === 0 ? null : stretch.reduce((s, v) => s + v, 0) / stretch.length;
+    for (let i = bounds[b]!; i < bounds[b + 1]!; i += 1) out[i] = level;
+  }
+  return out;
+}
+
+function chartOf(f: FigureTrend, runs: number): ChartSpec {
+  return {
+    id: `trend-${f.metric.name}`,
+    title: `${f.metric.name} (${f.metric.unit}, ${f.metric.worse === 'up' ? 'lower' : 'higher'} is better)`,
+    x_kind: 'round',
+    x_label: 'run',
+    y_label: f.metric.unit,
+    y2_label: null,
+    x: Array.from({ length: runs }, (_, i) => i + 1),
+    series: [
+      { label: f.metric.name, values: f.values, gaps: 'bridge', dots: true },
+      { label: 'level', values: levels(f), gaps: 'bridge', color: '#94a3b8' },
+    ],
+    markers: f.changes.map((c) => ({ x: c.index + 1, label: changeText(c) })),
+    marker_noun: 'change point',
+    note: f.changes.length === 0 ? 'no change point' : f.changes.map(changeText).join('; '),
+  };
+}
+
+function runsTable(trend: Trend): string {
+  const rows = trend.runs.map(
+    (r, i) =>
+      `<tr><td>${i + 1}</td><td>${esc(r.startedAt ?? '')}</td><td><code>${esc(r.runId)}</code></td><td>${esc(
+        Object.entries(r.labels)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(' '),
+      )}</td></tr>`,
+  );
+  return `<table><tr><th>run</th><th>started</th><th>run id</th><th>labels</th></tr>${rows.join('')}</table>`;
+}
+
+/** The page. `assets`: the chart library (default uPlot from node_modules). */
+export function trendHtml(trend: Trend, source: string, assets: ChartAssets = loadChartAssets()): string {
+  const charts = trend.figures.map((f) => chartOf(f, trend.runs.length));
+  const verdict = verdictLines(trend)
+    .map((l) => `<p class="${trend.regressions.length > 0 ? 'regression' : 'meta'}">${esc(l.trim())}</p>`)
+    .join('');
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8">
+${cspMeta()}
+<title>roundload trend: ${esc(source)}</title>
+${chartStyles(assets)}
+<style>${CSS}</style></head><body>
+<h1>roundload trend · phase ${esc(trend.phase)}</h1>
+<p class="meta">${esc(source)} · ${trend.runs.length} runs, oldest first. Change points by E-divisive means (Matteson &amp; James 2014) with a permutation test; dashed lines mark where each began, the grey line is the level between them.</p>
+${verdict}
+${chartGrid(charts)}
+<h2>Runs</h2>
+${runsTable(trend)}
+${chartScripts({ charts }, assets)}
+</body></html>
+`;
+}
