@@ -1,6 +1,7 @@
 // The diagnosis against real parts: the embedded engine as its own process, frozen with SIGSTOP/SIGCONT or
 // killed, behind real HAProxy and nginx; a proxy frozen or killed; an engine saturated by slow prefills; a
-// buffering nginx; a run starved of CPU. Each scenario three times, the same verdict each time.
+// buffering nginx; a run starved of CPU. Each scenario once in `npm test`, REPEATS times (3) in
+// `npm run test:repeat`: the same verdict each time.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -14,8 +15,8 @@ import { readJsonl, tempDir } from '../helpers/tmp.js';
 import { quietClient } from '../helpers/quiet-client.js';
 import { formatSummary } from '../../src/report/index.js';
 import { busyLoop, release, requireTool, schedstat, spawnCli, spawnEngine, starve, startHaproxy, startNginx, type EngineProc, type Proc } from '../helpers/procs.js';
+import { REPEATS, TIMES } from '../helpers/repeats.js';
 
-const REPEATS = 3;
 /** A fast engine: short answers, quick steps. */
 const ENGINE = { decode_step_ms: 5, output_tokens_min: 12, output_tokens_max: 20, stats_interval_steps: 0 };
 
@@ -102,7 +103,7 @@ function freezeFor(proc: Proc, forMs: number): Act {
   ];
 }
 
-test('an engine frozen (SIGSTOP) behind a healthy HAProxy is engine, three times out of three, never proxy', async (t) => {
+test(`an engine frozen (SIGSTOP) behind a healthy HAProxy is engine, ${TIMES}, never proxy`, async (t) => {
   const haproxy = requireTool(t, 'haproxy', 'apt-get install haproxy');
   if (haproxy === null) return;
   const engine = await spawnEngine(t, ENGINE);
@@ -126,7 +127,7 @@ test('an engine frozen (SIGSTOP) behind a healthy HAProxy is engine, three times
   }
 });
 
-test('an engine frozen behind nginx (no health checks: every request just waits) is engine, three times out of three', async (t) => {
+test(`an engine frozen behind nginx (no health checks: every request just waits) is engine, ${TIMES}`, async (t) => {
   const nginx = requireTool(t, 'nginx', 'apt-get install nginx');
   if (nginx === null) return;
   const engine = await spawnEngine(t, ENGINE);
@@ -142,7 +143,7 @@ test('an engine frozen behind nginx (no health checks: every request just waits)
   }
 });
 
-test('one request pinned in the inflight queue of an engine running as its own process behind nginx, the other agents flowing: pinned_under_load and engine naming the queue, three times out of three', async (t) => {
+test(`one request pinned in the inflight queue of an engine running as its own process behind nginx, the other agents flowing: pinned_under_load and engine naming the queue, ${TIMES}`, async (t) => {
   const nginx = requireTool(t, 'nginx', 'apt-get install nginx');
   if (nginx === null) return;
   for (let i = 0; i < REPEATS; i += 1) {
@@ -162,7 +163,7 @@ test('one request pinned in the inflight queue of an engine running as its own p
   }
 });
 
-test('HAProxy frozen (SIGSTOP) in front of a healthy engine is proxy, three times out of three', async (t) => {
+test(`HAProxy frozen (SIGSTOP) in front of a healthy engine is proxy, ${TIMES}`, async (t) => {
   const haproxy = requireTool(t, 'haproxy', 'apt-get install haproxy');
   if (haproxy === null) return;
   const engine = await spawnEngine(t, ENGINE);
@@ -174,7 +175,7 @@ test('HAProxy frozen (SIGSTOP) in front of a healthy engine is proxy, three time
   }
 });
 
-test('HAProxy killed (SIGKILL) in front of a healthy engine is proxy, its error burst judged too, three times out of three', async (t) => {
+test(`HAProxy killed (SIGKILL) in front of a healthy engine is proxy, its error burst judged too, ${TIMES}`, async (t) => {
   const haproxy = requireTool(t, 'haproxy', 'apt-get install haproxy');
   if (haproxy === null) return;
   const engine = await spawnEngine(t, ENGINE);
@@ -190,7 +191,7 @@ test('HAProxy killed (SIGKILL) in front of a healthy engine is proxy, its error 
   }
 });
 
-test('an engine saturated by slow prefills (completions go on, queue up, TTFT past the deadline for some) is engine_overloaded, three times out of three', async (t) => {
+test(`an engine saturated by slow prefills (completions go on, queue up, TTFT past the deadline for some) is engine_overloaded, ${TIMES}`, async (t) => {
   const haproxy = requireTool(t, 'haproxy', 'apt-get install haproxy');
   if (haproxy === null) return;
   // Two requests at a time, slow prefills: eight agents and the canaries queue behind them.
@@ -285,7 +286,7 @@ const STARVED_ATTEMPTS = 6;
 /** Of the 3 s of starvation, the kernel must have kept the run's main thread waiting at least this long. */
 const STARVED_WAIT_MS = 1500;
 
-test('a run starved of CPU (pinned beside busy loops, at the lowest priority) is host_starved, not client, in three runs that hung', async (t) => {
+test(`a run starved of CPU (pinned beside busy loops, at the lowest priority) is host_starved, not client, in ${REPEATS === 1 ? 'a run' : `${REPEATS} runs`} that hung`, async (t) => {
   const haproxy = requireTool(t, 'haproxy', 'apt-get install haproxy');
   const taskset = requireTool(t, 'taskset', 'apt-get install util-linux');
   const renice = requireTool(t, 'renice', 'apt-get install util-linux');

@@ -1,8 +1,8 @@
 // The incident both ways, on whole runs of the embedded PD deployment (issue 22): (a) a steady 1 that rotates
 // is `insufficient` on a short window and `rotating` on a long one, never pinned; (b) one request pinned in the
 // prefill's inflight queue while the other agents' requests rotate through it is `pinned_under_load` and the
-// diagnosis is `engine` naming that queue — straight to the router and through the built-in TLS hop, three
-// times each; (c) the same with SGLang's inflight watchdog set: the force-fail found in the engine's log by a
+// diagnosis is `engine` naming that queue — straight to the router and through the built-in TLS hop, once
+// each in `npm test` and 3 times with `npm run test:repeat`; (c) the same with SGLang's inflight watchdog set: the force-fail found in the engine's log by a
 // probe and named. The nginx case, with the engine as its own process, is in diagnosis-real.test.ts.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,8 +13,8 @@ import { executeRun } from '../../src/run/index.js';
 import type { Summary } from '../../src/analysis/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { quietClient } from '../helpers/quiet-client.js';
+import { REPEATS, TIMES } from '../helpers/repeats.js';
 
-const REPEATS = 3;
 const INFLIGHT = 'sglang:num_prefill_inflight_queue_reqs';
 
 async function run(t: TestContext, yaml: string, set: string[] = []): Promise<{ summary: Summary; dir: string }> {
@@ -44,7 +44,7 @@ function why(s: Summary): string {
 }
 
 for (const via of ['direct', 'hop'] as const) {
-  test(`one request pinned in the inflight queue under rotating load (${via}): pinned_under_load and engine naming the queue, 3 of 3`, async (t) => {
+  test(`one request pinned in the inflight queue under rotating load (${via}): pinned_under_load and engine naming the queue, ${TIMES}`, async (t) => {
     for (let i = 0; i < REPEATS; i += 1) {
       const { summary } = await run(t, pinnedWorkload(via));
       assert.equal(summary.totals.hangs, 1, `repeat ${i}: the pinned request hung`);
@@ -70,7 +70,7 @@ test("SGLang's inflight watchdog set: the force-fail is found in the engine's lo
   assert.match(evidence, /force-failing it \(SGLANG_DSV4_PREFILL_INFLIGHT_TIMEOUT=2\)/);
 });
 
-test("the incident's steady 1 that rotates: insufficient on a short window, rotating on a long one, never pinned (3 of 3)", async (t) => {
+test(`the incident's steady 1 that rotates: insufficient on a short window, rotating on a long one, never pinned (${TIMES})`, async (t) => {
   // The engine reports its inflight queue at 1, dropping to 0 for 300 ms every 3 s, while requests complete
   // normally; the pin threshold scaled down with it (18 s against 85 s in the incident; 2 s against 7 s here).
   const yaml = (duration: string) => `name: rotating
