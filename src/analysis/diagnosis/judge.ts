@@ -103,7 +103,7 @@ function judge(ep: Episode, ctx: Context, runCut: FoundTimeout | null): Diagnosi
   const signals = [failureSignal(ep, ctx.path), cut.signal, clientSignal(ep, ctx), canaries, engine, engineLogSignal(ep, ctx, held)];
   const weighed = weighCut(weighAlive(signals.flatMap((s) => s.votes)));
   // The engine's slowness behind a path that cut the requests: stated with the facts, not weighed.
-  const contributing = weighed.filter((v) => v.contributing === true).map((v) => `contributing: ${v.text}`);
+  const contributing = weighed.filter((v) => v.contributing === true).map((v) => `contributing, not weighed (the path's timeout made the failures): ${v.text}`);
   const votes = weighed.filter((v) => v.contributing !== true);
   // No proxy on the agents' path: nothing to blame there; straight to this machine: no network either.
   const allowed = CANDIDATES.filter((c) => (c !== 'proxy' || ctx.path !== 'direct') && (c !== 'network' || ctx.path !== 'direct' || ctx.loopback !== true));

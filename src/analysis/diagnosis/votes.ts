@@ -66,15 +66,14 @@ export function vote(weight: number, text: string, forVerdicts: readonly Candida
  */
 export function weighCut(votes: readonly Vote[]): Vote[] {
   if (!votes.some((v) => v.cuts === true)) return [...votes];
-  const note = " (contributing: the engine was slow, and the path's timeout turned that into failures)";
   return votes.map((v): Vote => {
     if (!v.for.includes('engine_overloaded')) return v;
     const rest = v.for.filter((c) => c !== 'engine_overloaded');
     // Slow or stopped alike, or slow and nothing else (no verdict of its own left, no word but against the proxy).
     const slowOnly = rest.every((c) => v.byElimination.includes(c)) && v.against.every((c) => c === 'proxy');
     if (rest.includes('engine') || slowOnly) {
-      return { ...v, for: [], against: [], byElimination: [], text: `${v.text}${note}`, contributing: true };
+      return { ...v, for: [], against: [], byElimination: [], contributing: true };
     }
-    return { ...v, for: rest, against: v.against.filter((c) => c !== 'proxy'), text: `${v.text}${note}` };
+    return { ...v, for: rest, against: v.against.filter((c) => c !== 'proxy') };
   });
 }
