@@ -45,7 +45,7 @@ thresholds: {hangs: null}
     t.diagnostic(
       formatSummary(summary, dir)
         .split('\n')
-        .filter((l) => /^(diagnosis|path|hangs|errors|requests) |^ {11}/.test(l))
+        .filter((l) => /^(diagnosis|timeout|hangs|errors|requests) |^ {11}/.test(l))
         .join('\n'),
     );
   return { summary, records: readJsonl<RequestRecord>(join(dir, 'requests.jsonl')), dir };
