@@ -172,6 +172,12 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
     };
     const parser = new ChatStreamParser(onEvent);
 
+    /** Send → the last response byte (a read of the body, else the headers); null when none came. */
+    const lastByteMs = (): number | null => {
+      const at = bytes > 0 ? chunkAt : headersAt;
+      return at === null ? null : round3(at - t0);
+    };
+
     /** The request as a record, as it stands at `end` (the terminal record, or a hang event's snapshot). */
     const snapshot = (status: RequestStatus, error: ErrorInfo | null, hang: HangInfo | null, end: number, message = assembler.result()): RequestRecord => {
       const info = target.tracker.connectionOf(requestId);
@@ -207,6 +213,7 @@ export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSi
         // The bench scripts' TPOT: the decode time after the first token over the tokens after it.
         tpot_ms: status === 'ok' && ttftMs !== null && completionTokens !== null && completionTokens > 1 ? round3((end - t0 - ttftMs) / (completionTokens - 1)) : null,
         e2e_ms: round3(end - t0),
+        ...(status === 'error' ? { last_byte_ms: lastByteMs() } : {}),
         server_ttft_ms: serverTtftMs,
         itl: itlStats(gaps),
         chunks: parser.dataEvents,

@@ -7,6 +7,8 @@ export {
   answererOf,
   fisherGreater,
   wilson,
+  describePathTimeout,
+  findPathTimeout,
   type DiagnosisInput,
   type HangSpan,
   type ErrorSpan,

@@ -1,7 +1,7 @@
 // report.html: one self-contained page (chart library, styles and data inlined; a CSP forbids any
 // request) for people: the run's header and settings, totals, latency by round, throughput and gauges
 // over time with hang markers and verdicts, hangs, errors, diagnosis, thresholds and client health.
-import { WRITER_LAG_FLAG_MS, type PhaseSummary, type RoundSummary, type Summary } from '../analysis/index.js';
+import { WRITER_LAG_FLAG_MS, describePathTimeout, type PhaseSummary, type RoundSummary, type Summary } from '../analysis/index.js';
 import type { DiagnosisEpisode, GaugeVerdict } from '../types/index.js';
 import { loadChartAssets, type ChartAssets } from './assets.js';
 import type { ChartSpec } from './charts.js';
@@ -573,6 +573,9 @@ function diagnosisSection(d: ReportData): string {
     b === undefined || b.buffered === 0
       ? ''
       : `<p class="${b.share >= 0.5 ? 'bad-text' : ''}">${fmtNum(b.buffered)} of ${fmtNum(b.judged)} streams arrived whole (all their tokens at once, faster than any decode)${b.share >= 0.5 ? ': the path buffers streams: TTFT and ITL are the proxy’s, not the engine’s' : ''}.</p>`;
+  // Where the engine holds the requests, or the path's timeout that cut them: the call said in its own terms.
+  const specific = (dg.verdict === 'engine' && (dg.held_in?.length ?? 0) > 0) || (dg.verdict === 'proxy' && dg.path_timeout?.by === 'path');
+  const pathTimeout = dg.path_timeout === undefined ? '' : `<p class="bad-text" id="path-timeout">${esc(describePathTimeout(dg.path_timeout))}</p>`;
   const episodes = dg.episodes ?? [];
   const body =
     episodes.length > 0
@@ -593,7 +596,7 @@ function diagnosisSection(d: ReportData): string {
           ]),
           [false, true, true, true, true, false],
         )}${d.charts.canaries.length === 0 ? '' : charts(d.charts.canaries)}`;
-  return `<section id="diagnosis"><h2>Diagnosis</h2><p>Where the hangs and errors come from: ${badge(dg.verdict, VERDICT_TONE[dg.verdict])}${confidence} — ${esc(dg.verdict === 'engine' && (dg.held_in?.length ?? 0) > 0 ? diagnosisMeaning(dg) : (DIAGNOSIS_MEANING[dg.verdict] ?? ''))}</p>${buffering}${body}${legs}</section>`;
+  return `<section id="diagnosis"><h2>Diagnosis</h2><p>Where the hangs and errors come from: ${badge(dg.verdict, VERDICT_TONE[dg.verdict])}${confidence} — ${esc(specific ? diagnosisMeaning(dg) : (DIAGNOSIS_MEANING[dg.verdict] ?? ''))}</p>${pathTimeout}${buffering}${body}${legs}</section>`;
 }
 
 function thresholdsSection(s: Summary): string {

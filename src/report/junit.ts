@@ -1,7 +1,7 @@
 // junit.xml: the run's verdict in the format every CI shows natively — one test case per threshold (and
 // the always-on `ok_requests`), one for "no hangs" (always), and one for "run completed" — so a nightly
 // run's failures read as test failures, with the first error of each class as their evidence.
-import type { Summary } from '../analysis/index.js';
+import { describePathTimeout, type Summary } from '../analysis/index.js';
 
 /** XML text/attribute escaping; characters XML 1.0 cannot carry at all (most C0 controls) are dropped. */
 export function xmlEscape(value: unknown): string {
@@ -34,9 +34,16 @@ function hangDetail(s: Summary): { message: string; body: string } {
     `by round: ${rounds || 'n/a'}`,
     `by request number on the socket: ${reuse || 'n/a'}`,
     `diagnosis: ${s.diagnosis.verdict}`,
+    ...pathTimeoutLines(s),
     ...s.diagnosis.evidence.map((e) => `  - ${e}`),
   ].join('\n');
   return { message, body };
+}
+
+/** The path's timeout, when the diagnosis found failures cut at one duration: the fact a CI log should show first. */
+function pathTimeoutLines(s: Summary): string[] {
+  const t = s.diagnosis.path_timeout;
+  return t === undefined ? [] : [`timeout: ${describePathTimeout(t)}`];
 }
 
 /** The test cases of a run, in the order they are written. */
@@ -57,7 +64,7 @@ export function junitCases(s: Summary): Case[] {
     cases.push({
       classname: `${base}.thresholds`,
       name: t.always_on === true ? `${t.name} (always on)` : t.name,
-      failure: t.ok ? null : { type: 'threshold', message: t.message, body: [`${t.message}`, `limit ${t.limit}, actual ${t.actual}${estimated}`, ...firstErrors].join('\n') },
+      failure: t.ok ? null : { type: 'threshold', message: t.message, body: [`${t.message}`, `limit ${t.limit}, actual ${t.actual}${estimated}`, ...firstErrors, ...pathTimeoutLines(s)].join('\n') },
     });
   }
   // A run that did not finish (interrupted, failed, killed) did not measure what it set out to.
@@ -84,6 +91,7 @@ export function renderJunit(s: Summary): string {
     ['requests', String(s.totals.requests)],
     ['errors', String(s.totals.errors)],
     ['hangs', String(s.totals.hangs)],
+    ...(s.diagnosis.path_timeout === undefined ? [] : [['path_timeout_s', String(s.diagnosis.path_timeout.seconds)] as [string, string]]),
     ...Object.entries(s.run.labels).map(([k, v]): [string, string] => [`label.${k}`, v]),
   ];
   const lines = [

@@ -1,6 +1,16 @@
 // The terminal summary: a per-round table and the lines a person reads first (throughput, errors, hangs).
 import { join } from 'node:path';
-import { SATURATED_LOOP_DELAY_MS, SATURATED_UTILIZATION, STARTUP_OPENING, WRITER_LAG_FLAG_MS, type Summary, type PhaseSummary, type PhaseArrivals, type RoundSummary } from '../analysis/index.js';
+import {
+  SATURATED_LOOP_DELAY_MS,
+  SATURATED_UTILIZATION,
+  STARTUP_OPENING,
+  WRITER_LAG_FLAG_MS,
+  describePathTimeout,
+  type Summary,
+  type PhaseSummary,
+  type PhaseArrivals,
+  type RoundSummary,
+} from '../analysis/index.js';
 import type { PhaseLoad } from '../types/index.js';
 import { gaugeLines } from './gauges.js';
 import { bannerLine, runVerdict, type RunVerdict } from './banner.js';
@@ -221,10 +231,15 @@ const DIAGNOSIS_MEANING: Record<Summary['diagnosis']['verdict'], string> = {
   unknown: 'the evidence does not place the failures',
 };
 
-/** The call in words: where the engine holds the failed requests, when its gauges say so. */
-export function diagnosisMeaning(d: Pick<Summary['diagnosis'], 'verdict' | 'held_in'>): string {
+/** The call in words: where the engine holds the failed requests, when its gauges say so; the path's
+ * timeout, when it cut them. */
+export function diagnosisMeaning(d: Pick<Summary['diagnosis'], 'verdict' | 'held_in' | 'path_timeout'>): string {
   if (d.verdict === 'engine' && d.held_in !== undefined && d.held_in.length > 0) {
     return `the engine holds the failed requests in the ${d.held_in.join(' and the ')}, while other work goes through`;
+  }
+  if (d.verdict === 'proxy' && d.path_timeout?.by === 'path') {
+    const what = d.path_timeout.kind === 'idle' ? `closes keep-alive connections idle for ${d.path_timeout.seconds.toFixed(1)} s or less` : `cuts requests at ${d.path_timeout.seconds.toFixed(1)} s`;
+    return `the path in front of the engine ${what}: its timeout ended them (the engine's slowness, where seen, contributes)`;
   }
   return DIAGNOSIS_MEANING[d.verdict] ?? '';
 }
@@ -245,6 +260,7 @@ function diagnosisLines(d: Summary['diagnosis']): string[] {
   if (d.verdict === 'none') return out;
   const confidence = typeof d.confidence === 'number' && d.verdict !== 'unknown' ? ` (confidence ${d.confidence.toFixed(2)})` : '';
   out.push(`diagnosis  ${d.verdict}${confidence}: ${diagnosisMeaning(d)}`);
+  if (d.path_timeout !== undefined) out.push(`timeout    ${describePathTimeout(d.path_timeout)}`);
   const episodes = d.episodes;
   if (episodes === undefined || episodes.length === 0) {
     // A summary written before episodes existed: its evidence as it was.

@@ -32,6 +32,7 @@ export type {
   DiagnosisVerdict,
   Diagnosis,
   DiagnosisEpisode,
+  PathTimeout,
   CanaryComparison,
   CanaryLegFigures,
   BufferingFigures,

@@ -225,6 +225,31 @@ export interface DiagnosisEpisode {
   /** Where the engine holds this episode's failed requests: server and queue, from a queue gauge whose floor
    * stepped up with them (absent when no gauge did). */
   held_in?: string[];
+  /** This episode's failures cut at one duration (absent when they were not). */
+  path_timeout?: PathTimeout;
+}
+
+/** Failed requests cut at one duration: a timeout of the path (or, on a direct path, of the engine itself). */
+export interface PathTimeout {
+  /** The cut, in seconds: the middle of the range of the cluster's silences (send or last byte to the cut), or for `idle`
+   * of the idle gaps after which reused connections failed. */
+  seconds: number;
+  /** Half the width of that range, in seconds. */
+  spread_s: number;
+  /** Failures in the cluster, of the failures judged (the episode's, or the run's). */
+  count: number;
+  of: number;
+  /** `headers`: cut before any response header; `read`: cut after a silence once the response had begun (its
+   * headers or some of its body); `idle`: a reused keep-alive connection that failed as the request went out,
+   * after an idle gap. */
+  kind: 'read' | 'idle' | 'headers';
+  /** The clustered failures by HTTP status (`504`) or, for a reset or close, error class. */
+  statuses: Record<string, number>;
+  /** `path`: a proxy or hop is in front of the engine, and its timeout is the cut; `engine`: a direct path, the
+   * engine's (or its server framework's) own timeout. */
+  by: 'path' | 'engine';
+  /** The usual settings that cut so, for the reader to check. */
+  settings: string[];
 }
 
 /** Streams that arrived whole: buffered somewhere on the path. */
@@ -254,4 +279,7 @@ export interface Diagnosis {
   /** With verdict `engine`: where the engine holds the failed requests (server and queue), when its gauges
    * say so; absent otherwise. */
   held_in?: string[];
+  /** The run's failed requests cut at one duration: the path's timeout, named with its usual settings (absent
+   * when no cut was found). */
+  path_timeout?: PathTimeout;
 }

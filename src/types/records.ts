@@ -132,6 +132,10 @@ export interface RequestRecord {
   tpot_ms?: number | null;
   /** Send → end of stream (or → the terminal error/hang). */
   e2e_ms: number;
+  /** On an error: send → the last response byte before it (headers or body), null when none came. With
+   * `e2e_ms` it gives the silence before the failure, which a proxy's read timeout cuts at one length.
+   * Absent on other records, and in files written before it. */
+  last_byte_ms?: number | null;
   /** The server's own first-token time (arrival → first token), when it reports one in an SSE comment
    * `: engine-first-token-ms=N` (the embedded engine does); `ttft_ms − server_ttft_ms` is what the network
    * and the client added. */

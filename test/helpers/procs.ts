@@ -225,7 +225,7 @@ ${options.check === true ? '  option httpchk GET /health\n' : ''}  server engine
  * With `tls`, it terminates TLS with a certificate of a CA made here: behind TLS, `proxy_buffering on` holds a
  * stream whole (its 16 KiB TLS buffer is flushed only at the end), the misconfiguration people meet.
  */
-export async function startNginx(t: TestContext, bin: string, enginePort: number, options: { buffering: boolean; tls?: boolean }): Promise<ProxyProc> {
+export async function startNginx(t: TestContext, bin: string, enginePort: number, options: { buffering: boolean; tls?: boolean; readTimeoutS?: number }): Promise<ProxyProc> {
   const dir = tempDir(t, 'roundload-nginx-');
   const tmp = join(dir, 'tmp');
   mkdirSync(tmp, { recursive: true });
@@ -260,7 +260,7 @@ http {
       proxy_http_version 1.1;
       proxy_set_header Connection "";
       proxy_buffering ${options.buffering ? 'on' : 'off'};
-      proxy_read_timeout 60s;
+      proxy_read_timeout ${options.readTimeoutS ?? 60}s;
     }
   }
 }

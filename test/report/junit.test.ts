@@ -109,3 +109,28 @@ test('a run where no request ended ok fails the always-on case, its body quoting
   );
   assert.match(xml, /first http_4xx \(×2\), HTTP 401 on \/v1\/chat\/completions: HTTP 401: Invalid API key \(type authentication_error\)/);
 });
+
+test('a path timeout found by the diagnosis is a property and the first line under the diagnosis', () => {
+  const cut = [0, 1, 2].map((i) =>
+    record({
+      agent: i,
+      run_ms: i * 700,
+      path: 'proxy',
+      status: 'error',
+      http_status: 504,
+      headers_ms: 2001,
+      last_byte_ms: 2002,
+      e2e_ms: 2002,
+      ttft_ms: null,
+      error: { class: 'http_5xx', message: 'HTTP 504: 504 Gateway Time-out', code: '504', body: 'page' },
+    }),
+  );
+  const s = summary([...cut, hangRecord({ agent: 5, run_ms: 9000 })], { path: 'proxy' });
+  const xml = renderJunit(s);
+  assert.match(xml, /<property name="path_timeout_s" value="2\.001"\/>/);
+  const hangs = junitCases(s).find((c) => c.name === 'no hangs');
+  assert.match(
+    hangs?.failure?.body ?? '',
+    /diagnosis: \w+\ntimeout: the path cuts requests at 2\.0 s \(3 of 3 failures: 504 from the proxy at 2\.0 ± 0\.00 s after the send, before any response header\)/,
+  );
+});

@@ -178,3 +178,28 @@ test('the reasoning and decode table: TTFC beside TTFT, TPOT beside ITL, tokens 
   assert.match(text, /~256 reasoning, in 3 of 3 answers; ~ the server gave no reasoning count for 1 answer: from the reasoning text/);
   assert.match(text, /1 answer was reasoning only, no content or tool call \(max_tokens reached while thinking\? no ttfc for it\)/);
 });
+
+/** Four streams through a proxy, each closed by it 2.0 s after their headers (nginx's proxy_read_timeout 2s). */
+function cutRecords(): RequestRecord[] {
+  return [0, 1, 2, 3].map((i) =>
+    record({
+      agent: i,
+      run_ms: i * 500,
+      path: 'proxy',
+      status: 'error',
+      ttft_ms: null,
+      itl: null,
+      chunks: 0,
+      e2e_ms: 2010 + i,
+      last_byte_ms: 8,
+      finish_reason: null,
+      error: { class: 'connection_reset', message: 'other side closed', code: 'UND_ERR_SOCKET' },
+    }),
+  );
+}
+
+test('failures cut at one duration: the diagnosis calls the path and a timeout line names the cut and its settings', () => {
+  const text = formatSummary(summary(cutRecords()), 'DIR');
+  assert.match(text, /^diagnosis {2}proxy \(confidence [\d.]+\): the path in front of the engine cuts requests at 2\.0 s: its timeout ended them/m);
+  assert.match(text, /^timeout {4}the path cuts requests at 2\.0 s \(4 of 4 failures: connection_reset at 2\.0 ± 0\.00 s after the last byte\); the usual settings: nginx proxy_read_timeout/m);
+});

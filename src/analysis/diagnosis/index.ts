@@ -5,3 +5,4 @@ export { DiagnosisCollector } from './collector.js';
 export { type DiagnosisInput } from './context.js';
 export { answererOf, type HangSpan, type ErrorSpan, type CanaryPoint, type ScrapePoint, type ClientWindow, type FlowTrack, type RequestActivity } from './inputs.js';
 export { fisherGreater, wilson } from './stats.js';
+export { describePathTimeout, findPathTimeout } from './path-timeout.js';

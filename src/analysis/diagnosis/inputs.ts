@@ -30,6 +30,13 @@ export interface ErrorSpan {
   /** The message's first line, shortened (an error page's title, a server's message). */
   detail: string;
   path: PathKind;
+  /** Send → response headers, when they came (absent: not known). */
+  headers_ms?: number | null;
+  /** Send → the last response byte before the failure, null when none came (absent: not known). */
+  last_byte_ms?: number | null;
+  /** Which request on its socket, and the idle gap before it on a reused one (absent: not known). */
+  nth?: number | null;
+  idle_ms?: number | null;
 }
 
 export interface CanaryPoint {
@@ -131,6 +138,10 @@ export function errorSpan(r: RequestRecord): ErrorSpan {
     answered_by: answererOf(r.http_status, message, r.error?.body),
     detail: firstLine(message),
     path: r.path,
+    headers_ms: r.headers_ms,
+    ...(r.last_byte_ms === undefined ? {} : { last_byte_ms: r.last_byte_ms }),
+    nth: r.connection?.nth ?? null,
+    idle_ms: r.connection?.idle_ms ?? null,
   };
 }
 

@@ -2,7 +2,7 @@
 // engine's scrapes, flow and gauges, the failures' own phase and error bodies, the client's own delay), the
 // verdict with the best score (evidence for minus against) unless too little speaks for it, and the run's
 // overall call from its episodes. Pure: points in, a Diagnosis out.
-import type { Diagnosis, DiagnosisEpisode, DiagnosisVerdict } from '../../types/index.js';
+import type { Diagnosis, DiagnosisEpisode, DiagnosisVerdict, PathTimeout } from '../../types/index.js';
 import { canarySignal } from './canary-signal.js';
 import { clientSignal } from './client-signal.js';
 import { Context, type DiagnosisInput, type Window } from './context.js';
@@ -10,8 +10,9 @@ import { engineLogSignal } from './engine-log.js';
 import { engineSignal } from './engine-signal.js';
 import { episodesOf, type Episode } from './episodes.js';
 import { failureSignal } from './failure-signal.js';
+import { findPathTimeout, pathTimeoutSignal, type FoundTimeout } from './path-timeout.js';
 import { countBy, plural, s1 } from './text.js';
-import { CANDIDATES, MEDIUM, STRONG, weighAlive, type Candidate, type Vote } from './votes.js';
+import { CANDIDATES, MEDIUM, STRONG, weighAlive, weighCut, type Candidate, type Vote } from './votes.js';
 
 /** Failures closer than this (or two canary intervals) join one episode. */
 const MERGE_GAP_MS = 3000;
@@ -93,13 +94,17 @@ export function score(votes: readonly Vote[], allowed: readonly Candidate[]): Sc
   return { verdict: best, confidence: round2(Math.max(0, Math.min(1, confidence))), scores };
 }
 
-function judge(ep: Episode, ctx: Context): DiagnosisEpisode {
+function judge(ep: Episode, ctx: Context, runCut: FoundTimeout | null): DiagnosisEpisode {
   const w = spanOf(ep);
   const { signal: canaries, comparison } = canarySignal(canaryWindowOf(ep, w, ctx), ctx);
   const engine = engineSignal(ep, w, ctx);
   const held = engine.votes.some((v) => v.holds !== undefined);
-  const signals = [failureSignal(ep, ctx.path), clientSignal(ep, ctx), canaries, engine, engineLogSignal(ep, ctx, held)];
-  const votes = weighAlive(signals.flatMap((s) => s.votes));
+  const cut = pathTimeoutSignal(ep, ctx.path, runCut);
+  const signals = [failureSignal(ep, ctx.path), cut.signal, clientSignal(ep, ctx), canaries, engine, engineLogSignal(ep, ctx, held)];
+  const weighed = weighCut(weighAlive(signals.flatMap((s) => s.votes)));
+  // The engine's slowness behind a path that cut the requests: stated with the facts, not weighed.
+  const contributing = weighed.filter((v) => v.contributing === true).map((v) => `contributing, not weighed (the path's timeout made the failures): ${v.text}`);
+  const votes = weighed.filter((v) => v.contributing !== true);
   // No proxy on the agents' path: nothing to blame there; straight to this machine: no network either.
   const allowed = CANDIDATES.filter((c) => (c !== 'proxy' || ctx.path !== 'direct') && (c !== 'network' || ctx.path !== 'direct' || ctx.loopback !== true));
   const scored = score(votes, allowed);
@@ -119,10 +124,11 @@ function judge(ep: Episode, ctx: Context): DiagnosisEpisode {
     confidence: scored.confidence,
     evidence_for: evidenceFor,
     evidence_against: evidenceAgainst,
-    facts: [...facts(ep), ...signals.flatMap((s) => s.facts)],
+    facts: [...facts(ep), ...contributing, ...signals.flatMap((s) => s.facts)],
     scores: scored.scores,
     canaries: comparison,
     ...heldIn(scored.verdict, votes),
+    ...(cut.timeout === null ? {} : { path_timeout: cut.timeout }),
   };
 }
 
@@ -130,6 +136,12 @@ function judge(ep: Episode, ctx: Context): DiagnosisEpisode {
 function heldIn(verdict: Candidate | 'unknown', votes: readonly Vote[]): { held_in?: string[] } {
   const where = [...new Set(votes.flatMap((v) => (v.holds === undefined ? [] : [v.holds])))];
   return verdict === 'engine' && where.length > 0 ? { held_in: where } : {};
+}
+
+/** The cut of the episode with the most failures in one, when the run's failures as a whole made none. */
+function largestCut(episodes: readonly DiagnosisEpisode[]): PathTimeout | null {
+  const cuts = episodes.flatMap((e) => (e.path_timeout === undefined ? [] : [e.path_timeout]));
+  return cuts.sort((a, b) => b.count - a.count)[0] ?? null;
 }
 
 /** `hangs 4.1–9.0 s: engine (confidence 0.82, 8 requests)`. */
@@ -169,7 +181,9 @@ export function diagnose(input: DiagnosisInput): Diagnosis {
   // The largest episodes are judged in full; a night of scattered errors is counted, not listed.
   const kept = [...raw].sort((a, b) => b.hangs.length + b.errors.length - (a.hangs.length + a.errors.length)).slice(0, MAX_EPISODES);
   const keptSet = new Set(kept);
-  const episodes = raw.filter((ep) => keptSet.has(ep)).map((ep) => judge(ep, ctx));
+  // The run's failures cut at one duration, whichever episodes they fell in.
+  const runCut = findPathTimeout(errors, errors.length, ctx.path);
+  const episodes = raw.filter((ep) => keptSet.has(ep)).map((ep) => judge(ep, ctx, runCut));
   const dropped = raw.length - episodes.length;
   const call = overall(episodes);
   const evidence: string[] = [];
@@ -182,12 +196,14 @@ export function diagnose(input: DiagnosisInput): Diagnosis {
     evidence.push(...main.facts.slice(0, 1), ...main.evidence_for, ...main.evidence_against.map((x) => `against: ${x}`), ...main.facts.slice(1));
   }
   const held = [...new Set(episodes.filter((e) => e.verdict === call.verdict).flatMap((e) => e.held_in ?? []))];
+  const pathTimeout = runCut?.timeout ?? largestCut(episodes);
   return {
     verdict: call.verdict,
     confidence: call.confidence,
     evidence,
     episodes,
     ...(held.length > 0 ? { held_in: held } : {}),
+    ...(pathTimeout === null ? {} : { path_timeout: pathTimeout }),
     ...(dropped > 0 ? { episodes_omitted: dropped } : {}),
     ...buffering,
   };

@@ -27,6 +27,10 @@ export interface Vote {
   /** The engine's own gauges hold the failed request (it is alive and yet the culprit): where, as
    * `prefill's inflight queue (…)`. */
   holds?: string;
+  /** The path ended the failed requests itself, at its own timeout (see weighCut). */
+  cuts?: true;
+  /** It speaks only of a slow engine, which the path's timeout turned into failures: stated, not weighed. */
+  contributing?: true;
 }
 
 /** What one source of evidence says about an episode: weighed votes, and plain facts. */
@@ -50,4 +54,26 @@ export function weighAlive(votes: readonly Vote[]): Vote[] {
 
 export function vote(weight: number, text: string, forVerdicts: readonly Candidate[], against: readonly Candidate[] = [], byElimination: readonly Candidate[] = []): Vote {
   return { for: forVerdicts, against, weight, text, byElimination };
+}
+
+/**
+ * Once the path is seen cutting the failed requests at its own timeout, what says only that the engine was
+ * slow is a contributing fact, not a rival call: it explains why the requests were long enough to meet the
+ * path's clock, and the clock ended them. Votes for `engine_overloaded` lose it (and their word against the
+ * proxy); those that said "slow or stopped" alike (both canary legs failing, a 504 page) become contributing
+ * too. What says the engine stopped (silent scrapes, nothing flowing, a pinned gauge, a held request, its
+ * watchdog line) still counts for `engine`: a frozen engine behind a 2 s timeout is the engine's fault.
+ */
+export function weighCut(votes: readonly Vote[]): Vote[] {
+  if (!votes.some((v) => v.cuts === true)) return [...votes];
+  return votes.map((v): Vote => {
+    if (!v.for.includes('engine_overloaded')) return v;
+    const rest = v.for.filter((c) => c !== 'engine_overloaded');
+    // Slow or stopped alike, or slow and nothing else (no verdict of its own left, no word but against the proxy).
+    const slowOnly = rest.every((c) => v.byElimination.includes(c)) && v.against.every((c) => c === 'proxy');
+    if (rest.includes('engine') || slowOnly) {
+      return { ...v, for: [], against: [], byElimination: [], contributing: true };
+    }
+    return { ...v, for: rest, against: v.against.filter((c) => c !== 'proxy') };
+  });
 }
