@@ -1,7 +1,7 @@
 // A path timeout named against real parts: real nginx with `proxy_read_timeout 2s` in front of the embedded
 // engine (its own process) made slow at prefill, so every agent's request outlasts the proxy's patience. The
 // diagnosis must say the path cuts requests at 2.0 s and call it proxy, the engine's slowness kept as a
-// contributing fact: three runs, three times out of three.
+// contributing fact: once in `npm test`, 3 of 3 in `npm run test:repeat`.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -14,8 +14,8 @@ import { formatSummary } from '../../src/report/index.js';
 import { readJsonl, tempDir } from '../helpers/tmp.js';
 import { quietClient } from '../helpers/quiet-client.js';
 import { requireTool, spawnEngine, startNginx, type EngineProc } from '../helpers/procs.js';
+import { REPEATS, TIMES } from '../helpers/repeats.js';
 
-const REPEATS = 3;
 /** nginx's `proxy_read_timeout`, in seconds. */
 const READ_TIMEOUT_S = 2;
 /** One server (as llama.cpp, vLLM or SGLang without PD) whose prefill of a first round (about 300 uncached
@@ -63,7 +63,7 @@ function why(s: Summary): string {
   );
 }
 
-test('nginx with proxy_read_timeout 2s in front of a slow prefill: the path cuts requests at 2.0 s, and the call is proxy, three times out of three', async (t) => {
+test(`nginx with proxy_read_timeout 2s in front of a slow prefill: the path cuts requests at 2.0 s, and the call is proxy, ${TIMES}`, async (t) => {
   const nginx = requireTool(t, 'nginx', 'apt-get install nginx');
   if (nginx === null) return;
   const engine = await spawnEngine(t, SLOW_PREFILL);
