@@ -7,28 +7,24 @@ import { Command, CommanderError } from 'commander';
 import { RoundloadError } from './errors.js';
 import { VERSION } from './version.js';
 import { guardTerminal } from './util/index.js';
-import {
-  runCommand,
-  engineCommand,
-  validateCommand,
-  compareCommand,
-  abCommand,
-  mergeCommand,
-  reportCommand,
-  hopCommand,
-  recordCommand,
-  type RecordCommandOptions,
-  traceImportCommand,
-  traceShowCommand,
-  type RunCommandOptions,
-  historyLsCommand,
-  historyShowCommand,
-  historyImportCommand,
-  historyExportCommand,
-  type HistoryLsOptions,
-  trendCommand,
-  type TrendCommandOptions,
-} from './commands/index.js';
+import type { RecordCommandOptions, RunCommandOptions, HistoryLsOptions, TrendCommandOptions } from './commands/index.js';
+
+// Each command's module is imported when its command runs, not before: `roundload run` never loads what
+// compare, history or the hop need (start-up time is part of every run; bench/README.md, "Start-up").
+const commands = {
+  run: () => import('./commands/run.js'),
+  engine: () => import('./commands/engine.js'),
+  validate: () => import('./commands/validate.js'),
+  compare: () => import('./commands/compare.js'),
+  ab: () => import('./commands/ab.js'),
+  merge: () => import('./commands/merge.js'),
+  report: () => import('./commands/report.js'),
+  hop: () => import('./commands/hop.js'),
+  record: () => import('./commands/record.js'),
+  trace: () => import('./commands/trace.js'),
+  history: () => import('./commands/history.js'),
+  trend: () => import('./commands/trend.js'),
+};
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
@@ -76,7 +72,7 @@ function program(): Command {
     .option('--replay <trace>', 'replay a recorded trace (roundload record) instead of generating conversations (sets replay.file)')
     .option('--history <file>', 'append the run to this history database (SQLite; created when missing) once summary.json is written (sets results.history)')
     .action(async (file: string, opts: RunCommandOptions) => {
-      process.exitCode = await runCommand(file, opts, process.argv.slice(2));
+      process.exitCode = await (await commands.run()).runCommand(file, opts, process.argv.slice(2));
     });
 
   cli
@@ -93,7 +89,9 @@ function program(): Command {
     .option('--faults <file>', 'YAML list of engine faults to inject (docs/engine.md, "Faults")')
     .action(
       async (opts: { host: string; port: string; topology?: string; prefillPort?: string; decodePort?: string; routerMetricsPort?: string; logDir?: string; settings?: string; faults?: string }) => {
-        await engineCommand({
+        await (
+          await commands.engine()
+        ).engineCommand({
           host: opts.host,
           port: Number(opts.port),
           ...(opts.topology === undefined ? {} : { topology: opts.topology }),
@@ -121,7 +119,7 @@ function program(): Command {
     .option('--cert-dir <dir>', 'write the CA and certificate here (a CA already there is reused); default a temporary folder removed on exit')
     .option('--verbose', 'print every fault as it acts')
     .action(async (opts: { upstream: string; listen: string; fault: string[]; certDir?: string; verbose?: boolean }) => {
-      await hopCommand(opts);
+      await (await commands.hop()).hopCommand(opts);
     });
 
   cli
@@ -138,7 +136,7 @@ function program(): Command {
     .option('--upstream-insecure', "do not verify an https upstream's certificate")
     .option('--verbose', 'print a line per recorded request')
     .action(async (opts: RecordCommandOptions) => {
-      await recordCommand(opts);
+      await (await commands.record()).recordCommand(opts);
     });
 
   const trace = cli.command('trace').description('look at a trace, or make one from another format');
@@ -147,8 +145,8 @@ function program(): Command {
     .description('what a trace holds: conversations, rounds, sizes, think-time and idle-gap distributions, connections, errors')
     .argument('<trace>', 'trace file (roundload record or trace import)')
     .option('--json', 'print the figures as JSON')
-    .action((file: string, opts: { json?: boolean }) => {
-      traceShowCommand(file, opts);
+    .action(async (file: string, opts: { json?: boolean }) => {
+      (await commands.trace()).traceShowCommand(file, opts);
     });
   trace
     .command('import')
@@ -159,8 +157,8 @@ function program(): Command {
     .option('--content', 'openai: keep message contents (the replay sends them verbatim)')
     .option('--think-ms <ms>', "openai logs without timestamps: think time between a conversation's rounds", '1000')
     .option('--block-tokens <n>', 'mooncake: tokens per hash_ids block', '512')
-    .action((file: string, opts: { format: string; out: string; content?: boolean; thinkMs?: string; blockTokens?: string }) => {
-      traceImportCommand(file, opts);
+    .action(async (file: string, opts: { format: string; out: string; content?: boolean; thinkMs?: string; blockTokens?: string }) => {
+      (await commands.trace()).traceImportCommand(file, opts);
     });
 
   cli
@@ -170,7 +168,7 @@ function program(): Command {
     .option('--set <path=value>', 'apply an override first (repeatable)', collect, [])
     .option('--json', 'print the resolved workload as JSON')
     .action(async (file: string, opts: { set: string[]; json?: boolean }) => {
-      await validateCommand(file, { set: opts.set, ...(opts.json === undefined ? {} : { json: opts.json }) });
+      await (await commands.validate()).validateCommand(file, { set: opts.set, ...(opts.json === undefined ? {} : { json: opts.json }) });
     });
 
   cli
@@ -179,7 +177,7 @@ function program(): Command {
     .argument('<run>', 'results folder of a run')
     .option('--json', 'print the rebuilt summary.json to stdout')
     .action(async (dir: string, opts: { json?: boolean }) => {
-      process.exitCode = await reportCommand(dir, { json: opts.json });
+      process.exitCode = await (await commands.report()).reportCommand(dir, { json: opts.json });
     });
 
   cli
@@ -189,7 +187,7 @@ function program(): Command {
     .requiredOption('--out <dir>', 'the merged results folder (must be new or empty)')
     .option('--json', 'print the merged summary.json to stdout instead of the table')
     .action(async (dirs: string[], opts: { out: string; json?: boolean }) => {
-      process.exitCode = await mergeCommand(dirs, opts);
+      process.exitCode = await (await commands.merge()).mergeCommand(dirs, opts);
     });
 
   cli
@@ -202,7 +200,7 @@ function program(): Command {
     .option('--resamples <n>', 'bootstrap resamples', '2000')
     .option('--json', 'print the comparison as JSON instead of the table')
     .action(async (runs: string[], opts: { force?: boolean; out: string; seed: string; resamples: string; json?: boolean }) => {
-      process.exitCode = await compareCommand(runs, opts);
+      process.exitCode = await (await commands.compare()).compareCommand(runs, opts);
     });
 
   cli
@@ -215,7 +213,7 @@ function program(): Command {
     .option('--plan [ab-dir]', 'do not run the A/B: say how many pairs and how long its stopping rule needs, from an earlier A/B folder or a short pilot run now')
     .option('--pilot-pairs <n>', 'pairs of the --plan pilot (2 to 10, default 2)')
     .action(async (file: string, opts: { out?: string; force?: boolean; failOn?: string; plan?: string | boolean; pilotPairs?: string }) => {
-      process.exitCode = await abCommand(file, opts);
+      process.exitCode = await (await commands.ab()).abCommand(file, opts);
     });
   const history = cli.command('history').description('the runs database: list, show, import results folders, export');
   history
@@ -226,7 +224,7 @@ function program(): Command {
     .option('--name <workload>', 'only runs of this workload name')
     .option('--json', 'print the runs as JSON')
     .action(async (file: string, opts: HistoryLsOptions) => {
-      process.exitCode = await historyLsCommand(file, opts);
+      process.exitCode = await (await commands.history()).historyLsCommand(file, opts);
     });
   history
     .command('show')
@@ -235,7 +233,7 @@ function program(): Command {
     .argument('<run>', 'run id (or its first characters, or the name of its results folder)')
     .option('--json', 'print the run as JSON')
     .action(async (file: string, run: string, opts: { json?: boolean }) => {
-      process.exitCode = await historyShowCommand(file, run, opts);
+      process.exitCode = await (await commands.history()).historyShowCommand(file, run, opts);
     });
   history
     .command('import')
@@ -243,7 +241,7 @@ function program(): Command {
     .argument('<file>', 'history database (SQLite)')
     .argument('<runs...>', 'results folders')
     .action(async (file: string, dirs: string[]) => {
-      process.exitCode = await historyImportCommand(file, dirs);
+      process.exitCode = await (await commands.history()).historyImportCommand(file, dirs);
     });
   history
     .command('export')
@@ -252,7 +250,7 @@ function program(): Command {
     .option('--csv', 'CSV (the only format)')
     .option('--out <file>', 'write to this file instead of stdout')
     .action(async (file: string, opts: { csv?: boolean; out?: string }) => {
-      process.exitCode = await historyExportCommand(file, opts);
+      process.exitCode = await (await commands.history()).historyExportCommand(file, opts);
     });
 
   cli
@@ -272,7 +270,7 @@ function program(): Command {
     .option('--out <file>', 'where to write trend.html', 'trend.html')
     .option('--json', 'print the trend as JSON instead of the table')
     .action(async (file: string, opts: TrendCommandOptions) => {
-      process.exitCode = await trendCommand(file, opts);
+      process.exitCode = await (await commands.trend()).trendCommand(file, opts);
     });
 
   for (const command of cli.commands) command.showHelpAfterError(`see roundload ${command.name()} --help`);
