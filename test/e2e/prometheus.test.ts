@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Summary } from '../../src/analysis/index.js';
 import { freePort, Proc, requireTool } from '../helpers/procs.js';
 import { runCli, tempDir } from '../helpers/tmp.js';
+import { dashboardQueries } from '../export/wire.js';
 
 interface Sample {
   metric: Record<string, string>;
@@ -123,4 +124,18 @@ test('a real Prometheus scrapes --metrics-port during the run and its linger, an
   assert.equal(await one(prometheus, `max_over_time(roundload_thresholds_ok${scraped}[1m])`), summary.thresholds.ok ? 1 : 0, 'and the verdicts');
   assert.ok((await one(prometheus, `count_over_time(roundload_requests_in_flight${scraped}[1m])`))! >= 3, 'scraped during the run and the linger');
   assert.ok((await one(prometheus, `max_over_time(roundload_client_loop_delay_p99_seconds{job="roundload-scrape",thread="main"}[1m])`)) !== undefined, 'the client loop delay');
+
+  // The Grafana dashboard's queries, its variables filled in as Grafana would: valid PromQL, and each finds
+  // series but those of errors and hangs, of which this run had none.
+  const dashboard = JSON.parse(readFileSync('docs/grafana/roundload.json', 'utf8')) as { panels: { targets?: { expr: string }[] }[] };
+  const empty: string[] = [];
+  for (const expr of dashboardQueries(dashboard)) {
+    const promql = expr.replaceAll('$workload', 'smoke').replaceAll('$job', '.*').replaceAll('$__rate_interval', '1m').replaceAll('$__range', '5m');
+    if ((await query(prometheus, promql)).length === 0) empty.push(promql);
+  }
+  assert.deepEqual(
+    empty.map((q) => /roundload_[a-z_]+/.exec(q)?.[0]),
+    ['roundload_errors_total', 'roundload_hangs_total'],
+    empty.join('\n'),
+  );
 });

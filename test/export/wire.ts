@@ -111,3 +111,8 @@ export const VERDICTS: RunVerdicts = {
     ],
   },
 };
+
+/** The PromQL of every panel of a Grafana dashboard. */
+export function dashboardQueries(dashboard: { panels: { targets?: { expr: string }[] }[] }): string[] {
+  return dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr));
+}
