@@ -58,7 +58,7 @@ export async function serveMetrics(o: { host: string; port: number; registry: Re
   server.keepAliveTimeout = 5000;
   const asked = `${o.host.includes(':') ? `[${o.host}]` : o.host}:${o.port}`;
   await new Promise<void>((resolve, reject) => {
-    const onError = (error: Error): void => reject(new ServerStartError('the metrics endpoint', asked, { cause: error }));
+    const onError = (error: Error): void => reject(new ServerStartError('the client metrics endpoint', asked, { cause: error }));
     server.once('error', onError);
     server.listen(o.port, o.host, () => {
       server.off('error', onError);
