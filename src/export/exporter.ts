@@ -59,10 +59,16 @@ export async function startMetricsExport(o: MetricsExportOptions): Promise<Metri
     settings.remote_write_url === null
       ? null
       : new SeriesRecorder({ extraLabels: { job: 'roundload', instance: hostname() }, ...(o.snapshotIntervalMs === undefined ? {} : { intervalMs: o.snapshotIntervalMs }) });
-  const snapshot = async (): Promise<void> => {
-    if (recorder === null) return;
-    const now = Date.now();
-    recorder.add(await metrics.registry.getMetricsAsJSON(), now);
+  // One snapshot at a time, each stamped once its values are read: a series' samples stay in time order
+  // (Prometheus refuses a whole push over one sample out of order).
+  let snapshotting: Promise<void> = Promise.resolve();
+  const snapshot = (): Promise<void> => {
+    if (recorder === null) return snapshotting;
+    snapshotting = snapshotting.then(async () => {
+      const families = await metrics.registry.getMetricsAsJSON();
+      recorder.add(families, Date.now());
+    });
+    return snapshotting;
   };
   await snapshot();
   const snapshots =

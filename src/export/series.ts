@@ -37,8 +37,11 @@ export class SeriesRecorder {
     return last === undefined || nowMs - last >= this.#intervalMs;
   }
 
-  /** Records every series' value at `timestampMs` (ms since the epoch, later than the last snapshot's). */
+  /** Records every series' value at `timestampMs` (ms since the epoch); a snapshot no later than the last
+   * one is left out (remote write needs each series' samples in time order). */
   add(families: readonly MetricFamily[], timestampMs: number): void {
+    const last = this.#times.at(-1);
+    if (last !== undefined && timestampMs <= last) return;
     this.#times.push(timestampMs);
     for (const family of families) {
       for (const v of family.values) {

@@ -83,6 +83,12 @@ test('the recorder keeps one sample list per series, leaves empty labels out, an
   );
   assert.equal(recorder.due(5000), false, 'the interval doubled to 2 s');
   assert.equal(recorder.due(6000), true);
+  recorder.add(family(9), 4000);
+  assert.deepEqual(
+    recorder.series()[0]!.samples.map((s) => s.timestampMs),
+    [0, 2000, 4000],
+    'a snapshot no later than the last is left out',
+  );
 });
 
 test('--remote-write: one snappy protobuf POST with the remote-write 1.0 headers, every series at the end time with the final values and verdicts, job and instance labels, Basic auth from the URL', async (t) => {
@@ -163,4 +169,30 @@ test('prom-client and snappyjs are loaded on demand only: no static import of th
     const text = readFileSync(file, 'utf8');
     assert.doesNotMatch(text, /^import (?!type )[^;]*from '(prom-client|snappyjs)'/m, file);
   }
+});
+
+test('the push carries the run over time: a snapshot every interval while it goes, each series in strictly increasing time', async (t) => {
+  const { url, received } = await receiver(t);
+  let inFlight = 0;
+  const exported = await startMetricsExport({
+    settings: { port: null, host: '127.0.0.1', linger_s: 0, remote_write_url: url, remote_write_timeout_s: 5 },
+    workload: 'w',
+    run: 'r',
+    version: '1',
+    labels: {},
+    inFlight: () => inFlight,
+    log: () => {},
+    snapshotIntervalMs: 100,
+  });
+  for (let i = 1; i <= 4; i += 1) {
+    await new Promise((r) => setTimeout(r, 300));
+    inFlight = i;
+  }
+  await exported.finish(VERDICTS);
+  const series = decodeBody(received[0]!.body);
+  const inFlightSeries = series.find((s) => labelsOf(s).__name__ === 'roundload_requests_in_flight')!;
+  const values = inFlightSeries.samples.map((s) => s.value);
+  assert.ok(values.length >= 5, `${values.length} snapshots`);
+  assert.deepEqual([...new Set(values)], [0, 1, 2, 3, 4], 'each level seen in time order');
+  for (const s of series) for (let i = 1; i < s.samples.length; i += 1) assert.ok(s.samples[i]!.timestampMs > s.samples[i - 1]!.timestampMs);
 });
