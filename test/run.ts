@@ -1,7 +1,7 @@
 // The suite's runner (`npm test`): every test file in its own process, as `node --test` would, in two groups.
 // The parallel group runs `--jobs` files at a time (they share no port, file or global state: port 0 and
 // temp folders throughout); the serial group runs alone afterwards, one file at a time: files that drive real
-// nginx, HAProxy or Chromium, stop processes with SIGSTOP, or judge how starved the host is, whose verdicts
+// nginx, HAProxy, Prometheus or Chromium, stop processes with SIGSTOP, or judge how starved the host is, whose verdicts
 // are only fair when nothing else of ours competes for the two cores. Each file's output is printed whole when
 // it ends (no interleaving), then the failures and the slowest files.
 //
@@ -21,8 +21,8 @@ const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 /** How long each file took last time, so the longest start first and the group does not end on one running alone. */
 const TIMES_FILE = join(ROOT, 'node_modules', '.cache', 'roundload-test-times.json');
 
-/** Run alone, after the parallel group: real proxies and browsers, SIGSTOP'd processes, CPU-starvation verdicts. */
-const SERIAL = new Set(['test/e2e/diagnosis-real.test.ts', 'test/e2e/nginx.test.ts', 'test/e2e/path-timeout.test.ts', 'test/e2e/report-browser.test.ts', 'test/e2e/dashboard-browser.test.ts']);
+/** Run alone, after the parallel group: real proxies, Prometheus and browsers, SIGSTOP'd processes, CPU-starvation verdicts. */
+const SERIAL = new Set(['test/e2e/diagnosis-real.test.ts', 'test/e2e/nginx.test.ts', 'test/e2e/path-timeout.test.ts', 'test/e2e/report-browser.test.ts', 'test/e2e/dashboard-browser.test.ts', 'test/e2e/prometheus.test.ts']);
 
 interface Options {
   group: 'parallel' | 'serial' | 'all';

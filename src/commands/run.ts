@@ -23,6 +23,12 @@ export interface RunCommandOptions {
   shard?: string;
   /** `--metrics-port N`: same as `--set client_metrics.port=N`. */
   metricsPort?: string;
+  /** `--metrics-host H`: same as `--set client_metrics.host=H`. */
+  metricsHost?: string;
+  /** `--metrics-linger S`: same as `--set client_metrics.linger_s=S`. */
+  metricsLinger?: string;
+  /** `--remote-write URL`: same as `--set client_metrics.remote_write_url=URL`. */
+  remoteWrite?: string;
   /** `--via hop` (the built-in hop) or `--via URL` (a CONNECT proxy): sets `target.via`. */
   via?: string;
   /** `--quiet`: no progress lines, no live line, no announcements (the summary still says everything). */
@@ -39,6 +45,15 @@ export interface RunCommandOptions {
   replay?: string;
   /** `--history FILE`: same as `--set results.history=FILE`. */
   history?: string;
+}
+
+/** `--metrics-linger 15s` (or seconds) in seconds. */
+function lingerSeconds(value: string): number {
+  try {
+    return parseDurationMs(value) / 1000;
+  } catch (error) {
+    throw new UsageError(`--metrics-linger: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 /** `--progress 30s` (or seconds) in ms; at least 100 ms. */
@@ -120,6 +135,9 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
     ...opts.set,
     ...(opts.duration === undefined ? [] : [`duration=${opts.duration}`]),
     ...(opts.metricsPort === undefined ? [] : [`client_metrics.port=${opts.metricsPort.trim()}`]),
+    ...(opts.metricsHost === undefined ? [] : [`client_metrics.host=${JSON.stringify(opts.metricsHost.trim())}`]),
+    ...(opts.metricsLinger === undefined ? [] : [`client_metrics.linger_s=${lingerSeconds(opts.metricsLinger)}`]),
+    ...(opts.remoteWrite === undefined ? [] : [`client_metrics.remote_write_url=${JSON.stringify(opts.remoteWrite.trim())}`]),
     ...(opts.via === undefined ? [] : [viaOverride(opts.via)]),
     ...(opts.replay === undefined ? [] : [`replay.file=${JSON.stringify(opts.replay)}`]),
     ...(opts.history === undefined ? [] : [`results.history=${JSON.stringify(opts.history)}`]),

@@ -392,8 +392,18 @@ export const thresholdsSchema = z.strictObject({
 export const clientMetricsSchema = z.strictObject({
   /** Port to serve `/metrics` on during the run (0: any free port, printed at start); `null`: off. @default null */
   port: int().min(0).max(65_535).nullable().default(null),
-  /** Address to listen on; loopback unless you ask. @default "127.0.0.1" */
+  /** Address to listen on; loopback unless you ask (`0.0.0.0` in a pod; then any Host header is answered).
+   * `--metrics-host` sets it. @default "127.0.0.1" */
   host: z.string().min(1).default('127.0.0.1'),
+  /** After the run, keep `/metrics` up this many seconds (with the final values and verdicts) for a last
+   * scrape; a stop by signal cuts it short. `--metrics-linger` sets it. @default 0 */
+  linger_s: nonNegative().max(300).default(0),
+  /** Push the run's series at its end to this Prometheus remote-write URL (`http://prometheus:9090/api/v1/write`;
+   * credentials in the URL become Basic authentication), for jobs too short to be scraped; a failed push is a
+   * warning, never the run's. `null`: no push. `--remote-write` sets it. @default null */
+  remote_write_url: httpUrl().nullable().default(null),
+  /** How long the push may take before it is given up (a warning). @default 10 */
+  remote_write_timeout_s: nonNegative().min(0.1).max(300).default(10),
 });
 
 /** A concurrency sweep: the run becomes one phase per level (`c64`, `c96`…), run one after another, each

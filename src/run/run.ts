@@ -2,7 +2,7 @@
 // client sampling, and the files at the end. Everything is bounded in time; every outcome is written; whatever
 // throws, what the run started is closed.
 import { hostname, cpus, platform } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setMaxListeners } from 'node:events';
 import type { Workload } from '../config/index.js';
@@ -14,6 +14,7 @@ import { recordedFigures } from '../trace/index.js';
 import { LatestGauges } from '../monitor/index.js';
 import { createRunFolder, resultPath, writeJsonAtomic, writeJsonLastResort } from '../results/index.js';
 import { writeReports } from '../report/index.js';
+import { metricsExportWanted, startMetricsExport, type MetricsExport } from '../export/index.js';
 import { RESULTS_SCHEMA_VERSION, type ClientSampleEvent, type PathKind, type RunEvent } from '../types/index.js';
 import { ResultsError, ServerStartError } from '../errors.js';
 import { VERSION } from '../version.js';
@@ -120,11 +121,14 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   const startedAt = new Date();
   const runStartMs = performance.now();
   const started = new Started(log);
+  const closedLast = new Started(log);
   try {
-    return await runStarted(options, { log, scrubber, headers, dir, startedAt, runStartMs, started, replay });
+    return await runStarted(options, { log, scrubber, headers, dir, startedAt, runStartMs, started, closedLast, replay });
   } finally {
-    // A setup step that threw leaves nothing listening: the engine, the hop, the services, the sockets.
+    // A setup step that threw leaves nothing listening: the engine, the hop, the services, the sockets, and
+    // the metrics endpoint (which a finished run closes itself, after its summary).
     await started.run();
+    await closedLast.run();
   }
 }
 
@@ -136,12 +140,14 @@ interface RunSetup {
   startedAt: Date;
   runStartMs: number;
   started: Started;
+  /** What outlives the services until the summary is built (the metrics export): closed after `started`. */
+  closedLast: Started;
   replay: ReplayPlan | null;
 }
 
 async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResult> {
   const { workload } = options;
-  const { log, scrubber, headers, dir, startedAt, runStartMs, started, replay } = setup;
+  const { log, scrubber, headers, dir, startedAt, runStartMs, started, closedLast, replay } = setup;
   let engine: EngineThreadHandle | null = null;
   if (workload.target.url === null) {
     // On a thread of its own: the deployment's work never lands on the client's event loop.
@@ -257,6 +263,8 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
   started.add('the signal listener', () => options.signal?.removeEventListener('abort', onSignal));
 
   let failure: Error | null = null;
+  // roundload's own metrics (scraped, pushed): up before the agents start, given the verdicts at the end.
+  let metricsExport: MetricsExport | null = null;
   try {
     const transport = runTransport(
       workload,
@@ -318,6 +326,21 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
       log,
       inFlight: () => inFlight,
     };
+    if (metricsExportWanted(workload.client_metrics)) {
+      const exported = await startMetricsExport({
+        settings: workload.client_metrics,
+        workload: workload.name,
+        run: basename(dir),
+        version: VERSION,
+        labels: workload.labels,
+        inFlight: () => inFlight,
+        log,
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+      });
+      metricsExport = exported;
+      closedLast.add('the metrics endpoint', () => exported.close());
+      bus.onAny((e) => exported.onEvent(e));
+    }
     for (const service of servicesFor(workload)) {
       try {
         await service.start(ctx);
@@ -426,6 +449,9 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
   const refused = reports?.errors.find((e): e is ResultsError => e instanceof ResultsError);
   if (refused !== undefined) refusedBy(refused);
   if (manifest.status !== status) writeManifest();
+  // Verdicts as gauges, the remote-write push and the linger: after every file is written (a push that fails
+  // or hangs loses nothing), bounded, never failing the run.
+  await metricsExport?.finish({ ...built, run: { ...built.run, status } });
   if (failure !== null) throw failure;
   if (writeFailure !== null) throw writeFailure;
   return { dir, status, summary: built };

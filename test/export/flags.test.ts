@@ -1,0 +1,24 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { runCommand } from '../../src/commands/run.js';
+import { parseWorkload } from '../../src/config/index.js';
+import { UsageError, WorkloadError } from '../../src/errors.js';
+import { tempDir } from '../helpers/tmp.js';
+
+test('client_metrics defaults: no endpoint, loopback, no linger, no push, a 10 s push timeout', () => {
+  assert.deepEqual(parseWorkload('name: m\n', 'm.yaml').client_metrics, { port: null, host: '127.0.0.1', linger_s: 0, remote_write_url: null, remote_write_timeout_s: 10 });
+});
+
+test('--metrics-linger takes seconds or a duration, --remote-write an http(s) URL: anything else is exit 2 before the run starts', async (t) => {
+  const out = join(tempDir(t), 'never');
+  const run = (opts: Record<string, string>) => runCommand('workloads/smoke.yaml', { label: [], set: [], out, ...opts }, []);
+  await assert.rejects(run({ metricsLinger: 'soon' }), (e: unknown) => e instanceof UsageError && e.exitCode === 2 && /^--metrics-linger: invalid duration "soon"/.test(e.message));
+  await assert.rejects(run({ metricsLinger: '10m' }), (e: unknown) => e instanceof WorkloadError && /client_metrics\.linger_s/.test(e.message));
+  await assert.rejects(
+    run({ remoteWrite: 'prometheus:9090/api/v1/write' }),
+    (e: unknown) => e instanceof WorkloadError && /client_metrics\.remote_write_url.*must be an http:\/\/ or https:\/\/ URL/s.test(e.message),
+  );
+  assert.equal(existsSync(out), false, 'nothing started');
+});
