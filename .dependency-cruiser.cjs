@@ -20,9 +20,10 @@ module.exports = {
     {
       name: 'top-level-through-index',
       severity: 'error',
-      comment: 'STYLE.md rule 2: cli.ts and the other top-level modules import a folder only through its index.ts.',
+      comment:
+        "STYLE.md rule 2: cli.ts and the other top-level modules import a folder only through its index.ts. One exception: cli.ts imports each command's own module, lazily, when that command runs (start-up time).",
       from: { path: '^src/[^/]+\\.ts$' },
-      to: { path: '^src/[^/]+/', pathNot: ['^src/[^/]+/index\\.ts$'] },
+      to: { path: '^src/[^/]+/', pathNot: ['^src/[^/]+/index\\.ts$', '^src/commands/[^/]+\\.ts$'] },
     },
     {
       name: 'not-to-unresolvable',
