@@ -5,9 +5,6 @@ import { colorWanted, formatSummary, progressDisplay, runVerdict, type ProgressP
 import { UsageError } from '../errors.js';
 import { guardTerminal } from '../util/index.js';
 import { stopOnSignals } from './signals.js';
-import { appendToHistory } from './history.js';
-import { finishDashboard, openDashboard } from './dashboard.js';
-import { parseDashboardAddress } from '../dashboard/index.js';
 
 export interface RunCommandOptions {
   target?: string;
@@ -128,7 +125,8 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
   const rounds = positive('--rounds', opts.rounds);
   const shard = opts.shard === undefined ? null : parseShard(opts.shard);
   const intervalMs = progressIntervalMs(opts.progress);
-  const dashboardAt = opts.dashboard === undefined ? null : parseDashboardAddress(opts.dashboard, opts.dashboardExpose === true);
+  // The dashboard and the history are imported only when asked for: a run's start-up pays for neither.
+  const dashboardAt = opts.dashboard === undefined ? null : (await import('../dashboard/index.js')).parseDashboardAddress(opts.dashboard, opts.dashboardExpose === true);
   if (opts.metricsPort !== undefined && !/^\d{1,5}$/.test(opts.metricsPort.trim())) throw new UsageError(`--metrics-port must be a port number (0 picks a free one), got "${opts.metricsPort}"`);
   // Shortcuts are `--set`s applied last, so they win and the schema validates them like the file.
   const set = [
@@ -164,7 +162,8 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
     throw new UsageError(`--shard ${shard.index}/${shard.count} would run no agents: ${what} is ${lanes}; use at most ${lanes} shards`);
   }
   // Opened first: a taken port fails the command before anything else starts.
-  const dashboard = dashboardAt === null ? null : await openDashboard(dashboardAt, workload, shard, (line) => process.stderr.write(`${line}\n`));
+  const live = dashboardAt === null ? null : await import('./dashboard.js');
+  const dashboard = live === null || dashboardAt === null ? null : await live.openDashboard(dashboardAt, workload, shard, (line) => process.stderr.write(`${line}\n`));
   const stop = new AbortController();
   const removeSignalHandlers = stopOnSignals(stop, (signal) => `${signal}: stopping (in-flight requests get a short grace, then results are written; ${signal} again to exit at once)`);
   // On a terminal a live line; piped (CI logs, tee, cron) a line every interval. Both subscribe to the events;
@@ -219,9 +218,9 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
     const verdict = runVerdict(result.summary);
     if (opts.json === true) process.stdout.write(`${JSON.stringify(result.summary, null, 2)}\n`);
     else process.stdout.write(`${formatSummary(result.summary, result.dir, { verdict, color: colorWanted(process.stdout) })}\n`);
-    if (dashboard !== null) await finishDashboard(dashboard, result);
+    if (dashboard !== null) await live?.finishDashboard(dashboard, result);
     // After summary.json is written; a history that cannot take the run is a warning, the exit code stands.
-    if (workload.results.history !== null) await appendToHistory(workload.results.history, result.dir, (line) => process.stderr.write(`${line}\n`));
+    if (workload.results.history !== null) await (await import('./history.js')).appendToHistory(workload.results.history, result.dir, (line) => process.stderr.write(`${line}\n`));
     return verdict.exitCode;
   } finally {
     removeSignalHandlers();

@@ -3,7 +3,6 @@
 // EC P-256 keys: about ten times faster to make than RSA, and every TLS stack takes them.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { generate } from 'selfsigned';
 
 export interface HopCertificates {
   /** PEM file of the CA to trust. */
@@ -33,6 +32,8 @@ function validity(): { notBeforeDate: Date; notAfterDate: Date } {
  * certificate signed by it, and writes them to `dir` (keys readable by the owner only).
  */
 export async function makeCertificates(dir: string, hosts: { dns: readonly string[]; ips: readonly string[] } = { dns: ['localhost'], ips: ['127.0.0.1', '::1'] }): Promise<HopCertificates> {
+  // The certificate library (and its ASN.1 stack: about 0.2 CPU-s to load) only when a hop starts.
+  const { generate } = await import('selfsigned');
   mkdirSync(dir, { recursive: true });
   const caFile = join(dir, CA_FILE);
   const caKeyFile = join(dir, CA_KEY_FILE);

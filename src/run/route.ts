@@ -1,7 +1,7 @@
 // The network path of a run, decided once from `target.via`: where agent requests go, with which TLS, through
 // which CONNECT proxy, and the direct URL around it for canaries. Starts the built-in hop when asked.
 import type { Workload } from '../config/index.js';
-import { startHop, type HopFaultFired, type HopHandle } from '../hop/index.js';
+import type { HopFaultFired, HopHandle } from '../hop/index.js';
 import type { TlsOptions } from '../transport/index.js';
 import type { PathKind } from '../types/index.js';
 import { readFileSync } from 'node:fs';
@@ -63,6 +63,8 @@ export async function openRoute(workload: Workload, engineUrl: string, hooks: Ro
       throw new UsageError(`cannot read target.tls.ca file ${t.tls.ca}`, { cause });
     }
   }
+  // The hop (and the certificate library it makes its CA with) is loaded only for a run through it.
+  const { startHop } = await import('../hop/index.js');
   const hop = await startHop({
     upstream: engineUrl,
     faults: via.faults,
