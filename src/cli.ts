@@ -189,7 +189,8 @@ function program(): Command {
     .argument('<runs...>', 'results folders of the shards')
     .requiredOption('--out <dir>', 'the merged results folder (must be new or empty)')
     .option('--json', 'print the merged summary.json to stdout instead of the table')
-    .action(async (dirs: string[], opts: { out: string; json?: boolean }) => {
+    .option('--history <file>', 'append the merged run to this history database (docs/history.md)')
+    .action(async (dirs: string[], opts: { out: string; json?: boolean; history?: string }) => {
       process.exitCode = await (await commands.merge()).mergeCommand(dirs, opts);
     });
 

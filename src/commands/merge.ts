@@ -6,6 +6,8 @@ import { colorWanted, formatSummary, runVerdict, writeReports, type RunVerdict }
 export interface MergeCommandOptions {
   out: string;
   json?: boolean | undefined;
+  /** Append the merged run to this history database (a failure is a warning: the merge stands). */
+  history?: string | undefined;
 }
 
 /** 0: every shard there and completed, thresholds pass; 1: a threshold failed, or a shard is missing or did not complete. */
@@ -24,5 +26,7 @@ export async function mergeCommand(dirs: readonly string[], opts: MergeCommandOp
   if (opts.json === true) process.stdout.write(`${JSON.stringify(result.summary, null, 2)}\n`);
   else process.stdout.write(`${formatSummary(result.summary, result.dir, { verdict, color: colorWanted(process.stdout) })}\n`);
   if (!complete) log(`merged ${shards.merged} of ${shards.count} shards, status ${result.summary.run.status}: exit 1`);
+  // The night is one run in the history: the merged folder, as `run --history` appends a single run.
+  if (opts.history !== undefined) await (await import('./history.js')).appendToHistory(opts.history, result.dir, log);
   return verdict.exitCode;
 }

@@ -94,6 +94,12 @@ function thresholdsOf(workload: Record<string, unknown>): ThresholdLimits {
   };
 }
 
+/** The labels every shard has with the same value. */
+function sharedLabels(all: readonly Record<string, string>[]): Record<string, string> {
+  const [first = {}, ...rest] = all;
+  return Object.fromEntries(Object.entries(first).filter(([k, v]) => rest.every((l) => l[k] === v)));
+}
+
 /** Checks the inputs are shards of one workload and lays them on a common clock. @throws NotARunError */
 function readInputs(dirs: readonly string[], out: string): { inputs: Input[]; notes: string[] } {
   if (dirs.length === 0) throw new NotARunError('merge needs at least one results folder (one per shard)');
@@ -107,8 +113,11 @@ function readInputs(dirs: readonly string[], out: string): { inputs: Input[]; no
     inputs.push({ dir, manifest, shard, status: manifest.status });
   }
   const [first] = inputs;
+  // Labels name a shard's machine (`--label pod=…`), not its load: they may differ (the merged run keeps the
+  // ones all shards share).
+  const load = (w: unknown): unknown => (w !== null && typeof w === 'object' ? { ...(w as Record<string, unknown>), labels: null } : w);
   for (const input of inputs.slice(1)) {
-    const difference = firstDifference(first!.manifest.workload, input.manifest.workload);
+    const difference = firstDifference(load(first!.manifest.workload), load(input.manifest.workload));
     if (difference !== null) {
       throw new NotARunError(`${input.dir} ran a different workload than ${first!.dir} (they differ at ${difference}); merge only shards of one run`, {
         context: { dir: input.dir, field: difference },
@@ -210,6 +219,9 @@ export async function mergeRuns(dirs: readonly string[], options: MergeOptions):
   if (existsSync(out) && readdirSync(out).length > 0) throw new UsageError(`--out ${options.out} already exists and is not empty; merge writes a new folder`);
   onResultsFs(out, 'create the results folder', () => mkdirSync(out, { recursive: true }));
   const first = inputs[0]!;
+  const labels = sharedLabels(inputs.map((i) => i.manifest.labels));
+  const dropped = Object.keys(first.manifest.labels).filter((k) => !(k in labels));
+  if (dropped.length > 0) notes.push(`labels that differ between shards are left out of the merged run (each shard's are in run.json merged_from): ${dropped.join(', ')}`);
   const workload = first.manifest.workload;
   const results = isObject(workload.results) ? workload.results : {};
   const maxFileMb = typeof results.max_file_mb === 'number' ? results.max_file_mb : null;
@@ -301,7 +313,7 @@ export async function mergeRuns(dirs: readonly string[], options: MergeOptions):
     wall_s: endedAt === null ? 0 : (Date.parse(endedAt) - Date.parse(startedAt)) / 1000,
     target: targets.join(', '),
     path: first.manifest.path,
-    labels: first.manifest.labels,
+    labels,
   });
   writeJsonAtomic(resultPath(out, 'summary'), summary);
   const manifest: Record<string, unknown> = {
@@ -311,7 +323,7 @@ export async function mergeRuns(dirs: readonly string[], options: MergeOptions):
     started_at: startedAt,
     ended_at: endedAt,
     argv: [],
-    labels: first.manifest.labels,
+    labels,
     target: { ...first.manifest.target, url: targets.join(', ') },
     path: first.manifest.path,
     shard: null,
@@ -322,6 +334,7 @@ export async function mergeRuns(dirs: readonly string[], options: MergeOptions):
       started_at: i.manifest.started_at,
       ended_at: i.manifest.ended_at,
       host: i.manifest.host,
+      labels: i.manifest.labels,
       requests: counts[n],
       offset_ms: i.offsetMs,
     })),

@@ -148,3 +148,21 @@ test('merge refuses runs of different workloads, runs without --shard, and the s
   await assert.rejects(mergeRuns([d0!, plain!], { out: join(root, 'm2') }), /is not a shard/);
   await assert.rejects(mergeRuns([d0!, d0again!], { out: join(root, 'm3') }), /are both shard 0\/2/);
 });
+
+test('shards labelled by their machine (--label pod=…) merge: the labels all share are kept, the others are named and stay per shard', async (t) => {
+  const root = tempDir(t);
+  const small = 'name: w\nagents: {count: 2, rounds: 1, think_time_ms: 0}\nengine: {decode_step_ms: 1, output_tokens_min: 4, output_tokens_max: 8}\n';
+  const dirs = [join(root, 's0'), join(root, 's1')];
+  await Promise.all(dirs.map((out, index) => executeRun({ workload: parseWorkload(small, 'w.yaml', { labels: ['night=1', `pod=p${index}`] }), out, shard: { index, count: 2 } })));
+  const merged = await mergeRuns(dirs, { out: join(root, 'merged') });
+  assert.deepEqual(merged.summary.run.labels, { night: '1' });
+  assert.ok(
+    merged.notes.some((n) => /labels that differ between shards are left out of the merged run .*: pod/.test(n)),
+    merged.notes.join('\n'),
+  );
+  const from = (JSON.parse(readFileSync(join(root, 'merged', 'run.json'), 'utf8')) as { merged_from: { labels: Record<string, string> }[] }).merged_from;
+  assert.deepEqual(
+    from.map((f) => f.labels.pod),
+    ['p0', 'p1'],
+  );
+});
