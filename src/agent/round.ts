@@ -85,339 +85,401 @@ const QUOTED_BODY_CHARS = 300;
 /** SSE comment by which a server reports its own first-token time (the embedded engine sends it). */
 const SERVER_TTFT_COMMENT = 'engine-first-token-ms=';
 
-/** Sends one round and resolves with its record; never rejects. `stop` aborts it (run shutdown). */
+/** Sends one round and resolves with its record; never rejects. `stop` aborts it (run shutdown). The steps:
+ * build the request, send it, read the stream, classify how it ended, record it (InFlightRound). */
 export function sendRound(target: RoundTarget, req: RoundRequest, stop?: AbortSignal, options: RoundOptions = {}): Promise<RoundOutcome> {
-  const policy = options.onHang ?? 'abort';
-  return new Promise<RoundOutcome>((resolve) => {
-    const requestId = target.tracker.nextRequestId();
-    const life = new RoundLifecycle(requestId);
-    const clock = target.clock;
-    // Encoded once: undici sends the bytes as they are, and the record's request_bytes is their length.
-    const body = typeof req.body === 'string' ? Buffer.from(req.body) : req.body.bytes;
-    const bodyChars = typeof req.body === 'string' ? req.body.length : req.body.chars;
-    const wallStart = new Date();
-    const t0 = clock.now();
-    let headersAt: number | null = null;
-    let firstTokenAt: number | null = null;
-    let lastTokenAt: number | null = null;
-    /** First content or tool-call token (`ttfc_ms`), and the reasoning span (`reasoning_ms`). */
-    let firstContentAt: number | null = null;
-    let firstReasoningAt: number | null = null;
-    let lastReasoningAt: number | null = null;
-    let httpStatus: number | null = null;
-    let serverTtftMs: number | null = null;
-    /** Arrival time of the read being parsed. */
-    let chunkAt = t0;
-    /** Token events so far: content, reasoning and tool-call deltas, the events `itl` measures gaps between (a
-     * buffered stream has many, all arriving at once; `tokens_per_event` divides the completion tokens by them). */
-    let tokenEvents = 0;
-    let errorBody = '';
-    /** The content type of a 2xx answer that is not an event stream (the request fails once its body is read). */
-    let wrongType: string | null = null;
-    let location: string | null = null;
-    let retryAfter: string | null = null;
-    let bytes = 0;
-    /** Arrival of the read that completed the last SSE data event. */
-    let lastChunkAt: number | null = null;
-    /** The first deadline that passed (under `wait` the request goes on), and when. */
-    let hangSeen: HangInfo | null = null;
-    let hangSeenAt = 0;
-    const gaps: number[] = [];
-    const assembler = new MessageAssembler();
-    let streamProblem: ErrorInfo | null = null;
-    let abort: Abort = () => {};
+  return new Promise<RoundOutcome>((resolve) => new InFlightRound(target, req, stop, options, resolve).send());
+}
 
-    const onEvent = (e: StreamEvent): void => {
-      switch (e.kind) {
-        case 'content':
-        case 'reasoning':
-        case 'tool_call_delta': {
-          // Events parsed from one read share its arrival time: parsing must not shift later events.
-          const now = chunkAt;
-          tokenEvents += 1;
-          if (firstTokenAt === null) {
-            firstTokenAt = now;
-            life.to('first_token', 'token');
-            watch.firstToken(now);
-            target.onFirstToken?.(req.agent, req.round, now - t0);
-          } else if (lastTokenAt !== null) {
-            if (life.state === 'first_token') life.to('streaming', 'token');
-            const gap = now - lastTokenAt;
-            gaps.push(gap);
-            target.onGap?.(gap);
-          }
-          lastTokenAt = now;
-          if (e.kind === 'reasoning') {
-            firstReasoningAt ??= now;
-            lastReasoningAt = now;
-          } else firstContentAt ??= now;
-          break;
-        }
-        case 'comment':
-          if (e.text.startsWith(SERVER_TTFT_COMMENT)) {
-            const v = Number(e.text.slice(SERVER_TTFT_COMMENT.length));
-            if (Number.isFinite(v)) serverTtftMs = v;
-          }
-          break;
-        case 'server_error':
-          streamProblem ??= errorInfo('server_error_event', `server error in stream: ${e.message}${e.type === null ? '' : ` (type ${e.type})`}`, e.code === null ? null : String(e.code));
-          break;
-        case 'malformed':
-          streamProblem ??= errorInfo(e.problem === 'invalid_json' ? 'invalid_json' : 'malformed_sse', `${e.detail}: ${e.sample}`);
-          break;
-        default:
-          break;
-      }
-      assembler.apply(e);
-    };
-    const parser = new ChatStreamParser(onEvent);
+/** One request from send to its one terminal state: the stream read as it comes, the watchdog's deadlines,
+ * the run's stop, and the record made at the end (or a hang event's snapshot before it). */
+class InFlightRound {
+  readonly #target: RoundTarget;
+  readonly #req: RoundRequest;
+  readonly #stop: AbortSignal | undefined;
+  readonly #options: RoundOptions;
+  readonly #resolve: (outcome: RoundOutcome) => void;
+  readonly #policy: HangPolicy;
+  readonly #requestId: string;
+  readonly #life: RoundLifecycle;
+  readonly #clock: Clock;
+  /** Encoded once: undici sends the bytes as they are, and the record's request_bytes is their length. */
+  readonly #body: Buffer;
+  readonly #bodyChars: number;
+  readonly #wallStart = new Date();
+  readonly #t0: number;
+  #headersAt: number | null = null;
+  #firstTokenAt: number | null = null;
+  #lastTokenAt: number | null = null;
+  /** First content or tool-call token (`ttfc_ms`), and the reasoning span (`reasoning_ms`). */
+  #firstContentAt: number | null = null;
+  #firstReasoningAt: number | null = null;
+  #lastReasoningAt: number | null = null;
+  #httpStatus: number | null = null;
+  #serverTtftMs: number | null = null;
+  /** Arrival time of the read being parsed. */
+  #chunkAt: number;
+  /** Token events so far: content, reasoning and tool-call deltas, the events `itl` measures gaps between (a
+   * buffered stream has many, all arriving at once; `tokens_per_event` divides the completion tokens by them). */
+  #tokenEvents = 0;
+  #errorBody = '';
+  /** The content type of a 2xx answer that is not an event stream (the request fails once its body is read). */
+  #wrongType: string | null = null;
+  #location: string | null = null;
+  #retryAfter: string | null = null;
+  #bytes = 0;
+  /** Arrival of the read that completed the last SSE data event. */
+  #lastChunkAt: number | null = null;
+  /** The first deadline that passed (under `wait` the request goes on), and when. */
+  #hangSeen: HangInfo | null = null;
+  #hangSeenAt = 0;
+  readonly #gaps: number[] = [];
+  readonly #assembler = new MessageAssembler();
+  #streamProblem: ErrorInfo | null = null;
+  #abort: Abort = () => {};
+  readonly #parser: ChatStreamParser;
+  readonly #watch: RequestWatch;
+  readonly #onStop = (): void => {
+    this.#finish('stop', 'error', errorInfo('aborted', 'the run stopped while this request was in flight'), null);
+    this.#abortAfter(new Error('run stopped'));
+  };
 
-    /** Send → the last response byte (a read of the body, else the headers); null when none came. */
-    const lastByteMs = (): number | null => {
-      const at = bytes > 0 ? chunkAt : headersAt;
-      return at === null ? null : round3(at - t0);
-    };
+  constructor(target: RoundTarget, req: RoundRequest, stop: AbortSignal | undefined, options: RoundOptions, resolve: (outcome: RoundOutcome) => void) {
+    this.#target = target;
+    this.#req = req;
+    this.#stop = stop;
+    this.#options = options;
+    this.#resolve = resolve;
+    this.#policy = options.onHang ?? 'abort';
+    this.#requestId = target.tracker.nextRequestId();
+    this.#life = new RoundLifecycle(this.#requestId);
+    this.#clock = target.clock;
+    this.#body = typeof req.body === 'string' ? Buffer.from(req.body) : req.body.bytes;
+    this.#bodyChars = typeof req.body === 'string' ? req.body.length : req.body.chars;
+    this.#t0 = this.#clock.now();
+    this.#chunkAt = this.#t0;
+    this.#parser = new ChatStreamParser((e) => this.#onEvent(e));
+    this.#watch = new RequestWatch(target.deadlines, this.#clock, (verdict) => this.#onDeadline(verdict));
+  }
 
-    /** The request as a record, as it stands at `end` (the terminal record, or a hang event's snapshot). */
-    const snapshot = (status: RequestStatus, error: ErrorInfo | null, hang: HangInfo | null, end: number, message = assembler.result()): RequestRecord => {
-      const info = target.tracker.connectionOf(requestId);
-      const sentAt = target.tracker.sentAtMs(requestId);
-      // Waiting for a socket or for our own event loop: send to headers out, less what opening the socket cost.
-      const connection = info === null ? null : { ...info, queued_ms: sentAt === null ? null : round1(Math.max(0, sentAt - t0 - (info.connect_ms ?? 0) - (info.tls_ms ?? 0))) };
-      const spreadMs = firstTokenAt === null || lastTokenAt === null ? null : lastTokenAt - firstTokenAt;
-      const buffered =
-        status === 'ok' && spreadMs !== null && tokenEvents >= BUFFERED_MIN_TOKENS && firstTokenAt! - t0 >= BUFFERED_MIN_TTFT_MS && spreadMs * BUFFERED_TOKENS_PER_S <= (tokenEvents - 1) * 1000;
-      const usage = message.usage;
-      const estimated = usage === null;
-      const warnings = status === 'ok' ? answerWarnings(message, options.tools) : [];
-      const completionTokens = usage?.completionTokens ?? (status === 'ok' ? estimateTokens(generatedText(message)) : null);
-      const reasoning = reasoningTokens(message, status);
-      const ttftMs = firstTokenAt === null ? null : firstTokenAt - t0;
-      const record: RequestRecord = {
-        t: wallStart.toISOString(),
-        run_ms: round3(t0 - target.runStartMs),
-        agent: req.agent,
-        conversation: req.conversation,
-        round: req.round,
-        phase: req.phase,
-        path: target.path,
-        status,
-        http_status: httpStatus,
-        headers_ms: headersAt === null ? null : round3(headersAt - t0),
-        ttft_ms: ttftMs === null ? null : round3(ttftMs),
-        ttfc_ms: firstContentAt === null ? null : round3(firstContentAt - t0),
-        reasoning_ms: firstReasoningAt === null || lastReasoningAt === null ? null : round3(lastReasoningAt - firstReasoningAt),
-        reasoning_tokens: reasoning.tokens,
-        reasoning_tokens_estimated: reasoning.estimated,
-        tokens_per_event: completionTokens === null || tokenEvents === 0 ? null : round3(completionTokens / tokenEvents),
-        // The bench scripts' TPOT: the decode time after the first token over the tokens after it.
-        tpot_ms: status === 'ok' && ttftMs !== null && completionTokens !== null && completionTokens > 1 ? round3((end - t0 - ttftMs) / (completionTokens - 1)) : null,
-        e2e_ms: round3(end - t0),
-        ...(status === 'error' ? { last_byte_ms: lastByteMs() } : {}),
-        server_ttft_ms: serverTtftMs,
-        itl: itlStats(gaps),
-        chunks: parser.dataEvents,
-        bytes,
-        request_bytes: body.length,
-        prompt_tokens: usage?.promptTokens ?? (status === 'ok' ? estimateTokensOfChars(bodyChars) : null),
-        completion_tokens: completionTokens,
-        cached_tokens: usage?.cachedTokens ?? null,
-        tokens_estimated: estimated && status === 'ok',
-        finish_reason: message.finishReason,
-        tool_calls: message.toolCalls.map((c) => ({ name: c.name, arguments_bytes: Buffer.byteLength(c.arguments) })),
-        content_chars: message.content.length,
-        reasoning_chars: message.reasoning.length,
-        error,
-        hang,
-        connection,
-        ...(req.attempt === undefined ? {} : { attempt: req.attempt }),
-        ...(buffered ? { buffered_stream: true as const } : {}),
-        ...(req.recovery === undefined ? {} : { recovery: req.recovery }),
-        ...(req.backoffMs === undefined || req.backoffMs <= 0 ? {} : { backoff_ms: Math.round(req.backoffMs) }),
-        ...(req.retryAfterMs === undefined ? {} : { retry_after_ms: Math.round(req.retryAfterMs) }),
-        ...(warnings.length === 0 ? {} : { warnings }),
-      };
-      return record;
-    };
-
-    /** The terminal transition (once; `via` names the callback, for an out-of-order one). `message`: the
-     * answer when the caller already assembled it (assembled once a request). */
-    const finish = (via: string, status: RequestStatus, error: ErrorInfo | null, hang: HangInfo | null, message?: AssembledMessage): void => {
-      if (life.terminal) {
-        life.late(via);
-        return;
-      }
-      watch.stop();
-      stop?.removeEventListener('abort', onStop);
-      const end = clock.now();
-      if (hangSeen !== null && hang === null) {
-        // Under `wait` a request that hung stays a hang, whatever came after: one terminal state, the first
-        // phase that stalled, and how it ended in `outcome`.
-        const outcome = status === 'ok' ? 'completed' : error?.class === 'aborted' ? 'stopped' : 'error';
-        hang = { ...hangSeen, outcome, waited_ms: Math.round(end - hangSeenAt) };
-        status = 'hang';
-        error = null;
-      }
-      life.end(TERMINAL[status], via);
-      message ??= assembler.result();
-      // Where the failed request went: a `/v1/v1/…` here tells at once that the base URL already ended in /v1.
-      if (error !== null) error = { ...error, url_path: target.endpoint };
-      const record = snapshot(status, error, hang, end, message);
-      target.tracker.release(requestId);
-      resolve({ record, message: status === 'ok' ? message : null, retryAfter: status === 'error' && httpStatus !== null && httpStatus >= 400 ? retryAfter : null });
-    };
-
-    /** Ends the request here, then aborts its transfer: the abort's own error must not become a second outcome. */
-    const abortAfter = (reason: Error): void => {
-      life.aborted();
-      abort(reason);
-    };
-    const giveUp = (verdict: HangVerdict, hang: HangInfo): void => {
-      finish('watchdog', 'hang', null, hang);
-      abortAfter(new Error(`watchdog: ${verdict.deadline} ${verdict.deadline_ms} ms passed in phase ${verdict.phase}`));
-      // Stuck before a socket was had: the lane's queue may be wedged behind it, so start the lane afresh.
-      if (hang.phase === 'connect') target.lane.reset();
-    };
-    const watch = new RequestWatch(target.deadlines, clock, (verdict) => {
-      if (life.terminal) {
-        life.late('watchdog');
-        return;
-      }
-      const now = clock.now();
-      if (hangSeen !== null) {
-        // `wait`: total_ms has passed too; the record keeps the first phase that stalled.
-        giveUp(verdict, { ...hangSeen, outcome: 'total', waited_ms: Math.round(now - hangSeenAt) });
-        return;
-      }
-      const hang: HangInfo = {
-        ...verdict,
-        chunks: parser.dataEvents,
-        bytes,
-        last_chunk_age_ms: lastChunkAt === null ? null : Math.round(now - lastChunkAt),
-        policy,
-        outcome: 'aborted',
-        waited_ms: 0,
-      };
-      options.onHangDetected?.(snapshot('hang', null, hang, now));
-      if (policy === 'wait' && verdict.phase !== 'total') {
-        hangSeen = hang;
-        hangSeenAt = now;
-        watch.waitForTotal();
-        return;
-      }
-      giveUp(verdict, hang);
-    });
-
-    const onStop = (): void => {
-      finish('stop', 'error', errorInfo('aborted', 'the run stopped while this request was in flight'), null);
-      abortAfter(new Error('run stopped'));
-    };
-    if (stop?.aborted) {
-      onStop();
+  /** Step 1 and 2: the request built (headers, its id) and sent on the agent's lane, the watchdog started. */
+  send(): void {
+    if (this.#stop?.aborted) {
+      this.#onStop();
       return;
     }
-    stop?.addEventListener('abort', onStop, { once: true });
-
-    watch.start();
-    abort = sendStream(
+    this.#stop?.addEventListener('abort', this.#onStop, { once: true });
+    this.#watch.start();
+    const target = this.#target;
+    this.#abort = sendStream(
       target.lane,
       {
         method: 'POST',
         path: target.endpoint,
-        headers: { ...target.headers, 'content-type': 'application/json', accept: 'text/event-stream', [REQUEST_ID_HEADER]: requestId },
-        body,
+        headers: { ...target.headers, 'content-type': 'application/json', accept: 'text/event-stream', [REQUEST_ID_HEADER]: this.#requestId },
+        body: this.#body,
       },
       {
-        onStart() {
-          watch.connected();
-        },
-        onHeaders(statusCode, headers) {
-          if (!life.to('headers', 'headers')) return;
-          headersAt = clock.now();
-          httpStatus = statusCode;
-          watch.headers(headersAt);
-          if (statusCode >= 400) retryAfter = headerText(headers['retry-after']);
-          else {
-            const type = headerText(headers['content-type']);
-            // A missing type is let through: the parser judges the bytes. Any other must be an event stream.
-            if (type !== null && !/^\s*text\/event-stream\s*(;|$)/i.test(type)) {
-              wrongType = type;
-              location = headerText(headers['location']);
-            }
-          }
-        },
-        onData(chunk) {
-          if (life.terminal) {
-            life.late('data');
-            return;
-          }
-          bytes += chunk.length;
-          // The one clock reading of this socket read: the events parsed from it, and the watchdog's last byte.
-          chunkAt = clock.now();
-          watch.bytes(chunkAt);
-          if (httpStatus !== null && httpStatus >= 400) {
-            if (errorBody.length < MAX_ERROR_BODY) errorBody += chunk.toString('utf8', 0, Math.min(chunk.length, MAX_ERROR_BODY));
-            return;
-          }
-          if (wrongType !== null) {
-            errorBody += chunk.toString('utf8', 0, Math.min(chunk.length, MAX_ERROR_BODY));
-            // Enough to quote: fail now rather than read a whole page (or wait on a body that never ends).
-            if (errorBody.length >= MAX_ERROR_BODY) {
-              finish('data', 'error', wrongTypeError(httpStatus ?? 0, wrongType, location, errorBody), null);
-              abortAfter(new Error('wrong content type'));
-            }
-            return;
-          }
-          const before = parser.dataEvents;
-          parser.feed(chunk);
-          if (parser.dataEvents !== before) lastChunkAt = chunkAt;
-        },
-        onEnd() {
-          if (life.terminal) {
-            life.late('end');
-            return;
-          }
-          if (httpStatus !== null && httpStatus >= 400) {
-            // Whose answer it was: the server's JSON error, or a proxy's own page (the diagnosis reads it).
-            const body = parseErrorBody(errorBody) === null ? ('page' as const) : ('json' as const);
-            finish('end', 'error', { ...errorInfo(httpStatusClass(httpStatus), `HTTP ${httpStatus}: ${describeBody(errorBody)}`, String(httpStatus)), body }, null);
-            return;
-          }
-          if (wrongType !== null) {
-            finish('end', 'error', wrongTypeError(httpStatus ?? 0, wrongType, location, errorBody), null);
-            return;
-          }
-          parser.end();
-          // Assembled once: the checks below and the record share it.
-          const message = assembler.result();
-          if (streamProblem !== null) {
-            finish('end', 'error', streamProblem, null, message);
-            return;
-          }
-          if (message.finishReason === null && !message.sawDone) {
-            const ignored = parser.ignoredLines === 0 ? '' : `; ${parser.ignoredLines} lines were not server-sent events and were ignored, the first: ${JSON.stringify(parser.firstIgnoredLine)}`;
-            finish('end', 'error', errorInfo('truncated_stream', `stream ended after ${parser.dataEvents} events without finish_reason or [DONE]${ignored}`), null, message);
-            return;
-          }
-          const shape = answerError(message);
-          if (shape !== null) {
-            finish('end', 'error', shape, null, message);
-            return;
-          }
-          finish('end', 'ok', null, null, message);
-        },
-        onError(error) {
-          if (life.terminal) {
-            life.late('error');
-            return;
-          }
-          const connection = target.tracker.connectionOf(requestId);
-          const reused = connection !== null && connection.nth > 1 && headersAt === null;
-          finish('error', 'error', throughProxy(classifyTransportError(error, reused, clock.now() - t0), error, target.proxyUrl ?? null), null);
-        },
+        onStart: () => this.#watch.connected(),
+        onHeaders: (statusCode, headers) => this.#onHeaders(statusCode, headers),
+        onData: (chunk) => this.#onData(chunk),
+        onEnd: () => this.#onEnd(),
+        onError: (error) => this.#onError(error),
       },
     );
-  });
+  }
+
+  #onHeaders(statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+    if (!this.#life.to('headers', 'headers')) return;
+    this.#headersAt = this.#clock.now();
+    this.#httpStatus = statusCode;
+    this.#watch.headers(this.#headersAt);
+    if (statusCode >= 400) {
+      this.#retryAfter = headerText(headers['retry-after']);
+      return;
+    }
+    const type = headerText(headers['content-type']);
+    // A missing type is let through: the parser judges the bytes. Any other must be an event stream.
+    if (type !== null && !/^\s*text\/event-stream\s*(;|$)/i.test(type)) {
+      this.#wrongType = type;
+      this.#location = headerText(headers['location']);
+    }
+  }
+
+  /** Step 3: each read of the body — an error page kept to quote, or the stream parsed. */
+  #onData(chunk: Buffer): void {
+    if (this.#life.terminal) {
+      this.#life.late('data');
+      return;
+    }
+    this.#bytes += chunk.length;
+    // The one clock reading of this socket read: the events parsed from it, and the watchdog's last byte.
+    this.#chunkAt = this.#clock.now();
+    this.#watch.bytes(this.#chunkAt);
+    if (this.#httpStatus !== null && this.#httpStatus >= 400) {
+      if (this.#errorBody.length < MAX_ERROR_BODY) this.#errorBody += chunk.toString('utf8', 0, Math.min(chunk.length, MAX_ERROR_BODY));
+      return;
+    }
+    if (this.#wrongType !== null) {
+      this.#errorBody += chunk.toString('utf8', 0, Math.min(chunk.length, MAX_ERROR_BODY));
+      // Enough to quote: fail now rather than read a whole page (or wait on a body that never ends).
+      if (this.#errorBody.length >= MAX_ERROR_BODY) {
+        this.#finish('data', 'error', wrongTypeError(this.#httpStatus ?? 0, this.#wrongType, this.#location, this.#errorBody), null);
+        this.#abortAfter(new Error('wrong content type'));
+      }
+      return;
+    }
+    const before = this.#parser.dataEvents;
+    this.#parser.feed(chunk);
+    if (this.#parser.dataEvents !== before) this.#lastChunkAt = this.#chunkAt;
+  }
+
+  /** One parsed stream event: token timings (TTFT, TTFC, gaps, the reasoning span), the server's own TTFT, a
+   * problem in the stream; every event goes to the answer's assembler. */
+  #onEvent(e: StreamEvent): void {
+    switch (e.kind) {
+      case 'content':
+      case 'reasoning':
+      case 'tool_call_delta':
+        this.#onToken(e.kind);
+        break;
+      case 'comment':
+        if (e.text.startsWith(SERVER_TTFT_COMMENT)) {
+          const v = Number(e.text.slice(SERVER_TTFT_COMMENT.length));
+          if (Number.isFinite(v)) this.#serverTtftMs = v;
+        }
+        break;
+      case 'server_error':
+        this.#streamProblem ??= errorInfo('server_error_event', `server error in stream: ${e.message}${e.type === null ? '' : ` (type ${e.type})`}`, e.code === null ? null : String(e.code));
+        break;
+      case 'malformed':
+        this.#streamProblem ??= errorInfo(e.problem === 'invalid_json' ? 'invalid_json' : 'malformed_sse', `${e.detail}: ${e.sample}`);
+        break;
+      default:
+        break;
+    }
+    this.#assembler.apply(e);
+  }
+
+  #onToken(kind: 'content' | 'reasoning' | 'tool_call_delta'): void {
+    // Events parsed from one read share its arrival time: parsing must not shift later events.
+    const now = this.#chunkAt;
+    this.#tokenEvents += 1;
+    if (this.#firstTokenAt === null) {
+      this.#firstTokenAt = now;
+      this.#life.to('first_token', 'token');
+      this.#watch.firstToken(now);
+      this.#target.onFirstToken?.(this.#req.agent, this.#req.round, now - this.#t0);
+    } else if (this.#lastTokenAt !== null) {
+      if (this.#life.state === 'first_token') this.#life.to('streaming', 'token');
+      const gap = now - this.#lastTokenAt;
+      this.#gaps.push(gap);
+      this.#target.onGap?.(gap);
+    }
+    this.#lastTokenAt = now;
+    if (kind === 'reasoning') {
+      this.#firstReasoningAt ??= now;
+      this.#lastReasoningAt = now;
+    } else this.#firstContentAt ??= now;
+  }
+
+  /** Step 4: the body ended — how: an error page, a wrong content type, a broken or truncated stream, an
+   * answer of the wrong shape, or ok. */
+  #onEnd(): void {
+    if (this.#life.terminal) {
+      this.#life.late('end');
+      return;
+    }
+    const status = this.#httpStatus;
+    if (status !== null && status >= 400) {
+      // Whose answer it was: the server's JSON error, or a proxy's own page (the diagnosis reads it).
+      const body = parseErrorBody(this.#errorBody) === null ? ('page' as const) : ('json' as const);
+      this.#finish('end', 'error', { ...errorInfo(httpStatusClass(status), `HTTP ${status}: ${describeBody(this.#errorBody)}`, String(status)), body }, null);
+      return;
+    }
+    if (this.#wrongType !== null) {
+      this.#finish('end', 'error', wrongTypeError(status ?? 0, this.#wrongType, this.#location, this.#errorBody), null);
+      return;
+    }
+    this.#parser.end();
+    // Assembled once: the checks below and the record share it.
+    const message = this.#assembler.result();
+    const problem = this.#endOfStream(message);
+    this.#finish('end', problem === null ? 'ok' : 'error', problem, null, message);
+  }
+
+  /** What was wrong with a stream that ended in full: its own error, truncated, an answer of the wrong shape;
+   * null: nothing, it is ok. */
+  #endOfStream(message: AssembledMessage): ErrorInfo | null {
+    if (this.#streamProblem !== null) return this.#streamProblem;
+    if (message.finishReason === null && !message.sawDone) {
+      const p = this.#parser;
+      const ignored = p.ignoredLines === 0 ? '' : `; ${p.ignoredLines} lines were not server-sent events and were ignored, the first: ${JSON.stringify(p.firstIgnoredLine)}`;
+      return errorInfo('truncated_stream', `stream ended after ${p.dataEvents} events without finish_reason or [DONE]${ignored}`);
+    }
+    return answerError(message);
+  }
+
+  #onError(error: Error): void {
+    if (this.#life.terminal) {
+      this.#life.late('error');
+      return;
+    }
+    const connection = this.#target.tracker.connectionOf(this.#requestId);
+    const reused = connection !== null && connection.nth > 1 && this.#headersAt === null;
+    this.#finish('error', 'error', throughProxy(classifyTransportError(error, reused, this.#clock.now() - this.#t0), error, this.#target.proxyUrl ?? null), null);
+  }
+
+  /** A deadline passed: announce the hang (a snapshot), then end the request — or, under `wait`, keep it open
+   * until total_ms, remembering the first phase that stalled. */
+  #onDeadline(verdict: HangVerdict): void {
+    if (this.#life.terminal) {
+      this.#life.late('watchdog');
+      return;
+    }
+    const now = this.#clock.now();
+    if (this.#hangSeen !== null) {
+      // `wait`: total_ms has passed too; the record keeps the first phase that stalled.
+      this.#giveUp(verdict, { ...this.#hangSeen, outcome: 'total', waited_ms: Math.round(now - this.#hangSeenAt) });
+      return;
+    }
+    const hang: HangInfo = {
+      ...verdict,
+      chunks: this.#parser.dataEvents,
+      bytes: this.#bytes,
+      last_chunk_age_ms: this.#lastChunkAt === null ? null : Math.round(now - this.#lastChunkAt),
+      policy: this.#policy,
+      outcome: 'aborted',
+      waited_ms: 0,
+    };
+    this.#options.onHangDetected?.(this.#record('hang', null, hang, now));
+    if (this.#policy === 'wait' && verdict.phase !== 'total') {
+      this.#hangSeen = hang;
+      this.#hangSeenAt = now;
+      this.#watch.waitForTotal();
+      return;
+    }
+    this.#giveUp(verdict, hang);
+  }
+
+  #giveUp(verdict: HangVerdict, hang: HangInfo): void {
+    this.#finish('watchdog', 'hang', null, hang);
+    this.#abortAfter(new Error(`watchdog: ${verdict.deadline} ${verdict.deadline_ms} ms passed in phase ${verdict.phase}`));
+    // Stuck before a socket was had: the lane's queue may be wedged behind it, so start the lane afresh.
+    if (hang.phase === 'connect') this.#target.lane.reset();
+  }
+
+  /** Ends the request here, then aborts its transfer: the abort's own error must not become a second outcome. */
+  #abortAfter(reason: Error): void {
+    this.#life.aborted();
+    this.#abort(reason);
+  }
+
+  /** Step 5: the terminal transition (once; `via` names the callback, for an out-of-order one) and the record.
+   * `message`: the answer when the caller already assembled it (assembled once a request). */
+  #finish(via: string, status: RequestStatus, error: ErrorInfo | null, hang: HangInfo | null, message?: AssembledMessage): void {
+    if (this.#life.terminal) {
+      this.#life.late(via);
+      return;
+    }
+    this.#watch.stop();
+    this.#stop?.removeEventListener('abort', this.#onStop);
+    const end = this.#clock.now();
+    if (this.#hangSeen !== null && hang === null) {
+      // Under `wait` a request that hung stays a hang, whatever came after: one terminal state, the first
+      // phase that stalled, and how it ended in `outcome`.
+      const outcome = status === 'ok' ? 'completed' : error?.class === 'aborted' ? 'stopped' : 'error';
+      hang = { ...this.#hangSeen, outcome, waited_ms: Math.round(end - this.#hangSeenAt) };
+      status = 'hang';
+      error = null;
+    }
+    this.#life.end(TERMINAL[status], via);
+    message ??= this.#assembler.result();
+    // Where the failed request went: a `/v1/v1/…` here tells at once that the base URL already ended in /v1.
+    if (error !== null) error = { ...error, url_path: this.#target.endpoint };
+    const record = this.#record(status, error, hang, end, message);
+    this.#target.tracker.release(this.#requestId);
+    const retryAfter = status === 'error' && this.#httpStatus !== null && this.#httpStatus >= 400 ? this.#retryAfter : null;
+    this.#resolve({ record, message: status === 'ok' ? message : null, retryAfter });
+  }
+
+  /** Send → the last response byte (a read of the body, else the headers); null when none came. */
+  #lastByteMs(): number | null {
+    const at = this.#bytes > 0 ? this.#chunkAt : this.#headersAt;
+    return at === null ? null : round3(at - this.#t0);
+  }
+
+  /** The request as a record, as it stands at `end` (the terminal record, or a hang event's snapshot). */
+  #record(status: RequestStatus, error: ErrorInfo | null, hang: HangInfo | null, end: number, message = this.#assembler.result()): RequestRecord {
+    const t0 = this.#t0;
+    const req = this.#req;
+    const usage = message.usage;
+    const completionTokens = usage?.completionTokens ?? (status === 'ok' ? estimateTokens(generatedText(message)) : null);
+    const reasoning = reasoningTokens(message, status);
+    const ttftMs = this.#firstTokenAt === null ? null : this.#firstTokenAt - t0;
+    const warnings = status === 'ok' ? answerWarnings(message, this.#options.tools) : [];
+    return {
+      t: this.#wallStart.toISOString(),
+      run_ms: round3(t0 - this.#target.runStartMs),
+      agent: req.agent,
+      conversation: req.conversation,
+      round: req.round,
+      phase: req.phase,
+      path: this.#target.path,
+      status,
+      http_status: this.#httpStatus,
+      headers_ms: this.#headersAt === null ? null : round3(this.#headersAt - t0),
+      ttft_ms: ttftMs === null ? null : round3(ttftMs),
+      ttfc_ms: this.#firstContentAt === null ? null : round3(this.#firstContentAt - t0),
+      reasoning_ms: this.#firstReasoningAt === null || this.#lastReasoningAt === null ? null : round3(this.#lastReasoningAt - this.#firstReasoningAt),
+      reasoning_tokens: reasoning.tokens,
+      reasoning_tokens_estimated: reasoning.estimated,
+      tokens_per_event: completionTokens === null || this.#tokenEvents === 0 ? null : round3(completionTokens / this.#tokenEvents),
+      // The bench scripts' TPOT: the decode time after the first token over the tokens after it.
+      tpot_ms: status === 'ok' && ttftMs !== null && completionTokens !== null && completionTokens > 1 ? round3((end - t0 - ttftMs) / (completionTokens - 1)) : null,
+      e2e_ms: round3(end - t0),
+      ...(status === 'error' ? { last_byte_ms: this.#lastByteMs() } : {}),
+      server_ttft_ms: this.#serverTtftMs,
+      itl: itlStats(this.#gaps),
+      chunks: this.#parser.dataEvents,
+      bytes: this.#bytes,
+      request_bytes: this.#body.length,
+      prompt_tokens: usage?.promptTokens ?? (status === 'ok' ? estimateTokensOfChars(this.#bodyChars) : null),
+      completion_tokens: completionTokens,
+      cached_tokens: usage?.cachedTokens ?? null,
+      tokens_estimated: usage === null && status === 'ok',
+      finish_reason: message.finishReason,
+      tool_calls: message.toolCalls.map((c) => ({ name: c.name, arguments_bytes: Buffer.byteLength(c.arguments) })),
+      content_chars: message.content.length,
+      reasoning_chars: message.reasoning.length,
+      error,
+      hang,
+      connection: this.#connection(),
+      ...(req.attempt === undefined ? {} : { attempt: req.attempt }),
+      ...(this.#buffered(status) ? { buffered_stream: true as const } : {}),
+      ...(req.recovery === undefined ? {} : { recovery: req.recovery }),
+      ...(req.backoffMs === undefined || req.backoffMs <= 0 ? {} : { backoff_ms: Math.round(req.backoffMs) }),
+      ...(req.retryAfterMs === undefined ? {} : { retry_after_ms: Math.round(req.retryAfterMs) }),
+      ...(warnings.length === 0 ? {} : { warnings }),
+    };
+  }
+
+  /** The socket it went on; `queued_ms`: send to headers out, less what opening the socket cost (waiting for
+   * a socket or for our own event loop). */
+  #connection(): RequestRecord['connection'] {
+    const info = this.#target.tracker.connectionOf(this.#requestId);
+    if (info === null) return null;
+    const sentAt = this.#target.tracker.sentAtMs(this.#requestId);
+    return { ...info, queued_ms: sentAt === null ? null : round1(Math.max(0, sentAt - this.#t0 - (info.connect_ms ?? 0) - (info.tls_ms ?? 0))) };
+  }
+
+  /** A stream of many token events that all arrived together after a wait: something on the path held it. */
+  #buffered(status: RequestStatus): boolean {
+    const first = this.#firstTokenAt;
+    const last = this.#lastTokenAt;
+    if (status !== 'ok' || first === null || last === null) return false;
+    return this.#tokenEvents >= BUFFERED_MIN_TOKENS && first - this.#t0 >= BUFFERED_MIN_TTFT_MS && (last - first) * BUFFERED_TOKENS_PER_S <= (this.#tokenEvents - 1) * 1000;
+  }
 }
 
 const TERMINAL: Record<RequestStatus, TerminalState> = { ok: 'done', error: 'error', hang: 'hang' };
