@@ -28,6 +28,8 @@ import {
   type HistoryLsOptions,
   trendCommand,
   type TrendCommandOptions,
+  probePathCommand,
+  type ProbePathCommandOptions,
 } from './commands/index.js';
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
@@ -273,6 +275,22 @@ function program(): Command {
     .option('--json', 'print the trend as JSON instead of the table')
     .action(async (file: string, opts: TrendCommandOptions) => {
       process.exitCode = await trendCommand(file, opts);
+    });
+
+  cli
+    .command('probe-path')
+    .description('measure a path before a run: idle keep-alive timeout, read timeout of a held response, stream buffering, largest body (each bounded; a table, or --json)')
+    .argument('<url>', 'base URL of the server or the proxy in front of it')
+    .option('--via <hop|url>', '"hop": through the built-in TLS hop; a URL: through that HTTP CONNECT proxy')
+    .option('--ca <file>', 'PEM file of a CA to trust for an https URL (besides the system roots)')
+    .option('--insecure', "do not verify the server's certificate")
+    .option('--model <name>', 'model to ask for (default: the first /v1/models lists)')
+    .option('--max-idle <time>', 'longest idle gap tried (the idle check takes up to twice this)', '75s')
+    .option('--max-hold <time>', 'longest a held response is waited for', '60s')
+    .option('--skip <checks>', 'leave out checks: idle, read, stream, body (comma-separated, repeatable)', collect, [])
+    .option('--json', 'print the measurements as JSON instead of the table')
+    .action(async (url: string, opts: ProbePathCommandOptions) => {
+      process.exitCode = await probePathCommand(url, opts);
     });
 
   for (const command of cli.commands) command.showHelpAfterError(`see roundload ${command.name()} --help`);
