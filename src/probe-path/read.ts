@@ -10,7 +10,7 @@ export interface ReadResult {
   /** When it was cut, or the first byte came, or the bound (ms since send). */
   atMs: number;
   status: number | null;
-  /** How it ended, in words: `HTTP 504 from nginx`, `closed after the 200 headers`, `reset (ECONNRESET)`. */
+  /** How it ended, in words: `HTTP 504 from nginx`, `closed after the 200 headers, UND_ERR_SOCKET`, `reset, ECONNRESET`. */
   how: string;
   maxHoldMs: number;
 }
@@ -29,7 +29,7 @@ export function judgeRead(x: Exchange, maxHoldMs: number): ReadResult {
   if (x.status !== null && x.status >= 500 && x.headersMs !== null) return { ...base, kind: 'cut', atMs: x.headersMs, how: `HTTP ${x.status}${from(x)}` };
   if (x.status !== null && x.status >= 300 && x.headersMs !== null) return { ...base, kind: 'answered', atMs: x.headersMs, how: `HTTP ${x.status}${from(x)}` };
   if (x.timedOut) return { ...base, kind: 'held', atMs: maxHoldMs, how: x.status === null ? 'no answer yet' : `the ${x.status} headers, no byte yet` };
-  if (x.error !== null) return { ...base, kind: 'cut', atMs: x.error.atMs, how: x.status === null ? `reset (${x.error.code})` : `closed after the ${x.status} headers (${x.error.code})` };
+  if (x.error !== null) return { ...base, kind: 'cut', atMs: x.error.atMs, how: x.status === null ? `reset, ${x.error.code}` : `closed after the ${x.status} headers, ${x.error.code}` };
   return { ...base, kind: 'cut', atMs: x.endMs ?? 0, how: `ended after the ${x.status ?? '?'} headers with an empty body` };
 }
 
