@@ -7,7 +7,7 @@ import { Command, CommanderError } from 'commander';
 import { RoundloadError } from './errors.js';
 import { VERSION } from './version.js';
 import { guardTerminal } from './util/index.js';
-import type { RecordCommandOptions, RunCommandOptions, HistoryLsOptions, TrendCommandOptions } from './commands/index.js';
+import type { RecordCommandOptions, RunCommandOptions, HistoryLsOptions, TrendCommandOptions, ProbePathCommandOptions } from './commands/index.js';
 
 // Each command's module is imported when its command runs, not before: `roundload run` never loads what
 // compare, history or the hop need (start-up time is part of every run; bench/README.md, "Start-up").
@@ -24,6 +24,7 @@ const commands = {
   trace: () => import('./commands/trace.js'),
   history: () => import('./commands/history.js'),
   trend: () => import('./commands/trend.js'),
+  probePath: () => import('./commands/probe-path.js'),
 };
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
@@ -275,6 +276,22 @@ function program(): Command {
     .option('--json', 'print the trend as JSON instead of the table')
     .action(async (file: string, opts: TrendCommandOptions) => {
       process.exitCode = await (await commands.trend()).trendCommand(file, opts);
+    });
+
+  cli
+    .command('probe-path')
+    .description('measure a path before a run: idle keep-alive timeout, read timeout of a held response, stream buffering, largest body (each bounded; a table, or --json)')
+    .argument('<url>', 'base URL of the server or the proxy in front of it')
+    .option('--via <hop|url>', '"hop": through the built-in TLS hop; a URL: through that HTTP CONNECT proxy')
+    .option('--ca <file>', 'PEM file of a CA to trust for an https URL (besides the system roots)')
+    .option('--insecure', "do not verify the server's certificate")
+    .option('--model <name>', 'model to ask for (default: the first /v1/models lists)')
+    .option('--max-idle <time>', 'longest idle gap tried (the idle check takes up to twice this)', '75s')
+    .option('--max-hold <time>', 'longest a held response is waited for', '60s')
+    .option('--skip <checks>', 'leave out checks: idle, read, stream, body (comma-separated, repeatable)', collect, [])
+    .option('--json', 'print the measurements as JSON instead of the table')
+    .action(async (url: string, opts: ProbePathCommandOptions) => {
+      process.exitCode = await (await commands.probePath()).probePathCommand(url, opts);
     });
 
   for (const command of cli.commands) command.showHelpAfterError(`see roundload ${command.name()} --help`);

@@ -22,7 +22,15 @@ const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const TIMES_FILE = join(ROOT, 'node_modules', '.cache', 'roundload-test-times.json');
 
 /** Run alone, after the parallel group: real proxies, Prometheus and browsers, SIGSTOP'd processes, CPU-starvation verdicts. */
-const SERIAL = new Set(['test/e2e/diagnosis-real.test.ts', 'test/e2e/nginx.test.ts', 'test/e2e/path-timeout.test.ts', 'test/e2e/report-browser.test.ts', 'test/e2e/dashboard-browser.test.ts', 'test/e2e/prometheus.test.ts']);
+const SERIAL = new Set([
+  'test/e2e/diagnosis-real.test.ts',
+  'test/e2e/nginx.test.ts',
+  'test/e2e/path-timeout.test.ts',
+  'test/e2e/probe-path.test.ts',
+  'test/e2e/report-browser.test.ts',
+  'test/e2e/dashboard-browser.test.ts',
+  'test/e2e/prometheus.test.ts',
+]);
 
 interface Options {
   group: 'parallel' | 'serial' | 'all';

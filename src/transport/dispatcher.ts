@@ -23,6 +23,10 @@ export interface TransportOptions {
   /** undici's own deadlines, kept only as a backstop behind the watchdog's precise timers. */
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
+  /** Keep an idle socket for `keepAliveTimeoutMs` whatever the server's `Keep-Alive: timeout=N` hint says (undici
+   * would close it 2 s before the hint): `probe-path` measures when the server closes, not when undici gives up.
+   * @default false */
+  ignoreKeepAliveHint?: boolean;
 }
 
 /** The dispatcher one agent sends through. */
@@ -65,6 +69,7 @@ export class Transport {
       connectTimeoutMs: options.connectTimeoutMs,
       headersTimeoutMs: options.headersTimeoutMs,
       bodyTimeoutMs: options.bodyTimeoutMs,
+      ignoreKeepAliveHint: options.ignoreKeepAliveHint ?? false,
     };
     const proxy = options.connectProxy ?? null;
     this.#factory = proxy === null ? directFactory(url, options.tls, common) : connectFactory(url, new URL(proxy), options.tls, common);

@@ -19,6 +19,8 @@ export interface CommonOptions {
   connectTimeoutMs: number;
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
+  /** See TransportOptions.ignoreKeepAliveHint. @default false */
+  ignoreKeepAliveHint?: boolean;
 }
 
 export interface DispatcherFactory {
@@ -48,9 +50,13 @@ export function tlsConnectOptions(tls: TlsOptions, origin: URL): Record<string, 
 const CONNECT_BACKSTOP_MS = 2000;
 
 function base(common: CommonOptions, keepAliveTimeoutMs = common.keepAliveTimeoutMs) {
+  const keepAliveMaxTimeout = Math.max(keepAliveTimeoutMs, 600_000);
   return {
     keepAliveTimeout: keepAliveTimeoutMs,
-    keepAliveMaxTimeout: Math.max(keepAliveTimeoutMs, 600_000),
+    keepAliveMaxTimeout,
+    // undici keeps a socket min(hint − threshold, max): a threshold of −max makes it keep the socket for
+    // `keepAliveMaxTimeout`, whatever the hint, so only the server's own close ends it.
+    ...(common.ignoreKeepAliveHint === true ? { keepAliveTimeoutThreshold: -keepAliveMaxTimeout } : {}),
     headersTimeout: common.headersTimeoutMs,
     bodyTimeout: common.bodyTimeoutMs,
     // POST streams do not pipeline; one request per socket at a time.

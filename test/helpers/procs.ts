@@ -223,9 +223,15 @@ ${options.check === true ? '  option httpchk GET /health\n' : ''}  server engine
 /**
  * Real nginx as the reverse proxy of a streaming deployment, buffering responses or not (`proxy_buffering`).
  * With `tls`, it terminates TLS with a certificate of a CA made here: behind TLS, `proxy_buffering on` holds a
- * stream whole (its 16 KiB TLS buffer is flushed only at the end), the misconfiguration people meet.
+ * stream whole (its 16 KiB TLS buffer is flushed only at the end), the misconfiguration people meet. Idle
+ * keep-alive (`keepaliveTimeoutS`, default 75) and the body limit (`clientMaxBodySize`, nginx's default 1m) can be set.
  */
-export async function startNginx(t: TestContext, bin: string, enginePort: number, options: { buffering: boolean; tls?: boolean; readTimeoutS?: number }): Promise<ProxyProc> {
+export async function startNginx(
+  t: TestContext,
+  bin: string,
+  enginePort: number,
+  options: { buffering: boolean; tls?: boolean; readTimeoutS?: number; keepaliveTimeoutS?: number; clientMaxBodySize?: string },
+): Promise<ProxyProc> {
   const dir = tempDir(t, 'roundload-nginx-');
   const tmp = join(dir, 'tmp');
   mkdirSync(tmp, { recursive: true });
@@ -254,7 +260,8 @@ http {
   }
   server {
     listen 127.0.0.1:${port}${certs === null ? '' : ` ssl;\n    ssl_certificate ${certs.certFile};\n    ssl_certificate_key ${certs.keyFile}`};
-    keepalive_timeout 75s;
+    keepalive_timeout ${options.keepaliveTimeoutS ?? 75}s;
+    client_max_body_size ${options.clientMaxBodySize ?? '1m'};
     location / {
       proxy_pass http://engine;
       proxy_http_version 1.1;
