@@ -25,7 +25,14 @@ export function progressLine(v: VariantRecord, k: number, from: string): string 
 export function variantsTable(variants: readonly VariantRecord[], k: number): string {
   const rows = [['#', 'variant', 'result', 'time', 'folder'], ...variants.map((v) => [String(v.n), v.label, verdictText(v, k), seconds(v.duration_ms), v.slug])];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((cell, i) => (i === 0 || i === 3 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((cell, i) => (i === 0 || i === 3 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** The path in the answer: `via hop (direct passes: the hop is needed)`, `direct`, … */
@@ -39,8 +46,11 @@ function pathText(base: Workload, result: ShrinkResult): string {
 }
 
 /** `smallest failing: 1 agent × 7 rounds, context ÷4, think 0, via hop (direct passes: the hop is needed) — shrunk.yaml`. */
-export function answerLine(base: Workload, result: ShrinkResult, file: string): string {
-  if (!result.originalFails || result.best === null) return 'nothing to shrink: the original no longer fails k of k';
+export function answerLine(base: Workload, result: ShrinkResult, file: string, k: number): string {
+  const original = result.variants[0];
+  if (original?.verdict === 'passes') return `nothing to shrink: the original workload passed at try ${original.tries.length}/${k} (it no longer fails ${k} of ${k})`;
+  if (original?.verdict === 'cut') return `nothing to shrink: the time ran out before the original failed ${k} of ${k} (${original.tries.length} tries done)`;
+  if (result.best === null) return 'nothing to shrink: the original was not run';
   const early = result.stoppedEarly ? ' (stopped early: the smallest so far)' : '';
   return `smallest failing: ${describeShape(result.best.shape)}, ${pathText(base, result)}${early} — ${file}`;
 }
@@ -80,7 +90,16 @@ export function shrunkHeader(options: { runDir: string; base: Workload; start: S
 }
 
 /** shrink.json: the settings, every variant with its tries, and the answer. */
-export function shrinkLog(options: { runDir: string; failure: Failure; k: number; maxTimeMs: number; base: Workload; result: ShrinkResult; answer: string; shrunkFile: string | null }): Record<string, unknown> {
+export function shrinkLog(options: {
+  runDir: string;
+  failure: Failure;
+  k: number;
+  maxTimeMs: number;
+  base: Workload;
+  result: ShrinkResult;
+  answer: string;
+  shrunkFile: string | null;
+}): Record<string, unknown> {
   const { result } = options;
   return {
     run: options.runDir,
@@ -92,7 +111,7 @@ export function shrinkLog(options: { runDir: string; failure: Failure; k: number
     path_needed: result.pathNeeded,
     elapsed_ms: Math.round(result.elapsedMs),
     variants: result.variants,
-    smallest: result.best === null ? null : result.variants.filter((v) => v.kept).at(-1)?.settings ?? null,
+    smallest: result.best === null ? null : (result.variants.filter((v) => v.kept).at(-1)?.settings ?? null),
     shrunk_file: options.shrunkFile,
     answer: options.answer,
   };
