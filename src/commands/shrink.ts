@@ -2,7 +2,7 @@
 // against the same target (fewer agents, rounds, context, no think time, one connection, with or without its
 // proxy), written as shrunk.yaml beside shrink.json and every variant's results folders.
 import { readFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseDurationMs, parseWorkload, workloadToYaml, REDACTED, type Workload } from '../config/index.js';
 import { createRunFolder, readManifest, resultPath, writeJsonAtomic, writeTextAtomic } from '../results/index.js';
@@ -78,6 +78,12 @@ function originalWorkload(runDir: string, opts: ShrinkCommandOptions): Workload 
   return workload;
 }
 
+/** `path` relative to the working directory when it is under it, else absolute. */
+function shortPath(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel === '' ? '.' : rel.startsWith('..') || isAbsolute(rel) ? path : rel;
+}
+
 function integerFlag(flag: string, value: string | undefined, fallback: number, max: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
@@ -125,13 +131,13 @@ export async function shrinkCommand(runArg: string, opts: ShrinkCommandOptions, 
     });
     const shrunkFile = result.best === null ? null : join(out, 'shrunk.yaml');
     if (result.best !== null && shrunkFile !== null) {
-      const header = shrunkHeader({ runDir: relative(process.cwd(), runDir) || '.', base, start: shapeOf(base), failure, k, result });
+      const header = shrunkHeader({ runDir: shortPath(runDir), base, start: shapeOf(base), failure, k, result });
       const shrunk = applyShape(base, result.best.shape);
       const text = workloadToYaml({ ...shrunk, name: `${base.name.slice(0, 57)}-shrunk` }, header);
       parseWorkload(text, shrunkFile); // loadable by `roundload run`, or a bug here
       writeTextAtomic(shrunkFile, text);
     }
-    const answer = answerLine(base, result, shrunkFile === null ? '' : relative(process.cwd(), shrunkFile), k);
+    const answer = answerLine(base, result, shrunkFile === null ? '' : shortPath(shrunkFile), k);
     writeJsonAtomic(join(out, 'shrink.json'), shrinkLog({ runDir, failure, k, maxTimeMs, base, result, answer, shrunkFile }));
     write.out(`${variantsTable(result.variants, k)}\n\n${answer}\n`);
     if (!result.originalFails && stop.signal.aborted) return 130;

@@ -77,10 +77,25 @@ export async function fewerRounds(best: Best, trial: Trial): Promise<Best> {
   return current;
 }
 
-/** Halves every conversation size field together (÷2, ÷4, …) while it still fails and still makes a difference. */
+/** The divisor past which no conversation size field gets any smaller (every one at its least), at most ÷1024. */
+function smallestContextDivisor(conversation: Workload['conversation'], from: number): number {
+  let divisor = from;
+  while (divisor < MAX_CONTEXT_DIVISOR && contextShrinks(conversation, divisor * 2)) divisor *= 2;
+  return divisor;
+}
+
+/**
+ * A smaller context: first the smallest there is (every size field at its least), kept when it still fails;
+ * else every size field halved together (÷2, ÷4, …) while it still fails.
+ */
 export async function smallerContext(best: Best, trial: Trial, conversation: Workload['conversation']): Promise<Best> {
+  const from = best.shape.contextDivisor;
+  const least = smallestContextDivisor(conversation, from);
+  if (least === from || trial.timeUp()) return best;
+  const smallest = await keepIfFails(trial, { step: 'context', from: `÷${from}`, to: `÷${least}`, shape: { ...best.shape, contextDivisor: least } });
+  if (smallest !== null) return smallest;
   let current = best;
-  for (let divisor = best.shape.contextDivisor * 2; divisor <= MAX_CONTEXT_DIVISOR && contextShrinks(conversation, divisor) && !trial.timeUp(); divisor *= 2) {
+  for (let divisor = from * 2; divisor < least && !trial.timeUp(); divisor *= 2) {
     const next = await keepIfFails(trial, { step: 'context', from: `÷${divisor / 2}`, to: `÷${divisor}`, shape: { ...current.shape, contextDivisor: divisor } });
     if (next === null) break;
     current = next;

@@ -133,3 +133,18 @@ test('a failure that stays direct drops the path: the hop is not needed', async 
   assert.equal(result.best!.shape.direct, true);
   assert.match(answerLine(BASE, result, 'shrunk.yaml', 2), /1 agent × 5 rounds, .*direct \(it fails without the hop too: the hop is not needed\)/);
 });
+
+test('the smallest context is tried first; when it passes the context is halved while it still fails', async () => {
+  const clock = fakeClock();
+  // Fails only with a system prompt of 300 tokens or more (the default is 1200).
+  const { runner } = fakeRunner(clock, (r) => (r.workload.conversation.system_prompt_tokens >= 300 ? 2 : null));
+  const result = await shrinkWorkload(options(runner, clock, { k: 1 }));
+  const tried = result.variants.filter((v) => v.step === 'context').map((v) => [v.label, v.verdict]);
+  assert.deepEqual(tried, [
+    ['context ÷1 → ÷1024', 'passes'],
+    ['context ÷1 → ÷2', 'fails'],
+    ['context ÷2 → ÷4', 'fails'],
+    ['context ÷4 → ÷8', 'passes'],
+  ]);
+  assert.equal(result.best!.shape.contextDivisor, 4);
+});
