@@ -107,8 +107,8 @@ export async function shrinkCommand(runArg: string, opts: ShrinkCommandOptions, 
   const runDir = resolve(runArg);
   const k = integerFlag('--k', opts.k, 3, MAX_K);
   const maxTimeMs = durationFlag('--max-time', opts.maxTime ?? '10m');
-  const { failure, wallMs } = originalFailure(runDir);
   const base = originalWorkload(runDir, opts);
+  const { failure, wallMs } = originalFailure(runDir);
   const out = createRunFolder({ out: opts.out ?? join(runDir, 'shrink'), name: base.name });
   // A try's bound: the variant's own length (a timed run's duration, else the original run's wall time: a
   // variant is never bigger) plus its watchdog total.
