@@ -3,7 +3,7 @@
 import type { Workload } from '../config/index.js';
 import { describeFailure, type Failure } from './predicate.js';
 import { describeShape, scaledContext, type Shape } from './shape.js';
-import type { ShrinkResult, VariantRecord } from './search.js';
+import type { ShrinkResult, VariantRecord } from './records.js';
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 

@@ -4,8 +4,9 @@
 import type { Workload } from '../config/index.js';
 import { judgeTry, type Failure, type TryFigures } from './predicate.js';
 import { applyShape, shapeOf, shapeSettings } from './shape.js';
-import { directPath, fewerAgents, fewerRounds, noThinkTime, oneConnection, smallerContext, type Best, type Proposal, type StepName, type Trial, type TrialResult } from './steps.js';
+import { directPath, fewerAgents, fewerRounds, noThinkTime, oneConnection, smallerContext, type Best, type Proposal, type Trial, type TrialResult } from './steps.js';
 import { progressLine } from './report.js';
+import type { ShrinkResult, TryRecord, VariantRecord } from './records.js';
 
 /** One try to run: the variant's workload, where it stands in the shrink, and how long it may take. */
 export interface TryRequest {
@@ -30,30 +31,6 @@ export interface TryResult {
 
 export type VariantRunner = (request: TryRequest) => Promise<TryResult>;
 
-export interface TryRecord {
-  attempt: number;
-  fails: boolean;
-  first_failure_round: number | null;
-  hangs: number;
-  errors_by_class: Readonly<Record<string, number>>;
-  duration_ms: number;
-  status: string;
-  dir: string | null;
-}
-
-/** One variant as shrink.json records it. */
-export interface VariantRecord {
-  n: number;
-  slug: string;
-  step: StepName;
-  label: string;
-  settings: Record<string, unknown>;
-  verdict: TrialResult['verdict'];
-  kept: boolean;
-  tries: TryRecord[];
-  duration_ms: number;
-}
-
 export interface ShrinkOptions {
   base: Workload;
   failure: Failure;
@@ -69,18 +46,6 @@ export interface ShrinkOptions {
   log: (line: string) => void;
   /** Aborted: no more tries (Ctrl-C). */
   signal?: AbortSignal;
-}
-
-export interface ShrinkResult {
-  originalFails: boolean;
-  /** The smallest shape that failed k of k (the original's when nothing smaller did); null when the original passed. */
-  best: Best | null;
-  /** The via is needed (direct passes), not needed (direct fails too), or null: not tried. */
-  pathNeeded: boolean | null;
-  variants: VariantRecord[];
-  /** The time budget ran out (or the shrink was stopped) before every step was done. */
-  stoppedEarly: boolean;
-  elapsedMs: number;
 }
 
 /** Runs proposals k times each, recording them; the steps' Trial. */
