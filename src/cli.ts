@@ -7,7 +7,7 @@ import { Command, CommanderError } from 'commander';
 import { RoundloadError } from './errors.js';
 import { VERSION } from './version.js';
 import { guardTerminal } from './util/index.js';
-import type { RecordCommandOptions, RunCommandOptions, HistoryLsOptions, TrendCommandOptions, ProbePathCommandOptions } from './commands/index.js';
+import type { RecordCommandOptions, RunCommandOptions, HistoryLsOptions, TrendCommandOptions, ProbePathCommandOptions, ShrinkCommandOptions } from './commands/index.js';
 
 // Each command's module is imported when its command runs, not before: `roundload run` never loads what
 // compare, history or the hop need (start-up time is part of every run; bench/README.md, "Start-up").
@@ -25,6 +25,7 @@ const commands = {
   history: () => import('./commands/history.js'),
   trend: () => import('./commands/trend.js'),
   probePath: () => import('./commands/probe-path.js'),
+  shrink: () => import('./commands/shrink.js'),
 };
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
@@ -296,6 +297,20 @@ function program(): Command {
 
   for (const command of cli.commands) command.showHelpAfterError(`see roundload ${command.name()} --help`);
   for (const command of trace.commands) command.showHelpAfterError(`see roundload trace ${command.name()} --help`);
+  cli
+    .command('shrink')
+    .description('delta-debug a failed run: rerun smaller variants of its workload against the same target and write the smallest that still fails k of k (shrunk.yaml)')
+    .argument('<run>', 'results folder of the failed run (its run.json and summary.json)')
+    .option('--target <url>', "base URL of the server (default: the run's target.url)")
+    .option('--k <n>', 'tries each variant must fail, all of them (a variant stops at its first pass)', '3')
+    .option('--max-time <time>', 'time for the whole shrink (10m, 1h); when it runs out, the smallest failing variant so far', '10m')
+    .option('--out <dir>', 'folder for shrunk.yaml, shrink.json and variants/ (missing or empty; default <run>/shrink/)')
+    .option('--no-keep', "delete each try's results folder once it is judged")
+    .option('--set <path=value>', "override a field of the run's workload in every variant (repeatable)", collect, [])
+    .action(async (run: string, opts: ShrinkCommandOptions) => {
+      process.exitCode = await (await commands.shrink()).shrinkCommand(run, opts);
+    });
+
   for (const command of history.commands) command.showHelpAfterError(`see roundload history ${command.name()} --help`);
   return cli;
 }

@@ -13,3 +13,4 @@ export { traceImportCommand, traceShowCommand } from './trace.js';
 export { historyLsCommand, historyShowCommand, historyImportCommand, historyExportCommand, type HistoryLsOptions } from './history.js';
 export { trendCommand, type TrendCommandOptions } from './trend.js';
 export { probePathCommand, type ProbePathCommandOptions } from './probe-path.js';
+export { shrinkCommand, type ShrinkCommandOptions } from './shrink.js';
