@@ -231,14 +231,17 @@ export class ReplayBodies {
         newFixedChars += text.length;
       }
     }
+    // Pinned when sized: the scaled messages of a first request but its last (the one left to absorb the
+    // error), so a prefix other conversations share (system prompt, first instructions) stays shared.
+    const lastScaled = parts.findLastIndex((p) => p.kind === 'scaled');
     const build = (scale: number, pin = false): BuiltBody => {
       let scaledChars = 0;
-      const out = parts.map((p): Sent => {
+      const out = parts.map((p, i): Sent => {
         if (p.kind === 'echo') return p.sent;
         if (p.kind !== 'scaled') return { hash: p.hash, json: JSON.stringify(p.message) };
         const content = textOf(p.shape, scale);
         scaledChars += content.length;
-        if (pin && this.#pins !== null) this.#pins.set(p.hash, content.length);
+        if (pin && echoed === 0 && i !== lastScaled && this.#pins !== null) this.#pins.set(p.hash, content.length);
         return { hash: p.hash, json: JSON.stringify({ ...p.head, content }) };
       });
       this.#sent = out;

@@ -9,20 +9,21 @@ import type { BodyDraft } from './replay-body.js';
  * density learnt from the server's usage, the server's tokenize endpoint, or not at all (recorded contents). */
 export type SizedBy = 'characters' | 'usage' | 'tokenize' | 'verbatim';
 
-/** The server's tokenize endpoint, probed at the start of a replay. */
+/** What a replay learns of the server's tokens before its first request: its tokenize endpoint, or the usage
+ * of one short chat request (max_tokens 1) made of synthetic text. */
 export interface ServerTokenizer {
   /** `llama.cpp`: `POST /tokenize {content}` → `{tokens}`; `vllm`: `POST /tokenize {model, prompt}` →
-   * `{count, tokens}` (SGLang answers the same way). */
-  kind: 'llama.cpp' | 'vllm';
+   * `{count, tokens}` (SGLang answers the same way); `usage`: no endpoint, a chat request's usage. */
+  kind: 'llama.cpp' | 'vllm' | 'usage';
   /** Tokens per character of synthetic text, measured on a sample. */
   tokensPerChar: number;
-  /** The server's token count of a text (no chat template). */
-  count: (text: string) => Promise<number>;
+  /** The server's token count of a text (no chat template); null without a tokenize endpoint. */
+  count: ((text: string) => Promise<number>) | null;
 }
 
 /** Chat-template tokens per message a raw tokenize does not count (role markers, separators): a guess, which
  * the usage of the first answer replaces. */
-const TEMPLATE_TOKENS_PER_MESSAGE = 4;
+export const TEMPLATE_TOKENS_PER_MESSAGE = 4;
 /** Scales outside these bounds are not a tokenizer's difference but a recording the replay cannot match. */
 const MIN_SCALE = 0.2;
 const MAX_SCALE = 5;
@@ -108,12 +109,12 @@ export class ConversationSizer {
       return { known, density, otherChars: draft.newFixedChars, by: 'usage' };
     }
     if (shared.body.value !== null) return { known: 0, density: shared.body.value, otherChars: draft.fixedText().length, by: 'usage' };
-    if (tokenizer !== null) {
-      const fixed = await tokenizer.count(draft.fixedText()).catch(() => null);
-      if (fixed === null) return null;
-      return { known: fixed + TEMPLATE_TOKENS_PER_MESSAGE * draft.messages, density: tokenizer.tokensPerChar, otherChars: 0, by: 'tokenize' };
-    }
-    return null;
+    if (tokenizer === null) return null;
+    const template = TEMPLATE_TOKENS_PER_MESSAGE * draft.messages;
+    if (tokenizer.count === null) return { known: template, density: tokenizer.tokensPerChar, otherChars: draft.fixedText().length, by: 'usage' };
+    const fixed = await tokenizer.count(draft.fixedText()).catch(() => null);
+    if (fixed === null) return { known: template, density: tokenizer.tokensPerChar, otherChars: draft.fixedText().length, by: 'tokenize' };
+    return { known: fixed + template, density: tokenizer.tokensPerChar, otherChars: 0, by: 'tokenize' };
   }
 
   /** What the server counted for the request built from `draft` (null: no usage; the next request then sizes

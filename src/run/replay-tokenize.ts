@@ -1,7 +1,7 @@
 // The server's tokenize endpoint, probed once when a replay starts (bounded): llama.cpp's `POST /tokenize
 // {content}` → `{tokens}`, vLLM's `POST /tokenize {model, prompt}` → `{count, tokens}` (SGLang answers the same
 // way). With one, a replay sizes its first requests in the server's own tokens; without, it learns from usage.
-import { ReplayCalibration, syntheticText, type ServerTokenizer } from '../agent/index.js';
+import { ReplayCalibration, syntheticText, TEMPLATE_TOKENS_PER_MESSAGE, type ServerTokenizer } from '../agent/index.js';
 import type { Transport } from '../transport/index.js';
 import { isObject } from '../util/index.js';
 import type { ReplayPlan } from './replay.js';
@@ -64,13 +64,31 @@ export async function probeTokenizer(transport: Transport, headers: Record<strin
     // No such endpoint at all: the other form is not worth a request.
     if (answer.status === 404 || answer.status === 405) break;
   }
-  return { tokenizer: null, line: `no tokenize endpoint (${tried.join('; ')}): requests are sized from the server's usage once a conversation's first answer is in` };
+  return { tokenizer: null, line: `no tokenize endpoint (${tried.join('; ')})` };
+}
+
+/** Without a tokenize endpoint: one chat request of synthetic text (max_tokens 1, not part of the replay) gives
+ * the server's tokens per synthetic character from its usage. Null when it has none to give. */
+async function probeUsage(transport: Transport, headers: Record<string, string>, model: string): Promise<{ tokenizer: ServerTokenizer | null; line: string }> {
+  const json = JSON.stringify({ model, messages: [{ role: 'user', content: SAMPLE }], max_tokens: 1, stream: false });
+  try {
+    const res = await transport.get('/v1/chat/completions', { timeoutMs: PROBE_MS * 5, headers, json });
+    const usage = res.status === 200 ? (JSON.parse(res.body) as { usage?: { prompt_tokens?: unknown } }).usage : undefined;
+    const prompt = typeof usage?.prompt_tokens === 'number' ? usage.prompt_tokens - TEMPLATE_TOKENS_PER_MESSAGE : null;
+    if (prompt === null || prompt <= 0) return { tokenizer: null, line: `a probe request gave no usage (HTTP ${res.status}): requests are sized from each conversation's usage once its first answer is in` };
+    const tokenizer: ServerTokenizer = { kind: 'usage', tokensPerChar: prompt / SAMPLE.length, count: null };
+    return { tokenizer, line: `a probe request's usage: the server counts ${(SAMPLE.length / prompt).toFixed(2)} characters a token of synthetic text; then each answer's usage` };
+  } catch (error) {
+    return { tokenizer: null, line: `a probe request failed (${error instanceof Error ? error.message : String(error)}): requests are sized from each conversation's usage once its first answer is in` };
+  }
 }
 
 /** The run's calibration: probes the tokenize endpoint unless sizing is by characters or nothing is synthetic. */
 export async function replayCalibration(transport: Transport, headers: Record<string, string>, model: string, plan: ReplayPlan): Promise<{ calibration: ReplayCalibration; line: string | null }> {
   if (plan.settings.sizing === 'characters') return { calibration: new ReplayCalibration(null, false), line: 'synthetic text at its recorded characters (replay.sizing: characters)' };
   if (plan.verbatim) return { calibration: new ReplayCalibration(null, false), line: null };
-  const { tokenizer, line } = await probeTokenizer(transport, headers, model);
-  return { calibration: new ReplayCalibration(tokenizer), line };
+  const found = await probeTokenizer(transport, headers, model);
+  if (found.tokenizer !== null) return { calibration: new ReplayCalibration(found.tokenizer), line: found.line };
+  const probed = await probeUsage(transport, headers, model);
+  return { calibration: new ReplayCalibration(probed.tokenizer), line: `${found.line}; ${probed.line}` };
 }
