@@ -24,13 +24,19 @@ export interface ServerTokenizer {
 /** Chat-template tokens per message a raw tokenize does not count (role markers, separators): a guess, which
  * the usage of the first answer replaces. */
 export const TEMPLATE_TOKENS_PER_MESSAGE = 4;
-/** Scales outside these bounds are not a tokenizer's difference but a recording the replay cannot match. */
-const MIN_SCALE = 0.2;
-const MAX_SCALE = 5;
+/** Bounds of a scale. Wide: besides the tokenizers' difference, a round's new text absorbs the error of the
+ * history (a first round sent at its recorded characters may be half the tokens, and the next round's tool
+ * result must then make up for it); beyond them the recording cannot be matched and the comparison says so. */
+const MIN_SCALE = 0.05;
+const MAX_SCALE = 20;
 /** A prediction at the recorded size this close to the target keeps the recorded size (text unchanged). */
 const KEEP_RECORDED = 0.01;
 /** New text shorter than this tells too little of the server's density to learn from. */
 const MIN_LEARN_CHARS = 200;
+/** A conversation's own density is used once it has observed this much new text. */
+const TRUST_OWN_CHARS = 5000;
+/** The probe's sample counts as this much observed text in the run's density. */
+const PROBE_WEIGHT_CHARS = 2000;
 
 /** Tokens per character, summed over observations. */
 class Density {
@@ -64,7 +70,9 @@ export class ReplayCalibration {
   constructor(
     readonly tokenizer: ServerTokenizer | null,
     readonly enabled = true,
-  ) {}
+  ) {
+    if (tokenizer !== null) this.marginal.add(tokenizer.tokensPerChar * PROBE_WEIGHT_CHARS, PROBE_WEIGHT_CHARS);
+  }
 }
 
 /** How one request was sized. */
@@ -104,7 +112,10 @@ export class ConversationSizer {
     if (draft.echoed > 0 && this.#last !== null) {
       // The history's tokens are known: the server counted them last round, and the answer it wrote.
       const known = this.#last.prompt + (draft.liveAnswer ? (this.#last.completion ?? 0) : 0);
-      const density = this.#marginal.value ?? shared.marginal.value ?? tokenizer?.tokensPerChar ?? shared.body.value;
+      // This conversation's own density once it has seen enough text; before, the run's (which includes it):
+      // synthetic words are drawn at random, so a few hundred characters' density varies by several percent.
+      const own = this.#marginal.chars >= TRUST_OWN_CHARS ? this.#marginal.value : null;
+      const density = own ?? shared.marginal.value ?? tokenizer?.tokensPerChar ?? shared.body.value;
       if (density === null) return null;
       return { known, density, otherChars: draft.newFixedChars, by: 'usage' };
     }

@@ -50,9 +50,12 @@ export interface ReplayMatch {
   completion_worst: { round: number; diff_pct: number } | null;
   /** Requests by how their synthetic text was sized (docs/replay.md, "True to the server's tokenizer"). */
   sized: Record<SizedBy, number>;
-  /** Recorded / replayed prompt tokens of the replay's first request that reported usage: how much the
-   * server's tokenizer differs on synthetic text before calibration (null: none reported). */
+  /** Recorded / replayed prompt tokens of the replay's first request that reported usage (null: none did),
+   * and how that request was sized: by `characters`, it says how differently the server counts synthetic text. */
   first_ratio: number | null;
+  first_sized: SizedBy | null;
+  /** Mean scale of the synthetic text over the requests sized by `usage` or `tokenize` (null: none). */
+  scale_mean: number | null;
 }
 
 export interface ReplaySummary {
@@ -128,12 +131,13 @@ export class ReplayComparison {
   #requests = 0;
   readonly #sized: Record<SizedBy, number> = { characters: 0, usage: 0, tokenize: 0, verbatim: 0 };
   /** The earliest replayed request with usage: when it started, recorded / replayed prompt tokens. */
-  #firstRatio: { runMs: number; ratio: number | null } | null = null;
+  #firstRatio: { runMs: number; ratio: number | null; by: SizedBy | null } | null = null;
+  readonly #scales: number[] = [];
 
   #first(record: RequestRecord, promptTokens: number): void {
     if (this.#firstRatio !== null && this.#firstRatio.runMs <= record.run_ms) return;
     const recorded = record.replay === undefined ? null : (this.#bySeq.get(record.replay.seq)?.prompt_tokens ?? null);
-    this.#firstRatio = { runMs: record.run_ms, ratio: recorded === null || promptTokens === 0 ? null : round3(recorded / promptTokens) };
+    this.#firstRatio = { runMs: record.run_ms, ratio: recorded === null || promptTokens === 0 ? null : round3(recorded / promptTokens), by: record.replay?.sizing?.by ?? null };
   }
 
   constructor(recorded: readonly RecordedRequest[], settings: { file: string; connection: string; speed: number }) {
@@ -173,7 +177,11 @@ export class ReplayComparison {
     else a.hangs += 1;
     if (record.replay.answer === 'live') this.#answers.live += 1;
     if (record.replay.answer === 'substituted') this.#answers.substituted += 1;
-    if (record.replay.sizing !== undefined) this.#sized[record.replay.sizing.by] += 1;
+    const sizing = record.replay.sizing;
+    if (sizing !== undefined) {
+      this.#sized[sizing.by] += 1;
+      if (sizing.by === 'usage' || sizing.by === 'tokenize') this.#scales.push(sizing.scale);
+    }
     this.#socket(record);
   }
 
@@ -225,6 +233,8 @@ export class ReplayComparison {
         completion_worst: completion.worst,
         sized: { ...this.#sized },
         first_ratio: this.#firstRatio?.ratio ?? null,
+        first_sized: this.#firstRatio?.by ?? null,
+        scale_mean: this.#scales.length === 0 ? null : round3(this.#scales.reduce((a, b) => a + b, 0) / this.#scales.length),
       },
     };
   }
