@@ -118,11 +118,9 @@ export interface BodyDraft {
   messages: number;
   /** Messages re-sent as sent last round (the conversation's history). */
   echoed: number;
-  /** The live answer fills the answer slot (its tokens are the last answer's completion tokens). */
-  liveAnswer: boolean;
   /** Characters of new synthetic text at its recorded size: what the scale multiplies. */
   scalableChars: number;
-  /** Characters of the other new text (recorded contents, substituted answers, pinned text), the live answer's not. */
+  /** Characters of the other new text: the live answer, recorded contents, substituted answers, pinned text. */
   newFixedChars: number;
   /** Some message is the recorded one (a `--content` trace): sent verbatim, never scaled. */
   verbatim: boolean;
@@ -225,9 +223,9 @@ export class ReplayBodies {
     for (const p of parts) {
       if (p.kind === 'echo') echoed += 1;
       else if (p.kind === 'scaled') scalableChars += p.shape.chars;
-      else if (p.kind === 'fixed') {
+      else {
         const text = messageText(p.message);
-        fixedTexts.push(text);
+        if (p.kind === 'fixed') fixedTexts.push(text);
         newFixedChars += text.length;
       }
     }
@@ -249,7 +247,7 @@ export class ReplayBodies {
       return { body: this.#body(shape, out), answer, scaledChars };
     };
     const verbatim = parts.some((p) => p.kind === 'fixed' && p.recorded === true);
-    return { messages: parts.length, echoed, verbatim, liveAnswer: answer === 'live', scalableChars, newFixedChars, fixedText: () => fixedTexts.join('\n'), build };
+    return { messages: parts.length, echoed, verbatim, scalableChars, newFixedChars, fixedText: () => fixedTexts.join('\n'), build };
   }
 
   /** The live answer of the round just sent (null: it failed), for the next round's answer slot. */

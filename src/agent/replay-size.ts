@@ -86,8 +86,8 @@ export interface Sizing {
 export class ConversationSizer {
   readonly #shared: ReplayCalibration;
   readonly #marginal = new Density();
-  /** The last request's observed prompt tokens and its answer's completion tokens (null: unknown). */
-  #last: { prompt: number; completion: number | null } | null = null;
+  /** The last request's observed prompt tokens (null: unknown). */
+  #last: { prompt: number } | null = null;
 
   constructor(shared: ReplayCalibration) {
     this.#shared = shared;
@@ -110,8 +110,9 @@ export class ConversationSizer {
     const shared = this.#shared;
     const tokenizer = shared.tokenizer;
     if (draft.echoed > 0 && this.#last !== null) {
-      // The history's tokens are known: the server counted them last round, and the answer it wrote.
-      const known = this.#last.prompt + (draft.liveAnswer ? (this.#last.completion ?? 0) : 0);
+      // The history's tokens are known: the server counted them last round. The answer it wrote is new text
+      // here: re-sent in a prompt, it is counted as prompt text, not as the completion tokens it was.
+      const known = this.#last.prompt;
       // This conversation's own density once it has seen enough text; before, the run's (which includes it):
       // synthetic words are drawn at random, so a few hundred characters' density varies by several percent.
       const own = this.#marginal.chars >= TRUST_OWN_CHARS ? this.#marginal.value : null;
@@ -130,14 +131,14 @@ export class ConversationSizer {
 
   /** What the server counted for the request built from `draft` (null: no usage; the next request then sizes
    * without a known history). */
-  observe(draft: BodyDraft, sent: { scaledChars: number }, recordedTokens: number | null, promptTokens: number | null, completionTokens: number | null): void {
+  observe(draft: BodyDraft, sent: { scaledChars: number }, recordedTokens: number | null, promptTokens: number | null): void {
     const last = this.#last;
-    this.#last = promptTokens === null ? null : { prompt: promptTokens, completion: completionTokens };
+    this.#last = promptTokens === null ? null : { prompt: promptTokens };
     if (promptTokens === null) return;
     const shared = this.#shared;
     if (shared.firstRatio === null && recordedTokens !== null && promptTokens > 0) shared.firstRatio = recordedTokens / promptTokens;
     if (draft.echoed > 0 && last !== null) {
-      const newTokens = promptTokens - last.prompt - (draft.liveAnswer ? (last.completion ?? 0) : 0);
+      const newTokens = promptTokens - last.prompt;
       const newChars = draft.newFixedChars + sent.scaledChars;
       if (newChars < MIN_LEARN_CHARS) return;
       this.#marginal.add(newTokens, newChars);

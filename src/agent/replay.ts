@@ -84,7 +84,7 @@ export async function runReplayAgent(spec: ReplayAgentSpec): Promise<number> {
     const { record } = outcome;
     emitOutcome(spec.emit, { ...record, replay: { seq: round.seq, connection: round.connection, answer: built.answer, sizing: { by: sizing.by, scale: round3(sizing.scale) } } });
     const usage = record.status === 'ok' && !record.tokens_estimated;
-    sizer.observe(draft, built, round.promptTokens, usage ? record.prompt_tokens : null, usage ? record.completion_tokens : null);
+    sizer.observe(draft, built, round.promptTokens, usage ? record.prompt_tokens : null);
     bodies.answered(outcome.message);
     spec.onRoundEnd?.(round);
     if (outcome.record.status === 'hang' && spec.onHang === 'abort-agent') break;

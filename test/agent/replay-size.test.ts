@@ -48,7 +48,7 @@ async function replay(calibration: ReplayCalibration, n: number, rounds: number)
     sent.push(built.body);
     const text = 'x'.repeat(200);
     bodies.answered(answer(text));
-    sizer.observe(draft, built, recorded, observed, Math.round(0.15 * text.length));
+    sizer.observe(draft, built, recorded, observed);
   }
   return { off, bodies: sent };
 }
