@@ -126,6 +126,8 @@ export interface BodyDraft {
   verbatim: boolean;
   /** The text of the body that no scale changes: tools, recorded or pinned messages, tool calls. */
   fixedText: () => string;
+  /** The new synthetic text at `scale`, without sending it (for a tokenizer to count). */
+  scaledText: (scale: number) => string;
   /** Sizes the synthetic text (`scale` × recorded length) and sends: the history becomes this body's messages.
    * `pin`: later drafts send the same text at the size chosen now. */
   build: (scale: number, pin?: boolean) => BuiltBody;
@@ -247,7 +249,8 @@ export class ReplayBodies {
       return { body: this.#body(shape, out), answer, scaledChars };
     };
     const verbatim = parts.some((p) => p.kind === 'fixed' && p.recorded === true);
-    return { messages: parts.length, echoed, verbatim, scalableChars, newFixedChars, fixedText: () => fixedTexts.join('\n'), build };
+    const scaledText = (scale: number): string => parts.map((p) => (p.kind === 'scaled' ? textOf(p.shape, scale) : '')).join('');
+    return { messages: parts.length, echoed, verbatim, scalableChars, newFixedChars, fixedText: () => fixedTexts.join('\n'), scaledText, build };
   }
 
   /** The live answer of the round just sent (null: it failed), for the next round's answer slot. */

@@ -81,6 +81,15 @@ export interface Sizing {
   by: SizedBy;
 }
 
+/** The density of a request's own synthetic text, counted by the tokenizer at about the scale it will be sent
+ * at (words are drawn at random: a text's density differs from the sample's by a few percent). */
+async function densityOf(draft: BodyDraft, sampleDensity: number, count: (text: string) => Promise<number>, tokensWanted: number): Promise<number> {
+  const guess = Math.min(MAX_SCALE, Math.max(MIN_SCALE, tokensWanted / (sampleDensity * draft.scalableChars)));
+  const text = draft.scaledText(guess);
+  const tokens = text.length === 0 ? null : await count(text).catch(() => null);
+  return tokens === null || tokens <= 0 ? sampleDensity : tokens / text.length;
+}
+
 /** One conversation's closed loop: sizes each request's new synthetic text to reach the recorded prompt
  * tokens, and learns from each answer's usage. */
 export class ConversationSizer {
@@ -97,7 +106,7 @@ export class ConversationSizer {
   async scale(draft: BodyDraft, recordedTokens: number | null): Promise<Sizing> {
     if (draft.scalableChars === 0) return { scale: 1, by: draft.verbatim ? 'verbatim' : 'characters' };
     if (!this.#shared.enabled || recordedTokens === null || recordedTokens <= 0) return { scale: 1, by: 'characters' };
-    const model = await this.#predictor(draft);
+    const model = await this.#predictor(draft, recordedTokens);
     if (model === null) return { scale: 1, by: 'characters' };
     const atRecorded = model.known + model.density * (model.otherChars + draft.scalableChars);
     if (Math.abs(atRecorded - recordedTokens) <= KEEP_RECORDED * recordedTokens) return { scale: 1, by: model.by };
@@ -106,7 +115,7 @@ export class ConversationSizer {
   }
 
   /** Predicted tokens = known + density × (otherChars + scaled chars), from the best knowledge at hand. */
-  async #predictor(draft: BodyDraft): Promise<{ known: number; density: number; otherChars: number; by: SizedBy } | null> {
+  async #predictor(draft: BodyDraft, recordedTokens: number): Promise<{ known: number; density: number; otherChars: number; by: SizedBy } | null> {
     const shared = this.#shared;
     const tokenizer = shared.tokenizer;
     if (draft.echoed > 0 && this.#last !== null) {
@@ -123,10 +132,11 @@ export class ConversationSizer {
     if (shared.body.value !== null) return { known: 0, density: shared.body.value, otherChars: draft.fixedText().length, by: 'usage' };
     if (tokenizer === null) return null;
     const template = TEMPLATE_TOKENS_PER_MESSAGE * draft.messages;
-    if (tokenizer.count === null) return { known: template, density: tokenizer.tokensPerChar, otherChars: draft.fixedText().length, by: 'usage' };
-    const fixed = await tokenizer.count(draft.fixedText()).catch(() => null);
+    const count = tokenizer.count;
+    if (count === null) return { known: template, density: tokenizer.tokensPerChar, otherChars: draft.fixedText().length, by: 'usage' };
+    const fixed = await count(draft.fixedText()).catch(() => null);
     if (fixed === null) return { known: template, density: tokenizer.tokensPerChar, otherChars: draft.fixedText().length, by: 'tokenize' };
-    return { known: fixed + template, density: tokenizer.tokensPerChar, otherChars: 0, by: 'tokenize' };
+    return { known: fixed + template, density: await densityOf(draft, tokenizer.tokensPerChar, count, recordedTokens - fixed - template), otherChars: 0, by: 'tokenize' };
   }
 
   /** What the server counted for the request built from `draft` (null: no usage; the next request then sizes
