@@ -98,7 +98,15 @@ function mean(values: number[]): number | null {
 }
 
 function side(a: Acc, hangs: boolean): ReplaySide {
-  return { requests: a.requests, prompt_tokens_mean: mean(a.prompt), completion_tokens_mean: mean(a.completion), ttft_p50_ms: median(a.ttft), e2e_p50_ms: median(a.e2e), errors: a.errors, hangs: hangs ? a.hangs : null };
+  return {
+    requests: a.requests,
+    prompt_tokens_mean: mean(a.prompt),
+    completion_tokens_mean: mean(a.completion),
+    ttft_p50_ms: median(a.ttft),
+    e2e_p50_ms: median(a.e2e),
+    errors: a.errors,
+    hangs: hangs ? a.hangs : null,
+  };
 }
 
 function diffPct(recorded: number | null, replayed: number | null): number | null {

@@ -46,7 +46,10 @@ function answersLine(r: ReplaySummary): string {
 function matchLine(r: ReplaySummary): string {
   const m = r.match;
   if (m.prompt_mean_abs_pct === null || m.prompt_worst === null) return 'prompt tokens: not compared (no usage on one side)';
-  const completion = m.completion_worst === null ? '' : `; completion tokens ${m.completion_mean_abs_pct}% (worst round ${m.completion_worst.round}, ${pct(m.completion_worst.diff_pct)}: the recorded max_tokens is sent, the server decides the answers' lengths)`;
+  const completion =
+    m.completion_worst === null
+      ? ''
+      : `; completion tokens ${m.completion_mean_abs_pct}% (worst round ${m.completion_worst.round}, ${pct(m.completion_worst.diff_pct)}: the recorded max_tokens is sent, the server decides the answers' lengths)`;
   return `prompt tokens off by ${m.prompt_mean_abs_pct}% per round on average, worst round ${m.prompt_worst.round} (${pct(m.prompt_worst.diff_pct)})${completion}`;
 }
 
@@ -59,7 +62,9 @@ function sizingLine(r: ReplaySummary): string {
   if (s.usage > 0 && m.first_sized === 'characters' && m.first_ratio !== null) return `calibrated from the server's usage (ratio ${m.first_ratio.toFixed(2)} after round 1${scale})`;
   if (s.usage > 0) return `calibrated from the server's usage (a probe request's, then each answer's${scale})`;
   if (s.verbatim > 0) return 'recorded contents sent verbatim (a --content trace): no sizing';
-  return m.first_ratio === null ? 'synthetic text at its recorded characters' : `synthetic text at its recorded characters (recorded / replayed prompt tokens ${m.first_ratio.toFixed(2)} on the first request)`;
+  return m.first_ratio === null
+    ? 'synthetic text at its recorded characters'
+    : `synthetic text at its recorded characters (recorded / replayed prompt tokens ${m.first_ratio.toFixed(2)} on the first request)`;
 }
 
 /** The lines of the terminal's section: a head line, sockets and answers, the per-round table. */

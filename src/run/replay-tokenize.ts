@@ -75,11 +75,15 @@ async function probeUsage(transport: Transport, headers: Record<string, string>,
     const res = await transport.get('/v1/chat/completions', { timeoutMs: PROBE_MS * 5, headers, json });
     const usage = res.status === 200 ? (JSON.parse(res.body) as { usage?: { prompt_tokens?: unknown } }).usage : undefined;
     const prompt = typeof usage?.prompt_tokens === 'number' ? usage.prompt_tokens - TEMPLATE_TOKENS_PER_MESSAGE : null;
-    if (prompt === null || prompt <= 0) return { tokenizer: null, line: `a probe request gave no usage (HTTP ${res.status}): requests are sized from each conversation's usage once its first answer is in` };
+    if (prompt === null || prompt <= 0)
+      return { tokenizer: null, line: `a probe request gave no usage (HTTP ${res.status}): requests are sized from each conversation's usage once its first answer is in` };
     const tokenizer: ServerTokenizer = { kind: 'usage', tokensPerChar: prompt / SAMPLE.length, count: null };
     return { tokenizer, line: `a probe request's usage: the server counts ${(SAMPLE.length / prompt).toFixed(2)} characters a token of synthetic text; then each answer's usage` };
   } catch (error) {
-    return { tokenizer: null, line: `a probe request failed (${error instanceof Error ? error.message : String(error)}): requests are sized from each conversation's usage once its first answer is in` };
+    return {
+      tokenizer: null,
+      line: `a probe request failed (${error instanceof Error ? error.message : String(error)}): requests are sized from each conversation's usage once its first answer is in`,
+    };
   }
 }
 

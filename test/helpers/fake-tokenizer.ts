@@ -50,7 +50,12 @@ function answer(req: FakeRequest, res: ServerResponse): void {
   const body = req.body ?? {};
   const messages = (Array.isArray(body.messages) ? body.messages : []) as Message[];
   const prompt = fakePromptTokens(body);
-  if (body.stream !== true) return json(res, 200, { object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'length' }], usage: { prompt_tokens: prompt, completion_tokens: 1 } });
+  if (body.stream !== true)
+    return json(res, 200, {
+      object: 'chat.completion',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'length' }],
+      usage: { prompt_tokens: prompt, completion_tokens: 1 },
+    });
   if (messages.at(-1)?.role === 'user') {
     const args = `{"path":"src/parser_${req.n % 7}.ts"}`;
     const call = { index: 0, id: `call_${req.n}`, type: 'function', function: { name: 'read_file', arguments: args } };
