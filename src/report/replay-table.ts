@@ -46,10 +46,9 @@ function answersLine(r: ReplaySummary): string {
 function matchLine(r: ReplaySummary): string {
   const m = r.match;
   if (m.prompt_mean_abs_pct === null || m.prompt_worst === null) return 'prompt tokens: not compared (no usage on one side)';
-  const completion =
-    m.completion_worst === null
-      ? ''
-      : `; completion tokens ${m.completion_mean_abs_pct}% (worst round ${m.completion_worst.round}, ${pct(m.completion_worst.diff_pct)}: the recorded max_tokens is sent, the server decides the answers' lengths)`;
+  const w = m.completion_worst;
+  const why = w !== null && Math.abs(w.diff_pct) > 3 ? ": not matched — the recorded max_tokens is sent, the server decides the answers' lengths" : '';
+  const completion = w === null ? '' : `; completion tokens ${m.completion_mean_abs_pct}% (worst round ${w.round}, ${pct(w.diff_pct)}${why})`;
   return `prompt tokens off by ${m.prompt_mean_abs_pct}% per round on average, worst round ${m.prompt_worst.round} (${pct(m.prompt_worst.diff_pct)})${completion}`;
 }
 
