@@ -4,7 +4,7 @@
 // is the recorded one (`--content`) or synthetic text of its recorded length — the same text wherever the
 // hashes are equal, so prefixes shared across conversations stay shared.
 import type { AssembledMessage } from '../stream/index.js';
-import { Rng } from '../util/index.js';
+import { Rng, isObject } from '../util/index.js';
 import { FILLER_WORDS } from './text.js';
 
 /** The shapes this module reads from a trace (see src/trace/types.ts, the file format). */
@@ -53,9 +53,24 @@ export function syntheticText(seed: string, chars: number): string {
   return parts.join(' ').slice(0, chars);
 }
 
-function textOf(m: ShapeMessage): string {
-  if (m.segments !== undefined && m.segments.length > 0) return m.segments.map((s) => syntheticText(s.hash, s.chars)).join('');
-  return syntheticText(m.hash, m.chars);
+/** A message's synthetic text, `scale` × its recorded length (block by block when it is made of blocks). */
+function textOf(m: ShapeMessage, scale = 1): string {
+  const sized = (chars: number): number => (scale === 1 ? chars : Math.round(chars * scale));
+  if (m.segments !== undefined && m.segments.length > 0) return m.segments.map((s) => syntheticText(s.hash, sized(s.chars))).join('');
+  return syntheticText(m.hash, sized(m.chars));
+}
+
+/** The text a message carries for a tokenizer: content, reasoning, tool-call names and arguments. */
+function messageText(message: Record<string, unknown>): string {
+  const texts: string[] = [];
+  const { content, reasoning_content: reasoning, tool_calls: calls } = message;
+  if (typeof content === 'string') texts.push(content);
+  else if (Array.isArray(content)) for (const part of content) if (isObject(part) && typeof part.text === 'string') texts.push(part.text);
+  if (typeof reasoning === 'string') texts.push(reasoning);
+  if (Array.isArray(calls)) {
+    for (const c of calls) if (isObject(c) && isObject(c.function)) texts.push(`${String(c.function.name)}${typeof c.function.arguments === 'string' ? c.function.arguments : ''}`);
+  }
+  return texts.join('\n');
 }
 
 /** Arguments JSON of exactly `chars` characters (at least `{}`). */
@@ -84,6 +99,40 @@ interface Sent {
   json: string;
 }
 
+/** One message of a draft: echoed as sent last round, the live answer, a message whose text is settled, or
+ * synthetic text still to size. */
+type Part =
+  | { kind: 'echo'; sent: Sent }
+  | { kind: 'live' | 'fixed'; hash: string; message: Record<string, unknown>; recorded?: true }
+  | { kind: 'scaled'; hash: string; head: Record<string, unknown>; shape: ShapeMessage };
+
+export interface BuiltBody {
+  body: string;
+  answer: AnswerUse;
+  /** Characters of the synthetic text sized by the scale, as sent. */
+  scaledChars: number;
+}
+
+/** A round's body before its new synthetic text is sized (replay-size.ts picks the scale). */
+export interface BodyDraft {
+  messages: number;
+  /** Messages re-sent as sent last round (the conversation's history). */
+  echoed: number;
+  /** Characters of new synthetic text at its recorded size: what the scale multiplies. */
+  scalableChars: number;
+  /** Characters of the other new text: the live answer, recorded contents, substituted answers, pinned text. */
+  newFixedChars: number;
+  /** Some message is the recorded one (a `--content` trace): sent verbatim, never scaled. */
+  verbatim: boolean;
+  /** The text of the body that no scale changes: tools, recorded or pinned messages, tool calls. */
+  fixedText: () => string;
+  /** The new synthetic text at `scale`, without sending it (for a tokenizer to count). */
+  scaledText: (scale: number) => string;
+  /** Sizes the synthetic text (`scale` × recorded length) and sends: the history becomes this body's messages.
+   * `pin`: later drafts send the same text at the size chosen now. */
+  build: (scale: number, pin?: boolean) => BuiltBody;
+}
+
 export class ReplayBodies {
   readonly #contents: ReplayContents;
   readonly #model: string;
@@ -94,44 +143,54 @@ export class ReplayBodies {
   #callSeq = 0;
 
   readonly #extraBody: Readonly<Record<string, unknown>>;
+  readonly #pins: Map<string, number> | null;
 
   /** @param model the model name to send when the request names none (or `replay.model` to always send).
-   * @param extraBody `target.extra_body`, over the recorded extras of the same name. */
+   * @param extraBody `target.extra_body`, over the recorded extras of the same name.
+   * @param pins sizes of synthetic messages already sent scaled, by hash, shared by a run's conversations. */
   constructor(
     contents: ReplayContents,
     model: string,
     readonly forceModel = false,
     extraBody: Readonly<Record<string, unknown>> = {},
+    pins: Map<string, number> | null = null,
   ) {
     this.#contents = contents;
     this.#model = model;
     this.#extraBody = extraBody;
+    this.#pins = pins;
   }
 
-  /** The body of the next round, and how its answer slot was filled. */
+  /** The body of the next round at its recorded sizes, and how its answer slot was filled. */
   next(shape: ShapeRequest): { body: string; answer: AnswerUse } {
+    return this.draft(shape).build(1);
+  }
+
+  /** The next round's body before its synthetic text is sized: what it echoes, what it generates, and a
+   * `build(scale)` that sizes the new synthetic messages (`scale` × their recorded length) and sends it. */
+  draft(shape: ShapeRequest): BodyDraft {
     const msgs = shape.messages;
     const prev = this.#sent;
     const prefix = prev.length <= msgs.length && prev.every((s, i) => msgs[i]?.hash === s.hash);
-    const out: Sent[] = [];
+    const parts: Part[] = [];
     let answer: AnswerUse = null;
     /** Ids the tool messages after an assistant message answer, in order. */
     let callIds: string[] = [];
     let toolIndex = 0;
     for (const [i, m] of msgs.entries()) {
       if (prefix && i < prev.length) {
-        out.push(prev[i]!);
+        parts.push({ kind: 'echo', sent: prev[i]! });
         continue;
       }
-      let message: Record<string, unknown>;
       if (m.role === 'assistant') {
         const live = prefix && i === prev.length ? this.#answer : null;
         if (live !== null && live.toolCalls.length === (m.tool_calls?.length ?? 0)) {
-          message = liveMessage(live, m.reasoning_chars !== undefined);
+          parts.push({ kind: 'live', hash: m.hash, message: liveMessage(live, m.reasoning_chars !== undefined) });
           callIds = live.toolCalls.map((c) => c.id);
           answer = 'live';
         } else {
-          message = this.#recordedAssistant(m);
+          const message = this.#recordedAssistant(m);
+          parts.push(this.#contents.messages.has(m.hash) ? { kind: 'fixed', hash: m.hash, message, recorded: true } : { kind: 'fixed', hash: m.hash, message });
           // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a recorded call id is sent back as String() prints it, whatever the trace held
           callIds = Array.isArray(message.tool_calls) ? message.tool_calls.map((c) => String((c as { id?: unknown }).id ?? '')) : [];
           if (prefix && i === prev.length && this.#answer !== null) answer = 'substituted';
@@ -141,15 +200,57 @@ export class ReplayBodies {
         const recorded = this.#contents.messages.get(m.hash);
         const id = callIds[toolIndex] ?? (typeof recorded?.tool_call_id === 'string' ? recorded.tool_call_id : this.#callId());
         toolIndex += 1;
-        message = recorded !== undefined ? { ...recorded, tool_call_id: id } : { role: 'tool', tool_call_id: id, content: textOf(m) };
+        parts.push(recorded !== undefined ? { kind: 'fixed', hash: m.hash, message: { ...recorded, tool_call_id: id }, recorded: true } : this.#synthetic(m, { role: 'tool', tool_call_id: id }));
       } else {
-        message = this.#contents.messages.get(m.hash) ?? { role: m.role, content: textOf(m) };
+        const recorded = this.#contents.messages.get(m.hash);
+        parts.push(recorded !== undefined ? { kind: 'fixed', hash: m.hash, message: recorded, recorded: true } : this.#synthetic(m, { role: m.role }));
       }
-      out.push({ hash: m.hash, json: JSON.stringify(message) });
     }
-    this.#sent = out;
-    this.#answer = null;
-    return { body: this.#body(shape, out), answer };
+    return this.#draftOf(shape, parts, answer);
+  }
+
+  /** A message of synthetic text: scaled when built, unless its size is pinned (the same text already went out
+   * sized, so prefixes shared across conversations stay byte for byte shared). */
+  #synthetic(m: ShapeMessage, head: Record<string, unknown>): Part {
+    const pinned = this.#pins?.get(m.hash);
+    if (pinned !== undefined) return { kind: 'fixed', hash: m.hash, message: { ...head, content: textOf(m, pinned / Math.max(1, m.chars)) } };
+    return { kind: 'scaled', hash: m.hash, head, shape: m };
+  }
+
+  #draftOf(shape: ShapeRequest, parts: Part[], answer: AnswerUse): BodyDraft {
+    const fixedTexts: string[] = shape.tools === null ? [] : [this.#tools(shape.tools)];
+    let scalableChars = 0;
+    let newFixedChars = 0;
+    let echoed = 0;
+    for (const p of parts) {
+      if (p.kind === 'echo') echoed += 1;
+      else if (p.kind === 'scaled') scalableChars += p.shape.chars;
+      else {
+        const text = messageText(p.message);
+        if (p.kind === 'fixed') fixedTexts.push(text);
+        newFixedChars += text.length;
+      }
+    }
+    // Pinned when sized: the scaled messages of a first request but its last (the one left to absorb the
+    // error), so a prefix other conversations share (system prompt, first instructions) stays shared.
+    const lastScaled = parts.findLastIndex((p) => p.kind === 'scaled');
+    const build = (scale: number, pin = false): BuiltBody => {
+      let scaledChars = 0;
+      const out = parts.map((p, i): Sent => {
+        if (p.kind === 'echo') return p.sent;
+        if (p.kind !== 'scaled') return { hash: p.hash, json: JSON.stringify(p.message) };
+        const content = textOf(p.shape, scale);
+        scaledChars += content.length;
+        if (pin && echoed === 0 && i !== lastScaled && this.#pins !== null) this.#pins.set(p.hash, content.length);
+        return { hash: p.hash, json: JSON.stringify({ ...p.head, content }) };
+      });
+      this.#sent = out;
+      this.#answer = null;
+      return { body: this.#body(shape, out), answer, scaledChars };
+    };
+    const verbatim = parts.some((p) => p.kind === 'fixed' && p.recorded === true);
+    const scaledText = (scale: number): string => parts.map((p) => (p.kind === 'scaled' ? textOf(p.shape, scale) : '')).join('');
+    return { messages: parts.length, echoed, verbatim, scalableChars, newFixedChars, fixedText: () => fixedTexts.join('\n'), scaledText, build };
   }
 
   /** The live answer of the round just sent (null: it failed), for the next round's answer slot. */

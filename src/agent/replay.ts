@@ -8,6 +8,8 @@ import type { Lane } from '../transport/index.js';
 import { emitOutcome } from './loop.js';
 import { ReplayBodies, type ReplayContents, type ShapeRequest } from './replay-body.js';
 import { sendRound, type RoundTarget } from './round.js';
+import { ConversationSizer, type ReplayCalibration } from './replay-size.js';
+import { round3 } from '../util/index.js';
 
 /** One recorded round, as the replay needs it. */
 export interface ReplayRound {
@@ -21,6 +23,8 @@ export interface ReplayRound {
   idleMs: number | null;
   /** Recorded `seq` (for the record's `replay` field). */
   seq: number;
+  /** The server-reported prompt tokens of the recorded request (null: not reported): the size to reach. */
+  promptTokens: number | null;
 }
 
 export interface ReplayAgentSpec {
@@ -29,6 +33,8 @@ export interface ReplayAgentSpec {
   conversation: string;
   rounds: readonly ReplayRound[];
   contents: ReplayContents;
+  /** What the run has learnt of the server's tokens, shared by every conversation (replay-size.ts). */
+  calibration: ReplayCalibration;
   /** Model sent when the recording names none, or always when `forceModel`. */
   model: string;
   forceModel: boolean;
@@ -54,7 +60,8 @@ export interface ReplayAgentSpec {
 
 /** Sends the conversation's rounds; resolves with how many requests it sent. */
 export async function runReplayAgent(spec: ReplayAgentSpec): Promise<number> {
-  const bodies = new ReplayBodies(spec.contents, spec.model, spec.forceModel, spec.extraBody);
+  const bodies = new ReplayBodies(spec.contents, spec.model, spec.forceModel, spec.extraBody, spec.calibration.pins);
+  const sizer = new ConversationSizer(spec.calibration);
   let sent = 0;
   for (const [i, round] of spec.rounds.entries()) {
     if (spec.stop.aborted) break;
@@ -64,15 +71,20 @@ export async function runReplayAgent(spec: ReplayAgentSpec): Promise<number> {
       await Promise.all([think, turn]);
       if (spec.stop.aborted) break;
     }
-    const { body, answer } = bodies.next(round.request);
+    const draft = bodies.draft(round.request);
+    const sizing = await sizer.scale(draft, round.promptTokens);
+    const built = draft.build(sizing.scale, sizing.by === 'usage' || sizing.by === 'tokenize');
     const target: RoundTarget = { ...spec.target, lane: spec.laneFor(round) };
     spec.emit({ kind: 'request_start', agent: spec.index, conversation: spec.conversation, round: round.round, run_ms: performance.now() - target.runStartMs });
-    const outcome = await sendRound(target, { agent: spec.index, conversation: spec.conversation, round: round.round, phase: spec.phase, body }, spec.abortInFlight, {
+    const outcome = await sendRound(target, { agent: spec.index, conversation: spec.conversation, round: round.round, phase: spec.phase, body: built.body }, spec.abortInFlight, {
       onHang: spec.onHang,
       onHangDetected: (snapshot) => spec.emit({ kind: 'hang', t: new Date().toISOString(), run_ms: snapshot.run_ms + snapshot.e2e_ms, record: snapshot }),
     });
     sent += 1;
-    emitOutcome(spec.emit, { ...outcome.record, replay: { seq: round.seq, connection: round.connection, answer } });
+    const { record } = outcome;
+    emitOutcome(spec.emit, { ...record, replay: { seq: round.seq, connection: round.connection, answer: built.answer, sizing: { by: sizing.by, scale: round3(sizing.scale) } } });
+    const usage = record.status === 'ok' && !record.tokens_estimated;
+    sizer.observe(draft, built, round.promptTokens, usage ? record.prompt_tokens : null);
     bodies.answered(outcome.message);
     spec.onRoundEnd?.(round);
     if (outcome.record.status === 'hang' && spec.onHang === 'abort-agent') break;

@@ -1,7 +1,7 @@
 // A replay against its recording, round by round: prompt tokens, TTFT, e2e, errors and hangs, recorded vs
 // replayed, plus how answers were used and whether sockets were reused as recorded. Pure: records in, figures out.
 import type { RequestRecord } from '../types/index.js';
-import { round1 } from '../util/index.js';
+import { round1, round3 } from '../util/index.js';
 
 /** What the comparison needs of one recorded request. */
 export interface RecordedRequest {
@@ -10,6 +10,7 @@ export interface RecordedRequest {
   round: number;
   connection: { id: number; nth: number } | null;
   prompt_tokens: number | null;
+  completion_tokens: number | null;
   ttft_ms: number | null;
   e2e_ms: number | null;
   error: boolean;
@@ -19,6 +20,7 @@ export interface ReplaySide {
   requests: number;
   /** Mean over the requests that reported it; null when none did. */
   prompt_tokens_mean: number | null;
+  completion_tokens_mean: number | null;
   ttft_p50_ms: number | null;
   e2e_p50_ms: number | null;
   errors: number;
@@ -32,6 +34,28 @@ export interface ReplayRoundComparison {
   replayed: ReplaySide;
   /** (replayed − recorded) / recorded prompt tokens, in percent; null when either is not reported. */
   prompt_tokens_diff_pct: number | null;
+  /** The same for completion tokens. */
+  completion_tokens_diff_pct: number | null;
+}
+
+type SizedBy = NonNullable<NonNullable<RequestRecord['replay']>['sizing']>['by'];
+
+/** How close the replay came to the recorded token counts, and how its text was sized. */
+export interface ReplayMatch {
+  /** Mean over rounds of |prompt_tokens_diff_pct|; null when no round has one. */
+  prompt_mean_abs_pct: number | null;
+  /** The round furthest off in prompt tokens. */
+  prompt_worst: { round: number; diff_pct: number } | null;
+  completion_mean_abs_pct: number | null;
+  completion_worst: { round: number; diff_pct: number } | null;
+  /** Requests by how their synthetic text was sized (docs/replay.md, "True to the server's tokenizer"). */
+  sized: Record<SizedBy, number>;
+  /** Recorded / replayed prompt tokens of the replay's first request that reported usage (null: none did),
+   * and how that request was sized: by `characters`, it says how differently the server counts synthetic text. */
+  first_ratio: number | null;
+  first_sized: SizedBy | null;
+  /** Mean scale of the synthetic text over the requests sized by `usage` or `tokenize` (null: none). */
+  scale_mean: number | null;
 }
 
 export interface ReplaySummary {
@@ -47,18 +71,20 @@ export interface ReplaySummary {
    * replayed connections paired one to one. */
   sockets: { compared: number; same: number; recorded_connections: number; replayed_connections: number };
   rounds: ReplayRoundComparison[];
+  match: ReplayMatch;
 }
 
 interface Acc {
   requests: number;
   prompt: number[];
+  completion: number[];
   ttft: number[];
   e2e: number[];
   errors: number;
   hangs: number;
 }
 
-const acc = (): Acc => ({ requests: 0, prompt: [], ttft: [], e2e: [], errors: 0, hangs: 0 });
+const acc = (): Acc => ({ requests: 0, prompt: [], completion: [], ttft: [], e2e: [], errors: 0, hangs: 0 });
 
 function median(values: number[]): number | null {
   if (values.length === 0) return null;
@@ -72,7 +98,30 @@ function mean(values: number[]): number | null {
 }
 
 function side(a: Acc, hangs: boolean): ReplaySide {
-  return { requests: a.requests, prompt_tokens_mean: mean(a.prompt), ttft_p50_ms: median(a.ttft), e2e_p50_ms: median(a.e2e), errors: a.errors, hangs: hangs ? a.hangs : null };
+  return {
+    requests: a.requests,
+    prompt_tokens_mean: mean(a.prompt),
+    completion_tokens_mean: mean(a.completion),
+    ttft_p50_ms: median(a.ttft),
+    e2e_p50_ms: median(a.e2e),
+    errors: a.errors,
+    hangs: hangs ? a.hangs : null,
+  };
+}
+
+function diffPct(recorded: number | null, replayed: number | null): number | null {
+  return recorded === null || replayed === null || recorded === 0 ? null : round1(((replayed - recorded) / recorded) * 100);
+}
+
+/** The mean absolute and the worst per-round difference, of prompt or completion tokens. */
+function offBy(rounds: readonly ReplayRoundComparison[], which: 'prompt' | 'completion'): { meanAbs: number | null; worst: { round: number; diff_pct: number } | null } {
+  const diffs = rounds.flatMap((r) => {
+    const pct = which === 'prompt' ? r.prompt_tokens_diff_pct : r.completion_tokens_diff_pct;
+    return pct === null ? [] : [{ round: r.round, diff_pct: pct }];
+  });
+  const worst = diffs.reduce<{ round: number; diff_pct: number } | null>((w, d) => (w === null || Math.abs(d.diff_pct) > Math.abs(w.diff_pct) ? d : w), null);
+  const meanAbs = diffs.length === 0 ? null : round1(diffs.reduce((a, d) => a + Math.abs(d.diff_pct), 0) / diffs.length);
+  return { meanAbs, worst };
 }
 
 export class ReplayComparison {
@@ -88,6 +137,16 @@ export class ReplayComparison {
   readonly #pairedBack = new Map<string, number>();
   readonly #replayedConnections = new Set<string>();
   #requests = 0;
+  readonly #sized: Record<SizedBy, number> = { characters: 0, usage: 0, tokenize: 0, verbatim: 0 };
+  /** The earliest replayed request with usage: when it started, recorded / replayed prompt tokens. */
+  #firstRatio: { runMs: number; ratio: number | null; by: SizedBy | null } | null = null;
+  readonly #scales: number[] = [];
+
+  #first(record: RequestRecord, promptTokens: number): void {
+    if (this.#firstRatio !== null && this.#firstRatio.runMs <= record.run_ms) return;
+    const recorded = record.replay === undefined ? null : (this.#bySeq.get(record.replay.seq)?.prompt_tokens ?? null);
+    this.#firstRatio = { runMs: record.run_ms, ratio: recorded === null || promptTokens === 0 ? null : round3(recorded / promptTokens), by: record.replay?.sizing?.by ?? null };
+  }
 
   constructor(recorded: readonly RecordedRequest[], settings: { file: string; connection: string; speed: number }) {
     this.#settings = settings;
@@ -99,6 +158,7 @@ export class ReplayComparison {
       this.#recorded.set(r.round, a);
       a.requests += 1;
       if (r.prompt_tokens !== null) a.prompt.push(r.prompt_tokens);
+      if (r.completion_tokens !== null && !r.error) a.completion.push(r.completion_tokens);
       if (r.ttft_ms !== null && !r.error) a.ttft.push(r.ttft_ms);
       if (!r.error && r.e2e_ms !== null) a.e2e.push(r.e2e_ms);
       if (r.error) a.errors += 1;
@@ -114,13 +174,22 @@ export class ReplayComparison {
     this.#replayed.set(record.round, a);
     a.requests += 1;
     if (record.status === 'ok') {
-      if (record.prompt_tokens !== null && !record.tokens_estimated) a.prompt.push(record.prompt_tokens);
+      if (record.prompt_tokens !== null && !record.tokens_estimated) {
+        a.prompt.push(record.prompt_tokens);
+        this.#first(record, record.prompt_tokens);
+      }
+      if (record.completion_tokens !== null && !record.tokens_estimated) a.completion.push(record.completion_tokens);
       if (record.ttft_ms !== null) a.ttft.push(record.ttft_ms);
       a.e2e.push(record.e2e_ms);
     } else if (record.status === 'error') a.errors += 1;
     else a.hangs += 1;
     if (record.replay.answer === 'live') this.#answers.live += 1;
     if (record.replay.answer === 'substituted') this.#answers.substituted += 1;
+    const sizing = record.replay.sizing;
+    if (sizing !== undefined) {
+      this.#sized[sizing.by] += 1;
+      if (sizing.by === 'usage' || sizing.by === 'tokenize') this.#scales.push(sizing.scale);
+    }
     this.#socket(record);
   }
 
@@ -145,19 +214,36 @@ export class ReplayComparison {
   result(): ReplaySummary {
     const rounds = [...new Set([...this.#recorded.keys(), ...this.#replayed.keys()])].sort((a, b) => a - b);
     const recordedConnections = new Set([...this.#bySeq.values()].map((r) => r.connection?.id).filter((id) => id !== undefined));
+    const comparisons = rounds.map((round): ReplayRoundComparison => {
+      const recorded = side(this.#recorded.get(round) ?? acc(), false);
+      const replayed = side(this.#replayed.get(round) ?? acc(), true);
+      return {
+        round,
+        recorded,
+        replayed,
+        prompt_tokens_diff_pct: diffPct(recorded.prompt_tokens_mean, replayed.prompt_tokens_mean),
+        completion_tokens_diff_pct: diffPct(recorded.completion_tokens_mean, replayed.completion_tokens_mean),
+      };
+    });
+    const prompt = offBy(comparisons, 'prompt');
+    const completion = offBy(comparisons, 'completion');
     return {
       ...this.#settings,
       conversations: { recorded: this.#recordedConversations, replayed: this.#conversations.size },
       requests: { recorded: this.#bySeq.size, replayed: this.#requests },
       answers: { ...this.#answers },
       sockets: { ...this.#sockets, recorded_connections: recordedConnections.size, replayed_connections: this.#replayedConnections.size },
-      rounds: rounds.map((round) => {
-        const recorded = side(this.#recorded.get(round) ?? acc(), false);
-        const replayed = side(this.#replayed.get(round) ?? acc(), true);
-        const r = recorded.prompt_tokens_mean;
-        const p = replayed.prompt_tokens_mean;
-        return { round, recorded, replayed, prompt_tokens_diff_pct: r === null || p === null || r === 0 ? null : round1(((p - r) / r) * 100) };
-      }),
+      rounds: comparisons,
+      match: {
+        prompt_mean_abs_pct: prompt.meanAbs,
+        prompt_worst: prompt.worst,
+        completion_mean_abs_pct: completion.meanAbs,
+        completion_worst: completion.worst,
+        sized: { ...this.#sized },
+        first_ratio: this.#firstRatio?.ratio ?? null,
+        first_sized: this.#firstRatio?.by ?? null,
+        scale_mean: this.#scales.length === 0 ? null : round3(this.#scales.reduce((a, b) => a + b, 0) / this.#scales.length),
+      },
     };
   }
 }

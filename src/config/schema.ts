@@ -439,6 +439,11 @@ export const replaySchema = z.strictObject({
   /** Model name to send instead of the recorded one (null: as recorded, or `target.model` when the trace has
    * none). @default null */
   model: nullableString().default(null),
+  /** `server`: size each request's synthetic text so the server counts the recorded prompt tokens — its
+   * tokenize endpoint when it has one, then each answer's usage, per conversation; `characters`: the recorded
+   * characters, whatever the server counts (docs/replay.md). A `--content` trace is sent verbatim either way.
+   * @default "server" */
+  sizing: z.enum(['server', 'characters']).default('server'),
 });
 export type ReplaySettings = z.output<typeof replaySchema>;
 

@@ -42,12 +42,37 @@ function answersLine(r: ReplaySummary): string {
   return `answers: ${r.answers.live} live, ${r.answers.substituted} with the recorded shape (the live answer had another number of tool calls)`;
 }
 
+/** How close the replay's prompt (and completion) tokens came to the recording, per round. */
+function matchLine(r: ReplaySummary): string {
+  const m = r.match;
+  if (m.prompt_mean_abs_pct === null || m.prompt_worst === null) return 'prompt tokens: not compared (no usage on one side)';
+  const w = m.completion_worst;
+  const why = w !== null && Math.abs(w.diff_pct) > 3 ? ": not matched — the recorded max_tokens is sent, the server decides the answers' lengths" : '';
+  const completion = w === null ? '' : `; completion tokens ${m.completion_mean_abs_pct}% (worst round ${w.round}, ${pct(w.diff_pct)}${why})`;
+  return `prompt tokens off by ${m.prompt_mean_abs_pct}% per round on average, worst round ${m.prompt_worst.round} (${pct(m.prompt_worst.diff_pct)})${completion}`;
+}
+
+/** How the synthetic text was sized to the server's tokens. */
+function sizingLine(r: ReplaySummary): string {
+  const m = r.match;
+  const s = m.sized;
+  const scale = m.scale_mean === null ? '' : `, synthetic text ×${m.scale_mean.toFixed(2)} its recorded characters on average`;
+  if (s.tokenize > 0) return `sized with the server's /tokenize, then each answer's usage (${s.tokenize} requests by /tokenize, ${s.usage} by usage${scale})`;
+  if (s.usage > 0 && m.first_sized === 'characters' && m.first_ratio !== null) return `calibrated from the server's usage (ratio ${m.first_ratio.toFixed(2)} after round 1${scale})`;
+  if (s.usage > 0) return `calibrated from the server's usage (a probe request's, then each answer's${scale})`;
+  if (s.verbatim > 0) return 'recorded contents sent verbatim (a --content trace): no sizing';
+  return m.first_ratio === null
+    ? 'synthetic text at its recorded characters'
+    : `synthetic text at its recorded characters (recorded / replayed prompt tokens ${m.first_ratio.toFixed(2)} on the first request)`;
+}
+
 /** The lines of the terminal's section: a head line, sockets and answers, the per-round table. */
 export function replayLines(r: ReplaySummary): string[] {
   const all = [HEAD, ...rows(r)];
   const widths = HEAD.map((_, i) => Math.max(...all.map((row) => (row[i] ?? '').length)));
   const text = all.map((row) => row.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '));
-  return [`replay     ${headLine(r)}`, `           ${socketsLine(r)}`, `           ${answersLine(r)}`, '', ...text, '(recorded vs replayed; latencies in ms)'];
+  const facts = [socketsLine(r), answersLine(r), sizingLine(r), matchLine(r)].map((line) => `           ${line}`);
+  return [`replay     ${headLine(r)}`, ...facts.slice(0, 2), '', ...text, '(recorded vs replayed; latencies in ms)', ...facts.slice(2)];
 }
 
 /** report.html's section: the same figures as the terminal's; nothing for a run that is not a replay. */
@@ -55,7 +80,7 @@ export function replaySection(s: Summary): string {
   const r = s.replay;
   if (r === undefined) return '';
   const body = rows(r).map((row) => row.map(esc));
-  const facts = [socketsLine(r), answersLine(r)].map((line) => `<li>${esc(line)}</li>`).join('');
+  const facts = [socketsLine(r), answersLine(r), sizingLine(r), matchLine(r)].map((line) => `<li>${esc(line)}</li>`).join('');
   return `<section id="replay"><h2>Replay against the recording</h2><p class="lead">${esc(headLine(r))}. Per round, recorded → replayed (latencies in ms; the recorder does not judge hangs).</p><ul>${facts}</ul>${table(
     HEAD,
     body,

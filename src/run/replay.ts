@@ -4,7 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import { setMaxListeners } from 'node:events';
 import type { ReplaySettings } from '../config/index.js';
-import { runReplayAgent, type ReplayRound, type RoundTarget } from '../agent/index.js';
+import { runReplayAgent, type ReplayCalibration, type ReplayRound, type RoundTarget } from '../agent/index.js';
 import { ALL_ROUNDS } from '../metrics/index.js';
 import { readTrace, replayedConversations, type TraceRequest } from '../trace/index.js';
 import { UsageError } from '../errors.js';
@@ -36,6 +36,8 @@ export interface ReplayPlan {
   recorded: TraceRequest[];
   /** Lines skipped while reading (a torn last line). */
   skipped: number;
+  /** Every message has its recorded content (a `--content` trace): nothing to size. */
+  verbatim: boolean;
 }
 
 /** Reads the trace and plans the replay. @throws TraceError on a bad trace, UsageError on an empty one. */
@@ -65,7 +67,15 @@ export function planReplay(settings: ReplaySettings): ReplayPlan {
     conversations: conversations.map(({ id, rs }) => ({
       id,
       startMs: (rs[0]?.start_ms ?? origin) - origin,
-      rounds: rs.map((r) => ({ round: r.round, thinkMs: r.think_ms, request: r.request, connection: r.connection?.id ?? null, idleMs: r.connection?.idle_ms ?? null, seq: r.seq })),
+      rounds: rs.map((r) => ({
+        round: r.round,
+        thinkMs: r.think_ms,
+        request: r.request,
+        connection: r.connection?.id ?? null,
+        idleMs: r.connection?.idle_ms ?? null,
+        seq: r.seq,
+        promptTokens: r.response.prompt_tokens,
+      })),
     })),
     connections,
     clientCloses,
@@ -74,6 +84,7 @@ export function planReplay(settings: ReplaySettings): ReplayPlan {
     contents: { messages: trace.contents, tools: trace.tools },
     recorded,
     skipped: trace.skipped.length,
+    verbatim: recorded.every((r) => r.request.messages.every((m) => trace.contents.has(m.hash))),
   };
 }
 
@@ -83,7 +94,7 @@ export function replayLanes(plan: ReplayPlan): number {
 }
 
 /** Runs the replay as one phase; resolves when every conversation has ended (or, looping, when the run stops). */
-export async function runReplayPhase(ctx: PhaseRunContext, phase: PhasePlan, plan: ReplayPlan): Promise<void> {
+export async function runReplayPhase(ctx: PhaseRunContext, phase: PhasePlan, plan: ReplayPlan, calibration: ReplayCalibration): Promise<void> {
   const { workload, bus } = ctx;
   const w = workload.watchdog;
   const speed = plan.settings.speed;
@@ -166,6 +177,7 @@ export async function runReplayPhase(ctx: PhaseRunContext, phase: PhasePlan, pla
           conversation: pass === 1 ? conv.id : `${conv.id}~${pass}`,
           rounds: conv.rounds,
           contents: plan.contents,
+          calibration,
           model: plan.settings.model ?? workload.target.model,
           forceModel: plan.settings.model !== null,
           extraBody: workload.target.extra_body,

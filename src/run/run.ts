@@ -31,6 +31,7 @@ import { runPreflight, preflightFailure, preflightLine } from './preflight.js';
 import { shardAgents, type Shard } from './shard.js';
 import { runInWorkers, workerCount } from './workers.js';
 import { planReplay, replayLanes, runReplayPhase, type ReplayPlan } from './replay.js';
+import { replayCalibration } from './replay-tokenize.js';
 import { requestHeaders } from './headers.js';
 
 export type RunStatus = 'completed' | 'interrupted' | 'failed';
@@ -370,7 +371,9 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
     const threads = workerCount(workload);
     if (replay !== null) {
       const [main] = planPhases(workload);
-      if (main !== undefined) await runReplayPhase(phaseCtx, main, replay);
+      const { calibration, line } = await replayCalibration(transport, headers, replay.settings.model ?? workload.target.model, replay);
+      if (line !== null) log(`replay sizing: ${line}`);
+      if (main !== undefined) await runReplayPhase(phaseCtx, main, replay, calibration);
     } else if (threads > 1) {
       await runInWorkers({
         count: threads,

@@ -32,6 +32,7 @@ export function recordedFigures(r: TraceRequest): RecordedRequest {
     round: r.round,
     connection: r.connection,
     prompt_tokens: r.response.prompt_tokens,
+    completion_tokens: r.response.completion_tokens,
     ttft_ms: r.response.ttft_ms,
     e2e_ms: r.response.e2e_ms,
     error: r.response.error !== null,

@@ -147,8 +147,9 @@ export class Transport {
     return { dispatcher: this.#probeDispatcher(), reset: () => {}, failed: (error, through) => this.#probeFailed(error, through) };
   }
 
-  /** A bounded GET on the target with the path's TLS settings, on the probe connection (health checks). */
-  async get(path: string, options: { timeoutMs: number; headers?: Record<string, string> }): Promise<GetResult> {
+  /** A bounded GET on the target with the path's TLS settings, on the probe connection (health checks); with
+   * `json`, a POST of it (the tokenize probe). */
+  async get(path: string, options: { timeoutMs: number; headers?: Record<string, string>; json?: string }): Promise<GetResult> {
     const dispatcher = this.#probeDispatcher();
     try {
       return await boundedGet(`${this.origin}${this.basePath}${path}`, { ...options, dispatcher });

@@ -13,8 +13,8 @@ const shared = new Agent({ keepAliveTimeout: 30_000, pipelining: 1 });
 
 export class GetTimeoutError extends Error {
   readonly code = 'ERR_GET_TIMEOUT';
-  constructor(url: string, timeoutMs: number) {
-    super(`GET ${url} got no complete answer within ${timeoutMs} ms`);
+  constructor(url: string, timeoutMs: number, method = 'GET') {
+    super(`${method} ${url} got no complete answer within ${timeoutMs} ms`);
     this.name = 'GetTimeoutError';
   }
 }
@@ -42,26 +42,37 @@ function splitCredentials(url: string): { url: string; authorization: string | n
   return { url: parsed.href, authorization: `Basic ${token}` };
 }
 
-/** GETs `url`, reading at most `maxBytes` of body; rejects on timeout or network error. Credentials in the URL
+export interface BoundedOptions {
+  timeoutMs: number;
+  maxBytes?: number;
+  dispatcher?: Dispatcher;
+  headers?: Record<string, string>;
+  /** A JSON body to POST instead of a GET (a tokenize probe). */
+  json?: string;
+}
+
+/** GETs `url` (POSTs `json` when given), reading at most `maxBytes` of body; rejects on timeout or network error. Credentials in the URL
  * (`http://user:pass@host/metrics`) are sent as Basic auth (unless `headers` has an Authorization), never
  * shown in a message. */
-export async function boundedGet(target: string, options: { timeoutMs: number; maxBytes?: number; dispatcher?: Dispatcher; headers?: Record<string, string> }): Promise<GetResult> {
+export async function boundedGet(target: string, options: BoundedOptions): Promise<GetResult> {
   const { url, authorization } = splitCredentials(target);
-  const given = options.headers ?? {};
+  const method = options.json === undefined ? 'GET' : 'POST';
+  const given = options.json === undefined ? (options.headers ?? {}) : { ...options.headers, 'content-type': 'application/json' };
   const headers = authorization === null || Object.keys(given).some((k) => k.toLowerCase() === 'authorization') ? given : { ...given, authorization };
   const started = performance.now();
   const ac = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      const err = new GetTimeoutError(url, options.timeoutMs);
+      const err = new GetTimeoutError(url, options.timeoutMs, method);
       ac.abort(err);
       reject(err);
     }, options.timeoutMs);
   });
   const work = (async () => {
     const res = await request(url, {
-      method: 'GET',
+      method,
+      ...(options.json === undefined ? {} : { body: options.json }),
       signal: ac.signal,
       dispatcher: options.dispatcher ?? shared,
       headersTimeout: options.timeoutMs + 1000,
@@ -76,7 +87,7 @@ export async function boundedGet(target: string, options: { timeoutMs: number; m
       size += b.length;
       if (size > limit) {
         res.body.destroy();
-        throw new Error(`GET ${url}: body larger than ${limit} bytes`);
+        throw new Error(`${method} ${url}: body larger than ${limit} bytes`);
       }
       parts.push(b);
     }

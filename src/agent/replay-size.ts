@@ -1,0 +1,160 @@
+// Sizing a replayed request's synthetic text so the server counts the recorded prompt tokens: the text is sized
+// in characters, the server counts its own tokens, and synthetic words tokenize otherwise than the harness's
+// text. A closed loop per conversation (each answer's usage.prompt_tokens tells how far off the request was; the
+// next request's new text absorbs the error, history included), a run-wide estimate so conversations that
+// start later start calibrated, and the server's tokenize endpoint, when it has one, for the first rounds.
+import type { BodyDraft } from './replay-body.js';
+
+/** How a request's synthetic text was sized: its recorded characters (nothing known yet, or already right), a
+ * density learnt from the server's usage, the server's tokenize endpoint, or not at all (recorded contents). */
+export type SizedBy = 'characters' | 'usage' | 'tokenize' | 'verbatim';
+
+/** What a replay learns of the server's tokens before its first request: its tokenize endpoint, or the usage
+ * of one short chat request (max_tokens 1) made of synthetic text. */
+export interface ServerTokenizer {
+  /** `llama.cpp`: `POST /tokenize {content}` → `{tokens}`; `vllm`: `POST /tokenize {model, prompt}` →
+   * `{count, tokens}` (SGLang answers the same way); `usage`: no endpoint, a chat request's usage. */
+  kind: 'llama.cpp' | 'vllm' | 'usage';
+  /** Tokens per character of synthetic text, measured on a sample. */
+  tokensPerChar: number;
+  /** The server's token count of a text (no chat template); null without a tokenize endpoint. */
+  count: ((text: string) => Promise<number>) | null;
+}
+
+/** Chat-template tokens per message a raw tokenize does not count (role markers, separators): a guess, which
+ * the usage of the first answer replaces. */
+export const TEMPLATE_TOKENS_PER_MESSAGE = 4;
+/** Bounds of a scale. Wide: besides the tokenizers' difference, a round's new text absorbs the error of the
+ * history (a first round sent at its recorded characters may be half the tokens, and the next round's tool
+ * result must then make up for it); beyond them the recording cannot be matched and the comparison says so. */
+const MIN_SCALE = 0.05;
+const MAX_SCALE = 20;
+/** A prediction at the recorded size this close to the target keeps the recorded size (text unchanged). */
+const KEEP_RECORDED = 0.01;
+/** New text shorter than this tells too little of the server's density to learn from. */
+const MIN_LEARN_CHARS = 200;
+/** A conversation's own density is used once it has observed this much new text. */
+const TRUST_OWN_CHARS = 5000;
+/** The probe's sample counts as this much observed text in the run's density. */
+const PROBE_WEIGHT_CHARS = 2000;
+
+/** Tokens per character, summed over observations. */
+class Density {
+  tokens = 0;
+  chars = 0;
+
+  add(tokens: number, chars: number): void {
+    if (chars <= 0 || tokens <= 0) return;
+    this.tokens += tokens;
+    this.chars += chars;
+  }
+
+  get value(): number | null {
+    return this.chars === 0 ? null : this.tokens / this.chars;
+  }
+}
+
+/** What a replay run has learnt of the server's tokens, shared by its conversations. */
+export class ReplayCalibration {
+  /** Whole requests with no history to subtract: tokens per character of all their text. */
+  readonly body = new Density();
+  /** A conversation's new text after its history: tokens per character. */
+  readonly marginal = new Density();
+  /** Sizes of synthetic messages sent scaled, by hash: equal messages stay equal text across conversations. */
+  readonly pins = new Map<string, number>();
+  /** The first observed request: recorded / observed prompt tokens (the "ratio after round 1"). */
+  firstRatio: number | null = null;
+
+  /** @param tokenizer the server's tokenize endpoint (null: none found, or not probed).
+   * @param enabled false: every request at its recorded characters (`replay.sizing: characters`). */
+  constructor(
+    readonly tokenizer: ServerTokenizer | null,
+    readonly enabled = true,
+  ) {
+    if (tokenizer !== null) this.marginal.add(tokenizer.tokensPerChar * PROBE_WEIGHT_CHARS, PROBE_WEIGHT_CHARS);
+  }
+}
+
+/** How one request was sized. */
+export interface Sizing {
+  scale: number;
+  by: SizedBy;
+}
+
+/** The density of a request's own synthetic text, counted by the tokenizer at about the scale it will be sent
+ * at (words are drawn at random: a text's density differs from the sample's by a few percent). */
+async function densityOf(draft: BodyDraft, sampleDensity: number, count: (text: string) => Promise<number>, tokensWanted: number): Promise<number> {
+  const guess = Math.min(MAX_SCALE, Math.max(MIN_SCALE, tokensWanted / (sampleDensity * draft.scalableChars)));
+  const text = draft.scaledText(guess);
+  const tokens = text.length === 0 ? null : await count(text).catch(() => null);
+  return tokens === null || tokens <= 0 ? sampleDensity : tokens / text.length;
+}
+
+/** One conversation's closed loop: sizes each request's new synthetic text to reach the recorded prompt
+ * tokens, and learns from each answer's usage. */
+export class ConversationSizer {
+  readonly #shared: ReplayCalibration;
+  readonly #marginal = new Density();
+  /** The last request's observed prompt tokens (null: unknown). */
+  #last: { prompt: number } | null = null;
+
+  constructor(shared: ReplayCalibration) {
+    this.#shared = shared;
+  }
+
+  /** The scale for `draft`'s new synthetic text so the server counts about `recordedTokens`. */
+  async scale(draft: BodyDraft, recordedTokens: number | null): Promise<Sizing> {
+    if (draft.scalableChars === 0) return { scale: 1, by: draft.verbatim ? 'verbatim' : 'characters' };
+    if (!this.#shared.enabled || recordedTokens === null || recordedTokens <= 0) return { scale: 1, by: 'characters' };
+    const model = await this.#predictor(draft, recordedTokens);
+    if (model === null) return { scale: 1, by: 'characters' };
+    const atRecorded = model.known + model.density * (model.otherChars + draft.scalableChars);
+    if (Math.abs(atRecorded - recordedTokens) <= KEEP_RECORDED * recordedTokens) return { scale: 1, by: model.by };
+    const scale = (recordedTokens - model.known - model.density * model.otherChars) / (model.density * draft.scalableChars);
+    return { scale: Math.min(MAX_SCALE, Math.max(MIN_SCALE, scale)), by: model.by };
+  }
+
+  /** Predicted tokens = known + density × (otherChars + scaled chars), from the best knowledge at hand. */
+  async #predictor(draft: BodyDraft, recordedTokens: number): Promise<{ known: number; density: number; otherChars: number; by: SizedBy } | null> {
+    const shared = this.#shared;
+    const tokenizer = shared.tokenizer;
+    if (draft.echoed > 0 && this.#last !== null) {
+      // The history's tokens are known: the server counted them last round. The answer it wrote is new text
+      // here: re-sent in a prompt, it is counted as prompt text, not as the completion tokens it was.
+      const known = this.#last.prompt;
+      // This conversation's own density once it has seen enough text; before, the run's (which includes it):
+      // synthetic words are drawn at random, so a few hundred characters' density varies by several percent.
+      const own = this.#marginal.chars >= TRUST_OWN_CHARS ? this.#marginal.value : null;
+      const density = own ?? shared.marginal.value ?? tokenizer?.tokensPerChar ?? shared.body.value;
+      if (density === null) return null;
+      return { known, density, otherChars: draft.newFixedChars, by: 'usage' };
+    }
+    if (shared.body.value !== null) return { known: 0, density: shared.body.value, otherChars: draft.fixedText().length, by: 'usage' };
+    if (tokenizer === null) return null;
+    const template = TEMPLATE_TOKENS_PER_MESSAGE * draft.messages;
+    const count = tokenizer.count;
+    if (count === null) return { known: template, density: tokenizer.tokensPerChar, otherChars: draft.fixedText().length, by: 'usage' };
+    const fixed = await count(draft.fixedText()).catch(() => null);
+    if (fixed === null) return { known: template, density: tokenizer.tokensPerChar, otherChars: draft.fixedText().length, by: 'tokenize' };
+    return { known: fixed + template, density: await densityOf(draft, tokenizer.tokensPerChar, count, recordedTokens - fixed - template), otherChars: 0, by: 'tokenize' };
+  }
+
+  /** What the server counted for the request built from `draft` (null: no usage; the next request then sizes
+   * without a known history). */
+  observe(draft: BodyDraft, sent: { scaledChars: number }, recordedTokens: number | null, promptTokens: number | null): void {
+    const last = this.#last;
+    this.#last = promptTokens === null ? null : { prompt: promptTokens };
+    if (promptTokens === null) return;
+    const shared = this.#shared;
+    if (shared.firstRatio === null && recordedTokens !== null && promptTokens > 0) shared.firstRatio = recordedTokens / promptTokens;
+    if (draft.echoed > 0 && last !== null) {
+      const newTokens = promptTokens - last.prompt;
+      const newChars = draft.newFixedChars + sent.scaledChars;
+      if (newChars < MIN_LEARN_CHARS) return;
+      this.#marginal.add(newTokens, newChars);
+      shared.marginal.add(newTokens, newChars);
+    } else {
+      shared.body.add(promptTokens, draft.fixedText().length + sent.scaledChars);
+    }
+  }
+}
