@@ -28,6 +28,8 @@ import {
   type HistoryLsOptions,
   trendCommand,
   type TrendCommandOptions,
+  reproCommand,
+  type ReproCommandOptions,
 } from './commands/index.js';
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
@@ -273,6 +275,16 @@ function program(): Command {
     .option('--json', 'print the trend as JSON instead of the table')
     .action(async (file: string, opts: TrendCommandOptions) => {
       process.exitCode = await trendCommand(file, opts);
+    });
+
+  cli
+    .command('repro')
+    .description("write a standalone reproducer of a run's first hang (or error): repro.mjs (Node, no packages), repro.sh (curl), README.txt")
+    .argument('<run>', 'results folder of a run with a hang or an error')
+    .option('--out <dir>', 'where to write the reproducer (default <run>/repro)')
+    .option('--connection <id>', 'replay this recorded connection (connection.id, e.g. c7) instead of the first failing one')
+    .action(async (dir: string, opts: ReproCommandOptions) => {
+      process.exitCode = await reproCommand(dir, opts);
     });
 
   for (const command of cli.commands) command.showHelpAfterError(`see roundload ${command.name()} --help`);

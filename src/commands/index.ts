@@ -12,3 +12,4 @@ export { recordCommand, type RecordCommandOptions } from './record.js';
 export { traceImportCommand, traceShowCommand } from './trace.js';
 export { historyLsCommand, historyShowCommand, historyImportCommand, historyExportCommand, type HistoryLsOptions } from './history.js';
 export { trendCommand, type TrendCommandOptions } from './trend.js';
+export { reproCommand, type ReproCommandOptions } from './repro.js';
