@@ -20,7 +20,7 @@ export interface ReproOptions {
   connection?: string;
 }
 
-export interface ReproOutcome {
+interface ReproOutcome {
   out: string;
   plan: ReproPlan;
   files: string[];
@@ -36,7 +36,7 @@ function readJson(path: string): unknown {
 }
 
 /** The plan for run folder `dir`. @throws NotARunError (not a run), NoFailureError (nothing failed). */
-export async function planRepro(dir: string, options: ReproOptions = {}): Promise<ReproPlan> {
+async function planRepro(dir: string, options: ReproOptions = {}): Promise<ReproPlan> {
   const folder = resolve(dir);
   const manifest = readManifest(folder);
   const records: RequestRecord[] = [];
