@@ -7,7 +7,7 @@ import { Command, CommanderError } from 'commander';
 import { RoundloadError } from './errors.js';
 import { VERSION } from './version.js';
 import { guardTerminal } from './util/index.js';
-import type { RecordCommandOptions, RunCommandOptions, HistoryLsOptions, TrendCommandOptions, ProbePathCommandOptions, ShrinkCommandOptions } from './commands/index.js';
+import type { RecordCommandOptions, RunCommandOptions, HistoryLsOptions, TrendCommandOptions, ProbePathCommandOptions, ShrinkCommandOptions, ReproCommandOptions } from './commands/index.js';
 
 // Each command's module is imported when its command runs, not before: `roundload run` never loads what
 // compare, history or the hop need (start-up time is part of every run; bench/README.md, "Start-up").
@@ -26,6 +26,7 @@ const commands = {
   trend: () => import('./commands/trend.js'),
   probePath: () => import('./commands/probe-path.js'),
   shrink: () => import('./commands/shrink.js'),
+  repro: () => import('./commands/repro.js'),
 };
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
@@ -293,6 +294,16 @@ function program(): Command {
     .option('--json', 'print the measurements as JSON instead of the table')
     .action(async (url: string, opts: ProbePathCommandOptions) => {
       process.exitCode = await (await commands.probePath()).probePathCommand(url, opts);
+    });
+
+  cli
+    .command('repro')
+    .description("write a standalone reproducer of a run's first hang (or error): repro.mjs (Node, no packages), repro.sh (curl), README.txt")
+    .argument('<run>', 'results folder of a run with a hang or an error')
+    .option('--out <dir>', 'where to write the reproducer (default <run>/repro)')
+    .option('--connection <id>', 'replay this recorded connection (connection.id, e.g. c7) instead of the first failing one')
+    .action(async (dir: string, opts: ReproCommandOptions) => {
+      process.exitCode = await (await commands.repro()).reproCommand(dir, opts);
     });
 
   for (const command of cli.commands) command.showHelpAfterError(`see roundload ${command.name()} --help`);

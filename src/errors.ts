@@ -173,3 +173,11 @@ export class HistoryError extends RoundloadError {
     super('ERR_HISTORY', message, { exitCode: 2, ...options });
   }
 }
+
+/** `roundload repro` was given a run with nothing to reproduce: no hang or error in it, or a `--connection` that
+ * carried none (or that the run never used). Exit 2 (pick another run or connection). */
+export class NoFailureError extends RoundloadError {
+  constructor(message: string, options: { context?: ErrorContext } = {}) {
+    super('ERR_NO_FAILURE', message, { exitCode: 2, ...options });
+  }
+}

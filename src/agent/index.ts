@@ -6,5 +6,6 @@ export { ReplayCalibration, ConversationSizer, TEMPLATE_TOKENS_PER_MESSAGE, type
 export { sendRound, type RoundTarget } from './round.js';
 export { RoundLifecycle, outOfOrderCallbacks } from './round-state.js';
 export { Conversation, resolveTools, systemPrompt, TRUNCATION_NOTE, NAMELESS_CALL_RESULT } from './conversation.js';
+export { toolsPayload } from './tools.js';
 export { ERROR_CLASSES, WARNING_CLASSES, classifyTransportError, throughProxy } from './classify.js';
 export { shouldRetry, serverAway, backoffMs, retryAfterMs } from './retry.js';

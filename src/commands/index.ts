@@ -14,3 +14,4 @@ export { historyLsCommand, historyShowCommand, historyImportCommand, historyExpo
 export { trendCommand, type TrendCommandOptions } from './trend.js';
 export { probePathCommand, type ProbePathCommandOptions } from './probe-path.js';
 export { shrinkCommand, type ShrinkCommandOptions } from './shrink.js';
+export { reproCommand, type ReproCommandOptions } from './repro.js';

@@ -1,0 +1,56 @@
+// README.txt of a reproducer folder: what it reproduces, how to run each script, and what it leaves out.
+import type { ReproPlan } from './plan.js';
+
+function sequenceTable(plan: ReproPlan): string[] {
+  return plan.requests.map(
+    (r, i) =>
+      `  ${String(i + 1).padStart(3)}  nth ${String(r.nth).padStart(3)}  ${r.conversation} round ${r.round}  ${String(r.bytes).padStart(8)} B  idle before ${String(i === 0 ? 0 : r.idle_ms).padStart(6)} ms  run: ${r.status}${r.ttft_ms === null ? '' : `, ttft ${Math.round(r.ttft_ms)} ms`}`,
+  );
+}
+
+export function reproReadme(plan: ReproPlan): string {
+  const d = plan.deadlines;
+  const f = plan.failure;
+  const target = plan.target;
+  const dropped = plan.dropped_headers.length === 0 ? '' : `\n- headers whose values are secret: ${plan.dropped_headers.join(', ')} (add them with --header "Name: value")`;
+  const replayed = plan.run.replayed_trace ? "\n- the run replayed a trace: the body fields (tools, max_tokens) are the workload's, not the trace's per request" : '';
+  return `Reproducer of a failure in roundload run "${plan.run.name}" (${plan.run.folder}, started ${plan.run.started_at ?? 'unknown'}, status ${plan.run.status})
+Written by ${plan.generated_by}: roundload repro.
+
+WHAT IT REPRODUCES
+  ${f.description}
+  ${plan.diagnosis ?? 'diagnosis: none (the run has no summary.json)'}
+  path: ${plan.run.path}; target: ${target}${plan.proxy === null ? '' : `; CONNECT proxy ${plan.proxy}`}
+
+It sends again the ${plan.requests.length} requests the run sent on that socket, in order, on ONE kept-alive
+connection, with the recorded body sizes, the idle gaps between them, the same model and request fields
+(stream, max_tokens, tools, extra_body), and watches each with the run's deadlines:
+  connect_ms ${d.connect_ms}, headers_ms ${d.headers_ms}, first_token_ms ${d.first_token_ms}, stall_ms ${d.stall_ms}, total_ms ${d.total_ms}
+
+  req  socket   conversation      body            idle gap before it      in the run
+${sequenceTable(plan).join('\n')}
+
+HOW TO RUN
+  node repro.mjs --target ${target}   (Node >= 18, nothing to install)
+      --ca FILE | --insecure     TLS trust for an https target; --servername NAME for SNI
+      --proxy URL                through an HTTP CONNECT proxy
+      --api-key-env NAME         send Authorization: Bearer $NAME${plan.api_key_env === null ? '' : ` (default: ${plan.api_key_env}, when set)`}
+      --times N                  repeat the sequence N times, each on a fresh socket
+      --max-time SECONDS         bound the whole script
+    One line per request; then exit 1 with "REPRODUCED: ..." (or "FAILED DIFFERENTLY: ..."), or exit 0 with
+    "NOT REPRODUCED: ...". Exit 2: bad flags, or the target could not be reached at all.
+  sh repro.sh --target ${target}   (curl; same flags but --times/--max-time, plus --think)
+    One curl invocation with one URL per request (separated by "next"), so the socket is reused as in the
+    run; curl cannot pause between them, so the idle gaps are dropped. --think keeps the gaps (sleep) but then
+    every request is its own curl and its own socket. curl exit 28 on a request means it hung.
+
+WHAT IT DOES NOT INCLUDE
+- message text: the run kept none, so every body is synthetic text of the recorded size (bodies/NNN.json,
+  the same bytes repro.mjs sends). Prompt token counts on the server differ from the run's by its tokenizer.
+- the rest of the load: the other agents and connections of the run are not replayed; a failure that needs
+  the engine busy may need several copies at once (e.g. for i in 1 2 3 4; do node repro.mjs & done; wait).
+- the model's answers: an assistant turn is synthetic text of the recorded answer's size, not what the model
+  said; tool calls in the history are not reconstructed.
+- API keys and secrets: none is written here; pass the key's variable name with --api-key-env.${dropped}${replayed}
+`;
+}

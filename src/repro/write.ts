@@ -1,0 +1,68 @@
+// `roundload repro`'s work: read a run folder, pick the failing connection's sequence, and write the reproducer
+// folder (repro.mjs, repro.sh with its bodies, README.txt).
+import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { isRequestRecord, readJsonlFile, readManifest, resultPath, writeTextAtomic } from '../results/index.js';
+import type { RequestRecord } from '../types/index.js';
+import { isObject } from '../util/index.js';
+import { VERSION } from '../version.js';
+import { buildBodies } from './bodies.js';
+import { reproMjs } from './mjs.js';
+import { buildPlan, type ReproPlan } from './plan.js';
+import { pickSequence } from './pick.js';
+import { reproReadme } from './readme.js';
+import { bodyFile, reproSh } from './sh.js';
+
+export interface ReproOptions {
+  /** The reproducer folder. @default "<run>/repro" */
+  out?: string;
+  /** The recorded connection to replay (`c7`). @default the connection of the first hang, else the first error */
+  connection?: string;
+}
+
+interface ReproOutcome {
+  out: string;
+  plan: ReproPlan;
+  files: string[];
+}
+
+function readJson(path: string): unknown {
+  if (!existsSync(path)) return null;
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+/** The plan for run folder `dir`. @throws NotARunError (not a run), NoFailureError (nothing failed). */
+async function planRepro(dir: string, options: ReproOptions = {}): Promise<ReproPlan> {
+  const folder = resolve(dir);
+  const manifest = readManifest(folder);
+  const records: RequestRecord[] = [];
+  await readJsonlFile(resultPath(folder, 'requests'), isRequestRecord, (r) => records.push(r));
+  const sequence = pickSequence(records, options.connection === undefined ? {} : { connection: options.connection });
+  const raw = readJson(resultPath(folder, 'manifest'));
+  const route = isObject(raw) && isObject(raw.route) ? raw.route : {};
+  return buildPlan({ folder, manifest, route, summary: readJson(resultPath(folder, 'summary')), sequence, version: VERSION });
+}
+
+/** Writes the reproducer of run `dir`; returns where and what. */
+export async function writeRepro(dir: string, options: ReproOptions = {}): Promise<ReproOutcome> {
+  const plan = await planRepro(dir, options);
+  const out = resolve(options.out ?? join(dir, 'repro'));
+  mkdirSync(join(out, 'bodies'), { recursive: true });
+  const bodies = await buildBodies(plan);
+  const files: string[] = [];
+  const write = (name: string, text: string): void => {
+    writeTextAtomic(join(out, name), text);
+    files.push(join(out, name));
+  };
+  write('repro.mjs', reproMjs(plan));
+  write('repro.sh', reproSh(plan));
+  bodies.forEach((body, i) => write(bodyFile(i), body));
+  write('README.txt', reproReadme(plan));
+  chmodSync(join(out, 'repro.mjs'), 0o755);
+  chmodSync(join(out, 'repro.sh'), 0o755);
+  return { out, plan, files };
+}
