@@ -61,9 +61,10 @@ export function progressFields(f: ProgressFigures): Field[] {
   out.push({ text: f.ttftP50Ms === null || f.ttftP99Ms === null ? 'TTFT –' : `TTFT p50 ${ms(f.ttftP50Ms)} p99 ${ms(f.ttftP99Ms)}`, priority: 55, tone: 'plain' });
   out.push({ text: plural(f.errors, 'error', 'errors'), priority: 90, tone: f.errors > 0 ? 'warn' : 'plain' });
   out.push({ text: plural(f.hangs, 'hang', 'hangs'), priority: 95, tone: f.hangs > 0 ? 'bad' : 'plain' });
+  out.push({ text: `${f.inFlight} in flight`, priority: 80, tone: 'plain' });
   // A stream's rate: the interval's output tokens shared by the streams going (a long healthy answer is never 0).
-  const each = f.streaming > 0 && f.outputTokensPerS !== null && f.outputTokensPerS > 0 ? `, ~${rate(f.outputTokensPerS / f.streaming)} tok/s each` : '';
-  out.push({ text: `${f.inFlight} in flight${f.streaming > 0 ? ` (${f.streaming} streaming${each})` : ''}`, priority: 80, tone: 'plain' });
+  const each = f.outputTokensPerS !== null && f.outputTokensPerS > 0 ? `, ~${rate(f.outputTokensPerS / f.streaming)} tok/s each` : '';
+  if (f.streaming > 0) out.push({ text: `${f.streaming} streaming${each}`, priority: 46, tone: 'plain' });
   if (f.oldestInFlightMs !== null) out.push({ text: `oldest ${ms(f.oldestInFlightMs)}`, priority: 45, tone: 'plain' });
   const a = f.arrivals;
   if (a !== null) {
