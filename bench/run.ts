@@ -11,6 +11,7 @@ import { validateBench } from './validate.js';
 import { recordOverheadBench } from './record-overhead.js';
 import { profileBench } from './profile.js';
 import { abSequentialBench } from './ab-sequential.js';
+import { startupBench } from './startup.js';
 import { trendNightlyBench } from './trend-nightly.js';
 
 /** `client [agents…] [--repeat N]`. */
@@ -43,6 +44,10 @@ const BENCHES: Record<string, { about: string; run: (args: string[]) => Promise<
   profile: {
     about: "CPU profiles of roundload and the bare loop over the client bench's measured span (`profile [agents] [batched|paced]`): busy time per event by where it went",
     run: profileBench,
+  },
+  startup: {
+    about: 'what a 1-agent, 1-round run against an external engine costs from the built CLI (CPU and wall, median of 7), beside node -e 0 and --version; needs `npm run build` first',
+    run: startupBench,
   },
   ab: {
     about: "sequential A/B on the embedded deployment (c64, c96), B faster at decode by --effect PCT (default 5.7), --runs N ab runs (default 5): each phase's decode call, pairs and minutes",

@@ -10,7 +10,7 @@ import { guardTerminal } from './util/index.js';
 import type { RecordCommandOptions, RunCommandOptions, HistoryLsOptions, TrendCommandOptions, ProbePathCommandOptions, ShrinkCommandOptions, ReproCommandOptions } from './commands/index.js';
 
 // Each command's module is imported when its command runs, not before: `roundload run` never loads what
-// compare, history or the hop need (start-up time is part of every run; bench/README.md, "Start-up").
+// compare, history or the hop need (start-up time is part of every run; bench/README.md, "startup").
 const commands = {
   run: () => import('./commands/run.js'),
   engine: () => import('./commands/engine.js'),
