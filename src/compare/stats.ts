@@ -77,8 +77,18 @@ export function normalQuantile(p: number): number {
 /** Quantile of Student's t with `df` degrees of freedom (df > 0, fractional too), exact to double precision
  * (stdlib inverts the regularized incomplete beta function); NaN for df ≤ 0. */
 export function tQuantile(p: number, df: number): number {
-  return studentTQuantile(p, df);
+  // The sequential calls ask for the same few (p, df) after every pair, and the simulations thousands of
+  // times: inverting the incomplete beta function each time was most of their cost.
+  const key = `${p}:${df}`;
+  const known = T_QUANTILES.get(key);
+  if (known !== undefined) return known;
+  const q = studentTQuantile(p, df);
+  if (T_QUANTILES.size >= 10_000) T_QUANTILES.clear();
+  T_QUANTILES.set(key, q);
+  return q;
 }
+
+const T_QUANTILES = new Map<string, number>();
 
 export function mean(values: ArrayLike<number>): number {
   if (values.length === 0) return NaN;
