@@ -149,7 +149,11 @@ test(`one request pinned in the inflight queue of an engine running as its own p
   for (let i = 0; i < REPEATS; i += 1) {
     // A fresh deployment each time: the pin fires once per engine, at round 4 (after the monitor's first
     // scrapes saw the queue empty: a floor there from the first sample has no step to tie a request to).
-    const engine = await spawnEngine(t, { ...ENGINE, faults: [{ kind: 'inflight_pin', from_round: 4, times: 1 }] });
+    // KV transfers of 40 ms: the other agents' requests pass through the inflight queue slowly enough for the
+    // scrapes to see them above the pinned one (the load rotating around it); at the default 3 ms a 4-agent
+    // run's queue was seen at 2 in some runs only, and without that the floor is one pinned request, not
+    // pinned under load (1 run in 3 said insufficient).
+    const engine = await spawnEngine(t, { ...ENGINE, kv_transfer_ms: 40, faults: [{ kind: 'inflight_pin', from_round: 4, times: 1 }] });
     const proxy = await startNginx(t, nginx, engine.port, { buffering: false });
     const { summary } = await run(t, engine, proxy.url, []);
     assert.equal(summary.totals.hangs, 1, `repeat ${i}: the pinned request hung: ${why(summary)}`);
