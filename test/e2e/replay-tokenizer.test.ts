@@ -94,6 +94,12 @@ const roundFigures = (s: Summary): string =>
 
 const within = (limitPct: number, rows: { pct: number }[]): boolean => rows.every((r) => Math.abs(r.pct) <= limitPct);
 
+/** The issue's measure: each round's replayed prompt tokens against the recorded ones (all conversations of
+ * the round together, as the replay comparison reports them), from round `from` on. A single request may be
+ * a little further off (±5%): the density a conversation starts from depends on which answers came back
+ * first, which the machine's load decides. */
+const roundsWithin = (limitPct: number, s: Summary, from = 1): boolean => s.replay!.rounds.filter((r) => r.round >= from).every((r) => Math.abs(r.prompt_tokens_diff_pct!) <= limitPct);
+
 test("a harness recorded on a server with another tokenizer replays within ±3% per round: from round 2 by the server's usage, from round 1 with its /tokenize", async (t) => {
   const { file, trace } = await recordTrace(t);
   assert.equal(trace.requests.length, 12);
@@ -110,7 +116,8 @@ test("a harness recorded on a server with another tokenizer replays within ±3% 
   const usage = await replay(t, file, null);
   const byUsage = offPct(trace, usage.records);
   const later = byUsage.filter((r) => r.round >= 2);
-  assert.ok(within(3, later), `usage only, rounds ≥ 2: ${JSON.stringify(later)}`);
+  assert.ok(roundsWithin(3, usage.summary, 2), `usage only, rounds ≥ 2: ${roundFigures(usage.summary)}`);
+  assert.ok(within(5, later), `usage only, each request of rounds ≥ 2: ${JSON.stringify(later)}`);
   assert.ok(
     later.every((r) => r.by === 'usage'),
     'sized from the usage',
@@ -120,7 +127,8 @@ test("a harness recorded on a server with another tokenizer replays within ±3% 
   for (const kind of ['llama.cpp', 'vllm'] as const) {
     const withTokenize = await replay(t, file, kind);
     const all = offPct(trace, withTokenize.records);
-    assert.ok(within(3, all), `${kind} /tokenize, every round: ${JSON.stringify(all)}`);
+    assert.ok(roundsWithin(3, withTokenize.summary), `${kind} /tokenize, every round: ${roundFigures(withTokenize.summary)}`);
+    assert.ok(within(5, all), `${kind} /tokenize, each request: ${JSON.stringify(all)}`);
     assert.equal(all.find((r) => r.round === 1 && r.conversation === 'c1')?.by, 'tokenize', 'the first request is sized with /tokenize');
     assert.ok(Math.abs(withTokenize.summary.replay!.match.prompt_mean_abs_pct!) <= 3);
     t.diagnostic(`${kind}: ${roundFigures(withTokenize.summary)}`);
