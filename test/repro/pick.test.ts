@@ -4,24 +4,16 @@ import assert from 'node:assert/strict';
 import { pickSequence } from '../../src/repro/index.js';
 import { NoFailureError } from '../../src/errors.js';
 import type { RequestRecord } from '../../src/types/index.js';
+import { record } from '../report/fixtures.js';
 
+/** A request of the run (report's fixture), on socket `conn` = [id, nth, idle_ms]. */
 function rec(over: Partial<RequestRecord> & { conn?: [string, number, number | null] | null }): RequestRecord {
   const { conn, ...rest } = over;
   const [id, nth, idle] = conn ?? ['c1', 1, null];
-  return {
-    t: '2026-01-01T00:00:00.000Z',
-    run_ms: 0,
-    agent: 0,
-    conversation: 'a0-c1',
-    round: 1,
-    phase: 'main',
+  return record({
     path: 'hop',
-    status: 'ok',
-    http_status: 200,
     headers_ms: 10,
-    ttft_ms: 20,
     e2e_ms: 100,
-    server_ttft_ms: null,
     itl: null,
     chunks: 10,
     bytes: 1000,
@@ -29,16 +21,10 @@ function rec(over: Partial<RequestRecord> & { conn?: [string, number, number | n
     prompt_tokens: 500,
     completion_tokens: 16,
     cached_tokens: null,
-    tokens_estimated: false,
-    finish_reason: 'stop',
-    tool_calls: [],
     content_chars: 64,
-    reasoning_chars: 0,
-    error: null,
-    hang: null,
     connection: conn === null ? null : { id, nth, local_port: 5000, age_ms: 0, idle_ms: idle, tls: null },
     ...rest,
-  };
+  });
 }
 
 const hang = (phase: 'headers' | 'mid_stream'): RequestRecord['hang'] => ({ phase, deadline: phase === 'headers' ? 'headers_ms' : 'stall_ms', deadline_ms: 1200, last_byte_age_ms: 1200 });
