@@ -369,7 +369,7 @@ class LiveRun {
     const workload = this.#workload;
     const { route, engine } = this.#target;
     const path = this.#path;
-    if (!(this.#options.preflight !== false && !(engine !== null && path === 'direct'))) return;
+    if (this.#options.preflight === false || (engine !== null && path === 'direct')) return;
     const endpoint = `${transport.basePath}/v1/chat/completions`;
     const proxyUrl = route.connectProxy ?? (path === 'proxy' ? route.requestUrl : null);
     const { headers, runStartMs, log } = this.#setup;
