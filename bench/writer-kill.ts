@@ -11,8 +11,9 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readJsonlFile } from '../src/results/index.js';
 import { printTable } from './lib.js';
+// The same CLI the tests start (built when they run compiled, else the source through tsx).
+import { cliArgs, ROOT } from '../test/helpers/root.js';
 
-const ROOT = new URL('../', import.meta.url).pathname;
 const nowMs = (): number => performance.timeOrigin + performance.now();
 
 export interface KillLoss {
@@ -67,7 +68,7 @@ export async function measureKillLoss(
   const out = join(dir, 'run');
   const workload = join(dir, 'kill.yaml');
   writeFileSync(workload, `name: kill\nduration: 10m\nagents: {count: ${options.agents ?? 8}, rounds: 10, think_time_ms: 0}\nconversation: {tools: none, max_tokens: 16}\nmonitor: {enabled: false}\n`);
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'run', workload, '--target', `http://127.0.0.1:${port}`, '--out', out], {
+  const child = spawn(process.execPath, cliArgs('run', workload, '--target', `http://127.0.0.1:${port}`, '--out', out), {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
   });

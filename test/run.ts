@@ -5,7 +5,11 @@
 // are only fair when nothing else of ours competes for the two cores. Each file's output is printed whole when
 // it ends (no interleaving), then the failures and the slowest files.
 //
-//   node --import tsx test/run.ts [--group parallel|serial|all] [--jobs N] [--timeout-s S] [--load N] [--repeat K] [file-or-folder…]
+//   npm run build:test && node dist/test/run.js [--group parallel|serial|all] [--jobs N] [--timeout-s S] [--load N] [--repeat K] [file-or-folder…]
+//
+// Compiled (as `npm test` runs it), every file runs as the JavaScript tsc emitted into dist/ and the tests start
+// the built CLI (test/helpers/root.ts): loading ~300 modules through tsx's hooks cost each test process and each
+// CLI it starts about 0.7 CPU-s more. `node --import tsx test/run.ts …` still runs everything from source.
 //
 // `--load N` keeps N busy loops (other processes, one core each) spinning the whole time and `--repeat K` runs
 // the selection K times in a row, each run's result and duration listed at the end: `npm run test:stress`
@@ -15,9 +19,9 @@ import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'n
 import { availableParallelism } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
+import { COMPILED, ROOT as ROOT_SLASH } from './helpers/root.js';
 
-const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const ROOT = resolve(ROOT_SLASH);
 /** How long each file took last time, so the longest start first and the group does not end on one running alone. */
 const TIMES_FILE = join(ROOT, 'node_modules', '.cache', 'roundload-test-times.json');
 
@@ -118,7 +122,9 @@ function count(output: string, word: 'pass' | 'fail'): number {
 function runFile(file: string, timeoutMs: number): Promise<FileResult> {
   const started = performance.now();
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Compiled (npm test), a file runs as the JavaScript tsc emitted beside src's in dist/; from source, through tsx.
+    const entry = COMPILED ? ['dist/' + file.replace(/\.ts$/, '.js')] : ['--import', 'tsx', file];
+    const child = spawn(process.execPath, ['--test', '--test-reporter=spec', ...entry], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (b: Buffer) => (output += b.toString()));
     child.stderr.on('data', (b: Buffer) => (output += b.toString()));

@@ -9,12 +9,11 @@ import { startEngine } from '../../src/engine/index.js';
 import { engineSchema } from '../../src/config/schema.js';
 import { readTrace } from '../../src/trace/index.js';
 import { runCli, tempDir } from '../helpers/tmp.js';
-
-const ROOT = new URL('../../', import.meta.url).pathname;
+import { cliArgs, ROOT } from '../helpers/root.js';
 
 /** `roundload record` as a child process, its URL once it listens. */
 async function spawnRecorder(t: import('node:test').TestContext, upstream: string, out: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'record', '--upstream', upstream, '--listen', '127.0.0.1:0', '--out', out], {
+  const child = spawn(process.execPath, [...cliArgs('record'), '--upstream', upstream, '--listen', '127.0.0.1:0', '--out', out], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

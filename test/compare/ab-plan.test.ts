@@ -10,6 +10,7 @@ import { planAb } from '../../src/compare/ab-plan.js';
 import { readAbPairs } from '../../src/compare/ab-folder.js';
 import type { Summary } from '../../src/analysis/index.js';
 import { tempDir } from '../helpers/tmp.js';
+import { cliArgs } from '../helpers/root.js';
 
 type Judged = Pick<Summary, 'phases' | 'totals' | 'windows'>;
 
@@ -67,7 +68,7 @@ arms:
 `;
 
 function cli(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, cliArgs(...args), { encoding: 'utf8', timeout: 60_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

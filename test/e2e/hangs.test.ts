@@ -14,6 +14,7 @@ import type { Summary } from '../../src/analysis/index.js';
 import { readJsonl, runCli, tempDir } from '../helpers/tmp.js';
 import type { TestContext } from 'node:test';
 import { LoopDelay } from '../helpers/loop-delay.js';
+import { cliArgs, ROOT } from '../helpers/root.js';
 
 /** How late this process's event loop ran, over the whole file: upper time bounds widen by it (measured). */
 const loop = new LoopDelay();
@@ -419,8 +420,8 @@ test('`roundload engine --faults FILE` serves with the faults; a bad faults file
 
   const good = join(dir, 'faults.yaml');
   writeFileSync(good, 'faults:\n  - kind: http_error\n    status: 503\n');
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'engine', '--port', '0', '--faults', good], {
-    cwd: new URL('../../', import.meta.url).pathname,
+  const child = spawn(process.execPath, cliArgs('engine', '--port', '0', '--faults', good), {
+    cwd: ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   t.after(() => child.kill('SIGKILL'));

@@ -13,9 +13,9 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { spawnEngine } from '../helpers/procs.js';
 import { tempDir } from '../helpers/tmp.js';
+import { cliCommand, ROOT } from '../helpers/root.js';
 
-const ROOT = new URL('../../', import.meta.url).pathname;
-const CLI = `${JSON.stringify(process.execPath)} --import tsx ${JSON.stringify(join(ROOT, 'src/cli.ts'))}`;
+const CLI = cliCommand();
 
 interface Container {
   env?: { name: string; value: string }[];

@@ -13,6 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { stripVTControlCharacters } from 'node:util';
 import type { Summary } from '../../src/analysis/index.js';
 import { runCli, tempDir } from '../helpers/tmp.js';
+import { cliArgs, ROOT } from '../helpers/root.js';
 
 const PROGRESS = /^\[\d+:\d\d\] (\d+:\d\d left|time up, finishing) · \d+ req · [\d.]+ req\/s · [\d.]+ tok\/s · TTFT (p50 [\d.]+ m?s p99 [\d.]+ m?s|–) · \d+ errors? · \d+ hangs? · \d+ in flight/;
 
@@ -186,9 +187,9 @@ const SCRIPT = spawnSync('script', ['--version']).status === 0;
 
 /** Runs the CLI on a real terminal of `columns` (a pty from util-linux `script`); returns what the terminal got. */
 function onTerminal(args: string[], columns: number, env: Record<string, string | undefined>): Promise<string> {
-  const root = new URL('../../', import.meta.url).pathname;
+  const root = ROOT;
   const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-  const command = `stty cols ${columns} rows 30; exec ${quote(process.execPath)} --import tsx src/cli.ts ${args.map(quote).join(' ')}`;
+  const command = `stty cols ${columns} rows 30; exec ${[process.execPath, ...cliArgs(...args)].map(quote).join(' ')}`;
   return new Promise((resolve, reject) => {
     const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let text = '';

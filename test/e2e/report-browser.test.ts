@@ -14,8 +14,8 @@ import { compareArms, loadRun } from '../../src/compare/index.js';
 import { writeComparisons } from '../../src/commands/compare.js';
 import { readJsonl } from '../helpers/tmp.js';
 import { CHROMIUM_PATH, chromiumAvailable, openReportBrowser, type ReportBrowser } from '../helpers/browser.js';
+import { ROOT } from '../helpers/root.js';
 
-const ROOT = new URL('../../', import.meta.url).pathname;
 const SCREENSHOT = process.env.ROUNDLOAD_DOCS_SCREENSHOT === '1' ? join(ROOT, 'docs', 'report.png') : undefined;
 
 // Without Chromium the test skips on a workstation, but fails in CI (which installs it: see .ci/run).

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { readJsonl, runCli, tempDir } from '../helpers/tmp.js';
 import type { Summary } from '../../src/analysis/index.js';
 import type { RequestRecord } from '../../src/types/index.js';
+import { cliCommand, ROOT } from '../helpers/root.js';
 
 function lines(path: string): number {
   if (!existsSync(path)) return 0;
@@ -54,9 +55,8 @@ function assertComplete(out: string): { summary: Summary; records: RequestRecord
   return { summary, records };
 }
 
-const ROOT = new URL('../../', import.meta.url).pathname;
-/** How a test starts roundload from source: what `node dist/src/cli.js` is after a build. */
-const NODE_CLI = `${JSON.stringify(process.execPath)} --import tsx src/cli.ts`;
+/** How a test starts roundload: `node dist/src/cli.js`, or from source through tsx. */
+const NODE_CLI = cliCommand();
 
 /** A process still alive (a zombie awaiting its reaper counts as gone). */
 function alive(pid: number): boolean {

@@ -5,6 +5,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { request } from 'undici';
 import { engineSchema } from '../../src/config/index.js';
@@ -12,9 +13,10 @@ import { kvTransferMs } from '../../src/engine/kv.js';
 import { parseExposition } from '../../src/monitor/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { engine, getText, metricsOf, sample, server, streamChat, until, USER } from './helpers.js';
+import { ROOT } from '../helpers/root.js';
 
 const FAST = { decode_step_ms: 0, decode_step_ms_per_running: 0, prefill_ms_per_1k_tokens: 0, kv_transfer_ms: 0, kv_transfer_gbps: null, reasoning: 'off' as const };
-const REFERENCE = readFileSync(new URL('./fixtures/sglang-decode-metrics.txt', import.meta.url), 'utf8');
+const REFERENCE = readFileSync(join(ROOT, 'test/engine/fixtures/sglang-decode-metrics.txt'), 'utf8');
 
 /** Families of an exposition: type and the label keys of their samples (without `le`). */
 function shapes(text: string): Map<string, { type: string; labels: Set<string> }> {

@@ -11,9 +11,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { makeCertificates } from '../../src/hop/index.js';
+import { cliArgs, ROOT } from './root.js';
 import { tempDir } from './tmp.js';
-
-const ROOT = new URL('../../', import.meta.url).pathname;
 
 /** The path of an executable on PATH or in the usual sbin folders, or null. */
 export function findExecutable(name: string): string | null {
@@ -147,7 +146,7 @@ export async function spawnEngine(t: TestContext, settings: Record<string, unkno
   const dir = tempDir(t, 'roundload-engine-');
   const file = join(dir, 'engine.yaml');
   writeFileSync(file, JSON.stringify(settings));
-  const proc = spawnProc(t, process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'engine', '--port', '0', '--settings', file, ...extraArgs]);
+  const proc = spawnProc(t, process.execPath, cliArgs('engine', '--port', '0', '--settings', file, ...extraArgs));
   // Single: the listening line is all. PD: its monitor.targets line follows, naming router, prefill and decode.
   const parsed = await new Promise<{ url: string; targets: MonitorTarget[] }>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the engine did not start in 30 s: ${proc.stderr}`)), 30_000);
@@ -284,9 +283,9 @@ export function busyLoop(t: TestContext, taskset: string, cpu: number): Proc {
   return spawnProc(t, taskset, ['-c', String(cpu), '/bin/sh', '-c', 'while :; do :; done']);
 }
 
-/** `roundload ARGS` from source (tsx) as its own process group, its stderr kept. */
+/** `roundload ARGS` (built or from source: `cliArgs`) as its own process group, its stderr kept. */
 export function spawnCli(t: TestContext, args: readonly string[]): Proc {
-  return spawnProc(t, process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), ...args]);
+  return spawnProc(t, process.execPath, cliArgs(...args));
 }
 
 /**

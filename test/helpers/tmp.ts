@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import type { TestContext } from 'node:test';
+import { cliArgs, ROOT } from './root.js';
 
 export function tempDir(t: TestContext, prefix = 'roundload-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -25,9 +26,7 @@ export interface CliResult {
   stderr: string;
 }
 
-const ROOT = new URL('../../', import.meta.url).pathname;
-
-/** Runs `roundload ARGS` from source (tsx), bounded by `timeoutMs`, in the repo root. `onData` sees each
+/** Runs `roundload ARGS` (built or from source: `cliArgs`), bounded by `timeoutMs`, in the repo root. `onData` sees each
  * chunk as it arrives (to time what a run prints); `onStderrLine` each whole line of stderr. */
 export function runCli(
   args: string[],
@@ -40,7 +39,7 @@ export function runCli(
   } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), ...args], {
+    const child = spawn(process.execPath, cliArgs(...args), {
       cwd: ROOT,
       env: { ...process.env, ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -82,7 +81,7 @@ export interface EngineProcess {
 /** `roundload engine --port PORT` as a separate process (0: any free port), killed after the test. */
 export function engineProcess(t: TestContext, port = 0, extra: string[] = []): Promise<EngineProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'engine', '--port', String(port), ...extra], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, cliArgs('engine', '--port', String(port), ...extra), { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
     const gone = new Promise<void>((r) => child.once('exit', () => r()));
     const kill = async (): Promise<void> => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

@@ -10,6 +10,7 @@ import { appendRun, findRun, historyCsv, historyRunFromFolder, listRuns, openHis
 import { HistoryError } from '../../src/errors.js';
 import { tempDir } from '../helpers/tmp.js';
 import { runFolder } from './fixtures.js';
+import { COMPILED, sourceModule } from '../helpers/root.js';
 
 test('a new history file is created at the current schema version, marked as a roundload history, with every table', async (t) => {
   const file = join(tempDir(t), 'h.db');
@@ -120,8 +121,8 @@ test('a history from a newer roundload is refused, naming its version', async (t
 });
 
 test('better-sqlite3 stays unloaded until a history is opened: the commands import without it, the first open loads it', () => {
-  const commands = new URL('../../src/commands/index.ts', import.meta.url).href;
-  const history = new URL('../../src/history/index.ts', import.meta.url).href;
+  const commands = sourceModule('src/commands/index.ts');
+  const history = sourceModule('src/history/index.ts');
   const script = `
     import { createRequire } from 'node:module';
     const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((p) => p.includes('better-sqlite3'));
@@ -130,6 +131,6 @@ test('better-sqlite3 stays unloaded until a history is opened: the commands impo
     const { openHistory } = await import(${JSON.stringify(history)});
     (await openHistory(':memory:', { create: true })).close();
     process.stdout.write(JSON.stringify([before, loaded()]));`;
-  const res = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+  const res = spawnSync(process.execPath, [...(COMPILED ? [] : ['--import', 'tsx']), '--input-type=module', '-e', script], { encoding: 'utf8' });
   assert.equal(res.stdout, '[false,true]', res.stderr);
 });

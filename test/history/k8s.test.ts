@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { tempDir } from '../helpers/tmp.js';
+import { ROOT } from '../helpers/root.js';
 
 interface Doc {
   kind: string;
@@ -15,7 +16,7 @@ interface Doc {
   };
 }
 
-const FILE = new URL('../../docs/k8s/nightly-history-cronjob.yaml', import.meta.url);
+const FILE = join(ROOT, 'docs/k8s/nightly-history-cronjob.yaml');
 
 function cronJob(): Doc {
   const docs = parseAllDocuments(readFileSync(FILE, 'utf8')).map((d) => d.toJS() as Doc);

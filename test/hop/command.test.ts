@@ -9,8 +9,7 @@ import { startEngine } from '../../src/engine/index.js';
 import { engineSchema } from '../../src/config/schema.js';
 import type { RequestRecord } from '../../src/types/index.js';
 import { readJsonl, runCli, tempDir } from '../helpers/tmp.js';
-
-const ROOT = new URL('../../', import.meta.url).pathname;
+import { cliArgs, ROOT } from '../helpers/root.js';
 
 function get(url: string, ca: string, agent: Agent, timeoutMs: number): Promise<number | 'timeout'> {
   return new Promise((resolve, reject) => {
@@ -30,7 +29,7 @@ function get(url: string, ca: string, agent: Agent, timeoutMs: number): Promise<
 test('`roundload hop` prints its URL and CA file, serves over TLS with keep-alive, applies --fault, and closes on SIGINT', async (t) => {
   const engine = await startEngine({ settings: engineSchema.parse({}) });
   t.after(() => engine.close());
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'hop', '--listen', '127.0.0.1:0', '--upstream', engine.url, '--fault', 'stall:after_requests=1'], {
+  const child = spawn(process.execPath, [...cliArgs('hop'), '--listen', '127.0.0.1:0', '--upstream', engine.url, '--fault', 'stall:after_requests=1'], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -10,8 +10,8 @@ import { parseAllDocuments } from 'yaml';
 import { Job } from 'kubernetes-models/batch/v1/Job';
 import { CronJob } from 'kubernetes-models/batch/v1/CronJob';
 import { PersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClaim';
+import { ROOT } from '../helpers/root.js';
 
-const ROOT = new URL('../../', import.meta.url).pathname;
 const FILES = ['docs/k8s-soak-job.yaml', ...readdirSync(join(ROOT, 'docs/k8s')).map((f) => `docs/k8s/${f}`)].filter((f) => f.endsWith('.yaml'));
 
 const MODELS: Record<string, (doc: unknown) => { validate(): void }> = {
