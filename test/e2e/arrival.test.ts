@@ -6,7 +6,7 @@ import { parseWorkload } from '../../src/config/index.js';
 import { executeRun } from '../../src/run/index.js';
 import { rebuildSummary } from '../../src/results/index.js';
 import type { Summary } from '../../src/analysis/index.js';
-import type { ArrivalsEndEvent, ConversationEndEvent, ConversationStartEvent, PhaseEvent, RequestRecord } from '../../src/types/index.js';
+import type { ArrivalsEndEvent, ConversationEndEvent, ConversationStartEvent, PhaseEvent, RequestRecord, RunEvent } from '../../src/types/index.js';
 import { readJsonl, runCli, tempDir } from '../helpers/tmp.js';
 
 /** A small fast workload; `agents` and `extra` complete it. */
@@ -167,14 +167,19 @@ test('`roundload run --set agents.arrival=…`: Poisson arrivals over the durati
 test('a run stopped mid-way still accounts for every arrival that came due: started, or waiting and never started', async (t) => {
   const out = join(tempDir(t), 'run');
   const stop = new AbortController();
-  const timer = setTimeout(() => stop.abort(), 1200);
+  // 1.2 s from the first conversation's start, not from the call: a loaded machine may take a second to get
+  // the engine up, and the arrivals only come due from the run's start (5/s: 6 by then, at least 3 asked).
+  let timer: NodeJS.Timeout | undefined;
   t.after(() => clearTimeout(timer));
+  const onEvent = (e: RunEvent): void => {
+    if (e.kind === 'conversation_start' && timer === undefined) timer = setTimeout(() => stop.abort(), 1200);
+  };
   const slow = workload(
     '{rounds: 3, think_time_ms: 0, arrival: {rate_per_s: 5, distribution: constant, max_active: 1}}',
     'duration: 30s\n',
     '{prefill_ms_per_1k_tokens: 1, kv_transfer_ms: 0, decode_step_ms: 25, output_tokens_min: 40, output_tokens_max: 40}',
   );
-  const result = await executeRun({ workload: parseWorkload(slow, 'slow.yaml'), out, signal: stop.signal });
+  const result = await executeRun({ workload: parseWorkload(slow, 'slow.yaml'), out, signal: stop.signal, onEvent });
   assert.equal(result.status, 'interrupted');
   const { starts, ends, arrivalsEnd } = eventsOf(out);
   assert.equal(arrivalsEnd.length, 1, 'the arrivals are accounted for at the stop');
