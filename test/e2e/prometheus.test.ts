@@ -61,10 +61,22 @@ async function startPrometheus(t: Parameters<typeof tempDir>[0], bin: string, sc
       (r) => r.status === 200,
       () => false,
     );
-    if (ready) return base;
+    if (ready) break;
     await sleep(100);
   }
-  assert.fail(`prometheus was not ready within 15 s: ${proc.stderr}`);
+  // Ready is not scraping: Prometheus hands its targets to the scrape loop a few seconds after start (its
+  // discovery manager batches updates), so wait for the first scrape of the port, down as it still is; the
+  // run then has every second of its exposure scraped.
+  for (let i = 0; i < 300; i += 1) {
+    if (proc.exited) assert.fail(`prometheus exited: ${proc.stderr}`);
+    const targets = await fetch(`${base}/api/v1/targets`, { signal: AbortSignal.timeout(1000) }).then(
+      async (r) => ((await r.json()) as { data: { activeTargets: { lastScrape: string }[] } }).data.activeTargets,
+      () => [],
+    );
+    if (targets.some((x) => !x.lastScrape.startsWith('0001-'))) return base;
+    await sleep(100);
+  }
+  assert.fail(`prometheus did not scrape 127.0.0.1:${scrapePort} within 30 s: ${proc.stderr}`);
 }
 
 test('a real Prometheus scrapes --metrics-port during the run and its linger, and receives --remote-write at the end: both hold the counts of summary.json', async (t) => {
