@@ -304,6 +304,22 @@ interface PhaseAcc {
   warmup: { requests: number; ok: number; errors: number; hangs: number };
 }
 
+/** The phases' counts added up: the run's totals, and the steady requests' span and throughput (warm-up left out). */
+interface PhaseTally {
+  requests: number;
+  ok: number;
+  errors: number;
+  hangs: number;
+  completion: number;
+  steadyRequests: number;
+  steadyEstimated: number;
+  firstStartMs: number;
+  lastEndMs: number;
+}
+
+/** An open-loop run's arrivals, for the run and per phase (`ArrivalStats.build`). */
+type BuiltArrivals = ReturnType<ArrivalStats['build']>;
+
 /** Loop delay p99 above this, or utilisation above 0.9, marks a client sample window as saturated. */
 export const SATURATED_LOOP_DELAY_MS = 50;
 export const SATURATED_UTILIZATION = 0.9;
@@ -673,110 +689,22 @@ export class SummaryBuilder {
   }
 
   build(run: Summary['run']): Summary {
-    const phases: PhaseSummary[] = [];
-    let requests = 0;
-    let ok = 0;
-    let errors = 0;
-    let hangs = 0;
-    let completionAll = 0;
-    let steadyRequests = 0;
-    let steadyEstimated = 0;
     const cachedReported = this.#cachedReported > 0;
-    let firstAll = Infinity;
-    let lastAll = 0;
     const arrivals = this.#arrivals.seen ? this.#arrivals.build(run.wall_s * 1000) : null;
-    for (const [name, p] of this.#phases) {
-      // A phase of warm-up requests only has no steady part to measure.
-      const wallS = p.requests === 0 ? 0 : Math.max(0.001, (p.lastEndMs - p.firstStartMs) / 1000);
-      const rounds: RoundSummary[] = [...p.rounds.entries()]
-        .sort(([a], [b]) => a - b)
-        .map(([round, r]) => ({
-          round,
-          requests: r.requests,
-          ok: r.ok,
-          errors: r.errors,
-          hangs: r.hangs,
-          prompt_tokens_mean: mean(r.prompt, r.tokenCounted),
-          cached_tokens_mean: cachedReported ? mean(r.cached, r.tokenCounted) : null,
-          completion_tokens_mean: mean(r.completion, r.tokenCounted),
-          tokens_estimated: r.estimated,
-          tool_calls: r.toolCalls,
-          tool_call_answers: r.toolCallAnswers,
-          stream_tokens_per_s_mean: mean(r.streamRateSum, r.streamRateN),
-          ttft: this.histograms.percentiles('ttft', name, round),
-          itl: this.histograms.percentiles('itl', name, round),
-          e2e: this.histograms.percentiles('e2e', name, round),
-          ttfc: this.histograms.percentiles('ttfc', name, round),
-          tpot: this.histograms.percentiles('tpot', name, round),
-          reasoning: this.histograms.percentiles('reasoning', name, round),
-          reasoning_tokens_mean: mean(r.reasoning.tokens, r.tokenCounted),
-          reasoning_tokens_estimated: r.reasoning.estimated,
-          tokens_per_event_mean: r.reasoning.perEventN === 0 ? null : mean(r.reasoning.perEventSum, r.reasoning.perEventN),
-        }));
-      phases.push({
-        phase: name,
-        requests: p.requests,
-        ok: p.ok,
-        errors: p.errors,
-        hangs: p.hangs,
-        wall_s: round3(wallS),
-        output_tokens_per_s: wallS === 0 ? 0 : round3(p.completion / wallS),
-        requests_per_s: wallS === 0 ? 0 : round3(p.requests / wallS),
-        tokens_estimated: p.estimated,
-        ttft: this.histograms.percentiles('ttft', name, ALL_ROUNDS),
-        itl: this.histograms.percentiles('itl', name, ALL_ROUNDS),
-        e2e: this.histograms.percentiles('e2e', name, ALL_ROUNDS),
-        ttfc: this.histograms.percentiles('ttfc', name, ALL_ROUNDS),
-        tpot: this.histograms.percentiles('tpot', name, ALL_ROUNDS),
-        reasoning: this.histograms.percentiles('reasoning', name, ALL_ROUNDS),
-        reasoning_tokens_mean: mean(p.reasoning.tokens, p.ok),
-        tokens_per_event_mean: p.reasoning.perEventN === 0 ? null : mean(p.reasoning.perEventSum, p.reasoning.perEventN),
-        rounds,
-        ...(p.warmup.requests > 0 ? { warmup: { ...p.warmup } } : {}),
-        ...(this.#loads.has(name) ? { load: { ...this.#loads.get(name)! } } : {}),
-        ...(arrivals?.phases.has(name) === true ? { arrivals: arrivals.phases.get(name)! } : {}),
-      });
-      requests += p.requests + p.warmup.requests;
-      ok += p.ok + p.warmup.ok;
-      errors += p.errors + p.warmup.errors;
-      hangs += p.hangs + p.warmup.hangs;
-      completionAll += p.completion;
-      steadyRequests += p.requests;
-      steadyEstimated += p.estimated;
-      if (p.requests > 0) {
-        firstAll = Math.min(firstAll, p.firstStartMs);
-        lastAll = Math.max(lastAll, p.lastEndMs);
-      }
-    }
-    const activeS = Number.isFinite(firstAll) ? Math.max(0.001, (lastAll - firstAll) / 1000) : 0;
+    const { phases, tally } = this.#phaseSummaries(cachedReported, arrivals);
+    const activeS = Number.isFinite(tally.firstStartMs) ? Math.max(0.001, (tally.lastEndMs - tally.firstStartMs) / 1000) : 0;
+    const outputTokensPerS = activeS === 0 ? 0 : round3(tally.completion / activeS);
     // An open-loop phase is steady while its conversations keep arriving, not until its first agent is done.
     const windows = this.#windows.build(run.wall_s, this.#arrivals.openLoopPhases());
     const summary: Summary = {
       schema_version: RESULTS_SCHEMA_VERSION,
       run,
-      totals: {
-        requests,
-        ok,
-        errors,
-        hangs,
-        error_rate: requests === 0 ? 0 : round3((errors + hangs) / requests),
-        prompt_tokens: this.#prompt,
-        completion_tokens: this.#completion,
-        cached_tokens: cachedReported ? this.#cached : null,
-        cache_hit_ratio: !cachedReported ? null : this.#promptWithUsage === 0 ? 0 : round3(this.#cached / this.#promptWithUsage),
-        cached_tokens_reported: this.#cachedReported,
-        tokens_estimated: this.#estimated,
-        tool_calls: this.#toolCalls,
-        reasoning_tokens: this.#reasoningTokens,
-        reasoning_tokens_estimated: this.#reasoningEstimated,
-        reasoning_answers: this.#reasoningAnswers,
-        reasoning_only_answers: this.#reasoningOnly,
-      },
+      totals: this.#totals(tally, cachedReported),
       throughput: {
-        output_tokens_per_s: activeS === 0 ? 0 : round3(completionAll / activeS),
+        output_tokens_per_s: outputTokensPerS,
         // Over the same span as the requests it counts: the warm-up's requests are out of both.
-        requests_per_s: activeS === 0 ? 0 : round3(steadyRequests / activeS),
-        tokens_estimated: steadyEstimated,
+        requests_per_s: activeS === 0 ? 0 : round3(tally.steadyRequests / activeS),
+        tokens_estimated: tally.steadyEstimated,
       },
       phases,
       errors_by_class: { ...this.#errors },
@@ -784,18 +712,9 @@ export class SummaryBuilder {
       finish_reasons: { ...this.#finishReasons },
       warnings: [...this.#warnings.values()].sort((a, b) => b.count - a.count).map((w) => ({ ...w, first: { ...w.first } })),
       conversations: { rounds_sent: this.#roundsSent, context_capped: this.#contextCapped, rounds_not_sent: this.#roundsNotSent, requests_planned: this.#plannedRequests },
-      hangs: { total: hangs, by_phase: { ...this.#hangPhase }, by_round: { ...this.#hangRound }, by_connection_reuse: { ...this.#hangReuse } },
+      hangs: { total: tally.hangs, by_phase: { ...this.#hangPhase }, by_round: { ...this.#hangRound }, by_connection_reuse: { ...this.#hangReuse } },
       connections: { distinct: this.#connections, requests_on_reused: this.#reusedRequests, max_requests_per_connection: this.#maxNth },
-      client: {
-        samples: this.#samples,
-        loop_delay_p99_ms_max: round3(this.#loopP99Max),
-        loop_utilization_max: round3(this.#eluMax),
-        saturated_windows: this.#saturated,
-        writer_lag_ms_max: this.#writerLagMax,
-        writer_lagging_windows: this.#writerLagging,
-        writer_dropped_lines: this.#writerDropped,
-        opening: this.#opening.build(),
-      },
+      client: this.#clientSummary(),
       windows,
       window: this.#windows.choice(run.wall_s),
       gauges: judgeGauges(this.#gauges, this.#client, { pinAfterS: this.#pinAfterS }),
@@ -808,20 +727,134 @@ export class SummaryBuilder {
     summary.diagnosis = this.#diagnosis.diagnose(summary.gauges, this.#gauges, this.#client);
     // After the diagnosis: the buffered-streams limit reads its figures.
     summary.thresholds = evaluateThresholds(this.#thresholds, {
-      requests,
-      ok,
-      errors,
-      hangs,
+      requests: tally.requests,
+      ok: tally.ok,
+      errors: tally.errors,
+      hangs: tally.hangs,
       aborted: this.#aborted,
       errors_by_class: this.#errors,
-      output_tokens_per_s: activeS === 0 ? 0 : round3(completionAll / activeS),
-      tokens_estimated: steadyEstimated,
+      output_tokens_per_s: outputTokensPerS,
+      tokens_estimated: tally.steadyEstimated,
       ...this.#overall(phases),
       answers: { ok: this.#okAnswers, warned: this.#warnedAnswers, by_class: Object.fromEntries([...this.#warnings.values()].map((w) => [w.class, w.count])) },
       windows,
       ...(summary.diagnosis.buffering === undefined ? {} : { buffering: summary.diagnosis.buffering }),
     });
     return summary;
+  }
+
+  /** Every phase's summary, in the order the phases began, and their counts added up for the run. */
+  #phaseSummaries(cachedReported: boolean, arrivals: BuiltArrivals | null): { phases: PhaseSummary[]; tally: PhaseTally } {
+    const phases: PhaseSummary[] = [];
+    const tally: PhaseTally = { requests: 0, ok: 0, errors: 0, hangs: 0, completion: 0, steadyRequests: 0, steadyEstimated: 0, firstStartMs: Infinity, lastEndMs: 0 };
+    for (const [name, p] of this.#phases) {
+      phases.push(this.#phaseSummary(name, p, cachedReported, arrivals));
+      tally.requests += p.requests + p.warmup.requests;
+      tally.ok += p.ok + p.warmup.ok;
+      tally.errors += p.errors + p.warmup.errors;
+      tally.hangs += p.hangs + p.warmup.hangs;
+      tally.completion += p.completion;
+      tally.steadyRequests += p.requests;
+      tally.steadyEstimated += p.estimated;
+      if (p.requests > 0) {
+        tally.firstStartMs = Math.min(tally.firstStartMs, p.firstStartMs);
+        tally.lastEndMs = Math.max(tally.lastEndMs, p.lastEndMs);
+      }
+    }
+    return { phases, tally };
+  }
+
+  /** One phase's figures (warm-up left out), its rounds in order, and its load and arrivals when it had them. */
+  #phaseSummary(name: string, p: PhaseAcc, cachedReported: boolean, arrivals: BuiltArrivals | null): PhaseSummary {
+    // A phase of warm-up requests only has no steady part to measure.
+    const wallS = p.requests === 0 ? 0 : Math.max(0.001, (p.lastEndMs - p.firstStartMs) / 1000);
+    const rounds: RoundSummary[] = [...p.rounds.entries()].sort(([a], [b]) => a - b).map(([round, r]) => this.#roundSummary(name, round, r, cachedReported));
+    return {
+      phase: name,
+      requests: p.requests,
+      ok: p.ok,
+      errors: p.errors,
+      hangs: p.hangs,
+      wall_s: round3(wallS),
+      output_tokens_per_s: wallS === 0 ? 0 : round3(p.completion / wallS),
+      requests_per_s: wallS === 0 ? 0 : round3(p.requests / wallS),
+      tokens_estimated: p.estimated,
+      ttft: this.histograms.percentiles('ttft', name, ALL_ROUNDS),
+      itl: this.histograms.percentiles('itl', name, ALL_ROUNDS),
+      e2e: this.histograms.percentiles('e2e', name, ALL_ROUNDS),
+      ttfc: this.histograms.percentiles('ttfc', name, ALL_ROUNDS),
+      tpot: this.histograms.percentiles('tpot', name, ALL_ROUNDS),
+      reasoning: this.histograms.percentiles('reasoning', name, ALL_ROUNDS),
+      reasoning_tokens_mean: mean(p.reasoning.tokens, p.ok),
+      tokens_per_event_mean: p.reasoning.perEventN === 0 ? null : mean(p.reasoning.perEventSum, p.reasoning.perEventN),
+      rounds,
+      ...(p.warmup.requests > 0 ? { warmup: { ...p.warmup } } : {}),
+      ...(this.#loads.has(name) ? { load: { ...this.#loads.get(name)! } } : {}),
+      ...(arrivals?.phases.has(name) === true ? { arrivals: arrivals.phases.get(name)! } : {}),
+    };
+  }
+
+  /** One round of a phase: counts, token means and latency percentiles. */
+  #roundSummary(phase: string, round: number, r: RoundAcc, cachedReported: boolean): RoundSummary {
+    return {
+      round,
+      requests: r.requests,
+      ok: r.ok,
+      errors: r.errors,
+      hangs: r.hangs,
+      prompt_tokens_mean: mean(r.prompt, r.tokenCounted),
+      cached_tokens_mean: cachedReported ? mean(r.cached, r.tokenCounted) : null,
+      completion_tokens_mean: mean(r.completion, r.tokenCounted),
+      tokens_estimated: r.estimated,
+      tool_calls: r.toolCalls,
+      tool_call_answers: r.toolCallAnswers,
+      stream_tokens_per_s_mean: mean(r.streamRateSum, r.streamRateN),
+      ttft: this.histograms.percentiles('ttft', phase, round),
+      itl: this.histograms.percentiles('itl', phase, round),
+      e2e: this.histograms.percentiles('e2e', phase, round),
+      ttfc: this.histograms.percentiles('ttfc', phase, round),
+      tpot: this.histograms.percentiles('tpot', phase, round),
+      reasoning: this.histograms.percentiles('reasoning', phase, round),
+      reasoning_tokens_mean: mean(r.reasoning.tokens, r.tokenCounted),
+      reasoning_tokens_estimated: r.reasoning.estimated,
+      tokens_per_event_mean: r.reasoning.perEventN === 0 ? null : mean(r.reasoning.perEventSum, r.reasoning.perEventN),
+    };
+  }
+
+  /** The run's counts (warm-up included) and token totals. */
+  #totals(tally: PhaseTally, cachedReported: boolean): Summary['totals'] {
+    return {
+      requests: tally.requests,
+      ok: tally.ok,
+      errors: tally.errors,
+      hangs: tally.hangs,
+      error_rate: tally.requests === 0 ? 0 : round3((tally.errors + tally.hangs) / tally.requests),
+      prompt_tokens: this.#prompt,
+      completion_tokens: this.#completion,
+      cached_tokens: cachedReported ? this.#cached : null,
+      cache_hit_ratio: !cachedReported ? null : this.#promptWithUsage === 0 ? 0 : round3(this.#cached / this.#promptWithUsage),
+      cached_tokens_reported: this.#cachedReported,
+      tokens_estimated: this.#estimated,
+      tool_calls: this.#toolCalls,
+      reasoning_tokens: this.#reasoningTokens,
+      reasoning_tokens_estimated: this.#reasoningEstimated,
+      reasoning_answers: this.#reasoningAnswers,
+      reasoning_only_answers: this.#reasoningOnly,
+    };
+  }
+
+  /** How the client itself fared: event loop, results writer, opening sockets. */
+  #clientSummary(): Summary['client'] {
+    return {
+      samples: this.#samples,
+      loop_delay_p99_ms_max: round3(this.#loopP99Max),
+      loop_utilization_max: round3(this.#eluMax),
+      saturated_windows: this.#saturated,
+      writer_lag_ms_max: this.#writerLagMax,
+      writer_lagging_windows: this.#writerLagging,
+      writer_dropped_lines: this.#writerDropped,
+      opening: this.#opening.build(),
+    };
   }
 }
 

@@ -15,7 +15,7 @@ import { VERSION } from '../version.js';
 import { resultPath, writeJsonAtomic } from './folder.js';
 import { readManifest, isKindLine, type RunManifest } from './read.js';
 import { isLoadEvent, isRequestRecord, thinkTimeMsOf } from './rebuild.js';
-import { RotatingJsonlWriter, jsonlLines } from './rotate.js';
+import { RotatingJsonlWriter, jsonlLines, type RotationOptions } from './rotate.js';
 import { isObject, round3 } from '../util/index.js';
 
 export interface ShardInfo {
@@ -212,6 +212,16 @@ function readHistograms(dir: string): HistogramSet | null {
   }
 }
 
+/** What the merge's steps share: the shards on their common clock, the merged folder, how its JSONL files
+ * rotate, the summary being built, and the notes for the user. */
+interface Merge {
+  inputs: readonly Input[];
+  out: string;
+  rotation: RotationOptions;
+  builder: SummaryBuilder;
+  notes: string[];
+}
+
 /** Merges shard folders into `options.out`. @throws NotARunError when they are not shards of one run. */
 export async function mergeRuns(dirs: readonly string[], options: MergeOptions): Promise<MergeResult> {
   const out = resolve(options.out);
@@ -223,9 +233,7 @@ export async function mergeRuns(dirs: readonly string[], options: MergeOptions):
   const dropped = Object.keys(first.manifest.labels).filter((k) => !(k in labels));
   if (dropped.length > 0) notes.push(`labels that differ between shards are left out of the merged run (each shard's are in run.json merged_from): ${dropped.join(', ')}`);
   const workload = first.manifest.workload;
-  const results = isObject(workload.results) ? workload.results : {};
-  const maxFileMb = typeof results.max_file_mb === 'number' ? results.max_file_mb : null;
-  const rotation = { maxBytes: maxFileMb === null ? null : maxFileMb * 1024 * 1024, compress: results.compress_rotated === true, ...(options.log === undefined ? {} : { log: options.log }) };
+  const rotation = rotationOf(workload, options.log);
 
   // ITL gaps exist only in histograms.json; without one from every shard, fall back to per-request stats.
   const fileSets = inputs.map((i) => readHistograms(i.dir));
@@ -238,10 +246,42 @@ export async function mergeRuns(dirs: readonly string[], options: MergeOptions):
     thresholds: thresholdsOf(workload),
     thinkTimeMs: thinkTimeMsOf(workload),
   });
+  const merge: Merge = { inputs, out, rotation, builder, notes };
 
-  // Requests, in the order one run would have written them (by end time on the common clock). Socket ids
-  // are per process, so they get the shard's index in front (`s1-c3`) to stay distinct.
-  const requests = new RotatingJsonlWriter(resultPath(out, 'requests'), rotation);
+  const requests = await mergeRequests(merge);
+  for (const file of ['events', 'gauges'] as const) await mergeLines(merge, file);
+  if (requests.skipped > 0) notes.push(`requests.jsonl: ${requests.skipped} lines of the shards did not parse or were not request records (a killed shard's torn last line, say) and were skipped`);
+  await requests.writer.settle(30_000);
+
+  if (!itlFromRecords) {
+    // ttft, ttfc, tpot, reasoning and e2e were recorded from the records; ITL gaps come from the shards'
+    // histograms, merged exactly.
+    for (const set of fileSets) builder.histograms.merge(set!, 'itl');
+  }
+  writeJsonAtomic(resultPath(out, 'histograms'), builder.histograms.toFile());
+
+  const run = mergedRun(inputs, labels);
+  const summary = builder.build(run);
+  writeJsonAtomic(resultPath(out, 'summary'), summary);
+  const manifest = mergedManifest(inputs, run, requests.counts, workload);
+  writeJsonAtomic(resultPath(out, 'manifest'), manifest);
+  return { dir: out, summary, manifest, notes };
+}
+
+/** The merged JSONL files rotate (and compress) as the shards' workload says. */
+function rotationOf(workload: Record<string, unknown>, log: MergeOptions['log']): RotationOptions {
+  const results = isObject(workload.results) ? workload.results : {};
+  const maxFileMb = typeof results.max_file_mb === 'number' ? results.max_file_mb : null;
+  return { maxBytes: maxFileMb === null ? null : maxFileMb * 1024 * 1024, compress: results.compress_rotated === true, ...(log === undefined ? {} : { log }) };
+}
+
+/** Requests, in the order one run would have written them (by end time on the common clock). Socket ids
+ * are per process, so they get the shard's index in front (`s1-c3`) to stay distinct. The writer is returned
+ * closed; the caller settles it (its rotated parts' compression) once the events and gauges are merged too.
+ * @returns the requests of each shard, and the lines skipped. */
+async function mergeRequests(m: Merge): Promise<{ writer: RotatingJsonlWriter; counts: number[]; skipped: number }> {
+  const { inputs, builder } = m;
+  const requests = new RotatingJsonlWriter(resultPath(m.out, 'requests'), m.rotation);
   const requestCursors = inputs.map((i) => new Cursor(resultPath(i.dir, 'requests'), parseOr(isRequestRecord)));
   const counts = inputs.map(() => 0);
   await mergeStreams(
@@ -260,52 +300,48 @@ export async function mergeRuns(dirs: readonly string[], options: MergeOptions):
     },
   );
   requests.close();
+  return { writer: requests, counts, skipped: requestCursors.reduce((n, c) => n + c.skipped, 0) };
+}
 
-  // Events and gauges, by wall-clock time, each line tagged with its shard.
-  for (const file of ['events', 'gauges'] as const) {
-    const writer = new RotatingJsonlWriter(resultPath(out, file), rotation);
-    const cursors = inputs.map((i) => new Cursor(resultPath(i.dir, file), parseOr(isKindLine)));
-    await mergeStreams(
-      cursors,
-      (e) => (typeof e.t === 'string' ? Date.parse(e.t) : 0) || 0,
-      (e, i) => {
-        const input = inputs[i]!;
-        const line: Record<string, unknown> = { ...e, shard: input.shard.index };
-        if (typeof e.run_ms === 'number') line.run_ms = round3(e.run_ms + input.offsetMs);
-        if (typeof e.scheduled_ms === 'number') line.scheduled_ms = round3(e.scheduled_ms + input.offsetMs);
-        // A hang event carries its request record: on the common clock too, like requests.jsonl.
-        if (isRequestRecord(e.record)) line.record = { ...e.record, run_ms: round3(e.record.run_ms + input.offsetMs) };
-        if (file === 'events' && e.kind === 'client_sample' && typeof e.loop_delay_p99_ms === 'number' && typeof e.loop_utilization === 'number') {
-          builder.addClientSample(e as unknown as ClientSampleEvent);
-        }
-        if (file === 'events' && e.kind === 'canary' && typeof line.run_ms === 'number' && (e.leg === 'proxied' || e.leg === 'direct')) builder.addCanary(line as unknown as CanaryEvent);
-        // Each shard announces every stage: the first (earliest) announcement places it, the rest change nothing.
-        if (file === 'events' && isLoadEvent(line)) builder.addLoad(line);
-        writer.write(line);
-      },
-    );
-    writer.close();
-    const skipped = cursors.reduce((n, c) => n + c.skipped, 0);
-    if (skipped > 0) notes.push(`${file}.jsonl: ${skipped} lines of the shards did not parse and were skipped`);
-    await writer.settle(30_000);
-  }
-  const skippedRequests = requestCursors.reduce((n, c) => n + c.skipped, 0);
-  if (skippedRequests > 0) notes.push(`requests.jsonl: ${skippedRequests} lines of the shards did not parse or were not request records (a killed shard's torn last line, say) and were skipped`);
-  await requests.settle(30_000);
+/** Events and gauges, by wall-clock time, each line tagged with its shard. */
+async function mergeLines(m: Merge, file: 'events' | 'gauges'): Promise<void> {
+  const { inputs, builder } = m;
+  const writer = new RotatingJsonlWriter(resultPath(m.out, file), m.rotation);
+  const cursors = inputs.map((i) => new Cursor(resultPath(i.dir, file), parseOr(isKindLine)));
+  await mergeStreams(
+    cursors,
+    (e) => (typeof e.t === 'string' ? Date.parse(e.t) : 0) || 0,
+    (e, i) => {
+      const input = inputs[i]!;
+      const line: Record<string, unknown> = { ...e, shard: input.shard.index };
+      if (typeof e.run_ms === 'number') line.run_ms = round3(e.run_ms + input.offsetMs);
+      if (typeof e.scheduled_ms === 'number') line.scheduled_ms = round3(e.scheduled_ms + input.offsetMs);
+      // A hang event carries its request record: on the common clock too, like requests.jsonl.
+      if (isRequestRecord(e.record)) line.record = { ...e.record, run_ms: round3(e.record.run_ms + input.offsetMs) };
+      if (file === 'events' && e.kind === 'client_sample' && typeof e.loop_delay_p99_ms === 'number' && typeof e.loop_utilization === 'number') {
+        builder.addClientSample(e as unknown as ClientSampleEvent);
+      }
+      if (file === 'events' && e.kind === 'canary' && typeof line.run_ms === 'number' && (e.leg === 'proxied' || e.leg === 'direct')) builder.addCanary(line as unknown as CanaryEvent);
+      // Each shard announces every stage: the first (earliest) announcement places it, the rest change nothing.
+      if (file === 'events' && isLoadEvent(line)) builder.addLoad(line);
+      writer.write(line);
+    },
+  );
+  writer.close();
+  const skipped = cursors.reduce((n, c) => n + c.skipped, 0);
+  if (skipped > 0) m.notes.push(`${file}.jsonl: ${skipped} lines of the shards did not parse and were skipped`);
+  await writer.settle(30_000);
+}
 
-  if (!itlFromRecords) {
-    // ttft, ttfc, tpot, reasoning and e2e were recorded from the records; ITL gaps come from the shards'
-    // histograms, merged exactly.
-    for (const set of fileSets) builder.histograms.merge(set!, 'itl');
-  }
-  writeJsonAtomic(resultPath(out, 'histograms'), builder.histograms.toFile());
-
+/** The merged run: the worst status of its shards, from the earliest start to the latest end, on every target. */
+function mergedRun(inputs: readonly Input[], labels: Record<string, string>): Summary['run'] {
+  const first = inputs[0]!;
   const status = inputs.map((i) => i.status).reduce((worst, s) => ((STATUS_RANK[s] ?? 3) > (STATUS_RANK[worst] ?? 3) ? s : worst), 'completed');
   const startedAt = new Date(Math.min(...inputs.map((i) => Date.parse(i.manifest.started_at!)))).toISOString();
   const ends = inputs.map((i) => (i.manifest.ended_at === null ? NaN : Date.parse(i.manifest.ended_at))).filter(Number.isFinite);
   const endedAt = ends.length === 0 ? null : new Date(Math.max(...ends)).toISOString();
   const targets = [...new Set(inputs.map((i) => i.manifest.target.url))];
-  const summary = builder.build({
+  return {
     name: first.manifest.name,
     status,
     started_at: startedAt,
@@ -314,18 +350,22 @@ export async function mergeRuns(dirs: readonly string[], options: MergeOptions):
     target: targets.join(', '),
     path: first.manifest.path,
     labels,
-  });
-  writeJsonAtomic(resultPath(out, 'summary'), summary);
-  const manifest: Record<string, unknown> = {
+  };
+}
+
+/** The merged run.json: the merged run, and each shard's own figures in `merged_from`. */
+function mergedManifest(inputs: readonly Input[], run: Summary['run'], counts: readonly number[], workload: Record<string, unknown>): Record<string, unknown> {
+  const first = inputs[0]!;
+  return {
     schema_version: RESULTS_SCHEMA_VERSION,
-    name: first.manifest.name,
-    status,
-    started_at: startedAt,
-    ended_at: endedAt,
+    name: run.name,
+    status: run.status,
+    started_at: run.started_at,
+    ended_at: run.ended_at,
     argv: [],
-    labels,
-    target: { ...first.manifest.target, url: targets.join(', ') },
-    path: first.manifest.path,
+    labels: run.labels,
+    target: { ...first.manifest.target, url: run.target },
+    path: run.path,
     shard: null,
     merged_from: inputs.map((i, n) => ({
       dir: resolve(i.dir),
@@ -343,6 +383,4 @@ export async function mergeRuns(dirs: readonly string[], options: MergeOptions):
     host: { hostname: hostname(), platform: platform(), cpus: cpus().length },
     workload,
   };
-  writeJsonAtomic(resultPath(out, 'manifest'), manifest);
-  return { dir: out, summary, manifest, notes };
 }

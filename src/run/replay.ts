@@ -93,127 +93,55 @@ export function replayLanes(plan: ReplayPlan): number {
   return plan.settings.connection === 'as-recorded' ? Math.max(1, plan.connections.length + plan.conversations.length) : plan.conversations.length;
 }
 
+/** What every conversation of the replay phase shares. */
+interface ReplayPhase {
+  ctx: PhaseRunContext;
+  phase: PhasePlan;
+  plan: ReplayPlan;
+  calibration: ReplayCalibration;
+  /** Aborted when the phase ends (the run stopped, or the phase's time is up). */
+  stop: AbortSignal;
+  laneOfConnection: Map<number, number>;
+  /** Pending closes of connections the harness closed (`closeAfterLast`). */
+  closeTimers: Set<NodeJS.Timeout>;
+  order: RecordedOrder;
+  /** Each agent's round in flight, for its ITL gaps. */
+  current: Map<number, number>;
+}
+
+/** One pass over the trace (more than one with `loop`). */
+interface ReplayPass {
+  /** 1, 2, …: conversations of later passes get `~2`, `~3`… after their recorded id. */
+  n: number;
+  startMs: number;
+  /** Requests left on each recorded connection in this pass (`closeAfterLast`). */
+  left: Map<number, number>;
+}
+
 /** Runs the replay as one phase; resolves when every conversation has ended (or, looping, when the run stops). */
 export async function runReplayPhase(ctx: PhaseRunContext, phase: PhasePlan, plan: ReplayPlan, calibration: ReplayCalibration): Promise<void> {
-  const { workload, bus } = ctx;
-  const w = workload.watchdog;
-  const speed = plan.settings.speed;
-  bus.emit({ kind: 'phase', t: new Date().toISOString(), run_ms: Math.round(performance.now() - ctx.runStartMs), name: phase.name, agents: plan.conversations.length });
+  ctx.bus.emit({ kind: 'phase', t: new Date().toISOString(), run_ms: Math.round(performance.now() - ctx.runStartMs), name: phase.name, agents: plan.conversations.length });
   const phaseStop = new AbortController();
   setMaxListeners(0, phaseStop.signal);
   const endPhase = (): void => phaseStop.abort();
   if (ctx.stop.aborted) endPhase();
   ctx.stop.addEventListener('abort', endPhase, { once: true });
   const timer = phase.durationMs === null ? null : setTimeout(endPhase, phase.durationMs);
-  const laneOfConnection = new Map(plan.connections.map((id, i) => [id, i]));
-  // Requests left on each recorded connection in this pass: after its last, a connection the harness closed
-  // is closed here too, as long after as the harness did.
-  const closeTimers = new Set<NodeJS.Timeout>();
-  // as-recorded: a request goes out on its connection only after the one recorded before it there has ended,
-  // so every connection carries its requests in the recorded order (the nth of each as recorded).
-  const predecessor = new Map<number, number>();
-  const lastOn = new Map<number, number>();
-  for (const r of plan.recorded) {
-    if (r.connection === null) continue;
-    const before = lastOn.get(r.connection.id);
-    if (before !== undefined) predecessor.set(r.seq, before);
-    lastOn.set(r.connection.id, r.seq);
-  }
-  /** When each request of the pass ended (performance.now()). */
-  let ended = new Map<number, number>();
-  let waiting = new Map<number, () => void>();
-  const markEnded = (seq: number): void => {
-    ended.set(seq, performance.now());
-    for (const [waiter, wake] of waiting) if (predecessor.get(waiter) === seq) wake();
+  const replay: ReplayPhase = {
+    ctx,
+    phase,
+    plan,
+    calibration,
+    stop: phaseStop.signal,
+    laneOfConnection: new Map(plan.connections.map((id, i) => [id, i])),
+    closeTimers: new Set<NodeJS.Timeout>(),
+    order: new RecordedOrder(plan.recorded, phaseStop.signal, plan.settings.speed),
+    current: new Map<number, number>(),
   };
-  const predecessorEnded = (seq: number, before: number): Promise<void> =>
-    ended.has(before) || phaseStop.signal.aborted
-      ? Promise.resolve()
-      : new Promise((resolve) => {
-          const wake = (): void => {
-            waiting.delete(seq);
-            phaseStop.signal.removeEventListener('abort', wake);
-            resolve();
-          };
-          waiting.set(seq, wake);
-          phaseStop.signal.addEventListener('abort', wake, { once: true });
-        });
-  /** The round's turn on its connection: its predecessor there has ended, and the connection has sat idle
-   * as long as recorded. */
-  const turn = async (round: ReplayRound): Promise<void> => {
-    const before = predecessor.get(round.seq);
-    if (before === undefined) return;
-    await predecessorEnded(round.seq, before);
-    const endAt = ended.get(before);
-    if (endAt === undefined || round.idleMs === null) return;
-    const leftMs = endAt + round.idleMs / speed - performance.now();
-    if (leftMs > 0) await abortableSleep(leftMs, phaseStop.signal);
-  };
-  const current = new Map<number, number>();
-  const conversationsSoFar = (index: number): void => {
-    ctx.conversations.set(index, (ctx.conversations.get(index) ?? 0) + 1);
-  };
+  const { closeTimers } = replay;
   try {
     for (let pass = 1; !phaseStop.signal.aborted; pass += 1) {
-      ended = new Map();
-      waiting = new Map();
-      const left = new Map<number, number>();
-      for (const c of plan.conversations) for (const r of c.rounds) if (r.connection !== null) left.set(r.connection, (left.get(r.connection) ?? 0) + 1);
-      const passStartMs = performance.now();
-      const agents = plan.conversations.map(async (conv, index) => {
-        const delayMs = conv.startMs / speed - (performance.now() - passStartMs);
-        if (delayMs > 0) await abortableSleep(delayMs, phaseStop.signal);
-        if (phaseStop.signal.aborted) return 0;
-        conversationsSoFar(index);
-        const target: RoundTarget = agentTarget(ctx, index, (gap) => {
-          // Once, in its round (round 0 when none is known): the all-rounds histogram is derived.
-          ctx.histograms.recordMs('itl', phase.name, current.get(index) ?? ALL_ROUNDS, gap);
-        });
-        // Lanes 0…connections-1 are the recorded connections; a round the trace has no connection for gets
-        // a lane of its conversation's own, after them.
-        const asRecorded = plan.settings.connection === 'as-recorded';
-        const sent = await runReplayAgent({
-          index,
-          conversation: pass === 1 ? conv.id : `${conv.id}~${pass}`,
-          rounds: conv.rounds,
-          contents: plan.contents,
-          calibration,
-          model: plan.settings.model ?? workload.target.model,
-          forceModel: plan.settings.model !== null,
-          extraBody: workload.target.extra_body,
-          speed,
-          target,
-          laneFor: (round) =>
-            ctx.transport.lane(asRecorded ? (round.connection === null ? plan.connections.length + index : (laneOfConnection.get(round.connection) ?? plan.connections.length + index)) : index),
-          phase: phase.name,
-          onHang: w.on_hang,
-          emit: (e) => {
-            if (e.kind === 'request_start') current.set(index, e.round);
-            bus.emit(e);
-          },
-          stop: phaseStop.signal,
-          abortInFlight: ctx.abortInFlight ?? ctx.stop,
-          ...(asRecorded ? { beforeRound: turn } : {}),
-          onRoundEnd: (round) => {
-            markEnded(round.seq);
-            if (!asRecorded || round.connection === null) return;
-            const remaining = (left.get(round.connection) ?? 1) - 1;
-            left.set(round.connection, remaining);
-            const idleMs = plan.clientCloses.get(round.connection);
-            const lane = laneOfConnection.get(round.connection);
-            if (remaining > 0 || idleMs === undefined || lane === undefined) return;
-            const t = setTimeout(() => {
-              closeTimers.delete(t);
-              ctx.transport.lane(lane).reset();
-            }, idleMs / speed);
-            closeTimers.add(t);
-          },
-        });
-        // A conversation that stopped early (abort-agent) must not hold up the connections it shared.
-        for (const round of conv.rounds) if (!ended.has(round.seq)) markEnded(round.seq);
-        return sent;
-      });
-      await Promise.all(agents);
+      await runPass(replay, pass);
       if (!plan.settings.loop) break;
       // The next pass starts on fresh connections, as the recording did.
       for (const t of closeTimers) clearTimeout(t);
@@ -224,5 +152,144 @@ export async function runReplayPhase(ctx: PhaseRunContext, phase: PhasePlan, pla
     for (const t of closeTimers) clearTimeout(t);
     if (timer !== null) clearTimeout(timer);
     ctx.stop.removeEventListener('abort', endPhase);
+  }
+}
+
+/** Every conversation of the trace once, each from its recorded offset; resolves when all have ended. */
+async function runPass(replay: ReplayPhase, n: number): Promise<void> {
+  replay.order.startPass();
+  const left = new Map<number, number>();
+  for (const c of replay.plan.conversations) for (const r of c.rounds) if (r.connection !== null) left.set(r.connection, (left.get(r.connection) ?? 0) + 1);
+  const pass: ReplayPass = { n, startMs: performance.now(), left };
+  const agents = replay.plan.conversations.map((conv, index) => replayConversation(replay, pass, conv, index));
+  await Promise.all(agents);
+}
+
+/** One conversation as agent `index`, started at its recorded offset (÷ speed). @returns the rounds it sent. */
+async function replayConversation(replay: ReplayPhase, pass: ReplayPass, conv: ReplayConversationPlan, index: number): Promise<number> {
+  const { ctx, phase, plan, stop, order, current } = replay;
+  const { workload, bus } = ctx;
+  const speed = plan.settings.speed;
+  const delayMs = conv.startMs / speed - (performance.now() - pass.startMs);
+  if (delayMs > 0) await abortableSleep(delayMs, stop);
+  if (stop.aborted) return 0;
+  ctx.conversations.set(index, (ctx.conversations.get(index) ?? 0) + 1);
+  const target: RoundTarget = agentTarget(ctx, index, (gap) => {
+    // Once, in its round (round 0 when none is known): the all-rounds histogram is derived.
+    ctx.histograms.recordMs('itl', phase.name, current.get(index) ?? ALL_ROUNDS, gap);
+  });
+  // Lanes 0…connections-1 are the recorded connections; a round the trace has no connection for gets
+  // a lane of its conversation's own, after them.
+  const asRecorded = plan.settings.connection === 'as-recorded';
+  const sent = await runReplayAgent({
+    index,
+    conversation: pass.n === 1 ? conv.id : `${conv.id}~${pass.n}`,
+    rounds: conv.rounds,
+    contents: plan.contents,
+    calibration: replay.calibration,
+    model: plan.settings.model ?? workload.target.model,
+    forceModel: plan.settings.model !== null,
+    extraBody: workload.target.extra_body,
+    speed,
+    target,
+    laneFor: (round) =>
+      ctx.transport.lane(asRecorded ? (round.connection === null ? plan.connections.length + index : (replay.laneOfConnection.get(round.connection) ?? plan.connections.length + index)) : index),
+    phase: phase.name,
+    onHang: workload.watchdog.on_hang,
+    emit: (e) => {
+      if (e.kind === 'request_start') current.set(index, e.round);
+      bus.emit(e);
+    },
+    stop,
+    abortInFlight: ctx.abortInFlight ?? ctx.stop,
+    ...(asRecorded ? { beforeRound: (round: ReplayRound) => order.turn(round) } : {}),
+    onRoundEnd: (round) => {
+      order.markEnded(round.seq);
+      if (asRecorded) closeAfterLast(replay, pass, round);
+    },
+  });
+  // A conversation that stopped early (abort-agent) must not hold up the connections it shared.
+  for (const round of conv.rounds) if (!order.hasEnded(round.seq)) order.markEnded(round.seq);
+  return sent;
+}
+
+/** After the last request of this pass on a recorded connection, a connection the harness closed is closed
+ * here too, as long after as the harness did. */
+function closeAfterLast(replay: ReplayPhase, pass: ReplayPass, round: ReplayRound): void {
+  if (round.connection === null) return;
+  const remaining = (pass.left.get(round.connection) ?? 1) - 1;
+  pass.left.set(round.connection, remaining);
+  const idleMs = replay.plan.clientCloses.get(round.connection);
+  const lane = replay.laneOfConnection.get(round.connection);
+  if (remaining > 0 || idleMs === undefined || lane === undefined) return;
+  const t = setTimeout(() => {
+    replay.closeTimers.delete(t);
+    replay.ctx.transport.lane(lane).reset();
+  }, idleMs / replay.plan.settings.speed);
+  replay.closeTimers.add(t);
+}
+
+/** as-recorded: a request goes out on its connection only after the one recorded before it there has ended,
+ * so every connection carries its requests in the recorded order (the nth of each as recorded). */
+class RecordedOrder {
+  /** The request recorded just before each one on its connection (by `seq`). */
+  readonly #predecessor = new Map<number, number>();
+  readonly #stop: AbortSignal;
+  readonly #speed: number;
+  /** When each request of the pass ended (performance.now()). */
+  #ended = new Map<number, number>();
+  #waiting = new Map<number, () => void>();
+
+  constructor(recorded: readonly TraceRequest[], stop: AbortSignal, speed: number) {
+    this.#stop = stop;
+    this.#speed = speed;
+    const lastOn = new Map<number, number>();
+    for (const r of recorded) {
+      if (r.connection === null) continue;
+      const before = lastOn.get(r.connection.id);
+      if (before !== undefined) this.#predecessor.set(r.seq, before);
+      lastOn.set(r.connection.id, r.seq);
+    }
+  }
+
+  /** A new pass: none of its requests has ended. */
+  startPass(): void {
+    this.#ended = new Map();
+    this.#waiting = new Map();
+  }
+
+  hasEnded(seq: number): boolean {
+    return this.#ended.has(seq);
+  }
+
+  markEnded(seq: number): void {
+    this.#ended.set(seq, performance.now());
+    for (const [waiter, wake] of this.#waiting) if (this.#predecessor.get(waiter) === seq) wake();
+  }
+
+  /** The round's turn on its connection: its predecessor there has ended, and the connection has sat idle
+   * as long as recorded. */
+  async turn(round: ReplayRound): Promise<void> {
+    const before = this.#predecessor.get(round.seq);
+    if (before === undefined) return;
+    await this.#predecessorEnded(round.seq, before);
+    const endAt = this.#ended.get(before);
+    if (endAt === undefined || round.idleMs === null) return;
+    const leftMs = endAt + round.idleMs / this.#speed - performance.now();
+    if (leftMs > 0) await abortableSleep(leftMs, this.#stop);
+  }
+
+  #predecessorEnded(seq: number, before: number): Promise<void> {
+    return this.#ended.has(before) || this.#stop.aborted
+      ? Promise.resolve()
+      : new Promise((resolve) => {
+          const wake = (): void => {
+            this.#waiting.delete(seq);
+            this.#stop.removeEventListener('abort', wake);
+            resolve();
+          };
+          this.#waiting.set(seq, wake);
+          this.#stop.addEventListener('abort', wake, { once: true });
+        });
   }
 }

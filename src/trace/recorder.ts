@@ -2,7 +2,7 @@
 // connection, and an observer on every chat request that appends its line to the trace as it completes
 // (one write per line: a killed recorder leaves whole lines). Nothing in the forwarding path waits for it.
 import { performance } from 'node:perf_hooks';
-import { startHop, type ExchangeEnd, type ExchangeStart, type ExchangeTap } from '../hop/index.js';
+import { startHop, type ExchangeEnd, type ExchangeStart, type ExchangeTap, type HopHandle } from '../hop/index.js';
 import { TraceFileWriter } from './file-writer.js';
 import { VERSION } from '../version.js';
 import { ConversationInference } from './conversations.js';
@@ -90,154 +90,191 @@ function failureOf(end: ExchangeEnd): { kind: string; message: string } | null {
   }
 }
 
+/** What every exchange through one recorder shares. */
+interface Recording {
+  readonly opts: RecorderOptions;
+  readonly writer: TraceFileWriter;
+  readonly hasher: Hasher;
+  readonly conversations: ConversationInference;
+  readonly sessionHeader: string | null;
+  /** Hashes of the tools and message contents already in the trace (`--content`): each is written once. */
+  readonly written: Set<string>;
+  readonly startedAt: Date;
+  /** performance.now() at the start: the trace's times are since then. */
+  readonly t0: number;
+  readonly tally: RecorderTally;
+  /** Client connections that carried a chat request. */
+  readonly connections: Set<number>;
+  seq: number;
+}
+
 export async function startRecorder(opts: RecorderOptions): Promise<RecorderHandle> {
   const writer = new TraceFileWriter(opts.out);
-  const hasher = new Hasher();
-  const conversations = new ConversationInference();
-  const sessionHeader = opts.sessionHeader?.toLowerCase() ?? null;
-  const written = new Set<string>();
-  const startedAt = new Date();
-  const t0 = performance.now();
-  const tally: RecorderTally = { requests: 0, conversations: 0, connections: 0, errors: 0, passed_through: 0 };
-  let seq = 0;
-  const connections = new Set<number>();
-
-  const tap = (start: ExchangeStart): ExchangeTap | null => {
-    const path = start.url.split('?')[0] ?? start.url;
-    if (start.method !== 'POST' || !CHAT_PATH.test(path)) {
-      tally.passed_through += 1;
-      return null;
-    }
-    seq += 1;
-    const mySeq = seq;
-    connections.add(start.connection);
-    const wallStart = new Date();
-    const body: Buffer[] = [];
-    let bodyBytes = 0;
-    const observer = new ResponseObserver(start.atMs);
-    const session = sessionHeader === null ? null : start.headers[sessionHeader];
-    return {
-      onRequestData(chunk) {
-        bodyBytes += chunk.length;
-        if (bodyBytes <= MAX_BODY_BYTES) body.push(chunk);
-      },
-      onResponse(status, headers, byHop) {
-        observer.response(status, String(headers['content-type'] ?? ''), byHop);
-      },
-      onResponseData(chunk) {
-        observer.data(chunk);
-      },
-      onEnd(end) {
-        const { response, answer } = observer.finish(failureOf(end), hasher);
-        let parsed: Record<string, unknown> | null = null;
-        if (bodyBytes <= MAX_BODY_BYTES) {
-          try {
-            const value: unknown = JSON.parse(Buffer.concat(body).toString('utf8'));
-            if (isObject(value)) parsed = value;
-          } catch {
-            // recorded as a request of unknown shape
-          }
-        }
-        const shape = parsed === null ? EMPTY_SHAPE(bodyBytes) : requestShape(parsed, bodyBytes, hasher);
-        const assigned = conversations.assign({
-          messages: shape.messages.map((m) => m.hash),
-          session: typeof session === 'string' && session !== '' ? session : null,
-          startedAtMs: start.atMs,
-          endedAtMs: performance.now(),
-          answer,
-          failed: response.error !== null,
-        });
-        if (opts.content === true && parsed !== null) {
-          const contents = requestContents(parsed, shape);
-          if (contents.tools !== null && !written.has(contents.tools.hash)) {
-            written.add(contents.tools.hash);
-            writer.write({ kind: 'tools', hash: contents.tools.hash, tools: contents.tools.tools });
-          }
-          for (const c of contents.messages) {
-            if (written.has(c.hash)) continue;
-            written.add(c.hash);
-            writer.write({ kind: 'content', hash: c.hash, message: c.message });
-          }
-        }
-        const line: TraceRequest = {
-          kind: 'request',
-          seq: mySeq,
-          t: wallStart.toISOString(),
-          start_ms: round1(start.atMs - t0),
-          connection: { id: start.connection, nth: start.nth, idle_ms: start.idleMs === null ? null : round1(start.idleMs) },
-          conversation: assigned.conversation,
-          round: assigned.round,
-          think_ms: assigned.thinkMs === null ? null : round1(assigned.thinkMs),
-          path,
-          request: shape,
-          response,
-        };
-        writer.write(line);
-        tally.requests += 1;
-        if (response.error !== null) tally.errors += 1;
-        tally.conversations = conversations.count;
-        tally.connections = connections.size;
-        opts.onRequest?.(line);
-      },
-    };
+  const rec: Recording = {
+    opts,
+    writer,
+    hasher: new Hasher(),
+    conversations: new ConversationInference(),
+    sessionHeader: opts.sessionHeader?.toLowerCase() ?? null,
+    written: new Set<string>(),
+    startedAt: new Date(),
+    t0: performance.now(),
+    tally: { requests: 0, conversations: 0, connections: 0, errors: 0, passed_through: 0 },
+    connections: new Set<number>(),
+    seq: 0,
   };
-
   let hop;
   try {
-    hop = await startHop({
-      upstream: opts.upstream,
-      host: opts.host ?? '127.0.0.1',
-      port: opts.port ?? 0,
-      tls: opts.tls === true,
-      ...(opts.certDir === undefined ? {} : { certDir: opts.certDir }),
-      upstreamCa: opts.upstreamCa ?? null,
-      upstreamInsecure: opts.upstreamInsecure ?? false,
-      upstreamTimeoutMs: opts.upstreamTimeoutMs ?? 600_000,
-      keepAliveTimeoutMs: opts.keepAliveTimeoutMs ?? 600_000,
-      upstreamPerClient: true,
-      tap,
-      onConnectionClose: (c) => {
-        // Connections that carried no chat request (health checks, /v1/models) are not the harness's pattern.
-        if (c.served === 0 || !connections.has(c.connection)) return;
-        writer.write({
-          kind: 'close',
-          connection: c.connection,
-          at_ms: round1(c.atMs - t0),
-          served: c.served,
-          idle_ms: c.idleMs === null ? null : round1(c.idleMs),
-          by: c.by === 'hop' ? 'proxy' : c.by,
-        });
-      },
-    });
+    hop = await listen(rec);
   } catch (error) {
     writer.close();
     throw error;
   }
-  const header: TraceHeader = {
-    kind: 'header',
-    format: TRACE_FORMAT,
-    version: TRACE_VERSION,
-    roundload: VERSION,
-    started_at: startedAt.toISOString(),
-    source: 'record',
-    upstream: hop.upstream,
-    tls: opts.tls === true,
-    content: opts.content === true,
-    session_header: opts.sessionHeader ?? null,
-    hash: 'hmac-sha256-64',
-  };
-  writer.write(header);
+  writer.write(traceHeader(rec, hop.upstream));
   let closing: Promise<void> | null = null;
   const started = hop;
   return {
     url: started.url,
     caFile: started.caFile,
     out: opts.out,
-    tally: () => ({ ...tally }),
+    tally: () => ({ ...rec.tally }),
     close: () =>
       (closing ??= (async () => {
         await started.close();
         writer.close();
       })()),
+  };
+}
+
+/** The hop in front of the upstream, with one upstream connection per client connection, observing every exchange. */
+function listen(rec: Recording): Promise<HopHandle> {
+  const { opts, writer, t0 } = rec;
+  return startHop({
+    upstream: opts.upstream,
+    host: opts.host ?? '127.0.0.1',
+    port: opts.port ?? 0,
+    tls: opts.tls === true,
+    ...(opts.certDir === undefined ? {} : { certDir: opts.certDir }),
+    upstreamCa: opts.upstreamCa ?? null,
+    upstreamInsecure: opts.upstreamInsecure ?? false,
+    upstreamTimeoutMs: opts.upstreamTimeoutMs ?? 600_000,
+    keepAliveTimeoutMs: opts.keepAliveTimeoutMs ?? 600_000,
+    upstreamPerClient: true,
+    tap: (start) => tapExchange(rec, start),
+    onConnectionClose: (c) => {
+      // Connections that carried no chat request (health checks, /v1/models) are not the harness's pattern.
+      if (c.served === 0 || !rec.connections.has(c.connection)) return;
+      writer.write({
+        kind: 'close',
+        connection: c.connection,
+        at_ms: round1(c.atMs - t0),
+        served: c.served,
+        idle_ms: c.idleMs === null ? null : round1(c.idleMs),
+        by: c.by === 'hop' ? 'proxy' : c.by,
+      });
+    },
+  });
+}
+
+/** The observer of one request: a chat completion is recorded as it ends; anything else is only counted. */
+function tapExchange(rec: Recording, start: ExchangeStart): ExchangeTap | null {
+  const path = start.url.split('?')[0] ?? start.url;
+  if (start.method !== 'POST' || !CHAT_PATH.test(path)) {
+    rec.tally.passed_through += 1;
+    return null;
+  }
+  rec.seq += 1;
+  const mySeq = rec.seq;
+  rec.connections.add(start.connection);
+  const wallStart = new Date();
+  const body: Buffer[] = [];
+  let bodyBytes = 0;
+  const observer = new ResponseObserver(start.atMs);
+  const session = rec.sessionHeader === null ? null : start.headers[rec.sessionHeader];
+  return {
+    onRequestData(chunk) {
+      bodyBytes += chunk.length;
+      if (bodyBytes <= MAX_BODY_BYTES) body.push(chunk);
+    },
+    onResponse(status, headers, byHop) {
+      observer.response(status, String(headers['content-type'] ?? ''), byHop);
+    },
+    onResponseData(chunk) {
+      observer.data(chunk);
+    },
+    onEnd(end) {
+      const { response, answer } = observer.finish(failureOf(end), rec.hasher);
+      const parsed = bodyBytes <= MAX_BODY_BYTES ? parseBody(body) : null;
+      const shape = parsed === null ? EMPTY_SHAPE(bodyBytes) : requestShape(parsed, bodyBytes, rec.hasher);
+      const assigned = rec.conversations.assign({
+        messages: shape.messages.map((m) => m.hash),
+        session: typeof session === 'string' && session !== '' ? session : null,
+        startedAtMs: start.atMs,
+        endedAtMs: performance.now(),
+        answer,
+        failed: response.error !== null,
+      });
+      if (rec.opts.content === true && parsed !== null) writeContents(rec, parsed, shape);
+      const line: TraceRequest = {
+        kind: 'request',
+        seq: mySeq,
+        t: wallStart.toISOString(),
+        start_ms: round1(start.atMs - rec.t0),
+        connection: { id: start.connection, nth: start.nth, idle_ms: start.idleMs === null ? null : round1(start.idleMs) },
+        conversation: assigned.conversation,
+        round: assigned.round,
+        think_ms: assigned.thinkMs === null ? null : round1(assigned.thinkMs),
+        path,
+        request: shape,
+        response,
+      };
+      rec.writer.write(line);
+      rec.tally.requests += 1;
+      if (response.error !== null) rec.tally.errors += 1;
+      rec.tally.conversations = rec.conversations.count;
+      rec.tally.connections = rec.connections.size;
+      rec.opts.onRequest?.(line);
+    },
+  };
+}
+
+/** A request body as a JSON object, else null. */
+function parseBody(body: Buffer[]): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(Buffer.concat(body).toString('utf8'));
+    return isObject(value) ? value : null;
+  } catch {
+    // recorded as a request of unknown shape
+    return null;
+  }
+}
+
+/** With `--content`: the tools and messages of a request that the trace does not hold yet. */
+function writeContents(rec: Recording, parsed: Record<string, unknown>, shape: TraceRequestShape): void {
+  const contents = requestContents(parsed, shape);
+  if (contents.tools !== null && !rec.written.has(contents.tools.hash)) {
+    rec.written.add(contents.tools.hash);
+    rec.writer.write({ kind: 'tools', hash: contents.tools.hash, tools: contents.tools.tools });
+  }
+  for (const c of contents.messages) {
+    if (rec.written.has(c.hash)) continue;
+    rec.written.add(c.hash);
+    rec.writer.write({ kind: 'content', hash: c.hash, message: c.message });
+  }
+}
+
+function traceHeader(rec: Recording, upstream: string): TraceHeader {
+  return {
+    kind: 'header',
+    format: TRACE_FORMAT,
+    version: TRACE_VERSION,
+    roundload: VERSION,
+    started_at: rec.startedAt.toISOString(),
+    source: 'record',
+    upstream,
+    tls: rec.opts.tls === true,
+    content: rec.opts.content === true,
+    session_header: rec.opts.sessionHeader ?? null,
+    hash: 'hmac-sha256-64',
   };
 }
