@@ -44,25 +44,142 @@ export interface Dashboard {
 
 const SECURITY_HEADERS = { 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer', 'cache-control': 'no-store' };
 
+/** How the run ended: its written report (null when none was written) and its status. */
+interface RunEnd {
+  path: string | null;
+  status: string;
+}
+
 /** Starts the dashboard server. @throws ServerStartError when it cannot listen. */
 export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
-  const now = o.now ?? (() => performance.now());
-  const tickMs = o.tickMs ?? 1000;
-  const lingerMs = o.lingerMs ?? 10_000;
-  const maxQueued = o.maxQueued ?? 16;
-  const state = new DashboardState(o.plan, now);
-  const page = dashboardPage(o.plan, o.assets ?? loadChartAssets());
-  const clients = new Set<SseClient>();
-  let ended: { path: string | null; status: string } | null = null;
-  let reportsServed = 0;
-  let onReportServed: (() => void) | null = null;
+  const live = new LiveDashboard(o);
+  const url = await live.listen();
+  return {
+    url,
+    onEvent: (event) => live.onEvent(event),
+    finish: (report) => live.finish(report),
+    close: () => live.close(),
+  };
+}
 
-  const handle = (req: IncomingMessage, res: ServerResponse): void => {
+/** The server and what it serves: the run's state folded from its events, the watching pages, how the run ended. */
+class LiveDashboard {
+  readonly server: Server;
+  readonly #o: DashboardOptions;
+  readonly #tickMs: number;
+  readonly #lingerMs: number;
+  readonly #maxQueued: number;
+  readonly #state: DashboardState;
+  readonly #page: string;
+  readonly #clients = new Set<SseClient>();
+  #ended: RunEnd | null = null;
+  #reportsServed = 0;
+  #onReportServed: (() => void) | null = null;
+  #timer: NodeJS.Timeout | undefined;
+  #closed: Promise<void> | null = null;
+  #stopLinger: (() => void) | null = null;
+
+  constructor(o: DashboardOptions) {
+    const now = o.now ?? (() => performance.now());
+    this.#o = o;
+    this.#tickMs = o.tickMs ?? 1000;
+    this.#lingerMs = o.lingerMs ?? 10_000;
+    this.#maxQueued = o.maxQueued ?? 16;
+    this.#state = new DashboardState(o.plan, now);
+    this.#page = dashboardPage(o.plan, o.assets ?? loadChartAssets());
+    this.server = createServer((req, res) => this.#handle(req, res));
+    // A page that never reads its stream is bounded by its queue; one that never sends its request is cut off.
+    this.server.headersTimeout = 10_000;
+    this.server.requestTimeout = 10_000;
+  }
+
+  /** Listens, then starts the snapshot ticks. Resolves to the dashboard's URL. @throws ServerStartError */
+  async listen(): Promise<string> {
+    const o = this.#o;
+    const server = this.server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (error: NodeJS.ErrnoException) => {
+        reject(new ServerStartError('the live dashboard', `${o.host.includes(':') ? `[${o.host}]` : o.host}:${o.port}`, { cause: error, context: { host: o.host, port: o.port } }));
+      });
+      server.listen(o.port, o.host, () => resolve());
+    });
+    const address = server.address();
+    const port = typeof address === 'object' && address !== null ? address.port : o.port;
+    const url = `http://${o.host.includes(':') ? `[${o.host}]` : o.host}:${port}/`;
+
+    // Snapshots only while someone watches: an unwatched dashboard costs the run its event folding alone.
+    this.#timer = setInterval(() => {
+      // Nothing after the end message: the pages are leaving for the report.
+      if (this.#clients.size === 0 || this.#ended !== null) return;
+      const message = sse('snapshot', this.#state.snapshot());
+      for (const c of this.#clients) c.send(message);
+    }, this.#tickMs);
+    this.#timer.unref();
+    return url;
+  }
+
+  onEvent(event: RunEvent): void {
+    try {
+      const hang = this.#state.add(event);
+      if (hang !== null && this.#clients.size > 0 && this.#ended === null) {
+        const message = sse('hang', hang);
+        for (const c of this.#clients) c.send(message);
+      }
+    } catch {
+      // The dashboard must never break the run it watches.
+    }
+  }
+
+  async finish(report: RunEnd): Promise<void> {
+    if (this.#ended !== null) return this.close();
+    this.#ended = report;
+    const watching = this.#clients.size;
+    // The last state (status finished), then where the report is.
+    const last = sse('snapshot', this.#state.snapshot());
+    const end = sse('end', endMessage(report));
+    for (const c of this.#clients) {
+      c.send(last);
+      c.send(end);
+    }
+    if (report.path !== null && watching > 0) await this.#linger(watching);
+    await this.close();
+  }
+
+  close(): Promise<void> {
+    this.#stopLinger?.();
+    this.#closed ??= new Promise<void>((resolve) => {
+      clearInterval(this.#timer);
+      for (const c of this.#clients) c.end();
+      this.#clients.clear();
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+    return this.#closed;
+  }
+
+  /** Resolves once `watching` pages loaded the report, or `lingerMs` passed, or close() was called. */
+  #linger(watching: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(t);
+        resolve();
+      };
+      const t = setTimeout(done, this.#lingerMs);
+      t.unref();
+      this.#stopLinger = done;
+      this.#onReportServed = () => {
+        if (this.#reportsServed >= watching) done();
+      };
+      this.#onReportServed();
+    });
+  }
+
+  #handle(req: IncomingMessage, res: ServerResponse): void {
     const path = (req.url ?? '/').split('?')[0];
     // DNS rebinding: a page of another site whose name now resolves to 127.0.0.1 sends its own name as Host.
     // Only loopback names, and the address the dashboard was bound to, are answered.
     const host = req.headers.host;
-    if (host !== undefined && !isLoopbackHost(hostHeaderName(host)) && hostHeaderName(host) !== o.host.toLowerCase()) {
+    if (host !== undefined && !isLoopbackHost(hostHeaderName(host)) && hostHeaderName(host) !== this.#o.host.toLowerCase()) {
       res
         .writeHead(403, { 'content-type': 'text/plain; charset=utf-8', ...SECURITY_HEADERS })
         .end('this dashboard answers to loopback names only (127.0.0.1, localhost, [::1]) or the address it was bound to\n');
@@ -73,131 +190,60 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
       return;
     }
     if (path === '/events') {
-      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive', ...SECURITY_HEADERS });
-      // A retry hint, and the state right away: a page opened mid-run is complete at once.
-      res.write('retry: 1000\n\n');
-      const client = new SseClient(res, maxQueued);
-      if (ended !== null) {
-        client.send(sse('end', endMessage(ended)));
-        client.end();
-        return;
-      }
-      clients.add(client);
-      res.on('close', () => clients.delete(client));
-      client.send(sse('snapshot', state.snapshot()));
+      this.#watch(res);
       return;
     }
     if (path === '/' || path === '/index.html' || path === '/report.html') {
-      if (ended !== null && ended.path !== null) {
-        serveReport(ended.path, res);
-        return;
-      }
-      if (path === '/report.html') {
-        res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8', ...SECURITY_HEADERS }).end('the report is written when the run ends\n');
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', ...SECURITY_HEADERS }).end(page);
+      this.#servePage(path, res);
       return;
     }
     res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8', ...SECURITY_HEADERS }).end('not found\n');
-  };
+  }
 
-  const serveReport = (file: string, res: ServerResponse): void => {
+  /** `/events`: the page's stream, or the end message alone once the run is over. */
+  #watch(res: ServerResponse): void {
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive', ...SECURITY_HEADERS });
+    // A retry hint, and the state right away: a page opened mid-run is complete at once.
+    res.write('retry: 1000\n\n');
+    const client = new SseClient(res, this.#maxQueued);
+    if (this.#ended !== null) {
+      client.send(sse('end', endMessage(this.#ended)));
+      client.end();
+      return;
+    }
+    this.#clients.add(client);
+    res.on('close', () => this.#clients.delete(client));
+    client.send(sse('snapshot', this.#state.snapshot()));
+  }
+
+  /** `/`, `/index.html`: the live page until the report is written, then the report; `/report.html` the report. */
+  #servePage(path: string, res: ServerResponse): void {
+    if (this.#ended !== null && this.#ended.path !== null) {
+      this.#serveReport(this.#ended.path, res);
+      return;
+    }
+    if (path === '/report.html') {
+      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8', ...SECURITY_HEADERS }).end('the report is written when the run ends\n');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', ...SECURITY_HEADERS }).end(this.#page);
+  }
+
+  #serveReport(file: string, res: ServerResponse): void {
     readFile(file)
       .then((body) => {
         res.on('finish', () => {
-          reportsServed += 1;
-          onReportServed?.();
+          this.#reportsServed += 1;
+          this.#onReportServed?.();
         });
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', ...SECURITY_HEADERS }).end(body);
       })
       .catch((error: unknown) => {
         res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8', ...SECURITY_HEADERS }).end(`report.html cannot be read: ${error instanceof Error ? error.message : String(error)}\n`);
       });
-  };
-
-  const server: Server = createServer(handle);
-  // A page that never reads its stream is bounded by its queue; one that never sends its request is cut off.
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 10_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => {
-      reject(new ServerStartError('the live dashboard', `${o.host.includes(':') ? `[${o.host}]` : o.host}:${o.port}`, { cause: error, context: { host: o.host, port: o.port } }));
-    });
-    server.listen(o.port, o.host, () => resolve());
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : o.port;
-  const url = `http://${o.host.includes(':') ? `[${o.host}]` : o.host}:${port}/`;
-
-  // Snapshots only while someone watches: an unwatched dashboard costs the run its event folding alone.
-  const timer = setInterval(() => {
-    // Nothing after the end message: the pages are leaving for the report.
-    if (clients.size === 0 || ended !== null) return;
-    const message = sse('snapshot', state.snapshot());
-    for (const c of clients) c.send(message);
-  }, tickMs);
-  timer.unref();
-
-  let closed: Promise<void> | null = null;
-  let stopLinger: (() => void) | null = null;
-  const close = (): Promise<void> => {
-    stopLinger?.();
-    closed ??= new Promise<void>((resolve) => {
-      clearInterval(timer);
-      for (const c of clients) c.end();
-      clients.clear();
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-    return closed;
-  };
-
-  return {
-    url,
-    onEvent(event) {
-      try {
-        const hang = state.add(event);
-        if (hang !== null && clients.size > 0 && ended === null) {
-          const message = sse('hang', hang);
-          for (const c of clients) c.send(message);
-        }
-      } catch {
-        // The dashboard must never break the run it watches.
-      }
-    },
-    async finish(report) {
-      if (ended !== null) return close();
-      ended = report;
-      const watching = clients.size;
-      // The last state (status finished), then where the report is.
-      const last = sse('snapshot', state.snapshot());
-      const end = sse('end', endMessage(report));
-      for (const c of clients) {
-        c.send(last);
-        c.send(end);
-      }
-      if (report.path !== null && watching > 0) {
-        await new Promise<void>((resolve) => {
-          const done = (): void => {
-            clearTimeout(t);
-            resolve();
-          };
-          const t = setTimeout(done, lingerMs);
-          t.unref();
-          stopLinger = done;
-          onReportServed = () => {
-            if (reportsServed >= watching) done();
-          };
-          onReportServed();
-        });
-      }
-      await close();
-    },
-    close,
-  };
+  }
 }
 
-function endMessage(report: { path: string | null; status: string }): { status: string; report: string | null } {
+function endMessage(report: RunEnd): { status: string; report: string | null } {
   return { status: report.status, report: report.path === null ? null : '/report.html' };
 }

@@ -106,57 +106,96 @@ function readAll(res: IncomingMessage): Promise<Buffer> {
   });
 }
 
-export function createRouterServer(opts: RouterOptions): RouterServer {
-  const { settings, log, metrics, faults } = opts;
-  const r = settings.router;
-  const limiter = new TokenBucketLimiter(r.max_concurrent_requests, r.queue_size, r.queue_timeout_s * 1000);
-  const health = new HealthChecker(
-    [
-      { url: opts.prefillUrl, role: 'prefill' },
-      { url: opts.decodeUrl, role: 'decode' },
-    ],
-    r,
-    log,
-    metrics,
-  );
-  // Idle upstream sockets are dropped a second before the workers' own keep-alive would close them, so the
-  // router never reuses a socket a worker is closing (hyper's pool would retry such a request; Node's does not).
-  const agent = new Agent({ keepAlive: true, timeout: Math.max(500, settings.keep_alive_s * 1000 - 1000) });
-  const open = new Set<() => void>();
+/** One chat request under way at its workers. `end` releases it, once: the answer relayed, the client gone,
+ * the request timed out or the router closed; `finished` says whether that happened. */
+interface Flight {
+  readonly finished: boolean;
+  end(): void;
+}
 
-  function refuse(res: ServerResponse, admission: Admission): void {
-    if (admission === 'queue_timeout') {
-      log.router('WARN', MIDDLEWARE, 'Request timed out in queue, returning 408');
-      metrics.inc('sgl_router_request_errors_total', { route: CHAT_ROUTE, error_type: 'queue_timeout' });
-      res.writeHead(408, { 'content-length': '0' });
-    } else if (admission === 'queue_full') {
-      log.router('WARN', MIDDLEWARE, 'Request queue is full, returning 429');
-      metrics.inc('sgl_router_request_errors_total', { route: CHAT_ROUTE, error_type: 'rate_limited' });
-      res.writeHead(429, { 'content-length': '0' });
-    } else if (admission === 'queue_disabled') {
-      log.router('WARN', MIDDLEWARE, 'No tokens available and queuing is disabled, returning 429');
-      metrics.inc('sgl_router_request_errors_total', { route: CHAT_ROUTE, error_type: 'rate_limited' });
-      res.writeHead(429, { 'content-length': '0' });
-    } else {
-      res.writeHead(503, { 'content-length': '0' });
-    }
-    res.end();
+/** The router's state (admission, worker health, the upstream pool, the requests under way) and one method per
+ * route, read in the order a request meets them. */
+class PdRouter implements RouterServer {
+  readonly server: Server;
+  readonly health: HealthChecker;
+  readonly #opts: RouterOptions;
+  readonly #settings: EngineSettings['router'];
+  readonly #log: ServerLog;
+  readonly #metrics: RouterMetrics;
+  readonly #faults: FaultInjector;
+  readonly #limiter: TokenBucketLimiter;
+  readonly #agent: Agent;
+  /** How to abort each chat request under way (close() aborts them all). */
+  readonly #open = new Set<() => void>();
+
+  constructor(opts: RouterOptions) {
+    const { settings, log, metrics, faults } = opts;
+    const r = settings.router;
+    this.#opts = opts;
+    this.#settings = r;
+    this.#log = log;
+    this.#metrics = metrics;
+    this.#faults = faults;
+    this.#limiter = new TokenBucketLimiter(r.max_concurrent_requests, r.queue_size, r.queue_timeout_s * 1000);
+    this.health = new HealthChecker(
+      [
+        { url: opts.prefillUrl, role: 'prefill' },
+        { url: opts.decodeUrl, role: 'decode' },
+      ],
+      r,
+      log,
+      metrics,
+    );
+    // Idle upstream sockets are dropped a second before the workers' own keep-alive would close them, so the
+    // router never reuses a socket a worker is closing (hyper's pool would retry such a request; Node's does not).
+    this.#agent = new Agent({ keepAlive: true, timeout: Math.max(500, settings.keep_alive_s * 1000 - 1000) });
+    this.server = createServer((req, res) => this.#route(req, res));
+    applyKeepAlive(this.server, settings.keep_alive_s);
+    this.health.start();
   }
 
-  async function chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  close(): void {
+    this.health.stop();
+    this.#limiter.close();
+    for (const abort of [...this.#open]) abort();
+    this.#agent.destroy();
+  }
+
+  #route(req: IncomingMessage, res: ServerResponse): void {
+    if (this.#faults.arrive(req, res)) return;
+    // Like the workers: no Keep-Alive hint (see docs/engine.md on the router's idle timeout).
+    if (!res.hasHeader('connection') && !/close/i.test(req.headers.connection ?? '')) res.setHeader('connection', 'keep-alive');
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const method = req.method ?? 'GET';
+    const fail = (error: unknown): void => {
+      this.#log.router('ERROR', TARGET, `Request failed: ${(error as Error).message}`);
+      if (!res.headersSent) text(res, 500, 'Internal Server Error');
+      else res.destroy();
+    };
+    if (path === CHAT_ROUTE && method === 'POST') this.#chat(req, res).catch(fail);
+    else if ((path === '/v1/models' || path.startsWith('/v1/models/')) && method === 'GET') this.#forwardGet(req.url ?? path, res).catch(fail);
+    else if (path === '/health' && method === 'GET') this.#healthReport(res);
+    else if (path === '/health_generate' && method === 'GET') this.#healthGenerate(res).catch(fail);
+    else {
+      res.writeHead(404, { 'content-length': '0' });
+      res.end();
+    }
+  }
+
+  async #chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const startedMs = performance.now();
-    metrics.inc('sgl_router_requests_total', { route: CHAT_ROUTE });
-    res.once('close', () => metrics.observe('sgl_router_request_duration_seconds', { route: CHAT_ROUTE }, (performance.now() - startedMs) / 1000));
-    const admission = await limiter.acquire();
+    this.#metrics.inc('sgl_router_requests_total', { route: CHAT_ROUTE });
+    res.once('close', () => this.#metrics.observe('sgl_router_request_duration_seconds', { route: CHAT_ROUTE }, (performance.now() - startedMs) / 1000));
+    const admission = await this.#limiter.acquire();
     if (admission !== 'admitted') {
-      if (!res.destroyed) refuse(res, admission);
+      if (!res.destroyed) this.#refuse(res, admission);
       return;
     }
     let released = false;
     const release = (): void => {
       if (released) return;
       released = true;
-      limiter.release();
+      this.#limiter.release();
     };
     if (res.destroyed) return release();
     res.once('close', release);
@@ -166,107 +205,154 @@ export function createRouterServer(opts: RouterOptions): RouterServer {
     });
     if (raw === null || res.destroyed) return;
 
+    const faults = this.#faults;
     const decision = faults.respond(req, res, faults.selectsRequests ? subjectOf(raw) : NO_SUBJECT, `router-${randomInt(MAX_ROOM)}`);
     const out = decision.out;
     if (out === null) return;
 
-    const prefill = health.pick('prefill');
-    const decode = health.pick('decode');
+    const prefill = this.health.pick('prefill');
+    const decode = this.health.pick('decode');
     if (prefill === null || decode === null) {
       const which = prefill === null ? 'prefill' : 'decode';
       const why = `No ${which} workers available. Please check if ${which} servers are configured and healthy.`;
-      log.router('ERROR', TARGET, `Failed to select PD pair error=${why}`);
-      metrics.inc('sgl_router_pd_errors_total', { error_type: 'server_selection' });
+      this.#log.router('ERROR', TARGET, `Failed to select PD pair error=${why}`);
+      this.#metrics.inc('sgl_router_pd_errors_total', { error_type: 'server_selection' });
       text(out, 503, `No available servers: ${why}`);
       return;
     }
-    log.router('INFO', TARGET, `PD routing decision route=${CHAT_ROUTE} prefill_url=${prefill.url} decode_url=${decode.url}`);
-    await dispatch(req, res, out, raw, decision.pd, prefill, decode, startedMs);
+    this.#log.router('INFO', TARGET, `PD routing decision route=${CHAT_ROUTE} prefill_url=${prefill.url} decode_url=${decode.url}`);
+    await this.#dispatch(req, res, out, raw, decision.pd, prefill, decode, startedMs);
   }
 
-  async function dispatch(req: IncomingMessage, res: ServerResponse, out: ChatResponse, raw: string, pd: unknown, prefill: WorkerHealth, decode: WorkerHealth, startedMs: number): Promise<void> {
+  #refuse(res: ServerResponse, admission: Admission): void {
+    if (admission === 'queue_timeout') {
+      this.#log.router('WARN', MIDDLEWARE, 'Request timed out in queue, returning 408');
+      this.#metrics.inc('sgl_router_request_errors_total', { route: CHAT_ROUTE, error_type: 'queue_timeout' });
+      res.writeHead(408, { 'content-length': '0' });
+    } else if (admission === 'queue_full') {
+      this.#log.router('WARN', MIDDLEWARE, 'Request queue is full, returning 429');
+      this.#metrics.inc('sgl_router_request_errors_total', { route: CHAT_ROUTE, error_type: 'rate_limited' });
+      res.writeHead(429, { 'content-length': '0' });
+    } else if (admission === 'queue_disabled') {
+      this.#log.router('WARN', MIDDLEWARE, 'No tokens available and queuing is disabled, returning 429');
+      this.#metrics.inc('sgl_router_request_errors_total', { route: CHAT_ROUTE, error_type: 'rate_limited' });
+      res.writeHead(429, { 'content-length': '0' });
+    } else {
+      res.writeHead(503, { 'content-length': '0' });
+    }
+    res.end();
+  }
+
+  /** Sends the request to both workers, waits for both to answer (or fail), then relays the decode server's answer. */
+  async #dispatch(req: IncomingMessage, res: ServerResponse, out: ChatResponse, raw: string, pd: unknown, prefill: WorkerHealth, decode: WorkerHealth, startedMs: number): Promise<void> {
     // A body that is not a JSON object goes to the decode server alone, whose 400 the client then sees.
-    const injected = withBootstrap(raw, `"bootstrap_host":${JSON.stringify(opts.bootstrapHost)},"bootstrap_port":${opts.bootstrapPort},"bootstrap_room":${randomInt(MAX_ROOM)}`);
+    const injected = withBootstrap(raw, `"bootstrap_host":${JSON.stringify(this.#opts.bootstrapHost)},"bootstrap_port":${this.#opts.bootstrapPort},"bootstrap_room":${randomInt(MAX_ROOM)}`);
     const body = injected ?? raw;
     const headers = forwardHeaders(req.headers, body);
     if (pd !== null) headers[FAULT_HEADER] = JSON.stringify(pd);
-    const toDecode = send(agent, decode.url, CHAT_ROUTE, 'POST', headers, body);
-    const toPrefill = injected === null ? null : send(agent, prefill.url, CHAT_ROUTE, 'POST', headers, body);
+    const toDecode = send(this.#agent, decode.url, CHAT_ROUTE, 'POST', headers, body);
+    const toPrefill = injected === null ? null : send(this.#agent, prefill.url, CHAT_ROUTE, 'POST', headers, body);
     const running = [decode.url, ...(toPrefill === null ? [] : [prefill.url])];
+    const flight = this.#track(res, decode, running, [toDecode.req, ...(toPrefill === null ? [] : [toPrefill.req])]);
+
+    const [prefillResult, decodeResult] = await Promise.allSettled([toPrefill?.response ?? Promise.resolve(null), toDecode.response]);
+    if (flight.finished) return;
+    this.#metrics.observe('sgl_router_pd_request_duration_seconds', { route: CHAT_ROUTE }, (performance.now() - startedMs) / 1000);
+    this.#metrics.inc('sgl_router_pd_requests_total', { route: CHAT_ROUTE });
+    if (toPrefill !== null) this.#metrics.inc('sgl_router_pd_prefill_requests_total', { worker: prefill.url });
+    this.#metrics.inc('sgl_router_pd_decode_requests_total', { worker: decode.url });
+    this.#settlePrefill(prefill, prefillResult, decodeResult);
+    if (decodeResult.status === 'rejected') {
+      const message = String((decodeResult.reason as Error).message);
+      this.#log.router('ERROR', TARGET, `Decode request failed decode_url=${decode.url} error=${message}`);
+      this.#metrics.inc('sgl_router_pd_decode_errors_total', { worker: decode.url });
+      text(out, 502, `Decode server error: ${message}`);
+      flight.end();
+      return;
+    }
+    const d = decodeResult.value;
+    if ((d.statusCode ?? 502) >= 300) return this.#relayError(out, decode, d, flight);
+    if (!String(d.headers['content-type'] ?? '').startsWith('text/event-stream')) return this.#relayWhole(res, out, decode, d, flight);
+    this.#relayStream(res, out, decode, d, flight);
+  }
+
+  /** Counts the request as running at its workers until it ends, and ends it when the client leaves, at the
+   * request timeout or at close(). */
+  #track(res: ServerResponse, decode: WorkerHealth, running: readonly string[], upstream: readonly ClientRequest[]): Flight {
+    const metrics = this.#metrics;
     for (const w of running) metrics.add('sgl_router_running_requests', { worker: w }, 1);
     let finished = false;
     const cleanup = (): void => {
       if (finished) return;
       finished = true;
       clearTimeout(timeout);
-      open.delete(abort);
+      this.#open.delete(abort);
       for (const w of running) metrics.add('sgl_router_running_requests', { worker: w }, -1);
-      toDecode.req.destroy();
-      toPrefill?.req.destroy();
+      for (const req of upstream) req.destroy();
     };
     const abort = (): void => {
       cleanup();
       res.destroy();
     };
-    open.add(abort);
+    this.#open.add(abort);
     const timeout = setTimeout(() => {
-      log.router('ERROR', TARGET, `Request to ${decode.url} timed out after ${r.request_timeout_s}s`);
+      this.#log.router('ERROR', TARGET, `Request to ${decode.url} timed out after ${this.#settings.request_timeout_s}s`);
       metrics.inc('sgl_router_request_errors_total', { route: CHAT_ROUTE, error_type: 'timeout' });
       abort();
-    }, r.request_timeout_s * 1000);
+    }, this.#settings.request_timeout_s * 1000);
     timeout.unref();
     // The client leaving ends both upstream requests: the workers see their sockets close and cancel.
     res.once('close', cleanup);
+    return {
+      get finished() {
+        return finished;
+      },
+      end: cleanup,
+    };
+  }
 
-    const [prefillResult, decodeResult] = await Promise.allSettled([toPrefill?.response ?? Promise.resolve(null), toDecode.response]);
-    if (finished) return;
-    metrics.observe('sgl_router_pd_request_duration_seconds', { route: CHAT_ROUTE }, (performance.now() - startedMs) / 1000);
-    metrics.inc('sgl_router_pd_requests_total', { route: CHAT_ROUTE });
-    if (toPrefill !== null) metrics.inc('sgl_router_pd_prefill_requests_total', { worker: prefill.url });
-    metrics.inc('sgl_router_pd_decode_requests_total', { worker: decode.url });
+  /** Counts the prefill's failure; its answer, when it came, is drained. */
+  #settlePrefill(prefill: WorkerHealth, prefillResult: PromiseSettledResult<IncomingMessage | null>, decodeResult: PromiseSettledResult<IncomingMessage>): void {
     if (prefillResult.status === 'rejected') {
-      log.router('ERROR', TARGET, `Prefill server failed (non-critical) prefill_url=${prefill.url} error=${String((prefillResult.reason as Error).message)}`);
-      metrics.inc('sgl_router_pd_prefill_errors_total', { worker: prefill.url });
+      this.#log.router('ERROR', TARGET, `Prefill server failed (non-critical) prefill_url=${prefill.url} error=${String((prefillResult.reason as Error).message)}`);
+      this.#metrics.inc('sgl_router_pd_prefill_errors_total', { worker: prefill.url });
     } else if (prefillResult.value !== null) {
       const p = prefillResult.value;
       if ((p.statusCode ?? 0) >= 300 && decodeResult.status === 'fulfilled' && (decodeResult.value.statusCode ?? 0) < 300) {
-        metrics.inc('sgl_router_pd_prefill_errors_total', { worker: prefill.url });
+        this.#metrics.inc('sgl_router_pd_prefill_errors_total', { worker: prefill.url });
       }
       // The prefill's own answer only says it is done: drained, never shown.
       p.on('error', () => {});
       p.resume();
     }
-    if (decodeResult.status === 'rejected') {
-      const message = String((decodeResult.reason as Error).message);
-      log.router('ERROR', TARGET, `Decode request failed decode_url=${decode.url} error=${message}`);
-      metrics.inc('sgl_router_pd_decode_errors_total', { worker: decode.url });
-      text(out, 502, `Decode server error: ${message}`);
-      cleanup();
-      return;
-    }
-    const d = decodeResult.value;
+  }
+
+  /** The decode server's error status and body, as it sent them. */
+  async #relayError(out: ChatResponse, decode: WorkerHealth, d: IncomingMessage, flight: Flight): Promise<void> {
     const status = d.statusCode ?? 502;
-    if (status >= 300) {
-      metrics.inc('sgl_router_pd_decode_errors_total', { worker: decode.url });
-      log.router('ERROR', TARGET, `Decode server returned error status decode_url=${decode.url} status=${status} ${d.statusMessage ?? ''}`.trimEnd());
-      const errorBody = await readAll(d).catch(() => null);
-      if (errorBody === null) text(out, status, 'Decode server error: connection closed');
-      else {
-        out.writeHead(status, { 'content-type': String(d.headers['content-type'] ?? 'application/json') });
-        out.end(errorBody.toString('utf8'));
-      }
-      cleanup();
-      return;
+    this.#metrics.inc('sgl_router_pd_decode_errors_total', { worker: decode.url });
+    this.#log.router('ERROR', TARGET, `Decode server returned error status decode_url=${decode.url} status=${status} ${d.statusMessage ?? ''}`.trimEnd());
+    const errorBody = await readAll(d).catch(() => null);
+    if (errorBody === null) text(out, status, 'Decode server error: connection closed');
+    else {
+      out.writeHead(status, { 'content-type': String(d.headers['content-type'] ?? 'application/json') });
+      out.end(errorBody.toString('utf8'));
     }
+    flight.end();
+  }
+
+  /** A non-streamed answer, read whole and sent on. */
+  async #relayWhole(res: ServerResponse, out: ChatResponse, decode: WorkerHealth, d: IncomingMessage, flight: Flight): Promise<void> {
     const requestId = d.headers['x-engine-request-id'];
-    if (!String(d.headers['content-type'] ?? '').startsWith('text/event-stream')) {
-      const whole = await readAll(d).catch(() => null);
-      if (whole === null) return streamError(decode, res, cleanup);
-      out.writeHead(status, { 'content-type': String(d.headers['content-type'] ?? 'application/json'), ...(requestId === undefined ? {} : { 'x-engine-request-id': String(requestId) }) });
-      out.end(whole.toString('utf8'));
-      cleanup();
-      return;
-    }
+    const whole = await readAll(d).catch(() => null);
+    if (whole === null) return this.#streamError(decode, res, flight);
+    out.writeHead(d.statusCode ?? 502, { 'content-type': String(d.headers['content-type'] ?? 'application/json'), ...(requestId === undefined ? {} : { 'x-engine-request-id': String(requestId) }) });
+    out.end(whole.toString('utf8'));
+    flight.end();
+  }
+
+  #relayStream(res: ServerResponse, out: ChatResponse, decode: WorkerHealth, d: IncomingMessage, flight: Flight): void {
+    const requestId = d.headers['x-engine-request-id'];
     out.writeHead(200, { 'content-type': 'text/event-stream', ...(requestId === undefined ? {} : { 'x-engine-request-id': String(requestId) }) });
     out.flushHeaders();
     // Whole SSE blocks only, so a stream fault counts events as the client will.
@@ -281,24 +367,24 @@ export function createRouterServer(opts: RouterOptions): RouterServer {
     });
     d.on('error', () => {});
     d.on('close', () => {
-      if (finished) return;
-      if (!d.complete) return streamError(decode, res, cleanup);
+      if (flight.finished) return;
+      if (!d.complete) return this.#streamError(decode, res, flight);
       out.end(buffer);
-      cleanup();
+      flight.end();
     });
   }
 
-  function streamError(decode: WorkerHealth, res: ServerResponse, cleanup: () => void): void {
-    log.router('ERROR', TARGET, `Stream error from decode server ${decode.url}: error decoding response body`);
-    metrics.inc('sgl_router_pd_stream_errors_total', { worker: decode.url });
-    cleanup();
+  #streamError(decode: WorkerHealth, res: ServerResponse, flight: Flight): void {
+    this.#log.router('ERROR', TARGET, `Stream error from decode server ${decode.url}: error decoding response body`);
+    this.#metrics.inc('sgl_router_pd_stream_errors_total', { worker: decode.url });
+    flight.end();
     // The client sees its stream cut, as hyper aborts a body whose source failed.
     res.destroy();
   }
 
-  async function forwardGet(path: string, res: ServerResponse): Promise<void> {
-    const first = health.workers.find((w) => w.role === 'prefill')!;
-    const { req, response } = send(agent, first.url, path, 'GET', {}, null);
+  async #forwardGet(path: string, res: ServerResponse): Promise<void> {
+    const first = this.health.workers.find((w) => w.role === 'prefill')!;
+    const { req, response } = send(this.#agent, first.url, path, 'GET', {}, null);
     try {
       const upstream = await response;
       const body = await readAll(upstream);
@@ -311,14 +397,20 @@ export function createRouterServer(opts: RouterOptions): RouterServer {
     }
   }
 
-  async function healthGenerate(res: ServerResponse): Promise<void> {
-    const prefill = health.pick('prefill');
-    const decode = health.pick('decode');
+  #healthReport(res: ServerResponse): void {
+    const bad = this.health.workers.filter((w) => !w.healthy).map((w) => w.url);
+    if (bad.length === 0) text(res, 200, 'All servers healthy');
+    else text(res, 503, `Unhealthy servers: [${bad.map((u) => JSON.stringify(u)).join(', ')}]`);
+  }
+
+  async #healthGenerate(res: ServerResponse): Promise<void> {
+    const prefill = this.health.pick('prefill');
+    const decode = this.health.pick('decode');
     if (prefill === null || decode === null) return text(res, 503, 'No healthy worker pair available');
     const errors: string[] = [];
     await Promise.all(
       [prefill, decode].map(async (w) => {
-        const { req, response } = send(agent, w.url, '/health_generate', 'GET', {}, null);
+        const { req, response } = send(this.#agent, w.url, '/health_generate', 'GET', {}, null);
         try {
           const upstream = await response;
           upstream.resume();
@@ -333,42 +425,10 @@ export function createRouterServer(opts: RouterOptions): RouterServer {
     if (errors.length === 0) text(res, 200, `Health generate passed on selected pair: prefill=${prefill.url}, decode=${decode.url}`);
     else text(res, 503, `Health generate failed: [${errors.map((e) => JSON.stringify(e)).join(', ')}]`);
   }
+}
 
-  const server = createServer((req, res) => {
-    if (faults.arrive(req, res)) return;
-    // Like the workers: no Keep-Alive hint (see docs/engine.md on the router's idle timeout).
-    if (!res.hasHeader('connection') && !/close/i.test(req.headers.connection ?? '')) res.setHeader('connection', 'keep-alive');
-    const path = (req.url ?? '/').split('?')[0] ?? '/';
-    const method = req.method ?? 'GET';
-    const fail = (error: unknown): void => {
-      log.router('ERROR', TARGET, `Request failed: ${(error as Error).message}`);
-      if (!res.headersSent) text(res, 500, 'Internal Server Error');
-      else res.destroy();
-    };
-    if (path === CHAT_ROUTE && method === 'POST') chat(req, res).catch(fail);
-    else if ((path === '/v1/models' || path.startsWith('/v1/models/')) && method === 'GET') forwardGet(req.url ?? path, res).catch(fail);
-    else if (path === '/health' && method === 'GET') {
-      const bad = health.workers.filter((w) => !w.healthy).map((w) => w.url);
-      if (bad.length === 0) text(res, 200, 'All servers healthy');
-      else text(res, 503, `Unhealthy servers: [${bad.map((u) => JSON.stringify(u)).join(', ')}]`);
-    } else if (path === '/health_generate' && method === 'GET') healthGenerate(res).catch(fail);
-    else {
-      res.writeHead(404, { 'content-length': '0' });
-      res.end();
-    }
-  });
-  applyKeepAlive(server, settings.keep_alive_s);
-  health.start();
-  return {
-    server,
-    health,
-    close: () => {
-      health.stop();
-      limiter.close();
-      for (const abort of [...open]) abort();
-      agent.destroy();
-    },
-  };
+export function createRouterServer(opts: RouterOptions): RouterServer {
+  return new PdRouter(opts);
 }
 
 /** The router's Prometheus listener (its own port, 29000 by default on a real router). */
