@@ -20,7 +20,7 @@ test('arms restart a separate engine with ROUNDLOAD_ENGINE_SET; health waits; th
   const pidFile = join(dir, 'engine.pid');
   writeFileSync(join(dir, 'engine.yaml'), stringify({ topology: 'single', decode_step_ms: 4, output_tokens_min: 16, output_tokens_max: 24 }));
   const start = (speedup: number): string =>
-    `ROUNDLOAD_ENGINE_SET="decode_speedup=${speedup}" ${cliCommand()} engine --port ${port} --settings ${JSON.stringify(join(dir, 'engine.yaml'))} >> ${JSON.stringify(join(dir, 'engine.log'))} 2>&1 & echo $! > ${JSON.stringify(pidFile)}`;
+    `ROUNDLOAD_ENGINE_SET="decode_speedup=${speedup}" ${cliCommand()} engine --port ${port} --router-metrics-port 0 --settings ${JSON.stringify(join(dir, 'engine.yaml'))} >> ${JSON.stringify(join(dir, 'engine.log'))} 2>&1 & echo $! > ${JSON.stringify(pidFile)}`;
   // Stop the engine and wait (bounded by command_timeout_s) until it is gone, so the next arm's can take the port.
   const stop = `kill $(cat ${JSON.stringify(pidFile)}); while kill -0 $(cat ${JSON.stringify(pidFile)}) 2>/dev/null; do sleep 0.1; done`;
   t.after(() => {
