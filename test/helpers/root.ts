@@ -28,8 +28,9 @@ export function cliCommand(): string {
   return [process.execPath, ...cliArgs()].map((a) => JSON.stringify(a)).join(' ');
 }
 
-/** The URL of a source module (`src/commands/index.ts`) as this mode loads it: its compiled .js, or the .ts. */
-export function sourceModule(path: string): string {
-  const file = COMPILED ? join(ROOT, 'dist', path.replace(/\.ts$/, '.js')) : join(ROOT, path);
-  return new URL(`file://${file}`).href;
+/** A source module as this mode loads it, given by its .ts URL relative to the calling test
+ * (`new URL('../../src/commands/index.ts', import.meta.url)`, which compiled points into dist/src/): its
+ * compiled .js, or the .ts itself. */
+export function sourceModule(url: URL): string {
+  return COMPILED ? url.href.replace(/\.ts$/, '.js') : url.href;
 }

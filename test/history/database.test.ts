@@ -121,8 +121,8 @@ test('a history from a newer roundload is refused, naming its version', async (t
 });
 
 test('better-sqlite3 stays unloaded until a history is opened: the commands import without it, the first open loads it', () => {
-  const commands = sourceModule('src/commands/index.ts');
-  const history = sourceModule('src/history/index.ts');
+  const commands = sourceModule(new URL('../../src/commands/index.ts', import.meta.url));
+  const history = sourceModule(new URL('../../src/history/index.ts', import.meta.url));
   const script = `
     import { createRequire } from 'node:module';
     const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((p) => p.includes('better-sqlite3'));
