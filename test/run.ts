@@ -1,4 +1,4 @@
-// The suite's runner (`npm test`): every test file in its own process, as `node --test` would, in two groups.
+// The suite's runner (`npm test`): every test file in its own process, in two groups.
 // The parallel group runs `--jobs` files at a time (they share no port, file or global state: port 0 and
 // temp folders throughout); the serial group runs alone afterwards, one file at a time: files that drive real
 // nginx, HAProxy, Prometheus or Chromium, stop processes with SIGSTOP, or judge how starved the host is, whose verdicts
@@ -55,7 +55,7 @@ interface FileResult {
 }
 
 function parseArgs(argv: string[]): Options {
-  const options: Options = { group: 'all', jobs: availableParallelism() + 1, timeoutMs: 600_000, load: 0, repeat: 1, only: [] };
+  const options: Options = { group: 'all', jobs: availableParallelism() * 2 + 1, timeoutMs: 600_000, load: 0, repeat: 1, only: [] };
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i]!;
     const value = (): string => {
@@ -124,7 +124,9 @@ function runFile(file: string, timeoutMs: number): Promise<FileResult> {
   return new Promise((done) => {
     // Compiled (npm test), a file runs as the JavaScript tsc emitted beside src's in dist/; from source, through tsx.
     const entry = COMPILED ? ['dist/' + file.replace(/\.ts$/, '.js')] : ['--import', 'tsx', file];
-    const child = spawn(process.execPath, ['--test', '--test-reporter=spec', ...entry], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    // The file itself, not `node --test file` (which runs it in a second process): one Node start less a file,
+    // the same spec output and exit code (1 when a test failed).
+    const child = spawn(process.execPath, ['--test-reporter=spec', ...entry], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (b: Buffer) => (output += b.toString()));
     child.stderr.on('data', (b: Buffer) => (output += b.toString()));
