@@ -16,6 +16,10 @@ const SET = [
   'watchdog.stall_ms=1000',
   'watchdog.total_ms=20000',
   'engine.decode_step_ms=10',
+  // Answers long enough (the engine's defaults, not the smoke's short ones) that the run lasts several of the
+  // client sampler's 1 s windows: the slow disk's lag is read from them.
+  'engine.output_tokens_min=24',
+  'engine.output_tokens_max=96',
   'monitor.interval_ms=100',
 ];
 
