@@ -96,8 +96,9 @@ const within = (limitPct: number, rows: { pct: number }[]): boolean => rows.ever
 
 /** The issue's measure: each round's replayed prompt tokens against the recorded ones (all conversations of
  * the round together, as the replay comparison reports them), from round `from` on. A single request may be
- * a little further off (±5%): the density a conversation starts from depends on which answers came back
- * first, which the machine's load decides. */
+ * further off: the density its new text is sized with depends on which answers came back first, which the
+ * machine's load decides (seen: +3.1% in a CI run, +5.1% beside the stress run's busy loops, its round at
+ * +2.7%). It is held to ±8%, still far from the ~50% that sizing by characters is off. */
 const roundsWithin = (limitPct: number, s: Summary, from = 1): boolean => s.replay!.rounds.filter((r) => r.round >= from).every((r) => Math.abs(r.prompt_tokens_diff_pct!) <= limitPct);
 
 test("a harness recorded on a server with another tokenizer replays within ±3% per round: from round 2 by the server's usage, from round 1 with its /tokenize", async (t) => {
@@ -117,7 +118,7 @@ test("a harness recorded on a server with another tokenizer replays within ±3% 
   const byUsage = offPct(trace, usage.records);
   const later = byUsage.filter((r) => r.round >= 2);
   assert.ok(roundsWithin(3, usage.summary, 2), `usage only, rounds ≥ 2: ${roundFigures(usage.summary)}`);
-  assert.ok(within(5, later), `usage only, each request of rounds ≥ 2: ${JSON.stringify(later)}`);
+  assert.ok(within(8, later), `usage only, each request of rounds ≥ 2: ${JSON.stringify(later)}`);
   assert.ok(
     later.every((r) => r.by === 'usage'),
     'sized from the usage',
