@@ -43,11 +43,6 @@ export interface MetricsExport {
   close(): Promise<void>;
 }
 
-/** Whether a workload asks for any export. */
-export function metricsExportWanted(settings: MetricsExportSettings): boolean {
-  return settings.port !== null || settings.remote_write_url !== null;
-}
-
 /** Starts the export. @throws ServerStartError when the port asked for cannot be listened on. */
 export async function startMetricsExport(o: MetricsExportOptions): Promise<MetricsExport> {
   const { settings, log } = o;

@@ -1,3 +1,3 @@
 // roundload's own metrics for Prometheus: scraped during a run (`--metrics-port`), pushed at its end by
 // remote write (`--remote-write`), with the run's verdicts as gauges (docs/metrics.md).
-export { startMetricsExport, metricsExportWanted, type MetricsExport, type MetricsExportSettings } from './exporter.js';
+export { startMetricsExport, type MetricsExport, type MetricsExportSettings } from './exporter.js';

@@ -7,14 +7,14 @@ import { performance } from 'node:perf_hooks';
 import { setMaxListeners } from 'node:events';
 import type { Workload } from '../config/index.js';
 import { redactWorkload, workloadSecrets } from '../config/index.js';
-import { startEngineThread, engineStartLine, type EngineThreadHandle } from '../engine/index.js';
+import type { EngineThreadHandle } from '../engine/index.js';
 import { ConnectionTracker, type Transport } from '../transport/index.js';
 import { SummaryBuilder, plannedLengthS, ReplayComparison, type Summary } from '../analysis/index.js';
 import { recordedFigures } from '../trace/index.js';
 import { LatestGauges } from '../monitor/index.js';
 import { createRunFolder, resultPath, writeJsonAtomic, writeJsonLastResort } from '../results/index.js';
 import { writeReports } from '../report/index.js';
-import { metricsExportWanted, startMetricsExport, type MetricsExport } from '../export/index.js';
+import type { MetricsExport } from '../export/index.js';
 import { RESULTS_SCHEMA_VERSION, type ClientSampleEvent, type HangEvent, type PathKind, type RunEvent } from '../types/index.js';
 import { ResultsError, ServerStartError } from '../errors.js';
 import { VERSION } from '../version.js';
@@ -169,8 +169,10 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
   return run.finish();
 }
 
-/** On a thread of its own: the deployment's work never lands on the client's event loop. */
+/** On a thread of its own: the deployment's work never lands on the client's event loop. Its code is loaded
+ * only here: a run against a target of yours never loads the embedded engine's ~30 modules. */
 async function startEmbeddedEngine(workload: Workload, setup: RunSetup): Promise<EngineThreadHandle> {
+  const { startEngineThread, engineStartLine } = await import('../engine/index.js');
   const embedded = await startEngineThread({ settings: workload.engine, modelName: workload.target.model, logDir: join(setup.dir, 'engine') });
   setup.started.add('the embedded engine', () => embedded.close());
   setup.log(engineStartLine(embedded));
@@ -403,7 +405,9 @@ class LiveRun {
 
   async #startMetricsExport(): Promise<void> {
     const workload = this.#workload;
-    if (!metricsExportWanted(workload.client_metrics)) return;
+    // Asked for by a port or a remote-write URL; only then is the export's code loaded.
+    if (workload.client_metrics.port === null && workload.client_metrics.remote_write_url === null) return;
+    const { startMetricsExport } = await import('../export/index.js');
     const { signal } = this.#options;
     const exported = await startMetricsExport({
       settings: workload.client_metrics,

@@ -2,7 +2,7 @@
 // connection, and an observer on every chat request that appends its line to the trace as it completes
 // (one write per line: a killed recorder leaves whole lines). Nothing in the forwarding path waits for it.
 import { performance } from 'node:perf_hooks';
-import { startHop, type ExchangeEnd, type ExchangeStart, type ExchangeTap, type HopHandle } from '../hop/index.js';
+import type { ExchangeEnd, ExchangeStart, ExchangeTap, HopHandle } from '../hop/index.js';
 import { TraceFileWriter } from './file-writer.js';
 import { VERSION } from '../version.js';
 import { ConversationInference } from './conversations.js';
@@ -146,9 +146,11 @@ export async function startRecorder(opts: RecorderOptions): Promise<RecorderHand
   };
 }
 
-/** The hop in front of the upstream, with one upstream connection per client connection, observing every exchange. */
-function listen(rec: Recording): Promise<HopHandle> {
+/** The hop in front of the upstream, with one upstream connection per client connection, observing every exchange.
+ * Its code is loaded here, not with the trace module: a replay reads traces and never records one. */
+async function listen(rec: Recording): Promise<HopHandle> {
   const { opts, writer, t0 } = rec;
+  const { startHop } = await import('../hop/index.js');
   return startHop({
     upstream: opts.upstream,
     host: opts.host ?? '127.0.0.1',
