@@ -79,9 +79,16 @@ test(`nginx with proxy_read_timeout 2s in front of a slow prefill: the path cuts
     assert.ok(cut.count >= 3 && cut.count >= 0.6 * cut.of, `repeat ${i}: ${cut.count} of ${cut.of}`);
     assert.equal(cut.by, 'path');
     assert.equal(summary.diagnosis.verdict, 'proxy', `repeat ${i}: ${why(summary)}`);
+    // The terminal says the figure checked above (2.0 s on a quiet machine; 1.9 beside the stress run's busy
+    // loops, where the client reads the last byte late and the silence it times after it comes out shorter).
+    const shown = cut.seconds.toFixed(1).replace('.', '\\.');
     const text = formatSummary(summary, dir);
-    assert.match(text, /^diagnosis {2}proxy \(confidence [\d.]+\): the path in front of the engine cuts requests at 2\.0 s/m, text);
-    assert.match(text, /^timeout {4}the path cuts requests at 2\.0 s \(\d+ of \d+ failures: .* at 2\.0 ± 0\.\d\d s after the last byte\); the usual settings: nginx proxy_read_timeout/m, text);
+    assert.match(text, new RegExp(`^diagnosis {2}proxy \\(confidence [\\d.]+\\): the path in front of the engine cuts requests at ${shown} s`, 'm'), text);
+    assert.match(
+      text,
+      new RegExp(`^timeout {4}the path cuts requests at ${shown} s \\(\\d+ of \\d+ failures: .* at ${shown} ± 0\\.\\d\\d s after the last byte\\); the usual settings: nginx proxy_read_timeout`, 'm'),
+      text,
+    );
     // The engine's slowness is not erased: it is stated, as what made the requests long enough to be cut.
     assert.match(summary.diagnosis.episodes!.flatMap((e) => e.facts).join('\n'), /contributing, not weighed .*queue|contributing, not weighed .*canaries/, why(summary));
     verdicts.push(`${summary.diagnosis.verdict} ${summary.diagnosis.confidence} (cut ${cut.seconds} ± ${cut.spread_s} s, ${cut.count} of ${cut.of})`);
