@@ -11,11 +11,13 @@ import { runCli, tempDir } from '../helpers/tmp.js';
 
 // The hop serves 6 requests a connection, then stalls: each agent's 7th round hangs at headers (800 ms).
 // Small answers (plain default max_tokens, so no tool call is ever cut short and resent) and fast decode.
+// Only the headers deadline is short (it is how the stall is seen); the others are generous, so a starved
+// engine thread on a loaded machine never makes a hang of its own (stall_ms 300 once gave 8 hangs, not 4).
 const STALL_EVERY_7TH = `name: stall7
 target: {via: {kind: hop, faults: [{kind: stall, after_requests: 6}]}}
 agents: {count: 4, rounds: 12, think_time_ms: 20}
 conversation: {system_prompt_tokens: 400, first_user_tokens: 50, tool_result_tokens: 40}
-watchdog: {connect_ms: 2000, headers_ms: 800, first_token_ms: 2000, stall_ms: 300, total_ms: 4000}
+watchdog: {connect_ms: 2000, headers_ms: 800, first_token_ms: 5000, stall_ms: 2000, total_ms: 10000}
 monitor: {canary_interval_s: 0}
 engine: {decode_step_ms: 2, output_tokens_min: 4, output_tokens_max: 8}
 `;
