@@ -7,25 +7,31 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadWorkload, parseWorkload } from '../../src/config/index.js';
 import { executeRun } from '../../src/run/index.js';
-import { runCli, tempDir } from '../helpers/tmp.js';
+import { readJsonl, runCli, tempDir } from '../helpers/tmp.js';
 
-// The hop serves 6 requests a connection, then stalls: each agent's 7th round hangs at headers (800 ms).
+// The hop serves 6 requests a connection, then stalls: each agent's 7th round hangs at headers.
 // Small answers (plain default max_tokens, so no tool call is ever cut short and resent) and fast decode.
-// Only the headers deadline is short (it is how the stall is seen); the others are generous, so a starved
-// engine thread on a loaded machine never makes a hang of its own (stall_ms 300 once gave 8 hangs, not 4).
+// Only the headers deadline is shortish (it is how the stall is seen: 1.5 s, as 800 ms also cut a cold first
+// request beside the stress run's busy loops); the others are generous, so a starved engine thread on a loaded
+// machine never makes a hang of its own (stall_ms 300 and headers_ms 800 once gave 8 hangs, not 4).
 const STALL_EVERY_7TH = `name: stall7
 target: {via: {kind: hop, faults: [{kind: stall, after_requests: 6}]}}
 agents: {count: 4, rounds: 12, think_time_ms: 20}
 conversation: {system_prompt_tokens: 400, first_user_tokens: 50, tool_result_tokens: 40}
-watchdog: {connect_ms: 2000, headers_ms: 800, first_token_ms: 5000, stall_ms: 2000, total_ms: 10000}
+watchdog: {connect_ms: 2000, headers_ms: 1500, first_token_ms: 5000, stall_ms: 2000, total_ms: 10000}
 monitor: {canary_interval_s: 0}
 engine: {decode_step_ms: 2, output_tokens_min: 4, output_tokens_max: 8}
 `;
 
 async function failedRun(t: import('node:test').TestContext): Promise<string> {
   const dir = join(tempDir(t), 'run');
-  const result = await executeRun({ workload: parseWorkload(STALL_EVERY_7TH, 'stall7.yaml'), out: dir, preflight: false });
-  assert.equal(result.summary.totals.hangs, 4, 'the original run: each agent hung once, at round 7');
+  await executeRun({ workload: parseWorkload(STALL_EVERY_7TH, 'stall7.yaml'), out: dir, preflight: false });
+  const hangs = readJsonl<{ status: string; round: number; hang: { phase: string } }>(join(dir, 'requests.jsonl')).filter((r) => r.status === 'hang');
+  assert.deepEqual(
+    hangs.map((h) => `round ${h.round} ${h.hang.phase}`),
+    Array(4).fill('round 7 headers'),
+    'the original run: each agent hung once, at round 7, waiting for headers',
+  );
   return dir;
 }
 
