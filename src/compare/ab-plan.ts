@@ -69,12 +69,28 @@ function planFigure(name: string, family: AbFigure, diffs: readonly number[], ma
   const m = mean(diffs);
   const sd = Math.sqrt(diffs.reduce((s, d) => s + (d - m) ** 2, 0) / (diffs.length - 1));
   const within = settledAt(sd, margin, maxPairs);
-  let needed: number | null = within.equivalent !== null && within.effect !== null ? maxPairs : null;
-  for (let k = maxPairs + 1; needed === null && k <= LIMIT; k += 1) {
-    const at = settledAt(sd, margin, k);
-    if (at.equivalent !== null && at.effect !== null) needed = k;
-  }
+  const needed = within.equivalent !== null && within.effect !== null ? maxPairs : maxPairsNeeded(sd, margin, maxPairs);
   return { ...base, mean: m, sd, equivalent_after: within.equivalent, effect_after: within.effect, max_pairs_needed: needed };
+}
+
+/** The fewest max_pairs above `maxPairs` (at most LIMIT) with which both calls would be made, or null. By
+ * bisection: a larger max_pairs lowers each look's level a little against the pairs it adds, so whether the
+ * calls are made rises with it; each try calibrates a boundary (boundary.ts), and trying every value up to 100
+ * took 27 CPU-s, nearly 4 minutes beside the stress run's busy loops, for one figure too noisy to settle. */
+function maxPairsNeeded(sd: number, margin: number, maxPairs: number): number | null {
+  const settles = (k: number): boolean => {
+    const at = settledAt(sd, margin, k);
+    return at.equivalent !== null && at.effect !== null;
+  };
+  if (!settles(LIMIT)) return null;
+  let unsettled = maxPairs;
+  let settled = LIMIT;
+  while (settled - unsettled > 1) {
+    const mid = Math.floor((unsettled + settled) / 2);
+    if (settles(mid)) settled = mid;
+    else unsettled = mid;
+  }
+  return settled;
 }
 
 /** The plan from the pairs so far (A's and B's summaries each), the time a pair took and the stopping rule. */
