@@ -73,7 +73,7 @@ test("SGLang's inflight watchdog set: the force-fail is found in the engine's lo
   assert.match(evidence, /force-failing it \(SGLANG_DSV4_PREFILL_INFLIGHT_TIMEOUT=2\)/);
 });
 
-test(`the incident's steady 1 that rotates: insufficient on a short window, rotating on a long one, never pinned (${TIMES})`, async (t) => {
+test(`the incident's steady 1 that rotates: insufficient on a short window without a dip, rotating on a long one, never pinned (${TIMES})`, async (t) => {
   // The engine reports its inflight queue at 1, dropping to 0 for 300 ms every 3 s, while requests complete
   // normally; the pin threshold scaled down with it (18 s against 85 s in the incident; 2 s against 7 s here).
   const yaml = (duration: string) => `name: rotating
@@ -85,7 +85,9 @@ engine: {decode_step_ms: 5, output_tokens_min: 8, output_tokens_max: 12, gauge_f
 `;
   for (let i = 0; i < REPEATS; i += 1) {
     const short = (await run(t, yaml('2s'))).summary.gauges.find((g) => g.target === 'prefill' && g.name === INFLIGHT);
-    assert.equal(short?.verdict, 'insufficient', `repeat ${i}: ${JSON.stringify(short)}`);
+    // A window with no dip cannot tell; one that caught a dip (the engine's 3 s period counts from its own
+    // start: on a loaded machine the run starts watching a second or more later) has seen the load rotate.
+    assert.equal(short?.verdict, short?.dips === 0 ? 'insufficient' : 'rotating', `repeat ${i}: ${JSON.stringify(short)}`);
     const long = (await run(t, yaml('7s'))).summary.gauges.find((g) => g.target === 'prefill' && g.name === INFLIGHT);
     assert.equal(long?.verdict, 'rotating', `repeat ${i}: ${JSON.stringify(long)}`);
   }
