@@ -20,6 +20,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { COMPILED, ROOT as ROOT_SLASH } from './helpers/root.js';
+import { pool, runWhole } from './helpers/whole.js';
 
 const ROOT = resolve(ROOT_SLASH);
 /** How long each file took last time, so the longest start first and the group does not end on one running alone. */
@@ -119,41 +120,13 @@ function count(output: string, word: 'pass' | 'fail'): number {
   return m === null ? 0 : Number(m[1]);
 }
 
-function runFile(file: string, timeoutMs: number): Promise<FileResult> {
-  const started = performance.now();
-  return new Promise((done) => {
-    // Compiled (npm test), a file runs as the JavaScript tsc emitted beside src's in dist/; from source, through tsx.
-    const entry = COMPILED ? ['dist/' + file.replace(/\.ts$/, '.js')] : ['--import', 'tsx', file];
-    // The file itself, not `node --test file` (which runs it in a second process): one Node start less a file,
-    // the same spec output and exit code (1 when a test failed).
-    const child = spawn(process.execPath, ['--test-reporter=spec', ...entry], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (b: Buffer) => (output += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (output += b.toString()));
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, timeoutMs);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      const ms = performance.now() - started;
-      const result = { file, ms, code, timedOut, pass: count(output, 'pass'), fail: count(output, 'fail') };
-      const mark = code === 0 ? 'ok' : timedOut ? `TIMED OUT after ${timeoutMs / 1000} s` : `FAILED (exit ${code})`;
-      process.stdout.write(`\n▶ ${file} — ${mark}, ${(ms / 1000).toFixed(1)} s\n${output}`);
-      done(result);
-    });
-  });
-}
-
-async function pool(files: string[], jobs: number, timeoutMs: number): Promise<FileResult[]> {
-  const results: FileResult[] = [];
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < files.length) results.push(await runFile(files[next++]!, timeoutMs));
-  };
-  await Promise.all(Array.from({ length: Math.min(jobs, files.length) }, worker));
-  return results;
+async function runFile(file: string, timeoutMs: number): Promise<FileResult> {
+  // Compiled (npm test), a file runs as the JavaScript tsc emitted beside src's in dist/; from source, through tsx.
+  const entry = COMPILED ? ['dist/' + file.replace(/\.ts$/, '.js')] : ['--import', 'tsx', file];
+  // The file itself, not `node --test file` (which runs it in a second process): one Node start less a file,
+  // the same spec output and exit code (1 when a test failed).
+  const { code, timedOut, ms, output } = await runWhole(file, process.execPath, ['--test-reporter=spec', ...entry], timeoutMs);
+  return { file, ms, code, timedOut, pass: count(output, 'pass'), fail: count(output, 'fail') };
 }
 
 /** One pass over the selection: the parallel group, then the serial one. True when every file passed. */
@@ -173,7 +146,7 @@ async function suite(options: Options, files: readonly string[]): Promise<{ ok: 
   for (const [name, group, jobs] of groups) {
     if (group.length === 0) continue;
     const t0 = performance.now();
-    results.push(...(await pool(group, jobs, options.timeoutMs)));
+    results.push(...(await pool(group, jobs, (file) => runFile(file, options.timeoutMs))));
     lines.push(`${name} group: ${group.length} files, ${jobs} at a time, ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
   saveTimes(results);
