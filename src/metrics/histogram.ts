@@ -1,6 +1,21 @@
 // Latency histograms (HDR, 3 significant digits) recorded in microseconds, read in milliseconds.
-// The only module that imports hdr-histogram-js; histograms merge exactly through their encoded form.
-import * as hdr from 'hdr-histogram-js';
+// The only module that loads hdr-histogram-js; histograms merge exactly through their encoded form.
+// Its parts are loaded from their own files: the package's index also loads the WebAssembly histograms, the log
+// reader and writer (whose number formatter starts ICU) and the recorder, about 25 ms of every run's start
+// (issue 26). test/metrics/histogram.test.ts checks these are the index's own and build() makes the same histogram.
+import { createRequire } from 'node:module';
+import type * as hdr from 'hdr-histogram-js';
+
+const require = createRequire(import.meta.url);
+const Int32Histogram = (require('hdr-histogram-js/dist/Int32Histogram.js') as { default: new (lowest: number, highest: number, digits: number) => hdr.Histogram }).default;
+const { encodeIntoCompressedBase64, decodeFromCompressedBase64 } = require('hdr-histogram-js/dist/encoding.js') as Pick<typeof hdr, 'encodeIntoCompressedBase64' | 'decodeFromCompressedBase64'>;
+
+/** What hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue, numberOfSignificantValueDigits: 3, autoResize: true }) makes. */
+function build(highest: number): hdr.Histogram {
+  const h = new Int32Histogram(1, highest, 3);
+  h.autoResize = true;
+  return h;
+}
 
 const US_PER_MS = 1000;
 /** One hour: anything longer is clamped (a total watchdog deadline is far below it). */
@@ -20,7 +35,7 @@ export class LatencyHistogram {
   readonly #h: hdr.Histogram;
 
   constructor(from?: hdr.Histogram) {
-    this.#h = from ?? hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: HIGHEST_US, numberOfSignificantValueDigits: 3, autoResize: true });
+    this.#h = from ?? build(HIGHEST_US);
   }
 
   /** Records one latency; negative or non-finite values are ignored (they are clock bugs, not latencies). */
@@ -68,10 +83,10 @@ export class LatencyHistogram {
 
   /** Compressed base64 form (the HdrHistogram standard encoding), for histograms.json and merging. */
   encode(): string {
-    return hdr.encodeIntoCompressedBase64(this.#h);
+    return encodeIntoCompressedBase64(this.#h);
   }
 
   static decode(encoded: string): LatencyHistogram {
-    return new LatencyHistogram(hdr.decodeFromCompressedBase64(encoded));
+    return new LatencyHistogram(decodeFromCompressedBase64(encoded));
   }
 }

@@ -1,7 +1,8 @@
 // A bounded GET for scrapes, health checks and canaries: a deadline of our own races undici's, so a
 // blackholed endpoint costs at most `timeoutMs`.
 import { performance } from 'node:perf_hooks';
-import { request, Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { Agent } from './undici.js';
 
 export interface GetResult {
   status: number;
@@ -70,11 +71,13 @@ export async function boundedGet(target: string, options: BoundedOptions): Promi
     }, options.timeoutMs);
   });
   const work = (async () => {
-    const res = await request(url, {
+    const { origin, pathname, search } = new URL(url);
+    const res = await (options.dispatcher ?? shared).request({
+      origin,
+      path: pathname + search,
       method,
       ...(options.json === undefined ? {} : { body: options.json }),
       signal: ac.signal,
-      dispatcher: options.dispatcher ?? shared,
       headersTimeout: options.timeoutMs + 1000,
       bodyTimeout: options.timeoutMs + 1000,
       headers,

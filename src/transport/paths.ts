@@ -2,7 +2,8 @@
 // the path's TLS: that also covers the built-in hop and a TLS reverse proxy, which are origins too); `connect`
 // tunnels through an HTTP CONNECT proxy. The agents get a dispatcher and never learn which.
 import { readFileSync } from 'node:fs';
-import { Client, Pool, ProxyAgent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { Client, Pool, ProxyAgent } from './undici.js';
 import { UsageError } from '../errors.js';
 import { timedConnector } from './timing.js';
 

@@ -2,7 +2,8 @@
 // and how many sockets were opening at that moment (a client's start-up rush). The tracker reads it when a
 // socket carries its first request, so every record says what opening its socket cost.
 import { performance } from 'node:perf_hooks';
-import { buildConnector } from 'undici';
+import type { buildConnector as BuildConnector } from 'undici';
+import { buildConnector } from './undici.js';
 import { round1 } from '../util/index.js';
 
 export interface SocketTiming {
@@ -18,7 +19,7 @@ const timings = new WeakMap<object, SocketTiming>();
 let opening = 0;
 
 /** undici's connector for `options`, timing every socket it opens. */
-export function timedConnector(options: buildConnector.BuildOptions): buildConnector.connector {
+export function timedConnector(options: BuildConnector.BuildOptions): BuildConnector.connector {
   const connect = buildConnector(options);
   return (opts, callback) => {
     const startedMs = performance.now();

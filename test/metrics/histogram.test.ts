@@ -128,3 +128,20 @@ test('merging one metric leaves the others alone', () => {
   assert.equal(b.get('itl', 'main', 0).count, 1);
   assert.equal(b.has('ttft', 'main', 0), false);
 });
+
+test("histograms are built from hdr-histogram-js's own files as its index's build() builds them: the same encoding, value for value", async () => {
+  const hdr = await import('hdr-histogram-js');
+  const values = Array.from({ length: 3000 }, (_, i) => Math.round((1 + ((i * 7919) % 997)) * (1 + (i % 13)) * 37.3));
+  const ours = new LatencyHistogram();
+  const theirs = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3, autoResize: true });
+  for (const us of values) {
+    ours.recordMs(us / 1000);
+    theirs.recordValue(us);
+  }
+  ours.recordMs(7_200_000); // past the highest value: clamped to one hour, as the index's histogram with autoResize holds it
+  theirs.recordValue(3_600_000_000);
+  assert.equal(ours.encode(), hdr.encodeIntoCompressedBase64(theirs));
+  const back = hdr.decodeFromCompressedBase64(ours.encode());
+  assert.equal(back.totalCount, values.length + 1);
+  assert.equal(LatencyHistogram.decode(hdr.encodeIntoCompressedBase64(theirs)).encode(), ours.encode());
+});

@@ -1,0 +1,47 @@
+// src/transport/undici.ts loads undici's dispatchers from their own files instead of the index (which also
+// loads fetch, WebSocket, cookies, caches and mocks): they must be the very classes the index exports, with the
+// request API, and a module of the transport must not pull the index in.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { sourceModule, COMPILED } from '../helpers/root.js';
+
+const parts = sourceModule(new URL('../../src/transport/undici.ts', import.meta.url));
+
+test("the transport's undici parts load without undici's index and without fetch, WebSocket or the mocks", () => {
+  const modules = ['paths', 'get', 'timing', 'send'].map((m) => sourceModule(new URL(`../../src/transport/${m}.ts`, import.meta.url)));
+  const code = `import { createRequire } from 'node:module';
+for (const m of ${JSON.stringify(modules)}) await import(m);
+console.log(JSON.stringify(Object.keys(createRequire(import.meta.url).cache).filter((k) => k.includes('/undici/'))));`;
+  const out = execFileSync(process.execPath, [...(COMPILED ? [] : ['--import', 'tsx']), '--input-type=module', '-e', code], { encoding: 'utf8', timeout: 30_000 });
+  const loaded = JSON.parse(out) as string[];
+  assert.ok(
+    loaded.some((k) => k.endsWith('/undici/lib/dispatcher/client.js')),
+    'the client is loaded',
+  );
+  for (const unwanted of ['/undici/index.js', '/lib/web/fetch/', '/lib/web/websocket/', '/lib/web/cookies/', '/lib/mock/'])
+    assert.ok(!loaded.some((k) => k.includes(unwanted)), `${unwanted} is not loaded: ${loaded.filter((k) => k.includes(unwanted)).join(', ')}`);
+});
+
+test("they are the classes undici's index exports, and a dispatcher has the request API", async () => {
+  const ours = (await import(parts)) as typeof import('../../src/transport/undici.js');
+  const undici = await import('undici');
+  assert.equal(ours.Agent, undici.Agent);
+  assert.equal(ours.Client, undici.Client);
+  assert.equal(ours.Pool, undici.Pool);
+  assert.equal(ours.ProxyAgent, undici.ProxyAgent);
+  assert.equal(ours.buildConnector, undici.buildConnector);
+  const server = createServer((_, res) => res.end('pong'));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const client = new ours.Client(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  try {
+    const res = await client.request({ path: '/', method: 'GET', headersTimeout: 5000, bodyTimeout: 5000 });
+    assert.equal(res.statusCode, 200);
+    assert.equal(await res.body.text(), 'pong');
+  } finally {
+    await client.close();
+    await new Promise((r) => server.close(r));
+  }
+});
