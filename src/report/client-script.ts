@@ -210,7 +210,16 @@ export const CLIENT_SCRIPT = String.raw`
       { label: spec.y_label, labelSize: 22, scale: 'y', size: 56 }
     ];
     if (spec.y2_label) axes.push({ label: spec.y2_label, labelSize: 22, scale: 'y2', side: 1, grid: { show: false }, size: 56 });
-    var scales = { x: { time: false } };
+    // uPlot's own y range, but a series at zero (a stall's tokens/s, an empty queue) would lie on the plot's bottom
+    // edge, half clipped under the axis: zero then sits 3% of the height above it (its tick stays the lowest).
+    var yRange = function (u, min, max) {
+      if (min == null) return [null, null];
+      var r = uPlot.rangeNum(min, max, 0.1, true);
+      if (r[0] === 0 && min === 0) r[0] = -0.03 * r[1];
+      return r;
+    };
+    var scales = { x: { time: false }, y: { range: yRange } };
+    if (spec.y2_label) scales.y2 = { range: yRange };
     if (n === 1) scales.x.range = function (u, min, max) { return round ? [min - 1, max + 1] : [Math.max(0, min - 1), max + 1]; };
     var opts = {
       width: width,

@@ -130,6 +130,24 @@ test("the checker catches a chart whose data is empty (the same page, one chart'
   assert.deepEqual((await browser.check(intact)).empty, []);
 });
 
+test('a stretch of zeros (a stall) is drawn as a visible line above the axis, not along the clipped bottom edge', { skip, timeout: 90_000 }, async () => {
+  assert.ok(browser, missing ?? 'browser');
+  const { out, data } = await realRun();
+  const stalled = structuredClone(data);
+  const chart = stalled.charts.time.find((c) => c.id === 'throughput')!;
+  const line = chart.series[0]!;
+  const drawn = line.values.flatMap((v, i) => (v === null ? [] : [i]));
+  assert.ok(drawn.length >= 8, `enough windows to stall: ${drawn.length}`);
+  // The middle third of the windows at zero, the rest as they were.
+  for (const i of drawn.slice(Math.floor(drawn.length / 3), Math.floor((2 * drawn.length) / 3))) line.values[i] = 0;
+  Object.assign(chart, { series: [line], y2_label: null, markers: [], partial: null });
+  const file = join(out, 'stalled.html');
+  writeFileSync(file, renderReportHtml(stalled));
+  const page = await browser.check(file, { pixels: ['throughput'] });
+  const [pixels] = page.pixels.throughput ?? [];
+  assert.ok(pixels !== undefined && pixels.coverage >= 0.97, `the line, zeros included: ${JSON.stringify(pixels)}`);
+});
+
 test("compare.html of two real runs draws the deltas as a forest plot and both arms' time series as visible lines", { skip, timeout: 90_000 }, async () => {
   assert.ok(browser, missing ?? 'browser');
   const { out: runA } = await realRun();

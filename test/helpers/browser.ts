@@ -99,7 +99,8 @@ const CHARTS_JS = `[...document.querySelectorAll('[data-chart]')].map((el) => ({
 const HANG_ROWS_JS = `document.querySelectorAll('#hangs tr.hang-row').length`;
 const LEGEND_DASHES_JS = `[...document.querySelectorAll('.u-legend .u-value')].filter((td) => td.textContent.trim() === '--').length`;
 
-/** Page-side: the plot area of a chart (inside its axes) as device pixels. */
+/** Page-side: the plot area of a chart (inside its axes) as device pixels: a pixel in from the left and right,
+ * its full height (a series at the scale's minimum, a stretch of zeros, is drawn on the bottom edge). */
 const PLOT_PIXELS_JS = `(el) => {
   const canvas = el.querySelector('canvas');
   const over = el.querySelector('.u-over');
@@ -108,23 +109,26 @@ const PLOT_PIXELS_JS = `(el) => {
   const cRect = canvas.getBoundingClientRect();
   const oRect = over.getBoundingClientRect();
   const x0 = Math.ceil((oRect.left - cRect.left) * ratio) + 1, x1 = Math.floor((oRect.right - cRect.left) * ratio) - 1;
-  const y0 = Math.ceil((oRect.top - cRect.top) * ratio) + 1, y1 = Math.floor((oRect.bottom - cRect.top) * ratio) - 1;
+  const y0 = Math.floor((oRect.top - cRect.top) * ratio), y1 = Math.ceil((oRect.bottom - cRect.top) * ratio);
   return canvas.getContext('2d').getImageData(x0, y0, Math.max(1, x1 - x0), Math.max(1, y1 - y0));
 }`;
 
-/** Page-side: columns of the plot area holding a pixel within a small distance of [r, g, b]. */
+/** Page-side: columns of the plot area holding [r, g, b] (within a small distance) for at least 60% of a pixel's
+ * worth of alpha. Summed over the column, not asked of one pixel: Chromium draws a 1.6-px line whose centre falls on a
+ * pixel boundary as two pixels of alpha 191 each, and a line along the bottom edge (zeros) half clipped, 0.8 px. */
 const COLUMNS_JS = `(img, cr, cg, cb) => {
   const w = img.width, h = img.height, d = img.data;
   let columns = 0, first = -1, last = -1;
   for (let x = 0; x < w; x += 1) {
-    for (let y = 0; y < h; y += 1) {
+    let alpha = 0;
+    for (let y = 0; y < h && alpha < 153; y += 1) {
       const i = (y * w + x) * 4;
-      if (Math.abs(d[i] - cr) + Math.abs(d[i + 1] - cg) + Math.abs(d[i + 2] - cb) <= 48 && d[i + 3] > 200) {
-        columns += 1;
-        if (first < 0) first = x;
-        last = x;
-        break;
-      }
+      if (d[i + 3] >= 32 && Math.abs(d[i] - cr) + Math.abs(d[i + 1] - cg) + Math.abs(d[i + 2] - cb) <= 48) alpha += d[i + 3];
+    }
+    if (alpha >= 153) {
+      columns += 1;
+      if (first < 0) first = x;
+      last = x;
     }
   }
   return { columns, first, last };
