@@ -12,7 +12,8 @@ import type { Summary } from '../analysis/index.js';
 import type { AbFigure } from '../config/index.js';
 import { lookAlpha } from './boundary.js';
 import { headlineFigures, pairDifferences } from './ab-sequential.js';
-import { mean, tQuantile } from './stats.js';
+import { halfWidth, MIN_PAIRS } from './sequential.js';
+import { mean, sampleSd } from './stats.js';
 
 type Judged = Pick<Summary, 'phases' | 'totals' | 'windows'>;
 
@@ -43,11 +44,6 @@ export interface AbPlanResult {
 }
 
 const LIMIT = 100;
-const MIN_PAIRS = 3;
-
-function halfWidth(sd: number, n: number, tail: number): number {
-  return (tQuantile(1 - tail, n - 1) * sd) / Math.sqrt(n);
-}
 
 /** Fewest pairs n (MIN_PAIRS ≤ n ≤ maxPairs) at which both calls would be made with that max_pairs's levels. */
 function settledAt(sd: number, margin: number, maxPairs: number): { equivalent: number | null; effect: number | null } {
@@ -67,7 +63,7 @@ function planFigure(name: string, family: AbFigure, diffs: readonly number[], ma
   const base = { name, family, pairs: diffs.length };
   if (diffs.length < 2) return { ...base, mean: null, sd: null, equivalent_after: null, effect_after: null, max_pairs_needed: null };
   const m = mean(diffs);
-  const sd = Math.sqrt(diffs.reduce((s, d) => s + (d - m) ** 2, 0) / (diffs.length - 1));
+  const sd = sampleSd(diffs, m);
   const within = settledAt(sd, margin, maxPairs);
   const needed = within.equivalent !== null && within.effect !== null ? maxPairs : maxPairsNeeded(sd, margin, maxPairs);
   return { ...base, mean: m, sd, equivalent_after: within.equivalent, effect_after: within.effect, max_pairs_needed: needed };

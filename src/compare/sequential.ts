@@ -10,7 +10,7 @@
 // run's own windows are reduced to one figure per run first, so their autocorrelation never counts as
 // independent evidence.
 import { lookAlpha } from './boundary.js';
-import { mean, tQuantile } from './stats.js';
+import { mean, sampleSd, tQuantile } from './stats.js';
 
 export const SEQUENTIAL_VERDICTS = ['better', 'worse', 'equivalent', 'undecided', 'inconclusive'] as const;
 /** `undecided`: not yet, more pairs may settle it; `inconclusive`: the limit was reached first. */
@@ -59,7 +59,7 @@ export interface SequentialCall {
 }
 
 /** Half-width of an interval for `n` pairs with standard deviation `sd` at a tail probability `tail`. */
-function halfWidth(sd: number, n: number, tail: number): number {
+export function halfWidth(sd: number, n: number, tail: number): number {
   return (tQuantile(1 - tail, n - 1) * sd) / Math.sqrt(n);
 }
 
@@ -86,7 +86,7 @@ const ADJUST_FROM = 5;
 export function estimate(d: readonly number[], covariate?: { name: string; differences: readonly number[] }): Estimate {
   const n = d.length;
   const m = mean(d);
-  const sd = Math.sqrt(d.reduce((s, v) => s + (v - m) ** 2, 0) / (n - 1));
+  const sd = sampleSd(d, m);
   const plain: Estimate = { m, se: sd / Math.sqrt(n), df: n - 1, adjusted: null };
   const x = covariate?.differences;
   if (x === undefined || x.length !== n || n < ADJUST_FROM) return plain;
@@ -154,7 +154,7 @@ function morePairs(m: number, sd: number, n: number, margin: number, twoSided: n
 }
 
 /** The fewest pairs that may decide. */
-const MIN_PAIRS = 3;
+export const MIN_PAIRS = 3;
 
 function head(v: SequentialVerdict): string {
   return v === 'inconclusive' ? 'inconclusive' : 'not yet';

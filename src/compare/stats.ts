@@ -97,6 +97,11 @@ export function mean(values: ArrayLike<number>): number {
   return sum / values.length;
 }
 
+/** Sample standard deviation (n − 1) of `values` around their mean `m`. */
+export function sampleSd(values: readonly number[], m: number): number {
+  return Math.sqrt(values.reduce((s, v) => s + (v - m) ** 2, 0) / (values.length - 1));
+}
+
 /** Block length for n consecutive windows: about n^(1/3), at least 1 and at most n. */
 export function blockLength(n: number): number {
   if (n <= 1) return 1;
