@@ -22,7 +22,7 @@ const WORKLOAD = `workload:
 
 test('until: pairs run until each headline figure is decided or max_pairs; a decode twice as fast is better on decode tok/s', async (t) => {
   const dir = tempDir(t);
-  const plan = await parseAbFile(`${WORKLOAD}until: {min_effect_pct: 10, max_pairs: 4}\narms:\n  - name: A\n  - name: B\n    set: [engine.decode_speedup=2]\n`, join(dir, 'ab.yaml'));
+  const plan = await parseAbFile(`${WORKLOAD}until: {min_effect_pct: 10, max_pairs: 6}\narms:\n  - name: A\n  - name: B\n    set: [engine.decode_speedup=2]\n`, join(dir, 'ab.yaml'));
   const lines: string[] = [];
   const result = await runAb({ plan, out: join(dir, 'ab'), log: (l) => lines.push(l) });
   const figures = result.sequential!;
@@ -30,7 +30,9 @@ test('until: pairs run until each headline figure is decided or max_pairs; a dec
   const last = decode.calls.at(-1)!;
   assert.equal(last.verdict, 'better', lines.join('\n'));
   assert.ok(last.estimate! > 30, `decode +${last.estimate}%`);
-  assert.ok(decode.calls.length >= 3 && decode.calls.length <= 4);
+  // Decided at 3 pairs on a quiet machine; room up to 6 for a loaded one (a stress run's first arm-A run at
+  // 215 tok/s against 390 for the others left +72% [-21, +166] inconclusive at 4).
+  assert.ok(decode.calls.length >= 3 && decode.calls.length <= 6, `${decode.calls.length} pairs`);
   assert.ok(lines.some((l) => /^ab: after 3 pairs:$/.test(l)));
   assert.ok(
     lines.some((l) => /main decode tok\/s +better: \+\d+\.\d \[/.test(l)),
