@@ -28,19 +28,20 @@ function decoded(part: string): string {
   }
 }
 
-/** `url` without its credentials, and the Basic Authorization header they stand for (none when it has none). */
-function splitCredentials(url: string): { url: string; authorization: string | null } {
+/** `url` without its credentials (as text and parsed: null when it does not parse), and the Basic
+ * Authorization header they stand for (none when it has none). */
+function splitCredentials(url: string): { url: string; parsed: URL | null; authorization: string | null } {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    return { url, authorization: null };
+    return { url, parsed: null, authorization: null };
   }
-  if (parsed.username === '' && parsed.password === '') return { url, authorization: null };
+  if (parsed.username === '' && parsed.password === '') return { url, parsed, authorization: null };
   const token = Buffer.from(`${decoded(parsed.username)}:${decoded(parsed.password)}`).toString('base64');
   parsed.username = '';
   parsed.password = '';
-  return { url: parsed.href, authorization: `Basic ${token}` };
+  return { url: parsed.href, parsed, authorization: `Basic ${token}` };
 }
 
 export interface BoundedOptions {
@@ -56,7 +57,7 @@ export interface BoundedOptions {
  * (`http://user:pass@host/metrics`) are sent as Basic auth (unless `headers` has an Authorization), never
  * shown in a message. */
 export async function boundedGet(target: string, options: BoundedOptions): Promise<GetResult> {
-  const { url, authorization } = splitCredentials(target);
+  const { url, parsed, authorization } = splitCredentials(target);
   const method = options.json === undefined ? 'GET' : 'POST';
   const given = options.json === undefined ? (options.headers ?? {}) : { ...options.headers, 'content-type': 'application/json' };
   const headers = authorization === null || Object.keys(given).some((k) => k.toLowerCase() === 'authorization') ? given : { ...given, authorization };
@@ -71,7 +72,8 @@ export async function boundedGet(target: string, options: BoundedOptions): Promi
     }, options.timeoutMs);
   });
   const work = (async () => {
-    const { origin, pathname, search } = new URL(url);
+    // Parsed once, above; a URL that does not parse throws its TypeError here, as a rejection of the GET.
+    const { origin, pathname, search } = parsed ?? new URL(url);
     const res = await (options.dispatcher ?? shared).request({
       origin,
       path: pathname + search,

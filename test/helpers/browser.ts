@@ -118,14 +118,15 @@ const PLOT_PIXELS_JS = `(el) => {
  * pixel boundary as two pixels of alpha 191 each, and a line along the bottom edge (zeros) half clipped, 0.8 px. */
 const COLUMNS_JS = `(img, cr, cg, cb) => {
   const w = img.width, h = img.height, d = img.data;
+  const enough = 153; // 60% of one opaque pixel's alpha
   let columns = 0, first = -1, last = -1;
   for (let x = 0; x < w; x += 1) {
     let alpha = 0;
-    for (let y = 0; y < h && alpha < 153; y += 1) {
+    for (let y = 0; y < h && alpha < enough; y += 1) {
       const i = (y * w + x) * 4;
       if (d[i + 3] >= 32 && Math.abs(d[i] - cr) + Math.abs(d[i + 1] - cg) + Math.abs(d[i + 2] - cb) <= 48) alpha += d[i + 3];
     }
-    if (alpha >= 153) {
+    if (alpha >= enough) {
       columns += 1;
       if (first < 0) first = x;
       last = x;
