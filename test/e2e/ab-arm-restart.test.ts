@@ -40,7 +40,9 @@ test('arms restart a separate engine with ROUNDLOAD_ENGINE_SET; health waits; th
       conversation: { tools: 'none', system_prompt_tokens: 20, first_user_tokens: 10, max_tokens: 24 },
     },
     command_timeout_s: 30,
-    until: { min_effect_pct: 10, max_pairs: 3, figures: ['decode'] },
+    // Decided at 3 pairs on a quiet machine; up to 5 on a loaded one (in CI beside four other test files the
+    // faster arm measured +118%, +72%, +48%: +79% [-9.5, +168] after 3, inconclusive at a max of 3).
+    until: { min_effect_pct: 10, max_pairs: 5, figures: ['decode'] },
     arms: [
       { name: 'reverted', setup: start(1), health, teardown: stop },
       { name: 'faster', setup: start(2), health, teardown: stop },
@@ -49,16 +51,20 @@ test('arms restart a separate engine with ROUNDLOAD_ENGINE_SET; health waits; th
   const plan = await parseAbFile(stringify(file), join(dir, 'ab.yaml'));
   const lines: string[] = [];
   const result = await runAb({ plan, out: join(dir, 'ab'), log: (l) => lines.push(l) });
+  // The pairs run: one call a pair; the runs planned past the decision are `not run`.
+  const calls = result.sequential!.find((f) => f.name === 'main decode tok/s')!.calls;
+  const runs = 2 * calls.length;
+  assert.ok([6, 8, 10].includes(runs), `${runs} runs: whole pairs, 3 to 5`);
   assert.deepEqual(
     result.runs.map((r) => r.status),
-    ['completed', 'completed', 'completed', 'completed', 'completed', 'completed'],
+    result.runs.map((_, k) => (k < runs ? 'completed' : 'not run')),
     lines.join('\n'),
   );
-  assert.equal(lines.filter((l) => /^ab: arm (reverted|faster): http:\/\/127\.0\.0\.1:\d+\/health healthy after \d+ polls?$/.test(l)).length, 6);
-  const decode = result.sequential!.find((f) => f.name === 'main decode tok/s')!.calls.at(-1)!;
+  assert.equal(lines.filter((l) => /^ab: arm (reverted|faster): http:\/\/127\.0\.0\.1:\d+\/health healthy after \d+ polls?$/.test(l)).length, runs);
+  const decode = calls.at(-1)!;
   assert.equal(decode.verdict, 'better', lines.join('\n'));
   assert.ok(decode.estimate! > 30, `decode +${decode.estimate}%`);
-  // Each engine said which settings its environment gave it, in the arms' order A B, B A, A B.
+  // Each engine said which settings its environment gave it, in the arms' order A B, B A, A B, B A, A B.
   const said = [...readFileSync(join(dir, 'engine.log'), 'utf8').matchAll(/settings from ROUNDLOAD_ENGINE_SET: decode_speedup=(\d)\n/g)].map((m) => m[1]);
-  assert.deepEqual(said, ['1', '2', '2', '1', '1', '2']);
+  assert.deepEqual(said, ['1', '2', '2', '1', '1', '2', '2', '1', '1', '2'].slice(0, runs));
 });
