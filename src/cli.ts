@@ -202,24 +202,26 @@ function program(): Command {
 
   cli
     .command('compare')
-    .description('compare runs: per phase, B vs A deltas with 95% block-bootstrap intervals over time windows and a verdict; writes compare.html and compare.json')
-    .argument('<runs...>', 'results folders: the baseline A first, then one or more B; join repeats of one arm with commas (a1,a2)')
+    .description(
+      'compare runs with runs as the unit: per phase, each run one value per figure, B vs A across runs (paired when they alternated, Welch otherwise) with 95% intervals and a call (better, worse, equivalent, inconclusive); writes compare.html and compare.json',
+    )
+    .argument('<runs...>', 'results folders: A first, then each B (join repeats with commas: a,b,c)')
     .option('--force', 'compare even when the runs are of different workloads')
     .option('--out <file>', 'where to write compare.html (compare.json goes beside it)', 'compare.html')
-    .option('--seed <n>', 'seed of the bootstrap resampling', '1')
-    .option('--resamples <n>', 'bootstrap resamples', '2000')
-    .option('--json', 'print the comparison as JSON instead of the table')
-    .action(async (runs: string[], opts: { force?: boolean; out: string; seed: string; resamples: string; json?: boolean }) => {
+    .option('--min-effect <pct>', 'smallest difference that matters, % of A (default 3)')
+    .option('--min-effect-points <pt>', 'smallest difference in a rate (errors+hangs) that matters, in points (default 1)')
+    .option('--json', 'print compare.json to stdout instead of the table')
+    .action(async (runs: string[], opts: { force?: boolean; out: string; minEffect?: string; minEffectPoints?: string; json?: boolean }) => {
       process.exitCode = await (await commands.compare()).compareCommand(runs, opts);
     });
 
   cli
     .command('ab')
-    .description('run the arms of an ab file alternately (A B A B …), one results folder per run, then compare every arm with the first')
-    .argument('<ab-file>', 'ab YAML file (base workload, arms, repeats)')
+    .description('run the arms of an ab file alternately (A B, B A …), one results folder per run, judging every arm against the first with runs as the unit: pairs until each figure is decided (the stopping rule), or exactly repeats pairs')
+    .argument('<ab-file>', 'ab YAML file (base workload, arms, until or repeats)')
     .option('--out <dir>', 'parent folder of the arm runs (default results/<stamp>-ab-<name>/)')
     .option('--force', 'run even when an arm changes the load itself (its set touches more than the server)')
-    .option('--fail-on <verdict>', 'with a stopping rule (until:): exit 1 when a headline figure ends worse (only "worse")')
+    .option('--fail-on <verdict>', 'exit 1 when a figure of any arm ends worse (only "worse")')
     .option('--plan [ab-dir]', 'do not run the A/B: say how many pairs and how long its stopping rule needs, from an earlier A/B folder or a short pilot run now')
     .option('--pilot-pairs <n>', 'pairs of the --plan pilot (2 to 10, default 2)')
     .action(async (file: string, opts: { out?: string; force?: boolean; failOn?: string; plan?: string | boolean; pilotPairs?: string }) => {

@@ -1,10 +1,10 @@
-// `roundload ab <ab.yaml>`: run the arms alternately, then print and write the comparison (compare.html,
-// compare.json) in the A/B's folder. Exit 0, 1 when a run hung or an arm's command failed, 2 bad file, 130 interrupted.
+// `roundload ab <ab.yaml>`: run the arms alternately, then print and write the calls (compare.html,
+// compare.json, junit.xml) in the A/B's folder. Exit 0; 1 when a run hung, an arm failed twice or its command
+// failed (or a figure ended worse, with --fail-on worse); 2 bad file; 130 interrupted.
 import { join } from 'node:path';
 import { loadAbFile } from '../config/index.js';
-import { runAb, abSecrets, formatComparison, planAb, readAbPairs, sequentialJunit, sequentialLines, type SequentialRun } from '../compare/index.js';
+import { runAb, abSecrets, abJunit, formatComparison, planAb, readAbPairs, ruleText, type AbSummary, type RunData } from '../compare/index.js';
 import type { AbPlan } from '../config/index.js';
-import type { Summary } from '../analysis/index.js';
 import { writeTextAtomic } from '../results/index.js';
 import { UsageError } from '../errors.js';
 import { guardTerminal } from '../util/index.js';
@@ -30,26 +30,23 @@ export async function abCommand(file: string, opts: AbCommandOptions): Promise<n
   const removeSignalHandlers = stopOnSignals(stop, (signal) => `${signal}: stopping the running arm (its teardown still runs; ${signal} again to exit at once)`);
   try {
     const result = await runAb({ plan, out: opts.out, force: opts.force === true, signal: stop.signal, log: (line) => process.stderr.write(`${line}\n`) });
-    const sequential: SequentialRun | null =
-      result.sequential === null ? null : { figures: result.sequential, minEffectPct: plan.until!.minEffectPct, maxPairs: plan.until!.maxPairs, a: plan.arms[0]!.name, b: plan.arms[1]!.name };
-    const lines = result.runs.map((r) => `  ${String(r.seq).padStart(2)}  ${r.arm.padEnd(12)} r${r.repeat}  ${r.status.padEnd(11)} ${r.dir}`);
-    process.stdout.write(`roundload ab · ${plan.file} · ${result.status}\nruns (in the order they ran):\n${lines.join('\n')}\n\n`);
+    const summary: AbSummary = { ...result.rule, pairs: result.pairs, ended: result.ended };
+    const lines = result.runs
+      .filter((r) => r.status !== 'not run')
+      .map((r) => `  ${String(r.seq).padStart(2)}  ${r.arm.padEnd(12)} r${r.repeat}  ${r.status.padEnd(11)} ${r.dir}${r.reason === undefined ? '' : `  (${r.reason})`}`);
+    process.stdout.write(`roundload ab · ${plan.file} · ${result.status} · ${ruleText(summary)}\nended after ${result.pairs} pair${result.pairs === 1 ? '' : 's'}: ${result.ended}\nruns (in the order they ran):\n${lines.join('\n')}\n\n`);
     if (result.comparisons.length > 0) {
-      const written = writeComparisons(result.comparisons, join(result.dir, 'compare.html'), result.arms, sequential);
-      process.stdout.write(`${result.comparisons.map(formatComparison).join('\n\n')}\n\nwritten      ${written.html}\n             ${written.json}\n`);
-    } else {
-      process.stdout.write('no comparison: not every arm has a completed run\n');
-    }
-    if (sequential !== null) {
+      const written = writeComparisons(result.comparisons, join(result.dir, 'compare.html'), result.arms, summary);
       const junit = join(result.dir, 'junit.xml');
-      writeTextAtomic(junit, sequentialJunit(sequential));
-      process.stdout.write(
-        `\nsequential A/B (min_effect ±${sequential.minEffectPct}%, max_pairs ${sequential.maxPairs}): B = ${sequential.b} against A = ${sequential.a}\n${sequentialLines(sequential.figures).join('\n')}\n             ${join(result.dir, 'sequential.json')}\n             ${junit}\n`,
-      );
+      writeTextAtomic(junit, abJunit(result.comparisons, summary));
+      process.stdout.write(`${result.comparisons.map(formatComparison).join('\n\n')}\n\nwritten      ${written.html}\n             ${written.json}\n             ${junit}\n             ${join(result.dir, 'sequential.json')}\n`);
+    } else {
+      process.stdout.write('no comparison: no pair of runs completed\n');
     }
     if (result.status === 'interrupted') return 130;
-    if (opts.failOn === 'worse' && result.sequential?.some((f) => f.calls.at(-1)?.verdict === 'worse') === true) return 1;
-    return result.runs.some((r) => r.hangs > 0) ? 1 : 0;
+    const worse = result.comparisons.some((c) => c.phases.some((p) => p.rows.some((r) => r.verdict === 'worse')));
+    if (opts.failOn === 'worse' && worse) return 1;
+    return result.runs.some((r) => r.hangs > 0) || result.failedArm !== null ? 1 : 0;
   } finally {
     removeSignalHandlers();
   }
@@ -59,10 +56,10 @@ export async function abCommand(file: string, opts: AbCommandOptions): Promise<n
  * pilot of `--pilot-pairs` pairs (default 2) run now. Exit 0; 2 without a stopping rule in the file. */
 async function planCommand(plan: AbPlan, opts: AbCommandOptions): Promise<number> {
   const rule = plan.until;
-  if (rule === null) throw new UsageError(`${plan.file}: --plan needs a stopping rule (until: {min_effect_pct: …}) to plan for`);
-  let source: { pairs: { a: Summary; b: Summary }[]; pairSeconds: number | null; where: string };
+  if (rule === null) throw new UsageError(`${plan.file}: --plan plans the stopping rule, and this file fixes the pairs (repeats: ${plan.repeats}): drop repeats to plan`);
+  let source: { pairs: { a: RunData; b: RunData }[]; pairSeconds: number | null; where: string };
   if (typeof opts.plan === 'string') {
-    source = { ...readAbPairs(opts.plan), where: opts.plan };
+    source = { ...(await readAbPairs(opts.plan)), where: opts.plan };
   } else {
     const pilotPairs = opts.pilotPairs === undefined ? 2 : Number(opts.pilotPairs);
     if (!Number.isInteger(pilotPairs) || pilotPairs < 2 || pilotPairs > 10) throw new UsageError(`--pilot-pairs takes a whole number from 2 to 10, not "${opts.pilotPairs}"`);
@@ -77,7 +74,7 @@ async function planCommand(plan: AbPlan, opts: AbCommandOptions): Promise<number
         signal: stop.signal,
         log: (line) => process.stderr.write(`${line}\n`),
       });
-      const read = readAbPairs(pilot.dir);
+      const read = await readAbPairs(pilot.dir);
       // The pilot's own clock: setup, health waits and teardown included, as the real A/B will pay them.
       source = { pairs: read.pairs, pairSeconds: read.pairs.length === 0 ? null : (performance.now() - started) / 1000 / read.pairs.length, where: pilot.dir };
     } finally {

@@ -1,8 +1,8 @@
 // `roundload compare <runA> <runB>…`: the first argument is the baseline arm A, each other one an arm B
-// compared with it; an argument may list several runs (repeats) joined by commas, pooled as one arm.
+// compared with it; an argument may list several runs joined by commas, each run one value per figure.
 import { dirname, extname, join, resolve } from 'node:path';
 import { mkdirSync } from 'node:fs';
-import { loadRun, compareArms, formatComparison, comparisonHtml, type Arm, type ArmPair, type Comparison, type SequentialRun } from '../compare/index.js';
+import { loadRun, compareArms, formatComparison, comparisonHtml, DEFAULT_MIN_EFFECT_PCT, DEFAULT_MIN_EFFECT_POINTS, type AbSummary, type Arm, type ArmPair, type Comparison } from '../compare/index.js';
 import { onResultsFs, writeJsonAtomic, writeTextAtomic } from '../results/index.js';
 import { UsageError } from '../errors.js';
 
@@ -10,19 +10,20 @@ export interface CompareCommandOptions {
   force?: boolean;
   /** compare.html path; compare.json is written beside it. @default "compare.html" */
   out?: string;
-  seed?: string;
-  resamples?: string;
+  /** Margins: % of A, and points for rates. @default 3, 1 */
+  minEffect?: string;
+  minEffectPoints?: string;
   json?: boolean;
 }
 
-function whole(flag: string, value: string | undefined, fallback: number, min: number): number {
+function margin(flag: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw new UsageError(`${flag} must be a whole number ≥ ${min}, got "${value}"`);
+  if (!Number.isFinite(n) || n <= 0 || n > 100) throw new UsageError(`${flag} takes a number above 0 and at most 100, got "${value}"`);
   return n;
 }
 
-/** An arm from one argument: `dir` or `dir1,dir2,…` (repeats pooled). */
+/** An arm from one argument: `dir` or `dir1,dir2,…` (its runs). */
 async function armOf(arg: string): Promise<Arm> {
   const dirs = arg
     .split(',')
@@ -36,31 +37,32 @@ async function armOf(arg: string): Promise<Arm> {
 
 /** Writes compare.html and compare.json (beside it); returns their paths. `arms` (in the order of
  * `comparisons`) add the runs' time series to the page. */
-export function writeComparisons(comparisons: readonly Comparison[], htmlPath: string, arms?: readonly ArmPair[], sequential?: SequentialRun | null): { html: string; json: string } {
+export function writeComparisons(comparisons: readonly Comparison[], htmlPath: string, arms?: readonly ArmPair[], ab?: AbSummary | null): { html: string; json: string } {
   const html = resolve(htmlPath);
   const json = join(dirname(html), `${html.slice(dirname(html).length + 1, html.length - extname(html).length)}.json`);
   onResultsFs(dirname(html), 'create the folder', () => mkdirSync(dirname(html), { recursive: true }));
-  writeTextAtomic(html, comparisonHtml(comparisons, { ...(arms === undefined ? {} : { arms }), sequential: sequential ?? null }));
-  writeJsonAtomic(json, { schema_version: 1, comparisons });
+  writeTextAtomic(html, comparisonHtml(comparisons, { ...(arms === undefined ? {} : { arms }), ab: ab ?? null }));
+  writeJsonAtomic(json, { schema_version: 2, ...(ab === undefined || ab === null ? {} : { ab }), comparisons });
   return { html, json };
 }
 
 export async function compareCommand(args: readonly string[], opts: CompareCommandOptions): Promise<number> {
   if (args.length < 2) throw new UsageError('compare needs at least two results folders: the baseline A, then B (or several B)');
-  const seed = whole('--seed', opts.seed, 1, 0);
-  const resamples = whole('--resamples', opts.resamples, 2000, 100);
+  const rule = { minEffectPct: margin('--min-effect', opts.minEffect, DEFAULT_MIN_EFFECT_PCT), minEffectPoints: margin('--min-effect-points', opts.minEffectPoints, DEFAULT_MIN_EFFECT_POINTS) };
   const arms = [];
   for (const arg of args) arms.push(await armOf(arg));
   // Arms that came out with the same name (two runs of one workload) are told apart by position.
   if (new Set(arms.map((a) => a.name)).size < arms.length) arms.forEach((a, i) => (a.name = `${String.fromCharCode(65 + Math.min(i, 25))}:${a.name}`));
   const [base, ...others] = arms;
-  const comparisons = others.map((b) => compareArms(base!, b, { force: opts.force === true, seed, resamples }));
+  // Several arms against one baseline: the error split over them (each at 0.05 / (arms − 1)).
+  const alpha = 0.05 / others.length;
+  const comparisons = others.map((b) => compareArms(base!, b, { force: opts.force === true, rule: { ...rule, alpha } }));
   const written = writeComparisons(
     comparisons,
     opts.out ?? 'compare.html',
     others.map((b) => ({ a: base!, b })),
   );
-  if (opts.json === true) process.stdout.write(`${JSON.stringify({ schema_version: 1, comparisons }, null, 2)}\n`);
+  if (opts.json === true) process.stdout.write(`${JSON.stringify({ schema_version: 2, comparisons }, null, 2)}\n`);
   else process.stdout.write(`${comparisons.map(formatComparison).join('\n\n')}\n\nwritten      ${written.html}\n             ${written.json}\n`);
   for (const run of arms.flatMap((a) => a.runs)) {
     if (run.status !== 'completed') process.stderr.write(`roundload: note: ${run.dir} is ${run.status}, not completed\n`);

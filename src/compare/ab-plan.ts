@@ -1,6 +1,6 @@
 // `roundload ab FILE --plan`: before the GPUs are booked, how many pairs (and how long) a sequential A/B
 // needs to settle each headline figure at the file's min_effect, from the spread of pair differences in a
-// short pilot or an earlier ab's folder. Pure: pairs of summaries in, a plan out.
+// short pilot or an earlier ab's folder. Pure: pairs of runs in, a plan out.
 //
 // For each figure, at the spread seen (the standard deviation of the pairs' differences) and the stopping
 // rule's own per-look levels (boundary.ts), it finds the fewest pairs at which
@@ -8,14 +8,13 @@
 //   - a difference of twice min_effect would be called `better`/`worse` (the interval clears half the margin),
 // and, where max_pairs is too few for either, the max_pairs that would do. A spread from two or three pairs is
 // itself uncertain: the plan says how many pairs it rests on.
-import type { Summary } from '../analysis/index.js';
 import type { AbFigure } from '../config/index.js';
+import { difference } from './across-runs.js';
 import { lookAlpha } from './boundary.js';
-import { headlineFigures, pairDifferences } from './ab-sequential.js';
+import { FIGURE_SPECS, runValue } from './figures.js';
+import type { RunData } from './load.js';
 import { halfWidth, MIN_PAIRS } from './sequential.js';
 import { mean, sampleSd } from './stats.js';
-
-type Judged = Pick<Summary, 'phases' | 'totals' | 'windows'>;
 
 export interface FigurePlan {
   name: string;
@@ -89,10 +88,23 @@ function maxPairsNeeded(sd: number, margin: number, maxPairs: number): number | 
   return settled;
 }
 
-/** The plan from the pairs so far (A's and B's summaries each), the time a pair took and the stopping rule. */
-export function planAb(pairs: readonly { a: Judged; b: Judged }[], pairSeconds: number | null, rule: { minEffectPct: number; maxPairs: number; waitFor: readonly AbFigure[] }): AbPlanResult {
+/** The plan from the pairs so far (A's and B's runs each), the time a pair took and the stopping rule: every
+ * headline figure (figures.ts, those with a family) of every phase, each run one value as the A/B judges it. */
+export function planAb(
+  pairs: readonly { a: RunData; b: RunData }[],
+  pairSeconds: number | null,
+  rule: { minEffectPct: number; minEffectPoints: number; maxPairs: number; waitFor: readonly AbFigure[] },
+): AbPlanResult {
   const first = pairs[0];
-  const figures = first === undefined ? [] : headlineFigures(first.a).map((spec) => planFigure(spec.name, spec.family, pairDifferences(spec, pairs), rule.minEffectPct, rule.maxPairs));
+  const figures: FigurePlan[] = [];
+  for (const phase of first === undefined ? [] : first.a.phases.keys()) {
+    for (const spec of FIGURE_SPECS) {
+      if (spec.family === null) continue;
+      const diffs = pairs.map((p) => difference(runValue(spec, p.a, phase), runValue(spec, p.b, phase), spec.kind)).filter((d): d is number => d !== null);
+      const margin = spec.kind === 'relative' ? rule.minEffectPct : rule.minEffectPoints;
+      figures.push(planFigure(`${phase} ${spec.label.replace(/ ms$/, '')}`, spec.family, diffs, margin, rule.maxPairs));
+    }
+  }
   const waited = figures.filter((f) => rule.waitFor.includes(f.family));
   const each = waited.map((f) => (f.equivalent_after === null || f.effect_after === null ? null : Math.max(f.equivalent_after, f.effect_after)));
   const pairsNeeded = each.length === 0 || each.some((n) => n === null) ? null : Math.max(...(each as number[]));
@@ -105,20 +117,21 @@ function planLines(
   pairs: number,
   pairSeconds: number | null,
   pairsNeeded: number | null,
-  rule: { minEffectPct: number; maxPairs: number; waitFor: readonly AbFigure[] },
+  rule: { minEffectPct: number; minEffectPoints: number; maxPairs: number; waitFor: readonly AbFigure[] },
 ): string[] {
   const width = Math.max(0, ...figures.map((f) => f.name.length));
-  const lines = [`plan from ${pairs} pair${pairs === 1 ? '' : 's'}${pairSeconds === null ? '' : ` of ${minutes(pairSeconds)} each`} · min_effect ±${rule.minEffectPct}, max_pairs ${rule.maxPairs}`];
+  const lines = [`plan from ${pairs} pair${pairs === 1 ? '' : 's'}${pairSeconds === null ? '' : ` of ${minutes(pairSeconds)} each`} · min_effect ±${rule.minEffectPct}% (±${rule.minEffectPoints} pt for rates), max_pairs ${rule.maxPairs}`];
   for (const f of figures) {
     const waited = rule.waitFor.includes(f.family) ? '' : ' (not waited for)';
     const unit = f.family === 'errors' ? ' pt' : '%';
+    const margin = f.family === 'errors' ? rule.minEffectPoints : rule.minEffectPct;
     if (f.sd === null) {
       lines.push(`  ${f.name.padEnd(width)}  no spread yet: a plan needs 2 pairs with this figure${waited}`);
       continue;
     }
     const settle =
       f.equivalent_after !== null && f.effect_after !== null
-        ? `no difference → equivalent after ${f.equivalent_after} pairs; ±${2 * rule.minEffectPct}${unit} → better/worse after ${f.effect_after}`
+        ? `no difference → equivalent after ${f.equivalent_after} pairs; ±${2 * margin}${unit} → better/worse after ${f.effect_after}`
         : f.max_pairs_needed === null
           ? 'not settled within 100 pairs at this spread: lengthen the phases'
           : `not settled within ${rule.maxPairs} pairs: raise max_pairs to ${f.max_pairs_needed} or lengthen the phases`;

@@ -1,22 +1,24 @@
-// `roundload ab`: runs the arms of an ab file alternately (A B, B A, A B … for `repeats` rounds) so drift of the
-// server or the machine hits every arm alike, each run in its own results folder with the arm's setup,
-// health wait and teardown around it; then compares every arm with the first, repeats pooled.
+// `roundload ab`: runs the arms of an ab file alternately (A B, B A, A B …) so drift of the server or the
+// machine hits every arm alike, each run in its own results folder with the arm's setup, health wait and
+// teardown around it, and judges every arm against the first with runs as the unit: after every round by the
+// stopping rule (the default), or once after `repeats` rounds. One rule, one verdict per figure.
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { workloadSecrets, type AbArm, type AbPlan, type AbStoppingRule } from '../config/index.js';
+import { workloadSecrets, type AbArm, type AbFigure, type AbPlan } from '../config/index.js';
 import { SecretScrubber, urlSecrets } from '../util/index.js';
 import { executeRun, type RunStatus } from '../run/index.js';
 import type { Summary } from '../analysis/index.js';
 import { boundedGet, GetTimeoutError } from '../transport/index.js';
 import { createRunFolder, onResultsFs, writeJsonAtomic } from '../results/index.js';
-import { ArmError, DifferentWorkloadsError } from '../errors.js';
+import { ArmError, DifferentWorkloadsError, PreflightError, ResultsError, ServerStartError, TargetUnreachableError } from '../errors.js';
 import type { ArmPair } from './charts.js';
 import { compareArms, type Comparison } from './compare.js';
 import { identityDifferences, workloadHash } from './identity.js';
 import { loadRun } from './load.js';
 import { runShell } from './shell.js';
-import { allDecided, headlineFigures, judgePairs, sequentialLines, type FigureCalls, type FigureSpec } from './ab-sequential.js';
+import { callLines } from './ab-output.js';
+import type { RunData } from './load.js';
 
 export interface AbOptions {
   plan: AbPlan;
@@ -37,17 +39,38 @@ export interface AbRun {
   dir: string;
   status: RunStatus | 'not run';
   hangs: number;
+  /** Why a failed run failed (preflight, a results disk…); it stays in the A/B and counts against its arm. */
+  reason?: string;
 }
 
 export interface AbResult {
   dir: string;
   status: 'completed' | 'interrupted';
   runs: AbRun[];
+  /** Every other arm against the first, judged by the A/B's one rule (its last look). */
   comparisons: Comparison[];
   /** The arms each comparison was made of (same order), for compare.html's time series. */
   arms: ArmPair[];
-  /** With a stopping rule (`until:`): each headline figure's call after every pair; null without one. */
-  sequential: FigureCalls[] | null;
+  /** The rule the calls were made by, for the outputs. */
+  rule: AbRuleShown;
+  /** Pairs (rounds of every arm) judged. */
+  pairs: number;
+  /** Why the A/B ended: every figure waited for decided, a limit, `repeats` done, an arm failing twice… */
+  ended: string;
+  /** An arm whose runs failed twice: the A/B stopped there with it `worse` (null when none). */
+  failedArm: string | null;
+}
+
+/** The rule as the outputs name it. */
+export interface AbRuleShown {
+  looks: 'sequential' | 'fixed';
+  minEffectPct: number;
+  minEffectPoints: number;
+  /** Sequential: the most pairs; fixed: the pairs run. */
+  maxPairs: number;
+  /** Per comparison (0.05 split over the arms compared with the baseline). */
+  alpha: number;
+  waitFor: readonly AbFigure[];
 }
 
 /** Run order: every arm once per repeat, each repeat starting one arm later (A B, B A, A B … for two arms;
@@ -131,18 +154,26 @@ export async function runAb(options: AbOptions): Promise<AbResult> {
     hangs: 0,
   }));
   const manifest = (status: string) => ({
-    schema_version: 1,
+    schema_version: 2,
     file: plan.file,
     status,
     arms: plan.arms.map((a) => a.name),
     repeats: plan.repeats,
+    until: plan.until,
     runs: runs.filter((r) => r.status !== 'not run' || plan.until === null),
   });
   writeJsonAtomic(join(dir, 'ab.json'), manifest('running'));
-  log(`ab: ${plan.arms.length} arms × ${plan.repeats} repeats, order ${runs.map((r) => r.arm).join(' ')} → ${dir}`);
+  const rule = ruleShown(plan);
+  log(
+    `ab: ${plan.arms.length} arms, ${rule.looks === 'sequential' ? `up to ${plan.repeats} pairs until every figure is decided (min_effect ±${rule.minEffectPct}%, ±${rule.minEffectPoints} pt for rates)` : `${plan.repeats} pairs`}, order ${runs
+      .slice(0, plan.arms.length * 2)
+      .map((r) => r.arm)
+      .join(' ')} … → ${dir}`,
+  );
 
   let status: AbResult['status'] = 'completed';
-  const judge = plan.until === null ? null : new PairJudge(plan.until, plan.arms[0]!.name, dir, log);
+  const judge = new RoundJudge(plan, rule, dir, options.force === true, log);
+  let ended = rule.looks === 'sequential' ? `max_pairs (${plan.repeats}) reached` : `${plan.repeats} pairs run`;
   for (const [i, step] of order.entries()) {
     if (options.signal?.aborted) {
       status = 'interrupted';
@@ -151,8 +182,7 @@ export async function runAb(options: AbOptions): Promise<AbResult> {
     if (i > 0 && plan.pauseMs > 0) await sleep(plan.pauseMs, undefined, options.signal === undefined ? {} : { signal: options.signal }).catch(() => {});
     const run = runs[i]!;
     try {
-      const summary = await runArm(plan, plan.arms[step.arm]!, run, runs.length, log, options.signal);
-      if (summary !== null) judge?.add(run.seq, summary);
+      await runArm(plan, plan.arms[step.arm]!, run, runs.length, log, options.signal);
       if (run.status === 'interrupted') status = 'interrupted';
     } catch (failure) {
       writeJsonAtomic(join(dir, 'ab.json'), manifest('failed'));
@@ -161,13 +191,51 @@ export async function runAb(options: AbOptions): Promise<AbResult> {
     }
     writeJsonAtomic(join(dir, 'ab.json'), manifest('running'));
     if (status === 'interrupted') break;
-    // A pair is done: the stopping rule judges the pairs so far.
-    if (judge !== null && i % 2 === 1 && judge.afterPair(runs.slice(0, i + 1), i === order.length - 1) === 'stop') break;
+    const failing = twiceFailed(runs);
+    if (failing !== null) {
+      ended = `arm ${failing} failed in 2 runs (${runs
+        .filter((r) => r.arm === failing && r.status === 'failed')
+        .map((r) => `run ${r.seq}: ${r.reason ?? 'failed'}`)
+        .join('; ')})`;
+      log(`ab: ${ended}: stopping, ${failing} worse`);
+      judge.failedArm = failing;
+      break;
+    }
+    // A round (every arm once) is done: the stopping rule judges the pairs so far.
+    const roundDone = (i + 1) % plan.arms.length === 0;
+    if (roundDone && rule.looks === 'sequential') {
+      const last = i === order.length - 1;
+      const outOfTime = plan.until!.maxTimeMs !== null && performance.now() - judge.startedMs >= plan.until!.maxTimeMs;
+      if ((await judge.look(runs.slice(0, i + 1), last || outOfTime)) === 'stop') {
+        ended = judge.decided ? `every figure waited for decided after ${judge.pairs} pairs` : outOfTime ? `max_time_s reached after ${judge.pairs} pairs` : ended;
+        break;
+      }
+    }
   }
+  // The final calls: the last look of a sequential rule (made again on what ran, so an interrupted or failed
+  // A/B still has them), or the one fixed-sample look of `repeats`.
+  const done = runs.filter((r) => r.status !== 'not run');
+  if (status === 'interrupted') ended = 'interrupted';
+  await judge.look(done, true);
+  writeJsonAtomic(join(dir, 'ab.json'), { ...manifest(status), ended, failed_arm: judge.failedArm });
+  return { dir, status, runs, comparisons: judge.comparisons, arms: judge.arms, rule, pairs: judge.pairs, ended, failedArm: judge.failedArm };
+}
 
-  const { comparisons, arms } = await compareCompleted(plan, runs, options.force === true);
-  writeJsonAtomic(join(dir, 'ab.json'), manifest(status));
-  return { dir, status, runs, comparisons, arms, sequential: judge?.figures ?? null };
+/** An arm with two failed runs, or null. */
+function twiceFailed(runs: readonly AbRun[]): string | null {
+  const failed = new Map<string, number>();
+  for (const r of runs) if (r.status === 'failed') failed.set(r.arm, (failed.get(r.arm) ?? 0) + 1);
+  for (const [arm, n] of failed) if (n >= 2) return arm;
+  return null;
+}
+
+/** The rule every figure of the A/B is judged by: the stopping rule (`until`, the default) or `repeats` pairs
+ * at a fixed-sample level; alpha split over the arms compared with the baseline (Bonferroni: family-wise
+ * error kept at every look). */
+function ruleShown(plan: AbPlan): AbRuleShown {
+  const alpha = 0.05 / (plan.arms.length - 1);
+  if (plan.until === null) return { looks: 'fixed', minEffectPct: plan.minEffectPct, minEffectPoints: plan.minEffectPoints, maxPairs: plan.repeats, alpha, waitFor: [] };
+  return { looks: 'sequential', minEffectPct: plan.until.minEffectPct, minEffectPoints: plan.until.minEffectPoints, maxPairs: plan.until.maxPairs, alpha, waitFor: plan.until.waitFor };
 }
 
 /** The A/B's log: each line scrubbed of the arms' secrets (command output and run notices may carry them),
@@ -204,7 +272,16 @@ async function runArm(plan: AbPlan, arm: AbArm, run: AbRun, total: number, log: 
       argv: ['ab', plan.file, `arm=${arm.name}`, `repeat=${run.repeat}`],
       log: (line) => log(`  ${line}`),
       ...(signal === undefined ? {} : { signal }),
+    }).catch((error: unknown) => {
+      // The arm's own failure (its target refused the preflight, a results disk gave out): the run stays in
+      // the A/B as failed and counts against the arm. Anything else stops the A/B.
+      if (!RUN_FAILURES.some((kind) => error instanceof kind)) throw error;
+      run.status = 'failed';
+      run.reason = (error as Error).message;
+      log(`ab: arm ${arm.name} r${run.repeat}: failed: ${run.reason}`);
+      return null;
     });
+    if (result === null) return null;
     run.status = result.status;
     run.hangs = result.summary.totals.hangs;
     if (result.status === 'completed') completed = result.summary;
@@ -229,83 +306,106 @@ async function runArm(plan: AbPlan, arm: AbArm, run: AbRun, total: number, log: 
   return completed;
 }
 
-/** The stopping rule at work: the completed runs' summaries, and after every pair each headline figure's call
- * (written to sequential.json and the log); says when every figure waited for is decided or a limit came. */
-class PairJudge {
-  readonly #rule: AbStoppingRule;
-  readonly #baseline: string;
-  readonly #dir: string;
-  readonly #log: (line: string) => void;
-  readonly #startedMs = performance.now();
-  readonly #summaries = new Map<number, Summary>();
-  #specs: FigureSpec[] | null = null;
-  figures: FigureCalls[] | null = null;
+/** Failures of a run that are the arm's, not the A/B's: they count against the arm. */
+const RUN_FAILURES = [PreflightError, TargetUnreachableError, ResultsError, ServerStartError];
 
-  constructor(rule: AbStoppingRule, baseline: string, dir: string, log: (line: string) => void) {
+/** The A/B's rule at work: after every round (each arm once) every arm is compared with the baseline, round
+ * by round as pairs, each figure called by the rule (across-runs.ts); the calls go to sequential.json and the
+ * log; says when every figure waited for is decided. The last look's comparisons are the A/B's answer. */
+class RoundJudge {
+  readonly #plan: AbPlan;
+  readonly #rule: AbRuleShown;
+  readonly #dir: string;
+  readonly #force: boolean;
+  readonly #log: (line: string) => void;
+  readonly #loaded = new Map<number, RunData>();
+  readonly startedMs = performance.now();
+  comparisons: Comparison[] = [];
+  arms: ArmPair[] = [];
+  pairs = 0;
+  decided = false;
+  failedArm: string | null = null;
+
+  constructor(plan: AbPlan, rule: AbRuleShown, dir: string, force: boolean, log: (line: string) => void) {
+    this.#plan = plan;
     this.#rule = rule;
-    this.#baseline = baseline;
     this.#dir = dir;
+    this.#force = force;
     this.#log = log;
   }
 
-  add(seq: number, summary: Summary): void {
-    this.#summaries.set(seq, summary);
+  /** Judges the runs so far; `final`: a limit ends the A/B now. `stop` when every figure waited for is decided. */
+  async look(runs: readonly AbRun[], final: boolean): Promise<'go on' | 'stop'> {
+    const base = this.#plan.arms[0]!.name;
+    const rounds = Math.max(0, ...runs.map((r) => r.repeat));
+    const comparisons: Comparison[] = [];
+    const arms: ArmPair[] = [];
+    for (const arm of this.#plan.arms.slice(1)) {
+      const a: RunData[] = [];
+      const b: RunData[] = [];
+      const pairs: [number, number][] = [];
+      for (let repeat = 1; repeat <= rounds; repeat += 1) {
+        const ra = runs.find((r) => r.arm === base && r.repeat === repeat);
+        const rb = runs.find((r) => r.arm === arm.name && r.repeat === repeat);
+        if (ra === undefined || rb === undefined) continue;
+        const [da, db] = [await this.#load(ra), await this.#load(rb)];
+        if (da === null || db === null) continue;
+        pairs.push([a.push(da) - 1, b.push(db) - 1]);
+      }
+      if (pairs.length === 0) continue;
+      const looks = this.#rule.looks === 'fixed' ? ({ kind: 'fixed' } as const) : ({ kind: 'sequential', maxPairs: this.#rule.maxPairs, final } as const);
+      const rule = { minEffectPct: this.#rule.minEffectPct, minEffectPoints: this.#rule.minEffectPoints, alpha: this.#rule.alpha, looks };
+      const armA = { name: base, runs: a };
+      const armB = { name: arm.name, runs: b };
+      comparisons.push(failedWorse(compareArms(armA, armB, { force: this.#force, pairs, rule }), this.failedArm, base));
+      arms.push({ a: armA, b: armB });
+      this.pairs = Math.max(this.pairs, pairs.length);
+    }
+    if (comparisons.length === 0) return 'go on';
+    this.comparisons = comparisons;
+    this.arms = arms;
+    writeJsonAtomic(join(this.#dir, 'sequential.json'), { schema_version: 2, rule: this.#rule, pairs: this.pairs, comparisons: comparisons.map(callsOf) });
+    this.#log(`ab: after ${this.pairs} pair${this.pairs === 1 ? '' : 's'}:`);
+    for (const line of callLines(comparisons)) this.#log(line);
+    this.decided = comparisons.length === this.#plan.arms.length - 1 && comparisons.every((c) => waitedDecided(c, this.#rule.waitFor));
+    return this.decided || final ? 'stop' : 'go on';
   }
 
-  /** After the pair ending `runs`: `stop` when every figure waited for is decided or a limit is hit. */
-  afterPair(runs: readonly AbRun[], last: boolean): 'go on' | 'stop' {
-    const rule = this.#rule;
-    const pairs = pairsOf(runs, this.#summaries, this.#baseline);
-    this.#specs ??= pairs[0] === undefined ? null : headlineFigures(pairs[0].a);
-    if (this.#specs === null) return 'go on';
-    const outOfTime = rule.maxTimeMs !== null && performance.now() - this.#startedMs >= rule.maxTimeMs;
-    this.figures = judgePairs(this.#specs, pairs, rule, outOfTime || last);
-    writeJsonAtomic(join(this.#dir, 'sequential.json'), { schema_version: 1, rule, pairs: pairs.length, figures: this.figures });
-    this.#log(`ab: after ${pairs.length} pair${pairs.length === 1 ? '' : 's'}:`);
-    for (const line of sequentialLines(this.figures)) this.#log(line);
-    if (allDecided(this.figures, rule.waitFor)) {
-      this.#log(`ab: every figure ${rule.waitFor.length === 5 ? '' : `of ${rule.waitFor.join(', ')} `}decided after ${pairs.length} pairs: stopping`);
-      return 'stop';
+  /** A run's data; a failed run that left no summary stands as a failed run with no phase (errors 100%). */
+  async #load(run: AbRun): Promise<RunData | null> {
+    const known = this.#loaded.get(run.seq);
+    if (known !== undefined) return known;
+    if (run.status === 'not run') return null;
+    let data: RunData;
+    try {
+      data = await loadRun(run.dir);
+    } catch (error) {
+      if (run.status !== 'failed') throw error;
+      data = { dir: run.dir, name: run.arm, status: 'failed', startedAt: null, labels: {}, workload: null, hash: '', windowS: 0, wallS: NaN, phases: new Map(), badLines: 0 };
     }
-    if (outOfTime) {
-      this.#log(`ab: max_time_s reached after ${pairs.length} pairs: stopping, undecided figures inconclusive`);
-      return 'stop';
-    }
-    return 'go on';
+    if (run.status === 'failed') data = { ...data, status: 'failed' };
+    this.#loaded.set(run.seq, data);
+    return data;
   }
 }
 
-/** Every arm's completed runs compared with the baseline's, repeats pooled. */
-async function compareCompleted(plan: AbPlan, runs: readonly AbRun[], force: boolean): Promise<{ comparisons: Comparison[]; arms: ArmPair[] }> {
-  const comparisons: Comparison[] = [];
-  const arms: ArmPair[] = [];
-  const byArm = new Map<string, string[]>();
-  for (const run of runs) if (run.status === 'completed') byArm.set(run.arm, [...(byArm.get(run.arm) ?? []), run.dir]);
-  const base = plan.arms[0]!;
-  const baseDirs = byArm.get(base.name) ?? [];
-  if (baseDirs.length === 0) return { comparisons, arms };
-  const baseArm = { name: base.name, runs: await Promise.all(baseDirs.map((d) => loadRun(d))) };
-  for (const arm of plan.arms.slice(1)) {
-    const dirs = byArm.get(arm.name) ?? [];
-    if (dirs.length === 0) continue;
-    const other = { name: arm.name, runs: await Promise.all(dirs.map((d) => loadRun(d))) };
-    comparisons.push(compareArms(baseArm, other, { seed: plan.seed, force }));
-    arms.push({ a: baseArm, b: other });
-  }
-  return { comparisons, arms };
+/** An arm that failed twice is `worse` on errors (and the baseline failing twice makes the other arm `better`). */
+function failedWorse(c: Comparison, failedArm: string | null, base: string): Comparison {
+  if (failedArm === null || (failedArm !== base && failedArm !== c.b.name)) return c;
+  const verdict = failedArm === base ? 'better' : 'worse';
+  const text = `${verdict}: arm ${failedArm}${failedArm === base ? ' (the baseline)' : ''} failed in 2 runs: the A/B stopped there`;
+  for (const p of c.phases) for (const row of p.rows) if (row.figure === 'error_rate') Object.assign(row, { verdict, text });
+  return c;
 }
 
-/** The completed pairs (both runs of a repeat completed), as A's and B's summaries. */
-function pairsOf(runs: readonly AbRun[], summaries: ReadonlyMap<number, Summary>, baseline: string): { a: Summary; b: Summary }[] {
-  const out: { a: Summary; b: Summary }[] = [];
-  for (let k = 0; k + 1 < runs.length; k += 2) {
-    const [x, y] = [runs[k]!, runs[k + 1]!];
-    const [ra, rb] = x.arm === baseline ? [x, y] : [y, x];
-    const a = summaries.get(ra.seq);
-    const b = summaries.get(rb.seq);
-    if (a !== undefined && b !== undefined) out.push({ a, b });
-  }
-  return out;
+/** Every figure of the families waited for, in every phase, is better, worse or equivalent. */
+function waitedDecided(c: Comparison, waitFor: readonly AbFigure[]): boolean {
+  return c.phases.every((p) => p.rows.every((r) => r.family === null || !waitFor.includes(r.family) || r.verdict === 'better' || r.verdict === 'worse' || r.verdict === 'equivalent'));
+}
+
+/** sequential.json's entry of a comparison: each figure's calls after every pair. */
+function callsOf(c: Comparison): { arm: string; figures: { phase: string; figure: string; calls: Comparison['phases'][number]['rows'][number]['calls'] }[] } {
+  return { arm: c.b.name, figures: c.phases.flatMap((p) => p.rows.map((r) => ({ phase: p.phase, figure: r.label, calls: r.calls }))) };
 }
 
 async function command(arm: AbArm, what: 'setup' | 'teardown', text: string, timeoutMs: number, env: Record<string, string>, log: (line: string) => void): Promise<void> {

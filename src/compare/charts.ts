@@ -1,5 +1,5 @@
-// compare.html's charts, pure: per phase, a forest plot of every figure's delta with its 95% interval (from
-// the comparison), and, when the arms' runs are at hand, their time series window by window (each run of
+// compare.html's charts, pure: per phase, a forest plot of every figure's delta with its interval across runs
+// (from the comparison), and, when the arms' runs are at hand, their time series window by window (each run of
 // each arm a line: A in blues, B in ambers) so a reader sees the load the deltas were taken over.
 import { basename } from 'node:path';
 import type { ChartSeries, ChartSpec, ForestSpec } from '../report/index.js';
@@ -46,7 +46,7 @@ export function forestPlots(c: Comparison, p: PhaseComparison, index: number): F
       x_label: k.x_label,
       unit: k.unit,
       rows: rows.map((r) => ({ label: r.label, delta: r.delta, low: r.low, high: r.high, verdict: r.verdict })),
-      note: `bar: the ${Math.round(c.level * 100)}% interval; square: the delta; green better, red worse, grey no significant difference${noInterval > 0 ? `; hollow amber square${noInterval === 1 ? '' : 's'}: ${noInterval} figure${noInterval === 1 ? '' : 's'} without an interval (too little data)` : ''}`,
+      note: `bar: the interval across runs; square: the delta; green better, red worse, slate equivalent, amber inconclusive${noInterval > 0 ? `; hollow amber square${noInterval === 1 ? '' : 's'}: ${noInterval} figure${noInterval === 1 ? '' : 's'} without an interval (too little data)` : ''}`,
     });
   }
   return out;

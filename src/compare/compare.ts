@@ -1,35 +1,21 @@
-// Comparing two arms (one or more runs each), phase by phase: decode throughput over steady windows,
-// pooled latency percentiles, the error-and-hang rate; each with B's delta against A, a 95% block-bootstrap
-// interval over time windows, and a verdict. Pure: loaded runs in, a Comparison out.
+// Comparing two arms (one or more runs each), phase by phase: every figure of figures.ts reduced to one value
+// per run, then B's delta against A across runs with its interval and one of the four calls (across-runs.ts).
+// Time windows only describe a run here (how many were steady). Pure: loaded runs in, a Comparison out.
 import { isAbsolute, relative } from 'node:path';
 import { DifferentWorkloadsError } from '../errors.js';
-import { BIN_COUNT, pooledQuantile, type Bins } from './bins.js';
 import { identityDifferences } from './identity.js';
 import type { PhaseArrivals } from '../analysis/index.js';
+import type { AbFigure } from '../config/index.js';
 import type { RunData, RunWindow } from './load.js';
-import { bootstrapDelta, mean, MAX_INTERVAL_WIDTH, tooWide, verdictOf, type ArmSeries, type BetterWhen, type DeltaKind, type Verdict } from './stats.js';
+import { mean } from './stats.js';
+import { FIGURE_SPECS, phaseWindows, runValue, tokensPerRequest, type BetterWhen, type DeltaKind, type Figure, type FigureSpec } from './figures.js';
+import { alternatedPairs, callFigure, DEFAULT_MIN_EFFECT_PCT, DEFAULT_MIN_EFFECT_POINTS, type Call, type Rule, type Verdict } from './across-runs.js';
 import { round3 } from '../util/index.js';
 
 export interface Arm {
   name: string;
   runs: readonly RunData[];
 }
-
-export const FIGURES = [
-  'decode_tokens_per_s',
-  'ttft_p50_ms',
-  'ttft_p99_ms',
-  'ttfc_p50_ms',
-  'ttfc_p99_ms',
-  'itl_p50_ms',
-  'itl_p99_ms',
-  'tpot_p50_ms',
-  'tpot_p99_ms',
-  'e2e_p50_ms',
-  'e2e_p99_ms',
-  'error_rate',
-] as const;
-export type Figure = (typeof FIGURES)[number];
 
 export interface FigureRow {
   figure: Figure;
@@ -38,22 +24,30 @@ export interface FigureRow {
   betterWhen: BetterWhen;
   /** `relative`: delta in % of A; `absolute`: B − A (error_rate in percentage points). */
   kind: DeltaKind;
+  /** The stopping rule's headline family (`until.figures`), or null. */
+  family: AbFigure | null;
+  /** Each run's value, in run order (null: the run has none). */
+  values: { a: (number | null)[]; b: (number | null)[] };
+  /** The mean of each arm's run values. */
   a: number | null;
   b: number | null;
+  /** The estimate of B − A across runs (paired: the mean of the pairs' differences) and its interval. */
   delta: number | null;
   low: number | null;
   high: number | null;
   verdict: Verdict;
+  /** The call in words ("about 3 more pairs would likely settle it"). */
+  text: string;
+  /** The call after each look (a sequential A/B: one per pair; otherwise one). */
+  calls: Call[];
 }
 
 export interface PhaseComparison {
   phase: string;
-  /** Steady windows per arm (all repeats pooled) and the block length / autocorrelation the intervals used. */
+  /** Within-run description only (never the verdict): steady windows per arm, all runs together. */
   windowsA: number;
   windowsB: number;
   windowS: number;
-  block: number;
-  autocorrelation: number;
   /** Whole-phase counts, warm-up included: a hang is never hidden by a window filter. */
   countsA: { requests: number; errors: number; hangs: number };
   countsB: { requests: number; errors: number; hangs: number };
@@ -79,28 +73,38 @@ export interface ArmArrivals {
 }
 
 export interface Comparison {
-  schema_version: 1;
+  schema_version: 2;
   a: { name: string; runs: string[]; hash: string };
   b: { name: string; runs: string[]; hash: string };
   /** True when the workloads differ and --force compared them anyway. */
   forced: boolean;
   /** Where the workloads differ (empty when they are the same). */
   differences: string[];
-  level: number;
-  resamples: number;
-  seed: number;
+  /** `paired`: runs alternated (A B, B A …), each pair's difference; `welch`: across the arms' runs. */
+  method: 'paired' | 'welch';
+  /** Which runs paired (index in A, index in B), in order; empty for Welch. */
+  pairs: [number, number][];
+  rule: {
+    min_effect_pct: number;
+    min_effect_points: number;
+    /** Error of this comparison (0.05, split over the arms compared with one baseline). */
+    alpha: number;
+    looks: 'fixed' | 'sequential';
+    /** A sequential rule's most pairs; null for a fixed look. */
+    max_pairs: number | null;
+  };
   phases: PhaseComparison[];
   /** Phases present in only one arm. */
   unmatched: string[];
 }
 
 export interface CompareOptions {
-  /** @default 2000 */
-  resamples?: number;
-  /** @default 1 */
-  seed?: number;
   /** Compare even when the workloads differ. @default false */
   force?: boolean;
+  /** Which runs pair; default: inferred from their start times (alternatedPairs), Welch when they do not. */
+  pairs?: [number, number][] | null;
+  /** Margins, alpha and looks. @default fixed, ±3%, ±1 point, alpha 0.05 */
+  rule?: Partial<Rule>;
 }
 
 /** Fewer steady windows than this in an arm and the intervals say nothing useful. */
@@ -131,59 +135,8 @@ function shown(dir: string): string {
   return rel === '' || rel.startsWith('..') || isAbsolute(rel) ? dir : rel;
 }
 
-interface Spec {
-  figure: Figure;
-  label: string;
-  betterWhen: BetterWhen;
-  kind: DeltaKind;
-  /** Which windows the figure is taken over. */
-  windows: 'steady' | 'all';
-  /** For a pooled latency percentile: which one (sets how many requests it needs). */
-  quantile?: number;
-  statistic: (ws: readonly RunWindow[]) => number;
-}
-
-const scratch = new Float64Array(BIN_COUNT);
-const pooled = (pick: (w: RunWindow) => Bins, p: number) => (ws: readonly RunWindow[]) => pooledQuantile(ws.map(pick), p, scratch);
-
-/** A percentile needs this many requests beyond it (p99: 500 requests) before an interval means anything. */
-export const MIN_BEYOND_QUANTILE = 5;
-
-const SPECS: readonly Spec[] = [
-  { figure: 'decode_tokens_per_s', label: 'decode tok/s', betterWhen: 'higher', kind: 'relative', windows: 'steady', statistic: (ws) => mean(ws.map((w) => w.tokensPerS)) },
-  { figure: 'ttft_p50_ms', label: 'ttft p50 ms', betterWhen: 'lower', kind: 'relative', windows: 'steady', quantile: 0.5, statistic: pooled((w) => w.ttft, 0.5) },
-  { figure: 'ttft_p99_ms', label: 'ttft p99 ms', betterWhen: 'lower', kind: 'relative', windows: 'steady', quantile: 0.99, statistic: pooled((w) => w.ttft, 0.99) },
-  // First content or tool-call token: what bench_serving's chat TTFT counts (reasoning left out).
-  { figure: 'ttfc_p50_ms', label: 'ttfc p50 ms', betterWhen: 'lower', kind: 'relative', windows: 'steady', quantile: 0.5, statistic: pooled((w) => w.ttfc, 0.5) },
-  { figure: 'ttfc_p99_ms', label: 'ttfc p99 ms', betterWhen: 'lower', kind: 'relative', windows: 'steady', quantile: 0.99, statistic: pooled((w) => w.ttfc, 0.99) },
-  // A request's own p99 gap, its median over requests: stands in for the pooled p99 of gaps (see load.ts).
-  { figure: 'itl_p50_ms', label: 'itl p50 ms', betterWhen: 'lower', kind: 'relative', windows: 'steady', quantile: 0.5, statistic: pooled((w) => w.itlP50, 0.5) },
-  { figure: 'itl_p99_ms', label: 'itl p99 ms', betterWhen: 'lower', kind: 'relative', windows: 'steady', quantile: 0.5, statistic: pooled((w) => w.itlP99, 0.5) },
-  // Per token, from each request's own (e2e − ttft) ÷ (completion tokens − 1): pooled over requests.
-  { figure: 'tpot_p50_ms', label: 'tpot p50 ms', betterWhen: 'lower', kind: 'relative', windows: 'steady', quantile: 0.5, statistic: pooled((w) => w.tpot, 0.5) },
-  { figure: 'tpot_p99_ms', label: 'tpot p99 ms', betterWhen: 'lower', kind: 'relative', windows: 'steady', quantile: 0.99, statistic: pooled((w) => w.tpot, 0.99) },
-  { figure: 'e2e_p50_ms', label: 'e2e p50 ms', betterWhen: 'lower', kind: 'relative', windows: 'steady', quantile: 0.5, statistic: pooled((w) => w.e2e, 0.5) },
-  { figure: 'e2e_p99_ms', label: 'e2e p99 ms', betterWhen: 'lower', kind: 'relative', windows: 'steady', quantile: 0.99, statistic: pooled((w) => w.e2e, 0.99) },
-  {
-    figure: 'error_rate',
-    label: 'errors+hangs %',
-    betterWhen: 'lower',
-    kind: 'absolute',
-    windows: 'all',
-    statistic: (ws) => {
-      let bad = 0;
-      let all = 0;
-      for (const w of ws) {
-        bad += w.errors + w.hangs;
-        all += w.requests;
-      }
-      return all === 0 ? NaN : (bad / all) * 100;
-    },
-  },
-];
-
-function finite(v: number): number | null {
-  return Number.isFinite(v) ? round3(v) : null;
+function finite(v: number | null): number | null {
+  return v !== null && Number.isFinite(v) ? round3(v) : null;
 }
 
 function seriesOf(arm: Arm, phase: string, which: 'steady' | 'all'): RunWindow[][] {
@@ -202,61 +155,48 @@ function counts(arm: Arm, phase: string): { requests: number; errors: number; ha
   return out;
 }
 
-function comparePhase(a: Arm, b: Arm, phase: string, options: Required<Omit<CompareOptions, 'force'>>): PhaseComparison {
-  const steadyA: ArmSeries<RunWindow> = seriesOf(a, phase, 'steady');
-  const steadyB: ArmSeries<RunWindow> = seriesOf(b, phase, 'steady');
-  const windowsA = steadyA.reduce((s, x) => s + x.length, 0);
-  const windowsB = steadyB.reduce((s, x) => s + x.length, 0);
-  const enough = windowsA >= MIN_STEADY_WINDOWS && windowsB >= MIN_STEADY_WINDOWS;
+/** One figure's row: each run's value, then the call across runs. */
+function figureRow(spec: FigureSpec, a: Arm, b: Arm, phase: string, pairs: [number, number][] | null, rule: Rule): FigureRow {
+  const values = { a: a.runs.map((r) => finite(runValue(spec, r, phase))), b: b.runs.map((r) => finite(runValue(spec, r, phase))) };
+  // Decode tok/s moves with the answers' length; a change that does not move it is judged net of it.
+  const covariate =
+    spec.figure === 'decode_tokens_per_s'
+      ? { covariate: { name: 'tokens per request', a: a.runs.map((r) => tokensPerRequest(phaseWindows(r, phase))), b: b.runs.map((r) => tokensPerRequest(phaseWindows(r, phase))) } }
+      : {};
+  const { calls } = callFigure({ ...values, pairs, ...covariate }, spec, rule);
+  const last = calls.at(-1)!;
+  const armMean = (xs: readonly (number | null)[]) => {
+    const present = xs.filter((x): x is number => x !== null);
+    return present.length === 0 ? null : finite(mean(present));
+  };
+  return {
+    figure: spec.figure,
+    label: spec.label,
+    betterWhen: spec.betterWhen,
+    kind: spec.kind,
+    family: spec.family,
+    values,
+    a: armMean(values.a),
+    b: armMean(values.b),
+    delta: finite(last.estimate),
+    low: finite(last.low),
+    high: finite(last.high),
+    verdict: last.verdict,
+    text: last.text,
+    calls,
+  };
+}
+
+function comparePhase(a: Arm, b: Arm, phase: string, pairs: [number, number][] | null, rule: Rule): PhaseComparison {
+  const windowsA = seriesOf(a, phase, 'steady').reduce((s, x) => s + x.length, 0);
+  const windowsB = seriesOf(b, phase, 'steady').reduce((s, x) => s + x.length, 0);
   const notes: string[] = [];
-  if (!enough) {
-    notes.push(`only ${windowsA} and ${windowsB} steady windows (need ${MIN_STEADY_WINDOWS} per arm): lengthen the phase or shorten window_s`);
-  } else if (Math.min(windowsA, windowsB) < 12) {
-    notes.push(`${Math.min(windowsA, windowsB)} steady windows in the smaller arm: intervals are wide; 20 or more per arm make them tighter`);
+  if (Math.min(windowsA, windowsB) < MIN_STEADY_WINDOWS) {
+    notes.push(`only ${windowsA} and ${windowsB} steady windows (${MIN_STEADY_WINDOWS} per arm make a run's figures steadier): lengthen the phase or shorten window_s`);
   }
-  let block = 1;
-  let autocorrelation = 0;
-  // Completed requests over the steady windows (each adds one e2e value).
-  const okA = steadyA.flat().reduce((s, w) => s + w.e2e.total, 0);
-  const okB = steadyB.flat().reduce((s, w) => s + w.e2e.total, 0);
-  const thin: string[] = [];
-  const wide: string[] = [];
-  const rows: FigureRow[] = SPECS.map((spec, i) => {
-    const armA = spec.windows === 'steady' ? steadyA : seriesOf(a, phase, 'all');
-    const armB = spec.windows === 'steady' ? steadyB : seriesOf(b, phase, 'all');
-    const est = bootstrapDelta(armA, armB, spec.statistic, spec.kind, {
-      resamples: options.resamples,
-      // One seed per figure, so adding a figure never changes another's interval.
-      seed: options.seed * 1009 + i,
-      seriesValue: (w) => w.tokensPerS,
-    });
-    if (spec.figure === 'decode_tokens_per_s') {
-      block = est.block;
-      autocorrelation = est.autocorrelation;
-    }
-    const needed = spec.quantile === undefined ? 0 : Math.ceil(MIN_BEYOND_QUANTILE / Math.min(spec.quantile, 1 - spec.quantile));
-    if (Math.min(okA, okB) < needed && enough) thin.push(`${spec.label.replace(/ ms$/, '')} (needs ${needed})`);
-    const usable = spec.windows === 'all' || (enough && Math.min(okA, okB) >= needed);
-    if (usable && tooWide(est, spec.kind)) wide.push(spec.label.replace(/ ms$/, ''));
-    return {
-      figure: spec.figure,
-      label: spec.label,
-      betterWhen: spec.betterWhen,
-      kind: spec.kind,
-      a: finite(est.a),
-      b: finite(est.b),
-      delta: finite(est.delta),
-      low: usable ? finite(est.low) : null,
-      high: usable ? finite(est.high) : null,
-      verdict: usable ? verdictOf(est, spec.betterWhen, spec.kind) : 'insufficient data',
-    };
-  });
-  if (thin.length > 0) notes.push(`${okA} and ${okB} completed requests in steady windows: too few for an interval on ${thin.join(', ')}`);
-  if (wide.length > 0) {
-    notes.push(
-      `interval wider than ${MAX_INTERVAL_WIDTH.relative} points of A (${MAX_INTERVAL_WIDTH.absolute} pt for a rate) and holding 0 on ${wide.join(', ')}: insufficient data, not "no difference"; more steady windows or repeats narrow it`,
-    );
-  }
+  const rows = FIGURE_SPECS.map((spec) => figureRow(spec, a, b, phase, pairs, rule));
+  const missing = rows.filter((r) => r.verdict === 'insufficient data' && [...r.values.a, ...r.values.b].some((v) => v === null)).map((r) => r.label.replace(/ ms$/, ''));
+  if (missing.length > 0) notes.push(`some runs have no value for ${missing.join(', ')} (no steady window, or too few requests for the percentile)`);
   const windowS = a.runs[0]?.windowS ?? b.runs[0]?.windowS ?? 0;
   // `window_s: auto` on runs of rounds picks each run's window from its own length: say so when they differ.
   const lengths = [...new Set([...a.runs, ...b.runs].map((r) => r.windowS))].sort((x, y) => x - y);
@@ -280,8 +220,6 @@ function comparePhase(a: Arm, b: Arm, phase: string, options: Required<Omit<Comp
     windowsA,
     windowsB,
     windowS,
-    block,
-    autocorrelation,
     countsA: counts(a, phase),
     countsB: counts(b, phase),
     rows,
@@ -316,23 +254,45 @@ function phasesOf(arm: Arm): string[] {
  * Compares arm B against arm A, per phase present in both.
  * @throws DifferentWorkloadsError when the runs are of different workloads and `force` is not set.
  */
+/** The rule a comparison runs with: a fixed look at ±3% (±1 point for rates), alpha 0.05, unless given. */
+export function resolveRule(rule: Partial<Rule> = {}): Rule {
+  return {
+    minEffectPct: rule.minEffectPct ?? DEFAULT_MIN_EFFECT_PCT,
+    minEffectPoints: rule.minEffectPoints ?? DEFAULT_MIN_EFFECT_POINTS,
+    alpha: rule.alpha ?? 0.05,
+    looks: rule.looks ?? { kind: 'fixed' },
+  };
+}
+
+/**
+ * Compares arm B against arm A, per phase present in both, with runs as the unit: paired when the runs
+ * alternated (or `options.pairs` says which pair), Welch's across runs otherwise.
+ * @throws DifferentWorkloadsError when the runs are of different workloads and `force` is not set.
+ */
 export function compareArms(a: Arm, b: Arm, options: CompareOptions = {}): Comparison {
   const differences = checkSameWorkload(a, b, options.force === true);
-  const resolved = { resamples: options.resamples ?? 2000, seed: options.seed ?? 1 };
+  const rule = resolveRule(options.rule);
+  const pairs = options.pairs === undefined ? alternatedPairs(a.runs, b.runs) : options.pairs;
   const namesA = phasesOf(a);
   const namesB = phasesOf(b);
   const both = namesA.filter((n) => namesB.includes(n));
   const unmatched = [...namesA.filter((n) => !namesB.includes(n)), ...namesB.filter((n) => !namesA.includes(n))];
   return {
-    schema_version: 1,
+    schema_version: 2,
     a: { name: a.name, runs: a.runs.map((r) => r.dir), hash: a.runs[0]?.hash ?? '' },
     b: { name: b.name, runs: b.runs.map((r) => r.dir), hash: b.runs[0]?.hash ?? '' },
     forced: differences.length > 0,
     differences,
-    level: 0.95,
-    resamples: resolved.resamples,
-    seed: resolved.seed,
-    phases: both.map((phase) => comparePhase(a, b, phase, resolved)),
+    method: pairs === null ? 'welch' : 'paired',
+    pairs: pairs ?? [],
+    rule: {
+      min_effect_pct: rule.minEffectPct,
+      min_effect_points: rule.minEffectPoints,
+      alpha: rule.alpha,
+      looks: rule.looks.kind,
+      max_pairs: rule.looks.kind === 'sequential' ? rule.looks.maxPairs : null,
+    },
+    phases: both.map((phase) => comparePhase(a, b, phase, pairs, rule)),
     unmatched,
   };
 }

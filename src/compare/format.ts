@@ -1,10 +1,11 @@
-// A comparison for people: the terminal table (per phase: A, B, delta, interval, verdict) and a
-// self-contained compare.html with the same tables, a forest plot of the deltas and the arms' time series.
+// A comparison for people: the terminal table (per phase: A, B, delta, interval, the call) and a
+// self-contained compare.html with the same tables and calls, a forest plot of the deltas and the arms' time
+// series (within-run description only).
 import { basename } from 'node:path';
 import { chartGrid, chartScripts, chartStyles, cspMeta, esc, loadChartAssets, type ChartAssets, type ChartSpec, type ForestSpec } from '../report/index.js';
 import { comparisonCharts, type ArmPair, type PhaseCharts } from './charts.js';
 import type { ArmArrivals, Comparison, FigureRow, PhaseComparison } from './compare.js';
-import { sequentialCharts, sequentialHtml, type SequentialRun } from './sequential-output.js';
+import { abHtml, pairCharts, type AbSummary } from './ab-output.js';
 
 function num(v: number | null): string {
   if (v === null) return '-';
@@ -23,11 +24,20 @@ function unitOf(row: FigureRow): string {
   return row.kind === 'relative' ? '%' : ' pt';
 }
 
-/** The row cells: figure, A, B, delta, interval, verdict. */
+/** The verdict cell: the call, and for one not made how much more data would likely make it. */
+function verdictCell(row: FigureRow): string {
+  const last = row.calls.at(-1);
+  if ((row.verdict === 'inconclusive' || row.verdict === 'undecided' || row.verdict === 'insufficient data') && last?.more_pairs !== null && last?.more_pairs !== undefined) {
+    return `${row.verdict} (~${last.more_pairs} more)`;
+  }
+  return row.verdict;
+}
+
+/** The row cells: figure, A, B (means of the runs' values), delta, interval, verdict. */
 export function rowCells(row: FigureRow): string[] {
   const unit = unitOf(row);
   const interval = row.low === null || row.high === null ? '-' : `${signed(row.low, unit)} … ${signed(row.high, unit)}`;
-  return [row.label, num(row.a), num(row.b), signed(row.delta, unit), interval, row.verdict];
+  return [row.label, num(row.a), num(row.b), signed(row.delta, unit), interval, verdictCell(row)];
 }
 
 function table(rows: string[][], right: boolean[]): string {
@@ -49,7 +59,19 @@ function armLabel(arm: Comparison['a'], role: 'A' | 'B'): string {
 }
 
 function phaseHead(p: PhaseComparison): string {
-  return `phase ${p.phase} · steady windows A ${p.windowsA}, B ${p.windowsB} (${p.windowS} s each) · block ${p.block} · lag-1 autocorrelation ${p.autocorrelation.toFixed(2)}`;
+  return `phase ${p.phase} · within runs only (not a verdict): steady windows A ${p.windowsA}, B ${p.windowsB} (${p.windowS} s each)`;
+}
+
+/** How the deltas were taken: the runs, paired or Welch, the margins and the level. */
+export function methodLine(c: Comparison): string {
+  const runs = `${c.a.runs.length} run${c.a.runs.length === 1 ? '' : 's'} of A, ${c.b.runs.length} of B`;
+  const how =
+    c.method === 'paired'
+      ? `paired: ${c.pairs.length} pair${c.pairs.length === 1 ? '' : 's'} of runs that alternated, the mean of each pair's difference`
+      : "Welch's across runs (they did not alternate A B, B A …)";
+  const looks = c.rule.looks === 'sequential' ? `intervals valid at every look of up to ${c.rule.max_pairs} pairs` : `95% intervals (90% for equivalence), t at the runs' degrees of freedom`;
+  const alpha = c.rule.alpha < 0.05 ? `, alpha ${c.rule.alpha.toFixed(4)} (0.05 split over the arms)` : '';
+  return `deltas are B vs A with runs as the unit (each run one value per figure): ${runs}; ${how}; ${looks}${alpha}; calls at ±${c.rule.min_effect_pct}% (±${c.rule.min_effect_points} points for rates)`;
 }
 
 function countsLine(p: PhaseComparison): string {
@@ -73,7 +95,7 @@ function arrivalsLine(p: PhaseComparison): string | null {
 export function formatComparison(c: Comparison): string {
   const out: string[] = [];
   out.push(`roundload compare · ${armLabel(c.a, 'A')} vs ${armLabel(c.b, 'B')} · workload ${c.a.hash}`);
-  out.push(`deltas are B vs A; ${Math.round(c.level * 100)}% intervals from ${c.resamples} block-bootstrap resamples of time windows (seed ${c.seed})`);
+  out.push(methodLine(c));
   if (c.forced) out.push(`--force: the workloads differ (${c.differences.join('; ')}); read the deltas with that in mind`);
   for (const p of c.phases) {
     out.push('', phaseHead(p));
@@ -93,7 +115,7 @@ const CSS = `body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1d1d1f;
 h1{font-size:1.3rem}h2{font-size:1.05rem;margin-top:2rem}
 table{border-collapse:collapse;margin:.5rem 0}th,td{padding:.25rem .7rem;border-bottom:1px solid #ddd;text-align:right;white-space:nowrap}
 th:first-child,td:first-child,td.v{text-align:left}th{background:#f4f4f6}
-td.better{color:#0a7d32;font-weight:600}td.worse{color:#b3261e;font-weight:600}td.insufficient{color:#8a6d00}
+td.better{color:#0a7d32;font-weight:600}td.worse{color:#b3261e;font-weight:600}td.equivalent{color:#334155;font-weight:600}td.insufficient{color:#8a6d00}
 .meta{color:#555}code{background:#f4f4f6;padding:0 .25rem}
 .phase-charts{margin:.8rem 0 1.2rem}.phase-charts .charts{margin-top:14px}
 .u-legend th{text-align:left}`;
@@ -103,8 +125,8 @@ export interface ComparisonHtmlOptions {
   arms?: readonly (ArmPair | undefined)[];
   /** The chart library; default uPlot from node_modules. */
   assets?: ChartAssets;
-  /** A sequential A/B's calls: their table and the intervals pair by pair, above the comparisons. */
-  sequential?: SequentialRun | null;
+  /** An A/B's rule and end: its headline calls and their intervals pair by pair, above the comparisons. */
+  ab?: AbSummary | null;
 }
 
 /** compare.html: self-contained (uPlot and the data inlined, a CSP allowing no request), one section per comparison. */
@@ -112,12 +134,12 @@ export function comparisonHtml(list: readonly Comparison[], options: ComparisonH
   const assets = options.assets ?? loadChartAssets();
   const title = list.map((c) => `${c.a.name} vs ${c.b.name}`).join(', ');
   const charts = list.map((c, i) => comparisonCharts(c, i, options.arms?.[i]));
-  const sequential = options.sequential ?? null;
-  const pairCharts = sequential === null ? [] : sequentialCharts(sequential);
-  const head = sequential === null ? '' : `${sequentialHtml(sequential)}\n<div class="phase-charts">${chartGrid(pairCharts)}</div>\n`;
+  const ab = options.ab ?? null;
+  const byPair = ab === null ? [] : pairCharts(list, ab);
+  const head = ab === null ? '' : `${abHtml(list, ab)}\n<div class="phase-charts">${chartGrid(byPair)}</div>\n`;
   const body = head + list.map((c, i) => section(c, charts[i]!)).join('\n');
   const all = charts.flat();
-  const payload = { charts: [...pairCharts, ...all.flatMap((p): ChartSpec[] => p.series)], forests: all.flatMap((p): ForestSpec[] => p.forests) };
+  const payload = { charts: [...byPair, ...all.flatMap((p): ChartSpec[] => p.series)], forests: all.flatMap((p): ForestSpec[] => p.forests) };
   return `<!doctype html><html lang="en"><head><meta charset="utf-8">
 ${cspMeta()}
 <title>roundload compare: ${esc(title)}</title>
@@ -133,7 +155,7 @@ function section(c: Comparison, charts: readonly PhaseCharts[]): string {
   const parts: string[] = [];
   parts.push(`<h1>roundload compare: ${esc(armLabel(c.a, 'A'))} vs ${esc(armLabel(c.b, 'B'))}</h1>`);
   parts.push(
-    `<p class="meta">Deltas are B vs A. ${Math.round(c.level * 100)}% intervals from ${c.resamples} block-bootstrap resamples of time windows (seed ${c.seed}); a verdict is <b>better</b> or <b>worse</b> only when the interval excludes zero. Workload <code>${esc(c.a.hash)}</code>.</p>`,
+    `<p class="meta">${esc(methodLine(c))}. <b>better</b> / <b>worse</b>: the estimate passes the margin and its interval clears half of it; <b>equivalent</b>: the interval lies within the margin; otherwise <b>inconclusive</b> with about how many more runs would settle it. Workload <code>${esc(c.a.hash)}</code>.</p>`,
   );
   if (c.forced) parts.push(`<p class="meta"><b>--force:</b> the workloads differ: ${esc(c.differences.join('; '))}.</p>`);
   parts.push(`<p class="meta">A: ${c.a.runs.map((r) => `<code>${esc(r)}</code>`).join(', ')}<br>B: ${c.b.runs.map((r) => `<code>${esc(r)}</code>`).join(', ')}</p>`);
@@ -141,7 +163,7 @@ function section(c: Comparison, charts: readonly PhaseCharts[]): string {
     parts.push(`<h2>${esc(phaseHead(p))}</h2><table><tr><th>figure</th><th>A</th><th>B</th><th>delta</th><th>95% interval</th><th>verdict</th></tr>`);
     for (const row of p.rows) {
       const cells = rowCells(row);
-      const cls = row.verdict === 'better' ? 'better' : row.verdict === 'worse' ? 'worse' : row.verdict === 'insufficient data' ? 'insufficient' : '';
+      const cls = row.verdict === 'better' || row.verdict === 'worse' || row.verdict === 'equivalent' ? row.verdict : 'insufficient';
       parts.push(
         `<tr>${cells
           .slice(0, 5)

@@ -16,6 +16,9 @@ export interface RunWindow {
   endS: number;
   steady: boolean;
   tokensPerS: number;
+  /** Output tokens and ok requests ended in the window (tokens per request: the decode figure's covariate). */
+  outputTokens: number;
+  ok: number;
   requests: number;
   errors: number;
   hangs: number;
@@ -44,11 +47,15 @@ export interface RunData {
   dir: string;
   name: string;
   status: string;
+  /** run.json's start (ISO), null when it has none: orders runs to tell alternated arms. */
+  startedAt: string | null;
   labels: Record<string, string>;
   /** The resolved workload from run.json. */
   workload: unknown;
   hash: string;
   windowS: number;
+  /** The run's wall time (summary.json), NaN when it has none. */
+  wallS: number;
   phases: Map<string, RunPhase>;
   /** Lines of requests.jsonl that did not parse (a killed run's torn last line). */
   badLines: number;
@@ -107,6 +114,8 @@ export async function loadRun(dirArg: string): Promise<RunData> {
       endS: w.end_s,
       steady: fallback === null ? w.steady === true : fallback[i]!,
       tokensPerS: w.output_tokens_per_s,
+      outputTokens: w.output_tokens,
+      ok: w.ok,
       requests: w.requests,
       errors: w.errors,
       hangs: w.hangs,
@@ -153,10 +162,12 @@ export async function loadRun(dirArg: string): Promise<RunData> {
     dir,
     name: typeof manifest.name === 'string' ? manifest.name : summary.run.name,
     status: typeof manifest.status === 'string' ? manifest.status : summary.run.status,
+    startedAt: typeof manifest.started_at === 'string' ? manifest.started_at : null,
     labels: isObject(manifest.labels) ? (manifest.labels as Record<string, string>) : {},
     workload,
     hash: workloadHash(workload),
     windowS,
+    wallS: typeof summary.run?.wall_s === 'number' ? summary.run.wall_s : NaN,
     phases,
     badLines: read.skipped.length,
   };

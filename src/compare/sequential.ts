@@ -25,6 +25,8 @@ export interface SequentialOptions {
   betterWhen: 'higher' | 'lower';
   /** Family-wise error over all looks. @default 0.05 */
   alpha?: number;
+  /** The levels of this look, when not the sequential ones of `alpha` and `maxPairs` (a fixed-sample call). */
+  levels?: Levels;
   /** True when a limit (pairs or time) ends the sequence now: `undecided` becomes `inconclusive`. */
   final?: boolean;
   /** Per pair, the difference (B − A, % of A) of a covariate the change should not move — tokens per request
@@ -63,8 +65,8 @@ export function halfWidth(sd: number, n: number, tail: number): number {
   return (tQuantile(1 - tail, n - 1) * sd) / Math.sqrt(n);
 }
 
-/** The pairs' mean difference, its standard error and degrees of freedom. */
-interface Estimate {
+/** A difference's estimate, its standard error, degrees of freedom and any covariate adjustment. */
+export interface Estimate {
   m: number;
   se: number;
   df: number;
@@ -104,52 +106,85 @@ export function estimate(d: readonly number[], covariate?: { name: string; diffe
   return { m: m - theta * xm, se, df: n - 2, adjusted: { covariate: covariate!.name, theta, se_before: plain.se, se_after: se } };
 }
 
+/** Tail probabilities of one look: each side of the two-sided interval (better/worse), and each one-sided
+ * equivalence test. */
+export interface Levels {
+  twoSided: number;
+  oneSided: number;
+}
+
+/** The levels of one look of a sequential rule: alpha spread over the looks from MIN_PAIRS to `maxPairs`. */
+export function sequentialLevels(alpha: number, maxPairs: number): Levels {
+  return { twoSided: lookAlpha(alpha, maxPairs, MIN_PAIRS, 2) / 2, oneSided: lookAlpha(alpha, maxPairs, MIN_PAIRS, 1) };
+}
+
+/** The levels of a single look at a fixed number of runs: a 95% interval, a 90% one for equivalence (TOST). */
+export function fixedLevels(alpha: number): Levels {
+  return { twoSided: alpha / 2, oneSided: alpha };
+}
+
 /** The call on the pairs so far (differences B − A, in the figure's unit). */
 export function sequentialCall(differences: readonly number[], options: SequentialOptions): SequentialCall {
   const n = differences.length;
-  const alpha = options.alpha ?? 0.05;
-  // Tail probabilities of one look: each side of the two-sided interval, and each one-sided equivalence test.
-  const twoSided = lookAlpha(alpha, options.maxPairs, MIN_PAIRS, 2) / 2;
-  const oneSided = lookAlpha(alpha, options.maxPairs, MIN_PAIRS, 1);
+  const levels = options.levels ?? sequentialLevels(options.alpha ?? 0.05, options.maxPairs);
   const pending: SequentialVerdict = options.final === true ? 'inconclusive' : 'undecided';
   if (n < 2) return { verdict: pending, pairs: n, estimate: null, low: null, high: null, more_pairs: null, text: `${n} pair${n === 1 ? '' : 's'}: at least ${MIN_PAIRS} to tell` };
   const e = estimate(differences, options.covariate);
-  const m = e.m;
   // The standard deviation of one pair that the estimate's spread amounts to (for "how many more pairs").
   const sd = e.se * Math.sqrt(n);
+  return decide(e, n, { ...options, levels, pending, unit: 'pair', halfWidthAt: (k, tail) => halfWidth(sd, k, tail) });
+}
+
+/** How a call is made from an estimate: the levels, what a unit of data is, and the half-width its interval
+ * would have with `k` units at a tail probability (for "about N more"). */
+export interface DecideOptions {
+  minEffect: number;
+  betterWhen: 'higher' | 'lower';
+  levels: Levels;
+  pending: SequentialVerdict;
+  /** `pair` (paired runs) or `run per arm` (Welch). */
+  unit: 'pair' | 'run per arm';
+  halfWidthAt: (k: number, tail: number) => number;
+}
+
+/** The four calls on an estimate with `n` units of data (pairs, or the smaller arm's runs). */
+export function decide(e: Estimate, n: number, options: DecideOptions): SequentialCall {
+  const { levels, pending, unit } = options;
+  const units = (k: number) => (unit === 'pair' ? `${k} pair${k === 1 ? '' : 's'}` : `${k} run${k === 1 ? '' : 's'} per arm`);
+  const m = e.m;
   const width = (tail: number): number => tQuantile(1 - tail, e.df) * e.se;
-  const h = width(twoSided);
+  const h = width(levels.twoSided);
   const low = m - h;
   const high = m + h;
   const adjusted = e.adjusted === null ? '' : `, adjusted for ${e.adjusted.covariate}`;
   const call = { pairs: n, estimate: m, low, high, ...(e.adjusted === null ? {} : { adjusted: e.adjusted }) };
   const margin = options.minEffect;
-  // Two pairs give an interval but no verdict: their spread is too often small by luck.
-  if (n < MIN_PAIRS) return { ...call, verdict: pending, more_pairs: null, text: `${head(pending)}: ${fmt(m)} [${fmt(low)}, ${fmt(high)}] after ${n} pairs: at least ${MIN_PAIRS} to tell` };
+  // Two runs a side give an interval but no verdict: their spread is too often small by luck.
+  if (n < MIN_PAIRS) return { ...call, verdict: pending, more_pairs: MIN_PAIRS - n, text: `${head(pending)}: ${fmt(m)} [${fmt(low)}, ${fmt(high)}] after ${units(n)}: at least ${units(MIN_PAIRS)} to tell` };
   // Beyond 0 is not enough to sell an effect as one that matters: the estimate passes the margin and the
   // interval clears half of it, so an effect well under the margin is not called better on a lucky run.
   if ((low >= margin / 2 || high <= -margin / 2) && Math.abs(m) >= margin) {
     const up = low > 0;
     const verdict = up === (options.betterWhen === 'higher') ? 'better' : 'worse';
-    return { ...call, verdict, more_pairs: null, text: `${verdict}: ${fmt(m)} [${fmt(low)}, ${fmt(high)}], past ±${margin} and clear of ±${margin / 2}, after ${n} pairs${adjusted}` };
+    return { ...call, verdict, more_pairs: null, text: `${verdict}: ${fmt(m)} [${fmt(low)}, ${fmt(high)}], past ±${margin} and clear of ±${margin / 2}, after ${units(n)}${adjusted}` };
   }
   // Equivalent: both one-sided tests reject a difference of ±margin (the narrower one-sided interval).
-  const q = width(oneSided);
+  const q = width(levels.oneSided);
   if (m - q > -margin && m + q < margin)
-    return { ...call, low: m - q, high: m + q, verdict: 'equivalent', more_pairs: null, text: `equivalent within ±${margin}: ${fmt(m)} [${fmt(m - q)}, ${fmt(m + q)}] after ${n} pairs${adjusted}` };
-  const more = morePairs(m, sd, n, margin, twoSided, oneSided);
-  const needs = more === null ? 'more pairs would hardly settle it at this spread' : `about ${more} more pair${more === 1 ? '' : 's'} would likely settle it`;
-  return { ...call, verdict: pending, more_pairs: more, text: `${head(pending)}: ${fmt(m)} [${fmt(low)}, ${fmt(high)}] after ${n} pairs${adjusted}, wider than ±${margin}: ${needs}` };
+    return { ...call, low: m - q, high: m + q, verdict: 'equivalent', more_pairs: null, text: `equivalent within ±${margin}: ${fmt(m)} [${fmt(m - q)}, ${fmt(m + q)}] after ${units(n)}${adjusted}` };
+  const more = moreUnits(m, n, margin, levels, options.halfWidthAt);
+  const plural = unit === 'pair' ? (more === 1 ? 'pair' : 'pairs') : `run${more === 1 ? '' : 's'} per arm`;
+  const needs = more === null ? `more ${unit === 'pair' ? 'pairs' : 'runs'} would hardly settle it at this spread` : `about ${more} more ${plural} would likely settle it`;
+  return { ...call, verdict: pending, more_pairs: more, text: `${head(pending)}: ${fmt(m)} [${fmt(low)}, ${fmt(high)}] after ${units(n)}${adjusted}, wider than ±${margin}: ${needs}` };
 }
 
-/** Pairs to add until, at the spread seen and the same look's level, the interval would clear half the margin
+/** Units to add until, at the spread seen and the same look's level, the interval would clear half the margin
  * around the estimate (when it passes the margin) or fit inside ±margin (when it does not). */
-function morePairs(m: number, sd: number, n: number, margin: number, twoSided: number, oneSided: number): number | null {
-  if (sd === 0) return 1;
+function moreUnits(m: number, n: number, margin: number, levels: Levels, halfWidthAt: (k: number, tail: number) => number): number | null {
   const beyond = Math.abs(m) >= margin;
   const room = beyond ? Math.abs(m) - margin / 2 : margin - Math.abs(m);
   if (room <= 0) return null;
-  for (let k = n + 1; k <= n + 1000; k += 1) if (halfWidth(sd, k, beyond ? twoSided : oneSided) < room) return k - n;
+  for (let k = n + 1; k <= n + 1000; k += 1) if (halfWidthAt(k, beyond ? levels.twoSided : levels.oneSided) < room) return k - n;
   return null;
 }
 

@@ -56,38 +56,41 @@ export const abFileSchema = z
           seen.add(arm.name);
         });
       }),
-    /** Runs per arm; each repeat starts one arm later (A B, B A, A B … for 2; A B C, B C A, C A B for 3), so drift
-     * of the server or the machine, and running second, hit every arm alike. @default 2 */
-    repeats: z.number().int().min(1).max(100).default(2),
+    /** Run exactly this many pairs (rounds of every arm: A B, B A, A B … for 2; A B C, B C A, C A B for 3) and
+     * judge them once, at a fixed-sample level, by the same four calls. Unset (the default): the stopping rule
+     * `until` decides how many. @default null */
+    repeats: z.number().int().min(1).max(100).nullable().default(null),
     /** Longest a setup or teardown command may run; past it, it is killed and the A/B stops. @default 300 */
     command_timeout_s: z.number().positive().max(86_400).default(300),
     /** Pause between two runs (after teardown, before the next setup). @default 0 */
     pause_s: z.number().min(0).max(3600).default(0),
-    /** Seed of the comparison's bootstrap resampling. @default 1 */
-    seed: z.number().int().min(0).default(1),
-    /** A stopping rule: run pairs (A B, B A, …) until every headline figure is better, worse or equivalent
-     * within `min_effect_pct`, or a limit is reached (docs/ab.md, "Sequential A/B"). Two arms only; `repeats`
-     * is then ignored. @default null (a fixed number of repeats) */
+    /** The rule every figure is judged by. Without `repeats`, pairs run until every headline figure is better,
+     * worse or equivalent within the margins, or a limit is reached (docs/ab.md). With `repeats`, only the
+     * margins apply. @default {min_effect_pct: 3, min_effect_points: 1, max_pairs: 10} */
     until: z
       .strictObject({
-        /** The smallest difference that matters, in percent of the baseline (error+hang rate: in points). */
-        min_effect_pct: z.number().positive().max(100),
+        /** The smallest difference that matters, in percent of the baseline. @default 3 */
+        min_effect_pct: z.number().positive().max(100).default(3),
+        /** The smallest difference in a rate (errors+hangs) that matters, in percentage points. @default 1 */
+        min_effect_points: z.number().positive().max(100).default(1),
         /** The most pairs; alpha is split over the looks after each. @default 10 */
-        max_pairs: z.number().int().min(3).max(100).default(10),
+        max_pairs: z.number().int().min(3).max(100).optional(),
         /** The most time for all pairs; null: no time limit. @default null */
-        max_time_s: z.number().positive().max(31_536_000).nullable().default(null),
+        max_time_s: z.number().positive().max(31_536_000).nullable().optional(),
         /** Which headline figures the A/B waits for (every phase's, for decode/ttft/itl/e2e): a claim about decode
          * throughput need not wait for e2e p50 to settle. The others are still called. @default all five */
-        figures: z
-          .array(z.enum(AB_FIGURES))
-          .min(1)
-          .default([...AB_FIGURES]),
+        figures: z.array(z.enum(AB_FIGURES)).min(1).optional(),
       })
-      .nullable()
-      .default(null),
+      .default({ min_effect_pct: 3, min_effect_points: 1 }),
   })
   .superRefine((ab, ctx) => {
-    if (ab.until !== null && ab.arms.length !== 2) ctx.addIssue({ code: 'custom', path: ['until'], message: `a stopping rule compares two arms; this file has ${ab.arms.length}` });
+    const stopping = (['max_pairs', 'max_time_s', 'figures'] as const).filter((k) => ab.until[k] !== undefined);
+    if (ab.repeats !== null && stopping.length > 0)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['until', stopping[0]!],
+        message: `repeats runs exactly ${ab.repeats} pairs; ${stopping.join(', ')} belong to the stopping rule: drop them, or drop repeats to let the rule decide`,
+      });
     // Times past one Node timer (bounds.ts); the base workload is checked as a workload.
     const { workload: _workload, ...rest } = ab;
     checkBounds(rest, refineIssues(ctx));
@@ -104,16 +107,20 @@ export interface AbPlan {
   /** The base workload file, or null when inline. */
   workloadFile: string | null;
   arms: AbArm[];
+  /** Pairs (rounds) at most: the stopping rule's max_pairs, or exactly `repeats`. */
   repeats: number;
   commandTimeoutMs: number;
   pauseMs: number;
-  seed: number;
-  /** The stopping rule (`until:`), or null for a fixed number of repeats. */
+  /** The margins every figure is judged with. */
+  minEffectPct: number;
+  minEffectPoints: number;
+  /** The stopping rule, or null when `repeats` fixes the pairs. */
   until: AbStoppingRule | null;
 }
 
 export interface AbStoppingRule {
   minEffectPct: number;
+  minEffectPoints: number;
   maxPairs: number;
   maxTimeMs: number | null;
   /** The figures the A/B waits for (`until.figures`). */
@@ -172,11 +179,28 @@ export async function parseAbFile(text: string, file: string, readWorkload: (pat
     }
   });
   if (issues.length > 0) throw new WorkloadError(issues, { file, what: 'ab file' });
-  const until =
-    ab.until === null
+  const u = ab.until;
+  const until: AbStoppingRule | null =
+    ab.repeats !== null
       ? null
-      : { minEffectPct: ab.until.min_effect_pct, maxPairs: ab.until.max_pairs, maxTimeMs: ab.until.max_time_s === null ? null : ab.until.max_time_s * 1000, waitFor: ab.until.figures };
-  return { file, workloadFile, arms, repeats: until?.maxPairs ?? ab.repeats, commandTimeoutMs: ab.command_timeout_s * 1000, pauseMs: ab.pause_s * 1000, seed: ab.seed, until };
+      : {
+          minEffectPct: u.min_effect_pct,
+          minEffectPoints: u.min_effect_points,
+          maxPairs: u.max_pairs ?? 10,
+          maxTimeMs: u.max_time_s === undefined || u.max_time_s === null ? null : u.max_time_s * 1000,
+          waitFor: u.figures ?? [...AB_FIGURES],
+        };
+  return {
+    file,
+    workloadFile,
+    arms,
+    repeats: until?.maxPairs ?? ab.repeats!,
+    commandTimeoutMs: ab.command_timeout_s * 1000,
+    pauseMs: ab.pause_s * 1000,
+    minEffectPct: u.min_effect_pct,
+    minEffectPoints: u.min_effect_points,
+    until,
+  };
 }
 
 /** Reads and validates an ab file. @throws UsageError when it cannot be read; WorkloadError when it is wrong. */

@@ -76,7 +76,7 @@ export interface ForestRow {
   /** null: no interval (too little data). */
   low: number | null;
   high: number | null;
-  /** `better`, `worse`, `no significant difference`, `insufficient data`: colours the row. */
+  /** `better`, `worse`, `equivalent`, `inconclusive`, `insufficient data`: colours the row. */
   verdict: string;
 }
 

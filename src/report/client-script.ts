@@ -9,7 +9,7 @@ export const CLIENT_SCRIPT = String.raw`
 (function () {
   'use strict';
   var COLORS = ['#2563eb', '#d97706', '#dc2626', '#059669', '#7c3aed', '#db2777', '#0891b2', '#65a30d', '#9333ea', '#ea580c', '#475569', '#0d9488'];
-  var VERDICT_COLORS = { better: '#047857', worse: '#b91c1c', 'no significant difference': '#475569', 'insufficient data': '#b45309' };
+  var VERDICT_COLORS = { better: '#047857', worse: '#b91c1c', equivalent: '#475569', inconclusive: '#b45309', undecided: '#b45309', 'insufficient data': '#b45309' };
   var HEIGHT = 240;
   var plots = {};
 

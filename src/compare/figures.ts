@@ -1,0 +1,125 @@
+// The figures a comparison judges, declared once: name, unit, which way is better, which headline family of
+// the ab file's stopping rule it is, and how one run's value is taken from its windows. A run is the unit:
+// each figure is reduced to one number per run and phase before any two arms are compared.
+import type { AbFigure } from '../config/index.js';
+import { BIN_COUNT, pooledQuantile, type Bins } from './bins.js';
+import type { RunData, RunWindow } from './load.js';
+import { mean } from './stats.js';
+
+export const FIGURES = [
+  'decode_tokens_per_s',
+  'ttft_p50_ms',
+  'ttft_p99_ms',
+  'ttfc_p50_ms',
+  'ttfc_p99_ms',
+  'itl_p50_ms',
+  'itl_p99_ms',
+  'tpot_p50_ms',
+  'tpot_p99_ms',
+  'e2e_p50_ms',
+  'e2e_p99_ms',
+  'error_rate',
+] as const;
+export type Figure = (typeof FIGURES)[number];
+
+/** `relative`: differences in % of A; `absolute`: B − A in the figure's unit (a rate: percentage points). */
+export type DeltaKind = 'relative' | 'absolute';
+export type BetterWhen = 'higher' | 'lower';
+
+export interface FigureSpec {
+  figure: Figure;
+  /** For people: `decode tok/s`, `ttft p99 ms`. */
+  label: string;
+  betterWhen: BetterWhen;
+  kind: DeltaKind;
+  /** The stopping rule's headline family this figure is (`until.figures`), or null. */
+  family: AbFigure | null;
+  /** For a latency percentile: which one (sets how many requests a run needs for it). */
+  quantile?: number;
+  /** The run's value in a phase; null when the run has none (no steady window, too few requests). */
+  value: (windows: readonly RunWindow[]) => number | null;
+}
+
+/** A percentile needs this many requests beyond it (p99: 500 requests) in a run before it means anything. */
+export const MIN_BEYOND_QUANTILE = 5;
+
+const scratch = new Float64Array(BIN_COUNT);
+
+function steady(windows: readonly RunWindow[]): RunWindow[] {
+  return windows.filter((w) => w.steady);
+}
+
+/** A latency percentile over the run's steady windows, pooled; null below MIN_BEYOND_QUANTILE requests past it. */
+function pooled(pick: (w: RunWindow) => Bins, p: number, countOf: (w: RunWindow) => number = (w) => pick(w).total): FigureSpec['value'] {
+  const needed = Math.ceil(MIN_BEYOND_QUANTILE / Math.min(p, 1 - p));
+  return (windows) => {
+    const ws = steady(windows);
+    const requests = ws.reduce((s, w) => s + countOf(w), 0);
+    if (requests < needed) return null;
+    const v = pooledQuantile(ws.map(pick), p, scratch);
+    return Number.isFinite(v) ? v : null;
+  };
+}
+
+/** The whole phase's error+hang rate in percent (warm-up windows too: a hang is never hidden by a filter). */
+function errorRate(windows: readonly RunWindow[]): number | null {
+  let bad = 0;
+  let all = 0;
+  for (const w of windows) {
+    bad += w.errors + w.hangs;
+    all += w.requests;
+  }
+  return all === 0 ? null : (bad / all) * 100;
+}
+
+export const FIGURE_SPECS: readonly FigureSpec[] = [
+  {
+    figure: 'decode_tokens_per_s',
+    label: 'decode tok/s',
+    betterWhen: 'higher',
+    kind: 'relative',
+    family: 'decode',
+    // The mean of the steady windows: ramp-up, warm-up and the ramp-down as agents finish add noise, not signal.
+    value: (windows) => {
+      const ws = steady(windows);
+      return ws.length === 0 ? null : mean(ws.map((w) => w.tokensPerS));
+    },
+  },
+  { figure: 'ttft_p50_ms', label: 'ttft p50 ms', betterWhen: 'lower', kind: 'relative', family: 'ttft', quantile: 0.5, value: pooled((w) => w.ttft, 0.5) },
+  { figure: 'ttft_p99_ms', label: 'ttft p99 ms', betterWhen: 'lower', kind: 'relative', family: null, quantile: 0.99, value: pooled((w) => w.ttft, 0.99) },
+  // First content or tool-call token: what bench_serving's chat TTFT counts (reasoning left out).
+  { figure: 'ttfc_p50_ms', label: 'ttfc p50 ms', betterWhen: 'lower', kind: 'relative', family: null, quantile: 0.5, value: pooled((w) => w.ttfc, 0.5) },
+  { figure: 'ttfc_p99_ms', label: 'ttfc p99 ms', betterWhen: 'lower', kind: 'relative', family: null, quantile: 0.99, value: pooled((w) => w.ttfc, 0.99) },
+  // A request's own p50 / p99 gap, its median over requests (the records keep no single gaps; see load.ts).
+  { figure: 'itl_p50_ms', label: 'itl p50 ms', betterWhen: 'lower', kind: 'relative', family: 'itl', quantile: 0.5, value: pooled((w) => w.itlP50, 0.5, (w) => w.e2e.total) },
+  { figure: 'itl_p99_ms', label: 'itl p99 ms', betterWhen: 'lower', kind: 'relative', family: null, quantile: 0.5, value: pooled((w) => w.itlP99, 0.5, (w) => w.e2e.total) },
+  // Per token, from each request's own (e2e − ttft) ÷ (completion tokens − 1): pooled over requests.
+  { figure: 'tpot_p50_ms', label: 'tpot p50 ms', betterWhen: 'lower', kind: 'relative', family: null, quantile: 0.5, value: pooled((w) => w.tpot, 0.5) },
+  { figure: 'tpot_p99_ms', label: 'tpot p99 ms', betterWhen: 'lower', kind: 'relative', family: null, quantile: 0.99, value: pooled((w) => w.tpot, 0.99) },
+  { figure: 'e2e_p50_ms', label: 'e2e p50 ms', betterWhen: 'lower', kind: 'relative', family: 'e2e', quantile: 0.5, value: pooled((w) => w.e2e, 0.5) },
+  { figure: 'e2e_p99_ms', label: 'e2e p99 ms', betterWhen: 'lower', kind: 'relative', family: null, quantile: 0.99, value: pooled((w) => w.e2e, 0.99) },
+  { figure: 'error_rate', label: 'errors+hangs %', betterWhen: 'lower', kind: 'absolute', family: 'errors', value: errorRate },
+];
+
+/** A phase's output tokens per ok request over its steady windows: how long the answers were, which moves
+ * decode tok/s (fewer prefills per token) without being what a server setting changes. The covariate the
+ * decode figure is adjusted for (sequential.ts `estimate`). */
+export function tokensPerRequest(windows: readonly RunWindow[]): number | null {
+  const ws = steady(windows);
+  const ok = ws.reduce((s, w) => s + w.ok, 0);
+  return ok === 0 ? null : ws.reduce((s, w) => s + w.outputTokens, 0) / ok;
+}
+
+/** A run's windows in a phase (none when the run lacks it or failed before its summary). */
+export function phaseWindows(run: RunData, phase: string): readonly RunWindow[] {
+  return run.phases.get(phase)?.windows ?? [];
+}
+
+/**
+ * One run's value of a figure in a phase. A failed run (it ended `failed`: preflight, a results disk) has
+ * no latency or throughput, and every request it was to send counts as failed: 100% errors+hangs.
+ */
+export function runValue(spec: FigureSpec, run: RunData, phase: string): number | null {
+  if (run.status === 'failed') return spec.figure === 'error_rate' ? 100 : null;
+  return spec.value(phaseWindows(run, phase));
+}
