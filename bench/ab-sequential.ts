@@ -3,7 +3,7 @@
 // factor. Prints, per ab run, each phase's decode tok/s call (verdict, estimate, interval, pairs) and the
 // time it took; then the tally per phase. Asserts nothing: the figures go to docs/ab.md.
 //
-//   npm run bench -- ab [--effect PCT] [--runs N] [--min-effect PCT] [--max-pairs N] [--phase DURATION]
+//   npm run bench -- ab [--effect PCT] [--spread PCT] [--runs N] [--min-effect PCT] [--max-pairs N] [--phase DURATION]
 //
 // e.g. `--effect 5.7 --runs 5` (the seed's gain at 96), `--effect 0 --runs 10` (A/A).
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,6 +18,8 @@ const ROOT = new URL('../', import.meta.url).pathname;
 
 interface Args {
   effectPct: number;
+  /** The embedded engine's run-to-run spread (engine.run_spread_pct), as restarts give on real GPUs. */
+  spreadPct: number;
   runs: number;
   minEffectPct: number;
   maxPairs: number;
@@ -32,6 +34,7 @@ function parseArgs(args: string[]): Args {
   };
   return {
     effectPct: Number(value('--effect', '5.7')),
+    spreadPct: Number(value('--spread', '0')),
     runs: Number(value('--runs', '5')),
     minEffectPct: Number(value('--min-effect', '3')),
     maxPairs: Number(value('--max-pairs', '10')),
@@ -51,6 +54,7 @@ function abFile(dir: string, a: Args): string {
   // The claim is about decode throughput: the A/B waits for it (and the error rate), not for e2e p50.
   doc['until'] = { min_effect_pct: a.minEffectPct, max_pairs: a.maxPairs, figures: ['decode', 'errors'] };
   doc.arms[1]!.set = [`engine.decode_speedup=${1 + a.effectPct / 100}`];
+  if (a.spreadPct > 0) (doc.workload as Record<string, Record<string, unknown>>)['engine']!['run_spread_pct'] = a.spreadPct;
   const file = join(dir, 'ab.yaml');
   writeFileSync(file, stringify(doc));
   return file;
@@ -59,18 +63,18 @@ function abFile(dir: string, a: Args): string {
 export async function abSequentialBench(args: string[]): Promise<number> {
   const a = parseArgs(args);
   if (![a.effectPct, a.runs, a.minEffectPct, a.maxPairs].every(Number.isFinite) || a.runs < 1) {
-    process.stderr.write('usage: npm run bench -- ab [--effect PCT] [--runs N] [--min-effect PCT] [--max-pairs N] [--phase DURATION] [--keep]\n');
+    process.stderr.write('usage: npm run bench -- ab [--effect PCT] [--spread PCT] [--runs N] [--min-effect PCT] [--max-pairs N] [--phase DURATION] [--keep]\n');
     return 2;
   }
   const dir = mkdtempSync(join(tmpdir(), 'roundload-ab-bench-'));
   const plan = await loadAbFile(abFile(dir, a));
-  process.stdout.write(`ab bench: B decodes ${a.effectPct}% faster; until min_effect ${a.minEffectPct}%, max_pairs ${a.maxPairs}; phases ${a.phase}; ${a.runs} ab runs in ${dir}\n`);
+  process.stdout.write(`ab bench: B decodes ${a.effectPct}% faster, run spread ${a.spreadPct}%; until min_effect ${a.minEffectPct}%, max_pairs ${a.maxPairs}; phases ${a.phase}; ${a.runs} ab runs in ${dir}\n`);
   const tally = new Map<string, Map<string, number>>();
   for (let run = 1; run <= a.runs; run += 1) {
     const started = performance.now();
     const result = await runAb({ plan, out: join(dir, `ab-${run}`) });
     const minutes = (performance.now() - started) / 60_000;
-    const decode = (result.sequential ?? []).filter((f) => f.name.endsWith('decode tok/s'));
+    const decode = result.comparisons.flatMap((c) => c.phases.map((p) => ({ name: `${p.phase} decode tok/s`, calls: p.rows.find((r) => r.figure === 'decode_tokens_per_s')!.calls })));
     const cells = decode.map((f) => {
       const c = f.calls.at(-1)!;
       const byVerdict = tally.get(f.name) ?? new Map<string, number>();

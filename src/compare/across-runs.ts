@@ -95,20 +95,21 @@ function pairedCalls(values: ArmValues, pairs: readonly (readonly [number, numbe
     const final = looks.kind === 'fixed' || (looks.final && last);
     const aligned = values.covariate !== undefined && covariate.every(Number.isFinite) ? { covariate: { name: values.covariate.name, differences: covariate } } : {};
     const call = sequentialCall(diffs, { minEffect: margin, maxPairs, betterWhen: spec.betterWhen, final, levels, ...aligned });
-    calls.push(diffs.length < 2 && final ? insufficient(diffs.length, 'pair') : call);
+    calls.push(diffs.length < 2 && final ? insufficient(diffs.length, 'pair', diffs[0] ?? null) : call);
   });
-  if (calls.length === 0) calls.push(insufficient(0, 'pair'));
+  if (calls.length === 0) calls.push(insufficient(0, 'pair', null));
   return calls;
 }
 
-/** Fewer than two runs (pairs) with the figure: no spread across runs, so no interval and no verdict. */
-function insufficient(n: number, unit: 'pair' | 'run per arm'): Call {
+/** Fewer than two runs (pairs) with the figure: no spread across runs, so no interval and no verdict (the one
+ * difference seen, if any, is shown as it is). */
+function insufficient(n: number, unit: 'pair' | 'run per arm', seen: number | null): Call {
   const what = unit === 'pair' ? `${n} pair${n === 1 ? '' : 's'}` : `${n} run${n === 1 ? '' : 's'} in the smaller arm`;
   const needs = unit === 'pair' ? `${MIN_PAIRS} alternated pairs (A B, B A, A B)` : `${MIN_PAIRS} runs per arm`;
   return {
     verdict: 'insufficient data',
     pairs: n,
-    estimate: null,
+    estimate: seen,
     low: null,
     high: null,
     more_pairs: MIN_PAIRS - n,
@@ -144,7 +145,7 @@ function welchCall(values: ArmValues, spec: { kind: DeltaKind; betterWhen: Bette
   const a = present(values.a);
   const b = present(values.b);
   const n = Math.min(a.length, b.length);
-  if (n < 2 || (spec.kind === 'relative' && (mean(a) === 0 || mean(b) === 0))) return insufficient(n, 'run per arm');
+  if (n < 2 || (spec.kind === 'relative' && (mean(a) === 0 || mean(b) === 0))) return insufficient(n, 'run per arm', n === 0 ? null : difference(mean(a), mean(b), spec.kind));
   const { e, sdA, sdB } = welchEstimate(a, b, spec.kind);
   const ratio = spec.kind === 'relative' ? mean(b) / mean(a) : 1;
   const levels = fixedLevels(rule.alpha);

@@ -243,17 +243,15 @@ function arrivalsOf(arm: Arm, phase: string): ArmArrivals | null {
   };
 }
 
-/** Phase names of an arm, in first-seen order. */
-function phasesOf(arm: Arm): string[] {
+/** Phase names of an arm, in first-seen order; a failed run has none of its own (it ran no phase to its end),
+ * so an arm of failed runs only is in every phase of the other arm. */
+function phasesOf(arm: Arm, other: Arm): string[] {
   const names: string[] = [];
-  for (const run of arm.runs) for (const name of run.phases.keys()) if (!names.includes(name)) names.push(name);
+  const ran = arm.runs.filter((r) => r.status !== 'failed');
+  for (const run of ran.length > 0 ? ran : other.runs) for (const name of run.phases.keys()) if (!names.includes(name)) names.push(name);
   return names;
 }
 
-/**
- * Compares arm B against arm A, per phase present in both.
- * @throws DifferentWorkloadsError when the runs are of different workloads and `force` is not set.
- */
 /** The rule a comparison runs with: a fixed look at ±3% (±1 point for rates), alpha 0.05, unless given. */
 export function resolveRule(rule: Partial<Rule> = {}): Rule {
   return {
@@ -273,8 +271,8 @@ export function compareArms(a: Arm, b: Arm, options: CompareOptions = {}): Compa
   const differences = checkSameWorkload(a, b, options.force === true);
   const rule = resolveRule(options.rule);
   const pairs = options.pairs === undefined ? alternatedPairs(a.runs, b.runs) : options.pairs;
-  const namesA = phasesOf(a);
-  const namesB = phasesOf(b);
+  const namesA = phasesOf(a, b);
+  const namesB = phasesOf(b, a);
   const both = namesA.filter((n) => namesB.includes(n));
   const unmatched = [...namesA.filter((n) => !namesB.includes(n)), ...namesB.filter((n) => !namesA.includes(n))];
   return {

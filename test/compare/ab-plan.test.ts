@@ -8,21 +8,17 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { planAb } from '../../src/compare/ab-plan.js';
 import { readAbPairs } from '../../src/compare/ab-folder.js';
-import type { Summary } from '../../src/analysis/index.js';
+import type { RunData } from '../../src/compare/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { cliArgs } from '../helpers/root.js';
+import { run } from './helpers.js';
 
-type Judged = Pick<Summary, 'phases' | 'totals' | 'windows'>;
-
-function summary(tokS: number): Judged {
-  return {
-    phases: [{ phase: 'c96', output_tokens_per_s: tokS, ttft: { p50_ms: 40 }, itl: { p50_ms: 40 }, e2e: { p50_ms: 4000 } }],
-    totals: { requests: 100, errors: 0, hangs: 0 },
-    windows: [{ phase: 'c96', output_tokens_per_s: tokS, steady: true }],
-  } as unknown as Judged;
+/** A run of phase c96 at `tokS` decode tok/s in every window (its latencies alike in every run). */
+function summary(tokS: number): RunData {
+  return run('r', Array.from({ length: 10 }, () => tokS), { phase: 'c96' });
 }
 
-const rule = { minEffectPct: 3, maxPairs: 10, waitFor: ['decode', 'errors'] as const };
+const rule = { minEffectPct: 3, minEffectPoints: 1, maxPairs: 10, waitFor: ['decode', 'errors'] as const };
 
 test('a tight spread settles in 3 pairs, at the pair time seen', () => {
   const pairs = [100, 100.4, 99.7].map((b) => ({ a: summary(100), b: summary(b) }));
@@ -73,24 +69,24 @@ function cli(args: string[]): { status: number | null; stdout: string; stderr: s
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-test('roundload ab --plan: a pilot of 2 pairs, then the plan from its folder; without until: exit 2', (t) => {
+test('roundload ab --plan: a pilot of 2 pairs, then the plan from its folder; with repeats (no rule to plan): exit 2', async (t) => {
   const dir = tempDir(t);
   const file = join(dir, 'ab.yaml');
   writeFileSync(file, WORKLOAD);
   const pilot = cli(['ab', file, '--plan', '--out', join(dir, 'pilot')]);
   assert.equal(pilot.status, 0, pilot.stderr);
-  assert.match(pilot.stderr, /ab: 2 arms × 2 repeats, order A B B A/);
-  assert.match(pilot.stdout, /^roundload ab --plan · .*ab\.yaml · from .*pilot\nplan from 2 pairs of \d+ s each · min_effect ±10, max_pairs 6\n/);
+  assert.match(pilot.stderr, /ab: 2 arms, 2 pairs, order A B B A/);
+  assert.match(pilot.stdout, /^roundload ab --plan · .*ab\.yaml · from .*pilot\nplan from 2 pairs of \d+ s each · min_effect ±10% \(±1 pt for rates\), max_pairs 6\n/);
   assert.match(pilot.stdout, /main decode tok\/s +spread ±\d+\.\d\d% per pair/);
-  const read = readAbPairs(join(dir, 'pilot'));
+  const read = await readAbPairs(join(dir, 'pilot'));
   assert.equal(read.pairs.length, 2);
   assert.ok(read.pairSeconds! > 3 && read.pairSeconds! < 30, String(read.pairSeconds));
   const again = cli(['ab', file, '--plan', join(dir, 'pilot')]);
   assert.equal(again.status, 0, again.stderr);
   assert.equal(again.stderr, '', 'reading a folder runs nothing');
   assert.match(again.stdout, /plan from 2 pairs of \d+ s each/);
-  writeFileSync(file, WORKLOAD.replace(/^until:.*\n/m, ''));
+  writeFileSync(file, WORKLOAD.replace(/^until:.*\n/m, 'repeats: 3\n'));
   const none = cli(['ab', file, '--plan']);
   assert.equal(none.status, 2);
-  assert.match(none.stderr, /--plan needs a stopping rule \(until: \{min_effect_pct: …\}\) to plan for/);
+  assert.match(none.stderr, /--plan plans the stopping rule, and this file fixes the pairs \(repeats: 3\): drop repeats to plan/);
 });

@@ -77,9 +77,60 @@ arms:
     assert.equal(manifest.workload.engine.decode_speedup, r.arm === 'B' ? 2 : 1, 'each arm run started its own engine with its settings');
   }
   assert.equal(result.comparisons.length, 1);
-  assert.equal(result.comparisons[0]!.a.runs.length, 2, 'repeats are pooled');
+  const c = result.comparisons[0]!;
+  assert.equal(c.a.runs.length, 2, 'two runs a side, one value each');
+  assert.equal(c.method, 'paired');
+  assert.deepEqual(c.rule, { min_effect_pct: 3, min_effect_points: 1, alpha: 0.05, looks: 'fixed', max_pairs: null });
+  assert.deepEqual(c.pairs, [
+    [0, 0],
+    [1, 1],
+  ]);
+  // Two pairs: an interval but no call (3 are needed), however far apart the arms are.
+  assert.equal(c.phases[0]!.rows.find((r) => r.figure === 'error_rate')!.verdict, 'inconclusive');
+  assert.equal(result.ended, '2 pairs run');
   const ab = JSON.parse(readFileSync(join(dir, 'ab', 'ab.json'), 'utf8')) as { status: string; runs: unknown[] };
   assert.equal(ab.status, 'completed');
+});
+
+test('a run that fails (its target refuses) stays in the A/B and counts against its arm: two failures stop it with that arm worse', async (t) => {
+  const dir = tempDir(t);
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const port = (closed.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => closed.close(() => resolve()));
+  const plan = await parseAbFile(`${TINY}arms:\n  - name: A\n  - name: B\n    set: [target.url=http://127.0.0.1:${port}]\n`, join(dir, 'ab.yaml'));
+  const lines: string[] = [];
+  const result = await runAb({ plan, out: join(dir, 'ab'), log: (l) => lines.push(l) });
+  assert.deepEqual(
+    result.runs.filter((r) => r.status !== 'not run').map((r) => `${r.arm}${r.repeat}:${r.status}`),
+    ['A1:completed', 'B1:failed', 'B2:failed'],
+    lines.join('\n'),
+  );
+  assert.equal(result.failedArm, 'B');
+  assert.match(result.ended, /^arm B failed in 2 runs \(run 2: .*127\.0\.0\.1.*; run 3: /);
+  const errors = result.comparisons[0]!.phases[0]!.rows.find((r) => r.figure === 'error_rate')!;
+  assert.equal(errors.verdict, 'worse');
+  assert.deepEqual(errors.values, { a: [0], b: [100] });
+  assert.match(errors.text, /arm B failed in 2 runs/);
+  const ab = JSON.parse(readFileSync(join(dir, 'ab', 'ab.json'), 'utf8')) as { failed_arm: string; runs: { status: string }[] };
+  assert.equal(ab.failed_arm, 'B');
+});
+
+test('three arms: each is judged against the first by the stopping rule, alpha split between them', async (t) => {
+  const dir = tempDir(t);
+  const plan = await parseAbFile(`${TINY}until: {max_pairs: 3, figures: [errors]}\narms:\n  - name: A\n  - name: B\n  - name: C\n    set: [engine.decode_speedup=2]\n`, join(dir, 'ab.yaml'));
+  const result = await runAb({ plan, out: join(dir, 'ab') });
+  assert.deepEqual(
+    result.comparisons.map((c) => `${c.b.name} vs ${c.a.name}: ${c.rule.looks} alpha ${c.rule.alpha}`),
+    ['B vs A: sequential alpha 0.025', 'C vs A: sequential alpha 0.025'],
+  );
+  // Rounds A B C, B C A, C A B: each arm's run of a round pairs with the baseline's of the same round.
+  assert.deepEqual(
+    result.runs.map((r) => r.arm).join(''),
+    'ABCBCACAB',
+  );
+  for (const c of result.comparisons) assert.equal(c.pairs.length, 3);
+  for (const c of result.comparisons) assert.equal(c.phases[0]!.rows.find((r) => r.figure === 'error_rate')!.verdict, 'equivalent');
 });
 
 test('a failing setup stops the A/B with the arm, the exit code and the output; the teardown still runs', async (t) => {

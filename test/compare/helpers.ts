@@ -31,6 +31,8 @@ export function window(
     endS: startS + 1,
     steady: options.steady ?? true,
     tokensPerS,
+    outputTokens: tokensPerS,
+    ok: (options.requests ?? 10) - (options.errors ?? 0) - (options.hangs ?? 0),
     requests: options.requests ?? 10,
     errors: options.errors ?? 0,
     hangs: options.hangs ?? 0,
@@ -58,7 +60,7 @@ export function window(
 export function run(
   name: string,
   series: number[],
-  options: { phase?: string; workload?: Record<string, unknown>; latencyScale?: number; edges?: boolean; requests?: number; arrivals?: PhaseArrivals } = {},
+  options: { phase?: string; workload?: Record<string, unknown>; latencyScale?: number; edges?: boolean; requests?: number; arrivals?: PhaseArrivals; startedAt?: string } = {},
 ): RunData {
   const workload = options.workload ?? { window_s: 1, agents: { count: 8, rounds: 10 }, engine: { decode_speedup: 1 } };
   const windows = series.map((v, i) =>
@@ -74,10 +76,12 @@ export function run(
     dir: `/tmp/${name}`,
     name,
     status: 'completed',
+    startedAt: options.startedAt ?? null,
     labels: {},
     workload,
     hash: workloadHash(workload),
     windowS: 1,
+    wallS: series.length,
     phases: new Map([[phase, { name: phase, windows, warmupRequests: 0, arrivals: options.arrivals ?? null }]]),
     badLines: 0,
   };

@@ -19,30 +19,40 @@ const WORKLOAD = `
 name: known-delta
 window_s: 0.5
 agents: {count: 32, rounds: 1000, think_time_ms: 0, start_stagger_ms: 1000}
-sweep: {agents: [32], warmup_s: 1, phase_duration: 10s}
+sweep: {agents: [32], warmup_s: 1, phase_duration: 6s}
 conversation: {tools: none, system_prompt_tokens: 100, first_user_tokens: 50, user_turn_tokens: 20, max_tokens: 100}
 engine: {prefill_ms_per_1k_tokens: 1, kv_transfer_ms: 0, decode_step_ms: 100, decode_step_ms_per_running: 0, output_tokens_min: 15, output_tokens_max: 30, topology: single, reasoning: off}
 `;
 
-test('an engine with a 20% faster decode is found faster: estimate within 3 points, interval above 0 (two real runs)', async (t) => {
+test('an engine with a 20% faster decode is found better across three pairs of real runs: estimate within 5 points, interval clear of the margin', async (t) => {
   const dir = tempDir(t);
   const arm = (speedup: number) => parseWorkload(WORKLOAD, 'known-delta.yaml', { set: [`engine.decode_speedup=${speedup}`] });
-  // Both arms at once, each with its own embedded engine: whatever else loads the machine hits both alike
-  // (the reason `ab` alternates arms), and the test stays under 20 s.
-  const [a, b] = await Promise.all([executeRun({ workload: arm(1), out: join(dir, 'a') }), executeRun({ workload: arm(1.2), out: join(dir, 'b') })]);
-  assert.equal(a.status, 'completed');
-  assert.equal(b.status, 'completed');
-  assert.equal(a.summary.totals.errors + a.summary.totals.hangs + b.summary.totals.errors + b.summary.totals.hangs, 0);
-  const c = compareArms({ name: 'A', runs: [await loadRun(join(dir, 'a'))] }, { name: 'B', runs: [await loadRun(join(dir, 'b'))] });
+  // Each pair's two arms at once, each with its own embedded engine: whatever else loads the machine hits both
+  // alike (the reason `ab` alternates arms). Runs are the unit: three pairs, one value a run.
+  const a = [];
+  const b = [];
+  for (let pair = 0; pair < 3; pair += 1) {
+    const [ra, rb] = await Promise.all([executeRun({ workload: arm(1), out: join(dir, `a${pair}`) }), executeRun({ workload: arm(1.2), out: join(dir, `b${pair}`) })]);
+    assert.equal(ra.status, 'completed');
+    assert.equal(rb.status, 'completed');
+    assert.equal(ra.summary.totals.errors + ra.summary.totals.hangs + rb.summary.totals.errors + rb.summary.totals.hangs, 0);
+    a.push(await loadRun(join(dir, `a${pair}`)));
+    b.push(await loadRun(join(dir, `b${pair}`)));
+  }
+  const pairs: [number, number][] = [
+    [0, 0],
+    [1, 1],
+    [2, 2],
+  ];
+  const c = compareArms({ name: 'A', runs: a }, { name: 'B', runs: b }, { pairs });
   const phase = c.phases[0]!;
   assert.equal(phase.phase, 'c32');
-  assert.ok(phase.windowsA >= 8 && phase.windowsB >= 8, `${phase.windowsA} and ${phase.windowsB} steady windows`);
   const row = phase.rows.find((r) => r.figure === 'decode_tokens_per_s')!;
-  const detail = `delta ${row.delta}% [${row.low}, ${row.high}], A ${row.a} B ${row.b} tok/s, ${phase.windowsA}/${phase.windowsB} windows`;
+  const detail = `delta ${row.delta}% [${row.low}, ${row.high}], runs A ${row.values.a.join(' ')} B ${row.values.b.join(' ')} tok/s`;
   t.diagnostic(detail);
   assert.equal(row.verdict, 'better', detail);
-  assert.ok(Math.abs(row.delta! - 20) <= 3, detail);
-  assert.ok(row.low! > 0, detail);
+  assert.ok(Math.abs(row.delta! - 20) <= 5, detail);
+  assert.ok(row.low! > 1.5, detail);
   // A faster decode is also a shorter inter-token gap.
-  assert.equal(phase.rows.find((r) => r.figure === 'itl_p50_ms')!.verdict, 'better');
+  assert.equal(phase.rows.find((r) => r.figure === 'itl_p50_ms')!.verdict, 'better', phase.rows.find((r) => r.figure === 'itl_p50_ms')!.text);
 });

@@ -52,7 +52,7 @@ test('arms restart a separate engine with ROUNDLOAD_ENGINE_SET; health waits; th
   const lines: string[] = [];
   const result = await runAb({ plan, out: join(dir, 'ab'), log: (l) => lines.push(l) });
   // The pairs run: one call a pair; the runs planned past the decision are `not run`.
-  const calls = result.sequential!.find((f) => f.name === 'main decode tok/s')!.calls;
+  const calls = result.comparisons[0]!.phases[0]!.rows.find((r) => r.figure === 'decode_tokens_per_s')!.calls;
   const runs = 2 * calls.length;
   assert.ok([6, 8, 10].includes(runs), `${runs} runs: whole pairs, 3 to 5`);
   assert.deepEqual(
