@@ -172,10 +172,10 @@ function program(): Command {
 
   cli
     .command('validate')
-    .description('check a workload file: exit 0, or 2 with every problem located')
-    .argument('<workload>', 'workload YAML file')
-    .option('--set <path=value>', 'apply an override first (repeatable)', collect, [])
-    .option('--json', 'print the resolved workload as JSON')
+    .description('check a workload file or an ab file (as `roundload ab` reads it): exit 0, or 2 with every problem located')
+    .argument('<file>', 'workload or ab YAML file')
+    .option('--set <path=value>', 'apply an override to a workload first (repeatable)', collect, [])
+    .option('--json', "print the resolved workload (an ab file: each arm's) as JSON")
     .action(async (file: string, opts: { set: string[]; json?: boolean }) => {
       await (await commands.validate()).validateCommand(file, { set: opts.set, ...(opts.json === undefined ? {} : { json: opts.json }) });
     });

@@ -1,13 +1,14 @@
 // `roundload engine`: the embedded deployment standalone — SGLang PD in miniature (router, prefill, decode) or
 // one unified server — with default settings or those of a YAML file, optional faults from another, until
 // SIGINT or SIGTERM. Its first line stays `roundload engine listening on <entry URL> (model …)` (other tools read
-// it); then any faults, then each server's URL, metrics and log file. Progress goes to stderr; bad settings throw
-// a located WorkloadError or a UsageError (cli.ts maps both to exit 2).
+// it); then any settings from the environment, this start's speed (engine.run_spread_pct), any faults, then each
+// server's URL, metrics and log file. Progress goes to stderr; bad settings throw a located WorkloadError or a
+// UsageError (cli.ts maps both to exit 2).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { engineSchema, loadEngineFaults, loadEngineSettings, type EngineSettings } from '../config/index.js';
-import { startEngine, type EngineHandle } from '../engine/index.js';
+import { runSpeedText, startEngine, type EngineHandle } from '../engine/index.js';
 import { parse as parseYaml } from 'yaml';
 import { ServerStartError, UsageError } from '../errors.js';
 
@@ -111,6 +112,7 @@ export async function engineCommand(opts: EngineCommandOptions): Promise<void> {
   process.stderr.write(`roundload engine listening on ${engine.url} (model ${modelName}, ${shape})\n`);
   const envSet = process.env[ENGINE_SET_VARIABLE];
   if (envSet !== undefined && envSet.trim() !== '') process.stderr.write(`settings from ${ENGINE_SET_VARIABLE}: ${envSet.trim()}\n`);
+  if (engine.runSpeed.spreadPct > 0) process.stderr.write(`${runSpeedText(engine.runSpeed)}: prefill and decode until this process stops\n`);
   if (settings.faults.length > 0) {
     process.stderr.write(`faults: ${settings.faults.map((f) => f.kind).join(', ')}\n`);
   }

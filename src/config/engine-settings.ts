@@ -80,6 +80,14 @@ export const engineSchema = z
     decode_step_ms_per_running: nonNegative().default(0.15),
     /** Divides decode step time: 1.128 is a 12.8% faster decode (for A/B tests). @default 1 */
     decode_speedup: z.number().positive().default(1),
+    /** Run-to-run spread of the deployment's speed, in percent: each start of the engine draws one factor
+     * f = 1 + run_spread_pct/100 · z (z standard normal, clamped to ±3; f at least 0.5) and prefills and decodes f
+     * times as fast until it stops, as a real deployment differs by a few percent from restart to restart (GPU
+     * placement, clocks, memory layout). 0: every start runs at the modelled speed. @default 0 */
+    run_spread_pct: nonNegative().max(50).default(0),
+    /** Seed of that draw, for a reproducible speed (a test, or a start whose factor you want again: the engine
+     * logs its seed); null: a fresh random seed at every start. @default null */
+    run_spread_seed: int().min(0).max(0xffff_ffff).nullable().default(null),
     /** Fixed part of a KV transfer from prefill to decode (`num_prefill_inflight_queue_reqs` counts it). @default 3 */
     kv_transfer_ms: nonNegative().default(3),
     /** KV transfer bandwidth in Gbit/s (one 400G RDMA link): a prompt's KV, 64 KiB a token, adds its size over

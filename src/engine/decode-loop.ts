@@ -3,6 +3,7 @@
 // server; a `decode_stall` fault stops it for a while (streams go silent, nothing else notices).
 import { performance } from 'node:perf_hooks';
 import type { EngineSettings } from '../config/index.js';
+import { decodeStepMs } from './latency.js';
 import { after, TokenRate } from './timing.js';
 
 /** A stream in the running batch. */
@@ -30,6 +31,8 @@ export interface DecodeLoopHooks {
 export class DecodeLoop {
   readonly running = new Set<DecodeTask>();
   readonly #settings: EngineSettings;
+  /** The start's run speed factor (run-speed.ts): steps are this many times shorter. */
+  readonly #speedFactor: number;
   readonly #hooks: DecodeLoopHooks;
   readonly #rate = new TokenRate();
   #cancelStep: (() => void) | null = null;
@@ -40,8 +43,9 @@ export class DecodeLoop {
   #stalled = false;
   #cancelResume: (() => void) | null = null;
 
-  constructor(settings: EngineSettings, hooks: DecodeLoopHooks = {}) {
+  constructor(settings: EngineSettings, speedFactor: number, hooks: DecodeLoopHooks = {}) {
     this.#settings = settings;
+    this.#speedFactor = speedFactor;
     this.#hooks = hooks;
   }
 
@@ -102,8 +106,7 @@ export class DecodeLoop {
 
   #schedule(continuing: boolean): void {
     if (this.#cancelStep !== null || this.running.size === 0 || this.#closed || this.#stalled) return;
-    const s = this.#settings;
-    const stepMs = (s.decode_step_ms + s.decode_step_ms_per_running * this.running.size) / s.decode_speedup;
+    const stepMs = decodeStepMs(this.#settings, this.running.size, this.#speedFactor);
     const now = performance.now();
     let due = continuing ? this.#lastStepAtMs + stepMs : now + stepMs;
     // More than a step late (a blocked event loop): drop the debt instead of bursting tokens to catch up.

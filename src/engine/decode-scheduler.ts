@@ -66,8 +66,9 @@ export class DecodeScheduler {
   constructor(
     private readonly settings: EngineSettings,
     private readonly log: ServerLog,
+    speedFactor: number,
   ) {
-    this.loop = new DecodeLoop(settings, {
+    this.loop = new DecodeLoop(settings, speedFactor, {
       onStep: (steps) => this.hooks.onDecodeStep?.(steps),
       afterStep: () => this.drainWaiting(),
       onDrop: (stream) => {

@@ -9,11 +9,13 @@ import { KvFabric } from './kv.js';
 import { ServerLog } from './logs.js';
 import { createRouterMetricsServer, createRouterServer, type RouterServer } from './router.js';
 import { RouterMetrics } from './router-metrics.js';
+import { drawRunSpeed, runSpeedText, type RunSpeed } from './run-speed.js';
 import { ServerState, type ServerRole, type ServerStats } from './state.js';
 import { createWorkerServer, type WorkerServer } from './worker.js';
 import type { EngineOptions, EngineServerInfo, EngineServerName, EngineTopology } from './options.js';
 
 export type { ServerStats } from './state.js';
+export { runSpeedText, type RunSpeed } from './run-speed.js';
 
 export type { EngineOptions, EngineServerInfo, EngineServerName, EngineTopology } from './options.js';
 
@@ -53,6 +55,8 @@ export interface EngineHandle {
   readonly topology: EngineTopology;
   readonly modelName: string;
   readonly servers: readonly EngineServerInfo[];
+  /** This start's speed factor (`engine.run_spread_pct`), drawn once and kept until close. */
+  readonly runSpeed: RunSpeed;
   /** What a monitor scrapes for this deployment: `router`, `prefill`, `decode` (pd) or `engine` (single). */
   readonly monitorTargets: readonly { readonly name: string; readonly url: string }[];
   /** Stops every server: drops every job and destroys every socket, streaming ones included; resolves within about 1 s. */
@@ -88,7 +92,9 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
-function sglangStartup(log: ServerLog, url: string): void {
+function sglangStartup(log: ServerLog, url: string, speed: RunSpeed): void {
+  // Where SGLang logs its server_args: the start's speed, so a slow run can be told from a slow build.
+  if (speed.spreadPct > 0) log.server(runSpeedText(speed));
   log.server(`INFO:     Uvicorn running on ${url} (Press CTRL+C to quit)`);
   log.server('The server is fired up and ready to roll!');
 }
@@ -99,6 +105,8 @@ export async function startEngine(opts: EngineOptions): Promise<EngineHandle> {
   const settings = opts.settings;
   const logFor = (name: EngineServerName): ServerLog => new ServerLog(opts.logDir === undefined || opts.logDir === null ? null : join(opts.logDir, `${name}.log`));
   const faults = new FaultInjector(settings.faults, settings.seed);
+  // Once per start, shared by every server: a restart is what makes a deployment faster or slower.
+  const runSpeed = drawRunSpeed(settings.run_spread_pct, settings.run_spread_seed);
   const servers: Server[] = [];
   const logs = new Map<EngineServerName, ServerLog>();
   const states: ServerState[] = [];
@@ -126,13 +134,13 @@ export async function startEngine(opts: EngineOptions): Promise<EngineHandle> {
   const startWorker = async (role: ServerRole, name: EngineServerName, port: number, kv: KvFabric | null, entryFaults: FaultInjector | null): Promise<{ state: ServerState; url: string }> => {
     const log = logFor(name);
     logs.set(name, log);
-    const state = new ServerState(role, settings, modelName, log, kv);
+    const state = new ServerState(role, settings, modelName, log, kv, runSpeed.factor);
     states.push(state);
     const worker: WorkerServer = createWorkerServer(state, entryFaults);
     stoppers.push(() => worker.close());
     servers.push(worker.server);
     const url = hostUrl(host, await listen(worker.server, port, host));
-    sglangStartup(log, url);
+    sglangStartup(log, url, runSpeed);
     return { state, url };
   };
 
@@ -181,6 +189,7 @@ export async function startEngine(opts: EngineOptions): Promise<EngineHandle> {
       topology: settings.topology,
       modelName,
       servers: infos,
+      runSpeed,
       monitorTargets: infos.map((s) => ({ name: s.name, url: s.metricsUrl })),
       close,
       stats,
@@ -212,11 +221,12 @@ function common(s: ServerStats): Omit<EngineStats, 'queued' | 'prefilling' | 'tr
 
 export { startEngineThread, type EngineThreadHandle } from './thread.js';
 
-/** One line saying what runs where (a run's start notice). */
-export function engineStartLine(engine: Pick<EngineHandle, 'topology' | 'url' | 'servers'>): string {
-  if (engine.topology === 'single') return `embedded engine on ${engine.url}${logsNote(engine)}`;
+/** One line saying what runs where (a run's start notice), and this start's speed when it has a spread. */
+export function engineStartLine(engine: Pick<EngineHandle, 'topology' | 'url' | 'servers' | 'runSpeed'>): string {
+  const speed = engine.runSpeed.spreadPct > 0 ? `; ${runSpeedText(engine.runSpeed)}` : '';
+  if (engine.topology === 'single') return `embedded engine on ${engine.url}${logsNote(engine)}${speed}`;
   const [router, prefill, decode] = engine.servers;
-  return `embedded PD deployment: router ${router?.url} (metrics ${router?.metricsUrl}) → prefill ${prefill?.url} → decode ${decode?.url}${logsNote(engine)}`;
+  return `embedded PD deployment: router ${router?.url} (metrics ${router?.metricsUrl}) → prefill ${prefill?.url} → decode ${decode?.url}${logsNote(engine)}${speed}`;
 }
 
 function logsNote(engine: Pick<EngineHandle, 'servers'>): string {

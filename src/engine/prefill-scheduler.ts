@@ -70,8 +70,9 @@ export class PrefillScheduler {
   constructor(
     private readonly settings: EngineSettings,
     private readonly log: ServerLog,
+    speedFactor: number,
   ) {
-    this.stage = new PrefillStage<Task>(settings, {
+    this.stage = new PrefillStage<Task>(settings, speedFactor, {
       canAdmit: (task) => this.usedTokens() + task.promptTokens <= KV_CAPACITY_TOKENS || this.usedTokens() === 0,
       onBatch: (batch, tokens) =>
         this.hooks.onPrefillBatch?.(

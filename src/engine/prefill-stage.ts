@@ -2,6 +2,7 @@
 // prompts while the server has room and the chunked-prefill token budget allows; a batch costs
 // `prefill_ms_per_1k_tokens` per 1000 uncached tokens. Shared by the unified server and the PD prefill server.
 import type { EngineSettings } from '../config/index.js';
+import { prefillBatchMs } from './latency.js';
 import { after } from './timing.js';
 
 /** Most uncached tokens one prefill batch takes (chunked-prefill budget); a bigger prompt goes alone. */
@@ -29,13 +30,16 @@ export class PrefillStage<T extends PrefillTask> {
   readonly waiting: T[] = [];
   batch: T[] = [];
   readonly #settings: EngineSettings;
+  /** The start's run speed factor (run-speed.ts): batches take this many times less. */
+  readonly #speedFactor: number;
   readonly #opts: PrefillStageOptions<T>;
   #busy = false;
   #cancelTimer: (() => void) | null = null;
   #closed = false;
 
-  constructor(settings: EngineSettings, opts: PrefillStageOptions<T>) {
+  constructor(settings: EngineSettings, speedFactor: number, opts: PrefillStageOptions<T>) {
     this.#settings = settings;
+    this.#speedFactor = speedFactor;
     this.#opts = opts;
   }
 
@@ -79,7 +83,7 @@ export class PrefillStage<T extends PrefillTask> {
     if (this.batch.length === 0) return;
     this.#busy = true;
     this.#opts.onBatch?.(this.batch, tokens);
-    this.#cancelTimer = after((tokens / 1000) * this.#settings.prefill_ms_per_1k_tokens, () => this.#finish());
+    this.#cancelTimer = after(prefillBatchMs(this.#settings, tokens, this.#speedFactor), () => this.#finish());
   }
 
   stop(): void {

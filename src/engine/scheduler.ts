@@ -61,13 +61,16 @@ export class Scheduler {
   private closed = false;
   hooks: SchedulerHooks = {};
 
-  constructor(private readonly settings: EngineSettings) {
-    this.loop = new DecodeLoop(settings, {
+  constructor(
+    private readonly settings: EngineSettings,
+    speedFactor: number,
+  ) {
+    this.loop = new DecodeLoop(settings, speedFactor, {
       onStep: (steps) => this.hooks.onDecodeStep?.(steps),
       afterStep: () => this.stage.kick(),
       onDrop: (task) => this.cancel(task as Task),
     });
-    this.stage = new PrefillStage<Task>(settings, {
+    this.stage = new PrefillStage<Task>(settings, speedFactor, {
       canAdmit: () => this.occupied() < this.settings.max_running_requests,
       onBatch: (batch, tokens) => {
         for (const t of batch) t.stage = 'prefill';

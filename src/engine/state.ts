@@ -102,12 +102,14 @@ export class ServerState {
     readonly modelName: string,
     readonly log: ServerLog,
     readonly kv: KvFabric | null,
+    /** The start's run speed factor (run-speed.ts), shared by every server of the deployment. */
+    readonly speedFactor: number,
   ) {
     // Newest SGLang builds add moe_ep_rank; dp_rank appears only with data parallelism (dp > 1), which this server has not.
     this.schedulerLabels = { engine_type: role, model_name: modelName, moe_ep_rank: '0', pp_rank: '0', tp_rank: '0' };
     this.tokenizerLabels = { engine_type: role, model_name: modelName };
     if (role === 'unified') {
-      const s = new Scheduler(settings);
+      const s = new Scheduler(settings, speedFactor);
       s.hooks = {
         onPrefillBatch: (size, tokens) => this.prefillStats(size, tokens, 0),
         onDecodeStep: (step) => this.decodeStats(step),
@@ -115,7 +117,7 @@ export class ServerState {
       };
       this.unified = s;
     } else if (role === 'prefill') {
-      const s = new PrefillScheduler(settings, log);
+      const s = new PrefillScheduler(settings, log, speedFactor);
       s.hooks = {
         onPrefillBatch: (batch, tokens) => this.prefillStats(batch.length, tokens, batch.reduce((sum, j) => sum + j.promptTokens, 0) - tokens),
         onFailure: (kind) => {
@@ -127,7 +129,7 @@ export class ServerState {
       };
       this.prefill = s;
     } else {
-      const s = new DecodeScheduler(settings, log);
+      const s = new DecodeScheduler(settings, log, speedFactor);
       s.hooks = {
         onDecodeStep: (step) => this.decodeStats(step),
         onFailure: () => {

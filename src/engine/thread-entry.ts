@@ -13,7 +13,10 @@ port.on('message', (m: ToEngineThread) => {
     startEngine(m.options).then(
       (started) => {
         engine = started;
-        post({ type: 'ready', info: { url: started.url, topology: started.topology, modelName: started.modelName, servers: started.servers, monitorTargets: started.monitorTargets } });
+        post({
+          type: 'ready',
+          info: { url: started.url, topology: started.topology, modelName: started.modelName, servers: started.servers, runSpeed: started.runSpeed, monitorTargets: started.monitorTargets },
+        });
       },
       (error: unknown) => post({ type: 'error', message: error instanceof Error ? error.message : String(error) }),
     );

@@ -5,6 +5,7 @@
 // every run a few hundred milliseconds).
 import { Worker } from 'node:worker_threads';
 import type { EngineOptions, EngineServerInfo, EngineTopology } from './options.js';
+import type { RunSpeed } from './run-speed.js';
 
 /** What a run needs of a deployment started on its own thread. */
 export interface EngineThreadHandle {
@@ -12,6 +13,8 @@ export interface EngineThreadHandle {
   readonly topology: EngineTopology;
   readonly modelName: string;
   readonly servers: readonly EngineServerInfo[];
+  /** This start's speed factor (`engine.run_spread_pct`): drawn on the thread at each start, not once per thread. */
+  readonly runSpeed: RunSpeed;
   readonly monitorTargets: readonly { readonly name: string; readonly url: string }[];
   /** Closes every server; resolves within about 3 s whatever the thread does. */
   close(): Promise<void>;

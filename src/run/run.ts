@@ -201,7 +201,15 @@ function runManifest(options: RunOptions, startedAt: Date, target: RunTarget) {
     argv: options.argv ?? [],
     labels: workload.labels,
     target: { url: target.url, embedded: engine !== null, model: workload.target.model, tls_insecure: workload.target.tls.insecure },
-    embedded_engine: engine === null ? null : { topology: engine.topology, servers: engine.servers.map((s) => ({ name: s.name, url: s.url, metrics_url: s.metricsUrl, log: s.logFile })) },
+    embedded_engine:
+      engine === null
+        ? null
+        : {
+            topology: engine.topology,
+            servers: engine.servers.map((s) => ({ name: s.name, url: s.url, metrics_url: s.metricsUrl, log: s.logFile })),
+            // This start's draw (engine.run_spread_pct): a run that was slow because its engine started slow says so.
+            run_speed: { factor: engine.runSpeed.factor, spread_pct: engine.runSpeed.spreadPct, seed: engine.runSpeed.seed },
+          },
     path: route.path,
     route: { request_url: route.requestUrl, connect_proxy: route.connectProxy, bypass_url: route.bypassUrl },
     shard: options.shard ?? null,

@@ -1,6 +1,7 @@
 // Seeded randomness, one generator: `Rng` (mulberry32, with int/below/pick/hex) draws conversation content,
 // arrivals, bootstrap resampling, the embedded engine's answers and fault picks (seeded with `Rng.fromHex` from a
-// hash of the engine seed and the prompt or the fault) and the fuzz tests.
+// hash of the engine seed and the prompt or the fault), the engine's run speed (from `engine.run_spread_seed` or a
+// seed the OS draws, logged) and the fuzz tests.
 // Small and fast, good enough for content and statistics, not for cryptography; seeds never come from time.
 
 /** FNV-1a 32-bit hash of a string, to derive independent seeds from names. */

@@ -22,3 +22,10 @@ test('applied after the defaults and --topology; a bad value names the variable'
   assert.equal((await resolveEngineSettings({}, undefined)).decode_speedup, 1);
   await assert.rejects(resolveEngineSettings({}, 'decode_speedup=-1'), /engine settings \(with ROUNDLOAD_ENGINE_SET="decode_speedup=-1"\): decode_speedup: /);
 });
+
+test('a separate `roundload engine` gets its run spread this way too (run_spread_pct, run_spread_seed)', async () => {
+  const settings = await resolveEngineSettings({}, 'run_spread_pct=3 run_spread_seed=12');
+  assert.equal(settings.run_spread_pct, 3);
+  assert.equal(settings.run_spread_seed, 12);
+  await assert.rejects(resolveEngineSettings({}, 'run_spread_pct=-3'), /ROUNDLOAD_ENGINE_SET="run_spread_pct=-3"\): run_spread_pct: /);
+});
