@@ -68,7 +68,9 @@ export async function abSequentialBench(args: string[]): Promise<number> {
   }
   const dir = mkdtempSync(join(tmpdir(), 'roundload-ab-bench-'));
   const plan = await loadAbFile(abFile(dir, a));
-  process.stdout.write(`ab bench: B decodes ${a.effectPct}% faster, run spread ${a.spreadPct}%; until min_effect ${a.minEffectPct}%, max_pairs ${a.maxPairs}; phases ${a.phase}; ${a.runs} ab runs in ${dir}\n`);
+  process.stdout.write(
+    `ab bench: B decodes ${a.effectPct}% faster, run spread ${a.spreadPct}%; until min_effect ${a.minEffectPct}%, max_pairs ${a.maxPairs}; phases ${a.phase}; ${a.runs} ab runs in ${dir}\n`,
+  );
   const tally = new Map<string, Map<string, number>>();
   for (let run = 1; run <= a.runs; run += 1) {
     const started = performance.now();

@@ -34,12 +34,16 @@ export async function abCommand(file: string, opts: AbCommandOptions): Promise<n
     const lines = result.runs
       .filter((r) => r.status !== 'not run')
       .map((r) => `  ${String(r.seq).padStart(2)}  ${r.arm.padEnd(12)} r${r.repeat}  ${r.status.padEnd(11)} ${r.dir}${r.reason === undefined ? '' : `  (${r.reason})`}`);
-    process.stdout.write(`roundload ab · ${plan.file} · ${result.status} · ${ruleText(summary)}\nended after ${result.pairs} pair${result.pairs === 1 ? '' : 's'}: ${result.ended}\nruns (in the order they ran):\n${lines.join('\n')}\n\n`);
+    process.stdout.write(
+      `roundload ab · ${plan.file} · ${result.status} · ${ruleText(summary)}\nended after ${result.pairs} pair${result.pairs === 1 ? '' : 's'}: ${result.ended}\nruns (in the order they ran):\n${lines.join('\n')}\n\n`,
+    );
     if (result.comparisons.length > 0) {
       const written = writeComparisons(result.comparisons, join(result.dir, 'compare.html'), result.arms, summary);
       const junit = join(result.dir, 'junit.xml');
       writeTextAtomic(junit, abJunit(result.comparisons, summary));
-      process.stdout.write(`${result.comparisons.map(formatComparison).join('\n\n')}\n\nwritten      ${written.html}\n             ${written.json}\n             ${junit}\n             ${join(result.dir, 'sequential.json')}\n`);
+      process.stdout.write(
+        `${result.comparisons.map(formatComparison).join('\n\n')}\n\nwritten      ${written.html}\n             ${written.json}\n             ${junit}\n             ${join(result.dir, 'sequential.json')}\n`,
+      );
     } else {
       process.stdout.write('no comparison: no pair of runs completed\n');
     }

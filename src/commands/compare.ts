@@ -2,7 +2,18 @@
 // compared with it; an argument may list several runs joined by commas, each run one value per figure.
 import { dirname, extname, join, resolve } from 'node:path';
 import { mkdirSync } from 'node:fs';
-import { loadRun, compareArms, formatComparison, comparisonHtml, DEFAULT_MIN_EFFECT_PCT, DEFAULT_MIN_EFFECT_POINTS, type AbSummary, type Arm, type ArmPair, type Comparison } from '../compare/index.js';
+import {
+  loadRun,
+  compareArms,
+  formatComparison,
+  comparisonHtml,
+  DEFAULT_MIN_EFFECT_PCT,
+  DEFAULT_MIN_EFFECT_POINTS,
+  type AbSummary,
+  type Arm,
+  type ArmPair,
+  type Comparison,
+} from '../compare/index.js';
 import { onResultsFs, writeJsonAtomic, writeTextAtomic } from '../results/index.js';
 import { UsageError } from '../errors.js';
 

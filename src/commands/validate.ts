@@ -61,8 +61,8 @@ function abSummary(plan: AbPlan, file: string): string[] {
   const until = plan.until;
   const stopping =
     until === null
-      ? `  runs: ${plan.repeats} per arm, in rotating order (no stopping rule)`
-      : `  stopping rule: pairs until every figure of ${until.waitFor.join(', ')} is decided within ±${until.minEffectPct}%, at most ${until.maxPairs} pairs`;
+      ? `  runs: exactly ${plan.repeats} pairs (repeats), in rotating order, judged once within ±${plan.minEffectPct}% (±${plan.minEffectPoints} points for rates)`
+      : `  stopping rule: pairs until every figure of ${until.waitFor.join(', ')} is decided within ±${until.minEffectPct}% (±${until.minEffectPoints} points for rates), at most ${until.maxPairs} pairs`;
   return [`✓ ${file}: valid ab file (${from}: ${workloadTerms(base)}; ${plan.arms.length} arms)`, ...arms, stopping];
 }
 

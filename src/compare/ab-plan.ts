@@ -120,7 +120,9 @@ function planLines(
   rule: { minEffectPct: number; minEffectPoints: number; maxPairs: number; waitFor: readonly AbFigure[] },
 ): string[] {
   const width = Math.max(0, ...figures.map((f) => f.name.length));
-  const lines = [`plan from ${pairs} pair${pairs === 1 ? '' : 's'}${pairSeconds === null ? '' : ` of ${minutes(pairSeconds)} each`} · min_effect ±${rule.minEffectPct}% (±${rule.minEffectPoints} pt for rates), max_pairs ${rule.maxPairs}`];
+  const lines = [
+    `plan from ${pairs} pair${pairs === 1 ? '' : 's'}${pairSeconds === null ? '' : ` of ${minutes(pairSeconds)} each`} · min_effect ±${rule.minEffectPct}% (±${rule.minEffectPoints} pt for rates), max_pairs ${rule.maxPairs}`,
+  ];
   for (const f of figures) {
     const waited = rule.waitFor.includes(f.family) ? '' : ' (not waited for)';
     const unit = f.family === 'errors' ? ' pt' : '%';

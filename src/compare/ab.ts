@@ -400,7 +400,9 @@ function failedWorse(c: Comparison, failedArm: string | null, base: string): Com
 
 /** Every figure of the families waited for, in every phase, is better, worse or equivalent. */
 function waitedDecided(c: Comparison, waitFor: readonly AbFigure[]): boolean {
-  return c.phases.length > 0 && c.phases.every((p) => p.rows.every((r) => r.family === null || !waitFor.includes(r.family) || r.verdict === 'better' || r.verdict === 'worse' || r.verdict === 'equivalent'));
+  return (
+    c.phases.length > 0 && c.phases.every((p) => p.rows.every((r) => r.family === null || !waitFor.includes(r.family) || r.verdict === 'better' || r.verdict === 'worse' || r.verdict === 'equivalent'))
+  );
 }
 
 /** sequential.json's entry of a comparison: each figure's calls after every pair. */

@@ -91,8 +91,32 @@ export const FIGURE_SPECS: readonly FigureSpec[] = [
   { figure: 'ttfc_p50_ms', label: 'ttfc p50 ms', betterWhen: 'lower', kind: 'relative', family: null, quantile: 0.5, value: pooled((w) => w.ttfc, 0.5) },
   { figure: 'ttfc_p99_ms', label: 'ttfc p99 ms', betterWhen: 'lower', kind: 'relative', family: null, quantile: 0.99, value: pooled((w) => w.ttfc, 0.99) },
   // A request's own p50 / p99 gap, its median over requests (the records keep no single gaps; see load.ts).
-  { figure: 'itl_p50_ms', label: 'itl p50 ms', betterWhen: 'lower', kind: 'relative', family: 'itl', quantile: 0.5, value: pooled((w) => w.itlP50, 0.5, (w) => w.e2e.total) },
-  { figure: 'itl_p99_ms', label: 'itl p99 ms', betterWhen: 'lower', kind: 'relative', family: null, quantile: 0.5, value: pooled((w) => w.itlP99, 0.5, (w) => w.e2e.total) },
+  {
+    figure: 'itl_p50_ms',
+    label: 'itl p50 ms',
+    betterWhen: 'lower',
+    kind: 'relative',
+    family: 'itl',
+    quantile: 0.5,
+    value: pooled(
+      (w) => w.itlP50,
+      0.5,
+      (w) => w.e2e.total,
+    ),
+  },
+  {
+    figure: 'itl_p99_ms',
+    label: 'itl p99 ms',
+    betterWhen: 'lower',
+    kind: 'relative',
+    family: null,
+    quantile: 0.5,
+    value: pooled(
+      (w) => w.itlP99,
+      0.5,
+      (w) => w.e2e.total,
+    ),
+  },
   // Per token, from each request's own (e2e − ttft) ÷ (completion tokens − 1): pooled over requests.
   { figure: 'tpot_p50_ms', label: 'tpot p50 ms', betterWhen: 'lower', kind: 'relative', family: null, quantile: 0.5, value: pooled((w) => w.tpot, 0.5) },
   { figure: 'tpot_p99_ms', label: 'tpot p99 ms', betterWhen: 'lower', kind: 'relative', family: null, quantile: 0.99, value: pooled((w) => w.tpot, 0.99) },

@@ -160,7 +160,8 @@ export function decide(e: Estimate, n: number, options: DecideOptions): Sequenti
   const call = { pairs: n, estimate: m, low, high, ...(e.adjusted === null ? {} : { adjusted: e.adjusted }) };
   const margin = options.minEffect;
   // Two runs a side give an interval but no verdict: their spread is too often small by luck.
-  if (n < MIN_PAIRS) return { ...call, verdict: pending, more_pairs: MIN_PAIRS - n, text: `${head(pending)}: ${fmt(m)} [${fmt(low)}, ${fmt(high)}] after ${units(n)}: at least ${units(MIN_PAIRS)} to tell` };
+  if (n < MIN_PAIRS)
+    return { ...call, verdict: pending, more_pairs: MIN_PAIRS - n, text: `${head(pending)}: ${fmt(m)} [${fmt(low)}, ${fmt(high)}] after ${units(n)}: at least ${units(MIN_PAIRS)} to tell` };
   // Beyond 0 is not enough to sell an effect as one that matters: the estimate passes the margin and the
   // interval clears half of it, so an effect well under the margin is not called better on a lucky run.
   if ((low >= margin / 2 || high <= -margin / 2) && Math.abs(m) >= margin) {

@@ -37,4 +37,3 @@ export function mean(values: ArrayLike<number>): number {
 export function sampleSd(values: readonly number[], m: number): number {
   return Math.sqrt(values.reduce((s, v) => s + (v - m) ** 2, 0) / (values.length - 1));
 }
-

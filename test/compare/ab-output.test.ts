@@ -10,8 +10,25 @@ import { run } from './helpers.js';
 const PAIRS = 5;
 // B decodes ~6% faster and its latencies are 6% longer: better on decode, worse on latency, equivalent on errors.
 const noise = [0.4, -0.3, 0.1, -0.2, 0.3];
-const a = { name: 'reverted', runs: noise.map((e, i) => run(`a${i}`, Array.from({ length: 10 }, () => 100 * (1 + e / 100)))) };
-const b = { name: 'ctas512', runs: noise.map((e, i) => run(`b${i}`, Array.from({ length: 10 }, () => 106 * (1 - e / 100)), { latencyScale: 1.06 })) };
+const a = {
+  name: 'reverted',
+  runs: noise.map((e, i) =>
+    run(
+      `a${i}`,
+      Array.from({ length: 10 }, () => 100 * (1 + e / 100)),
+    ),
+  ),
+};
+const b = {
+  name: 'ctas512',
+  runs: noise.map((e, i) =>
+    run(
+      `b${i}`,
+      Array.from({ length: 10 }, () => 106 * (1 - e / 100)),
+      { latencyScale: 1.06 },
+    ),
+  ),
+};
 const pairs = Array.from({ length: PAIRS }, (_, i): [number, number] => [i, i]);
 const comparison = compareArms(a, b, { pairs, rule: { looks: { kind: 'sequential', maxPairs: 10, final: false } } });
 const summary: AbSummary = { looks: 'sequential', minEffectPct: 3, minEffectPoints: 1, maxPairs: 10, alpha: 0.05, pairs: PAIRS, ended: 'every figure waited for decided after 3 pairs' };

@@ -15,7 +15,11 @@ import { run } from './helpers.js';
 
 /** A run of phase c96 at `tokS` decode tok/s in every window (its latencies alike in every run). */
 function summary(tokS: number): RunData {
-  return run('r', Array.from({ length: 10 }, () => tokS), { phase: 'c96' });
+  return run(
+    'r',
+    Array.from({ length: 10 }, () => tokS),
+    { phase: 'c96' },
+  );
 }
 
 const rule = { minEffectPct: 3, minEffectPoints: 1, maxPairs: 10, waitFor: ['decode', 'errors'] as const };

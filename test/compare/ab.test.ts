@@ -125,10 +125,7 @@ test('three arms: each is judged against the first by the stopping rule, alpha s
     ['B vs A: sequential alpha 0.025', 'C vs A: sequential alpha 0.025'],
   );
   // Rounds A B C, B C A, C A B: each arm's run of a round pairs with the baseline's of the same round.
-  assert.deepEqual(
-    result.runs.map((r) => r.arm).join(''),
-    'ABCBCACAB',
-  );
+  assert.deepEqual(result.runs.map((r) => r.arm).join(''), 'ABCBCACAB');
   for (const c of result.comparisons) assert.equal(c.pairs.length, 3);
   for (const c of result.comparisons) assert.equal(c.phases[0]!.rows.find((r) => r.figure === 'error_rate')!.verdict, 'equivalent');
 });

@@ -65,7 +65,10 @@ test("only steady windows count for a run's throughput: low edge windows do not 
 
 test('one run per arm gets no verdict on any figure: it says so, and that 3 alternated pairs would give one', () => {
   const rng = new SeededRandom(2);
-  const c = compareArms({ name: 'A', runs: [run('a', ar1(rng, 20, 1000, 0.01, 0), { startedAt: startOf('a', 0) })] }, { name: 'B', runs: [run('b', ar1(rng, 20, 1300, 0.01, 0), { startedAt: startOf('b', 0) })] });
+  const c = compareArms(
+    { name: 'A', runs: [run('a', ar1(rng, 20, 1000, 0.01, 0), { startedAt: startOf('a', 0) })] },
+    { name: 'B', runs: [run('b', ar1(rng, 20, 1300, 0.01, 0), { startedAt: startOf('b', 0) })] },
+  );
   assert.equal(c.method, 'paired');
   for (const row of c.phases[0]!.rows) assert.equal(row.verdict, 'insufficient data', row.label);
   const tput = c.phases[0]!.rows[0]!;

@@ -22,7 +22,9 @@ test('a valid ab file with an inline workload resolves one workload per arm, wit
     'workload:\n  agents: {count: 3}\narms:\n  - name: A\n  - name: B\n    labels: {ctas: "512"}\n    set: [engine.decode_speedup=1.128]\n    setup: echo hi\n',
     '/x/ab-demo.yaml',
   );
-  assert.equal(plan.repeats, 2);
+  // No repeats: the stopping rule decides, at ±3% (±1 point for rates) and at most 10 pairs.
+  assert.equal(plan.repeats, 10);
+  assert.deepEqual(plan.until, { minEffectPct: 3, minEffectPoints: 1, maxPairs: 10, maxTimeMs: null, waitFor: ['decode', 'ttft', 'itl', 'e2e', 'errors'] });
   assert.deepEqual(
     plan.arms.map((a) => [a.name, a.workload.engine.decode_speedup, a.workload.labels]),
     [
@@ -85,5 +87,22 @@ test('workloads/ab-target-ctas.yaml is a valid ab file: two arms at 64 and 96 ag
     [1, 1.128],
   );
   assert.equal(plan.arms[0]!.workload.target.url, null, 'runnable out of the box on embedded engines');
-  assert.equal(plan.repeats, 2);
+  assert.equal(plan.repeats, 10);
+  assert.deepEqual(plan.until?.waitFor, ['decode', 'errors']);
+});
+
+test('repeats runs exactly that many pairs, judged once with the margins; the stopping rule keys beside it are refused, located', async () => {
+  const plan = await parseAbFile('workload:\n  agents: {count: 3}\nrepeats: 4\nuntil: {min_effect_pct: 5, min_effect_points: 2}\narms:\n  - name: A\n  - name: B\n', '/x/ab.yaml');
+  assert.equal(plan.repeats, 4);
+  assert.equal(plan.until, null);
+  assert.deepEqual([plan.minEffectPct, plan.minEffectPoints], [5, 2]);
+  assert.deepEqual(await problems('workload:\n  agents: {count: 3}\nrepeats: 4\nuntil: {max_pairs: 6}\narms:\n  - name: A\n  - name: B\n'), [
+    'ab.yaml:4:20  until.max_pairs  repeats runs exactly 4 pairs; max_pairs belong to the stopping rule: drop them, or drop repeats to let the rule decide',
+  ]);
+});
+
+test('a stopping rule with three arms is accepted: each arm is judged against the first', async () => {
+  const plan = await parseAbFile('workload:\n  agents: {count: 3}\nuntil: {max_pairs: 5}\narms:\n  - name: A\n  - name: B\n  - name: C\n', '/x/ab.yaml');
+  assert.equal(plan.arms.length, 3);
+  assert.equal(plan.until?.maxPairs, 5);
 });

@@ -159,7 +159,7 @@ test("compare.html of two real runs draws the deltas as a forest plot and both a
   const comparison = compareArms(pair.a, pair.b);
   const file = writeComparisons([comparison], join(workDir!, 'compare.html'), [pair]).html;
   const rows = comparison.phases[0]!.rows.filter((r) => r.kind === 'relative');
-  const VERDICT_COLORS: Record<string, string> = { better: '#047857', worse: '#b91c1c', 'no significant difference': '#475569', 'insufficient data': '#b45309' };
+  const VERDICT_COLORS: Record<string, string> = { better: '#047857', worse: '#b91c1c', equivalent: '#475569', inconclusive: '#b45309', undecided: '#b45309', 'insufficient data': '#b45309' };
   const colors = [...new Set(rows.filter((r) => r.delta !== null).map((r) => VERDICT_COLORS[r.verdict]!))];
   const forest = 'forest-0-main-relative';
   const page = await browser.check(file, { pixels: ['arms-0-main-tokens'], colors: { [forest]: colors } });

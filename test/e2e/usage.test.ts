@@ -8,7 +8,7 @@ test('a usage error prints one error line and `see roundload <cmd> --help`, exit
   const cases: [string[], string, string][] = [
     [['run', 'workloads/smoke.yaml', '--agnets', '3'], "roundload: unknown option '--agnets' (did you mean --agents?)", 'see roundload run --help'],
     [['run'], "roundload: missing required argument 'workload'", 'see roundload run --help'],
-    [['compare', 'a', '--resamples'], "roundload: option '--resamples <n>' argument missing", 'see roundload compare --help'],
+    [['compare', 'a', '--min-effect'], "roundload: option '--min-effect <pct>' argument missing", 'see roundload compare --help'],
     [['rn', 'workloads/smoke.yaml'], "roundload: unknown command 'rn' (did you mean run?)", 'see roundload --help'],
   ];
   const results = await Promise.all(cases.map(([args]) => runCli(args)));
