@@ -194,6 +194,10 @@ function comparePhase(a: Arm, b: Arm, phase: string, pairs: [number, number][] |
   if (Math.min(windowsA, windowsB) < MIN_STEADY_WINDOWS) {
     notes.push(`only ${windowsA} and ${windowsB} steady windows (${MIN_STEADY_WINDOWS} per arm make a run's figures steadier): lengthen the phase or shorten window_s`);
   }
+  if (pairs === null) {
+    const blocked = blockedOrder(a, b);
+    if (blocked !== null) notes.push(`every run of ${blocked[0]} started before every run of ${blocked[1]}: drift between them counts as a difference; alternate the runs (roundload ab) to cancel it`);
+  }
   const rows = FIGURE_SPECS.map((spec) => figureRow(spec, a, b, phase, pairs, rule));
   const missing = rows.filter((r) => r.verdict === 'insufficient data' && [...r.values.a, ...r.values.b].some((v) => v === null)).map((r) => r.label.replace(/ ms$/, ''));
   if (missing.length > 0) notes.push(`some runs have no value for ${missing.join(', ')} (no steady window, or too few requests for the percentile)`);
@@ -226,6 +230,16 @@ function comparePhase(a: Arm, b: Arm, phase: string, pairs: [number, number][] |
     notes,
     ...(arrivalsA === null && arrivalsB === null ? {} : { arrivals: { a: arrivalsA, b: arrivalsB } }),
   };
+}
+
+/** When every run of one arm started before every run of the other, [first, second] (their names); else null. */
+function blockedOrder(a: Arm, b: Arm): [string, string] | null {
+  const starts = (arm: Arm) => arm.runs.map((r) => Date.parse(r.startedAt ?? ''));
+  const [sa, sb] = [starts(a), starts(b)];
+  if ([...sa, ...sb].some((t) => !Number.isFinite(t)) || sa.length < 2 || sb.length < 2) return null;
+  if (Math.max(...sa) < Math.min(...sb)) return [a.name, b.name];
+  if (Math.max(...sb) < Math.min(...sa)) return [b.name, a.name];
+  return null;
 }
 
 /** The arm's arrivals in `phase`, its runs added up; null when no run of it had arrivals there. */
