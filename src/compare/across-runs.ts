@@ -14,7 +14,6 @@ import { mean, sampleSd, tQuantile } from './stats.js';
 
 /** `insufficient data`: fewer than two runs a side (or two pairs): no interval across runs at all. */
 export type Verdict = SequentialVerdict | 'insufficient data';
-export const VERDICTS: readonly Verdict[] = ['better', 'worse', 'equivalent', 'undecided', 'inconclusive', 'insufficient data'];
 
 /** A call with the verdict widened to `insufficient data`. */
 export interface Call extends Omit<SequentialCall, 'verdict'> {
