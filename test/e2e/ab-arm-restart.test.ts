@@ -40,9 +40,9 @@ test('arms restart a separate engine with ROUNDLOAD_ENGINE_SET; health waits; th
       conversation: { tools: 'none', system_prompt_tokens: 20, first_user_tokens: 10, max_tokens: 24 },
     },
     command_timeout_s: 30,
-    // Decided at 3 pairs on a quiet machine; up to 5 on a loaded one (in CI beside four other test files the
-    // faster arm measured +118%, +72%, +48%: +79% [-9.5, +168] after 3, inconclusive at a max of 3).
-    until: { min_effect_pct: 10, max_pairs: 5, figures: ['decode'] },
+    // Decided at 3 pairs on a quiet machine; up to 6 on a loaded one (in CI beside four other test files the
+    // faster arm measured +118%, +72%, +48%: +79% [-9.5, +168] after 3; beside four helpers' work +62.6% [+4.4, +120.8] after 5).
+    until: { min_effect_pct: 10, max_pairs: 6, figures: ['decode'] },
     arms: [
       { name: 'reverted', setup: start(1), health, teardown: stop },
       { name: 'faster', setup: start(2), health, teardown: stop },
@@ -54,7 +54,7 @@ test('arms restart a separate engine with ROUNDLOAD_ENGINE_SET; health waits; th
   // The pairs run: one call a pair; the runs planned past the decision are `not run`.
   const calls = result.comparisons[0]!.phases[0]!.rows.find((r) => r.figure === 'decode_tokens_per_s')!.calls;
   const runs = 2 * calls.length;
-  assert.ok([6, 8, 10].includes(runs), `${runs} runs: whole pairs, 3 to 5`);
+  assert.ok([6, 8, 10, 12].includes(runs), `${runs} runs: whole pairs, 3 to 6`);
   assert.deepEqual(
     result.runs.map((r) => r.status),
     result.runs.map((_, k) => (k < runs ? 'completed' : 'not run')),
@@ -66,5 +66,5 @@ test('arms restart a separate engine with ROUNDLOAD_ENGINE_SET; health waits; th
   assert.ok(decode.estimate! > 30, `decode +${decode.estimate}%`);
   // Each engine said which settings its environment gave it, in the arms' order A B, B A, A B, B A, A B.
   const said = [...readFileSync(join(dir, 'engine.log'), 'utf8').matchAll(/settings from ROUNDLOAD_ENGINE_SET: decode_speedup=(\d)\n/g)].map((m) => m[1]);
-  assert.deepEqual(said, ['1', '2', '2', '1', '1', '2', '2', '1', '1', '2'].slice(0, runs));
+  assert.deepEqual(said, ['1', '2', '2', '1', '1', '2', '2', '1', '1', '2', '2', '1'].slice(0, runs));
 });
