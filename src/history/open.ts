@@ -50,7 +50,7 @@ function checkIntact(db: Db, file: string): void {
 
 /** Applies the migrations the file lacks, in one IMMEDIATE transaction that reads the version it starts
  * from under the write lock: two processes creating one new file both succeed, the second finding it made. */
-export function migrate(db: Db, file: string): void {
+function migrate(db: Db, file: string): void {
   if (pragmaNumber(db, 'user_version') >= SCHEMA_VERSION) return;
   db.transaction(() => {
     checkIdentity(db, file);
