@@ -736,6 +736,7 @@ export class SummaryBuilder {
       output_tokens_per_s: outputTokensPerS,
       tokens_estimated: tally.steadyEstimated,
       ...this.#overall(phases),
+      empty_answers: this.#warnings.get('empty_answer')?.count ?? 0,
       answers: { ok: this.#okAnswers, warned: this.#warnedAnswers, by_class: Object.fromEntries([...this.#warnings.values()].map((w) => [w.class, w.count])) },
       windows,
       ...(summary.diagnosis.buffering === undefined ? {} : { buffering: summary.diagnosis.buffering }),

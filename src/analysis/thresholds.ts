@@ -59,6 +59,9 @@ export interface ThresholdInput {
   ttfc?: Percentiles;
   itl: Percentiles;
   e2e: Percentiles;
+  /** Ok answers with no content, no reasoning and no tool call (warning `empty_answer`): the error rate counts
+   * them as errors, since a harness gets nothing from them. @default 0 */
+  empty_answers?: number;
   /** Ok answers judged by the answer checks, those with any warning, and the count per warning class. @default none */
   answers?: { ok: number; warned: number; by_class: Record<string, number> };
   windows: readonly WindowFigures[];
@@ -66,7 +69,8 @@ export interface ThresholdInput {
   buffering?: { judged: number; buffered: number };
 }
 
-/** The default limits: a hang fails the run, and so do errors on more than 1% of the requests. */
+/** The default limits: a hang fails the run, and so do errors (empty answers counted as errors) on more than
+ * 1% of the requests. */
 export const DEFAULT_THRESHOLDS: ThresholdLimits = {
   hangs: 0,
   error_rate: 0.01,
@@ -98,10 +102,12 @@ export function evaluateThresholds(limits: ThresholdLimits, input: ThresholdInpu
   if (limits.error_rate !== null) {
     const aborted = input.aborted ?? 0;
     const counted = input.requests - aborted;
-    const errors = input.errors - aborted;
+    const empty = input.empty_answers ?? 0;
+    const errors = input.errors - aborted + empty;
     const rate = counted <= 0 ? 0 : errors / counted;
     const ok = rate <= limits.error_rate;
-    const left = aborted > 0 ? `; ${aborted} aborted by the run's stop not counted` : '';
+    const emptyNote = empty > 0 ? `, ${empty} of them empty answers with no content, reasoning or tool call` : '';
+    const left = `${emptyNote}${aborted > 0 ? `; ${aborted} aborted by the run's stop not counted` : ''}`;
     results.push({
       name: 'error_rate',
       limit: limits.error_rate,
@@ -202,7 +208,7 @@ interface WindowCheck {
 function perWindow(limits: ThresholdLimits, windows: readonly WindowFigures[], tokensEstimated: boolean): ThresholdVerdict[] {
   const checks: WindowCheck[] = [];
   if (limits.error_rate !== null) {
-    checks.push({ name: 'error_rate', limit: limits.error_rate, value: (w) => (w.requests === 0 ? null : w.errors / w.requests), worse: 'higher', show: pct });
+    checks.push({ name: 'error_rate', limit: limits.error_rate, value: (w) => (w.requests === 0 ? null : (w.errors + (w.empty_answers ?? 0)) / w.requests), worse: 'higher', show: pct });
   }
   if (limits.ttft_p99_ms !== null) checks.push({ name: 'ttft_p99_ms', limit: limits.ttft_p99_ms, value: (w) => w.ttft_p99_ms, worse: 'higher', show: ms });
   if (limits.e2e_p99_ms !== null) checks.push({ name: 'e2e_p99_ms', limit: limits.e2e_p99_ms, value: (w) => w.e2e_p99_ms, worse: 'higher', show: ms });

@@ -15,6 +15,9 @@ export interface WindowFigures {
   ok: number;
   errors: number;
   hangs: number;
+  /** Of `ok`, the answers with no content, reasoning or tool call (warning `empty_answer`), which the
+   * `error_rate` limit counts as errors. Written only when there are any. */
+  empty_answers?: number;
   output_tokens: number;
   output_tokens_per_s: number;
   ttft_p50_ms: number | null;
@@ -33,6 +36,7 @@ interface Acc {
   ok: number;
   errors: number;
   hangs: number;
+  empty: number;
   tokens: number;
   ttft: number[];
   e2e: number[];
@@ -158,7 +162,7 @@ export class WindowBuilder {
     }
     let acc = windows.get(index);
     if (acc === undefined) {
-      acc = { requests: 0, ok: 0, errors: 0, hangs: 0, tokens: 0, ttft: [], e2e: [], closed: null };
+      acc = { requests: 0, ok: 0, errors: 0, hangs: 0, empty: 0, tokens: 0, ttft: [], e2e: [], closed: null };
       windows.set(index, acc);
       if (!('rebin' in this.#choice)) this.#open.push({ index, acc });
     }
@@ -166,7 +170,17 @@ export class WindowBuilder {
   }
 
   /** One finished request: send time and durations in ms since run start. */
-  add(r: { phase: string; run_ms: number; e2e_ms: number; ttft_ms: number | null; status: string; completion_tokens: number | null; agent?: number; warmup?: boolean }): void {
+  add(r: {
+    phase: string;
+    run_ms: number;
+    e2e_ms: number;
+    ttft_ms: number | null;
+    status: string;
+    completion_tokens: number | null;
+    agent?: number;
+    warmup?: boolean;
+    warnings?: readonly string[];
+  }): void {
     const endMs = r.run_ms + r.e2e_ms;
     let phaseSpan = this.#spans.get(r.phase);
     if (phaseSpan === undefined) {
@@ -188,6 +202,7 @@ export class WindowBuilder {
     acc.requests += 1;
     if (r.status === 'ok') {
       acc.ok += 1;
+      if (r.warnings?.includes('empty_answer') === true) acc.empty += 1;
       if (acc.closed === null && r.ttft_ms !== null && acc.ttft.length < MAX_LATENCIES_PER_WINDOW) acc.ttft.push(r.ttft_ms);
       if (acc.closed === null && acc.e2e.length < MAX_LATENCIES_PER_WINDOW) acc.e2e.push(r.e2e_ms);
     } else if (r.status === 'hang') acc.hangs += 1;
@@ -254,6 +269,7 @@ export class WindowBuilder {
           ok: acc.ok,
           errors: acc.errors,
           hangs: acc.hangs,
+          ...(acc.empty > 0 ? { empty_answers: acc.empty } : {}),
           output_tokens: round3(acc.tokens),
           output_tokens_per_s: round3(acc.tokens / windowS),
           ttft_p50_ms: acc.closed?.ttft50 ?? pct(acc.ttft, 50),
@@ -276,13 +292,14 @@ function rebin(windows: Map<number, Acc>, factor: number): Map<number, Acc> {
     const to = Math.floor(index / factor);
     let m = out.get(to);
     if (m === undefined) {
-      m = { requests: 0, ok: 0, errors: 0, hangs: 0, tokens: 0, ttft: [], e2e: [], closed: null };
+      m = { requests: 0, ok: 0, errors: 0, hangs: 0, empty: 0, tokens: 0, ttft: [], e2e: [], closed: null };
       out.set(to, m);
     }
     m.requests += acc.requests;
     m.ok += acc.ok;
     m.errors += acc.errors;
     m.hangs += acc.hangs;
+    m.empty += acc.empty;
     m.tokens += acc.tokens;
     for (const v of acc.ttft) if (m.ttft.length < MAX_LATENCIES_PER_WINDOW) m.ttft.push(v);
     for (const v of acc.e2e) if (m.e2e.length < MAX_LATENCIES_PER_WINDOW) m.e2e.push(v);

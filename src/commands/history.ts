@@ -1,7 +1,7 @@
 // `roundload history ls|show|import|export`: the runs database — list it, show one run, add results folders
 // made earlier, export it as CSV — and the append a run makes at its end (`run --history`).
 import { writeFileSync } from 'node:fs';
-import { appendRun, historyCsv, historyRunFromFolder, listRuns, openHistory, runDetail, type Db, type RunFilter, type RunRow } from '../history/index.js';
+import { appendRun, historyCsv, historyRunFromFolder, listRuns, runDetail, withHistory, type RunFilter, type RunRow } from '../history/index.js';
 import { RoundloadError, UsageError } from '../errors.js';
 import { onResultsFs } from '../results/index.js';
 
@@ -14,15 +14,6 @@ export function labelFilter(entries: readonly string[]): Record<string, string> 
     out[entry.slice(0, eq)] = entry.slice(eq + 1);
   }
   return out;
-}
-
-async function withHistory<T>(file: string, create: boolean, use: (db: Db) => T): Promise<T> {
-  const db = await openHistory(file, { create });
-  try {
-    return use(db);
-  } finally {
-    db.close();
-  }
 }
 
 const cell = (v: string | number | null | undefined): string => (v === null || v === undefined ? '—' : typeof v === 'number' ? String(Math.round(v * 100) / 100) : v);
@@ -51,7 +42,7 @@ export interface HistoryLsOptions {
 /** Lists the runs, oldest first. */
 export async function historyLsCommand(file: string, opts: HistoryLsOptions): Promise<number> {
   const filter: RunFilter = { labels: labelFilter(opts.label), ...(opts.name === undefined ? {} : { name: opts.name }) };
-  const runs = await withHistory(file, false, (db) => listRuns(db, filter));
+  const runs = await withHistory(file, { create: false }, (db) => listRuns(db, filter));
   if (opts.json === true)
     process.stdout.write(
       `${JSON.stringify(
@@ -69,7 +60,7 @@ const FIGURE_COLUMNS = ['ttft_p50_ms', 'ttft_p99_ms', 'ttfc_p99_ms', 'itl_p50_ms
 
 /** One run: its fields, figures per phase and round, failures, gauge verdicts and thresholds. */
 export async function historyShowCommand(file: string, run: string, opts: { json?: boolean }): Promise<number> {
-  const detail = await withHistory(file, false, (db) => runDetail(db, run));
+  const detail = await withHistory(file, { create: false }, (db) => runDetail(db, run));
   if (opts.json === true) {
     process.stdout.write(`${JSON.stringify({ ...detail, run: { ...detail.run.cells, labels: detail.run.labels } }, null, 2)}\n`);
     return 0;
@@ -106,7 +97,7 @@ export async function historyShowCommand(file: string, run: string, opts: { json
  * (exit 2 at the end when any was refused). */
 export async function historyImportCommand(file: string, dirs: readonly string[]): Promise<number> {
   let refused = 0;
-  await withHistory(file, true, (db) => {
+  await withHistory(file, { create: true }, (db) => {
     for (const dir of dirs) {
       try {
         const run = historyRunFromFolder(dir);
@@ -125,7 +116,7 @@ export async function historyImportCommand(file: string, dirs: readonly string[]
 /** The history as CSV, to `out` or stdout. */
 export async function historyExportCommand(file: string, opts: { csv?: boolean; out?: string }): Promise<number> {
   if (opts.csv !== true) throw new UsageError('history export writes CSV only: pass --csv (the file itself opens in sqlite3 for anything else)');
-  const csv = await withHistory(file, false, historyCsv);
+  const csv = await withHistory(file, { create: false }, historyCsv);
   if (opts.out === undefined) process.stdout.write(csv);
   else {
     const out = opts.out;
@@ -143,7 +134,7 @@ export async function historyExportCommand(file: string, opts: { csv?: boolean; 
 export async function appendToHistory(file: string, dir: string, log: (line: string) => void): Promise<boolean> {
   try {
     const run = historyRunFromFolder(dir);
-    const outcome = await withHistory(file, true, (db) => appendRun(db, run));
+    const outcome = await withHistory(file, { create: true }, (db) => appendRun(db, run));
     log(`history: run ${run.run.run_id} ${outcome === 'added' ? 'added to' : 'already in'} ${file}`);
     return true;
   } catch (error) {

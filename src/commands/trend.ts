@@ -2,7 +2,7 @@
 // change points of each, trend.html, and with `--fail-on regression` exit 1 when the newest runs start one.
 import { dirname, resolve } from 'node:path';
 import { mkdirSync } from 'node:fs';
-import { listRuns, openHistory, phaseNames, phasePoints, type PhasePoint } from '../history/index.js';
+import { listRuns, phaseNames, phasePoints, type PhasePoint, withHistory } from '../history/index.js';
 import { buildTrend, DEFAULT_METRICS, formatTrend, metricOf, TREND_METRICS, trendHtml, type TrendMetric, type TrendOptions } from '../trend/index.js';
 import { onResultsFs, writeTextAtomic } from '../results/index.js';
 import { UsageError } from '../errors.js';
@@ -61,8 +61,7 @@ function trendOptions(opts: TrendCommandOptions): TrendOptions {
 /** The points to follow: the phase asked for (default `main`, else the most common), the workload asked for
  * (default the newest run's), runs carrying the labels. */
 async function pointsOf(file: string, opts: TrendCommandOptions): Promise<{ phase: string; name: string | null; points: PhasePoint[] }> {
-  const db = await openHistory(file, { create: false });
-  try {
+  return withHistory(file, { create: false }, (db) => {
     const phases = phaseNames(db);
     const phase = opts.phase ?? (phases.includes('main') ? 'main' : (phases[0] ?? 'main'));
     if (opts.phase !== undefined && !phases.includes(opts.phase)) throw new UsageError(`--phase ${opts.phase}: no run in ${file} has that phase (${phases.join(', ') || 'no phases at all'})`);
@@ -71,9 +70,7 @@ async function pointsOf(file: string, opts: TrendCommandOptions): Promise<{ phas
     const points = phasePoints(db, phase, { labels, ...(name === null ? {} : { name }) });
     // Interrupted and failed runs are in the history but not in a trend: a night cut short is not a level.
     return { phase, name, points: points.filter((p) => p.run.cells.status === 'completed') };
-  } finally {
-    db.close();
-  }
+  });
 }
 
 export async function trendCommand(file: string, opts: TrendCommandOptions): Promise<number> {

@@ -225,3 +225,36 @@ test('ttfc_p99_ms is checked against the first-content p99, and fails when no co
   assert.equal(nothing.ok, false);
   assert.match(nothing.results[0]!.message, /no ttfc was measured/);
 });
+
+test('empty answers count as errors in the error rate: over 1% of them fails the default limits, the sentence says how many were empty', () => {
+  const v = evaluateThresholds(DEFAULT_THRESHOLDS, { ...input, errors: 0, empty_answers: 20 });
+  const rate = v.results.find((r) => r.name === 'error_rate');
+  assert.equal(v.ok, false);
+  assert.deepEqual([rate?.actual, rate?.ok], [0.02, false]);
+  assert.equal(rate?.message, 'errors on 2.00% of requests (20 of 1000, 20 of them empty answers with no content, reasoning or tool call; hangs are checked by `hangs`) > limit 1.00%');
+  assert.equal(evaluateThresholds({ ...DEFAULT_THRESHOLDS, error_rate: null }, { ...input, empty_answers: 20 }).ok, true, 'error_rate: null turns it off');
+  const perWindow = only({ error_rate: 0.01, per_window: true }, { errors: 0, windows: [win(0), win(60, { empty_answers: 5 })] });
+  const window = perWindow.results.find((r) => r.name === 'error_rate per window');
+  assert.deepEqual([window?.ok, window?.actual], [false, 0.05], 'a window of empty answers fails per_window');
+});
+
+test('SummaryBuilder: a run of nothing but empty answers keeps them ok (warned empty_answer) and fails error_rate by default', () => {
+  const run = { name: 'x', status: 'completed', started_at: null, ended_at: null, wall_s: 1, target: 't', path: 'direct', labels: {} };
+  const b = new SummaryBuilder({ itlFromRecords: true });
+  for (let i = 0; i < 4; i += 1) b.add(plainRecord({ completion_tokens: 0, warnings: ['empty_answer', 'no_finish_reason'] }));
+  const s = b.build(run);
+  assert.deepEqual([s.totals.ok, s.totals.errors], [4, 0]);
+  assert.deepEqual(
+    s.thresholds.results.map((r) => [r.name, r.ok]),
+    [
+      ['ok_requests', true],
+      ['hangs', true],
+      ['error_rate', false],
+    ],
+  );
+  assert.equal(
+    s.windows.reduce((n, w) => n + (w.empty_answers ?? 0), 0),
+    4,
+    'the windows count them too',
+  );
+});

@@ -9,7 +9,7 @@ import { engineSchema } from '../../src/config/index.js';
 import { startEngine } from '../../src/engine/index.js';
 import type { Summary } from '../../src/analysis/index.js';
 import type { RequestRecord } from '../../src/types/index.js';
-import { fakeChat, okAnswer } from '../helpers/fake-chat.js';
+import { fakeChat, okAnswer, sse } from '../helpers/fake-chat.js';
 import { engineProcess, readJsonl, runCli, tempDir } from '../helpers/tmp.js';
 
 const SHORT = ['--rounds', '3', '--set', 'agents.think_time_ms=0'];
@@ -38,6 +38,29 @@ describe('verdicts of broken runs', { concurrency: 2 }, () => {
     const junit = readFileSync(join(out, 'junit.xml'), 'utf8');
     assert.match(junit, /name="ok_requests \(always on\)" time="0">\n {6}<failure/);
     assert.match(readFileSync(join(out, 'report.html'), 'utf8'), /<b>no request ended ok<\/b>/);
+  });
+
+  it('every answer `choices: []` chunks only: exit 1, the FAIL banner names the error rate with the empty answers; they stay ok answers warned empty_answer', async (t) => {
+    const nothing = `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', choices: [] })}\n\n`;
+    const server = await fakeChat(t, (_r, res) => sse(res, `${nothing.repeat(3)}data: [DONE]\n\n`), { models: ['deepseek-v4-flash'] });
+    const out = join(tempDir(t), 'r');
+    const res = await runCli(['run', 'workloads/smoke.yaml', ...SHORT, '--target', server.url, '--out', out], { timeoutMs: SLOW });
+    assert.equal(res.code, 1, res.stderr + res.stdout);
+    const banner = /^FAIL \(exit 1\): errors on 100\.00% of requests \(12 of 12, 12 of them empty answers with no content, reasoning or tool call; hangs are checked by `hangs`\) > limit 1\.00%/m;
+    assert.match(res.stdout, banner);
+    assert.match(res.stdout, /^thresholds FAILED 1 of 3: error_rate: errors on 100\.00%/m);
+    assert.match(res.stdout, /^warning {4}empty_answer on 12 ok answers/m);
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Summary;
+    assert.deepEqual([summary.totals.ok, summary.totals.errors], [12, 0], 'an empty answer is still an ok answer, not an error record');
+    assert.equal(summary.warnings?.find((w) => w.class === 'empty_answer')?.count, 12);
+    assert.deepEqual(
+      summary.thresholds.results.map((r) => [r.name, r.ok]),
+      [
+        ['ok_requests', true],
+        ['hangs', true],
+        ['error_rate', false],
+      ],
+    );
   });
 
   it('a healthy run against a separate engine passes the preflight and exits 0', async (t) => {
