@@ -61,8 +61,8 @@ function abSummary(plan: AbPlan, file: string): string[] {
   const until = plan.until;
   const stopping =
     until === null
-      ? `  runs: exactly ${plan.repeats} pairs (repeats), in rotating order, judged once within ±${plan.minEffectPct}% (±${plan.minEffectPoints} points for rates)`
-      : `  stopping rule: pairs until every figure of ${until.waitFor.join(', ')} is decided within ±${until.minEffectPct}% (±${until.minEffectPoints} points for rates), at most ${until.maxPairs} pairs`;
+      ? `  runs: exactly ${plan.repeats} pairs (repeats), in rotating order, judged once within ±${plan.minEffectPct}% (±${plan.minEffectPoints} point${plan.minEffectPoints === 1 ? '' : 's'} for rates)`
+      : `  stopping rule: pairs until every figure of ${until.waitFor.join(', ')} is decided within ±${until.minEffectPct}% (±${until.minEffectPoints} point${until.minEffectPoints === 1 ? '' : 's'} for rates), at most ${until.maxPairs} pairs`;
   return [`✓ ${file}: valid ab file (${from}: ${workloadTerms(base)}; ${plan.arms.length} arms)`, ...arms, stopping];
 }
 

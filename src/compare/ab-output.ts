@@ -67,7 +67,7 @@ export function pairCharts(comparisons: readonly Comparison[], run: AbSummary): 
 
 /** In words: the rule the calls were made by. */
 export function ruleText(run: AbSummary): string {
-  const margins = `min_effect ±${run.minEffectPct}% (±${run.minEffectPoints} points for rates)`;
+  const margins = `min_effect ±${run.minEffectPct}% (±${run.minEffectPoints} point${run.minEffectPoints === 1 ? '' : 's'} for rates)`;
   const alpha = run.alpha < 0.05 ? `, alpha ${run.alpha.toFixed(4)} per arm (0.05 split over the arms)` : '';
   return run.looks === 'sequential'
     ? `stopping rule: pairs until every figure waited for is better, worse or equivalent, at most ${run.maxPairs}; ${margins}; intervals valid however often they were looked at${alpha}`

@@ -103,6 +103,7 @@ function pairedCalls(values: ArmValues, pairs: readonly (readonly [number, numbe
 /** Fewer than two runs (pairs) with the figure: no spread across runs, so no interval and no verdict (the one
  * difference seen, if any, is shown as it is). */
 function insufficient(n: number, unit: 'pair' | 'run per arm', seen: number | null): Call {
+  const none = n === 0;
   const what = unit === 'pair' ? `${n} pair${n === 1 ? '' : 's'}` : `${n} run${n === 1 ? '' : 's'} in the smaller arm`;
   const needs = unit === 'pair' ? `${MIN_PAIRS} alternated pairs (A B, B A, A B)` : `${MIN_PAIRS} runs per arm`;
   return {
@@ -111,8 +112,11 @@ function insufficient(n: number, unit: 'pair' | 'run per arm', seen: number | nu
     estimate: seen,
     low: null,
     high: null,
-    more_pairs: MIN_PAIRS - n,
-    text: `insufficient data: ${what} with this figure: no verdict across runs; at least ${needs} give one`,
+    // No run with the figure at all: more runs of the same kind would not give one (longer runs would).
+    more_pairs: none ? null : MIN_PAIRS - n,
+    text: none
+      ? 'insufficient data: no run has this figure (no steady window, or too few requests for the percentile): longer runs would give it one'
+      : `insufficient data: ${what} with this figure: no verdict across runs; at least ${needs} give one`,
   };
 }
 

@@ -71,7 +71,7 @@ export function methodLine(c: Comparison): string {
       : "Welch's across runs (they did not alternate A B, B A …)";
   const looks = c.rule.looks === 'sequential' ? `intervals valid at every look of up to ${c.rule.max_pairs} pairs` : `95% intervals (90% for equivalence), t at the runs' degrees of freedom`;
   const alpha = c.rule.alpha < 0.05 ? `, alpha ${c.rule.alpha.toFixed(4)} (0.05 split over the arms)` : '';
-  return `deltas are B vs A with runs as the unit (each run one value per figure): ${runs}; ${how}; ${looks}${alpha}; calls at ±${c.rule.min_effect_pct}% (±${c.rule.min_effect_points} points for rates)`;
+  return `deltas are B vs A with runs as the unit (each run one value per figure): ${runs}; ${how}; ${looks}${alpha}; calls at ±${c.rule.min_effect_pct}% (±${c.rule.min_effect_points} point${c.rule.min_effect_points === 1 ? '' : 's'} for rates)`;
 }
 
 function countsLine(p: PhaseComparison): string {

@@ -72,7 +72,7 @@ describe('validateCommand', async () => {
         `✓ ${file}: valid ab file (workload ${join(dir, 'base.yaml')}: name base, 6 agents × 8 rounds, target embedded engine; 2 arms)`,
         '  A  before  the base workload (the baseline)',
         '  B  after   set engine.decode_speedup=1.1, engine.decode_step_ms=9',
-        '  stopping rule: pairs until every figure of decode, errors is decided within ±3% (±1 points for rates), at most 10 pairs',
+        '  stopping rule: pairs until every figure of decode, errors is decided within ±3% (±1 point for rates), at most 10 pairs',
         '',
       ].join('\n'),
     );
@@ -90,7 +90,7 @@ describe('validateCommand', async () => {
     const out = await captureStdout(() => validateCommand('workloads/ab-target-ctas.yaml', {}));
     assert.match(out, /^✓ workloads\/ab-target-ctas\.yaml: valid ab file \(inline workload: name ab-target-ctas, sweep of 64 → 96 agents \(10s each\) × 8 rounds/);
     assert.match(out, /\n {2}B {2}ctas512 {3}set engine\.decode_speedup=1\.128\n/);
-    assert.match(out, /\n {2}stopping rule: pairs until every figure of decode, errors is decided within ±3% \(±1 points for rates\), at most 10 pairs\n$/);
+    assert.match(out, /\n {2}stopping rule: pairs until every figure of decode, errors is decided within ±3% \(±1 point for rates\), at most 10 pairs\n$/);
   });
 
   it("a bad ab file throws the ab loader's located report: a wrong key in an arm, a wrong type, a bad set entry", async () => {
