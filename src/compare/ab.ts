@@ -216,7 +216,7 @@ export async function runAb(options: AbOptions): Promise<AbResult> {
   // A/B still has them), or the one fixed-sample look of `repeats`.
   const done = runs.filter((r) => r.status !== 'not run');
   if (status === 'interrupted') ended = 'interrupted';
-  await judge.look(done, true);
+  await judge.look(done, true, judge.lookedAt !== done.length);
   writeJsonAtomic(join(dir, 'ab.json'), { ...manifest(status), ended, failed_arm: judge.failedArm });
   return { dir, status, runs, comparisons: judge.comparisons, arms: judge.arms, rule, pairs: judge.pairs, ended, failedArm: judge.failedArm };
 }
@@ -334,8 +334,12 @@ class RoundJudge {
     this.#log = log;
   }
 
+  /** How many runs the last look judged (the final look of the same runs logs nothing again). */
+  lookedAt = 0;
+
   /** Judges the runs so far; `final`: a limit ends the A/B now. `stop` when every figure waited for is decided. */
-  async look(runs: readonly AbRun[], final: boolean): Promise<'go on' | 'stop'> {
+  async look(runs: readonly AbRun[], final: boolean, log = true): Promise<'go on' | 'stop'> {
+    this.lookedAt = runs.length;
     const base = this.#plan.arms[0]!.name;
     const rounds = Math.max(0, ...runs.map((r) => r.repeat));
     const comparisons: Comparison[] = [];
@@ -365,8 +369,10 @@ class RoundJudge {
     this.comparisons = comparisons;
     this.arms = arms;
     writeJsonAtomic(join(this.#dir, 'sequential.json'), { schema_version: 2, rule: this.#rule, pairs: this.pairs, comparisons: comparisons.map(callsOf) });
-    this.#log(`ab: after ${this.pairs} pair${this.pairs === 1 ? '' : 's'}:`);
-    for (const line of callLines(comparisons)) this.#log(line);
+    if (log) {
+      this.#log(`ab: after ${this.pairs} pair${this.pairs === 1 ? '' : 's'}:`);
+      for (const line of callLines(comparisons)) this.#log(line);
+    }
     this.decided = comparisons.length === this.#plan.arms.length - 1 && comparisons.every((c) => waitedDecided(c, this.#rule.waitFor));
     return this.decided || final ? 'stop' : 'go on';
   }
