@@ -41,8 +41,10 @@ export function callLines(comparisons: readonly Comparison[]): string[] {
 /** One chart per headline figure: the estimate and its interval after each pair, and the margin either side. */
 export function pairCharts(comparisons: readonly Comparison[], run: AbSummary): ChartSpec[] {
   return headline(comparisons).map((f, i) => {
-    const calls = f.row.calls.filter((c) => c.estimate !== null);
-    const x = calls.map((c) => c.pairs);
+    // One point a look (pair), the call kept after it was made drawn flat.
+    const looks = f.row.calls.map((call, k) => ({ call, look: k + 1 })).filter((l) => l.call.estimate !== null);
+    const calls = looks.map((l) => l.call);
+    const x = looks.map((l) => l.look);
     const margin = f.row.kind === 'relative' ? run.minEffectPct : run.minEffectPoints;
     return {
       id: `pairs-${i}`,
@@ -79,7 +81,7 @@ export function abHtml(comparisons: readonly Comparison[], run: AbSummary): stri
   const rows = headline(comparisons).map((f) => {
     const v = f.row.verdict;
     const cls = v === 'better' ? 'better' : v === 'worse' ? 'worse' : v === 'equivalent' ? '' : 'insufficient';
-    return `<tr><td>${esc(f.name)}</td><td class="v ${cls}">${esc(v)}</td><td>${esc(f.row.text + unit(f.row))}</td></tr>`;
+    return `<tr><td>${esc(f.name)}</td><td class="v ${cls}">${esc(v)}</td><td class="t">${esc(f.row.text + unit(f.row))}</td></tr>`;
   });
   return [
     `<h1>A/B: ${esc(comparisons.map((c) => `${c.b.name} vs ${c.a.name}`).join(', '))}</h1>`,

@@ -91,6 +91,11 @@ function arrivalsLine(p: PhaseComparison): string | null {
   return `arrivals      A ${side(p.arrivals.a)} · B ${side(p.arrivals.b)}`;
 }
 
+/** The interval column's head: a fixed look's level, or the stopping rule's (valid at every look). */
+function intervalHead(c: Comparison): string {
+  return c.rule.looks === 'fixed' ? '95% interval' : 'interval';
+}
+
 /** The terminal comparison. */
 export function formatComparison(c: Comparison): string {
   const out: string[] = [];
@@ -99,7 +104,7 @@ export function formatComparison(c: Comparison): string {
   if (c.forced) out.push(`--force: the workloads differ (${c.differences.join('; ')}); read the deltas with that in mind`);
   for (const p of c.phases) {
     out.push('', phaseHead(p));
-    const head = ['figure', 'A', 'B', 'delta', '95% interval', 'verdict'];
+    const head = ['figure', 'A', 'B', 'delta', intervalHead(c), 'verdict'];
     out.push(table([head, ...p.rows.map(rowCells)], [false, true, true, true, true, false]));
     out.push(countsLine(p));
     const arrivals = arrivalsLine(p);
@@ -114,7 +119,7 @@ export function formatComparison(c: Comparison): string {
 const CSS = `body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1d1d1f;max-width:80rem}
 h1{font-size:1.3rem}h2{font-size:1.05rem;margin-top:2rem}
 table{border-collapse:collapse;margin:.5rem 0}th,td{padding:.25rem .7rem;border-bottom:1px solid #ddd;text-align:right;white-space:nowrap}
-th:first-child,td:first-child,td.v{text-align:left}th{background:#f4f4f6}
+th:first-child,td:first-child,td.v{text-align:left}td.t{text-align:left;white-space:normal}th{background:#f4f4f6}
 td.better{color:#0a7d32;font-weight:600}td.worse{color:#b3261e;font-weight:600}td.equivalent{color:#334155;font-weight:600}td.insufficient{color:#8a6d00}
 .meta{color:#555}code{background:#f4f4f6;padding:0 .25rem}
 .phase-charts{margin:.8rem 0 1.2rem}.phase-charts .charts{margin-top:14px}
@@ -160,7 +165,7 @@ function section(c: Comparison, charts: readonly PhaseCharts[]): string {
   if (c.forced) parts.push(`<p class="meta"><b>--force:</b> the workloads differ: ${esc(c.differences.join('; '))}.</p>`);
   parts.push(`<p class="meta">A: ${c.a.runs.map((r) => `<code>${esc(r)}</code>`).join(', ')}<br>B: ${c.b.runs.map((r) => `<code>${esc(r)}</code>`).join(', ')}</p>`);
   c.phases.forEach((p, i) => {
-    parts.push(`<h2>${esc(phaseHead(p))}</h2><table><tr><th>figure</th><th>A</th><th>B</th><th>delta</th><th>95% interval</th><th>verdict</th></tr>`);
+    parts.push(`<h2>${esc(phaseHead(p))}</h2><table><tr><th>figure</th><th>A</th><th>B</th><th>delta</th><th>${esc(intervalHead(c))}</th><th>verdict</th></tr>`);
     for (const row of p.rows) {
       const cells = rowCells(row);
       const cls = row.verdict === 'better' || row.verdict === 'worse' || row.verdict === 'equivalent' ? row.verdict : 'insufficient';

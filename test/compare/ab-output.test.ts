@@ -58,7 +58,7 @@ test('compare.html: a chart per headline figure, x the pairs, the estimate insid
   const charts = pairCharts([comparison], summary);
   assert.equal(charts.length, 5);
   const decode = charts[0]!;
-  assert.deepEqual(decode.x, [2, 3, 3, 3]);
+  assert.deepEqual(decode.x, [2, 3, 4, 5], 'a point a look; the call made at 3 pairs is kept, drawn flat');
   assert.match(decode.title, /^main decode tok\/s: better · ctas512 vs reverted$/);
   const [estimate, low, high, plus, minus] = decode.series;
   for (let i = 0; i < decode.x.length; i += 1) assert.ok(low!.values[i]! <= estimate!.values[i]! && estimate!.values[i]! <= high!.values[i]!, `look ${i}`);
