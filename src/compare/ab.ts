@@ -381,7 +381,8 @@ class RoundJudge {
   async #load(run: AbRun): Promise<RunData | null> {
     const known = this.#loaded.get(run.seq);
     if (known !== undefined) return known;
-    if (run.status === 'not run') return null;
+    // An interrupted run is cut short: not a value of its arm (its pair is left out).
+    if (run.status === 'not run' || run.status === 'interrupted') return null;
     let data: RunData;
     try {
       data = await loadRun(run.dir);
