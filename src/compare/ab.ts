@@ -18,6 +18,7 @@ import { identityDifferences, workloadHash } from './identity.js';
 import { loadRun } from './load.js';
 import { runShell } from './shell.js';
 import { callLines } from './ab-output.js';
+import { formatComparison } from './format.js';
 import type { RunData } from './load.js';
 
 export interface AbOptions {
@@ -217,6 +218,9 @@ export async function runAb(options: AbOptions): Promise<AbResult> {
   const done = runs.filter((r) => r.status !== 'not run');
   if (status === 'interrupted') ended = 'interrupted';
   await judge.look(done, true, judge.lookedAt !== done.length);
+  // ab.log keeps the final call of every figure too (the terminal prints the same tables on stdout).
+  log(`ab: ended after ${judge.pairs} pairs: ${ended}`, true);
+  for (const c of judge.comparisons) for (const line of formatComparison(c).split('\n')) log(line, true);
   writeJsonAtomic(join(dir, 'ab.json'), { ...manifest(status), ended, failed_arm: judge.failedArm });
   return { dir, status, runs, comparisons: judge.comparisons, arms: judge.arms, rule, pairs: judge.pairs, ended, failedArm: judge.failedArm };
 }
@@ -240,13 +244,13 @@ function ruleShown(plan: AbPlan): AbRuleShown {
 
 /** The A/B's log: each line scrubbed of the arms' secrets (command output and run notices may carry them),
  * appended to ab.log with its time and passed to `sink` (stderr). */
-function abLog(dir: string, plan: AbPlan, sink: ((line: string) => void) | undefined): (line: string) => void {
+function abLog(dir: string, plan: AbPlan, sink: ((line: string) => void) | undefined): (line: string, fileOnly?: boolean) => void {
   const logFile = join(dir, 'ab.log');
   const scrubber = new SecretScrubber(abSecrets(plan));
-  return (raw) => {
+  return (raw, fileOnly = false) => {
     const line = scrubber.text(raw);
     onResultsFs(logFile, 'write', () => appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`));
-    sink?.(line);
+    if (!fileOnly) sink?.(line);
   };
 }
 

@@ -88,6 +88,9 @@ arms:
   // Two pairs: an interval but no call (3 are needed), however far apart the arms are.
   assert.equal(c.phases[0]!.rows.find((r) => r.figure === 'error_rate')!.verdict, 'inconclusive');
   assert.equal(result.ended, '2 pairs run');
+  // ab.log ends with the same final calls the terminal prints.
+  assert.match(log, /ab: ended after 2 pairs: 2 pairs run\n/);
+  assert.match(log, /errors\+hangs % +0\.000 +0\.000 +\+0\.00 pt .* inconclusive \(~1 more\)\n/);
   const ab = JSON.parse(readFileSync(join(dir, 'ab', 'ab.json'), 'utf8')) as { status: string; runs: unknown[] };
   assert.equal(ab.status, 'completed');
 });
