@@ -16,3 +16,4 @@ export { loadEngineSettings, loadEngineFaults } from './engine-file.js';
 export { DEFAULT_MONITOR_GAUGES, DEFAULT_MONITOR_COUNTERS, type MonitorSettings } from './monitor.js';
 export { loadAbFile, parseAbFile, type AbPlan, type AbArm, type AbFigure, type AbStoppingRule } from './ab-file.js';
 export { arrivalSchema, type ReplaySettings, type ArrivalSettings } from './schema.js';
+export { requestRecordIssue, kindLineIssue, type RecordIssue } from './record-rules.js';
