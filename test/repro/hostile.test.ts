@@ -8,7 +8,9 @@ import { createServer as createHttpServer } from 'node:http';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { writeComparisons } from '../../src/commands/compare.js';
 import { rebuildReports } from '../../src/commands/report.js';
+import { compareArms, loadRun } from '../../src/compare/index.js';
 import { RecordError } from '../../src/errors.js';
 import { writeRepro } from '../../src/repro/index.js';
 import { folder, payloads } from '../helpers/hostile-run.js';
@@ -187,6 +189,28 @@ describe('report.html from a hostile run folder', () => {
       assert.equal(html.split('</script').length, plain.split('</script').length, `a </script was added by ${JSON.stringify(text)}`);
       assert.ok(!html.includes('<img src=x'), 'no element of the payload');
       assert.ok(!html.includes('<!--'), 'no comment opened');
+      if (text.includes('</script>')) assert.ok(html.includes('&lt;/script&gt;') && html.includes('\\u003c/script'), 'the payload is on the page, escaped, as text and as data');
+    }
+  });
+});
+
+describe('compare.html from hostile run folders', () => {
+  it('recorded text (run names, labels, workload fields) stays text: no script element or markup of the payload is added', async (t) => {
+    const page = async (text: string): Promise<string> => {
+      const dirs = [folder(join(tempDir(t), 'a'), text), folder(join(tempDir(t), 'b'), text)];
+      for (const dir of dirs) await rebuildReports(dir);
+      const [a, b] = await Promise.all(dirs.map(async (d) => ({ name: `arm ${text}`, runs: [await loadRun(d)] })));
+      const comparison = compareArms(a!, b!, { force: true, seed: 1, resamples: 100 });
+      return readFileSync(writeComparisons([comparison], join(tempDir(t), 'compare.html'), [{ a: a!, b: b! }]).html, 'utf8');
+    };
+    const plain = await page('plain');
+    const count = (html: string, tag: string): number => html.split(tag).length;
+    for (const text of payloads(join(tempDir(t), 'pwned'))) {
+      const html = await page(text);
+      assert.equal(count(html, '<script'), count(plain, '<script'), `a <script was added by ${JSON.stringify(text)}`);
+      assert.equal(count(html, '</script'), count(plain, '</script'), `a </script was added by ${JSON.stringify(text)}`);
+      assert.ok(!html.includes('<img src=x'), 'no element of the payload');
+      if (text.includes('</script>')) assert.ok(html.includes('&lt;/script&gt;') && html.includes('\\u003c/script'), 'the payload is on the page, escaped, as text and as data');
     }
   });
 });
