@@ -3,7 +3,7 @@
 export { loadWorkload, parseWorkload } from './load.js';
 export type { Overrides } from './overrides.js';
 export { parseDurationMs } from './duration.js';
-export { redactWorkload, workloadSecrets, isPublicHeader, maskExtraBody, REDACTED, PUBLIC_HEADERS } from './redact.js';
+export { redactWorkload, workloadSecrets, isPublicHeader, maskExtraBody, REDACTED } from './redact.js';
 export { workloadToYaml } from './to-yaml.js';
 export { workloadSchema } from './schema.js';
 export { engineSchema, type EngineSettings } from './engine-settings.js';
