@@ -72,8 +72,9 @@ function num(v: unknown, fallback: number): number {
   return typeof v === 'number' && Number.isFinite(v) ? v : fallback;
 }
 
-/** Every body field but `messages`, as the run's agents sent them (src/agent/conversation.ts). */
-function bodyHead(manifest: RunManifest): Record<string, unknown> {
+/** Every body field but `messages`, as the run's agents sent them (src/agent/conversation.ts), `extra_body` with
+ * its secrets as placeholders. */
+function bodyHead(manifest: RunManifest, extraBody: Record<string, unknown>): Record<string, unknown> {
   const target = section(manifest.workload, 'target');
   const conversation = section(manifest.workload, 'conversation');
   const model = manifest.target.model ?? (typeof target.model === 'string' ? target.model : 'default');
@@ -85,7 +86,7 @@ function bodyHead(manifest: RunManifest): Record<string, unknown> {
     head.tools = toolsPayload(tools);
     head.tool_choice = typeof conversation.tool_choice === 'string' ? conversation.tool_choice : 'auto';
   }
-  for (const [key, value] of Object.entries(extraBody(manifest).body)) head[key] = value;
+  for (const [key, value] of Object.entries(extraBody)) head[key] = value;
   return head;
 }
 
@@ -197,7 +198,7 @@ export function buildPlan({ folder, manifest, route, summary, sequence, version 
     secret_headers: h.secrets,
     secret_body: extra.secrets,
     deadlines: deadlines(manifest),
-    head: bodyHead(manifest),
+    head: bodyHead(manifest, extra.body),
     system_chars: 4 * num(conversation.system_prompt_tokens, 0),
     connection: sequence.connection,
     requests: sequence.requests,
