@@ -181,3 +181,12 @@ export class NoFailureError extends RoundloadError {
     super('ERR_NO_FAILURE', message, { exitCode: 2, ...options });
   }
 }
+
+/** A record of a results folder that `repro`, `report`, `rebuild` or `merge` read breaks its rules: an id, a
+ * time or a class that is not what roundload writes (a hand-edited or hostile file). Located: the file, the
+ * 1-based line (0 for a JSON file such as run.json) and the field. Never pasted anywhere. Exit 2. */
+export class RecordError extends RoundloadError {
+  constructor(file: string, line: number, field: string, problem: string) {
+    super('ERR_RECORD', `${file}${line > 0 ? `:${line}` : ''}: ${field} ${problem}; roundload wrote no such record (was the file edited?)`, { exitCode: 2, context: { file, line, field } });
+  }
+}

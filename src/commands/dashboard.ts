@@ -1,10 +1,11 @@
 // `roundload run --dashboard [host:]port`: starts the live dashboard before the run, feeds it the run's
 // events, and at the end points its pages to the written report.html and closes it (bounded).
 import { existsSync } from 'node:fs';
-import type { Workload } from '../config/index.js';
+import { workloadSecrets, type Workload } from '../config/index.js';
 import { startDashboard, type Dashboard, type DashboardAddress, type DashboardOptions } from '../dashboard/index.js';
 import { planPhases, plannedRequests, type Shard } from '../run/index.js';
 import { resultPath } from '../results/index.js';
+import { SecretScrubber } from '../util/index.js';
 
 /** Starts the server (`address` from parseDashboardAddress, checked before anything started). */
 export async function openDashboard(
@@ -15,9 +16,12 @@ export async function openDashboard(
   timing: Pick<DashboardOptions, 'tickMs' | 'lingerMs'> = {},
 ): Promise<Dashboard> {
   const phases = planPhases(workload);
+  // The page and its messages pass the run's scrubber, as every file of the run does.
+  const scrubber = new SecretScrubber(workloadSecrets(workload));
   const dashboard = await startDashboard({
     ...address,
     ...timing,
+    scrub: (text) => scrubber.text(text),
     plan: {
       name: workload.name,
       target: workload.target.url ?? 'the embedded engine',

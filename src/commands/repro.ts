@@ -1,5 +1,6 @@
 // `roundload repro <run>`: write a standalone reproducer of the run's first hang (or error) for another team.
 import { writeRepro } from '../repro/index.js';
+import { oneLine } from '../util/index.js';
 
 export interface ReproCommandOptions {
   out?: string;
@@ -13,9 +14,10 @@ export async function reproCommand(dir: string, opts: ReproCommandOptions): Prom
     ...(opts.connection === undefined ? {} : { connection: opts.connection }),
   });
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
-  log(`roundload repro: ${plan.requests.length} requests of connection ${plan.connection ?? '(none)'}; the failure: ${plan.failure.description}`);
-  if (plan.diagnosis !== null) log(`  ${plan.diagnosis}`);
-  log(`  run it: node ${out}/repro.mjs --target ${plan.target}   (or sh ${out}/repro.sh; see ${out}/README.txt)`);
+  // Recorded text, one line each: a run folder from someone else could carry line breaks or terminal controls.
+  log(`roundload repro: ${plan.requests.length} requests of connection ${oneLine(plan.connection ?? '(none)')}; the failure: ${oneLine(plan.failure.description)}`);
+  if (plan.diagnosis !== null) log(`  ${oneLine(plan.diagnosis)}`);
+  log(`  run it: node ${out}/repro.mjs --target ${oneLine(plan.target)}   (or sh ${out}/repro.sh; see ${out}/README.txt)`);
   process.stdout.write(`${out}\n`);
   return 0;
 }

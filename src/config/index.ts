@@ -3,7 +3,7 @@
 export { loadWorkload, parseWorkload } from './load.js';
 export type { Overrides } from './overrides.js';
 export { parseDurationMs } from './duration.js';
-export { redactWorkload, workloadSecrets, REDACTED } from './redact.js';
+export { redactWorkload, workloadSecrets, isPublicHeader, maskExtraBody, REDACTED } from './redact.js';
 export { workloadToYaml } from './to-yaml.js';
 export { workloadSchema } from './schema.js';
 export { engineSchema, type EngineSettings } from './engine-settings.js';
@@ -17,3 +17,4 @@ export { DEFAULT_MONITOR_GAUGES, DEFAULT_MONITOR_COUNTERS, type MonitorSettings 
 export { configFileKind } from './file-kind.js';
 export { loadAbFile, parseAbFile, type AbPlan, type AbArm, type AbFigure } from './ab-file.js';
 export { arrivalSchema, type ReplaySettings, type ArrivalSettings } from './schema.js';
+export { requestRecordIssue, kindLineIssue, type RecordIssue } from './record-rules.js';

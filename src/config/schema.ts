@@ -187,10 +187,32 @@ export const targetSchema = z.strictObject({
     }),
   /** HTTP headers sent with every chat request (agents, canaries, the preflight): routing keys,
    * `X-Session-Id`… `User-Agent` defaults to `roundload/<version>` and may be replaced here. `Authorization`
-   * is refused (the key goes in `api_key_env`); values of headers whose name looks secret (`*key*`, `*token*`,
-   * `*secret*`, `*auth*`, `cookie`…) are never written to results. @default {} */
+   * is refused (the key goes in `api_key_env`). Every value is treated as a secret (masked in results,
+   * reports, the terminal, the dashboard and reproducers) unless its header is known to be public
+   * (`User-Agent`, `Accept-Encoding`, `Accept-Language`, `Cache-Control`, `X-Request-Id`) or named in
+   * `public_headers`. @default {} */
   headers: headersSchema,
+  /** Names of `headers` whose values are not secret and may be written as they are (run.json, reports,
+   * reproducers): `[X-Session-Id, X-Tenant]`. Case-insensitive; each must be a header of `headers`.
+   * @default [] */
+  public_headers: z.array(z.string().regex(HEADER_NAME, 'must be an HTTP header name')).default([]),
+  /** Top-level keys of `extra_body` whose values are not secret although their name (or a key inside them)
+   * looks secret (`*key*`, `*token*`, `*secret*`, `*auth*`, `*password*`, `*credential*`, `*signature*`,
+   * `*session*`, `*jwt*`): `[session_affinity]`. Each must be a key of `extra_body`. @default [] */
+  public_extra_body: z.array(z.string().min(1)).default([]),
 });
+
+/** `public_headers` and `public_extra_body` name what is there: a typo would leave a value masked, or a
+ * public list that says nothing. */
+function publicNameIssues(target: z.output<typeof targetSchema>, ctx: z.RefinementCtx): void {
+  const headers = new Set(Object.keys(target.headers).map((name) => name.toLowerCase()));
+  target.public_headers.forEach((name, i) => {
+    if (!headers.has(name.toLowerCase())) ctx.addIssue({ code: 'custom', path: ['target', 'public_headers', i], message: `${name} is not a header of target.headers` });
+  });
+  target.public_extra_body.forEach((key, i) => {
+    if (!Object.hasOwn(target.extra_body, key)) ctx.addIssue({ code: 'custom', path: ['target', 'public_extra_body', i], message: `${key} is not a key of target.extra_body` });
+  });
+}
 
 /** A length of time: `30s`, `2m`, `8h`, or a number of seconds; longer than 0. */
 const durationValue = z.union([z.string(), z.number()]).superRefine((value, ctx) => {
@@ -584,6 +606,7 @@ export const workloadSchema = z
       ctx.addIssue({ code: 'custom', path: ['agents', 'workers'], message: 'a replay runs on the main thread; set agents.workers to 1' });
     }
     loadIssues(w, ctx);
+    publicNameIssues(w.target, ctx);
     if (w.target.tls.insecure && w.target.tls.ca !== null) {
       ctx.addIssue({ code: 'custom', path: ['target', 'tls', 'insecure'], message: 'set either tls.insecure or tls.ca, not both' });
     }

@@ -26,6 +26,9 @@ export interface DashboardOptions extends DashboardAddress {
   assets?: ChartAssets;
   /** Clock for run time (tests). @default performance.now */
   now?: () => number;
+  /** Applied to the page and to every message before it is sent (the run's secret scrubber: events carry
+   * error messages and URLs a server or proxy may have echoed a header into). @default as is */
+  scrub?: (text: string) => string;
 }
 
 export interface Dashboard {
@@ -72,6 +75,7 @@ class LiveDashboard {
   readonly #state: DashboardState;
   readonly #page: string;
   readonly #clients = new Set<SseClient>();
+  readonly #scrub: (text: string) => string;
   #ended: RunEnd | null = null;
   #reportsServed = 0;
   #onReportServed: (() => void) | null = null;
@@ -85,8 +89,9 @@ class LiveDashboard {
     this.#tickMs = o.tickMs ?? 1000;
     this.#lingerMs = o.lingerMs ?? 10_000;
     this.#maxQueued = o.maxQueued ?? 16;
+    this.#scrub = o.scrub ?? ((text) => text);
     this.#state = new DashboardState(o.plan, now);
-    this.#page = dashboardPage(o.plan, o.assets ?? loadChartAssets());
+    this.#page = this.#scrub(dashboardPage(o.plan, o.assets ?? loadChartAssets()));
     this.server = createServer((req, res) => this.#handle(req, res));
     // A page that never reads its stream is bounded by its queue; one that never sends its request is cut off.
     this.server.headersTimeout = 10_000;
@@ -111,7 +116,7 @@ class LiveDashboard {
     this.#timer = setInterval(() => {
       // Nothing after the end message: the pages are leaving for the report.
       if (this.#clients.size === 0 || this.#ended !== null) return;
-      const message = sse('snapshot', this.#state.snapshot());
+      const message = this.#sse('snapshot', this.#state.snapshot());
       for (const c of this.#clients) c.send(message);
     }, this.#tickMs);
     this.#timer.unref();
@@ -122,7 +127,7 @@ class LiveDashboard {
     try {
       const hang = this.#state.add(event);
       if (hang !== null && this.#clients.size > 0 && this.#ended === null) {
-        const message = sse('hang', hang);
+        const message = this.#sse('hang', hang);
         for (const c of this.#clients) c.send(message);
       }
     } catch {
@@ -135,8 +140,8 @@ class LiveDashboard {
     this.#ended = report;
     const watching = this.#clients.size;
     // The last state (status finished), then where the report is.
-    const last = sse('snapshot', this.#state.snapshot());
-    const end = sse('end', endMessage(report));
+    const last = this.#sse('snapshot', this.#state.snapshot());
+    const end = this.#sse('end', endMessage(report));
     for (const c of this.#clients) {
       c.send(last);
       c.send(end);
@@ -207,13 +212,18 @@ class LiveDashboard {
     res.write('retry: 1000\n\n');
     const client = new SseClient(res, this.#maxQueued);
     if (this.#ended !== null) {
-      client.send(sse('end', endMessage(this.#ended)));
+      client.send(this.#sse('end', endMessage(this.#ended)));
       client.end();
       return;
     }
     this.#clients.add(client);
     res.on('close', () => this.#clients.delete(client));
-    client.send(sse('snapshot', this.#state.snapshot()));
+    client.send(this.#sse('snapshot', this.#state.snapshot()));
+  }
+
+  /** One server-sent event, scrubbed (a JSON line: what the scrubber puts in, `***`, needs no escaping). */
+  #sse(event: string, data: unknown): string {
+    return this.#scrub(sse(event, data));
   }
 
   /** `/`, `/index.html`: the live page until the report is written, then the report; `/report.html` the report. */

@@ -1,7 +1,7 @@
 // Everything report.html shows, gathered from a results folder and its summary: the manifest, the hangs
 // and other notable events (events.jsonl), the scrapes (gauges.jsonl) and the chart data built from them.
 import type { Summary } from '../analysis/index.js';
-import { describeSkipped, isKindLine, isScrapeEvent, readJsonlFile, readManifest, resultPath, type RunManifest } from '../results/index.js';
+import { describeSkipped, isKindLine, isScrapeEvent, readKindLines, readManifest, type RunManifest } from '../results/index.js';
 import type { CanaryEvent, ClientSampleEvent, GaugeSnapshot, HangEvent, RequestRecord } from '../types/index.js';
 import { arrivalCharts, canaryCharts, clientCharts, GaugeSeriesBuilder, isCounterName, latencyCharts, timeCharts, type ChartSpec, type HangMark, type TargetHealth } from './charts.js';
 import { round3 } from '../util/index.js';
@@ -140,7 +140,7 @@ export async function collectReportData(dir: string, summary: Summary, options: 
   const events: EventRow[] = [];
   const canaries: CanaryEvent[] = [];
   const byKind: Record<string, number> = {};
-  const eventsRead = await readJsonlFile(resultPath(dir, 'events'), isKindLine, (e) => {
+  const eventsRead = await readKindLines(dir, 'events', isKindLine, (e) => {
     byKind[e.kind] = (byKind[e.kind] ?? 0) + 1;
     if (isHangEvent(e)) {
       hangsTotal += 1;
@@ -156,7 +156,7 @@ export async function collectReportData(dir: string, summary: Summary, options: 
     }
   });
   const gauges = new GaugeSeriesBuilder();
-  const gaugesRead = await readJsonlFile(resultPath(dir, 'gauges'), isScrapeEvent, (s) => gauges.add(s));
+  const gaugesRead = await readKindLines(dir, 'gauges', isScrapeEvent, (s) => gauges.add(s));
   for (const f of [eventsRead, gaugesRead]) for (const n of describeSkipped(f)) addNote(n);
 
   return {

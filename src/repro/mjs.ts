@@ -3,6 +3,7 @@
 // carries the sequence as the run's did, and the run's deadlines decide whether a request hung.
 // The runtime below is JavaScript in a String.raw template: it uses no backticks and no template placeholders.
 import { BODY_JS } from './bodies.js';
+import { oneLine } from '../util/index.js';
 import type { ReproPlan } from './plan.js';
 
 const RUNTIME_JS = String.raw`
@@ -28,8 +29,34 @@ function fail(message) {
   process.exit(2);
 }
 
+/** The run's headers: the public ones as recorded, each secret one from its environment variable (when set). */
+function runHeaders() {
+  const headers = Object.assign({}, PLAN.headers);
+  for (const secret of PLAN.secret_headers) {
+    const value = process.env[secret.env];
+    if (value) headers[secret.name] = value;
+    else process.stderr.write('repro.mjs: header ' + secret.name + ' is secret and not sent: set ' + secret.env + ' to its value\n');
+  }
+  return headers;
+}
+
+/** The bodies with each secret field's placeholder (a JSON string) replaced by its variable's value. */
+function fillSecrets(bodies) {
+  let out = bodies;
+  for (const secret of PLAN.secret_body) {
+    const value = process.env[secret.env];
+    if (!value) {
+      process.stderr.write('repro.mjs: extra_body field ' + secret.name + ' is secret and not sent: set ' + secret.env + ' to its value\n');
+      continue;
+    }
+    const mark = JSON.stringify('$' + '{' + secret.env + '}');
+    out = out.map((body) => body.split(mark).join(JSON.stringify(value)));
+  }
+  return out;
+}
+
 function parseArgs(argv) {
-  const opts = { target: PLAN.target, ca: null, insecure: PLAN.insecure, servername: null, proxy: PLAN.proxy, apiKeyEnv: PLAN.api_key_env, keyEnvGiven: false, headers: Object.assign({}, PLAN.headers), times: 1, maxTimeS: null };
+  const opts = { target: PLAN.target, ca: null, insecure: PLAN.insecure, servername: null, proxy: PLAN.proxy, apiKeyEnv: PLAN.api_key_env, keyEnvGiven: false, headers: runHeaders(), times: 1, maxTimeS: null };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = () => {
@@ -234,7 +261,7 @@ async function main() {
   } catch {
     fail('--target must be a URL, got ' + JSON.stringify(opts.target));
   }
-  const bodies = buildBodies(PLAN);
+  const bodies = fillSecrets(buildBodies(PLAN));
   const budgetMs = opts.maxTimeS !== null ? opts.maxTimeS * 1000 : opts.times * PLAN.requests.reduce((n, r) => n + r.idle_ms + PLAN.deadlines.total_ms, 0) + 30000;
   setTimeout(() => fail('gave up after --max-time ' + sec(budgetMs) + ' (a request still out)'), budgetMs).unref();
   process.stdout.write('repro.mjs: ' + PLAN.requests.length + ' requests of run ' + PLAN.run.name + ' to ' + url.href + (opts.proxy ? ' via CONNECT ' + opts.proxy : '') + ', one kept-alive socket; looking for: ' + PLAN.failure.description + '\n');
@@ -261,15 +288,22 @@ async function main() {
 main().catch((error) => fail(error && error.stack ? error.stack : String(error)));
 `;
 
+/** Where the secret values come from, in one comment line (environment variable names only). */
+function secretLine(plan: ReproPlan): string {
+  const vars = [...plan.secret_headers, ...plan.secret_body].map((s) => s.env);
+  return vars.length === 0 ? 'the run sent no secret header or body field.' : `secret values come from the environment: ${vars.join(', ')} (see README.txt).`;
+}
+
 function header(plan: ReproPlan): string {
   return [
     '#!/usr/bin/env node',
-    `// repro.mjs — written by ${plan.generated_by} (roundload repro) from the run folder ${plan.run.folder}.`,
+    `// repro.mjs — written by ${oneLine(plan.generated_by)} (roundload repro) from the run folder ${oneLine(plan.run.folder)}.`,
     '// A standalone reproducer: Node >= 18, built-ins only. Run `node repro.mjs --help`.',
-    `// It replays connection ${plan.connection ?? '(none: the request never got a socket)'}: ${plan.requests.length} requests on one kept-alive socket,`,
+    `// It replays connection ${oneLine(plan.connection ?? '(none: the request never got a socket)')}: ${plan.requests.length} requests on one kept-alive socket,`,
     "// with the run's body sizes, idle gaps and deadlines, and looks for the same failure:",
-    `//   ${plan.failure.description}`,
-    '// Bodies are synthetic text of the recorded sizes (the run kept no message text); no API key or secret is in here.',
+    `//   ${oneLine(plan.failure.description)}`,
+    '// Bodies are synthetic text of the recorded sizes (the run kept no message text); no API key or secret is in here:',
+    `// ${secretLine(plan)}`,
     "import http from 'node:http';",
     "import https from 'node:https';",
     "import net from 'node:net';",

@@ -1,9 +1,11 @@
 // What a reproducer needs from a run folder, as one JSON-able plan: the request sequence, the body fields, the
 // deadlines, where the run sent its requests, and what failed. Built from run.json (the workload, redacted),
 // summary.json (the diagnosis) and the picked sequence; no secret and no message text goes in.
+import { join } from 'node:path';
 import { resolveTools, toolsPayload } from '../agent/index.js';
-import type { ToolSpec } from '../config/index.js';
+import { REDACTED, isPublicHeader, maskExtraBody, type ToolSpec } from '../config/index.js';
 import type { RunManifest } from '../results/index.js';
+import { RecordError } from '../errors.js';
 import { isObject } from '../util/index.js';
 import type { BodyPlan } from './bodies.js';
 import type { ReproFailure, ReproRequest, ReproSequence } from './pick.js';
@@ -28,9 +30,13 @@ export interface ReproPlan extends BodyPlan {
   insecure: boolean;
   /** The NAME of the environment variable the run read its API key from (never the key). */
   api_key_env: string | null;
-  /** `target.headers` whose values are not secret; the others are only named in `dropped_headers`. */
+  /** `target.headers` whose values are public (by the allow-list); the others are in `secret_headers`. */
   headers: Record<string, string>;
-  dropped_headers: string[];
+  /** Headers whose values are secret: the scripts read each from the environment variable `env`, never the file. */
+  secret_headers: SecretField[];
+  /** Fields of `extra_body` whose values are secret: a body holds the placeholder `${ENV}` (a JSON string) where
+   * the value was, which the scripts replace with the variable's value. */
+  secret_body: SecretField[];
   deadlines: ReproDeadlines;
   connection: string | null;
   requests: ReproRequest[];
@@ -39,7 +45,23 @@ export interface ReproPlan extends BodyPlan {
   diagnosis: string | null;
 }
 
-const REDACTED = '[redacted]';
+/** A secret value the reproducer takes from the environment: the header's name or the body field's path. */
+export interface SecretField {
+  name: string;
+  env: string;
+}
+
+/** `ROUNDLOAD_HEADER_X_API_KEY` for `x-api-key`: upper case, every run of other characters one `_`. */
+export function secretEnvName(prefix: 'HEADER' | 'EXTRA', parts: readonly string[]): string {
+  return `ROUNDLOAD_${prefix}_${parts
+    .join('_')
+    .toUpperCase()
+    .replace(/[^A-Z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')}`;
+}
+
+/** What a body holds where a secret was: `${ROUNDLOAD_EXTRA_SESSION_KEY}`. */
+export const placeholder = (env: string): string => `\${${env}}`;
 
 function section(workload: Record<string, unknown>, key: string): Record<string, unknown> {
   const v = workload[key];
@@ -50,8 +72,9 @@ function num(v: unknown, fallback: number): number {
   return typeof v === 'number' && Number.isFinite(v) ? v : fallback;
 }
 
-/** Every body field but `messages`, as the run's agents sent them (src/agent/conversation.ts). */
-function bodyHead(manifest: RunManifest): Record<string, unknown> {
+/** Every body field but `messages`, as the run's agents sent them (src/agent/conversation.ts), `extra_body` with
+ * its secrets as placeholders. */
+function bodyHead(manifest: RunManifest, extraBody: Record<string, unknown>): Record<string, unknown> {
   const target = section(manifest.workload, 'target');
   const conversation = section(manifest.workload, 'conversation');
   const model = manifest.target.model ?? (typeof target.model === 'string' ? target.model : 'default');
@@ -63,20 +86,57 @@ function bodyHead(manifest: RunManifest): Record<string, unknown> {
     head.tools = toolsPayload(tools);
     head.tool_choice = typeof conversation.tool_choice === 'string' ? conversation.tool_choice : 'auto';
   }
-  const extra = section(target, 'extra_body');
-  for (const [key, value] of Object.entries(extra)) if (value !== REDACTED) head[key] = value;
+  for (const [key, value] of Object.entries(extraBody)) head[key] = value;
   return head;
 }
 
-function headers(manifest: RunManifest): { headers: Record<string, string>; dropped: string[] } {
+function names(v: unknown): string[] {
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+}
+
+/** `extra_body` with every secret (by the allow-list, or masked in run.json) replaced by its placeholder. */
+function extraBody(manifest: RunManifest): { body: Record<string, unknown>; secrets: SecretField[] } {
+  const target = section(manifest.workload, 'target');
+  const secrets = new Map<string, SecretField>();
+  const hide = (path: string[]): string => {
+    const env = secretEnvName('EXTRA', path);
+    secrets.set(env, { name: path.join('.'), env });
+    return placeholder(env);
+  };
+  // Belt and braces: run.json of this version masks the same strings; one written before kept some.
+  const masked = maskExtraBody(section(target, 'extra_body'), names(target.public_extra_body), hide);
+  const walk = (value: unknown, path: string[]): unknown => {
+    if (value === REDACTED || (typeof value === 'string' && value.includes('***'))) return hide(path);
+    if (Array.isArray(value)) return value.map((v, i) => walk(v, [...path, String(i)]));
+    if (!isObject(value)) return value;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, [...path, k])]));
+  };
+  return { body: walk(masked, []) as Record<string, unknown>, secrets: [...secrets.values()] };
+}
+
+/** `value`, which goes into a line of curl's config (a header, a URL): a control character in it (a line break
+ * would start a directive of its own) is a RecordError, as the schema and the transport never let one through. */
+function oneLineOnly(folder: string, field: string, value: string): string {
+  if (/\p{Cc}/u.test(value)) throw new RecordError(join(folder, 'run.json'), 0, field, 'holds a control character (a line break?)');
+  return value;
+}
+
+// The schema's rule for target.headers names: a run.json that breaks it was not written by roundload.
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+function headers(folder: string, manifest: RunManifest): { headers: Record<string, string>; secrets: SecretField[] } {
+  const target = section(manifest.workload, 'target');
+  const publicNames = names(target.public_headers);
   const out: Record<string, string> = {};
-  const dropped: string[] = [];
-  for (const [name, value] of Object.entries(section(section(manifest.workload, 'target'), 'headers'))) {
-    // Belt and braces: run.json masks secret-looking headers; anything masked, odd or auth-like stays out.
-    if (typeof value !== 'string' || value.includes(REDACTED) || value.includes('***') || /auth|key|token|cookie|secret/i.test(name)) dropped.push(name);
-    else out[name] = value;
+  const secrets: SecretField[] = [];
+  for (const [name, value] of Object.entries(section(target, 'headers'))) {
+    if (!HEADER_NAME.test(name)) throw new RecordError(join(folder, 'run.json'), 0, 'workload.target.headers', 'has a name that is not an HTTP header name');
+    // Belt and braces: run.json masks every header not on the allow-list; one written before did not.
+    if (isPublicHeader(name, publicNames) && typeof value === 'string' && !value.includes(REDACTED) && !value.includes('***'))
+      out[name] = oneLineOnly(folder, `workload.target.headers.${name}`, value);
+    else secrets.push({ name, env: secretEnvName('HEADER', [name]) });
   }
-  return { headers: out, dropped };
+  return { headers: out, secrets };
 }
 
 function deadlines(manifest: RunManifest): ReproDeadlines {
@@ -124,19 +184,21 @@ export interface PlanInputs {
 export function buildPlan({ folder, manifest, route, summary, sequence, version }: PlanInputs): ReproPlan {
   const conversation = section(manifest.workload, 'conversation');
   const target = section(manifest.workload, 'target');
-  const h = headers(manifest);
+  const h = headers(folder, manifest);
+  const extra = extraBody(manifest);
   return {
     generated_by: `roundload ${version}`,
     run: { folder, name: manifest.name, status: manifest.status, started_at: manifest.started_at, path: manifest.path, replayed_trace: isObject(manifest.workload.replay) },
-    target: typeof route.request_url === 'string' ? route.request_url : manifest.target.url,
+    target: oneLineOnly(folder, 'route.request_url', typeof route.request_url === 'string' ? route.request_url : manifest.target.url),
     endpoint: '/v1/chat/completions',
-    proxy: typeof route.connect_proxy === 'string' ? route.connect_proxy : null,
+    proxy: typeof route.connect_proxy === 'string' ? oneLineOnly(folder, 'route.connect_proxy', route.connect_proxy) : null,
     insecure: manifest.target.tls_insecure,
     api_key_env: typeof target.api_key_env === 'string' ? target.api_key_env : null,
     headers: h.headers,
-    dropped_headers: h.dropped,
+    secret_headers: h.secrets,
+    secret_body: extra.secrets,
     deadlines: deadlines(manifest),
-    head: bodyHead(manifest),
+    head: bodyHead(manifest, extra.body),
     system_chars: 4 * num(conversation.system_prompt_tokens, 0),
     connection: sequence.connection,
     requests: sequence.requests,

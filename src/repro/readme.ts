@@ -1,26 +1,40 @@
 // README.txt of a reproducer folder: what it reproduces, how to run each script, and what it leaves out.
+import { oneLine } from '../util/index.js';
 import type { ReproPlan } from './plan.js';
 
 function sequenceTable(plan: ReproPlan): string[] {
   return plan.requests.map(
     (r, i) =>
-      `  ${String(i + 1).padStart(3)}  nth ${String(r.nth).padStart(3)}  ${r.conversation} round ${r.round}  ${String(r.bytes).padStart(8)} B  idle before ${String(i === 0 ? 0 : r.idle_ms).padStart(6)} ms  run: ${r.status}${r.ttft_ms === null ? '' : `, ttft ${Math.round(r.ttft_ms)} ms`}`,
+      `  ${String(i + 1).padStart(3)}  nth ${String(r.nth).padStart(3)}  ${oneLine(r.conversation)} round ${r.round}  ${String(r.bytes).padStart(8)} B  idle before ${String(i === 0 ? 0 : r.idle_ms).padStart(6)} ms  run: ${r.status}${r.ttft_ms === null ? '' : `, ttft ${Math.round(r.ttft_ms)} ms`}`,
   );
 }
 
 export function reproReadme(plan: ReproPlan): string {
   const d = plan.deadlines;
   const f = plan.failure;
-  const target = plan.target;
-  const dropped = plan.dropped_headers.length === 0 ? '' : `\n- headers whose values are secret: ${plan.dropped_headers.join(', ')} (add them with --header "Name: value")`;
+  const target = oneLine(plan.target);
+  const secrets = [...plan.secret_headers.map((h) => `header ${oneLine(h.name)}`), ...plan.secret_body.map((b) => `extra_body field ${oneLine(b.name)}`)];
+  const vars = [...plan.secret_headers, ...plan.secret_body].map((s) => `      ${s.env}`);
+  const secretsText =
+    secrets.length === 0
+      ? ''
+      : `
+SECRET VALUES
+  The run sent values this folder does not hold (${secrets.join('; ')}). Both scripts read them from these
+  environment variables, and leave out the header (or send the placeholder) when one is not set:
+${vars.join('\n')}
+  A header's variable holds its value; a body field's holds the string to send (each body has the placeholder
+  "\${NAME}" where the value was, and the scripts put the value there as a JSON string, in memory or in a
+  temporary file). With a secret in a body, the body sizes differ from the run's by the value's length.
+`;
   const replayed = plan.run.replayed_trace ? "\n- the run replayed a trace: the body fields (tools, max_tokens) are the workload's, not the trace's per request" : '';
-  return `Reproducer of a failure in roundload run "${plan.run.name}" (${plan.run.folder}, started ${plan.run.started_at ?? 'unknown'}, status ${plan.run.status})
+  return `Reproducer of a failure in roundload run "${oneLine(plan.run.name)}" (${oneLine(plan.run.folder)}, started ${oneLine(plan.run.started_at ?? 'unknown')}, status ${oneLine(plan.run.status)})
 Written by ${plan.generated_by}: roundload repro.
 
 WHAT IT REPRODUCES
-  ${f.description}
-  ${plan.diagnosis ?? 'diagnosis: none (the run has no summary.json)'}
-  path: ${plan.run.path}; target: ${target}${plan.proxy === null ? '' : `; CONNECT proxy ${plan.proxy}`}
+  ${oneLine(f.description)}
+  ${oneLine(plan.diagnosis ?? 'diagnosis: none (the run has no summary.json)')}
+  path: ${oneLine(plan.run.path)}; target: ${target}${plan.proxy === null ? '' : `; CONNECT proxy ${oneLine(plan.proxy)}`}
 
 It sends again the ${plan.requests.length} requests the run sent on that socket, in order, on ONE kept-alive
 connection, with the recorded body sizes, the idle gaps between them, the same model and request fields
@@ -51,6 +65,7 @@ WHAT IT DOES NOT INCLUDE
   the engine busy may need several copies at once (e.g. for i in 1 2 3 4; do node repro.mjs & done; wait).
 - the model's answers: an assistant turn is synthetic text of the recorded answer's size, not what the model
   said; tool calls in the history are not reconstructed.
-- API keys and secrets: none is written here; pass the key's variable name with --api-key-env.${dropped}${replayed}
-`;
+- API keys and secrets: none is written here; pass the key's variable name with --api-key-env, and see
+  SECRET VALUES for the other secrets.${replayed}
+${secretsText}`;
 }

@@ -2,7 +2,7 @@
 // folder (repro.mjs, repro.sh with its bodies, README.txt).
 import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { isRequestRecord, readJsonlFile, readManifest, resultPath, writeTextAtomic } from '../results/index.js';
+import { readRequestRecords, readManifest, resultPath, writeTextAtomic } from '../results/index.js';
 import type { RequestRecord } from '../types/index.js';
 import { isObject } from '../util/index.js';
 import { VERSION } from '../version.js';
@@ -40,7 +40,7 @@ async function planRepro(dir: string, options: ReproOptions = {}): Promise<Repro
   const folder = resolve(dir);
   const manifest = readManifest(folder);
   const records: RequestRecord[] = [];
-  await readJsonlFile(resultPath(folder, 'requests'), isRequestRecord, (r) => records.push(r));
+  await readRequestRecords(folder, (r) => records.push(r));
   const sequence = pickSequence(records, options.connection === undefined ? {} : { connection: options.connection });
   const raw = readJson(resultPath(folder, 'manifest'));
   const route = isObject(raw) && isObject(raw.route) ? raw.route : {};

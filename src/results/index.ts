@@ -4,5 +4,5 @@ export { ResultsWriter, type WriterSample, type WriterCloseResult } from './writ
 export { RESULT_FILES, createRunFolder, resultPath, writeJsonAtomic, writeJsonLastResort, writeTextAtomic } from './folder.js';
 export { fsFailure, onResultsFs, toResultsError } from './fs-error.js';
 export { readManifest, readJsonlFile, describeSkipped, isKindLine, type RunManifest } from './read.js';
-export { rebuildSummary, isRequestRecord, isScrapeEvent } from './rebuild.js';
+export { rebuildSummary, isRequestRecord, isScrapeEvent, readRequestRecords, readKindLines } from './rebuild.js';
 export { mergeRuns } from './merge.js';

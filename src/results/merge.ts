@@ -7,9 +7,9 @@ import { hostname, platform, cpus } from 'node:os';
 import { resolve } from 'node:path';
 import { SummaryBuilder, DEFAULT_THRESHOLDS, plannedLengthS, windowSettingOf, type Summary, type ThresholdLimits } from '../analysis/index.js';
 import { HistogramSet, type HistogramsFile } from '../metrics/index.js';
-import { thresholdsSchema } from '../config/index.js';
+import { kindLineIssue, requestRecordIssue, thresholdsSchema, type RecordIssue } from '../config/index.js';
 import { RESULTS_SCHEMA_VERSION, type CanaryEvent, type ClientSampleEvent, type RequestRecord } from '../types/index.js';
-import { NotARunError, UsageError } from '../errors.js';
+import { NotARunError, RecordError, UsageError } from '../errors.js';
 import { onResultsFs } from './fs-error.js';
 import { VERSION } from '../version.js';
 import { resultPath, writeJsonAtomic } from './folder.js';
@@ -143,42 +143,44 @@ function readInputs(dirs: readonly string[], out: string): { inputs: Input[]; no
   return { inputs: placed, notes };
 }
 
-/** A pull reader over one shard's JSONL file (with its rotated parts), skipping lines that do not parse. */
+/** A pull reader over one shard's JSONL file (with its rotated parts), skipping lines that do not parse (a torn
+ * last line among them). A record that parses but breaks its rules (`check`) is a RecordError, never merged. */
 class Cursor<T> {
-  readonly #lines: AsyncGenerator<string>;
-  readonly #parse: (line: string) => T | null;
+  readonly #lines: AsyncGenerator<{ file: string; line: number; text: string }>;
+  readonly #accept: (v: unknown) => v is T;
+  readonly #check: (v: unknown) => RecordIssue | null;
   current: T | null = null;
   skipped = 0;
 
-  constructor(path: string, parse: (line: string) => T | null) {
+  constructor(path: string, accept: (v: unknown) => v is T, check: (v: unknown) => RecordIssue | null) {
     this.#lines = jsonlLines(path);
-    this.#parse = parse;
+    this.#accept = accept;
+    this.#check = check;
   }
 
   async next(): Promise<T | null> {
     for (;;) {
       const r = await this.#lines.next();
       if (r.done === true) return (this.current = null);
-      if (r.value.trim() === '') continue;
-      const value = this.#parse(r.value);
-      if (value === null) {
+      if (r.value.text.trim() === '') continue;
+      const value = parsed(r.value.text);
+      if (value === undefined || !this.#accept(value)) {
         this.skipped += 1;
         continue;
       }
+      const issue = this.#check(value);
+      if (issue !== null) throw new RecordError(r.value.file, r.value.line, issue.field, issue.problem);
       return (this.current = value);
     }
   }
 }
 
-function parseOr<T>(accept: (v: unknown) => v is T): (line: string) => T | null {
-  return (line) => {
-    try {
-      const v: unknown = JSON.parse(line);
-      return accept(v) ? v : null;
-    } catch {
-      return null;
-    }
-  };
+function parsed(line: string): unknown {
+  try {
+    return JSON.parse(line) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 /** k-way merge of already ordered streams by `key` (each shard's file is in its own time order). */
@@ -282,7 +284,7 @@ function rotationOf(workload: Record<string, unknown>, log: MergeOptions['log'])
 async function mergeRequests(m: Merge): Promise<{ writer: RotatingJsonlWriter; counts: number[]; skipped: number }> {
   const { inputs, builder } = m;
   const requests = new RotatingJsonlWriter(resultPath(m.out, 'requests'), m.rotation);
-  const requestCursors = inputs.map((i) => new Cursor(resultPath(i.dir, 'requests'), parseOr(isRequestRecord)));
+  const requestCursors = inputs.map((i) => new Cursor(resultPath(i.dir, 'requests'), isRequestRecord, requestRecordIssue));
   const counts = inputs.map(() => 0);
   await mergeStreams(
     requestCursors,
@@ -307,7 +309,7 @@ async function mergeRequests(m: Merge): Promise<{ writer: RotatingJsonlWriter; c
 async function mergeLines(m: Merge, file: 'events' | 'gauges'): Promise<void> {
   const { inputs, builder } = m;
   const writer = new RotatingJsonlWriter(resultPath(m.out, file), m.rotation);
-  const cursors = inputs.map((i) => new Cursor(resultPath(i.dir, file), parseOr(isKindLine)));
+  const cursors = inputs.map((i) => new Cursor(resultPath(i.dir, file), isKindLine, kindLineIssue));
   await mergeStreams(
     cursors,
     (e) => (typeof e.t === 'string' ? Date.parse(e.t) : 0) || 0,

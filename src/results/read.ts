@@ -5,7 +5,8 @@ import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, sta
 import { basename } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
-import { NotARunError } from '../errors.js';
+import type { RecordIssue } from '../config/index.js';
+import { NotARunError, RecordError } from '../errors.js';
 import { onResultsFs, rethrowFs } from './fs-error.js';
 import { RESULT_FILES, resultPath } from './folder.js';
 import { jsonlParts, openPart } from './rotate.js';
@@ -132,8 +133,15 @@ function endsWithNewline(path: string): boolean {
  * `onRecord`. A missing file reads as `exists: false` with no records. A last line without its newline
  * that does not parse is `truncated` (the writer died mid-line); any other bad line is `invalid_json` or
  * `not_a_record`; a part that cannot be read at all (a corrupt gzip) is `unreadable` from where it broke.
+ * A record that `check` finds breaking its rules (an id, a time, a class) is a RecordError with its place.
+ * @throws RecordError
  */
-export async function readJsonlFile<T>(path: string, accept: (value: unknown) => value is T, onRecord: (record: T) => void): Promise<JsonlFileReport> {
+export async function readJsonlFile<T>(
+  path: string,
+  accept: (value: unknown) => value is T,
+  onRecord: (record: T) => void,
+  check: (value: T) => RecordIssue | null = () => null,
+): Promise<JsonlFileReport> {
   const report: JsonlFileReport = { file: basename(path), exists: false, records: 0, skipped: [] };
   const parts = jsonlParts(path);
   for (const part of parts) {
@@ -149,6 +157,8 @@ export async function readJsonlFile<T>(path: string, accept: (value: unknown) =>
     const rl = createInterface({ input, crlfDelay: Infinity });
     let n = 0;
     let pendingBad: SkippedLine | null = null;
+    // A record that breaks its rules ends the read (thrown once the part is closed), never skipped.
+    let failure: RecordError | null = null;
     try {
       for await (const line of rl) {
         n += 1;
@@ -169,6 +179,11 @@ export async function readJsonlFile<T>(path: string, accept: (value: unknown) =>
           report.skipped.push({ file, line: n, reason: 'not_a_record', sample: line.slice(0, SAMPLE_CHARS) });
           continue;
         }
+        const issue = check(value);
+        if (issue !== null) {
+          failure = new RecordError(opened.file, n, issue.field, issue.problem);
+          break;
+        }
         onRecord(value);
         report.records += 1;
       }
@@ -180,6 +195,7 @@ export async function readJsonlFile<T>(path: string, accept: (value: unknown) =>
       rl.close();
       raw.destroy();
     }
+    if (failure !== null) throw failure;
   }
   return report;
 }

@@ -3,7 +3,7 @@
 // summary.json, run.json still `running`, a torn last line) and says what was missing. Reads only.
 import { existsSync, readFileSync } from 'node:fs';
 import { SummaryBuilder, DEFAULT_THRESHOLDS, plannedLengthS, ReplayComparison, windowSettingOf, type Summary, type ThresholdLimits } from '../analysis/index.js';
-import { thresholdsSchema } from '../config/index.js';
+import { kindLineIssue, requestRecordIssue, thresholdsSchema } from '../config/index.js';
 import { HistogramSet, type HistogramsFile } from '../metrics/index.js';
 import { readTrace, recordedFigures, replayedConversations } from '../trace/index.js';
 import type {
@@ -80,6 +80,17 @@ export function isLoadEvent(v: unknown): v is PhaseEvent | ConversationStartEven
 
 export function isScrapeEvent(v: unknown): v is ScrapeEvent {
   return isKindLine(v) && v.kind === 'scrape' && typeof v.run_ms === 'number' && typeof v.target === 'string' && Array.isArray(v.samples);
+}
+
+/** requests.jsonl of run `dir`, each record held to its rules. @throws RecordError on one that breaks them */
+export function readRequestRecords(dir: string, onRecord: (record: RequestRecord) => void): Promise<JsonlFileReport> {
+  return readJsonlFile(resultPath(dir, 'requests'), isRequestRecord, onRecord, requestRecordIssue);
+}
+
+/** events.jsonl or gauges.jsonl of run `dir`, each line held to the rules every kind shares.
+ * @throws RecordError on one that breaks them */
+export function readKindLines<T>(dir: string, file: 'events' | 'gauges', accept: (value: unknown) => value is T, onRecord: (record: T) => void): Promise<JsonlFileReport> {
+  return readJsonlFile(resultPath(dir, file), accept, onRecord, kindLineIssue);
 }
 
 function readHistograms(dir: string, notes: string[]): HistogramSet | null {
@@ -171,7 +182,7 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
   };
 
   const comparison = replayComparisonOf(manifest, notes);
-  const requests = await readJsonlFile(resultPath(dir, 'requests'), isRequestRecord, (r) => {
+  const requests = await readRequestRecords(dir, (r) => {
     builder.add(r);
     comparison?.add(r);
     seen(r.t, r.e2e_ms);
@@ -180,7 +191,7 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
 
   let runEnd: RunEndEvent | null = null;
   const arrivals = { starts: 0, ends: 0 };
-  const events = await readJsonlFile(resultPath(dir, 'events'), isKindLine, (e) => {
+  const events = await readKindLines(dir, 'events', isKindLine, (e) => {
     seen(e.t);
     if (isClientSample(e)) builder.addClientSample(e);
     else if (isCanary(e)) builder.addCanary(e);
@@ -196,7 +207,7 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
     notes.push('events.jsonl has no arrivals_end (the run ended before its arrivals did): arrivals still waiting for a slot then are not counted (not_started: null)');
 
   // The gauge verdicts come from the scrapes, judged as the live run judged them.
-  const gauges = await readJsonlFile(resultPath(dir, 'gauges'), isScrapeEvent, (s) => {
+  const gauges = await readKindLines(dir, 'gauges', isScrapeEvent, (s) => {
     seen(s.t);
     builder.addScrape(s);
   });

@@ -60,15 +60,17 @@ export function openPart(part: string): { raw: ReadStream; gz: boolean; file: st
   return { raw: createReadStream(file, { fd }), gz: file.endsWith('.gz'), file };
 }
 
-/** Lines of `path` across its rotated parts, in order (gzipped parts decompressed on the fly). Constant memory. */
-export async function* jsonlLines(path: string): AsyncGenerator<string> {
+/** Lines of `path` across its rotated parts, in order (gzipped parts decompressed on the fly), each with the
+ * part it is in and its 1-based line there. Constant memory. */
+export async function* jsonlLines(path: string): AsyncGenerator<{ file: string; line: number; text: string }> {
   for (const part of jsonlParts(path)) {
-    const { raw, gz } = openPart(part);
+    const { raw, gz, file } = openPart(part);
     const input = gz ? raw.pipe(createGunzip()) : raw;
     raw.on('error', (error) => input.destroy(error));
     const rl = createInterface({ input, crlfDelay: Infinity });
+    let line = 0;
     try {
-      for await (const line of rl) yield line;
+      for await (const text of rl) yield { file, line: ++line, text };
     } finally {
       rl.close();
       raw.destroy();

@@ -7,3 +7,9 @@ export const MAX_ECHO_CHARS = 200;
 export function clip(text: string, max = MAX_ECHO_CHARS): string {
   return text.length <= max ? text : `${text.slice(0, max)}… (${text.length.toLocaleString('en-US')} characters)`;
 }
+
+/** `text` with its line breaks (`\r \n \u2028 \u2029`) and the other control characters as spaces: what a comment
+ * line of a generated script, or one line of the terminal, may hold of recorded text. */
+export function oneLine(text: string): string {
+  return text.replace(/[\p{Cc}\u2028\u2029]/gu, ' ');
+}

@@ -67,20 +67,47 @@ describe('target.headers', () => {
     assert.match(issuesOf('target:\n  headers:\n    X-Ok: "a\\r\\nX-Injected: 1"\n')[0]!.message, /line break/);
   });
 
-  it("values of secret-looking headers are masked in run.json's workload and are secrets the run's scrubber replaces everywhere (argv too)", () => {
-    const w = parseWorkload('target:\n  headers:\n    X-Api-Key: sk-live-1\n    X-Auth-Token: t-1234\n    Cookie: sid=2222\n    X-Session-Id: s-1\n', FILE);
+  it("every header value is masked in run.json's workload and is a secret the run's scrubber replaces everywhere (argv too), unless its header is known public or listed in public_headers", () => {
+    const w = parseWorkload(
+      'target:\n  headers:\n    X-Api-Key: sk-live-1\n    Ocp-Apim-Subscription-Key: sub-5678\n    X-Goog-Iap-Jwt-Assertion: eyJhbGciOi.jwt\n    X-Session-Id: s-123\n    User-Agent: my-agent/1\n  public_headers: [x-session-id]\n',
+      FILE,
+    );
     const copy = redactWorkload(w) as typeof w;
-    assert.deepEqual(copy.target.headers, { 'X-Api-Key': '[redacted]', 'X-Auth-Token': '[redacted]', Cookie: '[redacted]', 'X-Session-Id': 's-1' });
+    assert.deepEqual(copy.target.headers, {
+      'X-Api-Key': '[redacted]',
+      'Ocp-Apim-Subscription-Key': '[redacted]',
+      'X-Goog-Iap-Jwt-Assertion': '[redacted]',
+      'X-Session-Id': 's-123',
+      'User-Agent': 'my-agent/1',
+    });
     assert.equal(w.target.headers['X-Api-Key'], 'sk-live-1', 'the workload itself is untouched');
-    assert.deepEqual(workloadSecrets(w, {}).sort(), ['sid=2222', 'sk-live-1', 't-1234']);
+    assert.deepEqual(workloadSecrets(w, {}).sort(), ['eyJhbGciOi.jwt', 'sk-live-1', 'sub-5678']);
     const scrubber = new SecretScrubber(workloadSecrets(w, {}));
-    assert.deepEqual(scrubber.value(['run', '--set', 'target.headers.X-Api-Key=sk-live-1', '--set', 'target.headers.X-Session-Id=s-1']), [
+    assert.deepEqual(scrubber.value(['run', '--set', 'target.headers.Ocp-Apim-Subscription-Key=sub-5678', '--set', 'target.headers.X-Session-Id=s-123']), [
       'run',
       '--set',
-      'target.headers.X-Api-Key=***',
+      'target.headers.Ocp-Apim-Subscription-Key=***',
       '--set',
-      'target.headers.X-Session-Id=s-1',
+      'target.headers.X-Session-Id=s-123',
     ]);
+  });
+
+  it('extra_body strings under a secret-looking key (at any depth) are masked and scrubbed unless their top-level key is in public_extra_body; numbers and other keys stay', () => {
+    const w = parseWorkload(
+      'target:\n  extra_body:\n    session_key: sess-9999\n    metadata: {user_jwt: jwt-abcd, team: blue}\n    max_new_tokens: 512\n    routing_token: route-77\n    top_k: 20\n  public_extra_body: [routing_token]\n',
+      FILE,
+    );
+    const copy = redactWorkload(w) as typeof w;
+    assert.deepEqual(copy.target.extra_body, { session_key: '[redacted]', metadata: { user_jwt: '[redacted]', team: 'blue' }, max_new_tokens: 512, routing_token: 'route-77', top_k: 20 });
+    assert.deepEqual(workloadSecrets(w, {}).sort(), ['jwt-abcd', 'sess-9999']);
+  });
+
+  it('public_headers and public_extra_body must name what is there: a typo is located', () => {
+    const issues = issuesOf('target:\n  headers: {X-Session-Id: s}\n  public_headers: [X-Sesion-Id]\n  extra_body: {session_key: k}\n  public_extra_body: [sesion_key]\n');
+    assert.deepEqual(
+      issues.map((i) => i.message),
+      ['X-Sesion-Id is not a header of target.headers', 'sesion_key is not a key of target.extra_body'],
+    );
   });
 });
 

@@ -20,7 +20,7 @@ async function hangingRun(t: import('node:test').TestContext): Promise<string> {
   const out = join(tempDir(t), 'run');
   const workload = parseWorkload(
     `name: repro-stall
-target: {via: {kind: hop, faults: [{kind: stall, after_requests: 2}]}, headers: {x-team: infra, x-api-key: sk-not-for-files}}
+target: {via: {kind: hop, faults: [{kind: stall, after_requests: 2}]}, headers: {x-team: infra, x-api-key: sk-not-for-files}, public_headers: [x-team]}
 agents: {count: 1, rounds: 4, think_time_ms: 30}
 conversation: {max_tokens: 16, system_prompt_tokens: 200, first_user_tokens: 50, tool_result_tokens: 40}
 watchdog: {connect_ms: 2000, headers_ms: 1200, first_token_ms: 2500, stall_ms: 1000, total_ms: 6000}

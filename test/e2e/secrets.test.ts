@@ -1,6 +1,6 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, get as httpGet, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect as netConnect, type Socket } from 'node:net';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -213,3 +213,137 @@ test('an error that ends the run names the target with its credentials masked, a
   assert.match(validate.stdout, /http:\/\/proxy:\*\*\*@127\.0\.0\.1:3128/);
   assertNoSecrets('validate --json', validate.stdout);
 });
+
+// Secrets no list knows by name: vendor headers, a header with an ordinary name, extra_body fields.
+const UNLISTED = {
+  apim: 'apim-Qx7Lp2Vd9Ks4',
+  iap: 'eyJhbGciOiJFUzI1NiJ9.iap-Rt5Ny8Wc',
+  tenant: 'tenant-Mb3Hs6Fj',
+  set: 'setsec-Ha8Jd3Lm',
+  session: 'sess-Gw4Zk7Pq',
+  jwt: 'ujwt-Dc2Xn5Tv',
+};
+
+/** A chat server that echoes every header and the body it got: in streamed content, in a 401's message, and it
+ * never answers every 4th request (a hang, so `repro` has something to write). */
+async function echoServer(t: TestContext): Promise<{ url: string; seen: string[] }> {
+  let chats = 0;
+  const seen: string[] = [];
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (req.url?.endsWith('/models')) return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: [{ id: 'deepseek-v4-flash' }] }));
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (body += c));
+    req.on('end', () => {
+      chats += 1;
+      const echo = `${JSON.stringify(req.headers)} ${body.slice(0, 400)}`;
+      seen.push(echo);
+      if (chats % 4 === 0) return;
+      setTimeout(() => {
+        if (chats % 4 === 2) return void res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `bad credentials: ${echo}` } }));
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(chunk({ role: 'assistant', content: `you sent ${echo}` }));
+        res.write(chunk({}, 'stop'));
+        res.end(`data: ${JSON.stringify({ id: 'c1', choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })}\n\ndata: [DONE]\n\n`);
+      }, 150);
+    });
+  });
+  const port = await listen(t, server);
+  return { url: `http://127.0.0.1:${port}`, seen };
+}
+
+/** The first snapshot the dashboard's event stream sends (its page reads the same), bounded. */
+function firstSnapshot(url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const req = httpGet(new URL('/events', url), (res) => {
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        text += chunk;
+        if (/event: snapshot\ndata: .*\n\n/.test(text)) req.destroy();
+      });
+    });
+    req.setTimeout(5000, () => req.destroy());
+    req.on('close', () => resolve(text));
+    req.on('error', (error) => (text === '' ? reject(error) : resolve(text)));
+  });
+}
+
+test(
+  'headers and extra_body fields no list knows are masked everywhere: run folder, terminal, live dashboard, repro folder; public ones are kept, and the server still gets every value',
+  { timeout: 120_000 },
+  async (t) => {
+    const server = await echoServer(t);
+    const dir = tempDir(t);
+    const out = join(dir, 'run');
+    const file = join(dir, 'unlisted.yaml');
+    writeFileSync(
+      file,
+      `name: unlisted
+target:
+  headers: {Ocp-Apim-Subscription-Key: ${UNLISTED.apim}, X-Goog-Iap-Jwt-Assertion: ${UNLISTED.iap}, X-Tenant-Route: ${UNLISTED.tenant}, X-Session-Id: pub-session-visible}
+  public_headers: [x-session-id]
+  extra_body: {session_key: ${UNLISTED.session}, metadata: {user_jwt: ${UNLISTED.jwt}, team: blue-visible}}
+agents: {count: 2, rounds: 4, think_time_ms: 100}
+conversation: {tools: none, max_tokens: 16}
+watchdog: {headers_ms: 800, first_token_ms: 2000, stall_ms: 2000, total_ms: 4000}
+thresholds: {hangs: null, error_rate: null}
+monitor: {canary_interval_s: 0}
+`,
+    );
+    const pages: Promise<string>[] = [];
+    const res = await runCli(['run', file, '--target', server.url, '--out', out, '--dashboard', '127.0.0.1:0', '--set', `target.headers.X-Set-Secret=${UNLISTED.set}`], {
+      timeoutMs: 90_000,
+      onStderrLine: (line) => {
+        const url = /live dashboard on (http:\/\/\S+)/.exec(line)?.[1];
+        if (url === undefined) return;
+        pages.push(fetch(url).then((r) => r.text()));
+        pages.push(new Promise<void>((resolve) => setTimeout(resolve, 1500)).then(() => firstSnapshot(url)));
+      },
+    });
+    assert.ok(res.code === 0 || res.code === 1, `exit ${res.code}: ${res.stderr}`);
+    const dashboard = await Promise.all(pages);
+    assert.equal(dashboard.length, 2, 'the dashboard was served while the run went on');
+    assert.match(dashboard[0]!, /<html/);
+    assert.match(dashboard[1]!, /event: snapshot/);
+    // The values did their job: the server got each of them.
+    for (const value of Object.values(UNLISTED))
+      assert.ok(
+        server.seen.some((s) => s.includes(value)),
+        `the server got ${value}`,
+      );
+    const records = readJsonl<RequestRecord>(join(out, 'requests.jsonl'));
+    assert.ok(
+      records.some((r) => r.status === 'hang'),
+      'a request hung',
+    );
+    assert.ok(
+      records.some((r) => r.error?.message.includes('***') === true),
+      'an echo was masked',
+    );
+    const repro = await runCli(['repro', out], { timeoutMs: 30_000 });
+    assert.equal(repro.code, 0, repro.stderr);
+    const places = [
+      ...filesOf(out),
+      { file: 'stdout', text: res.stdout },
+      { file: 'stderr', text: res.stderr },
+      { file: 'repro stdout+stderr', text: repro.stdout + repro.stderr },
+      { file: 'dashboard page', text: dashboard[0]! },
+      { file: 'dashboard events', text: dashboard[1]! },
+    ];
+    assert.ok(
+      places.some((p) => p.file.endsWith(join('repro', 'bodies', '001.json'))),
+      'the repro folder is among the files',
+    );
+    for (const { file: where, text } of places) {
+      for (const [name, value] of Object.entries(UNLISTED)) assert.ok(!text.includes(value), `${name} leaked into ${where}`);
+    }
+    const manifest = readFileSync(join(out, 'run.json'), 'utf8');
+    assert.match(manifest, /"X-Session-Id": "pub-session-visible"/);
+    assert.match(manifest, /"team": "blue-visible"/);
+    assert.match(manifest, /"Ocp-Apim-Subscription-Key": "\[redacted\]"/);
+    const readme = readFileSync(join(out, 'repro', 'README.txt'), 'utf8');
+    for (const name of ['ROUNDLOAD_HEADER_OCP_APIM_SUBSCRIPTION_KEY', 'ROUNDLOAD_HEADER_X_GOOG_IAP_JWT_ASSERTION', 'ROUNDLOAD_EXTRA_SESSION_KEY', 'ROUNDLOAD_EXTRA_METADATA_USER_JWT'])
+      assert.match(readme, new RegExp(name));
+  },
+);

@@ -51,7 +51,7 @@ function busyFolder(dir: string): string {
       ...[0, 1, 2, 3].flatMap((i) => [
         {
           kind: 'canary',
-          t: '',
+          t: '2026-01-01T00:00:01.000Z',
           run_ms: i * 2000,
           leg: 'proxied',
           path: 'hop',
@@ -67,7 +67,7 @@ function busyFolder(dir: string): string {
         },
         {
           kind: 'canary',
-          t: '',
+          t: '2026-01-01T00:00:01.000Z',
           run_ms: i * 2000 + 5,
           leg: 'direct',
           path: 'direct',
@@ -85,7 +85,7 @@ function busyFolder(dir: string): string {
       { kind: 'probe', t: '2026-01-01T00:00:06.600Z', run_ms: 6600, name: 'journal', on: 'hang', exit_code: 0, output: 'watchdog: <no> stuck & fine' },
       ...[1, 2, 3, 4, 5, 6, 7].map((s) => ({
         kind: 'client_sample',
-        t: '',
+        t: '2026-01-01T00:00:01.000Z',
         run_ms: s * 1000,
         window_ms: 1000,
         loop_delay_p99_ms: 3,
