@@ -125,7 +125,7 @@ export class TraceWriter {
   /** Starts the writer on `path` and writes `first` (the header); resolves once it is on the volume.
    * @throws ResultsError (exit 4) when the file cannot be opened or written, or not within `startTimeoutMs`. */
   static async open(path: string, first: TraceLine, options: TraceWriterOptions = {}): Promise<TraceWriter> {
-    const child = spawnModuleProcess(import.meta.url, 'writer-process', ['pipe', 'ignore', 'inherit']);
+    const child = spawnModuleProcess(import.meta.url, 'writer-process', ['pipe', 'ignore', 'ignore']);
     const writer = new TraceWriter(path, child, options);
     const timeoutMs = options.startTimeoutMs ?? 10_000;
     try {

@@ -176,3 +176,8 @@ process.stdin.on('error', () => {
   inputEnded = true;
   schedule();
 });
+// No stderr of its own (an orphan stuck on a stalled volume must not hold the recorder's): a bug is reported.
+process.on('uncaughtException', (error) => {
+  post({ type: 'failed', doing: 'write', code: null, message: `the trace writer failed: ${error.stack ?? error.message}`, lines });
+  process.exit(1);
+});

@@ -29,7 +29,7 @@ export function spawnModuleWorker(from: string, stem: string, workerData: unknow
  * keeps its process from exiting). From source, the entry is loaded through tsx's require hook (the same
  * limits as `spawnModuleWorker`'s `require`). `stdio` gives fds 0-2.
  */
-export function spawnModuleProcess(from: string, stem: string, stdio: readonly ['pipe' | 'ignore', 'pipe' | 'ignore', 'pipe' | 'ignore' | 'inherit']): ChildProcess {
+export function spawnModuleProcess(from: string, stem: string, stdio: readonly ['pipe' | 'ignore', 'pipe' | 'ignore', 'pipe' | 'ignore']): ChildProcess {
   const options = { stdio: [...stdio, 'ipc'] as StdioOptions, windowsHide: true };
   if (!from.endsWith('.ts')) return spawn(process.execPath, [fileURLToPath(new URL(`./${stem}.js`, from))], options);
   const tsx = createRequire(from).resolve('tsx/cjs/api');
