@@ -118,6 +118,11 @@ export class TraceWriter {
     // A spawn failure (no process left) is reported by exit; a dead writer's stdin by exit too.
     child.on('error', () => this.#onExit(null));
     child.stdin!.on('error', () => {});
+    // Never what keeps the recorder alive: close() waits for it, bounded; a writer left behind (the recorder
+    // killed) appends what it was handed and ends on its own.
+    child.unref();
+    child.channel?.unref();
+    (child.stdin as unknown as { unref?: () => void }).unref?.();
     this.#stallTimer = setInterval(() => this.#checkStall(), STALL_CHECK_MS);
     this.#stallTimer.unref();
   }
