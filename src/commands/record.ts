@@ -84,7 +84,7 @@ export async function recordCommand(opts: RecordCommandOptions, stop?: AbortSign
   const t = recorder.tally();
   const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
   log(
-    `${t.not_recorded === 0 ? 'recorded' : 'forwarded'} ${plural(t.requests, 'request')} in ${plural(t.conversations, 'conversation')} on ${plural(t.connections, 'connection')} (${t.errors} with errors${t.passed_through > 0 ? `; ${t.passed_through} other requests forwarded, not recorded` : ''}) ${t.not_recorded === 0 ? 'to' : 'recording to'} ${opts.out}`,
+    `${t.not_recorded === 0 ? 'recorded' : 'forwarded'} ${plural(t.requests, 'request')} in ${plural(t.conversations, 'conversation')} on ${plural(t.connections, 'connection')} (${t.errors} with errors${t.passed_through > 0 ? `; ${t.passed_through} other requests forwarded, not recorded` : ''}) ${t.not_recorded === 0 ? 'to' : 'while recording to'} ${opts.out}`,
   );
   if (t.stopped !== null)
     log(
