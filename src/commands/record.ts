@@ -47,6 +47,7 @@ export async function recordCommand(opts: RecordCommandOptions, stop?: AbortSign
     sessionHeader: opts.sessionHeader ?? null,
     upstreamCa,
     upstreamInsecure: opts.upstreamInsecure === true,
+    log,
     ...(opts.verbose === true
       ? {
           onRequest: (r) =>
@@ -81,8 +82,13 @@ export async function recordCommand(opts: RecordCommandOptions, stop?: AbortSign
   });
   await recorder.close();
   const t = recorder.tally();
+  const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
   log(
-    `recorded ${t.requests} request${t.requests === 1 ? '' : 's'} in ${t.conversations} conversation${t.conversations === 1 ? '' : 's'} on ${t.connections} connection${t.connections === 1 ? '' : 's'} (${t.errors} with errors${t.passed_through > 0 ? `; ${t.passed_through} other requests forwarded, not recorded` : ''}) to ${opts.out}`,
+    `${t.not_recorded === 0 ? 'recorded' : 'forwarded'} ${plural(t.requests, 'request')} in ${plural(t.conversations, 'conversation')} on ${plural(t.connections, 'connection')} (${t.errors} with errors${t.passed_through > 0 ? `; ${t.passed_through} other requests forwarded, not recorded` : ''}) ${t.not_recorded === 0 ? 'to' : 'while recording to'} ${opts.out}`,
   );
+  if (t.stopped !== null)
+    log(
+      `INCOMPLETE trace: ${t.not_recorded} of the ${plural(t.requests, 'chat request')} ${t.not_recorded === 1 ? 'is' : 'are'} NOT in it (${t.requests - t.not_recorded} recorded); recording stopped at ${(t.stopped.at_ms / 1000).toFixed(1)} s: ${t.stopped.reason}`,
+    );
   log(`look at it: roundload trace show ${opts.out}; replay it: roundload run <workload.yaml> --replay ${opts.out}`);
 }

@@ -186,6 +186,10 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
         `roundload: ${workload.name}: replaying ${replay.file}: ${replay.conversations.length} conversations, ${replay.requests} requests on ${r.connection === 'as-recorded' ? `${replay.connections.length} connections as recorded` : r.connection === 'pool' ? 'a shared pool' : 'a connection per conversation'}${r.speed === 1 ? '' : `, ${r.speed}× speed`}${r.loop ? ', looping' : ''} → ${workload.target.url ?? 'embedded engine'}`,
       );
       if (replay.skipped > 0) log(`the trace's torn last line was skipped (a recorder killed mid-write)`);
+      if (replay.incomplete !== null)
+        log(
+          `the trace is INCOMPLETE: its recorder stopped recording at ${(replay.incomplete.atMs / 1000).toFixed(1)} s (${replay.incomplete.reason}); ${replay.incomplete.requestsNotRecorded} requests it forwarded are not replayed`,
+        );
     } else if (scheduled !== null) log(`roundload: ${workload.name}: ${scheduled} → ${workload.target.url ?? 'embedded engine'}`);
     else {
       const who =

@@ -36,6 +36,9 @@ export interface ReplayPlan {
   recorded: TraceRequest[];
   /** Lines skipped while reading (a torn last line). */
   skipped: number;
+  /** The recorder stopped recording early (a full, failing or stalled trace volume): when, why, how many
+   * requests the trace misses; else null. */
+  incomplete: { atMs: number; reason: string; requestsNotRecorded: number } | null;
   /** Every message has its recorded content (a `--content` trace): nothing to size. */
   verbatim: boolean;
 }
@@ -84,6 +87,7 @@ export function planReplay(settings: ReplaySettings): ReplayPlan {
     contents: { messages: trace.contents, tools: trace.tools },
     recorded,
     skipped: trace.skipped.length,
+    incomplete: trace.incomplete === null ? null : { atMs: trace.incomplete.at_ms, reason: trace.incomplete.reason, requestsNotRecorded: trace.incomplete.requests_not_recorded },
     verbatim: recorded.every((r) => r.request.messages.every((m) => trace.contents.has(m.hash))),
   };
 }

@@ -1,6 +1,6 @@
-// The trace file: one write(2) of one whole line per record, so a killed recorder leaves only whole lines
-// (at worst a torn last line, which the reader skips). Synchronous on purpose: a trace line is written after
-// its response has been forwarded, so nothing the harness waits for sits behind it.
+// A trace file written by `roundload trace import`: one whole line per write, so a killed import leaves only
+// whole lines (at worst a torn last line, which the reader skips). Synchronous: an import forwards nothing.
+// The recorder, which does, writes through a process of its own (trace-writer.ts).
 import { closeSync, openSync, writeSync } from 'node:fs';
 import type { TraceLine } from './types.js';
 
@@ -14,9 +14,11 @@ export class TraceFileWriter {
   }
 
   write(value: TraceLine): void {
-    // Closed: a late line after the recorder stopped is dropped on purpose.
+    // Closed: a late line is dropped on purpose.
     if (this.#fd === null) return;
-    writeSync(this.#fd, `${JSON.stringify(value)}\n`);
+    const buf = Buffer.from(`${JSON.stringify(value)}\n`);
+    // write(2) may take part of a line (a pipe, a nearly full volume): the rest follows.
+    for (let off = 0; off < buf.length;) off += writeSync(this.#fd, buf, off);
   }
 
   close(): void {

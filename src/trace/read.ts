@@ -3,7 +3,7 @@
 // line number.
 import { readFileSync } from 'node:fs';
 import { TraceError } from '../errors.js';
-import { TRACE_FORMAT, TRACE_VERSION, type TraceClose, type TraceHeader, type TraceRequest } from './types.js';
+import { TRACE_FORMAT, TRACE_VERSION, type TraceClose, type TraceHeader, type TraceIncomplete, type TraceRequest } from './types.js';
 import { isObject } from '../util/index.js';
 
 export interface Trace {
@@ -17,6 +17,8 @@ export interface Trace {
   closes: TraceClose[];
   /** Lines skipped: a torn last line of a killed recorder. */
   skipped: { line: number; sample: string }[];
+  /** The recorder stopped recording early (its volume was full, failing or stalled), or null. */
+  incomplete: TraceIncomplete | null;
 }
 
 const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
@@ -51,7 +53,7 @@ export function readTrace(file: string): Trace {
   // A file that ends without a newline was cut in the middle of its last line.
   const lastIndex = text.endsWith('\n') ? lines.length - 2 : lines.length - 1;
   let header: TraceHeader | null = null;
-  const trace: Omit<Trace, 'header'> = { file, requests: [], contents: new Map(), tools: new Map(), closes: [], skipped: [] };
+  const trace: Omit<Trace, 'header'> = { file, requests: [], contents: new Map(), tools: new Map(), closes: [], skipped: [], incomplete: null };
   for (let i = 0; i <= lastIndex; i += 1) {
     const raw = lines[i] ?? '';
     if (raw.trim() === '') continue;
@@ -90,10 +92,15 @@ export function readTrace(file: string): Trace {
       case 'close':
         trace.closes.push(value as unknown as TraceClose);
         break;
+      case 'incomplete':
+        if (!isNum(value.at_ms) || typeof value.reason !== 'string' || !isNum(value.requests_not_recorded))
+          throw new TraceError(`${where}: an incomplete line must have at_ms, reason and requests_not_recorded`);
+        trace.incomplete = value as unknown as TraceIncomplete;
+        break;
       case 'header':
         throw new TraceError(`${where}: a second header: two recordings were written to one file; record each to its own file`);
       default:
-        throw new TraceError(`${where}: unknown line kind ${JSON.stringify(value.kind)} (header, request, content, tools or close)`);
+        throw new TraceError(`${where}: unknown line kind ${JSON.stringify(value.kind)} (header, request, content, tools, close or incomplete)`);
     }
   }
   if (header === null) throw new TraceError(`${file}: empty trace (no header line)`);

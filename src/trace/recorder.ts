@@ -1,14 +1,15 @@
 // `roundload record`'s engine: the hop, listening plain or with TLS, with one upstream connection per client
-// connection, and an observer on every chat request that appends its line to the trace as it completes
-// (one write per line: a killed recorder leaves whole lines). Nothing in the forwarding path waits for it.
+// connection, and an observer on every chat request that hands its line to the trace writer as it completes.
+// Nothing in the forwarding path waits for the trace: a full, failing or stalled volume stops the recording
+// (counted, said once), never the forwarding (trace-writer.ts).
 import { performance } from 'node:perf_hooks';
 import type { ExchangeEnd, ExchangeStart, ExchangeTap, HopHandle } from '../hop/index.js';
-import { TraceFileWriter } from './file-writer.js';
+import { TraceWriter, type TraceWriterResult } from './trace-writer.js';
 import { VERSION } from '../version.js';
 import { ConversationInference } from './conversations.js';
 import { ResponseObserver } from './observe.js';
 import { Hasher, requestContents, requestShape } from './shape.js';
-import { TRACE_FORMAT, TRACE_VERSION, type TraceHeader, type TraceRequest, type TraceRequestShape } from './types.js';
+import { TRACE_FORMAT, TRACE_VERSION, type TraceHeader, type TraceIncomplete, type TraceRequest, type TraceRequestShape } from './types.js';
 import { round1, isObject } from '../util/index.js';
 
 export interface RecorderOptions {
@@ -34,8 +35,12 @@ export interface RecorderOptions {
   /** Idle keep-alive of client connections the recorder allows (the harness and the upstream decide
    * sooner). @default 600000 */
   keepAliveTimeoutMs?: number;
-  /** Told of each request line as it is written. */
+  /** Told of each request line as it is handed to the trace writer. */
   onRequest?: (line: TraceRequest) => void;
+  /** Notices about the trace volume: recording stopped (once, with why), the volume stalled. */
+  log?: (line: string) => void;
+  /** Bytes of trace lines waiting for the volume past which recording stops. @default 16 MiB */
+  maxQueueBytes?: number;
 }
 
 export interface RecorderTally {
@@ -45,6 +50,11 @@ export interface RecorderTally {
   errors: number;
   /** Requests through the recorder that were not chat completions (forwarded, not recorded). */
   passed_through: number;
+  /** Chat requests forwarded but not in the trace: its volume was full, failing or stalled (`requests`
+   * counts them too). */
+  not_recorded: number;
+  /** Why recording stopped before forwarding did, or null. */
+  stopped: { at_ms: number; reason: string } | null;
 }
 
 export interface RecorderHandle {
@@ -53,7 +63,8 @@ export interface RecorderHandle {
   caFile: string | null;
   out: string;
   tally(): RecorderTally;
-  /** Stops: in-flight requests are cut and recorded as `closed`, the trace is closed. Bounded (about 1 s). */
+  /** Stops: in-flight requests are cut and recorded as `closed`, the trace is closed (waiting at most about
+   * 2 s for its volume; lines it has not taken by then are counted in `not_recorded`). Bounded (about 3 s). */
   close(): Promise<void>;
 }
 
@@ -93,13 +104,12 @@ function failureOf(end: ExchangeEnd): { kind: string; message: string } | null {
 /** What every exchange through one recorder shares. */
 interface Recording {
   readonly opts: RecorderOptions;
-  readonly writer: TraceFileWriter;
+  readonly writer: TraceWriter;
   readonly hasher: Hasher;
   readonly conversations: ConversationInference;
   readonly sessionHeader: string | null;
   /** Hashes of the tools and message contents already in the trace (`--content`): each is written once. */
   readonly written: Set<string>;
-  readonly startedAt: Date;
   /** performance.now() at the start: the trace's times are since then. */
   readonly t0: number;
   readonly tally: RecorderTally;
@@ -108,8 +118,15 @@ interface Recording {
   seq: number;
 }
 
+/** Starts recording; resolves once it listens.
+ * @throws ResultsError (exit 4) before listening when `out` cannot be opened or takes no header line. */
 export async function startRecorder(opts: RecorderOptions): Promise<RecorderHandle> {
-  const writer = new TraceFileWriter(opts.out);
+  const startedAt = new Date();
+  const t0 = performance.now();
+  const writer = await TraceWriter.open(opts.out, traceHeader(opts, startedAt, upstreamHref(opts.upstream)), {
+    ...(opts.maxQueueBytes === undefined ? {} : { maxQueueBytes: opts.maxQueueBytes }),
+    ...(opts.log === undefined ? {} : { log: opts.log }),
+  });
   const rec: Recording = {
     opts,
     writer,
@@ -117,9 +134,8 @@ export async function startRecorder(opts: RecorderOptions): Promise<RecorderHand
     conversations: new ConversationInference(),
     sessionHeader: opts.sessionHeader?.toLowerCase() ?? null,
     written: new Set<string>(),
-    startedAt: new Date(),
-    t0: performance.now(),
-    tally: { requests: 0, conversations: 0, connections: 0, errors: 0, passed_through: 0 },
+    t0,
+    tally: { requests: 0, conversations: 0, connections: 0, errors: 0, passed_through: 0, not_recorded: 0, stopped: null },
     connections: new Set<number>(),
     seq: 0,
   };
@@ -127,23 +143,49 @@ export async function startRecorder(opts: RecorderOptions): Promise<RecorderHand
   try {
     hop = await listen(rec);
   } catch (error) {
-    writer.close();
+    // The same --out can be used again once the address is fixed.
+    await writer.discard();
     throw error;
   }
-  writer.write(traceHeader(rec, hop.upstream));
   let closing: Promise<void> | null = null;
+  let result: TraceWriterResult | null = null;
   const started = hop;
   return {
     url: started.url,
     caFile: started.caFile,
     out: opts.out,
-    tally: () => ({ ...rec.tally }),
+    tally: () => tallyOf(rec, result),
     close: () =>
       (closing ??= (async () => {
         await started.close();
-        writer.close();
+        result = await writer.close((stop) => incompleteLine(rec, stop.atMs, stop.reason));
       })()),
   };
+}
+
+/** The upstream as the hop will name it (the hop itself rejects a bad URL). */
+function upstreamHref(upstream: string): string {
+  try {
+    return new URL(upstream).href;
+  } catch {
+    return upstream;
+  }
+}
+
+function tallyOf(rec: Recording, result: TraceWriterResult | null): RecorderTally {
+  const stop = result?.stopped ?? rec.writer.stopped;
+  return {
+    ...rec.tally,
+    not_recorded: result?.requestsNotRecorded ?? rec.writer.notRecorded.requests,
+    stopped: stop === null ? null : { at_ms: round1(stop.atMs - rec.t0), reason: stop.reason },
+  };
+}
+
+/** The trace's last line when recording stopped early; its counts are final only if the volume takes it, and
+ * then everything handed over before it is on the volume: only what was dropped is missing. */
+function incompleteLine(rec: Recording, stoppedAtMs: number, reason: string): TraceIncomplete {
+  const missing = rec.writer.notRecorded;
+  return { kind: 'incomplete', at_ms: round1(stoppedAtMs - rec.t0), reason, requests_not_recorded: missing.requests, lines_not_recorded: missing.lines };
 }
 
 /** The hop in front of the upstream, with one upstream connection per client connection, observing every exchange.
@@ -265,18 +307,18 @@ function writeContents(rec: Recording, parsed: Record<string, unknown>, shape: T
   }
 }
 
-function traceHeader(rec: Recording, upstream: string): TraceHeader {
+function traceHeader(opts: RecorderOptions, startedAt: Date, upstream: string): TraceHeader {
   return {
     kind: 'header',
     format: TRACE_FORMAT,
     version: TRACE_VERSION,
     roundload: VERSION,
-    started_at: rec.startedAt.toISOString(),
+    started_at: startedAt.toISOString(),
     source: 'record',
     upstream,
-    tls: rec.opts.tls === true,
-    content: rec.opts.content === true,
-    session_header: rec.opts.sessionHeader ?? null,
+    tls: opts.tls === true,
+    content: opts.content === true,
+    session_header: opts.sessionHeader ?? null,
     hash: 'hmac-sha256-64',
   };
 }

@@ -45,6 +45,11 @@ export interface TraceStats {
   errors: Record<string, number>;
   rounds: TraceRoundStats[];
   skipped_lines: number;
+  /** The recorder stopped recording before it stopped forwarding (its `incomplete` line), or null. */
+  incomplete: { at_ms: number; reason: string; requests_not_recorded: number } | null;
+  /** Requests the recorder numbered (`seq`) below its last recorded one that have no line: lost with a failing
+   * volume, or in flight when a recorder was killed. */
+  seq_gaps: number;
 }
 
 function quantile(sorted: readonly number[], q: number): number | null {
@@ -120,7 +125,16 @@ export function traceStats(trace: Trace): TraceStats {
         errors: list.filter((r) => !ok(r)).length,
       })),
     skipped_lines: trace.skipped.length,
+    incomplete: trace.incomplete === null ? null : { at_ms: trace.incomplete.at_ms, reason: trace.incomplete.reason, requests_not_recorded: trace.incomplete.requests_not_recorded },
+    seq_gaps: seqGaps(rs),
   };
+}
+
+function seqGaps(rs: readonly TraceRequest[]): number {
+  const seqs = new Set(rs.map((r) => r.seq).filter((s) => Number.isInteger(s) && s >= 1));
+  let last = 0;
+  for (const s of seqs) last = Math.max(last, s);
+  return last - seqs.size;
 }
 
 const fmt = (v: number | null): string => (v === null ? '–' : v >= 100 ? String(Math.round(v)) : String(Math.round(v * 10) / 10));
@@ -167,6 +181,14 @@ export function formatTraceStats(s: TraceStats): string {
       .join(', ');
     lines.push(`connections: ${s.connections.count}, ${s.connections.reused_requests} requests on reused ones, at most ${s.connections.max_requests} on one; closed by: ${closed || 'none recorded'}`);
   }
+  if (s.incomplete !== null)
+    lines.push(
+      `INCOMPLETE: recording stopped at ${(s.incomplete.at_ms / 1000).toFixed(1)} s (${s.incomplete.reason}); ${plural(s.incomplete.requests_not_recorded, 'request')} it forwarded ${s.incomplete.requests_not_recorded === 1 ? 'is' : 'are'} not in this trace`,
+    );
+  else if (s.seq_gaps > 0)
+    lines.push(
+      `INCOMPLETE: ${plural(s.seq_gaps, 'request')} the recorder numbered ${s.seq_gaps === 1 ? 'has' : 'have'} no line (its trace volume failed or stalled, or it was killed with them in flight)`,
+    );
   if (s.skipped_lines > 0) lines.push(`skipped ${s.skipped_lines} torn line${s.skipped_lines === 1 ? '' : 's'} at the end (a recorder killed mid-write)`);
   lines.push('');
   const rows = [['round', 'req', 'messages', 'prompt chars', 'prompt tok', 'completion tok', 'ttft p50', 'e2e p50', 'errors']];

@@ -1,6 +1,7 @@
 // The trace file (`roundload record`, `roundload trace import`): JSONL, a header line, then one line per chat
 // request as it completes (and one per message content, only with `--content`, and one per closed client
-// connection). Shapes only: lengths, hashes, counts, never text unless the user asked for it.
+// connection; and a last one when the recorder could not record everything). Shapes only: lengths, hashes,
+// counts, never text unless the user asked for it.
 
 export const TRACE_FORMAT = 'roundload-trace';
 /** Bumped whenever a line's shape changes incompatibly. */
@@ -165,5 +166,19 @@ export interface TraceClose {
   by: 'client' | 'proxy' | 'error';
 }
 
+/** The recorder stopped recording before it stopped forwarding (its volume was full, failing or stalled):
+ * the last line, written at exit when the volume takes it. Requests after `at_ms` were forwarded, not recorded. */
+export interface TraceIncomplete {
+  kind: 'incomplete';
+  /** ms since `started_at` when recording stopped. */
+  at_ms: number;
+  /** Why, in words (`cannot write …: no space left on device (ENOSPC)`). */
+  reason: string;
+  /** Chat requests forwarded and not in the trace. */
+  requests_not_recorded: number;
+  /** Lines of any kind not in the trace (requests, closes, contents). */
+  lines_not_recorded: number;
+}
+
 /** Any line of a trace file. */
-export type TraceLine = TraceHeader | TraceRequest | TraceContent | TraceToolsContent | TraceClose;
+export type TraceLine = TraceHeader | TraceRequest | TraceContent | TraceToolsContent | TraceClose | TraceIncomplete;

@@ -1,14 +1,16 @@
 // `roundload record`, `roundload trace` and `roundload run --replay` as a user runs them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, constants, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { startEngine } from '../../src/engine/index.js';
 import { engineSchema } from '../../src/config/schema.js';
 import { readTrace } from '../../src/trace/index.js';
 import { runCli, tempDir } from '../helpers/tmp.js';
+import { chatBurst, modelsStatus } from '../helpers/chat-burst.js';
+import { fakeChat, okAnswer } from '../helpers/fake-chat.js';
 import { cliArgs, ROOT } from '../helpers/root.js';
 
 /** `roundload record` as a child process, its URL once it listens. */
@@ -92,4 +94,26 @@ test('`roundload run --replay` replays a trace; a broken trace, or one over an e
   const again = await runCli(['record', '--upstream', 'http://127.0.0.1:9', '--out', 'workloads/traces/replay-example.jsonl'], { timeoutMs: 30_000 });
   assert.equal(again.code, 2);
   assert.match(again.stderr, /already holds a trace/);
+});
+
+test('`roundload record` on a FIFO nobody reads answers all 120 requests, and SIGINT still ends it in bounded time saying how many the trace misses; /dev/full is refused (exit 4)', async (t) => {
+  const upstream = await fakeChat(t, (_, res) => okAnswer(res));
+  const fifo = join(tempDir(t), 'trace.fifo');
+  assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+  // A reader that never reads: after 64 KiB every write(2) to the pipe blocks, and the writer with it.
+  const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+  t.after(() => closeSync(reader));
+  const rec = await spawnRecorder(t, upstream.url, fifo);
+  assert.equal(await chatBurst(rec.url, 120), 120, 'every request answered in time');
+  assert.equal(await modelsStatus(rec.url), 200);
+  const stopping = performance.now();
+  rec.child.kill('SIGINT');
+  assert.deepEqual(await rec.exited, { code: 0, signal: null });
+  assert.ok(performance.now() - stopping < 15_000, 'the stalled writer does not hold the exit');
+  assert.match(rec.stderr(), /INCOMPLETE trace: \d+ of the 120 chat requests are NOT in it \(\d+ recorded\); recording stopped at \d+\.\d s: the trace volume stalled/);
+
+  const full = await runCli(['record', '--upstream', upstream.url, '--listen', '127.0.0.1:0', '--out', '/dev/full'], { timeoutMs: 30_000 });
+  assert.equal(full.code, 4, full.stderr);
+  assert.match(full.stderr, /cannot write the trace \/dev\/full: no space left on device \(ENOSPC\)/);
+  assert.equal(full.stdout, '', 'no URL: it never listened');
 });
