@@ -279,6 +279,8 @@ function program(): Command {
     .option('--max-pvalue <p>', 'largest p-value of a change point (default 0.01)')
     .option('--permutations <n>', 'permutations of the significance test (default 999)')
     .option('--seed <n>', 'seed of the permutations (default 1)')
+    .option('--drift <rho>', 'nightly drift to stay quiet under, as an AR(1) lag-1 correlation (default 0.6; 0: nights exchangeable, more power)')
+    .option('--name-by <label>', 'the labels that name a run in the output, e.g. commit (repeatable or comma-separated; default all)', collect, [])
     .option('--out <file>', 'where to write trend.html', 'trend.html')
     .option('--json', 'print the trend as JSON instead of the table')
     .action(async (file: string, opts: TrendCommandOptions) => {

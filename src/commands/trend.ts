@@ -21,6 +21,10 @@ export interface TrendCommandOptions {
   permutations?: string;
   recent?: string;
   seed?: string;
+  /** The nightly drift to stay quiet under (AR(1) lag-1 correlation, 0 to 0.9). @default 0.6 */
+  drift?: string;
+  /** Labels that name a run (repeatable or comma-separated); default all. */
+  nameBy?: string[];
   json?: boolean;
 }
 
@@ -49,7 +53,14 @@ function trendOptions(opts: TrendCommandOptions): TrendOptions {
   const permutations = numberFlag('--permutations', opts.permutations, (n) => Number.isInteger(n) && n >= 19, 'a whole number ≥ 19');
   const recentRuns = numberFlag('--recent', opts.recent, (n) => Number.isInteger(n) && n >= 1, 'a whole number ≥ 1');
   const seed = numberFlag('--seed', opts.seed, (n) => Number.isInteger(n) && n >= 0, 'a whole number ≥ 0');
+  const drift = numberFlag('--drift', opts.drift, (n) => n >= 0 && n <= 0.9, 'a lag-1 correlation from 0 to 0.9');
+  const nameBy = (opts.nameBy ?? [])
+    .flatMap((n) => n.split(','))
+    .map((n) => n.trim())
+    .filter((n) => n !== '');
   return {
+    ...(drift === undefined ? {} : { drift }),
+    ...(nameBy.length === 0 ? {} : { nameBy }),
     ...(minChange === undefined ? {} : { minChange }),
     ...(maxPValue === undefined ? {} : { maxPValue }),
     ...(permutations === undefined ? {} : { permutations }),

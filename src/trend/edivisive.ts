@@ -1,8 +1,18 @@
 // E-divisive means (Matteson & James, "A Nonparametric Approach for Multiple Change Point Analysis of
 // Multivariate Data", JASA 2014), the method of Apache Otava (Hunter) and MongoDB's performance signal
 // processing: the split of a series that most separates the two sides in energy distance, found by
-// bisection, each split kept only when a permutation test says chance rarely makes one as strong. Pure and
-// deterministic: the permutations come from a seeded generator.
+// bisection, each split kept only when chance rarely makes one as strong. Pure and deterministic: the
+// permutations and surrogates come from a seeded generator.
+//
+// "Chance" is the null the nights are tested against. A permutation test assumes the nights exchangeable;
+// nights that drift (a slow wander of the machine, the driver, the neighbours: AR(1) noise) are not, and a
+// wander looks like a step to it — at lag-1 correlation 0.5, 8.5% of 12-night A/A histories got a change point.
+// With `drift` ρ > 0 the null is an AR(1) series of lag-1 correlation ρ instead: the split's statistic, scaled
+// by the segment's mean absolute difference (so no level or spread has to be assumed), is compared with the
+// same statistic of seeded gaussian AR(1) surrogates of the segment's length. Twelve nights cannot tell their
+// own ρ from a step (the estimate from so few is biased low by the wander it should measure), so ρ is the most
+// drift the trend must stay quiet under, not an estimate: valid for any wander up to it, at the cost of power
+// on nights that do not wander (docs/history.md gives both).
 import { Rng } from '../util/index.js';
 
 export interface EDivisiveOptions {
@@ -14,6 +24,9 @@ export interface EDivisiveOptions {
   minSize?: number;
   /** Seed of the permutations. @default 1 */
   seed?: number;
+  /** The lag-1 correlation of nightly drift the test must stay quiet under: 0 tests against exchangeable
+   * nights (a permutation test), ρ > 0 against AR(1) surrogates of that ρ. @default 0 */
+  drift?: number;
 }
 
 /** A split found significant: the series is different from `index` on (0-based), with the test's p-value. */
@@ -83,6 +96,63 @@ function shuffled(x: readonly number[], rng: Rng): number[] {
   return out;
 }
 
+/** Mean absolute difference between the values of `x` (0 for fewer than two). */
+function spread(x: readonly number[]): number {
+  let total = 0;
+  for (let i = 0; i < x.length; i += 1) for (let j = i + 1; j < x.length; j += 1) total += Math.abs(x[i]! - x[j]!);
+  return x.length < 2 ? 0 : total / ((x.length * (x.length - 1)) / 2);
+}
+
+const surrogateCache = new Map<string, Float64Array>();
+
+/** A gaussian AR(1) series of `n` values, unit marginal variance, lag-1 correlation `rho`. */
+function ar1(n: number, rho: number, rng: Rng): number[] {
+  const gauss = () => Math.sqrt(-2 * Math.log(1 - rng.next())) * Math.cos(2 * Math.PI * rng.next());
+  const out: number[] = [];
+  let e = gauss();
+  for (let i = 0; i < n; i += 1) {
+    out.push(e);
+    e = rho * e + Math.sqrt(1 - rho * rho) * gauss();
+  }
+  return out;
+}
+
+/** The scaled best-split statistic of `count` AR(1) surrogates of length `n`, sorted; the same for the same
+ * arguments (seeded, cached). */
+function surrogateStatistics(n: number, rho: number, minSize: number, count: number, seed: number): Float64Array {
+  const key = `${n}:${rho}:${minSize}:${count}:${seed}`;
+  const known = surrogateCache.get(key);
+  if (known !== undefined) return known;
+  const rng = new Rng(seed * 7919 + n);
+  const out = new Float64Array(count);
+  for (let k = 0; k < count; k += 1) {
+    const x = ar1(n, rho, rng);
+    const best = bestSplit(x, minSize);
+    out[k] = best === null ? 0 : best.q / spread(x);
+  }
+  out.sort();
+  if (surrogateCache.size > 1000) surrogateCache.clear();
+  surrogateCache.set(key, out);
+  return out;
+}
+
+/** Share of AR(1) surrogates whose scaled best split is at least as strong as the segment's (with the +1). */
+function surrogatePValue(segment: readonly number[], q: number, minSize: number, rho: number, count: number, seed: number): number {
+  const scale = spread(segment);
+  if (scale === 0) return 1;
+  const observed = q / scale;
+  const null_ = surrogateStatistics(segment.length, rho, minSize, count, seed);
+  // Sorted: the first index at or above `observed`, by bisection.
+  let lo = 0;
+  let hi = null_.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (null_[mid]! < observed) lo = mid + 1;
+    else hi = mid;
+  }
+  return (null_.length - lo + 1) / (count + 1);
+}
+
 /** Share of permutations of the segment whose best split is at least as strong (with the +1 of an exact test). */
 function permutationPValue(segment: readonly number[], q: number, minSize: number, permutations: number, rng: Rng): number {
   let asStrong = 0;
@@ -107,7 +177,9 @@ export function eDivisive(x: readonly number[], options: EDivisiveOptions = {}):
   const permutations = options.permutations ?? 999;
   const maxPValue = options.maxPValue ?? 0.01;
   const minSize = options.minSize ?? 2;
-  const rng = new Rng(options.seed ?? 1);
+  const seed = options.seed ?? 1;
+  const drift = options.drift ?? 0;
+  const rng = new Rng(seed);
   const splits: Split[] = [];
   const bounds = [0, x.length];
   for (;;) {
@@ -117,7 +189,8 @@ export function eDivisive(x: readonly number[], options: EDivisiveOptions = {}):
       if (c !== null && c.q > 0 && (strongest === null || c.q > strongest.q)) strongest = c;
     }
     if (strongest === null) break;
-    const pValue = permutationPValue(x.slice(strongest.from, strongest.to), strongest.q, minSize, permutations, rng);
+    const segment = x.slice(strongest.from, strongest.to);
+    const pValue = drift > 0 ? surrogatePValue(segment, strongest.q, minSize, drift, permutations, seed) : permutationPValue(segment, strongest.q, minSize, permutations, rng);
     if (pValue > maxPValue) break;
     splits.push({ index: strongest.index, pValue });
     bounds.push(strongest.index);

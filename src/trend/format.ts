@@ -1,6 +1,6 @@
 // The terminal view of a trend: a line per figure with its first and last value, a sparkline of every run
 // (oldest left) and its change points, then the verdict for the nightly job.
-import type { FigureChange, FigureTrend, Trend } from './trend.js';
+import type { FigureChange, FigureTrend, Trend, TrendRun, Unconfirmed } from './trend.js';
 
 const BARS = '▁▂▃▄▅▆▇█';
 
@@ -19,33 +19,58 @@ function number(v: number | null | undefined): string {
   return abs >= 100 ? v.toFixed(0) : abs >= 10 ? v.toFixed(1) : v.toFixed(2);
 }
 
-const percent = (c: FigureChange): string => (c.change === null ? `${number(c.before)} → ${number(c.after)}` : `${c.change > 0 ? '+' : ''}${(c.change * 100).toFixed(1)}%`);
+const shift = (change: number | null, before: number, after: number): string => (change === null ? `${number(before)} → ${number(after)}` : `${change > 0 ? '+' : ''}${(change * 100).toFixed(1)}%`);
 
-/** `run 8 (2026-12-08, 3fa2c1b0e9a1): +10.2% regression, p=0.005`. */
-export function changeText(c: FigureChange): string {
-  const day = c.run.startedAt?.slice(0, 10) ?? 'no date';
-  return `run ${c.index + 1} (${day}, ${c.run.runId}): ${percent(c)} ${c.kind}, p=${c.pValue.toFixed(3)}`;
+/** How a run is named: its labels (those of `nameBy`, or all), else its id; then its results folder. */
+export function runName(run: TrendRun, nameBy: readonly string[] | null): string {
+  const labels = Object.entries(run.labels).filter(([k]) => nameBy === null || nameBy.includes(k));
+  const name = labels.length === 0 ? run.runId : labels.map(([k, v]) => `${k}=${v}`).join(' ');
+  return run.dir === null || run.dir === undefined || run.dir === '' ? name : `${name}, ${run.dir}`;
 }
 
-function figureLine(f: FigureTrend, widths: { name: number; spark: number }): string {
+/** `run 8 (2026-12-08, commit=c07, results/nightly-08): +10.2% regression, p=0.005`. */
+export function changeText(c: FigureChange, nameBy: readonly string[] | null = null): string {
+  const day = c.run.startedAt?.slice(0, 10) ?? 'no date';
+  return `run ${c.index + 1} (${day}, ${runName(c.run, nameBy)}): ${shift(c.change, c.before, c.after)} ${c.kind}, p=${c.pValue.toFixed(3)}`;
+}
+
+/** `run 12 (…): +11.0% regression on the newest night alone, not confirmed: the next night confirms or drops it`. */
+export function unconfirmedText(u: Unconfirmed, nameBy: readonly string[] | null = null): string {
+  const day = u.run.startedAt?.slice(0, 10) ?? 'no date';
+  return `run ${u.index + 1} (${day}, ${runName(u.run, nameBy)}): ${shift(u.change, u.level, u.value)} ${u.kind} on the newest night alone, not confirmed: the next night confirms or drops it`;
+}
+
+function figureLine(f: FigureTrend, widths: { name: number; spark: number }, nameBy: readonly string[] | null): string {
   const present = f.values.filter((v): v is number => v !== null);
   const name = `${f.metric.name} ${f.metric.unit}`.padEnd(widths.name);
-  const changes = f.changes.length === 0 ? '—' : f.changes.map(changeText).join('; ');
+  const found = [...f.changes.map((c) => changeText(c, nameBy)), ...(f.unconfirmed === null ? [] : [unconfirmedText(f.unconfirmed, nameBy)])];
+  const changes = found.length === 0 ? '—' : found.join('; ');
   return `${name}  ${number(present[0]).padStart(9)}  ${number(present.at(-1)).padStart(9)}  ${sparkline(f.values).padEnd(widths.spark)}  ${changes}`;
 }
 
-/** The verdict line(s): the figures whose newest runs start a regression, or that none does. */
+/** The verdict line(s): the figures whose newest runs start a regression, or that none does; then any
+ * regression of the newest night alone, not confirmed (shown, never acted on). */
 export function verdictLines(trend: Trend): string[] {
-  if (trend.regressions.length === 0) return [`no regression starts in the newest ${trend.recentRuns} runs`];
-  return [`REGRESSION in the newest ${trend.recentRuns} runs:`, ...trend.regressions.map((f) => `  ${f.metric.name}: ${changeText(f.recentRegression!)}`)];
+  const pending = trend.figures.filter((f) => f.unconfirmed?.kind === 'regression');
+  const waiting =
+    pending.length === 0
+      ? []
+      : ['not confirmed (the next night confirms or drops it; --fail-on does not act on it):', ...pending.map((f) => `  ${f.metric.name}: ${unconfirmedText(f.unconfirmed!, trend.nameBy)}`)];
+  if (trend.regressions.length === 0) return [`no regression starts in the newest ${trend.recentRuns} runs`, ...waiting];
+  return [`REGRESSION in the newest ${trend.recentRuns} runs:`, ...trend.regressions.map((f) => `  ${f.metric.name}: ${changeText(f.recentRegression!, trend.nameBy)}`), ...waiting];
 }
 
 /** The whole table, headed by what it covers. */
 export function formatTrend(trend: Trend, source: string): string {
   const first = trend.runs[0]?.startedAt?.slice(0, 10) ?? '?';
   const last = trend.runs.at(-1)?.startedAt?.slice(0, 10) ?? '?';
-  const head = `roundload trend · ${source} · phase ${trend.phase} · ${trend.runs.length} run${trend.runs.length === 1 ? '' : 's'}, ${first} → ${last}`;
+  const head = `roundload trend · ${source} · phase ${trend.phase} · ${trend.runs.length} run${trend.runs.length === 1 ? '' : 's'}, ${first} → ${last} · ${driftText(trend.drift)}`;
   const widths = { name: Math.max(6, ...trend.figures.map((f) => f.metric.name.length + f.metric.unit.length + 1)), spark: Math.max(20, trend.runs.length) };
   const header = `${'figure'.padEnd(widths.name)}  ${'first'.padStart(9)}  ${'last'.padStart(9)}  ${'runs, oldest → newest'.padEnd(widths.spark)}  change points`;
-  return [head, '', header, ...trend.figures.map((f) => figureLine(f, widths)), '', ...verdictLines(trend)].join('\n');
+  return [head, '', header, ...trend.figures.map((f) => figureLine(f, widths, trend.nameBy)), '', ...verdictLines(trend)].join('\n');
+}
+
+/** What the change points were tested against, in words. */
+export function driftText(drift: number): string {
+  return drift > 0 ? `quiet on nights drifting up to AR(1) ρ ${drift}` : 'nights taken as exchangeable (--drift 0)';
 }

@@ -2,7 +2,7 @@
 // its values run by run, the level of each stretch between change points, and a dashed line where each
 // change point began; then the runs it covers.
 import { chartGrid, chartScripts, chartStyles, cspMeta, esc, loadChartAssets, type ChartAssets, type ChartSpec } from '../report/index.js';
-import { changeText, verdictLines } from './format.js';
+import { changeText, driftText, unconfirmedText, verdictLines } from './format.js';
 import type { FigureTrend, Trend } from './trend.js';
 
 const CSS = `body{font:14px/1.45 system-ui,sans-serif;margin:1.5rem;color:#1e293b;max-width:1400px}
@@ -21,7 +21,8 @@ function levels(f: FigureTrend): (number | null)[] {
   return out;
 }
 
-function chartOf(f: FigureTrend, runs: number): ChartSpec {
+function chartOf(f: FigureTrend, runs: number, nameBy: readonly string[] | null): ChartSpec {
+  const said = [...f.changes.map((c) => changeText(c, nameBy)), ...(f.unconfirmed === null ? [] : [unconfirmedText(f.unconfirmed, nameBy)])];
   return {
     id: `trend-${f.metric.name}`,
     title: `${f.metric.name} (${f.metric.unit}, ${f.metric.worse === 'up' ? 'lower' : 'higher'} is better)`,
@@ -34,9 +35,9 @@ function chartOf(f: FigureTrend, runs: number): ChartSpec {
       { label: f.metric.name, values: f.values, gaps: 'bridge', dots: true },
       { label: 'level', values: levels(f), gaps: 'bridge', color: '#94a3b8' },
     ],
-    markers: f.changes.map((c) => ({ x: c.index + 1, label: changeText(c) })),
+    markers: f.changes.map((c) => ({ x: c.index + 1, label: changeText(c, nameBy) })),
     marker_noun: 'change point',
-    note: f.changes.length === 0 ? 'no change point' : f.changes.map(changeText).join('; '),
+    note: said.length === 0 ? 'no change point' : said.join('; '),
   };
 }
 
@@ -47,14 +48,14 @@ function runsTable(trend: Trend): string {
         Object.entries(r.labels)
           .map(([k, v]) => `${k}=${v}`)
           .join(' '),
-      )}</td></tr>`,
+      )}</td><td>${esc(r.dir ?? '')}</td></tr>`,
   );
-  return `<table><tr><th>run</th><th>started</th><th>run id</th><th>labels</th></tr>${rows.join('')}</table>`;
+  return `<table><tr><th>run</th><th>started</th><th>run id</th><th>labels</th><th>results folder</th></tr>${rows.join('')}</table>`;
 }
 
 /** The page. `assets`: the chart library (default uPlot from node_modules). */
 export function trendHtml(trend: Trend, source: string, assets: ChartAssets = loadChartAssets()): string {
-  const charts = trend.figures.map((f) => chartOf(f, trend.runs.length));
+  const charts = trend.figures.map((f) => chartOf(f, trend.runs.length, trend.nameBy));
   const verdict = verdictLines(trend)
     .map((l) => `<p class="${trend.regressions.length > 0 ? 'regression' : 'meta'}">${esc(l.trim())}</p>`)
     .join('');
@@ -64,7 +65,7 @@ ${cspMeta()}
 ${chartStyles(assets)}
 <style>${CSS}</style></head><body>
 <h1>roundload trend · phase ${esc(trend.phase)}</h1>
-<p class="meta">${esc(source)} · ${trend.runs.length} runs, oldest first. Change points by E-divisive means (Matteson &amp; James 2014) with a permutation test; dashed lines mark where each began, the grey line is the level between them.</p>
+<p class="meta">${esc(source)} · ${trend.runs.length} runs, oldest first. Change points by E-divisive means (Matteson &amp; James 2014), ${esc(driftText(trend.drift))}; dashed lines mark where each began, the grey line is the level between them. A regression on the newest night alone is shown as not confirmed until the next night.</p>
 ${verdict}
 ${chartGrid(charts)}
 <h2>Runs</h2>
