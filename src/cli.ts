@@ -217,7 +217,9 @@ function program(): Command {
 
   cli
     .command('ab')
-    .description('run the arms of an ab file alternately (A B, B A …), one results folder per run, judging every arm against the first with runs as the unit: pairs until each figure is decided (the stopping rule), or exactly repeats pairs')
+    .description(
+      'run the arms of an ab file alternately (A B, B A …), one results folder per run, judging every arm against the first with runs as the unit: pairs until each figure is decided (the stopping rule), or exactly repeats pairs',
+    )
     .argument('<ab-file>', 'ab YAML file (base workload, arms, until or repeats)')
     .option('--out <dir>', 'parent folder of the arm runs (default results/<stamp>-ab-<name>/)')
     .option('--force', 'run even when an arm changes the load itself (its set touches more than the server)')
