@@ -83,7 +83,7 @@ export class RemoteWriter {
   #failing = 0;
   #streaks = 0;
   #lastError = '';
-  readonly #warned = { refused: false, bound: false, old: false };
+  readonly #warned = { refused: false, bound: false, old: false, read: false };
 
   constructor(o: RemoteWriterOptions) {
     this.#o = o;
@@ -146,7 +146,15 @@ export class RemoteWriter {
 
   #snapshot(): Promise<void> {
     this.#snapshotting = this.#snapshotting.then(async () => {
-      const families = await this.#o.read();
+      let families: readonly MetricFamily[];
+      try {
+        families = await this.#o.read();
+      } catch (error) {
+        // A registry that cannot be read this time costs one snapshot, never the run (this runs on a timer).
+        if (!this.#warned.read) this.#o.log(`warning: remote write: the metrics could not be read for a snapshot: ${error instanceof Error ? error.message : String(error)}`);
+        this.#warned.read = true;
+        return;
+      }
       const nowMs = Date.now();
       if (nowMs <= this.#lastSnapshotMs) return;
       this.#lastSnapshotMs = nowMs;

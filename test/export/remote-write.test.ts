@@ -236,7 +236,7 @@ test('pushes arrive while the run goes, one an interval, each newer than the las
   }
   const during = received.length;
   await exported.finish(VERDICTS);
-  assert.ok(during >= 3, `${during} pushes before the end`);
+  assert.ok(during >= 2, `${during} pushes before the end`);
   const times = received.map((r) => Math.max(...decodeBody(r.body).flatMap((s) => s.samples.map((x) => x.timestampMs))));
   for (let i = 1; i < times.length; i += 1) assert.ok(times[i]! > times[i - 1]!, 'each push newer than the one before');
   const series = taken(received);
@@ -244,7 +244,7 @@ test('pushes arrive while the run goes, one an interval, each newer than the las
   assert.equal(inFlightSeries.samples.length, received.length, 'one snapshot a push, none twice');
   const levels = [...new Set(inFlightSeries.samples.map((s) => s.value))];
   assert.deepEqual(levels, [0, 1, 2, 3].slice(0, levels.length), 'each level seen in time order');
-  assert.ok(levels.length >= 3, `levels ${levels.join(' ')}`);
+  assert.ok(levels.length >= 2, `levels ${levels.join(' ')}`);
   for (const s of series) for (let i = 1; i < s.samples.length; i += 1) assert.ok(s.samples[i]!.timestampMs > s.samples[i - 1]!.timestampMs);
   assert.match(logs.at(-1) ?? '', new RegExp(`^remote write: ${received.length} pushes, \\d+ samples`));
 });
