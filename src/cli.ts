@@ -72,7 +72,7 @@ function program(): Command {
     .option('--metrics-port <port>', "serve roundload's own Prometheus metrics on 127.0.0.1:PORT/metrics during the run (overrides client_metrics.port)")
     .option('--metrics-host <host>', 'address the metrics endpoint listens on, e.g. 0.0.0.0 in a pod (default 127.0.0.1; overrides client_metrics.host)')
     .option('--metrics-linger <seconds>', 'keep the metrics endpoint up this long after the run for a last scrape (at most 300; overrides client_metrics.linger_s)')
-    .option('--remote-write <url>', "push the run's series to this Prometheus remote-write URL at its end (overrides client_metrics.remote_write_url)")
+    .option('--remote-write <url>', "push the run's series to this Prometheus remote-write URL while it goes and at its end (overrides client_metrics.remote_write_url)")
     .option('--progress <time>', 'time between progress lines on stderr (default 10s; 1s on a terminal, where it is one live line)')
     .option('--quiet', 'no progress lines, live line or announcements on stderr (the summary still says everything)')
     .option('--dashboard <[host:]port>', 'serve a live dashboard on 127.0.0.1:PORT during the run (0: any free port); it becomes report.html at the end')

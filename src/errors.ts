@@ -190,3 +190,21 @@ export class RecordError extends RoundloadError {
     super('ERR_RECORD', `${file}${line > 0 ? `:${line}` : ''}: ${field} ${problem}; roundload wrote no such record (was the file edited?)`, { exitCode: 2, context: { file, line, field } });
   }
 }
+
+/** A remote-write push failed: unreachable, no answer in time, or a status other than 2xx (`status`). Never a
+ * run's failure: the export counts it, warns, and retries it when `retryable` (network, timeout, 5xx, 429). */
+export class RemoteWriteError extends RoundloadError {
+  /** The receiver's HTTP status; undefined when there was no answer. */
+  readonly status: number | undefined;
+  /** Worth sending again later; a 4xx other than 429 (`400 out of order`, `401`) is not. */
+  readonly retryable: boolean;
+  constructor(message: string, options: { status?: number; retryable: boolean; cause?: unknown }) {
+    super('ERR_REMOTE_WRITE', message, {
+      exitCode: 1,
+      context: { status: options.status, retryable: options.retryable },
+      ...(options.cause === undefined ? {} : { cause: options.cause }),
+    });
+    this.status = options.status;
+    this.retryable = options.retryable;
+  }
+}

@@ -420,12 +420,17 @@ export const clientMetricsSchema = z.strictObject({
   /** After the run, keep `/metrics` up this many seconds (with the final values and verdicts) for a last
    * scrape; a stop by signal cuts it short. `--metrics-linger` sets it. @default 0 */
   linger_s: nonNegative().max(300).default(0),
-  /** Push the run's series at its end to this Prometheus remote-write URL (`http://prometheus:9090/api/v1/write`;
-   * credentials in the URL become Basic authentication), for jobs too short to be scraped; a failed push is a
-   * warning, never the run's. `null`: no push. `--remote-write` sets it. @default null */
+  /** Push the run's series to this Prometheus remote-write URL (`http://prometheus:9090/api/v1/write`;
+   * credentials in the URL become Basic authentication) every `remote_write_interval_s` while the run goes and
+   * once at its end; a failed push is retried with backoff and, in the end, a warning, never the run's.
+   * `null`: no push. `--remote-write` sets it. @default null */
   remote_write_url: httpUrl().nullable().default(null),
-  /** How long the push may take before it is given up (a warning). @default 10 */
+  /** How long one push may take before it is given up (and retried); the end's last push and flush take no
+   * longer either. @default 10 */
   remote_write_timeout_s: nonNegative().min(0.1).max(300).default(10),
+  /** Time between pushes while the run goes: each carries the snapshot taken then and whatever is still
+   * queued. At most 600 (a Prometheus refuses samples about an hour old). @default 10 */
+  remote_write_interval_s: nonNegative().min(1).max(600).default(10),
 });
 
 /** A concurrency sweep: the run becomes one phase per level (`c64`, `c96`…), run one after another, each

@@ -1,14 +1,12 @@
 // roundload's own metrics for Prometheus (`client_metrics:`, `--metrics-port`, `--remote-write`): built from
-// the run's events, served at /metrics while the run goes, and at its end given the run's verdicts, pushed
-// by remote write (for jobs too short to be scraped), served a bounded while longer for a last scrape
+// the run's events, served at /metrics while the run goes and pushed by remote write every interval, and at
+// its end given the run's verdicts, pushed a last time, served a bounded while longer for a last scrape
 // (`linger_s`), then closed. prom-client is loaded only when a run asks for any of it: start-up stays fast.
 import { hostname } from 'node:os';
 import type { RunEvent } from '../types/index.js';
-import { redactUrlCredentials } from '../util/index.js';
 import { RunMetrics, type RunMetricsOptions, type RunVerdicts } from './metrics.js';
-import { SeriesRecorder } from './series.js';
 import { serveMetrics, type MetricsServer } from './server.js';
-import { pushRemoteWrite } from './remote-write.js';
+import { RemoteWriter, type RemoteWriteLimits } from './remote-writer.js';
 
 /** The workload's `client_metrics:` section, as far as export reads it. */
 export interface MetricsExportSettings {
@@ -17,9 +15,12 @@ export interface MetricsExportSettings {
   host: string;
   /** After the run, keep /metrics up this long for a last scrape. */
   linger_s: number;
-  /** Push the run's series here at its end; null: no push. */
+  /** Push the run's series here while it goes and at its end; null: no push. */
   remote_write_url: string | null;
+  /** One push is given up after this long; so is the end's last push and flush. */
   remote_write_timeout_s: number;
+  /** Time between pushes while the run goes. */
+  remote_write_interval_s: number;
 }
 
 export interface MetricsExportOptions extends RunMetricsOptions {
@@ -28,8 +29,8 @@ export interface MetricsExportOptions extends RunMetricsOptions {
   log: (line: string) => void;
   /** Aborted: the linger ends at once (the user stopped the run). */
   signal?: AbortSignal;
-  /** Time between the snapshots pushed by remote write. @default 10000 */
-  snapshotIntervalMs?: number;
+  /** Bounds of the remote-write queue (tests make them small). */
+  remoteWriteLimits?: Partial<RemoteWriteLimits>;
 }
 
 export interface MetricsExport {
@@ -50,35 +51,23 @@ export async function startMetricsExport(o: MetricsExportOptions): Promise<Metri
   const metrics = new RunMetrics(prom, o);
   const server: MetricsServer | null = settings.port === null ? null : await serveMetrics({ host: settings.host, port: settings.port, registry: metrics.registry });
   if (server !== null) log(`client metrics on ${server.url}`);
-  const recorder =
+  const writer =
     settings.remote_write_url === null
       ? null
-      : new SeriesRecorder({ extraLabels: { job: 'roundload', instance: hostname() }, ...(o.snapshotIntervalMs === undefined ? {} : { intervalMs: o.snapshotIntervalMs }) });
-  // One snapshot at a time, each stamped once its values are read: a series' samples stay in time order
-  // (Prometheus refuses a whole push over one sample out of order).
-  let snapshotting: Promise<void> = Promise.resolve();
-  const snapshot = (): Promise<void> => {
-    if (recorder === null) return snapshotting;
-    snapshotting = snapshotting.then(async () => {
-      const families = await metrics.registry.getMetricsAsJSON();
-      recorder.add(families, Date.now());
-    });
-    return snapshotting;
-  };
-  await snapshot();
-  const snapshots =
-    recorder === null
-      ? null
-      : setInterval(
-          () => {
-            if (recorder.due(Date.now())) void snapshot();
-          },
-          Math.min(o.snapshotIntervalMs ?? 10_000, 1000),
-        ).unref();
+      : new RemoteWriter({
+          url: settings.remote_write_url,
+          intervalMs: settings.remote_write_interval_s * 1000,
+          timeoutMs: settings.remote_write_timeout_s * 1000,
+          read: () => metrics.registry.getMetricsAsJSON(),
+          extraLabels: { job: 'roundload', instance: hostname() },
+          log,
+          ...(o.remoteWriteLimits === undefined ? {} : { limits: o.remoteWriteLimits }),
+        });
+  await writer?.start();
   let closed = false;
   const close = async (): Promise<void> => {
     closed = true;
-    if (snapshots !== null) clearInterval(snapshots);
+    writer?.close();
     await server?.close();
   };
   return {
@@ -88,12 +77,8 @@ export async function startMetricsExport(o: MetricsExportOptions): Promise<Metri
     },
     async finish(summary) {
       if (closed) return;
-      if (snapshots !== null) clearInterval(snapshots);
       metrics.finish(summary);
-      if (recorder !== null && settings.remote_write_url !== null) {
-        await snapshot();
-        await push(settings.remote_write_url, recorder, settings.remote_write_timeout_s * 1000, log);
-      }
+      await writer?.finish();
       if (server !== null && settings.linger_s > 0 && o.signal?.aborted !== true) {
         log(`client metrics: serving the final values for ${settings.linger_s} s more on ${server.url} (linger_s)`);
         await linger(settings.linger_s * 1000, o.signal);
@@ -102,19 +87,6 @@ export async function startMetricsExport(o: MetricsExportOptions): Promise<Metri
     },
     close,
   };
-}
-
-/** The remote-write push: a failure is a warning, never the run's. */
-async function push(url: string, recorder: SeriesRecorder, timeoutMs: number, log: (line: string) => void): Promise<void> {
-  const shown = redactUrlCredentials(url);
-  try {
-    const r = await pushRemoteWrite(url, recorder.series(), { timeoutMs });
-    log(`remote write: ${r.series} series, ${r.samples} samples (${r.bytes} bytes) pushed to ${shown}`);
-  } catch (error) {
-    const why = error instanceof Error && error.name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : error instanceof Error ? error.message : String(error);
-    const cause = error instanceof Error && error.cause instanceof Error ? ` (${error.cause.message})` : '';
-    log(`warning: remote write to ${shown} failed: ${why}${cause}; the run's results are written all the same`);
-  }
 }
 
 /** Waits `ms`, or until `signal` aborts. */

@@ -4,7 +4,7 @@
 
 /** One series as remote write sends it: its labels (`__name__` among them) and its samples in time order. */
 export interface TimeSeries {
-  labels: Record<string, string>;
+  labels: Readonly<Record<string, string>>;
   samples: { value: number; timestampMs: number }[];
 }
 

@@ -1,6 +1,6 @@
-// The run's series over time, for remote write: snapshots of the registry taken every interval while the run
-// goes and once at its end, kept as one list of samples per series. Bounded: past `maxSnapshots` every other
-// snapshot is dropped and the interval doubles, so an 8-hour soak pushes as much as a 1-hour run.
+// The run's series as remote write sends them: each snapshot of the registry becomes one value per series at
+// one time, its series named once (labels interned) so a queue of snapshots costs a number per sample; a
+// batch of snapshots is turned back into series with their samples in time order.
 import type { TimeSeries } from './protobuf.js';
 
 /** What `Registry.getMetricsAsJSON()` returns, as far as it is read here. */
@@ -9,68 +9,71 @@ export interface MetricFamily {
   values: readonly { value: number; labels: Readonly<Record<string, string | number | undefined>>; metricName?: string }[];
 }
 
-export interface SeriesRecorderOptions {
-  /** Labels every pushed series carries besides its own (`job`, `instance`). */
-  extraLabels: Readonly<Record<string, string>>;
-  /** Time between snapshots at first. @default 10000 */
-  intervalMs?: number;
-  /** Snapshots kept at most. @default 360 */
-  maxSnapshots?: number;
+/** Every series' value at one time. */
+export interface Snapshot {
+  /** ms since the epoch. */
+  readonly timestampMs: number;
+  /** Series ids (of the index that took it), one per value. */
+  readonly ids: readonly number[];
+  readonly values: readonly number[];
 }
 
-export class SeriesRecorder {
+export class SeriesIndex {
   readonly #extra: Readonly<Record<string, string>>;
-  readonly #max: number;
-  #intervalMs: number;
-  #times: number[] = [];
-  readonly #series = new Map<string, TimeSeries>();
+  readonly #ids = new Map<string, number>();
+  readonly #labels: Readonly<Record<string, string>>[] = [];
 
-  constructor(o: SeriesRecorderOptions) {
-    this.#extra = o.extraLabels;
-    this.#intervalMs = o.intervalMs ?? 10_000;
-    this.#max = Math.max(2, o.maxSnapshots ?? 360);
+  /** @param extraLabels labels every series carries besides its own (`job`, `instance`). */
+  constructor(extraLabels: Readonly<Record<string, string>>) {
+    this.#extra = extraLabels;
   }
 
-  /** Whether a snapshot at `nowMs` is due (the interval has passed since the last one). */
-  due(nowMs: number): boolean {
-    const last = this.#times.at(-1);
-    return last === undefined || nowMs - last >= this.#intervalMs;
+  /** Series seen so far. */
+  get size(): number {
+    return this.#labels.length;
   }
 
-  /** Records every series' value at `timestampMs` (ms since the epoch); a snapshot no later than the last
-   * one is left out (remote write needs each series' samples in time order). */
-  add(families: readonly MetricFamily[], timestampMs: number): void {
-    const last = this.#times.at(-1);
-    if (last !== undefined && timestampMs <= last) return;
-    this.#times.push(timestampMs);
+  /** Every series' value at `timestampMs`. */
+  snapshot(families: readonly MetricFamily[], timestampMs: number): Snapshot {
+    const ids: number[] = [];
+    const values: number[] = [];
     for (const family of families) {
       for (const v of family.values) {
-        const labels: Record<string, string> = { ...this.#extra, __name__: v.metricName ?? family.name };
-        // An empty label is no label to Prometheus (a request that ended ok has no class).
-        for (const [k, value] of Object.entries(v.labels)) if (value !== undefined && value !== '') labels[k] = String(value);
-        const key = JSON.stringify(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-        let series = this.#series.get(key);
-        if (series === undefined) {
-          series = { labels, samples: [] };
-          this.#series.set(key, series);
-        }
-        series.samples.push({ value: v.value, timestampMs });
+        ids.push(this.#idOf(v.metricName ?? family.name, v.labels));
+        values.push(v.value);
       }
     }
-    if (this.#times.length > this.#max) this.#thin();
+    return { timestampMs, ids, values };
   }
 
-  /** Every series with its samples in time order. */
-  series(): TimeSeries[] {
-    return [...this.#series.values()];
+  /** The series of `snapshots` (taken in time order), each with its samples in that order. */
+  series(snapshots: readonly Snapshot[]): TimeSeries[] {
+    const byId = new Map<number, TimeSeries>();
+    for (const s of snapshots) {
+      for (let i = 0; i < s.ids.length; i += 1) {
+        const id = s.ids[i]!;
+        let series = byId.get(id);
+        if (series === undefined) {
+          series = { labels: this.#labels[id]!, samples: [] };
+          byId.set(id, series);
+        }
+        series.samples.push({ value: s.values[i]!, timestampMs: s.timestampMs });
+      }
+    }
+    return [...byId.values()];
   }
 
-  /** Keeps every other snapshot (the last one always) and doubles the interval. */
-  #thin(): void {
-    const last = this.#times.length - 1;
-    const kept = new Set(this.#times.filter((_, i) => i % 2 === last % 2));
-    this.#times = this.#times.filter((t) => kept.has(t));
-    for (const s of this.#series.values()) s.samples = s.samples.filter((x) => kept.has(x.timestampMs));
-    this.#intervalMs *= 2;
+  #idOf(name: string, own: Readonly<Record<string, string | number | undefined>>): number {
+    const labels: Record<string, string> = { ...this.#extra, __name__: name };
+    // An empty label is no label to Prometheus (a request that ended ok has no class).
+    for (const [k, value] of Object.entries(own)) if (value !== undefined && value !== '') labels[k] = String(value);
+    const key = JSON.stringify(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    let id = this.#ids.get(key);
+    if (id === undefined) {
+      id = this.#labels.length;
+      this.#labels.push(labels);
+      this.#ids.set(key, id);
+    }
+    return id;
   }
 }

@@ -1,7 +1,7 @@
 // roundload's own metrics in a real Prometheus (Debian's `prometheus`, installed by .ci/run): scraped from
-// `--metrics-port` while a run goes and during its `--metrics-linger`, and pushed at its end by
-// `--remote-write` to Prometheus' own receiver; both read back through the HTTP API and checked against the
-// run's summary.json.
+// `--metrics-port` while a run goes and during its `--metrics-linger`, and pushed by `--remote-write` to
+// Prometheus' own receiver every interval while it goes and at its end; both read back through the HTTP API and
+// checked against the run's summary.json.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -79,26 +79,29 @@ async function startPrometheus(t: Parameters<typeof tempDir>[0], bin: string, sc
   assert.fail(`prometheus did not scrape 127.0.0.1:${scrapePort} within 30 s: ${proc.stderr}`);
 }
 
-test('a real Prometheus scrapes --metrics-port during the run and its linger, and receives --remote-write at the end: both hold the counts of summary.json', async (t) => {
+test('a real Prometheus scrapes --metrics-port during the run and its linger, and receives --remote-write during the run and at its end: both hold the counts of summary.json', async (t) => {
   const bin = requireTool(t, 'prometheus', 'apt-get install prometheus');
   if (bin === null) return;
   const metricsPort = await freePort();
   const prometheus = await startPrometheus(t, bin, metricsPort);
   const out = join(tempDir(t), 'run');
-  const ran = await runCli(
+  let ended = false;
+  const running = runCli(
     [
       'run',
       'workloads/smoke.yaml',
       '--agents',
       '2',
       '--duration',
-      '3s',
+      '8s',
       '--metrics-port',
       String(metricsPort),
       '--metrics-linger',
       '3s',
       '--remote-write',
       `${prometheus}/api/v1/write`,
+      '--set',
+      'client_metrics.remote_write_interval_s=1',
       '--label',
       'night=7',
       '--out',
@@ -106,9 +109,22 @@ test('a real Prometheus scrapes --metrics-port during the run and its linger, an
       '--quiet',
     ],
     { timeoutMs: 90_000 },
-  );
+  ).finally(() => {
+    ended = true;
+  });
+  // Pushed while the run goes: Prometheus holds pushed samples before the process ends.
+  let seenDuringRun = 0;
+  while (!ended) {
+    const n = await one(prometheus, 'count_over_time(roundload_requests_in_flight{job="roundload"}[5m])').catch(() => undefined);
+    if (!ended && n !== undefined) seenDuringRun = Math.max(seenDuringRun, n);
+    await sleep(250);
+  }
+  const ran = await running;
   assert.equal(ran.code, 0, ran.stderr);
-  assert.match(ran.stderr, /remote write: \d+ series, \d+ samples \(\d+ bytes\) pushed to http:\/\/127\.0\.0\.1:\d+\/api\/v1\/write/);
+  assert.ok(seenDuringRun >= 2, `pushed samples in Prometheus while the run went: ${seenDuringRun}`);
+  const line = /remote write: (\d+) pushes, (\d+) samples of \d+ series \(\d+ bytes\) sent to http:\/\/127\.0\.0\.1:\d+\/api\/v1\/write\n/.exec(ran.stderr);
+  assert.ok(line !== null, ran.stderr);
+  assert.ok(Number(line[1]) >= 5, `${line[1]} pushes over an 8 s run at 1 s`);
   assert.doesNotMatch(ran.stderr, /warning: remote write/);
   const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Summary;
   assert.ok(summary.totals.ok > 0);
@@ -128,7 +144,15 @@ test('a real Prometheus scrapes --metrics-port during the run and its linger, an
   const [info] = await query(prometheus, 'roundload_run_info{job="roundload"}');
   assert.equal(info?.metric.run, 'run');
   assert.equal(info.metric.label_night, '7');
-  assert.ok((await one(prometheus, 'count_over_time(roundload_requests_in_flight{job="roundload"}[5m])'))! >= 2, 'a snapshot at the start and one at the end');
+  assert.ok((await one(prometheus, 'count_over_time(roundload_requests_in_flight{job="roundload"}[5m])'))! >= 6, 'a snapshot a second');
+  // Every sample sent is in Prometheus, once (a range selector returns the raw samples of each series).
+  const raw = await fetch(`${prometheus}/api/v1/query?query=${encodeURIComponent('{job="roundload"}[10m]')}`, { signal: AbortSignal.timeout(5000) });
+  const matrix = ((await raw.json()) as { data: { result: { values: unknown[] }[] } }).data.result;
+  assert.equal(
+    matrix.reduce((n, s) => n + s.values.length, 0),
+    Number(line[2]),
+    'Prometheus holds every sample sent, once',
+  );
 
   // Scraped: the target is gone (its series are stale now), so read the last values over the last minute.
   const scraped = '{job="roundload-scrape",workload="smoke"}';

@@ -8,7 +8,7 @@ import { VERDICTS, dashboardQueries } from './wire.js';
 /** Every metric family a run exports (the end-of-run ones included), read from a real scrape of the endpoint. */
 async function exportedFamilies(): Promise<Map<string, string>> {
   const exported = await startMetricsExport({
-    settings: { port: 0, host: '127.0.0.1', linger_s: 0.5, remote_write_url: null, remote_write_timeout_s: 10 },
+    settings: { port: 0, host: '127.0.0.1', linger_s: 0.5, remote_write_url: null, remote_write_timeout_s: 10, remote_write_interval_s: 10 },
     workload: 'w',
     run: 'r',
     version: '1',

@@ -23,7 +23,7 @@ function record(over: Partial<RequestRecord>): RequestRecord {
   return plainRecord({ t: new Date().toISOString(), ttft_ms: 80, e2e_ms: 700, completion_tokens: 40, itl: { count: 39, mean_ms: 15, p50_ms: 14, p99_ms: 40, max_ms: 60 }, ...over });
 }
 
-const SETTINGS: MetricsExportSettings = { port: 0, host: '127.0.0.1', linger_s: 0, remote_write_url: null, remote_write_timeout_s: 10 };
+const SETTINGS: MetricsExportSettings = { port: 0, host: '127.0.0.1', linger_s: 0, remote_write_url: null, remote_write_timeout_s: 10, remote_write_interval_s: 10 };
 
 test('the metrics endpoint counts requests by status and class, hangs by phase, bins TTFT/ITL/e2e in seconds, and shows the loop delay and the run info', async (t) => {
   let inFlight = 3;

@@ -7,8 +7,25 @@ import { parseWorkload } from '../../src/config/index.js';
 import { UsageError, WorkloadError } from '../../src/errors.js';
 import { tempDir } from '../helpers/tmp.js';
 
-test('client_metrics defaults: no endpoint, loopback, no linger, no push, a 10 s push timeout', () => {
-  assert.deepEqual(parseWorkload('name: m\n', 'm.yaml').client_metrics, { port: null, host: '127.0.0.1', linger_s: 0, remote_write_url: null, remote_write_timeout_s: 10 });
+test('client_metrics defaults: no endpoint, loopback, no linger, no push, a 10 s push timeout, a push every 10 s', () => {
+  assert.deepEqual(parseWorkload('name: m\n', 'm.yaml').client_metrics, {
+    port: null,
+    host: '127.0.0.1',
+    linger_s: 0,
+    remote_write_url: null,
+    remote_write_timeout_s: 10,
+    remote_write_interval_s: 10,
+  });
+});
+
+test('remote_write_interval_s is bounded: under 1 s or over 600 s is a located workload error', () => {
+  for (const value of ['0.5', '601']) {
+    assert.throws(
+      () => parseWorkload(`name: m\nclient_metrics:\n  remote_write_interval_s: ${value}\n`, 'm.yaml'),
+      (e: unknown) => e instanceof WorkloadError && /m\.yaml:3:\d+\s+client_metrics\.remote_write_interval_s/.test(e.message),
+    );
+  }
+  assert.equal(parseWorkload('name: m\nclient_metrics:\n  remote_write_interval_s: 1\n', 'm.yaml').client_metrics.remote_write_interval_s, 1);
 });
 
 test('--metrics-linger takes seconds or a duration, --remote-write an http(s) URL: anything else is exit 2 before the run starts', async (t) => {

@@ -6,7 +6,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startMetricsExport } from '../../src/export/index.js';
 import { encodeWriteRequest } from '../../src/export/protobuf.js';
-import { SeriesRecorder } from '../../src/export/series.js';
+import { SnapshotQueue } from '../../src/export/remote-queue.js';
+import { retryDelayMs } from '../../src/export/remote-writer.js';
 import { plainRecord } from '../report/fixtures.js';
 import { freePort } from '../helpers/procs.js';
 import { VERDICTS, decodeBody, decodeWriteRequest, type DecodedSeries } from './wire.js';
@@ -14,16 +15,19 @@ import { VERDICTS, decodeBody, decodeWriteRequest, type DecodedSeries } from './
 interface Received {
   headers: IncomingHttpHeaders;
   body: Buffer;
+  /** What the receiver answered (null: nothing). */
+  status: number | null;
 }
 
 /** A remote-write receiver on port 0 that answers each POST with `status` (or never answers with null). */
-async function receiver(t: { after: (fn: () => unknown) => void }, status: number | null = 204): Promise<{ url: string; received: Received[] }> {
+async function receiver(t: { after: (fn: () => unknown) => void }, answer: number | null | ((nth: number) => number | null) = 204): Promise<{ url: string; received: Received[] }> {
   const received: Received[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks) });
+      const status = typeof answer === 'function' ? answer(received.length) : answer;
+      received.push({ headers: req.headers, body: Buffer.concat(chunks), status });
       if (status !== null) res.writeHead(status, { 'content-type': 'text/plain' }).end(status < 300 ? '' : 'out of order sample\nmore\n');
     });
   });
@@ -39,6 +43,23 @@ async function receiver(t: { after: (fn: () => unknown) => void }, status: numbe
 }
 
 const labelsOf = (s: DecodedSeries): Record<string, string> => Object.fromEntries(s.labels);
+
+/** The series of every push the receiver took, joined: each series' samples in the order they came. */
+function taken(received: readonly Received[]): DecodedSeries[] {
+  const byKey = new Map<string, DecodedSeries>();
+  for (const r of received) {
+    if (r.status === null || r.status >= 300) continue;
+    for (const s of decodeBody(r.body)) {
+      const key = JSON.stringify(s.labels);
+      const into = byKey.get(key);
+      if (into === undefined) byKey.set(key, { labels: s.labels, samples: [...s.samples] });
+      else into.samples.push(...s.samples);
+    }
+  }
+  return [...byKey.values()];
+}
+
+const snap = (timestampMs: number, n: number) => ({ timestampMs, ids: Array.from({ length: n }, (_, i) => i), values: Array.from({ length: n }, () => 1) });
 
 test('a WriteRequest decodes back to its series: labels sorted by name, doubles and millisecond timestamps exact, UTF-8 kept', () => {
   const t = Date.UTC(2026, 0, 1, 2, 0, 0, 123);
@@ -70,25 +91,39 @@ test('a WriteRequest decodes back to its series: labels sorted by name, doubles 
   assert.deepEqual(encodeWriteRequest([]), new Uint8Array(), 'no series: an empty message');
 });
 
-test('the recorder keeps one sample list per series, leaves empty labels out, and past its bound keeps every other snapshot (the last always) at twice the interval', () => {
-  const recorder = new SeriesRecorder({ extraLabels: { job: 'roundload', instance: 'h' }, intervalMs: 1000, maxSnapshots: 4 });
-  const family = (value: number) => [{ name: 'roundload_requests_total', values: [{ value, labels: { phase: 'main', status: 'ok', class: '' } }] }];
-  assert.equal(recorder.due(0), true, 'the first snapshot is always due');
-  for (let i = 0; i < 5; i += 1) recorder.add(family(i), i * 1000);
-  const [series] = recorder.series();
-  assert.deepEqual(series!.labels, { job: 'roundload', instance: 'h', __name__: 'roundload_requests_total', phase: 'main', status: 'ok' });
+test('the queue drops its oldest snapshots past its bound (the newest always kept), gives batches of whole snapshots, and takes a failed batch back in front', () => {
+  const q = new SnapshotQueue(10);
+  assert.equal(q.add(snap(1, 4)), 0);
+  assert.equal(q.add(snap(2, 4)), 0);
+  assert.equal(q.add(snap(3, 4)), 4, 'over 10 samples: the oldest snapshot goes');
+  assert.equal(q.samples, 8);
+  const batch = q.take(5);
   assert.deepEqual(
-    series!.samples.map((s) => s.timestampMs),
-    [0, 2000, 4000],
+    batch.map((s) => s.timestampMs),
+    [2],
+    'a batch stops before a snapshot that would pass its bound',
   );
-  assert.equal(recorder.due(5000), false, 'the interval doubled to 2 s');
-  assert.equal(recorder.due(6000), true);
-  recorder.add(family(9), 4000);
+  assert.equal(q.add(snap(4, 4)), 0);
+  assert.equal(q.putBack(batch), 4, 'put back over the bound: the oldest (the batch) is dropped');
   assert.deepEqual(
-    recorder.series()[0]!.samples.map((s) => s.timestampMs),
-    [0, 2000, 4000],
-    'a snapshot no later than the last is left out',
+    q.take(100).map((s) => s.timestampMs),
+    [3, 4],
   );
+  assert.equal(q.add(snap(5, 50)), 0, 'one snapshot bigger than the bound is kept');
+  assert.equal(q.add(snap(6, 1)), 50, 'until a newer one comes');
+  assert.equal(q.add(snap(7, 1)), 0);
+  assert.equal(q.dropOlderThan(7), 1);
+  assert.equal(q.newestMs, 7);
+  assert.equal(q.take(1).length, 1);
+  assert.ok(q.empty);
+});
+
+test('the retry delay starts at half a second and doubles, never past the interval', () => {
+  assert.deepEqual(
+    [1, 2, 3, 4, 5, 6, 50].map((n) => retryDelayMs(n, 10_000)),
+    [500, 1000, 2000, 4000, 8000, 10_000, 10_000],
+  );
+  assert.equal(retryDelayMs(3, 1000), 1000);
 });
 
 test('--remote-write: one snappy protobuf POST with the remote-write 1.0 headers, every series at the end time with the final values and verdicts, job and instance labels, Basic auth from the URL', async (t) => {
@@ -96,7 +131,7 @@ test('--remote-write: one snappy protobuf POST with the remote-write 1.0 headers
   const logs: string[] = [];
   const withAuth = url.replace('http://', 'http://nightly:s%3Acret@');
   const exported = await startMetricsExport({
-    settings: { port: null, host: '127.0.0.1', linger_s: 0, remote_write_url: withAuth, remote_write_timeout_s: 5 },
+    settings: { port: null, host: '127.0.0.1', linger_s: 0, remote_write_url: withAuth, remote_write_timeout_s: 5, remote_write_interval_s: 10 },
     workload: 'w',
     run: 'r1',
     version: '1.2.3',
@@ -109,13 +144,13 @@ test('--remote-write: one snappy protobuf POST with the remote-write 1.0 headers
   exported.onEvent({ kind: 'request', record: plainRecord({ ttft_ms: 300 }) });
   const before = Date.now();
   await exported.finish(VERDICTS);
-  assert.equal(received.length, 1);
-  const { headers, body } = received[0]!;
+  assert.equal(received.length, 2, 'the start snapshot at once, then the end');
+  const { headers } = received[1]!;
   assert.equal(headers['content-encoding'], 'snappy');
   assert.equal(headers['content-type'], 'application/x-protobuf');
   assert.equal(headers['x-prometheus-remote-write-version'], '0.1.0');
   assert.equal(headers.authorization, `Basic ${Buffer.from('nightly:s:cret').toString('base64')}`);
-  const series = decodeBody(body);
+  const series = taken(received);
   const find = (name: string, labels: Record<string, string> = {}): DecodedSeries | undefined =>
     series.find((s) => {
       const l = labelsOf(s);
@@ -139,28 +174,39 @@ test('--remote-write: one snappy protobuf POST with the remote-write 1.0 headers
     const names = s.labels.map(([n]) => n);
     assert.deepEqual(names, [...names].sort(), 'labels sorted by name');
   }
-  assert.match(logs.at(-1) ?? '', /^remote write: \d+ series, \d+ samples \(\d+ bytes\) pushed to http:\/\/nightly:\*\*\*@127\.0\.0\.1:\d+\/api\/v1\/write$/);
+  assert.match(logs.at(-1) ?? '', /^remote write: 2 pushes, \d+ samples of \d+ series \(\d+ bytes\) sent to http:\/\/nightly:\*\*\*@127\.0\.0\.1:\d+\/api\/v1\/write$/);
 });
 
-test('a remote write that is refused or never answered is a warning within its timeout, and finish() still resolves', async (t) => {
-  const settings = { port: null, host: '127.0.0.1', linger_s: 0, remote_write_timeout_s: 0.5 };
-  for (const [status, expected] of [
-    [400, /^warning: remote write to \S+ failed: HTTP 400: out of order sample; the run's results are written all the same$/],
-    [null, /^warning: remote write to \S+ failed: no answer within 0\.5 s; the run's results are written all the same$/],
+test('a push refused with a 4xx is not sent again (one warning, counted), one never answered is given up within the timeout, and finish() resolves within it', async (t) => {
+  const settings = { port: null, host: '127.0.0.1', linger_s: 0, remote_write_timeout_s: 0.5, remote_write_interval_s: 10 };
+  for (const [status, pushes, expected] of [
+    [
+      400,
+      2,
+      /^warning: remote write: 0 pushes, 0 samples of \d+ series \(0 bytes\) sent to \S+; 2 pushes failed \(last: HTTP 400: out of order sample\); samples not sent: [1-9]\d* refused, 0 dropped, 0 still queued at the end; the run's results are written all the same$/,
+    ],
+    [
+      null,
+      1,
+      /^warning: remote write: 0 pushes, .*; [12] pushe?s? failed \(last: (no answer within 0\.\d+ s|given up at the end of the run)\); samples not sent: 0 refused, 0 dropped, [1-9]\d* still queued at the end/,
+    ],
   ] as const) {
-    const { url } = await receiver(t, status);
+    const { url, received } = await receiver(t, status);
     const logs: string[] = [];
     const exported = await startMetricsExport({ settings: { ...settings, remote_write_url: url }, workload: 'w', run: 'r', version: '1', labels: {}, inFlight: () => 0, log: (l) => logs.push(l) });
     const started = performance.now();
     await exported.finish(VERDICTS);
     assert.ok(performance.now() - started < 3000);
-    assert.match(logs.at(-1) ?? '', expected);
+    assert.equal(received.length, pushes, logs.join('\n'));
+    assert.match(logs.at(-1) ?? '', expected, logs.join('\n'));
+    if (status === 400) assert.equal(logs.filter((l) => l.includes('refused')).length, 2, 'one warning, then the last line');
   }
   const logs: string[] = [];
   const gone = `http://127.0.0.1:${await freePort()}/api/v1/write`;
   const exported = await startMetricsExport({ settings: { ...settings, remote_write_url: gone }, workload: 'w', run: 'r', version: '1', labels: {}, inFlight: () => 0, log: (l) => logs.push(l) });
   await exported.finish(VERDICTS);
-  assert.match(logs.at(-1) ?? '', /^warning: remote write to http:\/\/127\.0\.0\.1:\d+\/api\/v1\/write failed: fetch failed \(.*ECONNREFUSED.*\)/);
+  assert.match(logs[0] ?? '', /^warning: remote write to http:\/\/127\.0\.0\.1:\d+\/api\/v1\/write failed: fetch failed \(.*ECONNREFUSED.*\); retrying with backoff/);
+  assert.match(logs.at(-1) ?? '', /still queued at the end/);
 });
 
 test('prom-client and snappyjs are loaded on demand only: no static import of them in src/', () => {
@@ -171,28 +217,82 @@ test('prom-client and snappyjs are loaded on demand only: no static import of th
   }
 });
 
-test('the push carries the run over time: a snapshot every interval while it goes, each series in strictly increasing time', async (t) => {
+test('pushes arrive while the run goes, one an interval, each newer than the last; together they hold every snapshot in time order', async (t) => {
   const { url, received } = await receiver(t);
   let inFlight = 0;
+  const logs: string[] = [];
   const exported = await startMetricsExport({
-    settings: { port: null, host: '127.0.0.1', linger_s: 0, remote_write_url: url, remote_write_timeout_s: 5 },
+    settings: { port: null, host: '127.0.0.1', linger_s: 0, remote_write_url: url, remote_write_timeout_s: 5, remote_write_interval_s: 1 },
     workload: 'w',
     run: 'r',
     version: '1',
     labels: {},
     inFlight: () => inFlight,
-    log: () => {},
-    snapshotIntervalMs: 100,
+    log: (l) => logs.push(l),
   });
-  for (let i = 1; i <= 4; i += 1) {
-    await new Promise((r) => setTimeout(r, 300));
+  for (let i = 1; i <= 3; i += 1) {
+    await new Promise((r) => setTimeout(r, 1200));
     inFlight = i;
   }
+  const during = received.length;
   await exported.finish(VERDICTS);
-  const series = decodeBody(received[0]!.body);
+  assert.ok(during >= 2, `${during} pushes before the end`);
+  const times = received.map((r) => Math.max(...decodeBody(r.body).flatMap((s) => s.samples.map((x) => x.timestampMs))));
+  for (let i = 1; i < times.length; i += 1) assert.ok(times[i]! > times[i - 1]!, 'each push newer than the one before');
+  const series = taken(received);
   const inFlightSeries = series.find((s) => labelsOf(s).__name__ === 'roundload_requests_in_flight')!;
-  const values = inFlightSeries.samples.map((s) => s.value);
-  assert.ok(values.length >= 5, `${values.length} snapshots`);
-  assert.deepEqual([...new Set(values)], [0, 1, 2, 3, 4], 'each level seen in time order');
+  assert.equal(inFlightSeries.samples.length, received.length, 'one snapshot a push, none twice');
+  const levels = [...new Set(inFlightSeries.samples.map((s) => s.value))];
+  assert.deepEqual(levels, [0, 1, 2, 3].slice(0, levels.length), 'each level seen in time order');
+  assert.ok(levels.length >= 2, `levels ${levels.join(' ')}`);
   for (const s of series) for (let i = 1; i < s.samples.length; i += 1) assert.ok(s.samples[i]!.timestampMs > s.samples[i - 1]!.timestampMs);
+  assert.match(logs.at(-1) ?? '', new RegExp(`^remote write: ${received.length} pushes, \\d+ samples`));
+});
+
+test('a receiver that fails (503) is retried with backoff until it takes the samples: nothing lost, one warning, one line when it is back', async (t) => {
+  const { url, received } = await receiver(t, (nth) => (nth < 3 ? 503 : 204));
+  const logs: string[] = [];
+  const exported = await startMetricsExport({
+    settings: { port: null, host: '127.0.0.1', linger_s: 0, remote_write_url: url, remote_write_timeout_s: 5, remote_write_interval_s: 2 },
+    workload: 'w',
+    run: 'r',
+    version: '1',
+    labels: {},
+    inFlight: () => 0,
+    log: (l) => logs.push(l),
+  });
+  // 503 at 0 s, retries after 0.5 s and 1 s: the fourth try (about 1.5 s in) is taken.
+  for (let i = 0; i < 100 && !received.some((r) => r.status === 204); i += 1) await new Promise((r) => setTimeout(r, 100));
+  assert.ok(
+    received.some((r) => r.status === 204),
+    'taken before the end',
+  );
+  await exported.finish(VERDICTS);
+  assert.equal(logs.filter((l) => l.startsWith('warning: remote write to') && l.includes('HTTP 503')).length, 1, logs.join('\n'));
+  assert.ok(
+    logs.some((l) => /pushing again after 3 failed pushes$/.test(l)),
+    logs.join('\n'),
+  );
+  assert.match(logs.at(-1) ?? '', /^remote write: \d+ pushes, .*; 3 pushes failed and were retried$/);
+  const first = taken(received).find((s) => labelsOf(s).__name__ === 'roundload_requests_in_flight')!;
+  assert.ok(first.samples.length >= 2, 'the first snapshot, retried, and the last');
+});
+
+test('while the receiver is down the queue stays within its bound: the oldest samples are dropped, counted, with one warning', async (t) => {
+  const { url } = await receiver(t, 503);
+  const logs: string[] = [];
+  const exported = await startMetricsExport({
+    settings: { port: null, host: '127.0.0.1', linger_s: 0, remote_write_url: url, remote_write_timeout_s: 0.5, remote_write_interval_s: 1 },
+    workload: 'w',
+    run: 'r',
+    version: '1',
+    labels: {},
+    inFlight: () => 0,
+    log: (l) => logs.push(l),
+    remoteWriteLimits: { maxQueuedSamples: 1 },
+  });
+  await new Promise((r) => setTimeout(r, 2500));
+  await exported.finish(VERDICTS);
+  assert.equal(logs.filter((l) => l.includes('the oldest are dropped')).length, 1, logs.join('\n'));
+  assert.match(logs.at(-1) ?? '', /samples not sent: 0 refused, [1-9]\d* dropped, [1-9]\d* still queued at the end/);
 });
