@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { nextPublicRequestId, withBodyId } from '../../src/agent/request-id.js';
 
-test('the id goes in as the body object's first field, and a later field of the same name wins', () => {
+test("the id goes in as the body object's first field, and a later field of the same name wins", () => {
   const body = withBodyId(Buffer.from(' {"model":"m","rid":"mine"}'), 'rid', 'rl-x-a0-c1-r1-1');
   assert.equal(body.toString(), '{"rid":"rl-x-a0-c1-r1-1","model":"m","rid":"mine"}');
   assert.equal((JSON.parse(body.toString()) as { rid: string }).rid, 'mine');
