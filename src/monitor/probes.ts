@@ -194,7 +194,17 @@ export class ProbeRunner {
     }).then((outcome) => {
       this.#busy.delete(p.name);
       const requestId = env['ROUNDLOAD_REQUEST_ID'];
-      this.#o.emit({ kind: 'probe', t, run_ms: Math.round(startMs - this.#o.runStartMs), name: p.name, on: when, command: p.command, ...outcome, skipped, ...(requestId === undefined ? {} : { request_id: requestId }) });
+      this.#o.emit({
+        kind: 'probe',
+        t,
+        run_ms: Math.round(startMs - this.#o.runStartMs),
+        name: p.name,
+        on: when,
+        command: p.command,
+        ...outcome,
+        skipped,
+        ...(requestId === undefined ? {} : { request_id: requestId }),
+      });
     });
     this.#inFlight.add(job);
     void job.finally(() => this.#inFlight.delete(job));

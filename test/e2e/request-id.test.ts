@@ -18,8 +18,19 @@ const WORKLOAD = {
   agents: { count: 1, rounds: 2, think_time_ms: 0 },
   conversation: { system_prompt_tokens: 40, first_user_tokens: 20, user_turn_tokens: 10, tool_result_tokens: 20, max_tokens: 24 },
   watchdog: { connect_ms: 2000, headers_ms: 1500, first_token_ms: 1500, stall_ms: 800, total_ms: 3000 },
-  monitor: { canary_interval_s: 0, probes: [{ name: 'engine-log', command: 'printf "%s\\n" "$ROUNDLOAD_REQUEST_ID"; sleep 0.3; grep -rhF -- "$ROUNDLOAD_REQUEST_ID" "$ROUNDLOAD_RUN_DIR/engine"', on: ['hang'], timeout_s: 5 }] },
-  engine: { decode_step_ms: 2, decode_step_ms_per_running: 0, prefill_ms_per_1k_tokens: 1, output_tokens_min: 10, output_tokens_max: 14, reasoning: 'off', faults: [{ kind: 'stall_mid_stream', after_chunks: 3, from_round: 2 }] },
+  monitor: {
+    canary_interval_s: 0,
+    probes: [{ name: 'engine-log', command: 'printf "%s\\n" "$ROUNDLOAD_REQUEST_ID"; sleep 0.3; grep -rhF -- "$ROUNDLOAD_REQUEST_ID" "$ROUNDLOAD_RUN_DIR/engine"', on: ['hang'], timeout_s: 5 }],
+  },
+  engine: {
+    decode_step_ms: 2,
+    decode_step_ms_per_running: 0,
+    prefill_ms_per_1k_tokens: 1,
+    output_tokens_min: 10,
+    output_tokens_max: 14,
+    reasoning: 'off',
+    faults: [{ kind: 'stall_mid_stream', after_chunks: 3, from_round: 2 }],
+  },
 };
 
 function engineLog(out: string): string {
@@ -50,7 +61,10 @@ test('a hung request is named by one id in requests.jsonl, the hang event, the p
   const report = readFileSync(join(out, 'report.html'), 'utf8');
   assert.ok(report.includes(`<code>${id}</code>`), 'report.html names the hung request');
   const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as { diagnosis: { evidence: string[] } };
-  assert.ok(summary.diagnosis.evidence.some((e) => e.includes(JSON.stringify(id))), summary.diagnosis.evidence.join('\n'));
+  assert.ok(
+    summary.diagnosis.evidence.some((e) => e.includes(JSON.stringify(id))),
+    summary.diagnosis.evidence.join('\n'),
+  );
   await writeRepro(out);
   const readme = readFileSync(join(out, 'repro', 'README.txt'), 'utf8');
   assert.ok(readme.includes(`grep -F '${id}'`), readme);
@@ -82,7 +96,10 @@ test('a server that refuses unknown body fields gets X-Request-Id but no rid by 
   const workload = parseWorkload(JSON.stringify({ ...WORKLOAD, monitor: { canary_interval_s: 0 }, engine: undefined, target: { url, model: 'm' }, agents: { count: 1, rounds: 1 } }), 'strict.yaml');
   await executeRun({ workload, out, preflight: false });
   const records = readJsonl<RequestRecord>(join(out, 'requests.jsonl'));
-  assert.deepEqual(records.map((r) => r.status), ['ok']);
+  assert.deepEqual(
+    records.map((r) => r.status),
+    ['ok'],
+  );
   assert.equal(seen.length, 1);
   assert.equal(seen[0]!.headers['x-request-id'], records[0]!.request_id);
   assert.equal(seen[0]!.body['rid'], undefined);
