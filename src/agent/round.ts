@@ -8,6 +8,7 @@ import type { ErrorInfo, HangInfo, ItlStats, PathKind, RequestRecord, RequestSta
 import { answerError, answerWarnings, classifyTransportError, errorInfo, httpStatusClass, throughProxy } from './classify.js';
 import { estimateTokens, estimateTokensOfChars } from './text.js';
 import { RoundLifecycle, type TerminalState } from './round-state.js';
+import { nextPublicRequestId, PUBLIC_REQUEST_ID_HEADER, withBodyId, type RequestIdPlacement } from './request-id.js';
 
 export interface RoundTarget {
   lane: Lane;
@@ -29,6 +30,8 @@ export interface RoundTarget {
   /** The proxy the requests go through (a CONNECT proxy, or the TLS proxy `endpoint` is on): a connect-level
    * failure is then `proxy_unreachable`, naming it. @default null */
   proxyUrl?: string | null;
+  /** Where each request carries its id (`target.request_id`). @default header only */
+  requestId?: RequestIdPlacement;
 }
 
 /** A request body already encoded (built and measured in one pass), with its length in characters for the
@@ -101,6 +104,8 @@ class InFlightRound {
   readonly #resolve: (outcome: RoundOutcome) => void;
   readonly #policy: HangPolicy;
   readonly #requestId: string;
+  /** The id the server is told (`X-Request-Id`, the body's `rid`) and the record keeps. */
+  readonly #publicId: string;
   readonly #life: RoundLifecycle;
   readonly #clock: Clock;
   /** Encoded once: undici sends the bytes as they are, and the record's request_bytes is their length. */
@@ -154,7 +159,10 @@ class InFlightRound {
     this.#requestId = target.tracker.nextRequestId();
     this.#life = new RoundLifecycle(this.#requestId);
     this.#clock = target.clock;
-    this.#body = typeof req.body === 'string' ? Buffer.from(req.body) : req.body.bytes;
+    this.#publicId = nextPublicRequestId(req.conversation, req.round);
+    const bodyField = target.requestId?.bodyField ?? null;
+    const bytes = typeof req.body === 'string' ? Buffer.from(req.body) : req.body.bytes;
+    this.#body = bodyField === null ? bytes : withBodyId(bytes, bodyField, this.#publicId);
     this.#bodyChars = typeof req.body === 'string' ? req.body.length : req.body.chars;
     this.#t0 = this.#clock.now();
     this.#chunkAt = this.#t0;
@@ -176,7 +184,13 @@ class InFlightRound {
       {
         method: 'POST',
         path: target.endpoint,
-        headers: { ...target.headers, 'content-type': 'application/json', accept: 'text/event-stream', [REQUEST_ID_HEADER]: this.#requestId },
+        headers: {
+          ...target.headers,
+          ...(target.requestId?.header === false ? {} : { [PUBLIC_REQUEST_ID_HEADER]: this.#publicId }),
+          'content-type': 'application/json',
+          accept: 'text/event-stream',
+          [REQUEST_ID_HEADER]: this.#requestId,
+        },
         body: this.#body,
       },
       {
@@ -424,6 +438,7 @@ class InFlightRound {
       agent: req.agent,
       conversation: req.conversation,
       round: req.round,
+      request_id: this.#publicId,
       phase: req.phase,
       path: this.#target.path,
       status,

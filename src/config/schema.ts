@@ -185,6 +185,21 @@ export const targetSchema = z.strictObject({
         if (why !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: `${key} cannot be set in extra_body: ${why}` });
       }
     }),
+  /** Where each agent request carries its id (`rl-<tag>-<conversation>-r<round>-<n>`, the record's
+   * `request_id`), so a hang is found in the engine's log by it. `header`: sent as `X-Request-Id` (harmless to
+   * any server). `body_field`: the body field SGLang takes it in (`rid`), or null; `auto` sends `rid` to the
+   * embedded engine only, as a server that refuses unknown fields (OpenAI's API) would answer 400.
+   * @default {header: true, body_field: auto} */
+  request_id: z
+    .object({
+      header: z.boolean().default(true),
+      body_field: z
+        .union([z.literal('auto'), z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain field name')])
+        .nullable()
+        .default('auto'),
+    })
+    .strict()
+    .default({ header: true, body_field: 'auto' }),
   /** HTTP headers sent with every chat request (agents, canaries, the preflight): routing keys,
    * `X-Session-Id`… `User-Agent` defaults to `roundload/<version>` and may be replaced here. `Authorization`
    * is refused (the key goes in `api_key_env`). Every value is treated as a secret (masked in results,

@@ -53,6 +53,8 @@ export interface ChatRequest {
   /** `chat_template_kwargs.thinking` as sent, or null. */
   readonly thinking: boolean | null;
   readonly bootstrap: Bootstrap | null;
+  /** The request id the client gave in `rid` (SGLang's field), when it is a plain printable id; else null. */
+  readonly rid: string | null;
 }
 
 /** A request SGLang refuses with 400: `type` is `Bad Request` (request-model validation) or `BadRequestError`. */
@@ -435,7 +437,17 @@ export function parseChatRequest(raw: string, options: ParseOptions = {}): ChatR
     n,
     thinking: thinking === undefined || thinking === null ? null : asBool(thinking),
     bootstrap: typeof host === 'string' && room !== null ? { host, port: asNumber(body['bootstrap_port']), room } : null,
+    rid: clientRequestId(body['rid']),
   };
+}
+
+/** Printable ASCII without quotes or backslashes, up to 128 characters: an id the log line can quote as is. */
+const CLIENT_ID = /^[\x21-\x7e]{1,128}$/;
+
+/** A client's request id (body `rid`, or the `X-Request-Id` header) when it can be logged safely; else null. */
+export function clientRequestId(value: unknown): string | null {
+  if (typeof value !== 'string' || !CLIENT_ID.test(value) || /['"\\]/.test(value)) return null;
+  return value;
 }
 
 function pyFloat(n: number): string {

@@ -10,7 +10,7 @@ import { handleDecodeChat, handlePrefillChat, handleUnifiedChat, prepareChat } f
 import type { FaultInjector, PdFault } from './faults.js';
 import { handleHealth } from './health.js';
 import { renderExposition } from './metrics.js';
-import { BadRequest, parseChatRequest, type ChatRequest } from './protocol.js';
+import { BadRequest, clientRequestId, parseChatRequest, type ChatRequest } from './protocol.js';
 import type { ServerState } from './state.js';
 import { errorBody, modelCard } from './wire.js';
 
@@ -82,15 +82,19 @@ async function chatCompletions(state: ServerState, faults: FaultInjector | null,
     sendError(state, res, 413, `request body exceeds ${MAX_BODY_BYTES} bytes`, 'BadRequestError');
   });
   if (raw === null || res.destroyed) return;
-  const requestId = randomBytes(16).toString('hex');
   let request: ChatRequest;
   let prepared;
+  let requestId: string;
   try {
     request = parseChatRequest(raw, { contentType: req.headers['content-type'], contextLength: state.settings.context_length });
+    // SGLang's id for the request: the body's `rid`, else the client's `X-Request-Id`, else its own 32-hex id.
+    requestId = request.rid ?? clientRequestId(req.headers['x-request-id']) ?? randomBytes(16).toString('hex');
     if (state.role !== 'unified' && request.bootstrap === null) {
       throw new BadRequest(`This is a ${state.role} server of a disaggregated deployment: send requests through the router (bootstrap_host and bootstrap_room are missing).`);
     }
     prepared = prepareChat(state, request, requestId);
+    // As SGLang's tokenizer manager logs a request it received (`--log-requests`), so a hang is found by its id.
+    state.log.server(`Receive: obj=GenerateReqInput(rid='${requestId}', stream=${request.stream ? 'True' : 'False'})`);
   } catch (err) {
     if (!(err instanceof BadRequest)) throw err;
     sendError(state, res, 400, err.message, err.type);

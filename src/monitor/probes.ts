@@ -169,6 +169,8 @@ export class ProbeRunner {
         ROUNDLOAD_HANG_AGENT: String(r.agent),
         ROUNDLOAD_HANG_ROUND: String(r.round),
         ROUNDLOAD_HANG_CONVERSATION: r.conversation,
+        // The id the engine logs the request by: `grep "$ROUNDLOAD_REQUEST_ID" engine.log`.
+        ...(r.request_id === undefined ? {} : { ROUNDLOAD_REQUEST_ID: r.request_id }),
       });
     }
   }
@@ -191,7 +193,18 @@ export class ProbeRunner {
       env: { ROUNDLOAD_PROBE: p.name, ROUNDLOAD_PROBE_ON: when, ROUNDLOAD_RUN_DIR: this.#o.dir, ...env },
     }).then((outcome) => {
       this.#busy.delete(p.name);
-      this.#o.emit({ kind: 'probe', t, run_ms: Math.round(startMs - this.#o.runStartMs), name: p.name, on: when, command: p.command, ...outcome, skipped });
+      const requestId = env['ROUNDLOAD_REQUEST_ID'];
+      this.#o.emit({
+        kind: 'probe',
+        t,
+        run_ms: Math.round(startMs - this.#o.runStartMs),
+        name: p.name,
+        on: when,
+        command: p.command,
+        ...outcome,
+        skipped,
+        ...(requestId === undefined ? {} : { request_id: requestId }),
+      });
     });
     this.#inFlight.add(job);
     void job.finally(() => this.#inFlight.delete(job));

@@ -13,6 +13,8 @@ export interface HangRow {
   agent: number;
   conversation: string;
   round: number;
+  /** The id the request was sent with (what the engine's log names it by); null in older records. */
+  request_id: string | null;
   run_phase: string;
   /** Where the request was when the watchdog gave up (`first_token`, `mid_stream`, …). */
   hang_phase: string;
@@ -92,6 +94,7 @@ function hangRow(e: HangEvent): HangRow {
     agent: r.agent,
     conversation: r.conversation,
     round: r.round,
+    request_id: r.request_id ?? null,
     run_phase: r.phase,
     hang_phase: r.hang?.phase ?? 'unknown',
     deadline: r.hang?.deadline ?? '',

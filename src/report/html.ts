@@ -459,6 +459,7 @@ function hangsSection(d: ReportData): string {
     String(r.agent),
     esc(r.conversation),
     String(r.round),
+    r.request_id === null ? '–' : `<code>${esc(r.request_id)}</code>`,
     badge(r.hang_phase, 'bad'),
     esc(r.deadline) + (r.deadline_ms === null ? '' : ` ${fmtNum(r.deadline_ms)}`),
     fmtNum(r.last_byte_age_ms),
@@ -469,8 +470,8 @@ function hangsSection(d: ReportData): string {
     fmtNum(r.chunks),
   ]);
   const more = d.hangs_total > d.hangs.length ? `<p class="chart-note">${fmtNum(d.hangs_total - d.hangs.length)} more hangs in events.jsonl</p>` : '';
-  const head = ['time', 's', 'agent', 'conversation', 'round', 'phase', 'deadline ms', 'last byte age ms', 'socket', 'nth on socket', 'idle ms before', 'path', 'chunks'];
-  const numeric = [false, true, true, false, true, false, false, true, false, true, true, false, true];
+  const head = ['time', 's', 'agent', 'conversation', 'round', 'request id', 'phase', 'deadline ms', 'last byte age ms', 'socket', 'nth on socket', 'idle ms before', 'path', 'chunks'];
+  const numeric = [false, true, true, false, true, false, false, false, true, false, true, true, false, true];
   // Each hang a tbody: its row, then what the gauges read at that moment (when the monitor ran).
   const bodies = rows.map((cells, i) => {
     const row = `<tr class="hang-row">${cells.map((c, j) => `<td${numeric[j] ? ' class="num"' : ''}>${c}</td>`).join('')}</tr>`;

@@ -35,6 +35,15 @@ export interface ReproFailure {
   http_status: number | null;
   /** Completion tokens streamed before it failed (null when unknown). */
   tokens: number | null;
+  /** The id the run sent it with (what the engine's log names it by), when it is a plain printable id; else null. */
+  request_id: string | null;
+}
+
+/** Printable ASCII without quotes or backslashes: an id that reads the same in a comment, a string or a grep. */
+const PLAIN_ID = /^[\x21-\x7e]{1,128}$/;
+
+function plainId(value: unknown): string | null {
+  return typeof value === 'string' && PLAIN_ID.test(value) && !/['"\\]/.test(value) ? value : null;
 }
 
 export interface ReproSequence {
@@ -119,6 +128,7 @@ export function pickSequence(records: readonly RequestRecord[], options: { conne
       error_class: failure.error?.class ?? null,
       http_status: failure.http_status,
       tokens: failure.completion_tokens,
+      request_id: plainId(failure.request_id),
     },
     failures: { hangs: records.filter((r) => r.status === 'hang').length, errors: records.filter((r) => r.status === 'error').length },
   };

@@ -157,7 +157,8 @@ export function describeFailure(f: ReproFailure, connection: string | null): str
       ? `hang at ${f.hang.phase} (${f.hang.deadline} ${f.hang.deadline_ms}${f.tokens !== null && f.tokens > 0 ? `, after ${f.tokens} tokens` : ''})`
       : `error ${f.error_class ?? 'unknown'}${f.http_status === null ? '' : ` (HTTP ${f.http_status})`}`;
   const socket = connection === null ? 'before any socket was open' : `on connection ${connection} (nth ${f.nth}${f.nth > 1 ? ', a reused socket' : ', a fresh socket'})`;
-  return `request ${f.request} of the sequence, ${socket}, sent ${f.t}: ${what}`;
+  const id = f.request_id === null ? '' : `; request id ${JSON.stringify(f.request_id)}`;
+  return `request ${f.request} of the sequence, ${socket}, sent ${f.t}: ${what}${id}`;
 }
 
 /** summary.json's diagnosis as one line: `diagnosis: proxy (0.80): <first evidence>`. */

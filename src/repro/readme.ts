@@ -1,6 +1,7 @@
 // README.txt of a reproducer folder: what it reproduces, how to run each script, and what it leaves out.
 import { oneLine } from '../util/index.js';
 import type { ReproPlan } from './plan.js';
+import { shq } from './sh.js';
 
 function sequenceTable(plan: ReproPlan): string[] {
   return plan.requests.map(
@@ -27,6 +28,15 @@ ${vars.join('\n')}
   "\${NAME}" where the value was, and the scripts put the value there as a JSON string, in memory or in a
   temporary file). With a secret in a body, the body sizes differ from the run's by the value's length.
 `;
+  const id = f.request_id;
+  const engineLog =
+    id === null
+      ? ''
+      : `
+THE ENGINE'S LOG
+  The run sent the failed request with the id ${JSON.stringify(id)} (X-Request-Id, and the body's rid where the
+  server takes one): the engine's log names it, e.g. grep -F ${shq(id)} <the engine's log>
+`;
   const replayed = plan.run.replayed_trace ? "\n- the run replayed a trace: the body fields (tools, max_tokens) are the workload's, not the trace's per request" : '';
   return `Reproducer of a failure in roundload run "${oneLine(plan.run.name)}" (${oneLine(plan.run.folder)}, started ${oneLine(plan.run.started_at ?? 'unknown')}, status ${oneLine(plan.run.status)})
 Written by ${plan.generated_by}: roundload repro.
@@ -35,7 +45,7 @@ WHAT IT REPRODUCES
   ${oneLine(f.description)}
   ${oneLine(plan.diagnosis ?? 'diagnosis: none (the run has no summary.json)')}
   path: ${oneLine(plan.run.path)}; target: ${target}${plan.proxy === null ? '' : `; CONNECT proxy ${oneLine(plan.proxy)}`}
-
+${engineLog}
 It sends again the ${plan.requests.length} requests the run sent on that socket, in order, on ONE kept-alive
 connection, with the recorded body sizes, the idle gaps between them, the same model and request fields
 (stream, max_tokens, tools, extra_body), and watches each with the run's deadlines:

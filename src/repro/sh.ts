@@ -12,7 +12,7 @@ export function bodyFile(i: number): string {
 }
 
 /** Single-quoted for sh (a `'` inside becomes `'\''`). */
-function shq(value: string): string {
+export function shq(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 

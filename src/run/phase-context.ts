@@ -42,6 +42,11 @@ export interface PhaseRunContext {
 /** Where agent `lane` of this process sends its rounds; `onGap` receives its live inter-token gaps. */
 export function agentTarget(ctx: PhaseRunContext, lane: number, onGap: (gapMs: number) => void): RoundTarget {
   const w = ctx.workload.watchdog;
+  const placement = ctx.workload.target.request_id;
+  // `auto`: SGLang's `rid` for the embedded engine only; a server of yours may refuse a field it does not know.
+  const bodyField = placement.body_field === 'auto' ? (ctx.workload.target.url === null ? 'rid' : null) : placement.body_field;
+  // Each request's own X-Request-Id replaces one set in target.headers (two would reach the server).
+  const headers = placement.header ? Object.fromEntries(Object.entries(ctx.headers).filter(([name]) => name.toLowerCase() !== 'x-request-id')) : ctx.headers;
   return {
     lane: ctx.transport.lane(lane),
     tracker: ctx.tracker,
@@ -49,7 +54,8 @@ export function agentTarget(ctx: PhaseRunContext, lane: number, onGap: (gapMs: n
     deadlines: { connectMs: w.connect_ms, headersMs: w.headers_ms, firstTokenMs: w.first_token_ms, stallMs: w.stall_ms, totalMs: w.total_ms },
     path: ctx.path,
     endpoint: ctx.endpoint,
-    headers: ctx.headers,
+    headers,
+    requestId: { header: placement.header, bodyField },
     runStartMs: ctx.runStartMs,
     // A connect-level failure on a proxied path is the proxy's (`proxy_unreachable`): the CONNECT proxy, or
     // the TLS proxy the requests are sent to.

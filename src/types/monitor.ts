@@ -78,6 +78,8 @@ export interface ProbeEvent {
   stderr_truncated: boolean;
   /** Hang probes: hangs since the last run that did not run it (rate limit: one at a time, one per `probe_min_interval_s`). */
   skipped: number;
+  /** Hang probes: the id of the hung request that started it (`ROUNDLOAD_REQUEST_ID`), when its record has one. */
+  request_id?: string;
 }
 
 /** `ratio`: a ratio or rate gauge (`cache_hit_rate`, `token_usage`, `gen_throughput`, `*_perc`…) that was not

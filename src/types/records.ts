@@ -96,6 +96,9 @@ export interface RequestRecord {
   /** Conversation id, unique in the run: `a<agent>-c<n>`. */
   conversation: string;
   round: number;
+  /** The id the request was sent with (`X-Request-Id`, and the body's `rid` where the server takes one):
+   * `rl-<tag>-<conversation>-r<round>-<n>`, what the engine's log names it by. Absent in older records. */
+  request_id?: string;
   /** Phase of the run (e.g. `main`, or a sweep level). */
   phase: string;
   /** True when sent during its phase's warm-up (a sweep's `warmup_s`): recorded, but left out of the

@@ -11,7 +11,7 @@ export interface Span {
 export const inside = (ms: number, spans: readonly Span[]): boolean => spans.some((s) => ms >= s.from && ms < s.to);
 
 export function hang(fromMs: number, toMs: number, phase: HangPhase = 'headers', path: PathKind = 'proxy', deadline = 1500): HangSpan {
-  return { from_ms: fromMs, to_ms: toMs, phase, path, nth: 2, deadline_ms: deadline };
+  return { from_ms: fromMs, to_ms: toMs, phase, path, nth: 2, deadline_ms: deadline, request_id: null };
 }
 
 export function error(atMs: number, cls: string, options: Partial<ErrorSpan> = {}): ErrorSpan {

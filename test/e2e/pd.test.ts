@@ -126,7 +126,9 @@ monitor:
   assert.match(failed[0]!.error?.message ?? '', /KVTransferError\(bootstrap_room=\d+\): Request \d+ timed out after 0\.8s in KVPoll\.Transferring/);
   const probe = events.find((e): e is ProbeEvent => e.kind === 'probe' && e.name === 'prefill-log')!;
   assert.equal(probe.exit_code, 0);
-  assert.match(probe.stdout, /TP0\] WARNING: Prefill inflight request timed out: req\.rid='[0-9a-f]{32}' .* \(SGLANG_DSV4_PREFILL_INFLIGHT_TIMEOUT=0\.8\)/);
+  assert.match(probe.stdout, /TP0\] WARNING: Prefill inflight request timed out: req\.rid='rl-[^']+' .* \(SGLANG_DSV4_PREFILL_INFLIGHT_TIMEOUT=0\.8\)/);
+  // The prefill names the request by the id the client sent through the router (the body's rid).
+  assert.ok(probe.stdout.includes(`req.rid='${failed[0]!.request_id}'`), probe.stdout);
 });
 
 test('kv_wedge: the requests after it hang, and the prefill inflight gauge is judged pinned (unchanged, nothing flowing)', async (t) => {

@@ -23,7 +23,7 @@ function busyFolder(dir: string): string {
       record({ agent, conversation: `a${agent}-c1`, round, run_ms: round * 1000 + agent * 100, ttft_ms: 10 * round, t: new Date(Date.parse('2026-01-01T00:00:00Z') + round * 1000).toISOString() }),
     ),
   );
-  const hang = hangRecord({ agent: 1, conversation: 'a1-c1', round: 5, run_ms: 5000, e2e_ms: 1500 });
+  const hang = hangRecord({ agent: 1, conversation: 'a1-c1', round: 5, run_ms: 5000, e2e_ms: 1500, request_id: 'rl-<b>-a1-c1-r5-9' });
   return writeFolder(dir, {
     status: 'completed',
     endedAt: '2026-01-01T00:00:08.000Z',
@@ -121,7 +121,7 @@ test('every chart in the data has its data-chart element, and the sections carry
   );
   assert.deepEqual(ids.filter((id) => id.startsWith('gauge-')).sort(), ['gauge-engine-sglang_num_prefill_inflight_queue_reqs', 'gauge-engine-sglang_num_running_reqs']);
   // What the gauges read at the hang (gauges only, counters left out), under the hang's row.
-  assert.match(html, /<tr class="evidence-row"><td colspan="13">gauges at the hang: engine \(0\.2 s old\): num_prefill_inflight_queue_reqs 1<\/td><\/tr>/);
+  assert.match(html, /<tr class="evidence-row"><td colspan="14">gauges at the hang: engine \(0\.2 s old\): num_prefill_inflight_queue_reqs 1<\/td><\/tr>/);
   // Canaries per leg, and their chart: a line per leg, the hung proxied canary a dot of its own.
   assert.deepEqual(
     data.canaries.map((c) => [c.leg, c.total, c.ok, c.failures]),
@@ -143,7 +143,7 @@ test('every chart in the data has its data-chart element, and the sections carry
   for (const id of ids) assert.equal(html.split(`data-chart="${id}"`).length - 1, 1, `one element for ${id}`);
   // The hang table: agent, conversation, round, phase, socket, nth, idle, path.
   const hangRow =
-    /<tr class="hang-row"><td><span class="time">2026-01-01 00:00:06Z<\/span><\/td><td class="num">6\.5<\/td><td class="num">1<\/td><td>a1-c1<\/td><td class="num">5<\/td><td><span class="badge bad">mid_stream<\/span><\/td><td>stall_ms 500<\/td><td class="num">500<\/td><td>c2<\/td><td class="num">3<\/td><td class="num">110<\/td><td>direct<\/td>/;
+    /<tr class="hang-row"><td><span class="time">2026-01-01 00:00:06Z<\/span><\/td><td class="num">6\.5<\/td><td class="num">1<\/td><td>a1-c1<\/td><td class="num">5<\/td><td><code>rl-&lt;b&gt;-a1-c1-r5-9<\/code><\/td><td><span class="badge bad">mid_stream<\/span><\/td><td>stall_ms 500<\/td><td class="num">500<\/td><td>c2<\/td><td class="num">3<\/td><td class="num">110<\/td><td>direct<\/td>/;
   assert.match(html, hangRow);
   assert.match(html, /Hangs <span class="count">1<\/span>/);
   assert.match(html, /probe/);

@@ -53,6 +53,20 @@ export function probeRead(e: Pick<ProbeEvent, 'run_ms' | 'name' | 'stdout' | 'st
  * watchdogs did not fire.
  */
 export function engineLogSignal(ep: Episode, ctx: Context, held: boolean): Signal {
+  const signal = engineLogVotes(ep, ctx, held);
+  const ids = ep.hangs.flatMap((h) => (h.request_id === null ? [] : [h.request_id]));
+  if (ids.length > 0) {
+    const shown = ids.slice(0, MAX_IDS_NAMED).map((id) => JSON.stringify(id));
+    const more = ids.length > MAX_IDS_NAMED ? ` and ${ids.length - MAX_IDS_NAMED} more` : '';
+    signal.facts.push(`the hung request${ids.length === 1 ? '' : 's'} went out as ${shown.join(', ')}${more}: the engine's log names each by that id (SGLang's rid)`);
+  }
+  return signal;
+}
+
+/** Hung requests named by id in the diagnosis, per episode. */
+const MAX_IDS_NAMED = 3;
+
+function engineLogVotes(ep: Episode, ctx: Context, held: boolean): Signal {
   const signal: Signal = { votes: [], facts: [] };
   const after = ctx.probes.filter((p) => p.run_ms >= ep.from_ms);
   const lines = after.flatMap((p) => p.lines);
