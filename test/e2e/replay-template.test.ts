@@ -3,6 +3,7 @@
 // each round's prompt tokens within ±3% of the recorded ones, the first sized by /apply-template then /tokenize.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI from 'openai';
@@ -12,17 +13,19 @@ import { executeRun } from '../../src/run/index.js';
 import { startRecorder, readTrace } from '../../src/trace/index.js';
 import type { RequestRecord } from '../../src/types/index.js';
 import { readJsonl, tempDir } from '../helpers/tmp.js';
-import { ggufChat, loadGguf } from '../helpers/gguf-chat.js';
+import { GGUF, ggufChat, loadGguf } from '../helpers/gguf-chat.js';
 
 const WATCHDOG = `{connect_ms: 3000, headers_ms: 10000, first_token_ms: 10000, stall_ms: 10000, total_ms: 20000}`;
 const CODE = 'if (lines[i].length > 0) { out.push(parse(lines[i], 4)); }\n';
 
-let model: LlamaModel;
+/** The model lives outside the repository (/work/shared/models/README.md): without it the test says so and skips. */
+const skip = existsSync(GGUF) ? false : `${GGUF} is not on this machine`;
+let model: LlamaModel | null = null;
 before(async () => {
-  model = await loadGguf();
+  if (skip === false) model = await loadGguf();
 });
 after(async () => {
-  await model.dispose();
+  await model?.dispose();
 });
 
 /** Three conversations of four rounds with one tool, through the official client. */
@@ -54,7 +57,8 @@ async function harness(url: string): Promise<void> {
   await Promise.all([conversation(1), sleep(100).then(() => conversation(2)), sleep(200).then(() => conversation(3))]);
 }
 
-test("a harness recorded on llama.cpp's tokenizer and Qwen2.5 template replays within ±3% per round from round 1", async (t) => {
+test("a harness recorded on llama.cpp's tokenizer and Qwen2.5 template replays within ±3% per round from round 1", { skip }, async (t) => {
+  assert.ok(model !== null);
   const upstream = await ggufChat(t, model);
   const file = join(tempDir(t), 'trace.jsonl');
   const recorder = await startRecorder({ upstream: upstream.url, out: file });
