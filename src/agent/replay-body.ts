@@ -128,6 +128,8 @@ export interface BodyDraft {
   fixedText: () => string;
   /** The new synthetic text at `scale`, without sending it (for a tokenizer to count). */
   scaledText: (scale: number) => string;
+  /** The body at `scale` without sending it (for the server to render with its chat template and count). */
+  preview: (scale: number) => string;
   /** Sizes the synthetic text (`scale` × recorded length) and sends: the history becomes this body's messages.
    * `pin`: later drafts send the same text at the size chosen now. */
   build: (scale: number, pin?: boolean) => BuiltBody;
@@ -248,9 +250,16 @@ export class ReplayBodies {
       this.#answer = null;
       return { body: this.#body(shape, out), answer, scaledChars };
     };
+    const preview = (scale: number): string =>
+      this.#body(
+        shape,
+        parts.map((p): Sent =>
+          p.kind === 'echo' ? p.sent : p.kind === 'scaled' ? { hash: p.hash, json: JSON.stringify({ ...p.head, content: textOf(p.shape, scale) }) } : { hash: p.hash, json: JSON.stringify(p.message) },
+        ),
+      );
     const verbatim = parts.some((p) => p.kind === 'fixed' && p.recorded === true);
     const scaledText = (scale: number): string => parts.map((p) => (p.kind === 'scaled' ? textOf(p.shape, scale) : '')).join('');
-    return { messages: parts.length, echoed, verbatim, scalableChars, newFixedChars, fixedText: () => fixedTexts.join('\n'), scaledText, build };
+    return { messages: parts.length, echoed, verbatim, scalableChars, newFixedChars, fixedText: () => fixedTexts.join('\n'), scaledText, preview, build };
   }
 
   /** The live answer of the round just sent (null: it failed), for the next round's answer slot. */

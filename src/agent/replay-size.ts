@@ -19,6 +19,10 @@ export interface ServerTokenizer {
   tokensPerChar: number;
   /** The server's token count of a text (no chat template); null without a tokenize endpoint. */
   count: ((text: string) => Promise<number>) | null;
+  /** The server's token count of a whole chat request as its chat template renders it (llama.cpp:
+   * `POST /apply-template` then `/tokenize`): template tokens, tool instructions and role markers included.
+   * Null when the server has no such endpoint; it rejects when the request cannot be rendered. */
+  countRequest?: ((body: string) => Promise<number>) | null;
 }
 
 /** Chat-template tokens per message a raw tokenize does not count (role markers, separators): a guess, which
@@ -90,6 +94,22 @@ async function densityOf(draft: BodyDraft, sampleDensity: number, count: (text: 
   return tokens === null || tokens <= 0 ? sampleDensity : tokens / text.length;
 }
 
+/** A first request sized by the server's rendering of it: the whole request at a guessed scale, as the chat
+ * template renders it, counted; its synthetic text counted alone; the rest (template, tools, fixed text) is known. */
+async function renderedModel(
+  draft: BodyDraft,
+  sampleDensity: number,
+  countRequest: (body: string) => Promise<number>,
+  count: (text: string) => Promise<number>,
+  tokensWanted: number,
+): Promise<{ known: number; density: number; otherChars: number; by: SizedBy }> {
+  const guess = Math.min(MAX_SCALE, Math.max(MIN_SCALE, tokensWanted / (sampleDensity * draft.scalableChars)));
+  const text = draft.scaledText(guess);
+  const [whole, scaled] = await Promise.all([countRequest(draft.preview(guess)), text.length === 0 ? 0 : count(text)]);
+  const density = scaled > 0 && text.length > 0 ? scaled / text.length : sampleDensity;
+  return { known: whole - density * text.length, density, otherChars: 0, by: 'tokenize' };
+}
+
 /** One conversation's closed loop: sizes each request's new synthetic text to reach the recorded prompt
  * tokens, and learns from each answer's usage. */
 export class ConversationSizer {
@@ -118,6 +138,12 @@ export class ConversationSizer {
   async #predictor(draft: BodyDraft, recordedTokens: number): Promise<{ known: number; density: number; otherChars: number; by: SizedBy } | null> {
     const shared = this.#shared;
     const tokenizer = shared.tokenizer;
+    // The server renders the request with its chat template (llama.cpp's /apply-template): every round is sized
+    // by the request as it will count it — template tokens of new messages included, which no density knows.
+    if (tokenizer?.countRequest != null && tokenizer.count !== null) {
+      const rendered = await renderedModel(draft, tokenizer.tokensPerChar, tokenizer.countRequest, tokenizer.count, recordedTokens).catch(() => null);
+      if (rendered !== null) return rendered;
+    }
     if (draft.echoed > 0 && this.#last !== null) {
       // The history's tokens are known: the server counted them last round. The answer it wrote is new text
       // here: re-sent in a prompt, it is counted as prompt text, not as the completion tokens it was.

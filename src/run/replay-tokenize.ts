@@ -37,6 +37,27 @@ async function countWith(transport: Transport, headers: Record<string, string>, 
   return { status: res.status, tokens: res.status === 200 ? tokensOf(kind, res.body) : null };
 }
 
+/** llama.cpp's `POST /apply-template {messages, tools}` → `{prompt}`: the request as its chat template renders it. */
+async function renderWith(transport: Transport, headers: Record<string, string>, body: string, timeoutMs: number): Promise<string> {
+  const request = JSON.parse(body) as Record<string, unknown>;
+  const json = JSON.stringify({ messages: request.messages, ...(request.tools === undefined ? {} : { tools: request.tools }) });
+  const res = await transport.get('/apply-template', { timeoutMs, headers, json });
+  const value: unknown = res.status === 200 ? JSON.parse(res.body) : null;
+  if (!isObject(value) || typeof value.prompt !== 'string') throw new Error(`POST /apply-template: HTTP ${res.status}`);
+  return value.prompt;
+}
+
+/** A whole request's tokens as the server renders it, when it has llama.cpp's `/apply-template` (probed once). */
+async function requestCounter(transport: Transport, headers: Record<string, string>, count: (text: string) => Promise<number>, leftMs: number): Promise<((body: string) => Promise<number>) | null> {
+  const probe = JSON.stringify({ messages: [{ role: 'user', content: 'roundload' }] });
+  try {
+    await renderWith(transport, headers, probe, Math.max(1, leftMs));
+  } catch {
+    return null;
+  }
+  return async (body) => count(await renderWith(transport, headers, body, COUNT_MS));
+}
+
 /** Finds the server's tokenize endpoint (llama.cpp's form first, then vLLM's) within PROBE_MS; says what it found. */
 export async function probeTokenizer(transport: Transport, headers: Record<string, string>, model: string): Promise<{ tokenizer: ServerTokenizer | null; line: string }> {
   const deadline = performance.now() + PROBE_MS;
@@ -52,13 +73,12 @@ export async function probeTokenizer(transport: Transport, headers: Record<strin
       break;
     }
     if (answer.tokens !== null && answer.tokens > 0) {
-      const tokenizer: ServerTokenizer = {
-        kind,
-        tokensPerChar: answer.tokens / SAMPLE.length,
-        count: async (text) => (await countWith(transport, headers, kind, model, text, COUNT_MS)).tokens ?? Promise.reject(new Error('no token count')),
-      };
+      const count = async (text: string): Promise<number> => (await countWith(transport, headers, kind, model, text, COUNT_MS)).tokens ?? Promise.reject(new Error('no token count'));
+      const countRequest = kind === 'llama.cpp' ? await requestCounter(transport, headers, count, Math.round(deadline - performance.now())) : null;
+      const tokenizer: ServerTokenizer = { kind, tokensPerChar: answer.tokens / SAMPLE.length, count, countRequest };
       const perToken = (SAMPLE.length / answer.tokens).toFixed(2);
-      return { tokenizer, line: `POST /tokenize (${kind} form) found: the server counts ${perToken} characters a token of synthetic text; first rounds are sized with it` };
+      const rendered = countRequest === null ? '' : ', each first request as POST /apply-template renders it';
+      return { tokenizer, line: `POST /tokenize (${kind} form) found: the server counts ${perToken} characters a token of synthetic text; first rounds are sized with it${rendered}` };
     }
     tried.push(`${kind} form: HTTP ${answer.status}`);
     // No such endpoint at all: the other form is not worth a request.
