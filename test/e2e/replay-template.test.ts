@@ -5,6 +5,7 @@
 // one probe request of its exact shape that is not a request of the run.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI from 'openai';
@@ -74,7 +75,7 @@ async function recordTrace(t: import('node:test').TestContext): Promise<string> 
 }
 
 /** Replays the trace against a server with `endpoints`; every request answered. */
-async function replay(t: import('node:test').TestContext, file: string, endpoints: GgufEndpoints): Promise<{ server: FakeChat; records: RequestRecord[]; summary: Summary }> {
+async function replay(t: import('node:test').TestContext, file: string, endpoints: GgufEndpoints): Promise<{ server: FakeChat; records: RequestRecord[]; summary: Summary; sizing: unknown }> {
   assert.ok(model !== null);
   const server = await ggufChat(t, model, endpoints);
   const out = join(tempDir(t), 'replay');
@@ -90,7 +91,8 @@ monitor: {canary_interval_s: 0}
   const result = await executeRun({ workload, out, preflight: false });
   const records = readJsonl<RequestRecord>(join(out, 'requests.jsonl'));
   assert.ok(records.every((r) => r.status === 'ok'));
-  return { server, records, summary: result.summary };
+  const manifest = JSON.parse(readFileSync(join(out, 'run.json'), 'utf8')) as { replay_sizing?: unknown };
+  return { server, records, summary: result.summary, sizing: manifest.replay_sizing };
 }
 
 const perRound = (s: Summary): string => s.replay!.rounds.map((r) => `round ${r.round} ${r.prompt_tokens_diff_pct}%`).join(', ');
@@ -117,7 +119,8 @@ test("a harness recorded on llama.cpp's tokenizer and Qwen2.5 template replays w
 
 test('on a server with no tokenize endpoint but honest usage, one unrecorded probe of the first request keeps every round within ±3% from round 1', { skip }, async (t) => {
   const file = await recordTrace(t);
-  const { server, records, summary } = await replay(t, file, 'none');
+  const { server, records, summary, sizing } = await replay(t, file, 'none');
+  assert.match(String(sizing), /the first request is probed once in its exact shape/, 'run.json says a probe sized it');
   t.diagnostic(`probe: per round ${perRound(summary)}`);
   const recorded = new Map(readTrace(file).requests.map((r) => [r.seq, r.response.prompt_tokens]));
   t.diagnostic(
