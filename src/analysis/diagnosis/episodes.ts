@@ -64,7 +64,7 @@ function cluster<T extends Span>(spans: readonly T[], gapMs: number): T[][] {
 
 function add(t: EpisodeTally, key: string, value: string, n: number): void {
   let group = t.by.get(key);
-  if (group === undefined) t.by.set(key, (group = new Map()));
+  if (group === undefined) t.by.set(key, (group = new Map<string, number>()));
   group.set(value, (group.get(value) ?? 0) + n);
 }
 

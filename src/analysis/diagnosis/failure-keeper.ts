@@ -47,6 +47,7 @@ export class FailureKeeper<T extends Span> {
   readonly #random: () => number;
   readonly #sample: T[] = [];
   readonly #stretches: Stretch<T>[] = [];
+  /** The stretch new failures join while they come within the gap (the latest opened, or what it merged into). */
   #open: Stretch<T> | null = null;
   #seen = 0;
   #merged = 0;
@@ -107,17 +108,18 @@ export class FailureKeeper<T extends Span> {
 
   /** The open stretch when the failure comes within the gap of it, else a new one. */
   #stretchFor(s: T): Stretch<T> {
+    // The new stretch is counted among the rest before any merge, so a late one far from the others stays apart.
     const open = this.#open;
     const gap = this.#limits.gapMs;
     if (open !== null && s.from_ms <= open.tally.to_ms + gap && s.to_ms >= open.tally.from_ms - gap) return open;
-    if (this.#stretches.length >= this.#limits.stretches) this.#mergeClosest();
     const next: Stretch<T> = { tally: newTally(this.#kind, s), first: [], last: [] };
     this.#stretches.push(next);
     this.#open = next;
-    return next;
+    if (this.#stretches.length > this.#limits.stretches) this.#mergeClosest();
+    return this.#open;
   }
 
-  /** The two stretches closest in time become one: the earlier one's first failures, the later one's last. */
+  /** The two stretches closest in time become one: the earlier one's first failures, the latest of the rest. */
   #mergeClosest(): void {
     const all = this.#stretches.sort((a, b) => a.tally.from_ms - b.tally.from_ms);
     if (all.length < 2) return;
@@ -127,9 +129,10 @@ export class FailureKeeper<T extends Span> {
     }
     const a = all[at]!;
     const b = all[at + 1]!;
-    if (b.tally.to_ms > a.tally.to_ms) a.last = b.last.length > 0 ? b.last : b.first;
+    a.last = [...a.last, ...b.first, ...b.last].slice(-this.#limits.edge);
     mergeTally(a.tally, b.tally);
     all.splice(at + 1, 1);
+    if (this.#open === b) this.#open = a;
     this.#merged += 1;
   }
 }
