@@ -99,6 +99,25 @@ test('memory stays bounded: 100,000 failures in 2,000 bursts keep at most the sa
   assert.deepEqual([from, to], [0, 1999 * 10_000 + 49 * 10 + 2]);
 });
 
+test('with no sample, a stretch keeps exactly its first 3 and its last 3 failures, and a merge keeps the first of the earlier and the last of the later', () => {
+  const k = keeper({ sample: 0, edge: 3, stretches: 1 });
+  for (let i = 0; i < 100; i += 1) k.add(error(i * 10, 'x'));
+  assert.deepEqual(
+    k.kept().map((s) => s.from_ms),
+    [0, 10, 20, 970, 980, 990],
+  );
+  for (let i = 0; i < 2; i += 1) k.add(error(10_000 + i * 10, 'y'));
+  assert.equal(k.merged, 1);
+  assert.deepEqual(
+    k.kept().map((s) => s.from_ms),
+    [0, 10, 20, 990, 10_000, 10_010],
+  );
+  assert.deepEqual(
+    k.tallies().map((t) => [t.from_ms, t.to_ms, t.count]),
+    [[0, 10_012, 102]],
+  );
+});
+
 test('past the most stretches kept apart, the two closest in time merge and the far one stays alone', () => {
   const k = keeper({ stretches: 2 });
   k.add(error(0, 'a'));

@@ -24,8 +24,14 @@ interface Span {
 interface Stretch<T> {
   tally: EpisodeTally;
   first: T[];
-  /** The latest failures after the first `edge`; trimmed to `edge` when it reaches twice that. */
+  /** The latest `edge` failures after the first ones, a ring: the oldest at `lastAt`. */
   last: T[];
+  lastAt: number;
+}
+
+/** A stretch's latest failures, oldest first. */
+function latest<T>(s: Stretch<T>): T[] {
+  return [...s.last.slice(s.lastAt), ...s.last.slice(0, s.lastAt)];
 }
 
 /** mulberry32: a small seeded generator, uniform in [0, 1). */
@@ -66,9 +72,10 @@ export class FailureKeeper<T extends Span> {
     this.#count(stretch.tally, s);
     const edge = this.#limits.edge;
     if (stretch.first.length < edge) stretch.first.push(s);
-    else {
-      stretch.last.push(s);
-      if (stretch.last.length >= 2 * edge) stretch.last.splice(0, stretch.last.length - edge);
+    else if (stretch.last.length < edge) stretch.last.push(s);
+    else if (edge > 0) {
+      stretch.last[stretch.lastAt] = s;
+      stretch.lastAt = (stretch.lastAt + 1) % edge;
     }
   }
 
@@ -91,7 +98,7 @@ export class FailureKeeper<T extends Span> {
     const out = new Set(this.#sample);
     for (const s of this.#stretches) {
       for (const x of s.first) out.add(x);
-      for (const x of s.last.slice(-this.#limits.edge)) out.add(x);
+      for (const x of s.last) out.add(x);
     }
     return [...out].sort((a, b) => a.from_ms - b.from_ms);
   }
@@ -112,7 +119,7 @@ export class FailureKeeper<T extends Span> {
     const open = this.#open;
     const gap = this.#limits.gapMs;
     if (open !== null && s.from_ms <= open.tally.to_ms + gap && s.to_ms >= open.tally.from_ms - gap) return open;
-    const next: Stretch<T> = { tally: newTally(this.#kind, s), first: [], last: [] };
+    const next: Stretch<T> = { tally: newTally(this.#kind, s), first: [], last: [], lastAt: 0 };
     this.#stretches.push(next);
     this.#open = next;
     if (this.#stretches.length > this.#limits.stretches) this.#mergeClosest();
@@ -129,7 +136,8 @@ export class FailureKeeper<T extends Span> {
     }
     const a = all[at]!;
     const b = all[at + 1]!;
-    a.last = [...a.last, ...b.first, ...b.last].slice(-this.#limits.edge);
+    a.last = [...latest(a), ...b.first, ...latest(b)].slice(-this.#limits.edge);
+    a.lastAt = 0;
     mergeTally(a.tally, b.tally);
     all.splice(at + 1, 1);
     if (this.#open === b) this.#open = a;
