@@ -56,6 +56,26 @@ test('50,000 errors in the first hour then a different cause at hour 6: the late
   assert.ok(Number(m[1]) > KEEP_LIMITS.sample, said);
 });
 
+test('a run with more stretches than are kept apart says how many merged, and its counts stay exact', () => {
+  const c = new DiagnosisCollector(false, { sample: 5, edge: 2, stretches: 3 });
+  // Ten bursts of 10 refused connections, 10 s apart.
+  for (let burst = 0; burst < 10; burst += 1) for (let i = 0; i < 10; i += 1) c.add(failed(burst * 10_000 + i * 10, 'connection_refused', null));
+  const d = c.diagnose([]);
+  assert.equal(
+    (d.episodes ?? []).reduce((n, e) => n + e.requests, 0),
+    100,
+  );
+  assert.equal((d.episodes ?? []).length, 3);
+  assert.ok(
+    d.evidence.some((e) =>
+      /^judged from \d+ of 100 failures: a sample across the run plus the first and last of each episode \(7 stretches merged into their nearest neighbour, past the most kept apart; counts exact\)$/.test(
+        e,
+      ),
+    ),
+    d.evidence.join('\n'),
+  );
+});
+
 test('a short run whose failures were all kept says nothing of a sample', () => {
   const c = new DiagnosisCollector(false);
   for (let i = 0; i < 40; i += 1) c.add(failed(1000 + i * 50, 'connection_refused', null));

@@ -138,7 +138,7 @@ export function keptText(spans: number, kept: KeptFailures | null | undefined): 
   if (kept === null || kept === undefined || kept.total <= spans) return null;
   const merged = kept.merged ?? 0;
   return `judged from ${spans} of ${kept.total} failures: a sample across the run plus the first and last of each episode${
-    merged > 0 ? ` (${plural(merged, 'stretch', 'stretches')} of failures merged into a neighbour past the most kept apart)` : ''
+    merged > 0 ? ` (${plural(merged, 'stretch', 'stretches')} merged into their nearest neighbour, past the most kept apart; counts exact)` : ''
   }`;
 }
 
