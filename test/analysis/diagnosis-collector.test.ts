@@ -206,3 +206,33 @@ test("stretches streamed 3 s apart join into one episode at the judge's wider ga
     [[0, 8092, 30, 30]],
   );
 });
+
+test('for any stream, arriving about in order of their ends, the episodes built from tallies and a small sample are those built from every failure', () => {
+  // A seeded stream: bursts of short failures and long ones that started well before they ended.
+  let seed = 7;
+  const random = (): number => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed / 2147483648;
+  };
+  for (let round = 0; round < 20; round += 1) {
+    const spans: ErrorSpan[] = [];
+    let at = 0;
+    for (let i = 0; i < 400; i += 1) {
+      at += random() < 0.05 ? 2000 + random() * 8000 : random() * 300;
+      const long = random() < 0.1 ? random() * 6000 : 5;
+      spans.push({ ...error(at, 'x'), to_ms: at + long });
+    }
+    // Mostly in order of their ends; one in 20 recorded up to 15 s late.
+    const arrival = new Map(spans.map((sp) => [sp, sp.to_ms + (random() < 0.05 ? random() * 15_000 : 0)]));
+    spans.sort((a, b) => arrival.get(a)! - arrival.get(b)!);
+    const k = keeper({ sample: 5, edge: 2 });
+    for (const s of spans) k.add(s);
+    for (const gap of [3000, 5000]) {
+      assert.deepEqual(
+        episodesOf([], k.kept(), gap, k.tallies()).map((e) => [e.from_ms, e.to_ms, e.tally?.count]),
+        episodesOf([], spans, gap).map((e) => [e.from_ms, e.to_ms, e.errors.length]),
+        `round ${round}, gap ${gap}`,
+      );
+    }
+  }
+});
