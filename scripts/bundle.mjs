@@ -1,0 +1,35 @@
+// The CLI as shipped (package.json's bin, `npm start`): one esbuild bundle per entry point in dist/bin/ — the
+// CLI and the modules it starts as threads or processes — with what only some commands load (the commands
+// themselves, the embedded engine, the hop, the history…) split into chunks that load when used, as cli.ts's
+// lazy imports ask. Node's ESM loader costs per module: a run loaded ~270 of them one by one (bench/README.md,
+// start-up). The tests run tsc's dist/src/ instead (the same code, module by module); test/e2e/bundle.test.ts
+// runs this bundle.
+import { rmSync } from 'node:fs';
+import { build } from 'esbuild';
+
+const OUT = 'dist/bin';
+
+rmSync(OUT, { recursive: true, force: true }); // chunk names carry a hash: no stale ones left beside new ones
+await build({
+  entryPoints: {
+    cli: 'src/cli.ts',
+    'worker-entry': 'src/run/worker-entry.ts',
+    'thread-entry': 'src/engine/thread-entry.ts',
+    'writer-thread': 'src/results/writer-thread.ts',
+    'writer-process': 'src/trace/writer-process.ts',
+  },
+  outdir: OUT,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  // Flat: a chunk's import.meta.url finds the entries beside it (`new URL('./writer-thread.js', import.meta.url)`).
+  chunkNames: '[name]-[hash]',
+  // A native addon, and a package read as files at run time (report/assets.ts): both stay in node_modules.
+  external: ['better-sqlite3', 'uplot'],
+  // The bundled CommonJS packages call require() for Node's own modules, which an ES module lacks.
+  banner: { js: "import { createRequire as __roundloadCreateRequire } from 'node:module'; const require = __roundloadCreateRequire(import.meta.url);" },
+  sourcemap: true,
+  logLevel: 'warning',
+});
