@@ -9,6 +9,17 @@ import { build } from 'esbuild';
 
 const OUT = 'dist/bin';
 
+/** zod's `z.locales`: error messages in 60-odd languages, a third of the bundle's largest chunk, parsed at every
+ * start. roundload uses none of them (zod's English default is imported on its own, `locales/en.js`), so the
+ * namespace is bundled empty. */
+const noZodLocales = {
+  name: 'no-zod-locales',
+  setup(b) {
+    b.onResolve({ filter: /\/locales\/index\.js$/ }, (args) => (/[\\/]zod[\\/]/.test(args.importer) ? { path: 'zod-locales', namespace: 'empty' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'empty' }, () => ({ contents: 'export {};', loader: 'js' }));
+  },
+};
+
 rmSync(OUT, { recursive: true, force: true }); // chunk names carry a hash: no stale ones left beside new ones
 await build({
   entryPoints: {
@@ -30,6 +41,7 @@ await build({
   external: ['better-sqlite3', 'uplot'],
   // The bundled CommonJS packages call require() for Node's own modules, which an ES module lacks.
   banner: { js: "import { createRequire as __roundloadCreateRequire } from 'node:module'; const require = __roundloadCreateRequire(import.meta.url);" },
+  plugins: [noZodLocales],
   sourcemap: true,
   logLevel: 'warning',
 });
