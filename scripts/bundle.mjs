@@ -4,10 +4,26 @@
 // lazy imports ask. Node's ESM loader costs per module: a run loaded ~270 of them one by one (bench/README.md,
 // start-up). The tests run tsc's dist/src/ instead (the same code, module by module); test/e2e/bundle.test.ts
 // runs this bundle.
-import { readFileSync, rmSync } from 'node:fs';
-import { build } from 'esbuild';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import process from 'node:process';
 
 const OUT = 'dist/bin';
+
+/** The newest modification time among the bundle's inputs: src/, this script, package.json and the lock. */
+function newestInputMs() {
+  const files = ['scripts/bundle.mjs', 'package.json', 'package-lock.json'];
+  const walk = (dir) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) (e.isDirectory() ? walk : (f) => files.push(f))(join(dir, e.name));
+  };
+  walk('src');
+  return Math.max(...files.filter((f) => existsSync(f)).map((f) => statSync(f).mtimeMs));
+}
+
+// `--if-changed` (npm start): nothing to do when the bundle is newer than every input, as tsc -b's no-op.
+if (process.argv.includes('--if-changed') && existsSync(join(OUT, 'cli.js')) && statSync(join(OUT, 'cli.js')).mtimeMs > newestInputMs()) process.exit(0);
+
+const { build } = await import('esbuild'); // after the check: loading esbuild is most of a no-op's time
 
 /** zod's `z.locales`: error messages in 60-odd languages, a third of the bundle's largest chunk, parsed at every
  * start. roundload uses none of them (zod's English default is imported on its own, `locales/en.js`), so the
