@@ -10,6 +10,13 @@ import process from 'node:process';
 
 const OUT = 'dist/bin';
 
+/** Left in node_modules: a native addon (better-sqlite3), a package read as files at run time (uplot,
+ * report/assets.ts), and the CommonJS packages src/ loads with import() (the hop's certificates, the metrics
+ * export, remote write): from a chunk, esbuild gives such a module a default export only, where Node gives its
+ * named ones too (`const { generate } = await import('selfsigned')`). test/e2e/bundle.test.ts checks every
+ * package src/ imports with import() is listed here. */
+const EXTERNAL = ['better-sqlite3', 'uplot', 'selfsigned', 'prom-client', 'snappyjs'];
+
 /** The newest modification time among the bundle's inputs: src/, this script, package.json and the lock. */
 function newestInputMs() {
   const files = ['scripts/bundle.mjs', 'package.json', 'package-lock.json'];
@@ -68,8 +75,7 @@ await build({
   target: 'node20',
   // Flat: a chunk's import.meta.url finds the entries beside it (`new URL('./writer-thread.js', import.meta.url)`).
   chunkNames: '[name]-[hash]',
-  // A native addon, and a package read as files at run time (report/assets.ts): both stay in node_modules.
-  external: ['better-sqlite3', 'uplot'],
+  external: EXTERNAL,
   // The bundled CommonJS packages call require() for Node's own modules, which an ES module lacks.
   banner: { js: "import { createRequire as __roundloadCreateRequire } from 'node:module'; const require = __roundloadCreateRequire(import.meta.url);" },
   plugins: [noZodLocales, bundleOwnRequires],
