@@ -131,7 +131,9 @@ function compareLegs(d: CanaryLegFigures, p: CanaryLegFigures, t: Test, signal: 
   const fisher = `one-sided Fisher exact test, ${pValue(t.pProxiedWorse)}`;
   if (t.pProxiedWorse < SIGNIFICANT_P) {
     const clean = d.failed / d.slots <= DIRECT_CLEAN_RATE;
-    const direct = clean ? 'requests that skip the proxy got through, those through it did not' : 'requests that skip the proxy failed too, but far less: the proxy (or its side of the path) failed beyond what the engine did';
+    const direct = clean
+      ? 'requests that skip the proxy got through, those through it did not'
+      : 'requests that skip the proxy failed too, but far less: the proxy (or its side of the path) failed beyond what the engine did';
     signal.votes.push(
       vote(
         t.pProxiedWorse < SETTLING_P ? STRONG : MEDIUM,

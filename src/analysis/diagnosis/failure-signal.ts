@@ -44,9 +44,7 @@ function pageVotes(pages: readonly ErrorSpan[], health: EngineHealth, signal: Si
   const timeouts = pages.every((x) => x.http_status === 504);
   const page = `the proxy answered ${pages.length} requests itself with an error page (HTTP ${statusesOf(pages)})${examples(pages)}: it was up, and got no answer from the engine behind it`;
   if (health.seen === 'failing') {
-    signal.votes.push(
-      vote(timeouts ? MEDIUM : STRONG, `${page}, and the engine was seen failing (${health.by})`, timeouts ? ['engine', 'engine_overloaded'] : ['engine'], ['proxy']),
-    );
+    signal.votes.push(vote(timeouts ? MEDIUM : STRONG, `${page}, and the engine was seen failing (${health.by})`, timeouts ? ['engine', 'engine_overloaded'] : ['engine'], ['proxy']));
   } else if (health.seen === 'healthy') {
     const between = timeouts
       ? 'the proxy timed out on an engine seen answering: its timeout shorter than the engine takes when busy, or the proxy unable to reach it in time'
