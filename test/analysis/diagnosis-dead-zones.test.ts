@@ -34,7 +34,10 @@ test('nginx answering 502 at once while the engine answers its scrapes is proxy,
   assert.ok((d.confidence ?? 1) < 0.6, `confidence ${d.confidence}`);
   const e = d.episodes![0]!;
   assert.ok((e.scores.engine ?? 0) < 0, JSON.stringify(e.scores));
-  assert.match(e.evidence_for.join('\n'), /the proxy answered 150 requests itself with an error page \(HTTP 502\).*while engine answered all \d+ scrapes.*the proxy could not reach an engine seen answering: its upstream address or port/);
+  assert.match(
+    e.evidence_for.join('\n'),
+    /the proxy answered 150 requests itself with an error page \(HTTP 502\).*while engine answered all \d+ scrapes.*the proxy could not reach an engine seen answering: its upstream address or port/,
+  );
   assert.match(e.evidence_for.join('\n'), /canaries \(target\.bypass.*would settle it/);
 });
 
@@ -139,6 +142,12 @@ test('an engine frozen behind a 2 s proxy timeout with no scrape targets is engi
 
 test('the same cut with requests still completing (a slow engine, not a stopped one) keeps both legs failing as a contributing fact: proxy', () => {
   const d = diagnose(frozenBehindTimeout(true));
+  assert.equal(d.verdict, 'proxy', text(d));
+  assert.match(d.episodes![0]!.facts.join('\n'), /contributing, not weighed .*direct canaries failed as often as proxied ones/);
+});
+
+test('the same cut in front of an engine whose queue is full while nothing completes (a slow prefill: every request cut before its answer) keeps both legs failing as a contributing fact: proxy', () => {
+  const d = diagnose({ ...frozenBehindTimeout(false), scrapes: scrapes('engine', 30_000, 250, [], () => 6), flows: [flow('engine', 30_000, 250, [{ from: 1000, to: 28_000 }])] });
   assert.equal(d.verdict, 'proxy', text(d));
   assert.match(d.episodes![0]!.facts.join('\n'), /contributing, not weighed .*direct canaries failed as often as proxied ones/);
 });
