@@ -1,9 +1,9 @@
 // A piece of evidence and what it weighs: which verdicts it supports, which it speaks against, and how much.
-import type { DiagnosisVerdict } from '../../types/index.js';
+import { DIAGNOSIS_CANDIDATES, type DiagnosisCandidate } from '../../types/index.js';
 
-export type Candidate = Exclude<DiagnosisVerdict, 'none' | 'unknown'>;
-
-export const CANDIDATES: readonly Candidate[] = ['proxy', 'engine', 'engine_overloaded', 'client', 'host_starved', 'network'];
+/** A verdict the diagnosis scores; the list and its order are types/verdicts.ts's. */
+export type Candidate = DiagnosisCandidate;
+export const CANDIDATES: readonly Candidate[] = DIAGNOSIS_CANDIDATES;
 
 /** Weights: a hint, a clear sign, a comparison that settles the question, the client measuring itself. */
 export const WEAK = 1;
