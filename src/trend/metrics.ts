@@ -1,6 +1,6 @@
-// The figures a trend can follow, each with its column in the history, its unit and which way is worse:
+// The figures a trend can follow, each with its column in the history (the latencies: every one it keeps), its unit and which way is worse:
 // a latency or an error count going up is a regression, a throughput going down is one.
-import type { Row } from '../history/index.js';
+import { LATENCY_FIGURES, PERCENTILES, type Row } from '../history/index.js';
 
 export interface TrendMetric {
   /** As given to `--metric`, e.g. `ttft_p99`. */
@@ -17,7 +17,8 @@ const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFi
 const latency = (figure: string, q: string): TrendMetric => ({ name: `${figure}_${q}`, unit: 'ms', worse: 'up', value: (f) => num(f[`${figure}_${q}_ms`]) });
 
 export const TREND_METRICS: readonly TrendMetric[] = [
-  ...['ttft', 'ttfc', 'itl', 'tpot', 'e2e'].flatMap((f) => ['p50', 'p90', 'p99'].map((q) => latency(f, q))),
+  // Every latency column the history keeps (history/schema.ts), p50/p90/p99.
+  ...LATENCY_FIGURES.flatMap((f) => PERCENTILES.map((q) => latency(f, q))),
   { name: 'output_tok_s', unit: 'tok/s', worse: 'down', value: (f) => num(f.output_tokens_per_s) },
   { name: 'stream_tok_s', unit: 'tok/s', worse: 'down', value: (f) => num(f.stream_tokens_per_s) },
   {
