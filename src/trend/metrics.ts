@@ -1,5 +1,5 @@
-// The figures a trend can follow, each with its column in the history (the latencies: every one it keeps), its unit and which way is worse:
-// a latency or an error count going up is a regression, a throughput going down is one.
+// The figures a trend can follow, each with its column in the history (the latencies: every one it keeps), its
+// unit and which way is worse: a latency or an error count going up is a regression, a throughput going down is one.
 import { LATENCY_FIGURES, PERCENTILES, type Row } from '../history/index.js';
 
 export interface TrendMetric {
