@@ -14,7 +14,8 @@ import { NotARunError, RecordError, UsageError } from '../errors.js';
 import { onResultsFs } from './fs-error.js';
 import { VERSION } from '../version.js';
 import { resultPath, writeJsonAtomic } from './folder.js';
-import { readManifest, isKindLine, type RunManifest } from './read.js';
+import { readManifest, isKindLine } from './read.js';
+import type { RunManifest, RunManifestFile } from './manifest.js';
 import { isLoadEvent, isRequestRecord, thinkTimeMsOf } from './rebuild.js';
 import { RotatingJsonlWriter, jsonlLines, type RotationOptions } from './rotate.js';
 import { isObject, round3 } from '../util/index.js';
@@ -34,7 +35,7 @@ export interface MergeResult {
   dir: string;
   summary: Summary;
   /** The merged run.json. */
-  manifest: Record<string, unknown>;
+  manifest: RunManifestFile;
   /** What was missing or skipped, one sentence each. */
   notes: string[];
 }
@@ -339,7 +340,7 @@ function mergedRun(inputs: readonly Input[], labels: Record<string, string>): Su
 }
 
 /** The merged run.json: the merged run, and each shard's own figures in `merged_from`. */
-function mergedManifest(inputs: readonly Input[], run: Summary['run'], counts: readonly number[], workload: Record<string, unknown>): Record<string, unknown> {
+function mergedManifest(inputs: readonly Input[], run: Summary['run'], counts: readonly number[], workload: Record<string, unknown>): RunManifestFile {
   const first = inputs[0]!;
   return {
     schema_version: RESULTS_SCHEMA_VERSION,

@@ -12,24 +12,7 @@ import { onResultsFs, rethrowFs } from './fs-error.js';
 import { RESULT_FILES, resultPath } from './folder.js';
 import { jsonlParts, openPart } from './rotate.js';
 import { isObject } from '../util/index.js';
-
-/** run.json as written by the orchestrator (fields a report needs; anything else is kept as is). */
-export interface RunManifest {
-  schema_version: number;
-  name: string;
-  /** `running` until the run ends; a manifest still `running` after the fact means the process died. */
-  status: string;
-  started_at: string | null;
-  ended_at: string | null;
-  argv: string[];
-  labels: Record<string, string>;
-  target: { url: string; embedded: boolean; model: string | null; tls_insecure: boolean };
-  path: string;
-  versions: Record<string, string>;
-  host: Record<string, string | number>;
-  /** The workload as resolved (secrets redacted). */
-  workload: Record<string, unknown>;
-}
+import type { RunManifest } from './manifest.js';
 
 export type SkipReason = 'truncated' | 'invalid_json' | 'not_a_record' | 'unreadable';
 

@@ -20,7 +20,8 @@ import type {
   ScrapeEvent,
 } from '../types/index.js';
 import { resultPath } from './folder.js';
-import { describeSkipped, isKindLine, readJsonlFile, readManifest, readSummary, type JsonlFileReport, type RunManifest } from './read.js';
+import { describeSkipped, isKindLine, readJsonlFile, readManifest, readSummary, type JsonlFileReport } from './read.js';
+import type { RunManifest } from './manifest.js';
 
 export interface RebuildResult {
   summary: Summary;

@@ -12,7 +12,7 @@ import { ConnectionTracker, type Transport } from '../transport/index.js';
 import { SummaryBuilder, plannedLengthS, ReplayComparison, type Summary } from '../analysis/index.js';
 import { recordedFigures } from '../trace/index.js';
 import { LatestGauges } from '../monitor/index.js';
-import { createRunFolder, resultPath, writeJsonAtomic, writeJsonLastResort } from '../results/index.js';
+import { createRunFolder, resultPath, writeJsonAtomic, writeJsonLastResort, type RunManifestFile } from '../results/index.js';
 import { writeReports } from '../report/index.js';
 import type { MetricsExport } from '../export/index.js';
 import { RESULTS_SCHEMA_VERSION, type ClientSampleEvent, type HangEvent, type PathKind, type RunEvent } from '../types/index.js';
@@ -189,15 +189,15 @@ async function openRunRoute(workload: Workload, targetUrl: string, bus: RunBus, 
 }
 
 /** run.json as the run starts: `running`, no end; `LiveRun.finish()` gives it its status and end. */
-function runManifest(options: RunOptions, startedAt: Date, target: RunTarget) {
+function runManifest(options: RunOptions, startedAt: Date, target: RunTarget): RunManifestFile & { replay_sizing: string | null } {
   const { workload } = options;
   const { engine, route } = target;
   return {
     schema_version: RESULTS_SCHEMA_VERSION,
     name: workload.name,
-    status: 'running' as RunStatus | 'running',
+    status: 'running',
     started_at: startedAt.toISOString(),
-    ended_at: null as string | null,
+    ended_at: null,
     argv: options.argv ?? [],
     labels: workload.labels,
     target: { url: target.url, embedded: engine !== null, model: workload.target.model, tls_insecure: workload.target.tls.insecure },
@@ -215,10 +215,10 @@ function runManifest(options: RunOptions, startedAt: Date, target: RunTarget) {
     shard: options.shard ?? null,
     versions: { roundload: VERSION, node: process.version },
     host: { hostname: hostname(), platform: platform(), cpus: cpus().length },
-    workload: redactWorkload(workload),
+    workload: redactWorkload(workload) as Record<string, unknown>,
     /** A replay: how its synthetic text is sized to the server's tokens — the endpoint found, or the unrecorded
      * probe requests made (docs/replay.md, "True to the server's tokenizer"); set once they are made. */
-    replay_sizing: null as string | null,
+    replay_sizing: null,
   };
 }
 

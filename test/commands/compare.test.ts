@@ -28,9 +28,6 @@ test('`roundload compare` refuses runs of different workloads (exit 2) unless --
   assert.match(forced.stdout, /^figure +A +B +delta +95% interval +verdict$/m);
   assert.ok(existsSync(join(dir, 'c.html')) && existsSync(join(dir, 'c.json')));
   writeFileSync(join(dir, 'a', 'summary.json'), '{');
-  await assert.rejects(
-    loadRun(join(dir, 'a')),
-    (e: unknown) => e instanceof NotARunError && e.exitCode === 2 && /summary\.json it is not valid JSON \(rebuild it with `roundload report/.test(e.message),
-  );
+  await assert.rejects(loadRun(join(dir, 'a')), (e: unknown) => e instanceof NotARunError && e.exitCode === 2 && /summary\.json is not valid JSON; rebuild it with `roundload report/.test(e.message));
   await assert.rejects(loadRun(join(dir, 'nope')), /no such results folder/);
 });
