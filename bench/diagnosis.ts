@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Summary } from '../src/analysis/index.js';
 import { ROOT } from '../test/helpers/root.js';
 import { Scope } from './diagnosis-parts.js';
 import { SCENARIOS, type Scenario } from './diagnosis-scenarios.js';
@@ -31,6 +32,10 @@ interface RunResult {
   error_classes?: string;
   /** Where the diagnosis says the failed requests were held, when it says. */
   held_in?: readonly string[];
+  /** Gauges the monitor judged pinned (`decode sglang:num_queue_reqs: pinned`): where the fault held requests. */
+  pinned?: readonly string[];
+  /** The diagnosis's first sentences, kept for a wrong verdict (why it said what it said). */
+  evidence?: readonly string[];
   note?: string;
 }
 
@@ -40,6 +45,9 @@ interface ScenarioResult {
   fault: string;
   runs: RunResult[];
 }
+
+/** Sentences of a wrong verdict's evidence kept in the results file. */
+const EVIDENCE_KEPT = 4;
 
 async function runOnce(scenario: Scenario): Promise<RunResult> {
   const scope = new Scope();
@@ -64,6 +72,8 @@ async function runOnce(scenario: Scenario): Promise<RunResult> {
         .map(([k, n]) => `${k}: ${n}`)
         .join(', '),
       ...(diagnosis.held_in === undefined ? {} : { held_in: diagnosis.held_in }),
+      ...pinnedGauges(summary),
+      ...(scenario.expected.includes(diagnosis.verdict) ? {} : { evidence: diagnosis.evidence.slice(0, EVIDENCE_KEPT) }),
       ...(abort.signal.aborted ? { note: `aborted at its ${LIMIT_MS / 1000} s limit` } : {}),
     };
   } catch (error) {
@@ -73,6 +83,11 @@ async function runOnce(scenario: Scenario): Promise<RunResult> {
     clearTimeout(giveUp);
     await scope.close();
   }
+}
+
+function pinnedGauges(summary: Summary): { pinned?: string[] } {
+  const pinned = summary.gauges.filter((g) => g.verdict === 'pinned' || g.verdict === 'pinned_under_load').map((g) => `${g.target} ${g.name}: ${g.verdict}`);
+  return pinned.length === 0 ? {} : { pinned };
 }
 
 const seconds = (fromMs: number): number => Math.round((performance.now() - fromMs) / 100) / 10;
@@ -100,14 +115,15 @@ function report(results: readonly ScenarioResult[]): boolean {
       ];
     }),
   );
-  // The confusion matrix: rows by the first expected verdict (a scenario with two right answers counts under
-  // its first), columns by verdict given.
-  const rows = [...new Set(results.map((s) => s.expected[0]!))];
-  const columns = [...new Set([...rows, ...results.flatMap((s) => s.runs.map((r) => r.verdict))])];
+  // The confusion matrix: a run's row is the expected verdict it matched (a scenario with two right answers
+  // counts a right run under the one given), else the first expected; its column is the verdict given.
+  const cells = results.flatMap((s) => s.runs.map((r) => ({ row: right(s.expected, r) ? r.verdict : s.expected[0]!, col: r.verdict })));
+  const rows = [...new Set(cells.map((c) => c.row))];
+  const columns = [...new Set([...rows, ...cells.map((c) => c.col)])];
   printTable(
-    'confusion matrix (rows: expected, first of a list; columns: verdict; counts of runs)',
+    'confusion matrix (rows: expected; columns: verdict given; counts of runs)',
     ['expected \\ verdict', ...columns],
-    rows.map((row) => [row, ...columns.map((col) => results.filter((s) => s.expected[0] === row).flatMap((s) => s.runs.filter((r) => r.verdict === col)).length)]),
+    rows.map((row) => [row, ...columns.map((col) => cells.filter((c) => c.row === row && c.col === col).length)]),
   );
   const runs = results.flatMap((s) => s.runs.map((r) => ({ s, r })));
   const good = runs.filter(({ s, r }) => right(s.expected, r)).length;
