@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TestContext } from 'node:test';
-import { Proc, canConnect, freePort, type MonitorTarget } from '../test/helpers/procs.js';
+import { Proc, canConnect, findExecutable, freePort, type MonitorTarget } from '../test/helpers/procs.js';
 import { cliArgs, ROOT } from '../test/helpers/root.js';
 
 /**
@@ -54,8 +54,15 @@ export function spawnIn(scope: Scope, command: string, args: readonly string[]):
   return proc;
 }
 
+/** iproute2's `ip` (root only, for namespaces and veth pairs). */
+function ipBin(): string {
+  const bin = findExecutable('ip');
+  if (bin === null) throw new Error('ip (iproute2) is not installed: the network-namespace scenarios need it');
+  return bin;
+}
+
 function ip(...args: string[]): void {
-  const r = spawnSync('ip', args, { encoding: 'utf8' });
+  const r = spawnSync(ipBin(), args, { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`ip ${args.join(' ')}: ${r.stderr.trim()}`);
 }
 
@@ -86,10 +93,11 @@ export function makeNet(scope: Scope): Net {
   const proxyNs = `${TAG}p`;
   const links = { ce: `${TAG}ce`, cp: `${TAG}cp`, pe: `${TAG}pe` };
   scope.after(() => {
-    for (const name of Object.values(links)) spawnSync('ip', ['link', 'del', `${name}0`]);
-    spawnSync('ip', ['-n', proxyNs, 'link', 'del', `${links.pe}0`]);
-    spawnSync('ip', ['netns', 'del', engineNs]);
-    spawnSync('ip', ['netns', 'del', proxyNs]);
+    const bin = ipBin();
+    for (const name of Object.values(links)) spawnSync(bin, ['link', 'del', `${name}0`]);
+    spawnSync(bin, ['-n', proxyNs, 'link', 'del', `${links.pe}0`]);
+    spawnSync(bin, ['netns', 'del', engineNs]);
+    spawnSync(bin, ['netns', 'del', proxyNs]);
   });
   ip('netns', 'add', engineNs);
   ip('netns', 'add', proxyNs);
@@ -133,7 +141,7 @@ export async function spawnEngineInNs(scope: Scope, ns: string, host: string, se
   const dir = scope.tempDir('roundload-engine-');
   const file = join(dir, 'engine.yaml');
   writeFileSync(file, JSON.stringify(settings));
-  const proc = spawnIn(scope, 'ip', ['netns', 'exec', ns, process.execPath, ...cliArgs('engine', '--host', '0.0.0.0', '--port', '0', '--topology', 'single', '--settings', file)]);
+  const proc = spawnIn(scope, ipBin(), ['netns', 'exec', ns, process.execPath, ...cliArgs('engine', '--host', '0.0.0.0', '--port', '0', '--topology', 'single', '--settings', file)]);
   for (let i = 0; i < 1200 && !proc.exited; i += 1) {
     const m = /roundload engine listening on http:\/\/[^:]+:(\d+)/.exec(proc.stderr);
     if (m !== null) {
@@ -186,7 +194,7 @@ http {
 }
 `,
   );
-  const proc = spawnIn(scope, 'ip', ['netns', 'exec', ns, bin, '-p', dir, '-c', conf, '-e', join(dir, 'error.log')]);
+  const proc = spawnIn(scope, ipBin(), ['netns', 'exec', ns, bin, '-p', dir, '-c', conf, '-e', join(dir, 'error.log')]);
   const url = `http://${listen}:${port}`;
   for (let i = 0; i < 200 && !proc.exited; i += 1) {
     if (await reachable(listen, port)) return { proc, url };
