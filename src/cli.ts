@@ -7,6 +7,7 @@ import { Command, CommanderError } from 'commander';
 import { RoundloadError } from './errors.js';
 import { VERSION } from './version.js';
 import { guardTerminal } from './util/index.js';
+import * as flag from './commands/flags.js';
 import type { RecordCommandOptions, RunCommandOptions, HistoryLsOptions, TrendCommandOptions, ProbePathCommandOptions, ShrinkCommandOptions, ReproCommandOptions } from './commands/index.js';
 
 // Each command's module is imported when its command runs, not before: `roundload run` never loads what
@@ -41,20 +42,39 @@ export function usageErrorLine(message: string): string {
   return `roundload: ${flat}\n`;
 }
 
-/** The command line's whole surface. Over 120 lines on purpose: one commander definition per command, a table
- * read top to bottom (each action one line into its command's module); split up, the surface would scatter. */
-// eslint-disable-next-line max-lines-per-function -- one commander table of every command (the reason above)
+/** The command line's whole surface: the program's own options, then one definer per command, each a commander
+ * table read top to bottom whose action is one line into its command's module. */
 function program(): Command {
   const cli = new Command('roundload')
     .description('Reproduce the load of multi-round, tool-calling AI agents against an LLM deployment, and catch what goes wrong.')
     .version(VERSION)
     .option('--debug', 'print stack traces on errors')
     // A usage error is one line and where to read more, not the whole help page scrolling it away
-    // (subcommands inherit this output setting; their hint is set at the end of program()).
+    // (subcommands inherit this output setting; their own hints are set by ownHelpHints at the end).
     .configureOutput({ outputError: (message, write) => write(usageErrorLine(message)) })
     .showHelpAfterError('see roundload --help')
     .exitOverride();
 
+  defineRun(cli);
+  defineEngine(cli);
+  defineHop(cli);
+  defineRecord(cli);
+  defineTrace(cli);
+  defineValidate(cli);
+  defineReport(cli);
+  defineMerge(cli);
+  defineCompare(cli);
+  defineAb(cli);
+  defineHistory(cli);
+  defineTrend(cli);
+  defineProbePath(cli);
+  defineRepro(cli);
+  defineShrink(cli);
+  ownHelpHints(cli, 'roundload');
+  return cli;
+}
+
+function defineRun(cli: Command): void {
   cli
     .command('run')
     .description('run a workload (no target anywhere: starts the embedded engine on 127.0.0.1)')
@@ -83,7 +103,9 @@ function program(): Command {
     .action(async (file: string, opts: RunCommandOptions) => {
       process.exitCode = await (await commands.run()).runCommand(file, opts, process.argv.slice(2));
     });
+}
 
+function defineEngine(cli: Command): void {
   cli
     .command('engine')
     .description('run the embedded deployment standalone: SGLang PD in miniature (router, prefill, decode) or one server')
@@ -102,18 +124,20 @@ function program(): Command {
           await commands.engine()
         ).engineCommand({
           host: opts.host,
-          port: Number(opts.port),
+          port: flag.port('--port', opts.port),
           ...(opts.topology === undefined ? {} : { topology: opts.topology }),
-          ...(opts.prefillPort === undefined ? {} : { prefillPort: Number(opts.prefillPort) }),
-          ...(opts.decodePort === undefined ? {} : { decodePort: Number(opts.decodePort) }),
-          ...(opts.routerMetricsPort === undefined ? {} : { routerMetricsPort: Number(opts.routerMetricsPort) }),
+          ...(opts.prefillPort === undefined ? {} : { prefillPort: flag.port('--prefill-port', opts.prefillPort) }),
+          ...(opts.decodePort === undefined ? {} : { decodePort: flag.port('--decode-port', opts.decodePort) }),
+          ...(opts.routerMetricsPort === undefined ? {} : { routerMetricsPort: flag.port('--router-metrics-port', opts.routerMetricsPort) }),
           ...(opts.logDir === undefined ? {} : { logDir: opts.logDir }),
           ...(opts.settings === undefined ? {} : { settingsFile: opts.settings }),
           ...(opts.faults === undefined ? {} : { faultsFile: opts.faults }),
         });
       },
     );
+}
 
+function defineHop(cli: Command): void {
   cli
     .command('hop')
     .description('run the built-in TLS hop (a streaming reverse proxy with faults) in front of an upstream; prints its CA file')
@@ -130,7 +154,9 @@ function program(): Command {
     .action(async (opts: { upstream: string; listen: string; fault: string[]; certDir?: string; verbose?: boolean }) => {
       await (await commands.hop()).hopCommand(opts);
     });
+}
 
+function defineRecord(cli: Command): void {
   cli
     .command('record')
     .description('a recording proxy in front of the router: point your harness at it; every chat request is forwarded unchanged and its shape (no text unless --content) appended to a trace')
@@ -147,7 +173,9 @@ function program(): Command {
     .action(async (opts: RecordCommandOptions) => {
       await (await commands.record()).recordCommand(opts);
     });
+}
 
+function defineTrace(cli: Command): void {
   const trace = cli.command('trace').description('look at a trace, or make one from another format');
   trace
     .command('show')
@@ -169,7 +197,9 @@ function program(): Command {
     .action(async (file: string, opts: { format: string; out: string; content?: boolean; thinkMs?: string; blockTokens?: string }) => {
       (await commands.trace()).traceImportCommand(file, opts);
     });
+}
 
+function defineValidate(cli: Command): void {
   cli
     .command('validate')
     .description('check a workload file or an ab file (as `roundload ab` reads it): exit 0, or 2 with every problem located')
@@ -179,7 +209,9 @@ function program(): Command {
     .action(async (file: string, opts: { set: string[]; json?: boolean }) => {
       await (await commands.validate()).validateCommand(file, { set: opts.set, ...(opts.json === undefined ? {} : { json: opts.json }) });
     });
+}
 
+function defineReport(cli: Command): void {
   cli
     .command('report')
     .description("rebuild summary.json, report.html and junit.xml from a results folder (also a killed run's)")
@@ -188,7 +220,9 @@ function program(): Command {
     .action(async (dir: string, opts: { json?: boolean }) => {
       process.exitCode = await (await commands.report()).reportCommand(dir, { json: opts.json });
     });
+}
 
+function defineMerge(cli: Command): void {
   cli
     .command('merge')
     .description('merge the shards of one run (roundload run --shard i/N on several machines) into one results folder')
@@ -199,7 +233,9 @@ function program(): Command {
     .action(async (dirs: string[], opts: { out: string; json?: boolean; history?: string }) => {
       process.exitCode = await (await commands.merge()).mergeCommand(dirs, opts);
     });
+}
 
+function defineCompare(cli: Command): void {
   cli
     .command('compare')
     .description(
@@ -214,7 +250,9 @@ function program(): Command {
     .action(async (runs: string[], opts: { force?: boolean; out: string; minEffect?: string; minEffectPoints?: string; json?: boolean }) => {
       process.exitCode = await (await commands.compare()).compareCommand(runs, opts);
     });
+}
 
+function defineAb(cli: Command): void {
   cli
     .command('ab')
     .description(
@@ -229,6 +267,9 @@ function program(): Command {
     .action(async (file: string, opts: { out?: string; force?: boolean; failOn?: string; plan?: string | boolean; pilotPairs?: string }) => {
       process.exitCode = await (await commands.ab()).abCommand(file, opts);
     });
+}
+
+function defineHistory(cli: Command): void {
   const history = cli.command('history').description('the runs database: list, show, import results folders, export');
   history
     .command('ls')
@@ -266,7 +307,9 @@ function program(): Command {
     .action(async (file: string, opts: { csv?: boolean; out?: string }) => {
       process.exitCode = await (await commands.history()).historyExportCommand(file, opts);
     });
+}
 
+function defineTrend(cli: Command): void {
   cli
     .command('trend')
     .description('figures of a history run by run: a sparkline and change points (E-divisive means) per figure; writes trend.html')
@@ -288,7 +331,9 @@ function program(): Command {
     .action(async (file: string, opts: TrendCommandOptions) => {
       process.exitCode = await (await commands.trend()).trendCommand(file, opts);
     });
+}
 
+function defineProbePath(cli: Command): void {
   cli
     .command('probe-path')
     .description('measure a path before a run: idle keep-alive timeout, read timeout of a held response, stream buffering, largest body (each bounded; a table, or --json)')
@@ -304,7 +349,9 @@ function program(): Command {
     .action(async (url: string, opts: ProbePathCommandOptions) => {
       process.exitCode = await (await commands.probePath()).probePathCommand(url, opts);
     });
+}
 
+function defineRepro(cli: Command): void {
   cli
     .command('repro')
     .description("write a standalone reproducer of a run's first hang (or error): repro.mjs (Node, no packages), repro.sh (curl), README.txt")
@@ -314,9 +361,9 @@ function program(): Command {
     .action(async (dir: string, opts: ReproCommandOptions) => {
       process.exitCode = await (await commands.repro()).reproCommand(dir, opts);
     });
+}
 
-  for (const command of cli.commands) command.showHelpAfterError(`see roundload ${command.name()} --help`);
-  for (const command of trace.commands) command.showHelpAfterError(`see roundload trace ${command.name()} --help`);
+function defineShrink(cli: Command): void {
   cli
     .command('shrink')
     .description('delta-debug a failed run: rerun smaller variants of its workload against the same target and write the smallest that still fails k of k (shrunk.yaml)')
@@ -330,9 +377,15 @@ function program(): Command {
     .action(async (run: string, opts: ShrinkCommandOptions) => {
       process.exitCode = await (await commands.shrink()).shrinkCommand(run, opts);
     });
+}
 
-  for (const command of history.commands) command.showHelpAfterError(`see roundload history ${command.name()} --help`);
-  return cli;
+/** Each command's usage error points at its own help (`see roundload history ls --help`), at every depth. */
+function ownHelpHints(parent: Command, path: string): void {
+  for (const command of parent.commands) {
+    const name = `${path} ${command.name()}`;
+    command.showHelpAfterError(`see ${name} --help`);
+    ownHelpHints(command, name);
+  }
 }
 
 async function main(): Promise<void> {

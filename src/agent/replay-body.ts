@@ -122,6 +122,9 @@ export interface BodyDraft {
   scalableChars: number;
   /** Characters of the other new text: the live answer, recorded contents, substituted answers, pinned text. */
   newFixedChars: number;
+  /** Characters of the live answer's text among them (0: no live answer in this body): the server counted it
+   * as its completion tokens. */
+  liveChars: number;
   /** Some message is the recorded one (a `--content` trace): sent verbatim, never scaled. */
   verbatim: boolean;
   /** The text of the body that no scale changes: tools, recorded or pinned messages, tool calls. */
@@ -223,6 +226,7 @@ export class ReplayBodies {
     const fixedTexts: string[] = shape.tools === null ? [] : [this.#tools(shape.tools)];
     let scalableChars = 0;
     let newFixedChars = 0;
+    let liveChars = 0;
     let echoed = 0;
     for (const p of parts) {
       if (p.kind === 'echo') echoed += 1;
@@ -230,6 +234,7 @@ export class ReplayBodies {
       else {
         const text = messageText(p.message);
         if (p.kind === 'fixed') fixedTexts.push(text);
+        else liveChars += text.length;
         newFixedChars += text.length;
       }
     }
@@ -259,7 +264,7 @@ export class ReplayBodies {
       );
     const verbatim = parts.some((p) => p.kind === 'fixed' && p.recorded === true);
     const scaledText = (scale: number): string => parts.map((p) => (p.kind === 'scaled' ? textOf(p.shape, scale) : '')).join('');
-    return { messages: parts.length, echoed, verbatim, scalableChars, newFixedChars, fixedText: () => fixedTexts.join('\n'), scaledText, preview, build };
+    return { messages: parts.length, echoed, verbatim, scalableChars, newFixedChars, liveChars, fixedText: () => fixedTexts.join('\n'), scaledText, preview, build };
   }
 
   /** The live answer of the round just sent (null: it failed), for the next round's answer slot. */

@@ -2,12 +2,14 @@
 // in characters, the server counts its own tokens, and synthetic words tokenize otherwise than the harness's
 // text. A closed loop per conversation (each answer's usage.prompt_tokens tells how far off the request was; the
 // next request's new text absorbs the error, history included), a run-wide estimate so conversations that
-// start later start calibrated, and the server's tokenize endpoint, when it has one, for the first rounds.
+// start later start calibrated, and the server's rendering of the request (a tokenize endpoint), or else one
+// probe request of the first request's exact shape, for the first rounds.
 import type { BodyDraft } from './replay-body.js';
 
 /** How a request's synthetic text was sized: its recorded characters (nothing known yet, or already right), a
- * density learnt from the server's usage, the server's tokenize endpoint, or not at all (recorded contents). */
-export type SizedBy = 'characters' | 'usage' | 'tokenize' | 'verbatim';
+ * density learnt from the server's usage, the server's tokenize endpoint, the usage of a probe request of its
+ * exact shape (max_tokens 1, not part of the run), or not at all (recorded contents). */
+export type SizedBy = 'characters' | 'usage' | 'tokenize' | 'probe' | 'verbatim';
 
 /** What a replay learns of the server's tokens before its first request: its tokenize endpoint, or the usage
  * of one short chat request (max_tokens 1) made of synthetic text. */
@@ -20,9 +22,13 @@ export interface ServerTokenizer {
   /** The server's token count of a text (no chat template); null without a tokenize endpoint. */
   count: ((text: string) => Promise<number>) | null;
   /** The server's token count of a whole chat request as its chat template renders it (llama.cpp:
-   * `POST /apply-template` then `/tokenize`): template tokens, tool instructions and role markers included.
-   * Null when the server has no such endpoint; it rejects when the request cannot be rendered. */
+   * `POST /apply-template` then `/tokenize`; vLLM and SGLang: `POST /tokenize {model, messages, tools}`):
+   * template tokens, tool instructions and role markers included. Null when the server has no such endpoint;
+   * it rejects when the request cannot be rendered. */
   countRequest?: ((body: string) => Promise<number>) | null;
+  /** Without a rendering endpoint: the server's count of a whole chat request from the usage of that request
+   * sent once with max_tokens 1 (not part of the run). Used once per run, for the first first request. */
+  probeRequest?: ((body: string) => Promise<number>) | null;
 }
 
 /** Chat-template tokens per message a raw tokenize does not count (role markers, separators): a guess, which
@@ -68,6 +74,10 @@ export class ReplayCalibration {
   readonly pins = new Map<string, number>();
   /** The first observed request: recorded / observed prompt tokens (the "ratio after round 1"). */
   firstRatio: number | null = null;
+  /** The probe of the run's first request (no rendering endpoint): what a first request counts beyond its text
+   * at the synthetic density — template, tool instructions, JSON — and how many messages it had. Shared as a
+   * promise: conversations that start while it is out wait for it. */
+  overhead: Promise<{ tokens: number; messages: number } | null> | null = null;
 
   /** @param tokenizer the server's tokenize endpoint (null: none found, or not probed).
    * @param enabled false: every request at its recorded characters (`replay.sizing: characters`). */
@@ -110,13 +120,31 @@ async function renderedModel(
   return { known: whole - density * text.length, density, otherChars: 0, by: 'tokenize' };
 }
 
+/** The run's first request sized by a probe of its exact shape (max_tokens 1): the body at a guessed scale,
+ * counted by the server's usage; its synthetic text at the sample's density; the rest is the overhead. */
+async function probedModel(draft: BodyDraft, density: number, probe: (body: string) => Promise<number>, tokensWanted: number): Promise<{ known: number; overhead: number }> {
+  const guess = Math.min(MAX_SCALE, Math.max(MIN_SCALE, tokensWanted / (density * draft.scalableChars)));
+  const whole = await probe(draft.preview(guess));
+  const known = whole - density * draft.scaledText(guess).length;
+  return { known, overhead: known - density * draft.fixedText().length };
+}
+
+/** What a later round's prompt holds besides the new text a density sizes: the history (the server counted
+ * it last round), the live answer re-sent (its completion tokens, when the server reported them), and the
+ * template tokens of each other new message (a guess: role markers a density of characters does not know). */
+function newKnown(draft: BodyDraft, last: { prompt: number; completion: number | null }): { known: number; otherChars: number } {
+  const live = draft.liveChars > 0 && last.completion !== null && last.completion > 0 ? last.completion : null;
+  const templated = draft.messages - draft.echoed - (live === null ? 0 : 1);
+  return { known: last.prompt + (live ?? 0) + TEMPLATE_TOKENS_PER_MESSAGE * templated, otherChars: draft.newFixedChars - (live === null ? 0 : draft.liveChars) };
+}
+
 /** One conversation's closed loop: sizes each request's new synthetic text to reach the recorded prompt
  * tokens, and learns from each answer's usage. */
 export class ConversationSizer {
   readonly #shared: ReplayCalibration;
   readonly #marginal = new Density();
-  /** The last request's observed prompt tokens (null: unknown). */
-  #last: { prompt: number } | null = null;
+  /** The last request's observed prompt tokens and its answer's completion tokens (null: unknown). */
+  #last: { prompt: number; completion: number | null } | null = null;
 
   constructor(shared: ReplayCalibration) {
     this.#shared = shared;
@@ -144,16 +172,22 @@ export class ConversationSizer {
       const rendered = await renderedModel(draft, tokenizer.tokensPerChar, tokenizer.countRequest, tokenizer.count, recordedTokens).catch(() => null);
       if (rendered !== null) return rendered;
     }
+    // No rendering endpoint: the first first request is probed once as it will be sent; the template's
+    // overhead it shows sizes every conversation's first request (a raw density misses it: +13% seen).
+    if (draft.echoed === 0 && tokenizer?.probeRequest != null) {
+      const probed = await this.#probed(draft, tokenizer.tokensPerChar, tokenizer.probeRequest, recordedTokens);
+      if (probed !== null) return probed;
+    }
     if (draft.echoed > 0 && this.#last !== null) {
-      // The history's tokens are known: the server counted them last round. The answer it wrote is new text
-      // here: re-sent in a prompt, it is counted as prompt text, not as the completion tokens it was.
-      const known = this.#last.prompt;
+      // The history's tokens are known: the server counted them last round; so are its live answer's, re-sent
+      // here (its completion tokens). The other new text is counted at the density learnt so far.
+      const { known, otherChars } = newKnown(draft, this.#last);
       // This conversation's own density once it has seen enough text; before, the run's (which includes it):
       // synthetic words are drawn at random, so a few hundred characters' density varies by several percent.
       const own = this.#marginal.chars >= TRUST_OWN_CHARS ? this.#marginal.value : null;
       const density = own ?? shared.marginal.value ?? tokenizer?.tokensPerChar ?? shared.body.value;
       if (density === null) return null;
-      return { known, density, otherChars: draft.newFixedChars, by: 'usage' };
+      return { known, density, otherChars, by: 'usage' };
     }
     if (shared.body.value !== null) return { known: 0, density: shared.body.value, otherChars: draft.fixedText().length, by: 'usage' };
     if (tokenizer === null) return null;
@@ -165,17 +199,41 @@ export class ConversationSizer {
     return { known: fixed + template, density: await densityOf(draft, tokenizer.tokensPerChar, count, recordedTokens - fixed - template), otherChars: 0, by: 'tokenize' };
   }
 
+  /** The probe's model of a first request: the request that probes gets its own count; the others the
+   * overhead it measured (plus the template guess for each message more or fewer) and the run's density. */
+  async #probed(
+    draft: BodyDraft,
+    sampleDensity: number,
+    probe: (body: string) => Promise<number>,
+    recordedTokens: number,
+  ): Promise<{ known: number; density: number; otherChars: number; by: SizedBy } | null> {
+    const shared = this.#shared;
+    if (shared.overhead === null) {
+      const mine = probedModel(draft, sampleDensity, probe, recordedTokens).catch(() => null);
+      shared.overhead = mine.then((m) => (m === null ? null : { tokens: m.overhead, messages: draft.messages }));
+      const model = await mine;
+      return model === null ? null : { known: model.known, density: sampleDensity, otherChars: 0, by: 'probe' };
+    }
+    const overhead = await shared.overhead;
+    if (overhead === null) return null;
+    // The sample's density, which the overhead was measured against (the run's marginal one holds live answers).
+    const density = sampleDensity;
+    const known = overhead.tokens + TEMPLATE_TOKENS_PER_MESSAGE * (draft.messages - overhead.messages);
+    return { known, density, otherChars: draft.fixedText().length, by: 'probe' };
+  }
+
   /** What the server counted for the request built from `draft` (null: no usage; the next request then sizes
    * without a known history). */
-  observe(draft: BodyDraft, sent: { scaledChars: number }, recordedTokens: number | null, promptTokens: number | null): void {
+  observe(draft: BodyDraft, sent: { scaledChars: number }, recordedTokens: number | null, promptTokens: number | null, completionTokens: number | null = null): void {
     const last = this.#last;
-    this.#last = promptTokens === null ? null : { prompt: promptTokens };
+    this.#last = promptTokens === null ? null : { prompt: promptTokens, completion: completionTokens };
     if (promptTokens === null) return;
     const shared = this.#shared;
     if (shared.firstRatio === null && recordedTokens !== null && promptTokens > 0) shared.firstRatio = recordedTokens / promptTokens;
     if (draft.echoed > 0 && last !== null) {
-      const newTokens = promptTokens - last.prompt;
-      const newChars = draft.newFixedChars + sent.scaledChars;
+      const { known, otherChars } = newKnown(draft, last);
+      const newTokens = promptTokens - known;
+      const newChars = otherChars + sent.scaledChars;
       if (newChars < MIN_LEARN_CHARS) return;
       this.#marginal.add(newTokens, newChars);
       shared.marginal.add(newTokens, newChars);

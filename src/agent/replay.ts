@@ -73,7 +73,7 @@ export async function runReplayAgent(spec: ReplayAgentSpec): Promise<number> {
     }
     const draft = bodies.draft(round.request);
     const sizing = await sizer.scale(draft, round.promptTokens);
-    const built = draft.build(sizing.scale, sizing.by === 'usage' || sizing.by === 'tokenize');
+    const built = draft.build(sizing.scale, sizing.by !== 'characters' && sizing.by !== 'verbatim');
     const target: RoundTarget = { ...spec.target, lane: spec.laneFor(round) };
     spec.emit({ kind: 'request_start', agent: spec.index, conversation: spec.conversation, round: round.round, run_ms: performance.now() - target.runStartMs });
     const outcome = await sendRound(target, { agent: spec.index, conversation: spec.conversation, round: round.round, phase: spec.phase, body: built.body }, spec.abortInFlight, {
@@ -84,7 +84,7 @@ export async function runReplayAgent(spec: ReplayAgentSpec): Promise<number> {
     const { record } = outcome;
     emitOutcome(spec.emit, { ...record, replay: { seq: round.seq, connection: round.connection, answer: built.answer, sizing: { by: sizing.by, scale: round3(sizing.scale) } } });
     const usage = record.status === 'ok' && !record.tokens_estimated;
-    sizer.observe(draft, built, round.promptTokens, usage ? record.prompt_tokens : null);
+    sizer.observe(draft, built, round.promptTokens, usage ? record.prompt_tokens : null, usage ? record.completion_tokens : null);
     bodies.answered(outcome.message);
     spec.onRoundEnd?.(round);
     if (outcome.record.status === 'hang' && spec.onHang === 'abort-agent') break;

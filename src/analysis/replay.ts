@@ -54,7 +54,7 @@ export interface ReplayMatch {
    * and how that request was sized: by `characters`, it says how differently the server counts synthetic text. */
   first_ratio: number | null;
   first_sized: SizedBy | null;
-  /** Mean scale of the synthetic text over the requests sized by `usage` or `tokenize` (null: none). */
+  /** Mean scale of the synthetic text over the requests sized by `usage`, `tokenize` or `probe` (null: none). */
   scale_mean: number | null;
 }
 
@@ -137,7 +137,7 @@ export class ReplayComparison {
   readonly #pairedBack = new Map<string, number>();
   readonly #replayedConnections = new Set<string>();
   #requests = 0;
-  readonly #sized: Record<SizedBy, number> = { characters: 0, usage: 0, tokenize: 0, verbatim: 0 };
+  readonly #sized: Record<SizedBy, number> = { characters: 0, usage: 0, tokenize: 0, probe: 0, verbatim: 0 };
   /** The earliest replayed request with usage: when it started, recorded / replayed prompt tokens. */
   #firstRatio: { runMs: number; ratio: number | null; by: SizedBy | null } | null = null;
   readonly #scales: number[] = [];
@@ -188,7 +188,7 @@ export class ReplayComparison {
     const sizing = record.replay.sizing;
     if (sizing !== undefined) {
       this.#sized[sizing.by] += 1;
-      if (sizing.by === 'usage' || sizing.by === 'tokenize') this.#scales.push(sizing.scale);
+      if (sizing.by === 'usage' || sizing.by === 'tokenize' || sizing.by === 'probe') this.#scales.push(sizing.scale);
     }
     this.#socket(record);
   }

@@ -10,6 +10,7 @@ import { UsageError } from '../errors.js';
 import { guardTerminal } from '../util/index.js';
 import { writeComparisons } from './compare.js';
 import { stopOnSignals } from './signals.js';
+import * as flag from './flags.js';
 
 export interface AbCommandOptions {
   out?: string;
@@ -22,7 +23,7 @@ export interface AbCommandOptions {
 }
 
 export async function abCommand(file: string, opts: AbCommandOptions): Promise<number> {
-  if (opts.failOn !== undefined && opts.failOn !== 'worse') throw new UsageError(`--fail-on takes "worse", not "${opts.failOn}"`);
+  if (opts.failOn !== undefined) flag.oneOf('--fail-on', opts.failOn, ['worse']);
   const plan = await loadAbFile(file);
   guardTerminal(abSecrets(plan));
   if (opts.plan !== undefined && opts.plan !== false) return planCommand(plan, opts);
@@ -65,8 +66,7 @@ async function planCommand(plan: AbPlan, opts: AbCommandOptions): Promise<number
   if (typeof opts.plan === 'string') {
     source = { ...(await readAbPairs(opts.plan)), where: opts.plan };
   } else {
-    const pilotPairs = opts.pilotPairs === undefined ? 2 : Number(opts.pilotPairs);
-    if (!Number.isInteger(pilotPairs) || pilotPairs < 2 || pilotPairs > 10) throw new UsageError(`--pilot-pairs takes a whole number from 2 to 10, not "${opts.pilotPairs}"`);
+    const pilotPairs = opts.pilotPairs === undefined ? 2 : flag.wholeNumber('--pilot-pairs', opts.pilotPairs, 2, 10);
     const started = performance.now();
     const stop = new AbortController();
     const removeSignalHandlers = stopOnSignals(stop, (signal) => `${signal}: stopping the pilot`);

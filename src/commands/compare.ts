@@ -16,6 +16,7 @@ import {
 } from '../compare/index.js';
 import { onResultsFs, writeJsonAtomic, writeTextAtomic } from '../results/index.js';
 import { UsageError } from '../errors.js';
+import * as flag from './flags.js';
 
 export interface CompareCommandOptions {
   force?: boolean;
@@ -25,13 +26,6 @@ export interface CompareCommandOptions {
   minEffect?: string;
   minEffectPoints?: string;
   json?: boolean;
-}
-
-function margin(flag: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0 || n > 100) throw new UsageError(`${flag} takes a number above 0 and at most 100, got "${value}"`);
-  return n;
 }
 
 /** An arm from one argument: `dir` or `dir1,dir2,…` (its runs). */
@@ -59,7 +53,10 @@ export function writeComparisons(comparisons: readonly Comparison[], htmlPath: s
 
 export async function compareCommand(args: readonly string[], opts: CompareCommandOptions): Promise<number> {
   if (args.length < 2) throw new UsageError('compare needs at least two results folders: the baseline A, then B (or several B)');
-  const rule = { minEffectPct: margin('--min-effect', opts.minEffect, DEFAULT_MIN_EFFECT_PCT), minEffectPoints: margin('--min-effect-points', opts.minEffectPoints, DEFAULT_MIN_EFFECT_POINTS) };
+  const rule = {
+    minEffectPct: opts.minEffect === undefined ? DEFAULT_MIN_EFFECT_PCT : flag.number('--min-effect', opts.minEffect, { above: 0, atMost: 100 }),
+    minEffectPoints: opts.minEffectPoints === undefined ? DEFAULT_MIN_EFFECT_POINTS : flag.number('--min-effect-points', opts.minEffectPoints, { above: 0, atMost: 100 }),
+  };
   const arms = [];
   for (const arg of args) arms.push(await armOf(arg));
   // Arms that came out with the same name (two runs of one workload) are told apart by position.

@@ -11,6 +11,7 @@ import { engineSchema, loadEngineFaults, loadEngineSettings, type EngineSettings
 import { runSpeedText, startEngine, type EngineHandle } from '../engine/index.js';
 import { parse as parseYaml } from 'yaml';
 import { ServerStartError, UsageError } from '../errors.js';
+import * as flag from './flags.js';
 
 /** A real sgl-router's Prometheus port. */
 export const ROUTER_METRICS_PORT = 29000;
@@ -54,9 +55,7 @@ export function engineEnvOverrides(text: string | undefined): Record<string, unk
 export async function resolveEngineSettings(opts: Pick<EngineCommandOptions, 'settingsFile' | 'faultsFile' | 'topology'>, env: string | undefined = undefined): Promise<EngineSettings> {
   const base = opts.settingsFile === undefined ? engineSchema.parse({}) : await loadEngineSettings(opts.settingsFile);
   const faults = opts.faultsFile === undefined ? [] : await loadEngineFaults(opts.faultsFile);
-  if (opts.topology !== undefined && opts.topology !== 'pd' && opts.topology !== 'single') {
-    throw new UsageError(`--topology must be pd or single, got "${opts.topology}"`);
-  }
+  if (opts.topology !== undefined) flag.oneOf('--topology', opts.topology, ['pd', 'single']);
   const merged = { ...base, faults: [...base.faults, ...faults], ...(opts.topology === undefined ? {} : { topology: opts.topology }), ...engineEnvOverrides(env) };
   // Validated again as a whole: a PD fault with `--topology single` is a located mistake, not a silent no-op.
   const checked = engineSchema.safeParse(merged);
@@ -65,12 +64,6 @@ export async function resolveEngineSettings(opts: Pick<EngineCommandOptions, 'se
       `engine settings${env === undefined || env === '' ? '' : ` (with ${ENGINE_SET_VARIABLE}="${env}")`}: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
     );
   return checked.data;
-}
-
-function port(name: string, value: number | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!Number.isInteger(value) || value < 0 || value > 65_535) throw new UsageError(`--${name} must be a whole number from 0 to 65535, got "${value}"`);
-  return value;
 }
 
 /** The lines `roundload engine` prints after its first: each server, and the monitor targets to copy. */
@@ -83,15 +76,15 @@ export function describeServers(engine: EngineHandle): string[] {
 }
 
 export async function engineCommand(opts: EngineCommandOptions): Promise<void> {
-  const entryPort = port('port', opts.port) ?? 30000;
+  const entryPort = opts.port;
   const settings = await resolveEngineSettings(opts, process.env[ENGINE_SET_VARIABLE]);
   const modelName = 'deepseek-v4-flash';
   const ports = {
     port: entryPort,
-    prefillPort: port('prefill-port', opts.prefillPort) ?? 0,
-    decodePort: port('decode-port', opts.decodePort) ?? 0,
+    prefillPort: opts.prefillPort ?? 0,
+    decodePort: opts.decodePort ?? 0,
     // Tests and scripts ask for any free port with --port 0: the router's metrics port must not then collide.
-    routerMetricsPort: port('router-metrics-port', opts.routerMetricsPort) ?? (entryPort === 0 ? 0 : ROUTER_METRICS_PORT),
+    routerMetricsPort: opts.routerMetricsPort ?? (entryPort === 0 ? 0 : ROUTER_METRICS_PORT),
   };
   const ownLogDir = opts.logDir === undefined;
   const logDir = resolve(opts.logDir ?? mkdtempSync(join(tmpdir(), 'roundload-engine-')));

@@ -2,6 +2,7 @@
 // It prints where it listens and the CA file a client must trust; faults come from repeated --fault specs.
 import { startHop, parseFaultSpec, formatFault } from '../hop/index.js';
 import { UsageError } from '../errors.js';
+import * as flag from './flags.js';
 
 export interface HopCommandOptions {
   /** `host:port`, e.g. `127.0.0.1:8443` (`[::1]:8443` for IPv6). */
@@ -23,14 +24,7 @@ export function parseListen(listen: string): { host: string; port: number } {
 
 /** `--upstream`: an http:// or https:// URL. @throws UsageError otherwise. */
 export function parseUpstream(value: string): URL {
-  let upstream: URL;
-  try {
-    upstream = new URL(value);
-  } catch {
-    throw new UsageError(`--upstream must be an http:// or https:// URL, got "${value}"`);
-  }
-  if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:') throw new UsageError(`--upstream must be an http:// or https:// URL, got "${value}"`);
-  return upstream;
+  return flag.httpUrl('--upstream', value);
 }
 
 export async function hopCommand(opts: HopCommandOptions): Promise<void> {

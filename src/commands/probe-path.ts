@@ -2,11 +2,11 @@
 // a held response, stream buffering, largest body — each bounded, progress on stderr, a table (or --json) on
 // stdout. `--via hop` measures through the built-in TLS hop, `--via URL` through an HTTP CONNECT proxy.
 import { readFileSync } from 'node:fs';
-import { parseDurationMs } from '../config/index.js';
 import { startHop, type HopHandle } from '../hop/index.js';
 import { CHECKS, formatProbe, openPathClient, probePath, type Check, type ProbeReport } from '../probe-path/index.js';
 import type { TlsOptions } from '../transport/index.js';
 import { UsageError } from '../errors.js';
+import * as flag from './flags.js';
 
 export interface ProbePathCommandOptions {
   via?: string;
@@ -20,17 +20,6 @@ export interface ProbePathCommandOptions {
   /** Comma-separated checks to leave out (repeatable). */
   skip?: string[];
   json?: boolean;
-}
-
-function duration(flag: string, value: string, min: number): number {
-  let ms: number;
-  try {
-    ms = parseDurationMs(value);
-  } catch (cause) {
-    throw new UsageError(`${flag}: ${(cause as Error).message}`, { cause });
-  }
-  if (ms < min) throw new UsageError(`${flag} must be at least ${min / 1000} s, got "${value}"`);
-  return ms;
 }
 
 function skipped(values: readonly string[]): Set<Check> {
@@ -78,8 +67,8 @@ async function route(target: URL, opts: ProbePathCommandOptions): Promise<{ url:
 /** Runs the probe; returns the exit code (0: measured). @throws UsageError, TargetUnreachableError */
 export async function probePathCommand(url: string, opts: ProbePathCommandOptions): Promise<number> {
   const target = targetUrl(url);
-  const maxIdleMs = duration('--max-idle', opts.maxIdle ?? '75s', 2000);
-  const maxHoldMs = duration('--max-hold', opts.maxHold ?? '60s', 1000);
+  const maxIdleMs = flag.duration('--max-idle', opts.maxIdle ?? '75s', 2000);
+  const maxHoldMs = flag.duration('--max-hold', opts.maxHold ?? '60s', 1000);
   const skip = skipped(opts.skip ?? []);
   const path = await route(target, opts);
   const client = openPathClient({ url: path.url, tls: path.tls, connectProxy: path.connectProxy, headers: {}, keepAliveTimeoutMs: 2 * maxIdleMs + 30_000 });

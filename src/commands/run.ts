@@ -1,10 +1,11 @@
 // `roundload run`: load the workload, run it, print the summary, set the exit code.
-import { loadWorkload, parseDurationMs, workloadSecrets, type Workload } from '../config/index.js';
+import { loadWorkload, workloadSecrets, type FlagOverride, type Workload } from '../config/index.js';
 import { planPhases, plannedRequests, laneCount, executeRun, parseShard, shardAgents, planReplay, type Shard, type ReplayPlan } from '../run/index.js';
 import { colorWanted, formatSummary, progressDisplay, runVerdict, type ProgressPlan } from '../report/index.js';
 import { UsageError } from '../errors.js';
 import { guardTerminal } from '../util/index.js';
 import { stopOnSignals } from './signals.js';
+import * as flag from './flags.js';
 
 export interface RunCommandOptions {
   target?: string;
@@ -44,26 +45,9 @@ export interface RunCommandOptions {
   history?: string;
 }
 
-/** `--metrics-linger 15s` (or seconds) in seconds. */
-function lingerSeconds(value: string): number {
-  try {
-    return parseDurationMs(value) / 1000;
-  } catch (error) {
-    throw new UsageError(`--metrics-linger: ${error instanceof Error ? error.message : String(error)}`);
-  }
-}
-
 /** `--progress 30s` (or seconds) in ms; at least 100 ms. */
 export function progressIntervalMs(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  let intervalMs: number;
-  try {
-    intervalMs = parseDurationMs(value);
-  } catch (error) {
-    throw new UsageError(`--progress: ${error instanceof Error ? error.message : String(error)}`);
-  }
-  if (intervalMs < 100) throw new UsageError(`--progress must be at least 100ms (use --quiet for no progress), got "${value}"`);
-  return intervalMs;
+  return value === undefined ? undefined : flag.duration('--progress', value, 100, 'use --quiet for no progress');
 }
 
 /** What the progress display knows before the run: requests planned, phases and their length. */
@@ -95,53 +79,44 @@ export function describeSchedule(workload: Workload, shard: Shard | null = null)
 /** `1 round`, `8 rounds`. */
 const roundsText = (n: number): string => `${n} round${n === 1 ? '' : 's'}`;
 
-/** `--via hop` or `--via http(s)://proxy:3128` as the `target.via` override it stands for. */
-export function viaOverride(value: string): string {
-  const v = value.trim();
-  if (v === 'hop') return 'target.via={kind: hop}';
-  let url: URL | null = null;
+/** `--via hop` or `--via http(s)://proxy:3128` as the `target.via` it stands for. */
+export function viaValue(value: string): { kind: 'hop' } | { kind: 'connect'; url: string } {
+  if (value.trim() === 'hop') return { kind: 'hop' };
   try {
-    url = new URL(v);
+    return { kind: 'connect', url: flag.httpUrl('--via', value).href };
   } catch {
-    // not a URL: the message below
-  }
-  if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
     throw new UsageError(`--via must be "hop" (the built-in TLS hop) or the http:// or https:// URL of a CONNECT proxy, got "${value}"`);
   }
-  return `target.via={kind: connect, url: ${JSON.stringify(url.href)}}`;
 }
 
-function positive(flag: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} must be a whole number ≥ 1, got "${value}"`);
-  return n;
+/** The run's flags that stand for a workload field, typed: each reported under its own name when the schema
+ * refuses its value, merged with a `--set` on the same field or refused beside it (config/overrides.ts). */
+export function runFlagOverrides(opts: RunCommandOptions): FlagOverride[] {
+  const field = (name: string, path: string, value: unknown): FlagOverride => ({ flag: name, path: path.split('.'), value });
+  return [
+    ...(opts.duration === undefined ? [] : [field('--duration', 'duration', opts.duration.trim())]),
+    ...(opts.metricsPort === undefined ? [] : [field('--metrics-port', 'client_metrics.port', flag.port('--metrics-port', opts.metricsPort))]),
+    ...(opts.metricsHost === undefined ? [] : [field('--metrics-host', 'client_metrics.host', opts.metricsHost.trim())]),
+    ...(opts.metricsLinger === undefined ? [] : [field('--metrics-linger', 'client_metrics.linger_s', flag.duration('--metrics-linger', opts.metricsLinger) / 1000)]),
+    ...(opts.remoteWrite === undefined ? [] : [field('--remote-write', 'client_metrics.remote_write_url', opts.remoteWrite.trim())]),
+    ...(opts.via === undefined ? [] : [field('--via', 'target.via', viaValue(opts.via))]),
+    ...(opts.replay === undefined ? [] : [field('--replay', 'replay.file', opts.replay)]),
+    ...(opts.history === undefined ? [] : [field('--history', 'results.history', opts.history)]),
+  ];
 }
 
 /** Exit code of a finished run: 130 interrupted; 1 a threshold failed (by default: any hang, errors on more than
  * 1% of requests) or no request ended ok (always checked); else 0. A failed preflight throws (exit 3). */
 export async function runCommand(file: string, opts: RunCommandOptions, argv: readonly string[]): Promise<number> {
-  const agents = positive('--agents', opts.agents);
-  const rounds = positive('--rounds', opts.rounds);
+  const agents = opts.agents === undefined ? undefined : flag.wholeNumber('--agents', opts.agents, 1);
+  const rounds = opts.rounds === undefined ? undefined : flag.wholeNumber('--rounds', opts.rounds, 1);
   const shard = opts.shard === undefined ? null : parseShard(opts.shard);
   const intervalMs = progressIntervalMs(opts.progress);
   // The dashboard and the history are imported only when asked for: a run's start-up pays for neither.
   const dashboardAt = opts.dashboard === undefined ? null : (await import('../dashboard/index.js')).parseDashboardAddress(opts.dashboard, opts.dashboardExpose === true);
-  if (opts.metricsPort !== undefined && !/^\d{1,5}$/.test(opts.metricsPort.trim())) throw new UsageError(`--metrics-port must be a port number (0 picks a free one), got "${opts.metricsPort}"`);
-  // Shortcuts are `--set`s applied last, so they win and the schema validates them like the file.
-  const set = [
-    ...opts.set,
-    ...(opts.duration === undefined ? [] : [`duration=${opts.duration}`]),
-    ...(opts.metricsPort === undefined ? [] : [`client_metrics.port=${opts.metricsPort.trim()}`]),
-    ...(opts.metricsHost === undefined ? [] : [`client_metrics.host=${JSON.stringify(opts.metricsHost.trim())}`]),
-    ...(opts.metricsLinger === undefined ? [] : [`client_metrics.linger_s=${lingerSeconds(opts.metricsLinger)}`]),
-    ...(opts.remoteWrite === undefined ? [] : [`client_metrics.remote_write_url=${JSON.stringify(opts.remoteWrite.trim())}`]),
-    ...(opts.via === undefined ? [] : [viaOverride(opts.via)]),
-    ...(opts.replay === undefined ? [] : [`replay.file=${JSON.stringify(opts.replay)}`]),
-    ...(opts.history === undefined ? [] : [`results.history=${JSON.stringify(opts.history)}`]),
-  ];
   const workload = await loadWorkload(file, {
-    set,
+    set: opts.set,
+    flags: runFlagOverrides(opts),
     labels: opts.label,
     ...(agents === undefined ? {} : { agents }),
     ...(rounds === undefined ? {} : { rounds }),

@@ -10,6 +10,7 @@ import { answerLine, applyShape, describeFailure, failureOf, realRunner, shapeOf
 import { NotARunError, UsageError } from '../errors.js';
 import { isObject } from '../util/index.js';
 import { stopOnSignals } from './signals.js';
+import * as flag from './flags.js';
 
 export interface ShrinkCommandOptions {
   /** `--target URL`: the target's URL instead of run.json's. */
@@ -84,29 +85,12 @@ function shortPath(path: string): string {
   return rel === '' ? '.' : rel.startsWith('..') || isAbsolute(rel) ? path : rel;
 }
 
-function integerFlag(flag: string, value: string | undefined, fallback: number, max: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > max) throw new UsageError(`${flag} must be a whole number from 1 to ${max}, got "${value}"`);
-  return n;
-}
-
-function durationFlag(flag: string, value: string): number {
-  try {
-    const ms = parseDurationMs(value);
-    if (ms > 0) return ms;
-  } catch (error) {
-    throw new UsageError(`${flag}: ${error instanceof Error ? error.message : String(error)}`);
-  }
-  throw new UsageError(`${flag} must be longer than 0, got "${value}"`);
-}
-
 /** Exit 0: a failing workload found (the original's when nothing smaller fails); 1: the original no longer
  * fails k of k; 130: stopped by a signal before the original was confirmed. Bad input throws (exit 2). */
 export async function shrinkCommand(runArg: string, opts: ShrinkCommandOptions, write: { out: (text: string) => void; err: (line: string) => void } = defaultWrite): Promise<number> {
   const runDir = resolve(runArg);
-  const k = integerFlag('--k', opts.k, 3, MAX_K);
-  const maxTimeMs = durationFlag('--max-time', opts.maxTime ?? '10m');
+  const k = opts.k === undefined ? 3 : flag.wholeNumber('--k', opts.k, 1, MAX_K);
+  const maxTimeMs = flag.duration('--max-time', opts.maxTime ?? '10m', 1);
   const base = originalWorkload(runDir, opts);
   const { failure, wallMs } = originalFailure(runDir);
   const out = createRunFolder({ out: opts.out ?? join(runDir, 'shrink'), name: base.name });

@@ -2,6 +2,7 @@
 import { existsSync, rmSync, statSync } from 'node:fs';
 import { formatTraceStats, importTrace, readTrace, traceStats } from '../trace/index.js';
 import { UsageError } from '../errors.js';
+import * as flag from './flags.js';
 
 export function traceShowCommand(file: string, opts: { json?: boolean }): void {
   const stats = traceStats(readTrace(file));
@@ -16,22 +17,15 @@ export interface TraceImportCommandOptions {
   blockTokens?: string;
 }
 
-function positiveNumber(flag: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isFinite(n) || n < 0) throw new UsageError(`${flag} must be a number ≥ 0, got "${value}"`);
-  return n;
-}
-
 export function traceImportCommand(file: string, opts: TraceImportCommandOptions): void {
-  if (opts.format !== 'openai' && opts.format !== 'mooncake') throw new UsageError(`--format must be openai or mooncake, got "${opts.format}"`);
+  const format = flag.oneOf('--format', opts.format, ['openai', 'mooncake']);
   if (existsSync(opts.out) && statSync(opts.out).size > 0) throw new UsageError(`--out ${opts.out} already exists; write the trace to a new file`);
-  if (opts.format === 'mooncake' && opts.content === true) throw new UsageError('--content: a Mooncake trace has no message contents to keep');
-  const thinkMs = positiveNumber('--think-ms', opts.thinkMs);
-  const blockTokens = positiveNumber('--block-tokens', opts.blockTokens);
+  if (format === 'mooncake' && opts.content === true) throw new UsageError('--content: a Mooncake trace has no message contents to keep');
+  const thinkMs = opts.thinkMs === undefined ? undefined : flag.number('--think-ms', opts.thinkMs, { atLeast: 0 });
+  const blockTokens = opts.blockTokens === undefined ? undefined : flag.number('--block-tokens', opts.blockTokens, { atLeast: 0 });
   try {
     const result = importTrace({
-      format: opts.format,
+      format,
       file,
       out: opts.out,
       content: opts.content === true,

@@ -7,6 +7,7 @@ import { buildTrend, DEFAULT_METRICS, formatTrend, metricOf, TREND_METRICS, tren
 import { onResultsFs, writeTextAtomic } from '../results/index.js';
 import { UsageError } from '../errors.js';
 import { labelFilter } from './history.js';
+import * as flag from './flags.js';
 
 export interface TrendCommandOptions {
   metric: string[];
@@ -85,7 +86,7 @@ async function pointsOf(file: string, opts: TrendCommandOptions): Promise<{ phas
 }
 
 export async function trendCommand(file: string, opts: TrendCommandOptions): Promise<number> {
-  if (opts.failOn !== undefined && opts.failOn !== 'regression') throw new UsageError(`--fail-on takes "regression", got "${opts.failOn}"`);
+  if (opts.failOn !== undefined) flag.oneOf('--fail-on', opts.failOn, ['regression']);
   const metrics = metricsOf(opts.metric);
   const options = trendOptions(opts);
   const { phase, name, points } = await pointsOf(file, opts);

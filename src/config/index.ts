@@ -1,8 +1,8 @@
 // The config concern's public face: load and validate workload files, apply command-line overrides,
 // parse durations, and redact a workload for run.json. Code outside src/config imports only this file.
 export { loadWorkload, parseWorkload } from './load.js';
-export type { Overrides } from './overrides.js';
-export { parseDurationMs } from './duration.js';
+export type { Overrides, FlagOverride } from './overrides.js';
+export { parseDurationMs } from '../util/index.js';
 export { redactWorkload, workloadSecrets, isPublicHeader, maskExtraBody, REDACTED } from './redact.js';
 export { workloadToYaml } from './to-yaml.js';
 export { workloadSchema } from './schema.js';

@@ -2,67 +2,16 @@
 // hang, the pin threshold of the verdicts, and probes. Mounted by schema.ts; kept apart because it is long.
 // The embedded engine's gauge options (`engine.stats_interval_steps`, `engine.gauge_fault`) are here too.
 import { z } from 'zod';
+import { DEFAULT_COUNTERS, DEFAULT_GAUGES } from '../types/index.js';
 
 const int = () => z.number().int();
 const positiveInt = () => int().min(1);
 
-/** The gauges kept by default: SGLang's scheduler and disaggregation gauges (with the spellings older and
- * newer versions use), then the running/waiting gauges of vLLM, llama.cpp and TGI. Matched without the
- * family prefix (`sglang:`, `vllm:`, `llamacpp:`). */
-export const DEFAULT_MONITOR_GAUGES: readonly string[] = [
-  'num_running_reqs',
-  'num_queue_reqs',
-  'num_grammar_queue_reqs',
-  'num_used_tokens',
-  'token_usage',
-  'gen_throughput',
-  'cache_hit_rate',
-  'num_prefill_prealloc_queue_reqs',
-  'num_prefill_bootstrap_queue_reqs',
-  'num_prefill_inflight_queue_reqs',
-  'num_prefill_infight_queue_reqs',
-  'num_decode_prealloc_queue_reqs',
-  'num_decode_transfer_queue_reqs',
-  // vLLM
-  'num_requests_running',
-  'num_requests_waiting',
-  'kv_cache_usage_perc',
-  'gpu_cache_usage_perc',
-  // llama.cpp
-  'requests_processing',
-  'requests_deferred',
-  'kv_cache_usage_ratio',
-  // TGI
-  'tgi_queue_size',
-  'tgi_batch_current_size',
-  // The PD router (sgl-router): requests in flight per worker.
-  'sgl_router_running_requests',
-];
-
-/** The counters kept by default, per server family: those that prove flow (token counters first, finished
- * requests last) and the failure counters some versions expose. The verdicts and the diagnosis judge flow by
- * these (docs/monitor.md, "Flow counters"). */
-export const DEFAULT_MONITOR_COUNTERS: readonly string[] = [
-  // SGLang (vLLM and llama.cpp share prompt_tokens_total; vLLM generation_tokens_total)
-  'realtime_tokens_total',
-  'generation_tokens_total',
-  'prompt_tokens_total',
-  'num_requests_total',
-  'num_bootstrap_failed_reqs_total',
-  'num_transfer_failed_reqs_total',
-  // vLLM
-  'request_success_total',
-  // llama.cpp
-  'n_decode_total',
-  'tokens_predicted_total',
-  // TGI
-  'tgi_batch_inference_count',
-  'tgi_request_generated_tokens_sum',
-  'tgi_request_success',
-  'tgi_request_failure',
-  // The PD router (sgl-router): its errors (its request counter counts arrivals, not work done: no proof of flow).
-  'sgl_router_request_errors_total',
-];
+/** The gauges and counters kept by default: those of every server family roundload knows (types/server-families.ts),
+ * matched without the family prefix. The verdicts and the diagnosis judge flow by the counters (docs/monitor.md,
+ * "Flow counters"). */
+export const DEFAULT_MONITOR_GAUGES: readonly string[] = DEFAULT_GAUGES;
+export const DEFAULT_MONITOR_COUNTERS: readonly string[] = DEFAULT_COUNTERS;
 
 const metricName = () => z.string().regex(/^[A-Za-z_:][A-Za-z0-9_:]*$/, 'must be a Prometheus metric name (letters, digits, _ and :)');
 

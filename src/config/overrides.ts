@@ -1,11 +1,22 @@
-// Command-line overrides (`--set a.b=value`, `--agents`, `--rounds`, `--target`, `--label k=v`) applied onto
-// the parsed-but-unvalidated workload, so the schema validates the combination once, like a file edit would.
+// Command-line overrides (`--set a.b=value`, the typed flags such as `--agents` or `--via`, `--label k=v`)
+// applied onto the parsed-but-unvalidated workload, so the schema validates the combination once, like a file
+// edit would. A flag and a `--set` on the same field merge (a mapping) or, when they say different things, are
+// refused at the flag: nothing either says is dropped silently.
 import { parseDocument } from 'yaml';
 import type { WorkloadIssue } from '../errors.js';
 import { clip } from '../util/index.js';
 
-/** Overrides from the command line. `--set`s apply in order, then the shortcuts, so a shortcut wins.
- * Fields may be passed as `undefined` (straight from commander's options): that means "not given". */
+/** A typed flag's value for one workload field: `--metrics-port 9100` is `{flag: '--metrics-port', path:
+ * ['client_metrics', 'port'], value: 9100}`. Problems the schema finds in the value are reported at `flag`. */
+export interface FlagOverride {
+  /** The flag as the user typed it, e.g. `--metrics-port`. */
+  flag: string;
+  path: readonly string[];
+  value: unknown;
+}
+
+/** Overrides from the command line. `--set`s apply in order, then the flags (`agents`, `rounds`, `target` and
+ * `flags`). Fields may be passed as `undefined` (straight from commander's options): that means "not given". */
 export interface Overrides {
   /** `path=value`; the value is read as YAML (`8`, `none`, `true`, `[64, 96]`, `{count: 3}`). */
   set?: readonly string[] | undefined;
@@ -17,6 +28,8 @@ export interface Overrides {
   target?: string | undefined;
   /** `k=v`, merged into `labels` (the value is always a string). */
   labels?: readonly string[] | undefined;
+  /** The command's other typed flags, applied after `--set` and merged with it (see `applyFlag`). */
+  flags?: readonly FlagOverride[] | undefined;
 }
 
 /** One override that was applied: where it came from (`--set agents.count`) and the key path it wrote. */
@@ -105,7 +118,8 @@ function parseValue(text: string): { value: unknown } | { error: string } {
 export function applyOverrides(input: unknown, overrides: Overrides): OverrideResult {
   const applied: AppliedOverride[] = [];
   const issues: WorkloadIssue[] = [];
-  const hasAny = (overrides.set?.length ?? 0) > 0 || overrides.agents !== undefined || overrides.rounds !== undefined || overrides.target !== undefined || (overrides.labels?.length ?? 0) > 0;
+  const flags = flagsOf(overrides);
+  const hasAny = (overrides.set?.length ?? 0) > 0 || flags.length > 0 || (overrides.labels?.length ?? 0) > 0;
   if (!hasAny) return { input, applied, issues };
   // An empty file parses to null: overrides then write into a fresh mapping, as onto an empty workload.
   const base: unknown = input === null || input === undefined ? {} : structuredClone(input);
@@ -114,6 +128,7 @@ export function applyOverrides(input: unknown, overrides: Overrides): OverrideRe
     return { input: base, applied, issues };
   }
 
+  const sets: SetWrite[] = [];
   const apply = (where: string, path: readonly string[], value: unknown): void => {
     const error = setPath(base, path, value);
     if (error !== undefined) issues.push({ where, field: path.join('.'), message: error });
@@ -130,11 +145,16 @@ export function applyOverrides(input: unknown, overrides: Overrides): OverrideRe
     const where = `--set ${path.join('.')}`;
     const parsed = parseValue(entry.slice(eq + 1));
     if ('error' in parsed) issues.push({ where, field: path.join('.'), message: parsed.error });
-    else apply(where, path, parsed.value);
+    else {
+      apply(where, path, parsed.value);
+      sets.push({ where, path, value: parsed.value });
+    }
   }
-  if (overrides.agents !== undefined) apply('--agents', ['agents', 'count'], overrides.agents);
-  if (overrides.rounds !== undefined) apply('--rounds', ['agents', 'rounds'], overrides.rounds);
-  if (overrides.target !== undefined) apply('--target', ['target', 'url'], overrides.target);
+  for (const flag of flags) {
+    const merged = mergeWithSets(flag, sets);
+    if ('conflict' in merged) issues.push({ where: flag.flag, field: flag.path.join('.'), message: merged.conflict });
+    else apply(flag.flag, flag.path, merged.value);
+  }
   for (const entry of overrides.labels ?? []) {
     const eq = entry.indexOf('=');
     const key = eq < 0 ? '' : entry.slice(0, eq).trim();
@@ -146,4 +166,65 @@ export function applyOverrides(input: unknown, overrides: Overrides): OverrideRe
     apply(`--label ${clip(key)}`, ['labels', key], entry.slice(eq + 1));
   }
   return { input: base, applied, issues };
+}
+
+/** `--agents`, `--rounds`, `--target` and the command's typed flags, as one list. */
+function flagsOf(o: Overrides): FlagOverride[] {
+  return [
+    ...(o.agents === undefined ? [] : [{ flag: '--agents', path: ['agents', 'count'], value: o.agents }]),
+    ...(o.rounds === undefined ? [] : [{ flag: '--rounds', path: ['agents', 'rounds'], value: o.rounds }]),
+    ...(o.target === undefined ? [] : [{ flag: '--target', path: ['target', 'url'], value: o.target }]),
+    ...(o.flags ?? []),
+  ];
+}
+
+/** A `--set` that was applied: where it came from, the path and the value it wrote. */
+interface SetWrite {
+  where: string;
+  path: readonly string[];
+  value: unknown;
+}
+
+const startsWith = (path: readonly string[], prefix: readonly string[]): boolean => prefix.length <= path.length && prefix.every((p, i) => path[i] === p);
+
+/** The value at `path` inside `value` (undefined when the path leaves the mappings). */
+function at(value: unknown, path: readonly string[]): unknown {
+  let node = value;
+  for (const key of path) {
+    if (!isMapping(node) || !Object.hasOwn(node, key)) return undefined;
+    node = node[key];
+  }
+  return node;
+}
+
+const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+const shown = (value: unknown): string => clip(JSON.stringify(value));
+
+/**
+ * What a flag writes once the `--set`s on the same field are taken into account:
+ * - a `--set` at or above the flag's field must say the same there (`--via hop` with `--set target.via.kind=hop`);
+ * - a `--set` below it is kept inside the flag's mapping (`--via hop` with `--set target.via.faults=[…]` gives
+ *   `{kind: hop, faults: […]}`), unless the flag itself says something else there.
+ * Anything else is a conflict, reported at the flag and naming the `--set`.
+ */
+function mergeWithSets(flag: FlagOverride, sets: readonly SetWrite[]): { value: unknown } | { conflict: string } {
+  const value = structuredClone(flag.value);
+  for (const set of sets) {
+    if (startsWith(flag.path, set.path)) {
+      const theirs = at(set.value, flag.path.slice(set.path.length));
+      if (!same(theirs, flag.value)) return { conflict: conflictText(flag, set, flag.path, theirs) };
+    } else if (startsWith(set.path, flag.path)) {
+      const below = set.path.slice(flag.path.length);
+      const ours = at(value, below);
+      if (ours !== undefined && !same(ours, set.value)) return { conflict: conflictText(flag, set, set.path, set.value, ours) };
+      if (!isMapping(value)) return { conflict: `${set.where} sets a field inside ${flag.path.join('.')}, which ${flag.flag} sets to ${shown(flag.value)}; give one of them` };
+      const error = setPath(value, below, set.value);
+      if (error !== undefined) return { conflict: `${set.where} cannot go inside ${flag.flag}'s ${flag.path.join('.')}: ${error}` };
+    }
+  }
+  return { value };
+}
+
+function conflictText(flag: FlagOverride, set: SetWrite, path: readonly string[], theirs: unknown, ours: unknown = at(flag.value, path.slice(flag.path.length))): string {
+  return `${flag.flag} and ${set.where} both set ${path.join('.')} (${shown(ours)} and ${shown(theirs)}); give one of them`;
 }

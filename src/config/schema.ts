@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { engineSchema } from './engine-settings.js';
 import { monitorSchema } from './monitor.js';
-import { parseDurationMs } from './duration.js';
+import { parseDurationMs } from '../util/index.js';
 import { clip } from '../util/index.js';
 import { checkBounds, largestContextTokens, refineIssues, MAX_DURATION_MS, MAX_TOKENS, MAX_WINDOWS } from './bounds.js';
 import { closest } from './suggest.js';

@@ -173,7 +173,12 @@ class PdRouter implements RouterServer {
       else res.destroy();
     };
     if (path === CHAT_ROUTE && method === 'POST') this.#chat(req, res).catch(fail);
-    else if ((path === '/v1/models' || path.startsWith('/v1/models/')) && method === 'GET') this.#forwardGet(req.url ?? path, res).catch(fail);
+    else if ((path === '/v1/models' || path.startsWith('/v1/models/')) && method === 'GET') this.#forward(req.url ?? path, 'GET', null, res).catch(fail);
+    // sgl-model-gateway's /tokenize: answered by a worker, which has the tokenizer.
+    else if ((path === '/tokenize' || path === '/v1/tokenize') && method === 'POST')
+      readAll(req)
+        .then((body) => this.#forward(req.url ?? path, 'POST', body.toString('utf8'), res, String(req.headers['content-type'] ?? 'application/json')))
+        .catch(fail);
     else if (path === '/health' && method === 'GET') this.#healthReport(res);
     else if (path === '/health_generate' && method === 'GET') this.#healthGenerate(res).catch(fail);
     else {
@@ -382,9 +387,9 @@ class PdRouter implements RouterServer {
     res.destroy();
   }
 
-  async #forwardGet(path: string, res: ServerResponse): Promise<void> {
+  async #forward(path: string, method: 'GET' | 'POST', body: string | null, res: ServerResponse, contentType = 'application/json'): Promise<void> {
     const first = this.health.workers.find((w) => w.role === 'prefill')!;
-    const { req, response } = send(this.#agent, first.url, path, 'GET', {}, null);
+    const { req, response } = send(this.#agent, first.url, path, method, body === null ? {} : { 'content-type': contentType }, body);
     try {
       const upstream = await response;
       const body = await readAll(upstream);

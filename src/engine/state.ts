@@ -12,6 +12,10 @@ import { Histogram, type Labels, type MetricFamily } from './metrics.js';
 import { PrefillScheduler } from './prefill-scheduler.js';
 import { PrefixCache } from './prefix-cache.js';
 import { Scheduler } from './scheduler.js';
+import { SERVER_FAMILIES } from '../types/index.js';
+
+/** Every series the embedded engine exposes carries SGLang's prefix. */
+const SGLANG = SERVER_FAMILIES.sglang.prefix;
 
 export type ServerRole = 'unified' | 'prefill' | 'decode';
 
@@ -198,8 +202,8 @@ export class ServerState {
     const g = this.published.read();
     const sched = this.schedulerLabels;
     const tok = this.tokenizerLabels;
-    const families: MetricFamily[] = Object.entries(g).map(([name, value]) => ({ name: `sglang:${name}`, help: GAUGE_HELP[name] ?? name, type: 'gauge', samples: [{ labels: sched, value }] }));
-    const counter = (name: string, help: string, value: number, labels: Labels = tok): MetricFamily => ({ name: `sglang:${name}`, help, type: 'counter', samples: [{ labels, value }] });
+    const families: MetricFamily[] = Object.entries(g).map(([name, value]) => ({ name: `${SGLANG}${name}`, help: GAUGE_HELP[name] ?? name, type: 'gauge', samples: [{ labels: sched, value }] }));
+    const counter = (name: string, help: string, value: number, labels: Labels = tok): MetricFamily => ({ name: `${SGLANG}${name}`, help, type: 'counter', samples: [{ labels, value }] });
     families.push(
       counter('prompt_tokens_total', 'Number of prefill tokens processed.', this.promptTokens),
       counter('generation_tokens_total', 'Number of generation tokens processed.', this.completionTokens),
@@ -212,7 +216,7 @@ export class ServerState {
         counter('num_transfer_failed_reqs_total', 'The number of transfer failed requests.', this.transferFailed, sched),
       );
     }
-    const histogram = (name: string, help: string, h: Histogram): MetricFamily => ({ name: `sglang:${name}`, help, type: 'histogram', samples: [{ labels: tok, histogram: h }] });
+    const histogram = (name: string, help: string, h: Histogram): MetricFamily => ({ name: `${SGLANG}${name}`, help, type: 'histogram', samples: [{ labels: tok, histogram: h }] });
     families.push(
       histogram('time_to_first_token_seconds', 'Histogram of time to first token in seconds.', this.ttftSeconds),
       histogram('inter_token_latency_seconds', 'Histogram of inter-token latency in seconds.', this.itlSeconds),

@@ -12,6 +12,7 @@ import { handleHealth } from './health.js';
 import { renderExposition } from './metrics.js';
 import { BadRequest, clientRequestId, parseChatRequest, type ChatRequest } from './protocol.js';
 import type { ServerState } from './state.js';
+import { tokenizeAnswer } from './tokenize.js';
 import { errorBody, modelCard } from './wire.js';
 
 /** Largest request body accepted; long agent conversations are big, but not this big. */
@@ -73,6 +74,17 @@ function parseFault(value: string | string[] | undefined): PdFault | null {
   } catch {
     return null;
   }
+}
+
+/** SGLang's `/tokenize`: the engine's token count of a text or of a chat request (see tokenize.ts). */
+async function tokenize(state: ServerState, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const raw = await readBody(req, () => {
+    res.setHeader('connection', 'close');
+    sendError(state, res, 413, `request body exceeds ${MAX_BODY_BYTES} bytes`, 'BadRequestError');
+  });
+  if (raw === null || res.destroyed) return;
+  const answer = tokenizeAnswer(raw, req.headers['content-type'], state.settings.context_length);
+  sendJson(res, answer.status, answer.body);
 }
 
 async function chatCompletions(state: ServerState, faults: FaultInjector | null, req: IncomingMessage, res: ServerResponse, arrivedAtMs: number): Promise<void> {
@@ -151,6 +163,10 @@ function route(state: ServerState, faults: FaultInjector | null, held: Set<NodeJ
       res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
       res.end(renderExposition(state.metricFamilies()));
     }
+    return;
+  }
+  if (path === '/tokenize' || path === '/v1/tokenize') {
+    if (allow('POST')) void tokenize(state, req, res);
     return;
   }
   if (path === '/v1/chat/completions') {

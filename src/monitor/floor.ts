@@ -1,9 +1,9 @@
 // A queue gauge's floor over time: the level it never went below after stepping up to it. A floor that steps
 // up by one and stays while the value rotates above it is one request stuck under load (the incident's other
 // half); this finds the step and the run's failed or slow requests whose lives match it. Pure.
-import type { GaugeFloor } from '../types/index.js';
+import { baseName, type GaugeFloor } from '../types/index.js';
 import type { ClientActivity, FloorRun, GaugeSeries, HeldRequest } from './series.js';
-import { baseName, isHandoffQueue } from './select.js';
+import { isHandoffQueue } from './select.js';
 
 /** Queue gauges: requests waiting somewhere (SGLang's waiting, grammar and PD hand-off queues, vLLM's waiting
  * queue, llama.cpp's deferred). A running-batch gauge is not one: SGLang's prefill reports ≥ 1 there always. */

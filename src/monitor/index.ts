@@ -1,7 +1,8 @@
 // The monitor: Prometheus scrapes of the deployment's servers beside the agents, burst sampling on hangs,
 // probes, and the verdict on every gauge (idle, rotating, pinned, stale, insufficient).
 export { ExpositionParser, parseExposition, parseFloatToken, type Exposition } from './exposition.js';
-export { SeriesSelector, baseName, isCounter, isHandoffQueue, keyGaugeValues, KEY_GAUGES } from './select.js';
+export { SeriesSelector, isCounter, isHandoffQueue, keyGaugeValues } from './select.js';
+export { baseName, KEY_GAUGES } from '../types/index.js';
 export { GaugeStore, ClientActivity, flowCounter, scrapeTargets } from './series.js';
 export { judgeGauges, gaugeVerdicts } from './verdict.js';
 export { startCanaries, type CanaryHandle } from './canary.js';

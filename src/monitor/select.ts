@@ -1,25 +1,9 @@
 // Which series a scrape keeps: the configured gauges and counters, matched with or without a server family's
 // prefix (`sglang:`, `vllm:`, `llamacpp:`; a counter also with or without `_total`), every label kept. Also
-// the names the verdicts and the progress line treat specially (flow counters, ratio gauges, key gauges).
-import type { GaugeSample } from '../types/index.js';
+// the names the verdicts and the progress line treat specially (flow counters, ratio gauges, key gauges),
+// all from the families' table (types/server-families.ts).
+import { baseName, HANDOFF_GAUGES, KEY_GAUGES, REQUEST_COUNTERS, TOKEN_COUNTERS, type GaugeSample } from '../types/index.js';
 import type { ExpositionSample } from './exposition.js';
-
-/**
- * Counters that count tokens, best first: they move as work is done (SGLang's `realtime_tokens_total` and
- * llama.cpp's `n_decode_total` while streams run; the others when requests finish, or per engine step in vLLM).
- * Names without the family prefix; TGI's names carry their own `tgi_`.
- */
-export const TOKEN_COUNTERS: readonly string[] = [
-  'realtime_tokens_total',
-  'n_decode_total',
-  'tgi_batch_inference_count',
-  'generation_tokens_total',
-  'tokens_predicted_total',
-  'tgi_request_generated_tokens_sum',
-  'prompt_tokens_total',
-];
-/** Counters of finished requests: they count aborted ones too (a client giving up moves them), so they come last. */
-export const REQUEST_COUNTERS: readonly string[] = ['num_requests_total', 'request_success_total', 'tgi_request_success'];
 
 /** A counter of failures, not of work (never proof of flow). */
 export function isFailureCounter(base: string): boolean {
@@ -43,35 +27,6 @@ export function flowRank(base: string): number {
 export function isRatioGauge(name: string): boolean {
   return /(_rate|_ratio|_perc|_percent|_usage|usage_ratio|throughput|_per_second|_seconds|_per_decode|balancedness|utilization)$/.test(baseName(name));
 }
-
-/** Gauges the live terminal line shows, with their short names. */
-export const KEY_GAUGES: readonly (readonly [string, string])[] = [
-  ['num_running_reqs', 'running'],
-  ['num_queue_reqs', 'queue'],
-  ['num_prefill_inflight_queue_reqs', 'inflight'],
-  ['num_prefill_infight_queue_reqs', 'inflight'],
-  ['num_prefill_bootstrap_queue_reqs', 'bootstrap'],
-  ['num_prefill_prealloc_queue_reqs', 'bootstrap'],
-  ['num_decode_transfer_queue_reqs', 'transfer'],
-];
-
-/** Server families whose metric names carry a `family:` prefix (TGI's `tgi_` is part of its names). */
-const FAMILY_PREFIX = /^(sglang|vllm|llamacpp):/;
-
-/** A name without its server family's prefix (`sglang:num_running_reqs` → `num_running_reqs`). */
-export function baseName(name: string): string {
-  return name.replace(FAMILY_PREFIX, '');
-}
-
-/** SGLang PD's hand-off queues (the misspelt `infight` of older builds too), without a family prefix. */
-const HANDOFF_GAUGES: ReadonlySet<string> = new Set([
-  'num_prefill_bootstrap_queue_reqs',
-  'num_prefill_prealloc_queue_reqs',
-  'num_prefill_inflight_queue_reqs',
-  'num_prefill_infight_queue_reqs',
-  'num_decode_prealloc_queue_reqs',
-  'num_decode_transfer_queue_reqs',
-]);
 
 /** Whether a gauge (with or without its family prefix) is one of SGLang PD's hand-off queues: a request
  * passes through it in a KV transfer's time. */

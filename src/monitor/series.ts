@@ -2,8 +2,8 @@
 // stayed non-zero and unchanged (not every sample), for each target when its counters moved (merged runs of
 // scrape intervals) and when it did not answer, and the client's requests as (start, end, ok) and when tokens
 // streamed. The verdicts (verdict.ts) and the diagnosis read these.
-import type { GaugeSample, RequestRecord, ScrapeEvent, ScrapeTargetSummary, TargetDown } from '../types/index.js';
-import { baseName, flowRank, isCounter, isFailureCounter } from './select.js';
+import { baseName, type GaugeSample, type RequestRecord, type ScrapeEvent, type ScrapeTargetSummary, type TargetDown } from '../types/index.js';
+import { flowRank, isCounter, isFailureCounter } from './select.js';
 
 /** How a stretch of unchanged non-zero value ended. */
 export type StretchEnd = 'open' | 'changed' | 'unobserved';

@@ -2,7 +2,7 @@
 // per-round latency lines, throughput and latency over time, one chart per target × gauge family, client
 // health. Long runs are reduced to an envelope (min and max per bucket) so a night stays a few MB.
 import type { Summary } from '../analysis/index.js';
-import type { CanaryEvent, ClientSampleEvent, GaugeVerdict, ScrapeEvent } from '../types/index.js';
+import { baseName, type CanaryEvent, type ClientSampleEvent, type GaugeVerdict, type ScrapeEvent } from '../types/index.js';
 import { round3 } from '../util/index.js';
 
 export interface ChartSeries {
@@ -376,8 +376,6 @@ function sameLabels(a: Record<string, string>, b: Record<string, string>): boole
   return labelKey(a) === labelKey(b);
 }
 
-const stripPrefix = (name: string) => name.replace(/^sglang:/, '');
-
 /** Counters are drawn as a per-second rate: their level says nothing, their slope is the flow. The
  * exposition's TYPE (a sample's `type`) decides; files without it fall back to the `_total` suffix. */
 export function isCounterName(name: string, type?: 'gauge' | 'counter'): boolean {
@@ -465,7 +463,7 @@ export class GaugeSeriesBuilder {
           series = series.sort((a, b) => peak(b.values) - peak(a.values)).slice(0, MAX_SERIES_PER_CHART);
         }
         series.sort((a, b) => labelKey(a.labels).localeCompare(labelKey(b.labels)));
-        const matched = series.map((s) => verdicts.find((v) => v.target === target && (v.name === name || stripPrefix(v.name) === stripPrefix(name)) && sameLabels(v.labels, s.labels)) ?? null);
+        const matched = series.map((s) => verdicts.find((v) => v.target === target && (v.name === name || baseName(v.name) === baseName(name)) && sameLabels(v.labels, s.labels)) ?? null);
         const reduced = envelope(
           x,
           series.map((s) => s.values),

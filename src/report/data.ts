@@ -2,7 +2,7 @@
 // and other notable events (events.jsonl), the scrapes (gauges.jsonl) and the chart data built from them.
 import type { Summary } from '../analysis/index.js';
 import { describeSkipped, isKindLine, isScrapeEvent, readKindLines, readManifest, type RunManifest } from '../results/index.js';
-import type { CanaryEvent, ClientSampleEvent, GaugeSnapshot, HangEvent, RequestRecord } from '../types/index.js';
+import { baseName, type CanaryEvent, type ClientSampleEvent, type GaugeSnapshot, type HangEvent, type RequestRecord } from '../types/index.js';
 import { arrivalCharts, canaryCharts, clientCharts, GaugeSeriesBuilder, isCounterName, latencyCharts, timeCharts, type ChartSpec, type HangMark, type TargetHealth } from './charts.js';
 import { round3 } from '../util/index.js';
 
@@ -80,7 +80,7 @@ function gaugeLines(snapshots: GaugeSnapshot[] | undefined): string[] {
       .filter((x) => !isCounterName(x.name, x.type))
       .map((x) => {
         const labels = Object.entries(x.labels).filter(([k]) => k !== 'model_name');
-        return `${x.name.replace(/^sglang:/, '')}${labels.length === 0 ? '' : `{${labels.map(([k, v]) => `${k}="${v}"`).join(',')}}`} ${Math.round(x.value * 1000) / 1000}`;
+        return `${baseName(x.name)}${labels.length === 0 ? '' : `{${labels.map(([k, v]) => `${k}="${v}"`).join(',')}}`} ${Math.round(x.value * 1000) / 1000}`;
       });
     return `${g.target} (${age}${g.last_error === null ? '' : `, last scrape failed: ${g.last_error}`}): ${values.length === 0 ? 'no gauges' : values.join(' · ')}`;
   });

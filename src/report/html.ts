@@ -2,7 +2,7 @@
 // request) for people: the run's header and settings, totals, latency by round, throughput and gauges
 // over time with hang markers and verdicts, hangs, errors, diagnosis, thresholds and client health.
 import { WRITER_LAG_FLAG_MS, describePathTimeout, type PhaseSummary, type RoundSummary, type Summary } from '../analysis/index.js';
-import type { DiagnosisEpisode, GaugeVerdict } from '../types/index.js';
+import { DIAGNOSIS_VERDICTS, GAUGE_VERDICTS, type DiagnosisEpisode, type GaugeVerdict } from '../types/index.js';
 import { loadChartAssets, type ChartAssets } from './assets.js';
 import type { ChartSpec } from './charts.js';
 import type { ReportData } from './data.js';
@@ -51,23 +51,6 @@ function fmtDuration(s: number): string {
 }
 
 const STATUS_TONE: Record<string, string> = { completed: 'good', interrupted: 'warn', killed: 'bad', failed: 'bad', running: 'warn' };
-const VERDICT_TONE: Record<string, string> = {
-  idle: 'muted',
-  rotating: 'good',
-  pinned: 'bad',
-  pinned_under_load: 'bad',
-  stale: 'warn',
-  insufficient: 'warn',
-  ratio: 'muted',
-  none: 'good',
-  proxy: 'bad',
-  engine: 'bad',
-  engine_overloaded: 'bad',
-  client: 'bad',
-  host_starved: 'warn',
-  network: 'bad',
-  unknown: 'warn',
-};
 
 function empty(text: string): string {
   return `<p class="empty-note">${esc(text)}</p>`;
@@ -149,7 +132,7 @@ function verdictBar(s: Summary): string {
     ...s.thresholds.results
       .filter((r) => r.always_on === true && !r.ok)
       .map((r) => `<div class="verdict bad"><b>no request ended ok</b> · ${esc(r.message.replace(/^no request ended ok: /, ''))}</div>`),
-    `<div class="verdict ${VERDICT_TONE[s.diagnosis.verdict] ?? 'muted'}">diagnosis <b>${esc(s.diagnosis.verdict)}</b></div>`,
+    `<div class="verdict ${DIAGNOSIS_VERDICTS[s.diagnosis.verdict].tone}">diagnosis <b>${esc(s.diagnosis.verdict)}</b></div>`,
     ...(s.arrivals === undefined
       ? []
       : [
@@ -388,7 +371,7 @@ function verdictTable(verdicts: GaugeVerdict[]): string {
       esc(v.target),
       `<code>${esc(v.name)}</code>`,
       esc(labels || '–'),
-      badge(v.verdict, VERDICT_TONE[v.verdict]),
+      badge(v.verdict, GAUGE_VERDICTS[v.verdict].tone),
       fmtNum(v.samples),
       fmtNum(v.window_s, 1),
       fmtNum(v.longest_nonzero_s, 1),
@@ -518,24 +501,13 @@ function errorsSection(s: Summary): string {
   return `<section id="errors"><h2>Errors by class</h2>${body}${warn}</section>`;
 }
 
-const DIAGNOSIS_MEANING: Record<string, string> = {
-  none: 'nothing hung or failed',
-  proxy: 'the failures come from the proxy or hop in front of the engine',
-  engine: 'the failures come from the engine (or what is behind it): it stopped answering or making progress',
-  engine_overloaded: 'the engine is overloaded: work flows, slowly (queues and TTFT high)',
-  client: 'the client itself stalled: its event loop was too busy to read its sockets',
-  host_starved: 'the client was starved of CPU by its host: its timers ran late while it used little CPU',
-  network: 'connections could not be established (the network, or an accept queue)',
-  unknown: 'the evidence does not place the failures',
-};
-
 function list(items: readonly string[], cls: string): string {
   return items.length === 0 ? '' : `<ul class="${cls}">${items.map((x) => `<li>${esc(x)}</li>`).join('')}</ul>`;
 }
 
 /** One episode: its call, the evidence for and against it, the facts, and the canary comparison as figures. */
 function episodeBlock(e: DiagnosisEpisode): string {
-  const call = `${badge(e.verdict, VERDICT_TONE[e.verdict])}${e.verdict === 'unknown' ? '' : ` confidence ${e.confidence.toFixed(2)}`}`;
+  const call = `${badge(e.verdict, DIAGNOSIS_VERDICTS[e.verdict].tone)}${e.verdict === 'unknown' ? '' : ` confidence ${e.confidence.toFixed(2)}`}`;
   const head = `<h3>${esc(e.kind)} ${fmtNum(e.start_ms / 1000, 1)}–${fmtNum(e.end_ms / 1000, 1)} s · ${fmtNum(e.requests)} request${e.requests === 1 ? '' : 's'} · ${call}</h3>`;
   const c = e.canaries;
   const comparison =
@@ -597,7 +569,7 @@ function diagnosisSection(d: ReportData): string {
           ]),
           [false, true, true, true, true, false],
         )}${d.charts.canaries.length === 0 ? '' : charts(d.charts.canaries)}`;
-  return `<section id="diagnosis"><h2>Diagnosis</h2><p>Where the hangs and errors come from: ${badge(dg.verdict, VERDICT_TONE[dg.verdict])}${confidence} — ${esc(specific ? diagnosisMeaning(dg) : (DIAGNOSIS_MEANING[dg.verdict] ?? ''))}</p>${pathTimeout}${buffering}${body}${legs}</section>`;
+  return `<section id="diagnosis"><h2>Diagnosis</h2><p>Where the hangs and errors come from: ${badge(dg.verdict, DIAGNOSIS_VERDICTS[dg.verdict].tone)}${confidence} — ${esc(specific ? diagnosisMeaning(dg) : DIAGNOSIS_VERDICTS[dg.verdict].meaning)}</p>${pathTimeout}${buffering}${body}${legs}</section>`;
 }
 
 function thresholdsSection(s: Summary): string {

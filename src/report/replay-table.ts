@@ -58,6 +58,8 @@ function sizingLine(r: ReplaySummary): string {
   const s = m.sized;
   const scale = m.scale_mean === null ? '' : `, synthetic text ×${m.scale_mean.toFixed(2)} its recorded characters on average`;
   if (s.tokenize > 0) return `sized with the server's /tokenize, then each answer's usage (${s.tokenize} requests by /tokenize, ${s.usage} by usage${scale})`;
+  if (s.probe > 0)
+    return `first requests sized by one probe request of the first one's exact shape (max_tokens 1, not a request of this run), then each answer's usage (${s.probe} requests by the probe, ${s.usage} by usage${scale})`;
   if (s.usage > 0 && m.first_sized === 'characters' && m.first_ratio !== null) return `calibrated from the server's usage (ratio ${m.first_ratio.toFixed(2)} after round 1${scale})`;
   if (s.usage > 0) return `calibrated from the server's usage (a probe request's, then each answer's${scale})`;
   if (s.verbatim > 0) return 'recorded contents sent verbatim (a --content trace): no sizing';

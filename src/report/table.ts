@@ -11,7 +11,7 @@ import {
   type PhaseArrivals,
   type RoundSummary,
 } from '../analysis/index.js';
-import type { PhaseLoad } from '../types/index.js';
+import { DIAGNOSIS_VERDICTS, type PhaseLoad } from '../types/index.js';
 import { gaugeLines } from './gauges.js';
 import { bannerLine, runVerdict, type RunVerdict } from './banner.js';
 import { colors } from './progress-line.js';
@@ -220,17 +220,6 @@ function thresholdsLine(t: Summary['thresholds']): string {
   return `FAILED ${failed.length} of ${t.results.length}: ${failed.map((r) => `${r.name}${r.always_on === true ? ' (always on, whatever the thresholds)' : ''}: ${r.message}`).join('; ')}`;
 }
 
-const DIAGNOSIS_MEANING: Record<Summary['diagnosis']['verdict'], string> = {
-  none: '',
-  proxy: 'the failures come from the proxy/hop in front of the engine',
-  engine: 'the failures come from the engine (or what is behind it): it stopped answering or making progress',
-  engine_overloaded: 'the engine is overloaded: work flows, slowly (queues and TTFT high)',
-  client: 'the client itself stalled: its event loop was too busy to read its sockets',
-  host_starved: 'the client was starved of CPU by its host: its timers ran late while it used little CPU',
-  network: 'connections could not be established (the network, or an accept queue)',
-  unknown: 'the evidence does not place the failures',
-};
-
 /** The call in words: where the engine holds the failed requests, when its gauges say so; the path's
  * timeout, when it cut them. */
 export function diagnosisMeaning(d: Pick<Summary['diagnosis'], 'verdict' | 'held_in' | 'path_timeout'>): string {
@@ -241,7 +230,7 @@ export function diagnosisMeaning(d: Pick<Summary['diagnosis'], 'verdict' | 'held
     const what = d.path_timeout.kind === 'idle' ? `closes keep-alive connections idle for ${d.path_timeout.seconds.toFixed(1)} s or less` : `cuts requests at ${d.path_timeout.seconds.toFixed(1)} s`;
     return `the path in front of the engine ${what}: its timeout ended them (the engine's slowness, where seen, contributes)`;
   }
-  return DIAGNOSIS_MEANING[d.verdict] ?? '';
+  return d.verdict === 'none' ? '' : DIAGNOSIS_VERDICTS[d.verdict].meaning;
 }
 
 /** Episodes printed in full on the terminal (summary.json and report.html have them all). */

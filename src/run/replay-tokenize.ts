@@ -1,6 +1,7 @@
-// The server's tokenize endpoint, probed once when a replay starts (bounded): llama.cpp's `POST /tokenize
-// {content}` → `{tokens}`, vLLM's `POST /tokenize {model, prompt}` → `{count, tokens}` (SGLang answers the same
-// way). With one, a replay sizes its first requests in the server's own tokens; without, it learns from usage.
+// How a replay learns the server's tokens, probed once when it starts (bounded): llama.cpp's `POST /tokenize
+// {content}` → `{tokens}` with `/apply-template`, vLLM's and SGLang's `POST /tokenize {model, prompt}` →
+// `{count, tokens}` with `{model, messages, tools}` (the request as their chat template renders it); without
+// them, a chat request's usage, and one probe of the run's first request's exact shape (max_tokens 1).
 import { ReplayCalibration, syntheticText, TEMPLATE_TOKENS_PER_MESSAGE, type ServerTokenizer } from '../agent/index.js';
 import type { Transport } from '../transport/index.js';
 import { isObject } from '../util/index.js';
@@ -47,6 +48,28 @@ async function renderWith(transport: Transport, headers: Record<string, string>,
   return value.prompt;
 }
 
+/** vLLM's and SGLang's `POST /tokenize {model, messages, tools}` → `{count}`: the request as their chat template
+ * renders it, generation prompt included (both add it by default). */
+async function countMessages(transport: Transport, headers: Record<string, string>, body: string, timeoutMs: number): Promise<number> {
+  const request = JSON.parse(body) as Record<string, unknown>;
+  const json = JSON.stringify({ model: request.model, messages: request.messages, ...(request.tools === undefined ? {} : { tools: request.tools }) });
+  const res = await transport.get('/tokenize', { timeoutMs, headers, json });
+  const count = res.status === 200 ? tokensOf('vllm', res.body) : null;
+  if (count === null) throw new Error(`POST /tokenize with messages: HTTP ${res.status}`);
+  return count;
+}
+
+/** A whole request's tokens as the server renders it, when it takes `/tokenize` with messages (probed once). */
+async function messagesCounter(transport: Transport, headers: Record<string, string>, model: string, leftMs: number): Promise<((body: string) => Promise<number>) | null> {
+  const probe = JSON.stringify({ model, messages: [{ role: 'user', content: 'roundload' }] });
+  try {
+    await countMessages(transport, headers, probe, Math.max(1, leftMs));
+  } catch {
+    return null;
+  }
+  return (body) => countMessages(transport, headers, body, COUNT_MS);
+}
+
 /** A whole request's tokens as the server renders it, when it has llama.cpp's `/apply-template` (probed once). */
 async function requestCounter(transport: Transport, headers: Record<string, string>, count: (text: string) => Promise<number>, leftMs: number): Promise<((body: string) => Promise<number>) | null> {
   const probe = JSON.stringify({ messages: [{ role: 'user', content: 'roundload' }] });
@@ -74,11 +97,15 @@ export async function probeTokenizer(transport: Transport, headers: Record<strin
     }
     if (answer.tokens !== null && answer.tokens > 0) {
       const count = async (text: string): Promise<number> => (await countWith(transport, headers, kind, model, text, COUNT_MS)).tokens ?? Promise.reject(new Error('no token count'));
-      const countRequest = kind === 'llama.cpp' ? await requestCounter(transport, headers, count, Math.round(deadline - performance.now())) : null;
+      const leftMs = Math.round(deadline - performance.now());
+      const countRequest = kind === 'llama.cpp' ? await requestCounter(transport, headers, count, leftMs) : await messagesCounter(transport, headers, model, leftMs);
       const tokenizer: ServerTokenizer = { kind, tokensPerChar: answer.tokens / SAMPLE.length, count, countRequest };
       const perToken = (SAMPLE.length / answer.tokens).toFixed(2);
-      const rendered = countRequest === null ? '' : ', each first request as POST /apply-template renders it';
-      return { tokenizer, line: `POST /tokenize (${kind} form) found: the server counts ${perToken} characters a token of synthetic text; first rounds are sized with it${rendered}` };
+      const rendered = countRequest === null ? '' : kind === 'llama.cpp' ? ', each request as POST /apply-template renders it' : ', each request as POST /tokenize with messages renders it';
+      return {
+        tokenizer,
+        line: `POST /tokenize (${kind === 'vllm' ? 'vLLM/SGLang' : kind} form) found: the server counts ${perToken} characters a token of synthetic text; requests are sized with it${rendered}`,
+      };
     }
     tried.push(`${kind} form: HTTP ${answer.status}`);
     // No such endpoint at all: the other form is not worth a request.
@@ -87,18 +114,31 @@ export async function probeTokenizer(transport: Transport, headers: Record<strin
   return { tokenizer: null, line: `no tokenize endpoint (${tried.join('; ')})` };
 }
 
+/** The usage.prompt_tokens of a chat request sent with max_tokens 1, not streamed (not part of the replay). */
+async function promptTokensOf(transport: Transport, headers: Record<string, string>, request: Record<string, unknown>): Promise<{ status: number; tokens: number | null }> {
+  const { stream_options: _options, max_completion_tokens: _max, ...rest } = request;
+  const json = JSON.stringify({ ...rest, max_tokens: 1, stream: false });
+  const res = await transport.get('/v1/chat/completions', { timeoutMs: PROBE_MS * 5, headers, json });
+  const usage = res.status === 200 ? (JSON.parse(res.body) as { usage?: { prompt_tokens?: unknown } }).usage : undefined;
+  return { status: res.status, tokens: typeof usage?.prompt_tokens === 'number' ? usage.prompt_tokens : null };
+}
+
 /** Without a tokenize endpoint: one chat request of synthetic text (max_tokens 1, not part of the replay) gives
- * the server's tokens per synthetic character from its usage. Null when it has none to give. */
+ * the server's tokens per synthetic character from its usage, and the run's first request is probed once in
+ * its exact shape (messages and tools) for the template's own tokens. Null when the server gives no usage. */
 async function probeUsage(transport: Transport, headers: Record<string, string>, model: string): Promise<{ tokenizer: ServerTokenizer | null; line: string }> {
-  const json = JSON.stringify({ model, messages: [{ role: 'user', content: SAMPLE }], max_tokens: 1, stream: false });
   try {
-    const res = await transport.get('/v1/chat/completions', { timeoutMs: PROBE_MS * 5, headers, json });
-    const usage = res.status === 200 ? (JSON.parse(res.body) as { usage?: { prompt_tokens?: unknown } }).usage : undefined;
-    const prompt = typeof usage?.prompt_tokens === 'number' ? usage.prompt_tokens - TEMPLATE_TOKENS_PER_MESSAGE : null;
+    const answer = await promptTokensOf(transport, headers, { model, messages: [{ role: 'user', content: SAMPLE }] });
+    const prompt = answer.tokens === null ? null : answer.tokens - TEMPLATE_TOKENS_PER_MESSAGE;
     if (prompt === null || prompt <= 0)
-      return { tokenizer: null, line: `a probe request gave no usage (HTTP ${res.status}): requests are sized from each conversation's usage once its first answer is in` };
-    const tokenizer: ServerTokenizer = { kind: 'usage', tokensPerChar: prompt / SAMPLE.length, count: null };
-    return { tokenizer, line: `a probe request's usage: the server counts ${(SAMPLE.length / prompt).toFixed(2)} characters a token of synthetic text; then each answer's usage` };
+      return { tokenizer: null, line: `a probe request gave no usage (HTTP ${answer.status}): requests are sized from each conversation's usage once its first answer is in` };
+    const probeRequest = async (body: string): Promise<number> =>
+      (await promptTokensOf(transport, headers, JSON.parse(body) as Record<string, unknown>)).tokens ?? Promise.reject(new Error('no usage'));
+    const tokenizer: ServerTokenizer = { kind: 'usage', tokensPerChar: prompt / SAMPLE.length, count: null, probeRequest };
+    return {
+      tokenizer,
+      line: `a probe request's usage: the server counts ${(SAMPLE.length / prompt).toFixed(2)} characters a token of synthetic text; the first request is probed once in its exact shape (max_tokens 1, not recorded), then each answer's usage`,
+    };
   } catch (error) {
     return {
       tokenizer: null,

@@ -216,6 +216,9 @@ function runManifest(options: RunOptions, startedAt: Date, target: RunTarget) {
     versions: { roundload: VERSION, node: process.version },
     host: { hostname: hostname(), platform: platform(), cpus: cpus().length },
     workload: redactWorkload(workload),
+    /** A replay: how its synthetic text is sized to the server's tokens — the endpoint found, or the unrecorded
+     * probe requests made (docs/replay.md, "True to the server's tokenizer"); set once they are made. */
+    replay_sizing: null as string | null,
   };
 }
 
@@ -488,7 +491,10 @@ class LiveRun {
     if (replay !== null) {
       const [main] = planPhases(workload);
       const { calibration, line } = await replayCalibration(transport, headers, replay.settings.model ?? workload.target.model, replay);
-      if (line !== null) log(`replay sizing: ${line}`);
+      if (line !== null) {
+        log(`replay sizing: ${line}`);
+        this.#manifest.replay_sizing = line;
+      }
       if (main !== undefined) await runReplayPhase(phaseCtx, main, replay, calibration);
     } else if (threads > 1) {
       await runInWorkers({

@@ -1,4 +1,5 @@
 // Shapes shared by the monitor (which produces them), the summary, the diagnosis and the report.
+import type { DiagnosisVerdict, GaugeVerdictKind } from './verdicts.js';
 
 /** One selected sample of a scrape: a gauge or counter series and its value. */
 export interface GaugeSample {
@@ -81,10 +82,6 @@ export interface ProbeEvent {
   /** Hang probes: the id of the hung request that started it (`ROUNDLOAD_REQUEST_ID`), when its record has one. */
   request_id?: string;
 }
-
-/** `ratio`: a ratio or rate gauge (`cache_hit_rate`, `token_usage`, `gen_throughput`, `*_perc`…) that was not
- * always 0: it holds still under steady load as well as when stuck, so it is never judged a pin. */
-export type GaugeVerdictKind = 'idle' | 'rotating' | 'pinned' | 'pinned_under_load' | 'stale' | 'insufficient' | 'ratio';
 
 /** The call on one gauge series over the run (see README, "Reading the gauge verdicts"). */
 export interface GaugeVerdict {
@@ -176,12 +173,6 @@ export interface TargetDown {
   failed: number;
   error: string | null;
 }
-
-/** Where the failures come from. `engine_overloaded`: the engine makes progress, slowly (completions and
- * counters advance while TTFT and queues are high); `host_starved`: the client's timers ran late while the
- * process itself used little CPU (the host did not schedule it); `network`: connections could not be
- * established. */
-export type DiagnosisVerdict = 'none' | 'proxy' | 'engine' | 'engine_overloaded' | 'client' | 'host_starved' | 'network' | 'unknown';
 
 /** One leg of the canary comparison over an episode: grid slots (a canary due every interval), failed ones
  * (error, hang, or not sent because the leg's earlier canaries were all still out). */

@@ -189,9 +189,10 @@ export interface RequestRecord {
    * answer had a different number of tool calls, so the recorded answer's shape was sent), or null (no answer
    * slot: a first round, or history the harness rewrote). `sizing`: how its new synthetic text was sized to
    * reach the recorded prompt tokens — `scale` × its recorded characters, `by` its recorded `characters`, a
-   * density learnt from the server's `usage`, the server's `tokenize` endpoint, or `verbatim` (recorded
-   * contents). Absent in generated runs. */
-  replay?: { seq: number; connection: number | null; answer: 'live' | 'substituted' | null; sizing?: { by: 'characters' | 'usage' | 'tokenize' | 'verbatim'; scale: number } };
+   * density learnt from the server's `usage`, the server's `tokenize` endpoint, the usage of one unrecorded
+   * `probe` request of the run's first request's exact shape, or `verbatim` (recorded contents). Absent in
+   * generated runs. */
+  replay?: { seq: number; connection: number | null; answer: 'live' | 'substituted' | null; sizing?: { by: 'characters' | 'usage' | 'tokenize' | 'probe' | 'verbatim'; scale: number } };
   /** True when the stream arrived whole: at least 8 token events, its first after 50 ms or more, all arriving
    * together (faster than 2000 tokens/s, which no decode reaches: TTFT ≈ e2e, ITL ≈ 0). Something on the path
    * buffered it; its TTFT and ITL are that buffer's. Absent otherwise. */

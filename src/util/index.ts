@@ -7,3 +7,4 @@ export { spawnModuleProcess, spawnModuleWorker } from './worker.js';
 export { round1, round3, isObject } from './number.js';
 export { fsReason, osCode } from './fs-reason.js';
 export { hostHeaderName, isLoopbackHost, isLoopbackUrl } from './loopback.js';
+export { parseDurationMs } from './duration.js';

@@ -34,7 +34,7 @@ function conversation(n: number, rounds: number): { shape: ShapeRequest; recorde
 }
 
 /** Replays one conversation against `serverTokens`; returns each round's % off and the bodies sent. */
-async function replay(calibration: ReplayCalibration, n: number, rounds: number): Promise<{ off: number[]; bodies: string[] }> {
+async function replay(calibration: ReplayCalibration, n: number, rounds: number, count = serverTokens): Promise<{ off: number[]; bodies: string[] }> {
   const bodies = new ReplayBodies(NO_CONTENTS, 'm', false, {}, calibration.pins);
   const sizer = new ConversationSizer(calibration);
   const off: number[] = [];
@@ -43,7 +43,7 @@ async function replay(calibration: ReplayCalibration, n: number, rounds: number)
     const draft = bodies.draft(s);
     const sizing = await sizer.scale(draft, recorded);
     const built = draft.build(sizing.scale, sizing.by !== 'characters');
-    const observed = serverTokens(built.body);
+    const observed = count(built.body);
     off.push(((observed - recorded) / recorded) * 100);
     sent.push(built.body);
     const text = 'x'.repeat(200);
@@ -86,4 +86,26 @@ test('sizing by characters (or a server already counting like the recording) lea
   const sizer = new ConversationSizer(new ReplayCalibration({ kind: 'usage', tokensPerChar: 0.3, count: null }));
   const [first] = conversation(1, 1);
   assert.deepEqual(await sizer.scale(bodies.draft(first!.shape), first!.recorded), { scale: 1, by: 'usage' });
+});
+
+test('without a rendering endpoint one probe of the first request, shared by conversations that start while it is out, sizes every first round within ±3%', async () => {
+  let probes = 0;
+  // A template that adds 120 tokens of instructions to every request, which no density of text knows.
+  const withInstructions = (body: string): number => serverTokens(body) + 120;
+  // The probe answers after a while: the other conversations ask for their first sizing meanwhile.
+  const probeRequest = async (body: string): Promise<number> => {
+    probes += 1;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    return withInstructions(body);
+  };
+  // The sample's density: 0.15 a character, as the server counts synthetic text.
+  const calibration = new ReplayCalibration({ kind: 'usage', tokensPerChar: 0.15, count: null, probeRequest });
+  const runs = await Promise.all([1, 2, 3].map((n) => replay(calibration, n, 3, withInstructions)));
+  assert.equal(probes, 1, 'one probe for the run');
+  for (const [n, { off }] of runs.entries()) {
+    for (const [i, pct] of off.entries()) assert.ok(Math.abs(pct) <= 3, `conversation ${n + 1}, round ${i + 1}: ${pct.toFixed(1)}%`);
+  }
+  // Without the probe the same first rounds miss the instructions.
+  const unprobed = await replay(new ReplayCalibration({ kind: 'usage', tokensPerChar: 0.15, count: null }), 1, 1, withInstructions);
+  assert.ok(unprobed.off[0]! > 4, `round 1 without the probe: ${unprobed.off[0]}%`);
 });

@@ -89,9 +89,8 @@ describe('--set and the shortcut overrides', () => {
     assert.equal(({} as Record<string, unknown>)['polluted'], undefined);
   });
 
-  it('--agents, --rounds, --target and --label set their fields, and win over --set', () => {
-    const w = parseWorkload('labels:\n  arm: a\n  team: infra\n', FILE, {
-      set: ['agents.count=2'],
+  it('--agents, --rounds, --target and --label set their fields over the file', () => {
+    const w = parseWorkload('agents:\n  count: 2\nlabels:\n  arm: a\n  team: infra\n', FILE, {
       agents: 64,
       rounds: 12,
       target: 'http://127.0.0.1:30000',
@@ -101,6 +100,32 @@ describe('--set and the shortcut overrides', () => {
     assert.equal(w.agents.rounds, 12);
     assert.equal(w.target.url, 'http://127.0.0.1:30000');
     assert.deepEqual(w.labels, { arm: 'baseline', team: 'infra', note: 'a=b', 'team.sub': 'x' });
+  });
+
+  it('a flag and a --set saying different things for one field are refused at the flag, naming both; saying the same, accepted', () => {
+    assert.deepEqual(issuesOf('', { set: ['agents.count=2'], agents: 64 }), [
+      { where: '--agents', field: 'agents.count', message: '--agents and --set agents.count both set agents.count (64 and 2); give one of them' },
+    ]);
+    assert.equal(parseWorkload('', FILE, { set: ['agents.count=64'], agents: 64 }).agents.count, 64);
+    const flags = [{ flag: '--metrics-port', path: ['client_metrics', 'port'], value: 9100 }];
+    assert.deepEqual(issuesOf('', { set: ['client_metrics={port: 9200}'], flags }), [
+      { where: '--metrics-port', field: 'client_metrics.port', message: '--metrics-port and --set client_metrics both set client_metrics.port (9100 and 9200); give one of them' },
+    ]);
+    assert.equal(parseWorkload('', FILE, { set: ['client_metrics={port: 9100, linger_s: 5}'], flags }).client_metrics.linger_s, 5);
+  });
+
+  it('a --set inside the field a flag sets is kept inside it: --via hop with the hop faults by --set runs the faults', () => {
+    const via = [{ flag: '--via', path: ['target', 'via'], value: { kind: 'hop' } }];
+    const w = parseWorkload('target:\n  url: http://127.0.0.1:1\n', FILE, { set: ['target.via.faults=[{kind: stall, after_requests: 3}]'], flags: via });
+    assert.deepEqual(w.target.via, { kind: 'hop', faults: [{ kind: 'stall', after_requests: 3 }] });
+    const conflict = issuesOf('target:\n  url: http://127.0.0.1:1\n', { set: ['target.via.kind=connect'], flags: via }).filter((i) => i.where === '--via');
+    assert.deepEqual(conflict, [{ where: '--via', field: 'target.via', message: '--via and --set target.via.kind both set target.via.kind ("hop" and "connect"); give one of them' }]);
+  });
+
+  it('a flag whose value the schema refuses is reported under the flag, never as a --set nobody typed', () => {
+    assert.deepEqual(issuesOf('', { flags: [{ flag: '--metrics-linger', path: ['client_metrics', 'linger_s'], value: 600 }] }), [
+      { where: '--metrics-linger', field: 'client_metrics.linger_s', message: 'must be at most 300, got number 600' },
+    ]);
   });
 
   it('a bad shortcut value is reported at its flag', () => {

@@ -20,11 +20,23 @@ import {
   type RequestActivity,
   type ScrapePoint,
 } from './inputs.js';
-import { diagnose } from './judge.js';
+import { tallyError, tallyHang } from './episodes.js';
+import { FailureKeeper, type KeepLimits } from './failure-keeper.js';
+import { diagnose, MERGE_GAP_MS } from './judge.js';
 
-/** Most items of each kind kept (the rest are counted): bounded memory over a night. */
-const MAX_HANG_SPANS = 10_000;
-const MAX_ERROR_SPANS = 10_000;
+/**
+ * What is kept of each kind of failure (hangs, errors) over a night, in bounded memory: a uniform sample of
+ * 5,000 across the run, the first 20 and last 20 of each stretch, 250 stretches apart (past that the two
+ * closest merge), and exact counts of all. At most 15,000 spans of each kind.
+ */
+export const KEEP_LIMITS: Readonly<KeepLimits> = { sample: 5000, edge: 20, stretches: 250, gapMs: MERGE_GAP_MS, seed: 0x5eed };
+/** Test knob: `ROUNDLOAD_TEST_DIAGNOSIS_KEEP=n` keeps a sample of n and n at each end of a stretch, so a
+ * test's short run is judged from a sample as a night is (docs/development.md). */
+function keepLimits(): KeepLimits {
+  const n = Number(process.env.ROUNDLOAD_TEST_DIAGNOSIS_KEEP);
+  return Number.isInteger(n) && n > 0 ? { ...KEEP_LIMITS, sample: n, edge: n } : { ...KEEP_LIMITS };
+}
+/** Most items of each other kind kept: bounded memory over a night. */
 const MAX_CANARIES = 100_000;
 const MAX_SCRAPES = 200_000;
 const MAX_CLIENT_WINDOWS = 200_000;
@@ -99,10 +111,8 @@ class TtftTimeline {
 export const ANSWER_SHAPE_CLASSES: ReadonlySet<string> = new Set(['truncated_tool_call', 'invalid_tool_arguments', 'protocol_error']);
 
 export class DiagnosisCollector {
-  readonly #hangs: HangSpan[] = [];
-  #hangsOmitted = 0;
-  readonly #errors: ErrorSpan[] = [];
-  #errorsOmitted = 0;
+  readonly #hangs: FailureKeeper<HangSpan>;
+  readonly #errors: FailureKeeper<ErrorSpan>;
   readonly #canaries: CanaryPoint[] = [];
   readonly #scrapes: ScrapePoint[] = [];
   readonly #client: ClientWindow[] = [];
@@ -113,25 +123,29 @@ export class DiagnosisCollector {
   readonly #loopback: boolean | null;
   readonly #probes: ProbeRead[] = [];
 
-  /** @param loopback the agents' target is on this machine (null: unknown). */
-  constructor(loopback: boolean | null = null) {
+  /**
+   * @param loopback the agents' target is on this machine (null: unknown).
+   * @param limits what is kept of the hangs and errors. @default KEEP_LIMITS
+   */
+  constructor(loopback: boolean | null = null, limits: Partial<KeepLimits> = {}) {
     this.#loopback = loopback;
+    const keep = { ...keepLimits(), ...limits };
+    this.#hangs = new FailureKeeper('hangs', keep, tallyHang);
+    this.#errors = new FailureKeeper('errors', keep, tallyError);
   }
 
   /** Any request record (hangs and errors of the path are kept; see ANSWER_SHAPE_CLASSES). */
   add(r: RequestRecord): void {
     this.#path ??= r.path;
     if (r.status === 'hang') {
-      if (this.#hangs.length < MAX_HANG_SPANS) this.#hangs.push(hangSpan(r));
-      else this.#hangsOmitted += 1;
+      this.#hangs.add(hangSpan(r));
     } else if (r.status === 'error') {
       // The run's own stop is not a failure of anything it measures.
       if (r.error?.class === 'aborted') return;
       // An answer that arrived whole but was wrong in shape (cut by max_tokens inside a tool call, bad tool
       // JSON, a protocol slip) is about what the model said, not about where the path failed: no episode.
       if (ANSWER_SHAPE_CLASSES.has(r.error?.class ?? '')) return;
-      if (this.#errors.length < MAX_ERROR_SPANS) this.#errors.push(errorSpan(r));
-      else this.#errorsOmitted += 1;
+      this.#errors.add(errorSpan(r));
     } else {
       if (r.ttft_ms !== null) this.#ttft.add(r.run_ms, r.ttft_ms);
       if (r.ttft_ms !== null && (r.completion_tokens ?? 0) >= BUFFERED_MIN_TOKENS) {
@@ -200,10 +214,13 @@ export class DiagnosisCollector {
     return diagnose({
       path: this.#path,
       loopback: this.#loopback,
-      hangs: this.#hangs,
-      hangsOmitted: this.#hangsOmitted,
-      errors: this.#errors,
-      errorsOmitted: this.#errorsOmitted,
+      hangs: this.#hangs.kept(),
+      errors: this.#errors.kept(),
+      kept: {
+        tallies: [...this.#hangs.tallies(), ...this.#errors.tallies()],
+        total: this.#hangs.total + this.#errors.total,
+        merged: this.#hangs.merged + this.#errors.merged,
+      },
       canaries: this.#canaries,
       scrapes: this.#scrapes,
       flows,

@@ -2,6 +2,7 @@
 // own samples, the flow counters, the client's requests. Built once per diagnosis from its input.
 import type { BufferingFigures, GaugeVerdict, PathKind } from '../../types/index.js';
 import { withSamplerLateness, type CanaryPoint, type ClientWindow, type ErrorSpan, type FlowTrack, type HangSpan, type ProbeRead, type RequestActivity, type ScrapePoint } from './inputs.js';
+import type { KeptFailures } from './episodes.js';
 import { median } from './text.js';
 
 /** Share of an episode's scrapes with a request in a PD hand-off queue from which it was held there throughout
@@ -15,12 +16,11 @@ export interface DiagnosisInput {
    * between. @default null (unknown) */
   loopback?: boolean | null;
   hangs: readonly HangSpan[];
-  /** Hangs beyond those listed (a night of hangs is summarised from a sample). @default 0 */
-  hangsOmitted?: number;
   /** @default [] */
   errors?: readonly ErrorSpan[];
-  /** @default 0 */
-  errorsOmitted?: number;
+  /** Exact tallies of the run's stretches of failures, of which the hangs and errors above are those kept
+   * (a long run's sample and each stretch's ends). @default null (the spans are all the failures) */
+  kept?: KeptFailures | null;
   canaries: readonly CanaryPoint[];
   /** @default [] */
   scrapes?: readonly ScrapePoint[];

@@ -8,14 +8,14 @@ import { clientSignal } from './client-signal.js';
 import { Context, type DiagnosisInput, type Window } from './context.js';
 import { engineLogSignal } from './engine-log.js';
 import { engineSignal } from './engine-signal.js';
-import { episodesOf, type Episode } from './episodes.js';
+import { episodeFacts, episodeSize, episodesOf, keptText, type Episode } from './episodes.js';
 import { failureSignal } from './failure-signal.js';
 import { findPathTimeout, pathTimeoutSignal, type FoundTimeout } from './path-timeout.js';
-import { countBy, plural, s1 } from './text.js';
+import { plural, s1 } from './text.js';
 import { CANDIDATES, MEDIUM, STRONG, weighAlive, weighCut, type Candidate, type Vote } from './votes.js';
 
 /** Failures closer than this (or two canary intervals) join one episode. */
-const MERGE_GAP_MS = 3000;
+export const MERGE_GAP_MS = 3000;
 /** Episodes listed in full; the smallest beyond these are counted. */
 export const MAX_EPISODES = 20;
 /** A verdict needs at least this score (one clear sign, or two hints), else `unknown`. */
@@ -41,22 +41,6 @@ function canaryWindowOf(ep: Episode, span: Window, ctx: Context): Window {
   const interval = ctx.canaryIntervalMs ?? 1000;
   const pad = ep.kind === 'errors' ? Math.min(interval, 2000) : Math.min(interval / 2, 1000);
   return { from_ms: Math.max(0, span.from_ms - pad), to_ms: span.to_ms + pad };
-}
-
-function facts(ep: Episode): string[] {
-  const span = `from ${s1(ep.from_ms)} to ${s1(ep.to_ms)}`;
-  if (ep.kind === 'hangs') {
-    const h = ep.hangs;
-    const reused = h.filter((x) => x.nth !== null && x.nth >= 2).length;
-    return [
-      `${plural(h.length, 'request')} hung ${span} of the run (by phase: ${countBy(h, (x) => x.phase ?? 'unknown')}; by path: ${countBy(h, (x) => x.path)}); ${reused} of them on reused keep-alive connections`,
-    ];
-  }
-  const e = ep.errors;
-  const statuses = e.filter((x) => x.http_status !== null);
-  return [
-    `${plural(e.length, 'request')} failed ${span} of the run (by class: ${countBy(e, (x) => x.class)}${statuses.length > 0 ? `; HTTP ${countBy(statuses, (x) => String(x.http_status))}` : ''}; by path: ${countBy(e, (x) => x.path)})`,
-  ];
 }
 
 interface Scored {
@@ -114,7 +98,7 @@ function judge(ep: Episode, ctx: Context, runCut: FoundTimeout | null): Diagnosi
     if (scored.verdict !== 'unknown' && v.for.includes(scored.verdict)) evidenceFor.push(v.text);
     else evidenceAgainst.push(v.for.length === 0 ? v.text : `${v.text} [points to ${v.for.join(' or ')}]`);
   }
-  const requests = ep.hangs.length + ep.errors.length;
+  const requests = episodeSize(ep);
   return {
     kind: ep.kind,
     start_ms: Math.round(ep.from_ms),
@@ -124,7 +108,7 @@ function judge(ep: Episode, ctx: Context, runCut: FoundTimeout | null): Diagnosi
     confidence: scored.confidence,
     evidence_for: evidenceFor,
     evidence_against: evidenceAgainst,
-    facts: [...facts(ep), ...contributing, ...signals.flatMap((s) => s.facts)],
+    facts: [...episodeFacts(ep), ...contributing, ...signals.flatMap((s) => s.facts)],
     scores: scored.scores,
     canaries: comparison,
     ...heldIn(scored.verdict, votes),
@@ -172,14 +156,13 @@ export function diagnose(input: DiagnosisInput): Diagnosis {
   const errors = input.errors ?? [];
   const b = input.buffering;
   const buffering = b === null || b === undefined || (b.judged === 0 && (b.excluded_client_late ?? 0) === 0) ? {} : { buffering: b };
-  const omitted = (input.hangsOmitted ?? 0) + (input.errorsOmitted ?? 0);
-  if (input.hangs.length === 0 && errors.length === 0 && omitted === 0) return { verdict: 'none', confidence: null, evidence: [], episodes: [], ...buffering };
+  if (input.hangs.length === 0 && errors.length === 0) return { verdict: 'none', confidence: null, evidence: [], episodes: [], ...buffering };
   const ctx = new Context(input);
   const gap = Math.max(MERGE_GAP_MS, 2 * (ctx.canaryIntervalMs ?? 0));
-  const raw = episodesOf(input.hangs, errors, gap);
+  const raw = episodesOf(input.hangs, errors, gap, input.kept?.tallies);
   ctx.troubled = raw.map((ep) => canaryWindowOf(ep, spanOf(ep), ctx));
   // The largest episodes are judged in full; a night of scattered errors is counted, not listed.
-  const kept = [...raw].sort((a, b) => b.hangs.length + b.errors.length - (a.hangs.length + a.errors.length)).slice(0, MAX_EPISODES);
+  const kept = [...raw].sort((a, b) => episodeSize(b) - episodeSize(a)).slice(0, MAX_EPISODES);
   const keptSet = new Set(kept);
   // The run's failures cut at one duration, whichever episodes they fell in.
   const runCut = findPathTimeout(errors, errors.length, ctx.path);
@@ -187,7 +170,8 @@ export function diagnose(input: DiagnosisInput): Diagnosis {
   const dropped = raw.length - episodes.length;
   const call = overall(episodes);
   const evidence: string[] = [];
-  if (omitted > 0) evidence.push(`${omitted} more failed requests than were kept for the diagnosis (a long run is judged from a sample)`);
+  const sampled = keptText(input.hangs.length + errors.length, input.kept);
+  if (sampled !== null) evidence.push(sampled);
   if (episodes.length > 1 || dropped > 0)
     evidence.push(`${episodes.length + dropped} episodes${dropped > 0 ? ` (the ${episodes.length} largest judged)` : ''}: ${episodes.map(episodeLine).join('; ')}`);
   // The main episode's story: the longest one with the run's verdict.

@@ -31,13 +31,6 @@ export function counted<T>(items: readonly T[], key: (t: T) => string): [string,
   return [...counts.entries()].sort(([, a], [, b]) => b - a);
 }
 
-/** `headers 3, mid_stream 1`. */
-export function countBy<T>(items: readonly T[], key: (t: T) => string): string {
-  return counted(items, key)
-    .map(([k, n]) => `${k} ${n}`)
-    .join(', ');
-}
-
 /** `3 hung at headers, 1 failed with connection_reset`. */
 export function tally<T>(items: readonly T[], label: (t: T) => string): string {
   return counted(items, label)

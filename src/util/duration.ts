@@ -1,6 +1,7 @@
 // The one duration parser (STYLE rule 6): `500ms`, `30s`, `5m`, `8h`, `1h30m`, `2d`; a bare number is seconds.
+// In util/ so the command line reads durations without loading the workload schema.
 // Throws a plain Error on junk so each caller can wrap it in its own error class (UsageError, WorkloadError).
-import { clip } from '../util/index.js';
+import { clip } from './text.js';
 
 const UNIT_MS = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1_000, ms: 1 } as const;
 type Unit = keyof typeof UNIT_MS;
