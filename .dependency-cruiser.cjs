@@ -1,4 +1,4 @@
-// dependency-cruiser: no import cycles (type-only ones included), and STYLE.md rule 2 — a folder of src/ is
+// dependency-cruiser: no import cycles (type-only ones included), and convention 2 of docs/development.md — a folder of src/ is
 // imported from another folder only through its index.ts.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -13,7 +13,7 @@ module.exports = {
     {
       name: 'folder-through-index',
       severity: 'error',
-      comment: 'STYLE.md rule 2: import another folder of src/ only through its index.ts.',
+      comment: 'Convention 2 (docs/development.md): import another folder of src/ only through its index.ts.',
       from: { path: '^src/([^/]+)/' },
       to: { path: '^src/[^/]+/', pathNot: ['^src/$1/', '^src/[^/]+/index\\.ts$'] },
     },
@@ -21,7 +21,7 @@ module.exports = {
       name: 'top-level-through-index',
       severity: 'error',
       comment:
-        "STYLE.md rule 2: cli.ts and the other top-level modules import a folder only through its index.ts. One exception: cli.ts imports each command's own module, lazily, when that command runs (start-up time).",
+        "Convention 2 (docs/development.md): cli.ts and the other top-level modules import a folder only through its index.ts. One exception: cli.ts imports each command's own module, lazily, when that command runs (start-up time).",
       from: { path: '^src/[^/]+\\.ts$' },
       to: { path: '^src/[^/]+/', pathNot: ['^src/[^/]+/index\\.ts$', '^src/commands/[^/]+\\.ts$'] },
     },

@@ -413,4 +413,4 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+void main(); // main() catches and reports every error itself

@@ -1,10 +1,10 @@
 // Reads a results folder into what a comparison needs: per phase, its time windows (tokens/s, outcomes,
 // steady or not, from summary.json) each holding the latencies of the requests sent in it (from
 // requests.jsonl, warm-up requests left out). Streams requests.jsonl, so a long run costs bins, not records.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { readJsonlFile, RESULT_FILES, fsFailure, toResultsError } from '../results/index.js';
-import type { PhaseArrivals, Summary, WindowFigures } from '../analysis/index.js';
+import { readJsonlFile, readManifest, readSummary, RESULT_FILES } from '../results/index.js';
+import type { PhaseArrivals, WindowFigures } from '../analysis/index.js';
 import type { RequestRecord } from '../types/index.js';
 import { NotARunError } from '../errors.js';
 import { Bins } from './bins.js';
@@ -61,20 +61,6 @@ export interface RunData {
   badLines: number;
 }
 
-function readJson(path: string, what: string, dir: string): unknown {
-  try {
-    return JSON.parse(readFileSync(path, 'utf8')) as unknown;
-  } catch (cause) {
-    // The file is there but the system will not give it (EACCES, EIO): a file-system problem, exit 4.
-    if ((cause as NodeJS.ErrnoException).code !== 'ENOENT') {
-      const f = fsFailure(cause, path, 'read');
-      if (f !== null) throw toResultsError(f, cause);
-    }
-    const why = existsSync(path) ? 'it is not valid JSON' : 'it is missing';
-    throw new NotARunError(`cannot compare ${dir}: ${what} ${why}${what === RESULT_FILES.summary ? ` (rebuild it with \`roundload report ${dir}\`)` : ''}`, { context: { dir, file: path }, cause });
-  }
-}
-
 /** Summaries written before windows said whether they are steady: every window but each phase's first and last. */
 function steadyFallback(windows: WindowFigures[]): boolean[] {
   const byPhase = new Map<string, number[]>();
@@ -91,11 +77,9 @@ function steadyFallback(windows: WindowFigures[]): boolean[] {
 export async function loadRun(dirArg: string): Promise<RunData> {
   const dir = resolve(dirArg);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new NotARunError(`cannot compare ${dirArg}: no such results folder`, { context: { dir } });
-  const manifest = readJson(join(dir, RESULT_FILES.manifest), RESULT_FILES.manifest, dirArg);
-  const summary = readJson(join(dir, RESULT_FILES.summary), RESULT_FILES.summary, dirArg) as Summary;
-  if (!isObject(manifest) || !isObject(summary) || !Array.isArray(summary.windows) || !Array.isArray(summary.phases)) {
-    throw new NotARunError(`cannot compare ${dirArg}: run.json or summary.json is not a roundload results file`, { context: { dir } });
-  }
+  const manifest = readManifest(dir);
+  const summary = readSummary(dir, `cannot compare ${dirArg}`);
+  if (!Array.isArray(summary.windows)) throw new NotARunError(`cannot compare ${dirArg}: its summary.json has no windows (written before roundload had them)`, { context: { dir } });
   const workload = manifest.workload;
   // The summary says its window length (`window_s: auto` picks it per run); older ones: run.json's number.
   const windowS = summary.window?.window_s ?? (isObject(workload) && typeof workload.window_s === 'number' ? workload.window_s : 10);
@@ -160,10 +144,10 @@ export async function loadRun(dirArg: string): Promise<RunData> {
   });
   return {
     dir,
-    name: typeof manifest.name === 'string' ? manifest.name : summary.run.name,
-    status: typeof manifest.status === 'string' ? manifest.status : summary.run.status,
-    startedAt: typeof manifest.started_at === 'string' ? manifest.started_at : null,
-    labels: isObject(manifest.labels) ? (manifest.labels as Record<string, string>) : {},
+    name: manifest.name,
+    status: manifest.status,
+    startedAt: manifest.started_at,
+    labels: manifest.labels,
     workload,
     hash: workloadHash(workload),
     windowS,

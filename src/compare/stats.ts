@@ -1,7 +1,7 @@
 // Statistics for comparisons across runs, pure: a seeded PRNG (the boundary calibration's simulations),
 // Student's t quantiles, the mean and the sample standard deviation.
-import studentTQuantile from '@stdlib/stats-base-dists-t-quantile';
 import { Rng } from '../util/index.js';
+import { studentTQuantile } from './student-t.js';
 
 /** A seeded generator: util's Rng. */
 export class SeededRandom extends Rng {
@@ -10,8 +10,8 @@ export class SeededRandom extends Rng {
   }
 }
 
-/** Quantile of Student's t with `df` degrees of freedom (df > 0, fractional too), exact to double precision
- * (stdlib inverts the regularized incomplete beta function); NaN for df ≤ 0. */
+/** Quantile of Student's t with `df` degrees of freedom (df > 0, fractional too), to about 1e-13 relative
+ * (student-t.ts inverts the regularized incomplete beta function); NaN for df ≤ 0. */
 export function tQuantile(p: number, df: number): number {
   // The sequential calls ask for the same few (p, df) after every pair, and the simulations thousands of
   // times: inverting the incomplete beta function each time was most of their cost.

@@ -1,4 +1,4 @@
-// Upper bounds no schema field may pass, checked by unit in the key's name (STYLE rule 6), so a new field is
+// Upper bounds no schema field may pass, checked by unit in the key's name (convention 6, docs/development.md), so a new field is
 // bounded the day it is added: a `*_ms` or `*_s` time fits one Node timer, a `*tokens*` count stays small
 // enough that no generated string or body can exhaust V8. Durations of a whole run (`duration`,
 // `sweep.phase_duration`) are longer-lived and have their own bound (they run on chunked timers).

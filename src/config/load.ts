@@ -150,7 +150,8 @@ function locatedIssues(
  * @throws WorkloadError listing every problem found.
  */
 export function validateYaml<S extends z.ZodType>(schema: S, input: unknown, parsed: ParsedYaml, file: string, options: { at?: readonly PropertyKey[]; what?: string } = {}): z.output<S> {
-  const result = schema.safeParse(input);
+  // jitless: a file is parsed once, and zod's fast path compiles a parser per object schema (new Function) first.
+  const result = schema.safeParse(input, { jitless: true });
   if (result.success) return result.data;
   const { located } = locatedIssues(explainIssues(result.error.issues, input, schema), parsed, file, options.at ?? [], []);
   throw new WorkloadError(located, { file, ...(options.what === undefined ? {} : { what: options.what }) });
@@ -166,7 +167,7 @@ export function workloadFromYaml(raw: unknown, parsed: ParsedYaml, file: string,
   const at = options.at ?? [];
   // An empty file (or one of only comments) is the all-defaults workload.
   const { input, applied, issues: overrideIssues } = applyOverrides(raw ?? {}, options.overrides ?? {});
-  const result = workloadSchema.safeParse(input);
+  const result = workloadSchema.safeParse(input, { jitless: true });
   if (!result.success || overrideIssues.length > 0) {
     const { located, fromFlags } = locatedIssues(result.success ? [] : explainIssues(result.error.issues, input), parsed, file, at, applied);
     throw new WorkloadError([...located, ...overrideIssues, ...fromFlags], { file, ...(options.what === undefined ? {} : { what: options.what }) });

@@ -3,7 +3,6 @@
 // never cut. HopFaults applies them at their three points and counts them.
 import type { HopFault } from '../config/index.js';
 import { FORWARD, type BodyFilter, type Conn, type FaultRequest, type FaultTools, type HopFaultFired, type HopFaultModule, type RequestVerdict } from './fault.js';
-import type { HopFaultKind } from './faults.js';
 import { bufferFault } from './fault-buffer.js';
 import { cutFault } from './fault-cut.js';
 import { idleCloseFault } from './fault-idle-close.js';
@@ -11,28 +10,26 @@ import { latencyFault } from './fault-latency.js';
 import { resetFault } from './fault-reset.js';
 import { stallFault } from './fault-stall.js';
 
-const ORDER: readonly HopFault['kind'][] = ['idle_close', 'stall', 'reset', 'latency', 'buffer', 'cut'];
+/** Every hop fault, in acting order, with what makes its module: a kind left out does not compile. */
+const FAULT_MODULES: { [K in HopFault['kind']]: (f: Extract<HopFault, { kind: K }>) => HopFaultModule } = {
+  idle_close: idleCloseFault,
+  stall: stallFault,
+  reset: resetFault,
+  latency: latencyFault,
+  buffer: () => bufferFault(),
+  cut: cutFault,
+};
 
-function moduleOf(f: HopFault): HopFaultModule {
-  switch (f.kind) {
-    case 'stall':
-      return stallFault(f);
-    case 'reset':
-      return resetFault(f);
-    case 'latency':
-      return latencyFault(f);
-    case 'idle_close':
-      return idleCloseFault(f);
-    case 'cut':
-      return cutFault(f);
-    case 'buffer':
-      return bufferFault();
-  }
+/** The hop's fault kinds in the order they act. */
+const HOP_FAULT_ORDER = Object.keys(FAULT_MODULES) as HopFault['kind'][];
+
+function moduleOf<K extends HopFault['kind']>(f: Extract<HopFault, { kind: K }>): HopFaultModule {
+  return (FAULT_MODULES[f.kind] as (f: Extract<HopFault, { kind: K }>) => HopFaultModule)(f);
 }
 
 /** One module per kind (the first fault of a kind, as before), in acting order. */
 export function faultModules(faults: readonly HopFault[]): HopFaultModule[] {
-  return ORDER.flatMap((kind) => {
+  return HOP_FAULT_ORDER.flatMap((kind) => {
     const f = faults.find((x) => x.kind === kind);
     return f === undefined ? [] : [moduleOf(f)];
   });
@@ -47,7 +44,7 @@ export interface HopFaultsHooks {
 /** The workload's faults acting on the hop at their three points, and how often each acted. */
 export class HopFaults {
   readonly #modules: readonly HopFaultModule[];
-  readonly #counts: Record<HopFaultKind, number> = { stall: 0, cut: 0, buffer: 0, idle_close: 0, reset: 0, latency: 0 };
+  readonly #counts = Object.fromEntries(HOP_FAULT_ORDER.map((kind) => [kind, 0])) as Record<HopFault['kind'], number>;
   readonly #tools: FaultTools;
 
   constructor(faults: readonly HopFault[], hooks: HopFaultsHooks) {
@@ -93,7 +90,7 @@ export class HopFaults {
   }
 
   /** How often each fault acted. */
-  counts(): Record<HopFaultKind, number> {
+  counts(): Record<HopFault['kind'], number> {
     return { ...this.#counts };
   }
 }

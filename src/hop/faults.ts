@@ -5,6 +5,9 @@ import { UsageError } from '../errors.js';
 
 export type HopFaultKind = HopFault['kind'];
 
+/** The kinds the workload's schema knows, as the schema declares them. */
+const FAULT_KINDS: readonly HopFaultKind[] = hopFaultSchema.options.map((o) => o.shape.kind.value);
+
 function scalar(text: string): string | number | boolean {
   if (text === 'true') return true;
   if (text === 'false') return false;
@@ -34,7 +37,7 @@ export function parseFaultSpec(spec: string): HopFault {
   if (!result.success) {
     const problems = result.error.issues.map((i) => {
       const where = i.path.length > 0 ? i.path.join('.') : 'kind';
-      if (i.code === 'invalid_union') return `${where}: must be one of stall, cut, buffer, idle_close, reset, latency`;
+      if (i.code === 'invalid_union') return `${where}: must be one of ${FAULT_KINDS.join(', ')}`;
       if (i.code === 'unrecognized_keys') return `unknown key${i.keys.length > 1 ? 's' : ''} ${i.keys.join(', ')}`;
       return `${where}: ${i.message}`;
     });

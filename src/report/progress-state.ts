@@ -1,4 +1,4 @@
-// What the progress display knows of a running run, folded from the run's events alone (STYLE rule 7):
+// What the progress display knows of a running run, folded from the run's events alone (convention 7, docs/development.md):
 // counts, TTFT so far, requests in flight and their age, the latest key gauges of every target; and the
 // moments worth announcing on their own line (a hang, a first error of a class, a target down, a
 // saturated client). Time is the display's own clock at each event's arrival.

@@ -1,4 +1,4 @@
-// The progress display during a run, on stderr. It only subscribes to the run's events (STYLE rule 7).
+// The progress display during a run, on stderr. It only subscribes to the run's events (convention 7, docs/development.md).
 // Not a terminal (CI logs, `| tee`, cron, a pod): one line every interval (10 s by default). A terminal: one
 // live line redrawn every interval (1 s), cut to the width by dropping whole fields, in colour unless NO_COLOR.
 // Both: a hang, a first error of a class, a monitor target down or back, a saturated client on its own line

@@ -5,9 +5,10 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { hostname, platform, cpus } from 'node:os';
 import { resolve } from 'node:path';
-import { SummaryBuilder, DEFAULT_THRESHOLDS, plannedLengthS, windowSettingOf, type Summary, type ThresholdLimits } from '../analysis/index.js';
+import { SummaryBuilder, plannedLengthS, windowSettingOf, type Summary } from '../analysis/index.js';
 import { HistogramSet, type HistogramsFile } from '../metrics/index.js';
-import { kindLineIssue, requestRecordIssue, thresholdsSchema, type RecordIssue } from '../config/index.js';
+import { kindLineIssue, requestRecordIssue, type RecordIssue } from '../config/index.js';
+import { runThresholds } from './limits.js';
 import { RESULTS_SCHEMA_VERSION, type CanaryEvent, type ClientSampleEvent, type RequestRecord } from '../types/index.js';
 import { NotARunError, RecordError, UsageError } from '../errors.js';
 import { onResultsFs } from './fs-error.js';
@@ -74,24 +75,6 @@ export function firstDifference(a: unknown, b: unknown, path = ''): string | nul
     return null;
   }
   return Object.is(a, b) ? null : path === '' ? '(value)' : path;
-}
-
-function thresholdsOf(workload: Record<string, unknown>): ThresholdLimits {
-  const t = workload.thresholds;
-  if (!isObject(t)) return DEFAULT_THRESHOLDS;
-  // As the shards' run judged itself (every limit, answer_warnings too); a run.json of another version: what it has.
-  const parsed = thresholdsSchema.safeParse(t);
-  if (parsed.success) return parsed.data;
-  const num = (k: keyof ThresholdLimits): number | null => (typeof t[k] === 'number' ? t[k] : null);
-  return {
-    hangs: t.hangs === null ? null : (num('hangs') ?? 0),
-    error_rate: num('error_rate'),
-    ttft_p99_ms: num('ttft_p99_ms'),
-    itl_p99_ms: num('itl_p99_ms'),
-    e2e_p99_ms: num('e2e_p99_ms'),
-    decode_tokens_per_s_min: num('decode_tokens_per_s_min'),
-    per_window: t.per_window === true,
-  };
 }
 
 /** The labels every shard has with the same value. */
@@ -245,7 +228,7 @@ export async function mergeRuns(dirs: readonly string[], options: MergeOptions):
     itlFromRecords,
     windowS: windowSettingOf(workload),
     plannedS: plannedLengthS(workload),
-    thresholds: thresholdsOf(workload),
+    thresholds: runThresholds(workload, []),
     thinkTimeMs: thinkTimeMsOf(workload),
   });
   const merge: Merge = { inputs, out, rotation, builder, notes };

@@ -1,10 +1,11 @@
-// Reading a results folder back: the manifest, and JSONL files (with their rotated parts) streamed line
+// Reading a results folder back: the manifest, the summary, and JSONL files (with their rotated parts) streamed line
 // by line with every skipped line accounted for (a killed run can leave a torn last line: it is skipped
 // and reported, never fatal).
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
+import type { Summary } from '../analysis/index.js';
 import type { RecordIssue } from '../config/index.js';
 import { NotARunError, RecordError } from '../errors.js';
 import { onResultsFs, rethrowFs } from './fs-error.js';
@@ -217,4 +218,27 @@ export function describeSkipped(report: JsonlFileReport): string[] {
 /** Every line as a plain object (events.jsonl, gauges.jsonl: each line has a string `kind`). */
 export function isKindLine(value: unknown): value is Record<string, unknown> & { kind: string } {
   return isObject(value) && typeof value.kind === 'string';
+}
+
+/**
+ * Reads summary.json: the one reader every command uses (compare, history import, shrink, repro, a rebuild's
+ * previous summary). `what` starts the messages (`cannot compare results/x`). @throws NotARunError (exit 2)
+ * when it is missing (a run killed before its end), not JSON, or not a roundload summary — each saying to
+ * rebuild it with `roundload report`; ResultsError (exit 4) when the disk refuses it.
+ */
+export function readSummary(dir: string, what = dir): Summary {
+  const path = resultPath(dir, 'summary');
+  const rebuild = `rebuild it with \`roundload report ${dir}\``;
+  if (!existsSync(path)) throw new NotARunError(`${what}: it has no ${RESULT_FILES.summary} (a run killed before its end); ${rebuild}`, { context: { dir } });
+  const text = onResultsFs(path, 'read', () => readFileSync(path, 'utf8'));
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (cause) {
+    throw new NotARunError(`${what}: ${RESULT_FILES.summary} is not valid JSON; ${rebuild}`, { context: { dir }, cause });
+  }
+  if (!isObject(raw) || !isObject(raw.run) || !isObject(raw.totals) || !Array.isArray(raw.phases) || !isObject(raw.thresholds)) {
+    throw new NotARunError(`${what}: ${RESULT_FILES.summary} is not a roundload summary (no run, totals, phases or thresholds); ${rebuild}`, { context: { dir } });
+  }
+  return raw as unknown as Summary;
 }

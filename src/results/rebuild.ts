@@ -2,8 +2,9 @@
 // run uses, client samples and canaries from events.jsonl, scrapes from gauges.jsonl. Works on a killed run (no
 // summary.json, run.json still `running`, a torn last line) and says what was missing. Reads only.
 import { existsSync, readFileSync } from 'node:fs';
-import { SummaryBuilder, DEFAULT_THRESHOLDS, plannedLengthS, ReplayComparison, windowSettingOf, type Summary, type ThresholdLimits } from '../analysis/index.js';
-import { kindLineIssue, requestRecordIssue, thresholdsSchema } from '../config/index.js';
+import { SummaryBuilder, plannedLengthS, ReplayComparison, windowSettingOf, type Summary } from '../analysis/index.js';
+import { kindLineIssue, requestRecordIssue } from '../config/index.js';
+import { runThresholds } from './limits.js';
 import { HistogramSet, type HistogramsFile } from '../metrics/index.js';
 import { readTrace, recordedFigures, replayedConversations } from '../trace/index.js';
 import type {
@@ -19,7 +20,7 @@ import type {
   ScrapeEvent,
 } from '../types/index.js';
 import { resultPath } from './folder.js';
-import { describeSkipped, isKindLine, readJsonlFile, readManifest, type JsonlFileReport, type RunManifest } from './read.js';
+import { describeSkipped, isKindLine, readJsonlFile, readManifest, readSummary, type JsonlFileReport, type RunManifest } from './read.js';
 
 export interface RebuildResult {
   summary: Summary;
@@ -110,23 +111,11 @@ function readHistograms(dir: string, notes: string[]): HistogramSet | null {
 }
 
 function readPreviousSummary(dir: string): Summary | null {
-  const path = resultPath(dir, 'summary');
-  if (!existsSync(path)) return null;
   try {
-    return JSON.parse(readFileSync(path, 'utf8')) as Summary;
+    return readSummary(dir);
   } catch {
     return null;
   }
-}
-
-/** The run's own limits from run.json (so a rebuild judges the run as the run itself did). */
-function thresholdsOf(manifest: RunManifest, notes: string[]): ThresholdLimits {
-  const raw = manifest.workload.thresholds;
-  if (raw === undefined) return DEFAULT_THRESHOLDS;
-  const parsed = thresholdsSchema.safeParse(raw);
-  if (parsed.success) return parsed.data;
-  notes.push('run.json thresholds unreadable: checked against the defaults (a hang fails)');
-  return DEFAULT_THRESHOLDS;
 }
 
 /** `agents.think_time_ms` of the run (the limit of an open-loop stage's start lag); 100, the default, when unreadable. */
@@ -170,7 +159,7 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
     itlFromRecords: fileHistograms === null,
     windowS: windowSettingOf(manifest.workload),
     plannedS: plannedLengthS(manifest.workload),
-    thresholds: thresholdsOf(manifest, notes),
+    thresholds: runThresholds(manifest.workload, notes),
     pinAfterS: pinAfterSOf(manifest),
     thinkTimeMs: thinkTimeMsOf(manifest.workload),
     targetUrl: manifest.target.url,

@@ -105,8 +105,6 @@ export const SERVER_FAMILIES = {
   },
 } as const satisfies Record<string, ServerFamily>;
 
-export type ServerFamilyName = keyof typeof SERVER_FAMILIES;
-
 const FAMILIES: readonly ServerFamily[] = Object.values(SERVER_FAMILIES);
 const names = (pick: (f: ServerFamily) => readonly (string | readonly [string, unknown])[]): string[] => [...new Set(FAMILIES.flatMap((f) => pick(f).map((x) => (typeof x === 'string' ? x : x[0]))))];
 

@@ -1,5 +1,5 @@
-// The one duration parser (STYLE rule 6): `500ms`, `30s`, `5m`, `8h`, `1h30m`, `2d`; a bare number is seconds.
-// In util/ so the command line reads durations without loading the workload schema.
+// The one duration parser (convention 6, docs/development.md): `500ms`, `30s`, `5m`, `8h`, `1h30m`, `2d`; a bare
+// number is seconds. In util/ so the command line reads durations without loading the workload schema.
 // Throws a plain Error on junk so each caller can wrap it in its own error class (UsageError, WorkloadError).
 import { clip } from './text.js';
 

@@ -14,7 +14,10 @@ test('a request sent in a window summary.json does not list (nothing ended or st
   writeFileSync(join(dir, 'run.json'), JSON.stringify({ name: 'r', status: 'completed', workload: { window_s: 1 }, labels: {} }));
   // Requests sent at 0.2 s and 0.4 s whose first token came after 1 s: the run's first window held no end and
   // no token, so the summary starts at 1 s (windows are by end time there).
-  writeFileSync(join(dir, 'summary.json'), JSON.stringify({ run: { name: 'r', status: 'completed' }, window: { window_s: 1 }, windows: [win(1), win(3)], phases: [{ phase: 'main' }] }));
+  writeFileSync(
+    join(dir, 'summary.json'),
+    JSON.stringify({ run: { name: 'r', status: 'completed' }, totals: {}, thresholds: {}, window: { window_s: 1 }, windows: [win(1), win(3)], phases: [{ phase: 'main' }] }),
+  );
   const records = [rec(200, 1500), rec(400, 2900), rec(1200, 300), rec(2100, 1200), rec(3100, 200)];
   writeFileSync(join(dir, 'requests.jsonl'), records.map((r) => `${JSON.stringify(r)}\n`).join(''));
   const run = await loadRun(dir);

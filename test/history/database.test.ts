@@ -134,3 +134,23 @@ test('better-sqlite3 stays unloaded until a history is opened: the commands impo
   const res = spawnSync(process.execPath, [...(COMPILED ? [] : ['--import', 'tsx']), '--input-type=module', '-e', script], { encoding: 'utf8' });
   assert.equal(res.stdout, '[false,true]', res.stderr);
 });
+
+test('a database of every earlier schema version opens, is migrated, and takes a run with every figure this version writes', async (t) => {
+  const dir = tempDir(t);
+  const { MIGRATIONS, LATENCY_FIGURES, PERCENTILES } = await import('../../src/history/schema.js');
+  const rows = historyRunFromFolder(await runFolder(join(dir, 'r1'), { startedAt: '2026-12-01T02:00:00.000Z' }));
+  for (let version = 1; version <= MIGRATIONS.length; version += 1) {
+    // A file as roundload of that version left it: its migrations only, stamped with its version.
+    const file = join(dir, `v${version}.db`);
+    const old = new Database(file);
+    for (const migration of MIGRATIONS.slice(0, version)) old.exec(migration);
+    old.pragma(`user_version = ${version}`);
+    old.pragma('application_id = 0x726c6468');
+    old.close();
+    const db = await openHistory(file, { create: false });
+    t.after(() => db.close());
+    assert.equal(appendRun(db, rows), 'added', `a v${version} file takes a run`);
+    const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('figures') as string[];
+    for (const f of LATENCY_FIGURES) for (const p of PERCENTILES) assert.ok(columns.includes(`${f}_${p}_ms`), `v${version}: ${f}_${p}_ms`);
+  }
+});

@@ -1,4 +1,4 @@
-// STYLE rule 8: a byte parser must not care where the network cut its input.
+// Convention 8 (docs/development.md): a byte parser must not care where the network cut its input.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

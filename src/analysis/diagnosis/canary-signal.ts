@@ -11,14 +11,16 @@ import { round3 } from '../../util/index.js';
 
 /** Fewer slots than this on a leg: no comparison (a second of data is no evidence). */
 export const MIN_SLOTS = 3;
-/** The comparison settles it at this one-sided p-value… */
+/** The legs differ when the one-sided Fisher exact test says so at this p-value (either way)… */
 export const SIGNIFICANT_P = 0.05;
-/** …and points the same way, less firmly, up to this one (few canaries in a short episode). */
-const SUGGESTIVE_P = 0.2;
-/** Direct failure rate up to which the direct path counts as healthy beside a failing proxied one. */
-const DIRECT_HEALTHY_RATE = 0.25;
-/** Direct failure rate from which requests that skip the proxy fail too. */
-const DIRECT_FAILING_RATE = 0.3;
+/** …and settle the question at this one; between the two, a clear sign rather than a settling one. */
+const SETTLING_P = 0.01;
+/** Only the proxied leg failed, not significantly: a hint for the proxy up to this p-value (few canaries). */
+const HINT_P = 0.3;
+/** Direct failure rate up to which the direct leg counts as clean: a proxy fault then clears the engine too. */
+const DIRECT_CLEAN_RATE = 0.1;
+/** Failure rate (over both legs, or the direct one alone) from which legs failing alike settle it for the engine. */
+const FAILING_RATE = 0.3;
 
 function failure(p: CanaryPoint): string {
   if (p.not_sent) return 'not sent (every canary of the leg still out)';
@@ -87,13 +89,11 @@ export function canarySignal(w: Window, ctx: Context): { signal: Signal; compari
     signal.facts.push(`too few canaries over the episode to compare the legs (${d.slots} direct, ${p.slots} proxied; at least ${MIN_SLOTS} each)`);
     return { signal, comparison };
   }
-  const dRate = d.failed / d.slots;
-  const counts = `direct ${d.failed} of ${d.slots}, proxied ${p.failed} of ${p.slots}`;
   if (ctx.path === 'direct') {
     // Both legs go straight to the engine: together they say whether the engine answered small requests.
     const failed = d.failed + p.failed;
     const slots = d.slots + p.slots;
-    if (failed >= 2 && failed / slots >= DIRECT_FAILING_RATE) {
+    if (failed >= 2 && failed / slots >= FAILING_RATE) {
       signal.votes.push(
         vote(
           MEDIUM,
@@ -106,40 +106,55 @@ export function canarySignal(w: Window, ctx: Context): { signal: Signal; compari
     }
     return { signal, comparison };
   }
-  if (pProxiedWorse < SIGNIFICANT_P && dRate <= DIRECT_HEALTHY_RATE) {
+  compareLegs(d, p, { pProxiedWorse, pDirectWorse, span: s1(w.to_ms - w.from_ms), connect: connectFailures(usable) }, signal);
+  return { signal, comparison };
+}
+
+interface Test {
+  pProxiedWorse: number;
+  pDirectWorse: number;
+  /** The episode's length, as said. */
+  span: string;
+  /** Most failures were at connecting. */
+  connect: boolean;
+}
+
+/**
+ * One test over every pair of rates: the one-sided Fisher exact test each way decides whether the legs
+ * differ. Proxied worse: the proxy, settling at SETTLING_P, and clearing the engine only when the direct leg
+ * was clean. Direct worse: something on the direct route only. Alike with failures on both: the engine (or
+ * the route both share), settling from FAILING_RATE. Neither failed: both passed small requests. Only the
+ * proxied leg failed, too few to differ: a hint. What remains (a failure or two on one leg) is said, unweighed.
+ */
+function compareLegs(d: CanaryLegFigures, p: CanaryLegFigures, t: Test, signal: Signal): void {
+  const counts = `direct ${d.failed} of ${d.slots}, proxied ${p.failed} of ${p.slots}`;
+  const fisher = `one-sided Fisher exact test, ${pValue(t.pProxiedWorse)}`;
+  if (t.pProxiedWorse < SIGNIFICANT_P) {
+    const clean = d.failed / d.slots <= DIRECT_CLEAN_RATE;
+    const direct = clean
+      ? 'requests that skip the proxy got through, those through it did not'
+      : 'requests that skip the proxy failed too, but far less: the proxy (or its side of the path) failed beyond what the engine did';
     signal.votes.push(
       vote(
-        STRONG,
-        `over the same ${s1(w.to_ms - w.from_ms)}, proxied canaries failed in ${p.failed} of ${p.slots} slots and direct ones in ${d.failed} of ${d.slots} (one-sided Fisher exact test, ${pValue(pProxiedWorse)}): requests that skip the proxy got through, those through it did not`,
+        t.pProxiedWorse < SETTLING_P ? STRONG : MEDIUM,
+        `over the same ${t.span}, proxied canaries failed in ${p.failed} of ${p.slots} slots and direct ones in ${d.failed} of ${d.slots} (${fisher}): ${direct}`,
         ['proxy'],
-        ['engine', 'engine_overloaded'],
+        clean ? ['engine', 'engine_overloaded'] : [],
       ),
     );
-  } else if (pProxiedWorse < SUGGESTIVE_P && d.failed === 0 && p.failed >= 2) {
-    signal.votes.push(
-      vote(
-        MEDIUM,
-        `over the same ${s1(w.to_ms - w.from_ms)}, proxied canaries failed in ${p.failed} of ${p.slots} slots and direct ones in none of ${d.slots} (one-sided Fisher exact test, ${pValue(pProxiedWorse)}: few canaries, yet only the proxied leg failed)`,
-        ['proxy'],
-        ['engine', 'engine_overloaded'],
-      ),
+  } else if (t.pDirectWorse < SIGNIFICANT_P) {
+    signal.facts.push(
+      `direct canaries failed more than proxied ones (${counts} slots; ${pValue(t.pDirectWorse)}): something on the direct route only (the target.bypass URL, a firewall or the network to it), which the agents' requests do not take; through the proxy the engine answered more often`,
     );
-  } else if (d.failed === 0 && p.failed >= 2) {
-    // Too few to be sure, but pointing one way: a hint for the proxy, no weight against the engine.
+  } else if (d.failed > 0 && p.failed > 0) {
+    const rate = (d.failed + p.failed) / (d.slots + p.slots);
+    const settles = d.failed >= 2 && rate >= FAILING_RATE;
     signal.votes.push(
       vote(
-        WEAK,
-        `only proxied canaries failed over the same ${s1(w.to_ms - w.from_ms)}: ${p.failed} of ${p.slots} slots, direct none of ${d.slots} (one-sided Fisher exact test, ${pValue(pProxiedWorse)}: too few to be sure)`,
-        ['proxy'],
-      ),
-    );
-  } else if (d.failed >= 2 && dRate >= DIRECT_FAILING_RATE && pProxiedWorse >= SIGNIFICANT_P) {
-    signal.votes.push(
-      vote(
-        STRONG,
-        `direct canaries failed as often as proxied ones (${counts} slots; ${pValue(pProxiedWorse)} that the proxied leg fails more): requests that never touch the proxy failed too, so the fault is at or behind the engine`,
-        connectFailures(usable) ? ['engine', 'engine_overloaded', 'network'] : ['engine', 'engine_overloaded'],
-        ['proxy'],
+        settles ? STRONG : WEAK,
+        `direct canaries failed as often as proxied ones (${counts} slots; ${pValue(t.pProxiedWorse)} that the proxied leg fails more): requests that never touch the proxy failed too, so the fault is at or behind the engine${settles ? '' : ' (rarely: a hint)'}`,
+        t.connect ? ['engine', 'engine_overloaded', 'network'] : ['engine', 'engine_overloaded'],
+        settles ? ['proxy'] : [],
       ),
     );
   } else if (d.failed === 0 && p.failed === 0) {
@@ -153,8 +168,10 @@ export function canarySignal(w: Window, ctx: Context): { signal: Signal; compari
         ),
       ),
     );
+  } else if (d.failed === 0 && p.failed >= 2 && t.pProxiedWorse < HINT_P) {
+    // Too few to be sure, but pointing one way: a hint for the proxy, no weight against the engine.
+    signal.votes.push(vote(WEAK, `only proxied canaries failed over the same ${t.span}: ${p.failed} of ${p.slots} slots, direct none of ${d.slots} (${fisher}: too few to be sure)`, ['proxy']));
   } else {
-    signal.facts.push(`the legs do not differ clearly (${counts} slots; ${pValue(pProxiedWorse)} that the proxied leg fails more, ${pValue(pDirectWorse)} the other way)`);
+    signal.facts.push(`the legs do not differ (${counts} slots; ${pValue(t.pProxiedWorse)} that the proxied leg fails more, ${pValue(t.pDirectWorse)} the other way): too few failures to tell`);
   }
-  return { signal, comparison };
 }

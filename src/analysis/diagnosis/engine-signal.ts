@@ -157,8 +157,8 @@ function flowVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): void {
     // Progress clears a stuck engine; it is what an overloaded engine does, and fits a proxy or network
     // fault as well. The counters are the engine's own word; the client's completions alone may have gone
     // another way.
-    signal.votes.push(
-      aliveVote(
+    signal.votes.push({
+      ...aliveVote(
         vote(
           movedNames.size > 0 ? MEDIUM : WEAK,
           `work kept flowing through the episode (in ${over}: ${what.join(', ')}): the engine was making progress`,
@@ -167,7 +167,8 @@ function flowVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): void {
           ['proxy', 'network'],
         ),
       ),
-    );
+      busy: true,
+    });
   } else if (share <= STILL_SHARE && ((a?.inFlightShare(w.from_ms, w.to_ms) ?? 0) >= 0.5 || ep.hangs.length > 0)) {
     const flat = observedFlows.filter((f) => !movedNames.has(`${f.target} ${f.counter}`)).map((f) => `${f.target} ${f.counter}`);
     const counters =
@@ -267,7 +268,10 @@ function gaugeVotes(w: Window, ctx: Context, signal: Signal): void {
   }
   const q = ctx.queueIn(w);
   if (q.observed >= 2 && q.queued * 2 >= q.observed) {
-    signal.votes.push(vote(MEDIUM, `requests waited in the engine's queue: its queue gauge was ≥ 1 in ${q.queued} of ${q.observed} scrapes over the episode (up to ${q.max})`, ['engine_overloaded']));
+    signal.votes.push({
+      ...vote(MEDIUM, `requests waited in the engine's queue: its queue gauge was ≥ 1 in ${q.queued} of ${q.observed} scrapes over the episode (up to ${q.max})`, ['engine_overloaded']),
+      busy: true,
+    });
   }
 }
 

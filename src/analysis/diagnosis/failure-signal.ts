@@ -1,7 +1,9 @@
 // What the failed requests themselves say: where hung requests stopped (connect, headers, first token,
-// mid-stream), and who answered an error: the proxy's own page (502/503/504: it is up and could not reach
-// the engine), the server's JSON error body, an error event inside the stream, or nobody (refused, reset).
+// mid-stream), and who answered an error: the proxy's own page (502/503/504: it is up and got no answer from
+// the engine, read against what was seen of the engine), the server's JSON error body, an error event inside
+// the stream, or nobody (refused, reset).
 import type { PathKind } from '../../types/index.js';
+import type { EngineHealth } from './engine-health.js';
 import type { Episode } from './episodes.js';
 import type { ErrorSpan } from './inputs.js';
 import { counted, pct, tally } from './text.js';
@@ -23,28 +25,46 @@ function examples(errors: readonly ErrorSpan[]): string {
   return top === undefined || top[0] === '' ? '' : ` ("${top[0]}")`;
 }
 
-function errorVotes(ep: Episode, path: PathKind | null, signal: Signal): void {
+function statusesOf(pages: readonly ErrorSpan[]): string {
+  return [...new Set(pages.map((x) => x.http_status))].sort().join(', ');
+}
+
+/** What would tell a proxy that cannot reach a healthy engine from an engine that is down. */
+const TELL = 'canaries (target.bypass, a direct URL of the engine, and monitor.canary_interval_s) or the engine scraped (monitor.targets)';
+
+/**
+ * The proxy's own error pages (502/503: it got no answer from the engine, or its health checks marked it
+ * down; 504: no answer in time). The page says the proxy was up and got nothing from behind it, not whose
+ * fault that was; what else was seen of the engine decides. Seen failing: the engine's. Seen healthy: the
+ * proxy could not reach a healthy engine (its upstream address or port, its own connection pool or health
+ * checks, the network between them) — with a 504, an engine slow past the proxy's timeout fits as well. Not
+ * seen: no vote, and the measurement that would tell.
+ */
+function pageVotes(pages: readonly ErrorSpan[], health: EngineHealth, signal: Signal): void {
+  const timeouts = pages.every((x) => x.http_status === 504);
+  const page = `the proxy answered ${pages.length} requests itself with an error page (HTTP ${statusesOf(pages)})${examples(pages)}: it was up, and got no answer from the engine behind it`;
+  if (health.seen === 'failing') {
+    signal.votes.push(vote(timeouts ? MEDIUM : STRONG, `${page}, and the engine was seen failing (${health.by})`, timeouts ? ['engine', 'engine_overloaded'] : ['engine'], ['proxy']));
+  } else if (health.seen === 'healthy') {
+    const between = timeouts
+      ? 'the proxy timed out on an engine seen answering: its timeout shorter than the engine takes when busy, or the proxy unable to reach it in time'
+      : "the proxy could not reach an engine seen answering: its upstream address or port, its own connection pool or health checks, or the network between them (the proxy's error log and a request from the proxy's host to the engine's address tell them apart)";
+    // Answered scrapes alone are a hint (a metrics port can answer while the API port does not): canaries settle it.
+    const settle = health.settled ? '' : `; ${TELL} would settle it`;
+    signal.votes.push(vote(health.settled ? STRONG : WEAK, `${page}, while ${health.by}: ${between}${settle}`, timeouts ? ['proxy', 'engine_overloaded'] : ['proxy']));
+  } else {
+    signal.facts.push(`${page}: the engine down, or the proxy unable to reach a healthy one; nothing seen of the engine tells which: run ${TELL}`);
+  }
+}
+
+function errorVotes(ep: Episode, path: PathKind | null, health: EngineHealth, signal: Signal): void {
   const e = ep.errors;
   if (e.length === 0) return;
   const proxied = path !== null && path !== 'direct';
   const pages = e.filter((x) => x.answered_by === 'page' && (x.http_status ?? 0) >= 500);
   if (pages.length > 0) {
-    const statuses = [...new Set(pages.map((x) => x.http_status))].sort().join(', ');
-    if (proxied) {
-      // 502/503 from the proxy itself: it got no answer from the engine, or its health checks marked the engine
-      // down. 504: the engine did not answer in time, which a slow engine does too.
-      const timeouts = pages.every((x) => x.http_status === 504);
-      signal.votes.push(
-        vote(
-          timeouts ? MEDIUM : STRONG,
-          `the proxy answered ${pages.length} requests itself with an error page (HTTP ${statuses})${examples(pages)}: it was up, and could not get an answer from the engine behind it`,
-          timeouts ? ['engine', 'engine_overloaded'] : ['engine'],
-          ['proxy'],
-        ),
-      );
-    } else {
-      signal.votes.push(vote(WEAK, `${pages.length} requests were answered with an error page (HTTP ${statuses})${examples(pages)}`, ['engine']));
-    }
+    if (proxied) pageVotes(pages, health, signal);
+    else signal.votes.push(vote(WEAK, `${pages.length} requests were answered with an error page (HTTP ${statusesOf(pages)})${examples(pages)}`, ['engine']));
   }
   const json5xx = e.filter((x) => x.answered_by === 'server_json' && (x.http_status ?? 0) >= 500);
   if (json5xx.length > 0) signal.votes.push(vote(STRONG, `the server answered ${json5xx.length} requests with its own 5xx error body${examples(json5xx)}`, ['engine']));
@@ -66,9 +86,10 @@ function errorVotes(ep: Episode, path: PathKind | null, signal: Signal): void {
   if (tls.length > 0) signal.votes.push(vote(MEDIUM, `${tls.length} TLS handshakes failed${examples(tls)}`, [proxied ? 'proxy' : 'engine']));
 }
 
-export function failureSignal(ep: Episode, path: PathKind | null): Signal {
+/** The failures' own evidence: their phase, class and error bodies; a proxy's error page read against `health`. */
+export function failureSignal(ep: Episode, path: PathKind | null, health: EngineHealth): Signal {
   const signal: Signal = { votes: [], facts: [] };
   hangVotes(ep, signal);
-  errorVotes(ep, path, signal);
+  errorVotes(ep, path, health, signal);
   return signal;
 }

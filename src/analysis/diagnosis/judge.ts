@@ -6,6 +6,7 @@ import type { Diagnosis, DiagnosisEpisode, DiagnosisVerdict, PathTimeout } from 
 import { canarySignal } from './canary-signal.js';
 import { clientSignal } from './client-signal.js';
 import { Context, type DiagnosisInput, type Window } from './context.js';
+import { engineHealth } from './engine-health.js';
 import { engineLogSignal } from './engine-log.js';
 import { engineSignal } from './engine-signal.js';
 import { episodeFacts, episodeSize, episodesOf, keptText, type Episode } from './episodes.js';
@@ -84,7 +85,10 @@ function judge(ep: Episode, ctx: Context, runCut: FoundTimeout | null): Diagnosi
   const engine = engineSignal(ep, w, ctx);
   const held = engine.votes.some((v) => v.holds !== undefined);
   const cut = pathTimeoutSignal(ep, ctx.path, runCut);
-  const signals = [failureSignal(ep, ctx.path), cut.signal, clientSignal(ep, ctx), canaries, engine, engineLogSignal(ep, ctx, held)];
+  const log = engineLogSignal(ep, ctx, held);
+  // A proxy's own error page is read against what the canaries, scrapes and log saw of the engine.
+  const health = engineHealth([canaries, engine, log].flatMap((s) => s.votes));
+  const signals = [failureSignal(ep, ctx.path, health), cut.signal, clientSignal(ep, ctx), canaries, engine, log];
   const weighed = weighCut(weighAlive(signals.flatMap((s) => s.votes)));
   // The engine's slowness behind a path that cut the requests: stated with the facts, not weighed.
   const contributing = weighed.filter((v) => v.contributing === true).map((v) => `contributing, not weighed (the path's timeout made the failures): ${v.text}`);
@@ -97,6 +101,10 @@ function judge(ep: Episode, ctx: Context, runCut: FoundTimeout | null): Diagnosi
   for (const v of votes) {
     if (scored.verdict !== 'unknown' && v.for.includes(scored.verdict)) evidenceFor.push(v.text);
     else evidenceAgainst.push(v.for.length === 0 ? v.text : `${v.text} [points to ${v.for.join(' or ')}]`);
+  }
+  // The engine's fault behind a path that cut the requests: what the agents saw was the path's clock.
+  if (scored.verdict === 'engine' && cut.timeout?.by === 'path' && cut.timeout.kind !== 'idle') {
+    evidenceFor.push(`what the agents saw was the path's timeout firing at ${cut.timeout.seconds.toFixed(1)} s on an engine that did not answer: the cut is the symptom, the engine the fault`);
   }
   const requests = episodeSize(ep);
   return {

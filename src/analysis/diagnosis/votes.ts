@@ -31,6 +31,8 @@ export interface Vote {
   cuts?: true;
   /** It speaks only of a slow engine, which the path's timeout turned into failures: stated, not weighed. */
   contributing?: true;
+  /** It shows the engine at work — work flowing, or requests in its queue: slow, not stopped (see weighCut). */
+  busy?: true;
 }
 
 /** What one source of evidence says about an episode: weighed votes, and plain facts. */
@@ -60,17 +62,21 @@ export function vote(weight: number, text: string, forVerdicts: readonly Candida
  * Once the path is seen cutting the failed requests at its own timeout, what says only that the engine was
  * slow is a contributing fact, not a rival call: it explains why the requests were long enough to meet the
  * path's clock, and the clock ended them. Votes for `engine_overloaded` lose it (and their word against the
- * proxy); those that said "slow or stopped" alike (both canary legs failing, a 504 page) become contributing
- * too. What says the engine stopped (silent scrapes, nothing flowing, a pinned gauge, a held request, its
- * watchdog line) still counts for `engine`: a frozen engine behind a 2 s timeout is the engine's fault.
+ * proxy). Those that said "slow or stopped" alike (both canary legs failing, a 504 page) become contributing
+ * too while the engine is seen at work (`busy`: work flowed, or its queue held requests); with nothing
+ * showing it at work they count for `engine`: requests that never touch the proxy failing as often as those
+ * through it say the engine did not answer, and the cut is the proxy's timeout firing on it. What says the engine stopped (silent scrapes,
+ * nothing flowing, a pinned gauge, a held request, its watchdog line) still counts for `engine`.
  */
 export function weighCut(votes: readonly Vote[]): Vote[] {
   if (!votes.some((v) => v.cuts === true)) return [...votes];
+  const busy = votes.some((v) => v.busy === true);
   return votes.map((v): Vote => {
     if (!v.for.includes('engine_overloaded')) return v;
     const rest = v.for.filter((c) => c !== 'engine_overloaded');
     // Slow or stopped alike, or slow and nothing else (no verdict of its own left, no word but against the proxy).
     const slowOnly = rest.every((c) => v.byElimination.includes(c)) && v.against.every((c) => c === 'proxy');
+    if (rest.includes('engine') && !busy) return { ...v, for: rest };
     if (rest.includes('engine') || slowOnly) {
       return { ...v, for: [], against: [], byElimination: [], contributing: true };
     }
