@@ -59,7 +59,10 @@ async function runOnce(scenario: Scenario): Promise<RunResult> {
     const lost = new Promise<never>((_, reject) => {
       abort.signal.addEventListener('abort', () => (giveUp = setTimeout(() => reject(new Error(`still running ${GIVE_UP_MS / 1000} s after its ${LIMIT_MS / 1000} s limit`)), GIVE_UP_MS)));
     });
-    const summary = await Promise.race([scenario.run(scope, abort.signal), lost]);
+    const running = scenario.run(scope, abort.signal);
+    // Given up on, it may still fail later (its parts stopped under it): that failure is already reported.
+    running.catch(() => undefined);
+    const summary = await Promise.race([running, lost]);
     const { diagnosis, totals } = summary;
     return {
       verdict: diagnosis.verdict,
