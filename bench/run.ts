@@ -13,6 +13,7 @@ import { profileBench } from './profile.js';
 import { abSequentialBench } from './ab-sequential.js';
 import { startupBench } from './startup.js';
 import { trendNightlyBench } from './trend-nightly.js';
+import { diagnosisBench } from './diagnosis.js';
 
 /** `client [agents…] [--repeat N]`. */
 async function clientCommand(args: string[]): Promise<number> {
@@ -57,6 +58,11 @@ const BENCHES: Record<string, { about: string; run: (args: string[]) => Promise<
     about:
       '12 nightly runs on the embedded deployment, decode 10% slower from night 8, and 12 A/A nights: trend --fail-on regression must flag night 8 (exit 1) and nothing in A/A (exit 0); about 2 minutes (`trend [nights] [--step-at N]`)',
     run: trendNightlyBench,
+  },
+  diagnosis: {
+    about:
+      'the diagnosis scored on real parts: ≥ 30 fault scenarios (PD queues pinned, engine and proxy faults, nginx/HAProxy/hop/CONNECT, netns blackholes, a starved client, healthy runs) × 3 runs; bench/diagnosis-matrix.json and a confusion matrix (`diagnosis [--quick] [--runs N] [--only SUBSTRING]`; --quick: 1 run each, under 10 minutes)',
+    run: diagnosisBench,
   },
   soak: { about: '≥ 200k requests on the embedded engine with zero delays; RSS at start, middle and end (end within 10% of middle); about 5 minutes', run: soakBench },
 };
