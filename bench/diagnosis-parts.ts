@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TestContext } from 'node:test';
-import { Proc, canConnect, findExecutable, freePort, type MonitorTarget } from '../test/helpers/procs.js';
+import { Proc, canConnect, findExecutable, freePort, nginxConf, type MonitorTarget } from '../test/helpers/procs.js';
 import { cliArgs, ROOT } from '../test/helpers/root.js';
 
 /**
@@ -162,38 +162,7 @@ export async function startNginxInNs(scope: Scope, bin: string, ns: string, list
   mkdirSync(tmp, { recursive: true });
   const port = await freePort();
   const conf = join(dir, 'nginx.conf');
-  writeFileSync(
-    conf,
-    `# written by bench/diagnosis-parts.ts
-daemon off;
-master_process off;
-worker_processes 1;
-pid ${join(dir, 'nginx.pid')};
-error_log ${join(dir, 'error.log')} warn;
-events { worker_connections 256; }
-http {
-  access_log off;
-  client_body_temp_path ${tmp}/body;
-  proxy_temp_path ${tmp}/proxy;
-  fastcgi_temp_path ${tmp}/fastcgi;
-  uwsgi_temp_path ${tmp}/uwsgi;
-  scgi_temp_path ${tmp}/scgi;
-  upstream engine {
-    server ${upstream};
-    keepalive 16;
-  }
-  server {
-    listen ${listen}:${port};
-    location / {
-      proxy_pass http://engine;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_buffering off;
-    }
-  }
-}
-`,
-  );
+  writeFileSync(conf, nginxConf({ dir, upstream, listen: `${listen}:${port}`, certs: null, buffering: false }));
   const proc = spawnIn(scope, ipBin(), ['netns', 'exec', ns, bin, '-p', dir, '-c', conf, '-e', join(dir, 'error.log')]);
   const url = `http://${listen}:${port}`;
   for (let i = 0; i < 200 && !proc.exited; i += 1) {

@@ -219,6 +219,53 @@ ${options.check === true ? '  option httpchk GET /health\n' : ''}  server engine
   return Object.assign(proc, { url: `http://127.0.0.1:${port}`, port, caFile: null });
 }
 
+/** An nginx.conf for a streaming reverse proxy in `dir` (its pid, error log and temp folders there): one
+ * keep-alive upstream, optional TLS, buffering, read timeout, idle keep-alive and body limit (nginx's own
+ * defaults when not given). Shared by the tests and the fault-matrix bench. */
+export function nginxConf(o: {
+  dir: string;
+  upstream: string;
+  listen: string;
+  certs: { certFile: string; keyFile: string } | null;
+  buffering: boolean;
+  readTimeoutS?: number;
+  keepaliveTimeoutS?: number;
+  clientMaxBodySize?: string;
+}): string {
+  return `# written by test/helpers/procs.ts
+daemon off;
+master_process off;
+worker_processes 1;
+pid ${join(o.dir, 'nginx.pid')};
+error_log ${join(o.dir, 'error.log')} warn;
+events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path ${join(o.dir, 'tmp')}/body;
+  proxy_temp_path ${join(o.dir, 'tmp')}/proxy;
+  fastcgi_temp_path ${join(o.dir, 'tmp')}/fastcgi;
+  uwsgi_temp_path ${join(o.dir, 'tmp')}/uwsgi;
+  scgi_temp_path ${join(o.dir, 'tmp')}/scgi;
+  upstream engine {
+    server ${o.upstream};
+    keepalive 16;
+  }
+  server {
+    listen ${o.listen}${o.certs === null ? '' : ` ssl;\n    ssl_certificate ${o.certs.certFile};\n    ssl_certificate_key ${o.certs.keyFile}`};
+    keepalive_timeout ${o.keepaliveTimeoutS ?? 75}s;
+    client_max_body_size ${o.clientMaxBodySize ?? '1m'};
+    location / {
+      proxy_pass http://engine;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_buffering ${o.buffering ? 'on' : 'off'};
+      proxy_read_timeout ${o.readTimeoutS ?? 60}s;
+    }
+  }
+}
+`;
+}
+
 /**
  * Real nginx as the reverse proxy of a streaming deployment, buffering responses or not (`proxy_buffering`).
  * With `tls`, it terminates TLS with a certificate of a CA made here: behind TLS, `proxy_buffering on` holds a
@@ -237,41 +284,7 @@ export async function startNginx(
   const port = await freePort();
   const certs = options.tls === true ? await makeCertificates(join(dir, 'certs')) : null;
   const conf = join(dir, 'nginx.conf');
-  writeFileSync(
-    conf,
-    `# written by test/helpers/procs.ts
-daemon off;
-master_process off;
-worker_processes 1;
-pid ${join(dir, 'nginx.pid')};
-error_log ${join(dir, 'error.log')} warn;
-events { worker_connections 256; }
-http {
-  access_log off;
-  client_body_temp_path ${tmp}/body;
-  proxy_temp_path ${tmp}/proxy;
-  fastcgi_temp_path ${tmp}/fastcgi;
-  uwsgi_temp_path ${tmp}/uwsgi;
-  scgi_temp_path ${tmp}/scgi;
-  upstream engine {
-    server 127.0.0.1:${enginePort};
-    keepalive 16;
-  }
-  server {
-    listen 127.0.0.1:${port}${certs === null ? '' : ` ssl;\n    ssl_certificate ${certs.certFile};\n    ssl_certificate_key ${certs.keyFile}`};
-    keepalive_timeout ${options.keepaliveTimeoutS ?? 75}s;
-    client_max_body_size ${options.clientMaxBodySize ?? '1m'};
-    location / {
-      proxy_pass http://engine;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_buffering ${options.buffering ? 'on' : 'off'};
-      proxy_read_timeout ${options.readTimeoutS ?? 60}s;
-    }
-  }
-}
-`,
-  );
+  writeFileSync(conf, nginxConf({ dir, upstream: `127.0.0.1:${enginePort}`, listen: `127.0.0.1:${port}`, certs, ...options }));
   const proc = spawnProc(t, bin, ['-p', dir, '-c', conf, '-e', join(dir, 'error.log')]);
   const log = (): string => (existsSync(join(dir, 'error.log')) ? readFileSync(join(dir, 'error.log'), 'utf8') : '');
   await listening(proc, port, 'nginx', log);
