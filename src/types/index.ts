@@ -38,4 +38,17 @@ export type {
 export type { CanaryLeg, CanaryEvent, HopFaultEvent } from './paths.js';
 export { WARNING_CLASSES, WARNING_CLASS_NAMES, type WarningClass } from './warnings.js';
 export { DIAGNOSIS_VERDICTS, DIAGNOSIS_CANDIDATES, GAUGE_VERDICTS, type DiagnosisVerdict, type DiagnosisCandidate, type GaugeVerdictKind } from './verdicts.js';
-export { SERVER_FAMILIES, baseName, RUNNING_GAUGES, QUEUE_GAUGES, HANDOFF_GAUGES, DEFAULT_GAUGES, TOKEN_COUNTERS, REQUEST_COUNTERS, DEFAULT_COUNTERS, KEY_GAUGES } from './server-families.js';
+export {
+  SERVER_FAMILIES,
+  baseName,
+  RUNNING_GAUGES,
+  QUEUE_GAUGES,
+  HANDOFF_GAUGES,
+  DEFAULT_GAUGES,
+  TOKEN_COUNTERS,
+  REQUEST_COUNTERS,
+  DEFAULT_COUNTERS,
+  KEY_GAUGES,
+  pdSideOf,
+  type PdSide,
+} from './server-families.js';

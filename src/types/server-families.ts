@@ -6,6 +6,10 @@
 /** How a token counter moves: while streams run (best proof of flow), when requests finish, or with prompts only. */
 type Moves = 'while_streaming' | 'at_finish' | 'prompt';
 
+/** The server of a PD deployment a series comes from: the prefill (prompts, the first token) or the decode
+ * (every later token: the one whose counters say answers flow). */
+export type PdSide = 'prefill' | 'decode';
+
 interface ServerFamily {
   /** The prefix of its metric names, colon included (`sglang:`), or '' when its names carry their own (`tgi_`). */
   prefix: string;
@@ -13,8 +17,9 @@ interface ServerFamily {
   running: readonly (readonly [string, string])[];
   /** Gauges of requests waiting for a slot, with the live line's short name ('' when the line leaves it out). */
   queue: readonly (readonly [string, string])[];
-  /** SGLang PD's hand-off queues (a request passes through in a KV transfer's time), with short names. */
-  handoff: readonly (readonly [string, string])[];
+  /** SGLang PD's hand-off queues (a request passes through in a KV transfer's time), with short names and
+   * the server that exposes them. */
+  handoff: readonly (readonly [string, string, PdSide])[];
   /** Other gauges kept by default (usage, throughput, ratios). */
   other: readonly string[];
   /** Counters of generated or processed tokens: proof of flow, by how they move. */
@@ -34,13 +39,13 @@ export const SERVER_FAMILIES = {
       ['num_grammar_queue_reqs', ''],
     ],
     handoff: [
-      ['num_prefill_prealloc_queue_reqs', 'bootstrap'],
-      ['num_prefill_bootstrap_queue_reqs', 'bootstrap'],
-      ['num_prefill_inflight_queue_reqs', 'inflight'],
+      ['num_prefill_prealloc_queue_reqs', 'bootstrap', 'prefill'],
+      ['num_prefill_bootstrap_queue_reqs', 'bootstrap', 'prefill'],
+      ['num_prefill_inflight_queue_reqs', 'inflight', 'prefill'],
       // The misspelling of older builds.
-      ['num_prefill_infight_queue_reqs', 'inflight'],
-      ['num_decode_prealloc_queue_reqs', ''],
-      ['num_decode_transfer_queue_reqs', 'transfer'],
+      ['num_prefill_infight_queue_reqs', 'inflight', 'prefill'],
+      ['num_decode_prealloc_queue_reqs', '', 'decode'],
+      ['num_decode_transfer_queue_reqs', 'transfer', 'decode'],
     ],
     other: ['num_used_tokens', 'token_usage', 'gen_throughput', 'cache_hit_rate'],
     tokens: [
@@ -106,7 +111,9 @@ export const SERVER_FAMILIES = {
 } as const satisfies Record<string, ServerFamily>;
 
 const FAMILIES: readonly ServerFamily[] = Object.values(SERVER_FAMILIES);
-const names = (pick: (f: ServerFamily) => readonly (string | readonly [string, unknown])[]): string[] => [...new Set(FAMILIES.flatMap((f) => pick(f).map((x) => (typeof x === 'string' ? x : x[0]))))];
+const names = (pick: (f: ServerFamily) => readonly (string | readonly [string, ...unknown[]])[]): string[] => [
+  ...new Set(FAMILIES.flatMap((f) => pick(f).map((x) => (typeof x === 'string' ? x : x[0])))),
+];
 
 const PREFIXES = FAMILIES.map((f) => f.prefix).filter((p) => p !== '');
 const PREFIX_PATTERN = new RegExp(`^(${PREFIXES.map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})`);
@@ -136,4 +143,16 @@ export const REQUEST_COUNTERS: readonly string[] = names((f) => f.requests);
 export const DEFAULT_COUNTERS: readonly string[] = [...new Set([...TOKEN_COUNTERS, ...REQUEST_COUNTERS, ...names((f) => f.failures)])];
 
 /** Gauges the live line shows, with their short names (running, queue, then the hand-off queues). */
-export const KEY_GAUGES: readonly (readonly [string, string])[] = FAMILIES.flatMap((f) => [...f.running, ...f.queue, ...f.handoff]).filter(([, short]) => short !== '');
+export const KEY_GAUGES: readonly (readonly [string, string])[] = FAMILIES.flatMap((f) => [...f.running, ...f.queue, ...f.handoff.map(([name, short]) => [name, short] as const)]).filter(
+  ([, short]) => short !== '',
+);
+
+const PD_SIDES: ReadonlyMap<string, PdSide> = new Map(FAMILIES.flatMap((f) => f.handoff.map(([name, , side]) => [name, side] as const)));
+
+/** The PD server a series says it comes from: its `engine_type` label (SGLang's), else a hand-off queue only
+ * that server has; null when it says neither (a single server, a router, another family). */
+export function pdSideOf(name: string, labels: Readonly<Record<string, string>>): PdSide | null {
+  const type = labels['engine_type'];
+  if (type === 'prefill' || type === 'decode') return type;
+  return PD_SIDES.get(baseName(name)) ?? null;
+}

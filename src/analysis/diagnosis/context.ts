@@ -1,6 +1,6 @@
 // Everything a signal may ask about a stretch of the run: the canaries sent then, the scrapes, the client's
 // own samples, the flow counters, the client's requests. Built once per diagnosis from its input.
-import type { BufferingFigures, GaugeVerdict, PathKind } from '../../types/index.js';
+import type { BufferingFigures, GaugeVerdict, PathKind, PdSide } from '../../types/index.js';
 import { withSamplerLateness, type CanaryPoint, type ClientWindow, type ErrorSpan, type FlowTrack, type HangSpan, type ProbeRead, type RequestActivity, type ScrapePoint } from './inputs.js';
 import type { KeptFailures } from './episodes.js';
 import { median } from './text.js';
@@ -40,6 +40,14 @@ export interface DiagnosisInput {
 /** A client sample window whose loop delay reached this is late: what the client measured then measures itself. */
 export const CLIENT_LATE_MS = 250;
 
+/** A gauge of one target that held requests through a window: at `held` of its `scrapes`, up to `max`. */
+export interface HeldGauge {
+  target: string;
+  held: number;
+  scrapes: number;
+  max: number;
+}
+
 export interface Window {
   from_ms: number;
   to_ms: number;
@@ -69,6 +77,7 @@ export class Context {
   readonly #late: readonly ClientWindow[];
   readonly #lateMaxTo: Float64Array;
   readonly #outside = new Map<string, ScrapePoint[]>();
+  readonly #sides = new Map<string, PdSide>();
 
   constructor(input: DiagnosisInput) {
     this.canaries = [...input.canaries].sort((a, b) => a.run_ms - b.run_ms);
@@ -92,6 +101,12 @@ export class Context {
     for (let i = 1; i < direct.length; i += 1) gaps.push(direct[i]! - direct[i - 1]!);
     this.canaryIntervalMs = median(gaps);
     this.targets = [...new Set(this.scrapes.map((s) => s.target))].sort();
+    for (const s of this.scrapes) if (s.side !== undefined && s.side !== null && !this.#sides.has(s.target)) this.#sides.set(s.target, s.side);
+  }
+
+  /** The PD server `target` is (prefill or decode), null when its scrapes never said. */
+  sideOf(target: string): PdSide | null {
+    return this.#sides.get(target) ?? null;
   }
 
   /** Canaries whose life ([send, send + latency]) touches the window. */
@@ -153,14 +168,23 @@ export class Context {
   /** The targets whose PD hand-off queues held at least one request at nearly every answered scrape of the
    * window (HANDOFF_HELD_SHARE of them, at least two, most of the window's scrapes answered): the share of
    * scrapes and the most held. */
-  handoffHeldIn(w: Window): { target: string; held: number; scrapes: number; max: number }[] {
-    const out: { target: string; held: number; scrapes: number; max: number }[] = [];
+  handoffHeldIn(w: Window): HeldGauge[] {
+    return this.heldIn(w, (s) => s.handoff);
+  }
+
+  /** The targets reporting a request running at nearly every answered scrape of the window, as handoffHeldIn. */
+  runningHeldIn(w: Window): HeldGauge[] {
+    return this.heldIn(w, (s) => s.running);
+  }
+
+  private heldIn(w: Window, read: (s: ScrapePoint) => number | null | undefined): HeldGauge[] {
+    const out: HeldGauge[] = [];
     for (const target of this.targets) {
       const mine = this.scrapes.filter((s) => s.target === target && s.run_ms >= w.from_ms && s.run_ms <= w.to_ms);
-      const read = mine.filter((s) => s.ok && s.handoff !== undefined && s.handoff !== null);
-      if (read.length < 2 || read.length * 2 < mine.length) continue;
-      const held = read.filter((s) => (s.handoff ?? 0) >= 1);
-      if (held.length >= HANDOFF_HELD_SHARE * read.length) out.push({ target, held: held.length, scrapes: read.length, max: Math.max(...held.map((s) => s.handoff ?? 0)) });
+      const values = mine.flatMap((s) => (s.ok ? [read(s)] : [])).filter((v): v is number => v !== undefined && v !== null);
+      if (values.length < 2 || values.length * 2 < mine.length) continue;
+      const held = values.filter((v) => v >= 1);
+      if (held.length >= HANDOFF_HELD_SHARE * values.length) out.push({ target, held: held.length, scrapes: values.length, max: Math.max(...held) });
     }
     return out;
   }

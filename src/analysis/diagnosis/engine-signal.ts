@@ -2,7 +2,7 @@
 // process does not), whether work flowed (counters, completions, tokens), pinned gauges, full queues and
 // rising TTFT (an overloaded engine makes progress, slowly).
 import { baseName } from '../../monitor/index.js';
-import type { Context, Window } from './context.js';
+import type { Context, HeldGauge, Window } from './context.js';
 import type { Episode } from './episodes.js';
 import type { ScrapePoint } from './inputs.js';
 import { dur, median, pct, s1 } from './text.js';
@@ -109,16 +109,34 @@ const STILL_SHARE = 0.2;
 /** A slice with tokens arriving this share of it flows. */
 const STREAMING_SLICE_SHARE = 0.3;
 
-/** Work flowing: counters moving, completions, tokens streaming, judged slice by slice over the episode, so
- * a freeze is not hidden by the requests that completed just before it began. */
-function flowVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): void {
-  const observedFlows = ctx.flows.filter((f) => ctx.scrapesIn(f.target, w).filter((s) => s.ok).length >= 2);
+function heldText(held: readonly HeldGauge[]): string {
+  return held.map((h) => `${h.target} (≥ 1 in ${h.held} of ${h.scrapes} scrapes, up to ${h.max})`).join(', ');
+}
+
+/** How work went over an episode: `flowing` (most of it), `still` (hardly any of it, while requests waited),
+ * `partly` (between), or `unjudged` (no flow counter nor client activity, or too few slices). */
+export type Flow = 'flowing' | 'still' | 'partly' | 'unjudged';
+
+/**
+ * Work flowing: counters moving, completions, tokens streaming, judged slice by slice over the episode, so
+ * a freeze is not hidden by the requests that completed just before it began. In a PD deployment the
+ * decode's counters say whether answers flow; the prefill's move with prompts and first tokens alone, so a
+ * prefill still taking requests while the decode stopped is named, not counted as flow.
+ */
+function flowVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): Flow {
+  const observed = ctx.flows.filter((f) => ctx.scrapesIn(f.target, w).filter((s) => s.ok).length >= 2);
+  const pd = observed.some((f) => ctx.sideOf(f.target) === 'decode');
+  const prefills = pd ? observed.filter((f) => ctx.sideOf(f.target) === 'prefill') : [];
+  const observedFlows = observed.filter((f) => !prefills.includes(f));
   const a = ctx.activity;
-  if (observedFlows.length === 0 && a === null) return;
+  if (observedFlows.length === 0 && a === null) return 'unjudged';
   const spanMs = Math.max(1, w.to_ms - w.from_ms);
   const sliceMs = Math.max(500, spanMs / 40);
   let slices = 0;
   let flowing = 0;
+  let prefillMoving = 0;
+  /** Slices in which each target's counter moved. */
+  const movedSlices = new Map<string, number>();
   const movedNames = new Set<string>();
   let completions = 0;
   let late = 0;
@@ -137,6 +155,8 @@ function flowVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): void {
         movedNames.add(`${f.target} ${f.counter}`);
       }
     }
+    if (prefills.some((f) => ctx.flowMoved(f, slice))) prefillMoving += 1;
+    for (const f of observed) if (ctx.flowMoved(f, slice)) movedSlices.set(f.target, (movedSlices.get(f.target) ?? 0) + 1);
     const done = a?.completionsIn(slice.from_ms, slice.to_ms) ?? 0;
     completions += done;
     if (done > 0 || (a?.streamingShare(slice.from_ms, slice.to_ms) ?? 0) >= STREAMING_SLICE_SHARE) flows = true;
@@ -144,7 +164,7 @@ function flowVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): void {
   }
   if (slices < 2) {
     if (late > 0) signal.facts.push(`flow not judged: the client's own loop was late through ${late} of ${late + slices} slices of the episode`);
-    return;
+    return 'unjudged';
   }
   const share = flowing / slices;
   const streaming = a?.streamingShare(w.from_ms, w.to_ms) ?? 0;
@@ -153,6 +173,8 @@ function flowVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): void {
   if (completions > 0) what.push(`${completions} client request${completions === 1 ? '' : 's'} completed`);
   if (streaming >= 0.05) what.push(`tokens streamed to the client ${pct(streaming)} of the time`);
   const over = `${flowing} of ${slices} slices of ${dur(sliceMs)}${late > 0 ? `, ${late} more left out as the client was late` : ''}`;
+  const prefillText =
+    prefillMoving === 0 ? '' : `; ${prefills.map((f) => `${f.target} ${f.counter}`).join(', ')} moved in ${prefillMoving} of them: the prefill kept taking requests the decode did not answer`;
   if (share >= FLOWING_SHARE) {
     // Progress clears a stuck engine; it is what an overloaded engine does, and fits a proxy or network
     // fault as well. The counters are the engine's own word; the client's completions alone may have gone
@@ -169,7 +191,9 @@ function flowVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): void {
       ),
       busy: true,
     });
-  } else if (share <= STILL_SHARE && ((a?.inFlightShare(w.from_ms, w.to_ms) ?? 0) >= 0.5 || ep.hangs.length > 0)) {
+    return 'flowing';
+  }
+  if (share <= STILL_SHARE && ((a?.inFlightShare(w.from_ms, w.to_ms) ?? 0) >= 0.5 || ep.hangs.length > 0)) {
     const flat = observedFlows.filter((f) => !movedNames.has(`${f.target} ${f.counter}`)).map((f) => `${f.target} ${f.counter}`);
     const counters =
       observedFlows.length > 0
@@ -182,28 +206,37 @@ function flowVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): void {
     signal.votes.push(
       vote(
         MEDIUM,
-        `nothing flowed through most of the episode (work in only ${over}): ${counters}, hardly a request completed or a token arrived while requests waited`,
+        `nothing flowed through most of the episode (work in only ${over}): ${counters}, hardly a request completed or a token arrived while requests waited${prefillText}`,
         ['engine'],
         ['engine_overloaded'],
       ),
     );
+    // Requests the deployment counted as running the whole time nothing flowed: held, not worked on (an
+    // overloaded engine's running requests make tokens), and inside it, not lost on the way. A server whose
+    // own counter moved (a prefill still at work) was working on its requests.
+    const running = ctx.runningHeldIn(w).filter((h) => (movedSlices.get(h.target) ?? 0) <= STILL_SHARE * slices);
+    if (running.length > 0) {
+      signal.votes.push(
+        vote(MEDIUM, `${heldText(running)} reported requests running through the episode while nothing flowed: the deployment held them and answered none`, ['engine'], ['engine_overloaded']),
+      );
+    }
     // A request held between prefill and decode the whole time nothing flowed: stuck inside the deployment
     // (a KV transfer that never finishes), not lost on the way to it.
     const held = ctx.handoffHeldIn(w);
     if (held.length > 0) {
-      const where = held.map((h) => `${h.target} (≥ 1 in ${h.held} of ${h.scrapes} scrapes, up to ${h.max})`).join(', ');
       signal.votes.push(
         vote(
           MEDIUM,
-          `the PD hand-off queues (bootstrap, KV transfer) held a request through the episode while nothing flowed: ${where}: a request stuck between prefill and decode`,
+          `the PD hand-off queues (bootstrap, KV transfer) held a request through the episode while nothing flowed: ${heldText(held)}: a request stuck between prefill and decode`,
           ['engine'],
           ['proxy', 'network', 'engine_overloaded'],
         ),
       );
     }
-  } else {
-    signal.facts.push(`work flowed in ${over} of the episode${what.length === 0 ? '' : ` (${what.join(', ')})`}`);
+    return 'still';
   }
+  signal.facts.push(`work flowed in ${over} of the episode${what.length === 0 ? '' : ` (${what.join(', ')})`}${prefillText}`);
+  return 'partly';
 }
 
 /** A PD or waiting queue as an operator reads it. */
@@ -246,7 +279,7 @@ function heldRequestVotes(ep: Episode, ctx: Context, signal: Signal): void {
   }
 }
 
-function gaugeVotes(w: Window, ctx: Context, signal: Signal): void {
+function gaugeVotes(w: Window, ctx: Context, flow: Flow, signal: Signal): void {
   for (const g of ctx.gauges) {
     if (g.verdict !== 'pinned') continue;
     const from = g.stuck?.from_ms ?? -Infinity;
@@ -267,7 +300,20 @@ function gaugeVotes(w: Window, ctx: Context, signal: Signal): void {
     );
   }
   const q = ctx.queueIn(w);
-  if (q.observed >= 2 && q.queued * 2 >= q.observed) {
+  if (q.observed < 2 || q.queued * 2 < q.observed) return;
+  if (flow === 'still') {
+    // A queue in front of an engine that worked none of it off: stopped, or too slow to finish any request
+    // (each cut before its answer): no more a sign of overload than of a stop, yet of an engine at work
+    // where a path's timeout ended the requests (see weighCut).
+    signal.votes.push({
+      ...vote(
+        WEAK,
+        `requests waited in the engine's queue (≥ 1 in ${q.queued} of ${q.observed} scrapes, up to ${q.max}) while nothing flowed: an engine that finished none of them, stopped or too slow`,
+        ['engine', 'engine_overloaded'],
+      ),
+      busy: true,
+    });
+  } else {
     signal.votes.push({
       ...vote(MEDIUM, `requests waited in the engine's queue: its queue gauge was ≥ 1 in ${q.queued} of ${q.observed} scrapes over the episode (up to ${q.max})`, ['engine_overloaded']),
       busy: true,
@@ -275,7 +321,7 @@ function gaugeVotes(w: Window, ctx: Context, signal: Signal): void {
   }
 }
 
-function ttftVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): void {
+function ttftVotes(ep: Episode, w: Window, ctx: Context, flow: Flow, signal: Signal): void {
   const a = ctx.activity;
   if (a === null) return;
   const now = a.ttft(w.from_ms, w.to_ms);
@@ -287,7 +333,8 @@ function ttftVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): void {
     );
   }
   const firstToken = ep.hangs.filter((h) => h.phase === 'first_token').length;
-  if (ep.hangs.length >= 2 && firstToken * 2 > ep.hangs.length && now.count >= 1) {
+  // With nothing flowing, a completion or two meanwhile does not make the engine slow rather than stopped.
+  if (flow !== 'still' && ep.hangs.length >= 2 && firstToken * 2 > ep.hangs.length && now.count >= 1) {
     signal.votes.push(
       vote(
         WEAK,
@@ -302,9 +349,9 @@ export function engineSignal(ep: Episode, w: Window, ctx: Context): Signal {
   const signal: Signal = { votes: [], facts: [] };
   if (ctx.targets.length === 0) signal.facts.push('no /metrics was scraped: name the engine (or prefill and decode) in monitor.targets to see whether it answered and whether work flowed');
   scrapeVotes(w, ctx, signal);
-  flowVotes(ep, w, ctx, signal);
-  gaugeVotes(w, ctx, signal);
+  const flow = flowVotes(ep, w, ctx, signal);
+  gaugeVotes(w, ctx, flow, signal);
   heldRequestVotes(ep, ctx, signal);
-  ttftVotes(ep, w, ctx, signal);
+  ttftVotes(ep, w, ctx, flow, signal);
   return signal;
 }

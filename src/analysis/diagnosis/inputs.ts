@@ -1,5 +1,6 @@
 // What the diagnosis reads, as compact points: hung and failed requests, canaries, scrapes, the client's own
 // samples, and when work flowed. Pure shapes plus a few readers of records and events into them.
+import { pdSideOf, QUEUE_GAUGES, RUNNING_GAUGES, type PdSide } from '../../types/index.js';
 import type { CanaryEvent, CanaryLeg, ClientSampleEvent, HangPhase, PathKind, RequestRecord, RequestStatus, ScrapeEvent } from '../../types/index.js';
 import { baseName, isHandoffQueue } from '../../monitor/index.js';
 
@@ -66,6 +67,9 @@ export interface ScrapePoint {
   /** Requests between the servers of a PD deployment: in the prefill's bootstrap and inflight (KV transfer)
    * queues, the decode's prealloc and transfer queues. Absent or null when the target exposes none. */
   handoff?: number | null;
+  /** The PD server it is (its series' `engine_type`, or a queue only that server has); absent or null: not a
+   * PD server, or not known. */
+  side?: PdSide | null;
 }
 
 /** One client sample window. */
@@ -98,10 +102,6 @@ export interface RequestActivity {
   /** Mean TTFT of completed requests sent in [from, to]. */
   ttft(fromMs: number, toMs: number): { count: number; meanMs: number };
 }
-
-/** Gauges read as a queue (requests waiting) and as running requests, per server family (prefix stripped). */
-export const QUEUE_GAUGES: ReadonlySet<string> = new Set(['num_queue_reqs', 'num_requests_waiting', 'requests_deferred', 'tgi_queue_size']);
-export const RUNNING_GAUGES: ReadonlySet<string> = new Set(['num_running_reqs', 'num_requests_running', 'requests_processing', 'tgi_batch_current_size']);
 
 /** The first line of a message, at most `max` characters. */
 function firstLine(text: string, max = 120): string {
@@ -166,14 +166,16 @@ export function scrapePoint(e: ScrapeEvent): ScrapePoint {
   let queue: number | null = null;
   let running: number | null = null;
   let handoff: number | null = null;
+  let side: PdSide | null = null;
   for (const s of e.samples) {
+    side ??= pdSideOf(s.name, s.labels);
     if (Number.isNaN(s.value)) continue;
     const base = baseName(s.name);
     if (QUEUE_GAUGES.has(base)) queue = (queue ?? 0) + s.value;
     else if (RUNNING_GAUGES.has(base)) running = (running ?? 0) + s.value;
     else if (isHandoffQueue(base)) handoff = (handoff ?? 0) + s.value;
   }
-  return { target: e.target, run_ms: e.run_ms, duration_ms: e.duration_ms, ok: e.ok, error: e.ok ? null : e.error, queue, running, handoff };
+  return { target: e.target, run_ms: e.run_ms, duration_ms: e.duration_ms, ok: e.ok, error: e.ok ? null : e.error, queue, running, handoff, side };
 }
 
 export function clientWindow(s: ClientSampleEvent): ClientWindow {
