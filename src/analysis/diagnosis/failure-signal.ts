@@ -1,6 +1,7 @@
 // What the failed requests themselves say: where hung requests stopped (connect, headers, first token,
 // mid-stream), and who answered an error: the proxy's own page (502/503/504: it is up and got no answer from
-// the engine, read against what was seen of the engine), the server's JSON error body, an error event inside
+// the engine, read against what was seen of the engine; a 4xx page: it refused the request itself, as nginx's
+// 413 for a body past client_max_body_size), the server's JSON error body, an error event inside
 // the stream, or nobody (refused, reset).
 import type { PathKind } from '../../types/index.js';
 import type { EngineHealth } from './engine-health.js';
@@ -57,6 +58,31 @@ function pageVotes(pages: readonly ErrorSpan[], health: EngineHealth, signal: Si
   }
 }
 
+/** What a refusal page says went wrong with the request itself. */
+function refusalMeaning(status: number | null): string {
+  if (status === 413) return "the request body was larger than it accepts (nginx client_max_body_size, a load balancer's body limit): the conversation outgrew the path's limit";
+  if (status === 431 || status === 414) return 'the request headers or URL were larger than it accepts';
+  if (status === 401 || status === 403 || status === 407) return 'it did not let the request through (authentication or an access rule)';
+  return 'it refused the request before any engine saw it';
+}
+
+/**
+ * A 4xx answered with a page (HTML or plain text), not an engine's JSON error: on a proxied path, the proxy
+ * refused the request itself — the engine never saw it. Straight to the engine, the engine's HTTP server did.
+ */
+function refusalVotes(refusals: readonly ErrorSpan[], proxied: boolean, signal: Signal): void {
+  const status = statusesOf(refusals);
+  const main = counted(refusals, (x) => String(x.http_status))[0]?.[0] ?? '';
+  const meaning = refusalMeaning(Number(main));
+  if (proxied) {
+    signal.votes.push(
+      vote(STRONG, `the proxy refused ${refusals.length} requests itself with an error page (HTTP ${status})${examples(refusals)}: ${meaning}`, ['proxy'], ['engine', 'engine_overloaded']),
+    );
+  } else {
+    signal.votes.push(vote(MEDIUM, `the server refused ${refusals.length} requests with an error page (HTTP ${status})${examples(refusals)}: ${meaning}`, ['engine']));
+  }
+}
+
 function errorVotes(ep: Episode, path: PathKind | null, health: EngineHealth, signal: Signal): void {
   const e = ep.errors;
   if (e.length === 0) return;
@@ -66,8 +92,11 @@ function errorVotes(ep: Episode, path: PathKind | null, health: EngineHealth, si
     if (proxied) pageVotes(pages, health, signal);
     else signal.votes.push(vote(WEAK, `${pages.length} requests were answered with an error page (HTTP ${statusesOf(pages)})${examples(pages)}`, ['engine']));
   }
+  const refusals = e.filter((x) => x.answered_by === 'page' && (x.http_status ?? 0) >= 400 && (x.http_status ?? 0) < 500 && x.http_status !== 429);
+  if (refusals.length > 0) refusalVotes(refusals, proxied, signal);
   const json5xx = e.filter((x) => x.answered_by === 'server_json' && (x.http_status ?? 0) >= 500);
-  if (json5xx.length > 0) signal.votes.push(vote(STRONG, `the server answered ${json5xx.length} requests with its own 5xx error body${examples(json5xx)}`, ['engine']));
+  // The engine's own error body: it was up and answered, and the answer was its failure.
+  if (json5xx.length > 0) signal.votes.push({ ...vote(STRONG, `the server answered ${json5xx.length} requests with its own 5xx error body${examples(json5xx)}`, ['engine']), answered: true });
   const limited = e.filter((x) => x.http_status === 429);
   if (limited.length > 0) signal.votes.push(vote(MEDIUM, `${limited.length} requests were rate limited (HTTP 429): the server was shedding load`, ['engine_overloaded']));
   const inStream = e.filter((x) => x.class === 'server_error_event');

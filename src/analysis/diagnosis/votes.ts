@@ -27,6 +27,8 @@ export interface Vote {
   /** The engine's own gauges hold the failed request (it is alive and yet the culprit): where, as
    * `prefill's inflight queue (…)`. */
   holds?: string;
+  /** The engine answered the failed requests itself with its own error: alive, and yet the culprit, as with `holds`. */
+  answered?: true;
   /** The path ended the failed requests itself, at its own timeout (see weighCut). */
   cuts?: true;
   /** It speaks only of a slow engine, which the path's timeout turned into failures: stated, not weighed. */
@@ -46,11 +48,14 @@ export function aliveVote(v: Vote): Vote {
   return { ...v, alive: true };
 }
 
-/** Once some vote shows the engine holding the failed request, being alive no longer clears it. */
+/** Once some vote shows the engine holding the failed request, or answering it with its own error, being
+ * alive no longer clears it. */
 export function weighAlive(votes: readonly Vote[]): Vote[] {
-  if (!votes.some((v) => v.holds !== undefined)) return [...votes];
+  const held = votes.some((v) => v.holds !== undefined);
+  if (!held && !votes.some((v) => v.answered === true)) return [...votes];
+  const why = held ? 'it holds the failed request' : 'it answered the failed requests with its own error';
   return votes.map((v) =>
-    v.alive === true && v.against.includes('engine') ? { ...v, against: v.against.filter((c) => c !== 'engine'), text: `${v.text} (alive, which does not clear it: it holds the failed request)` } : v,
+    v.alive === true && v.against.includes('engine') ? { ...v, against: v.against.filter((c) => c !== 'engine'), text: `${v.text} (alive, which does not clear it: ${why})` } : v,
   );
 }
 
