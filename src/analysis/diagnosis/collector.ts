@@ -22,6 +22,7 @@ import {
 } from './inputs.js';
 import { tallyError, tallyHang } from './episodes.js';
 import { FailureKeeper, type KeepLimits } from './failure-keeper.js';
+import { IdleTally } from './idle-signal.js';
 import { diagnose, MERGE_GAP_MS } from './judge.js';
 
 /**
@@ -122,6 +123,7 @@ export class DiagnosisCollector {
   readonly #buffered = new Buckets();
   readonly #loopback: boolean | null;
   readonly #probes: ProbeRead[] = [];
+  readonly #idle = new IdleTally();
 
   /**
    * @param loopback the agents' target is on this machine (null: unknown).
@@ -147,6 +149,7 @@ export class DiagnosisCollector {
       if (ANSWER_SHAPE_CLASSES.has(r.error?.class ?? '')) return;
       this.#errors.add(errorSpan(r));
     } else {
+      this.#idle.add(r.connection?.nth ?? null, r.connection?.idle_ms ?? null);
       if (r.ttft_ms !== null) this.#ttft.add(r.run_ms, r.ttft_ms);
       if (r.ttft_ms !== null && (r.completion_tokens ?? 0) >= BUFFERED_MIN_TOKENS) {
         const i = Math.max(0, Math.floor((r.run_ms + r.e2e_ms) / STREAM_BUCKET_MS));
@@ -229,6 +232,7 @@ export class DiagnosisCollector {
       activity,
       buffering: this.buffering(),
       probes: this.#probes,
+      idleReuse: this.#idle,
     });
   }
 }

@@ -3,6 +3,7 @@
 import type { BufferingFigures, GaugeVerdict, PathKind, PdSide } from '../../types/index.js';
 import { withSamplerLateness, type CanaryPoint, type ClientWindow, type ErrorSpan, type FlowTrack, type HangSpan, type ProbeRead, type RequestActivity, type ScrapePoint } from './inputs.js';
 import type { KeptFailures } from './episodes.js';
+import type { IdleReuse } from './idle-signal.js';
 import { median } from './text.js';
 
 /** Share of an episode's scrapes with a request in a PD hand-off queue from which it was held there throughout
@@ -35,6 +36,8 @@ export interface DiagnosisInput {
   buffering?: BufferingFigures | null;
   /** What the probes read, with the engine's known log lines in it. @default [] */
   probes?: readonly ProbeRead[];
+  /** The successful requests by connection reuse and idle gap. @default null (not known) */
+  idleReuse?: IdleReuse | null;
 }
 
 /** A client sample window whose loop delay reached this is late: what the client measured then measures itself. */
@@ -67,6 +70,7 @@ export class Context {
   readonly gauges: readonly GaugeVerdict[];
   readonly client: readonly ClientWindow[];
   readonly activity: RequestActivity | null;
+  readonly idleReuse: IdleReuse | null;
   /** Median gap between canaries of one leg (null: fewer than two). */
   readonly canaryIntervalMs: number | null;
   readonly targets: readonly string[];
@@ -93,6 +97,7 @@ export class Context {
       this.#lateMaxTo[i] = maxTo;
     });
     this.activity = input.activity ?? null;
+    this.idleReuse = input.idleReuse ?? null;
     this.path = input.path ?? input.hangs[0]?.path ?? input.errors?.[0]?.path ?? null;
     this.loopback = input.loopback ?? null;
     this.probes = [...(input.probes ?? [])].sort((a, b) => a.run_ms - b.run_ms);

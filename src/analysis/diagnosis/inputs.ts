@@ -16,6 +16,8 @@ export interface HangSpan {
   deadline_ms: number | null;
   /** The id it was sent with, what the engine's log names it by (null: an older record). */
   request_id: string | null;
+  /** How long its connection sat idle before it, on a reused one (absent: not known). */
+  idle_ms?: number | null;
 }
 
 /** Who answered an HTTP error: the server itself (an OpenAI-style JSON body), or a page (HTML or plain
@@ -127,7 +129,16 @@ export function hangSpan(r: RequestRecord): HangSpan {
   // The request as it stood when the deadline passed: under `wait` it went on for `waited_ms` after.
   const detected = r.run_ms + r.e2e_ms - (h?.waited_ms ?? 0);
   const from = h === null ? r.run_ms : Math.max(r.run_ms, detected - h.last_byte_age_ms);
-  return { from_ms: from, to_ms: detected, phase: h?.phase ?? null, path: r.path, nth: r.connection?.nth ?? null, deadline_ms: h?.deadline_ms ?? null, request_id: r.request_id ?? null };
+  return {
+    from_ms: from,
+    to_ms: detected,
+    phase: h?.phase ?? null,
+    path: r.path,
+    nth: r.connection?.nth ?? null,
+    deadline_ms: h?.deadline_ms ?? null,
+    request_id: r.request_id ?? null,
+    idle_ms: r.connection?.idle_ms ?? null,
+  };
 }
 
 export function errorSpan(r: RequestRecord): ErrorSpan {
