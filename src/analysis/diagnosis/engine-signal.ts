@@ -239,6 +239,39 @@ function flowVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): Flow {
   return 'partly';
 }
 
+/** Outside the trouble, a hand-off queue holding a request in at most this share of scrapes is quiet: one
+ * held through an episode is the failed request, not the load. At least HANDOFF_QUIET_SCRAPES read it. */
+const HANDOFF_QUIET_SHARE = 0.2;
+const HANDOFF_QUIET_SCRAPES = 5;
+
+/**
+ * A PD hand-off queue holding a request through the episode while work went on, where outside the trouble it
+ * was nearly always empty: the failed request is held between prefill and decode (a bootstrap or a KV
+ * transfer that never completes). With nothing flowing, flowVotes says it.
+ */
+function handoffVotes(w: Window, ctx: Context, flow: Flow, signal: Signal): void {
+  if (flow === 'still') return;
+  const quiet: string[] = [];
+  const held = ctx.handoffHeldIn(w).filter((h) => {
+    const outside = ctx.scrapesOutside(h.target).filter((s) => s.ok && s.handoff !== undefined && s.handoff !== null);
+    const busy = outside.filter((s) => (s.handoff ?? 0) >= 1).length;
+    if (outside.length < HANDOFF_QUIET_SCRAPES || busy > HANDOFF_QUIET_SHARE * outside.length) return false;
+    quiet.push(`${h.target} ${busy} of ${outside.length}`);
+    return true;
+  });
+  if (held.length === 0) return;
+  const where = held.map((h) => `${h.target}'s`).join(' and ');
+  signal.votes.push({
+    ...vote(
+      STRONG,
+      `the PD hand-off queues held a request through the episode (${heldText(held)}) where outside the trouble they seldom held one (scrapes with one: ${quiet.join(', ')}): the failed request is held between prefill and decode, a bootstrap or KV transfer that does not complete`,
+      ['engine'],
+      ['proxy', 'network', 'engine_overloaded'],
+    ),
+    holds: `${where} hand-off queues (bootstrap, KV transfer)`,
+  });
+}
+
 /** A PD or waiting queue as an operator reads it. */
 function queueName(name: string): string {
   const base = baseName(name);
@@ -351,6 +384,7 @@ export function engineSignal(ep: Episode, w: Window, ctx: Context): Signal {
   scrapeVotes(w, ctx, signal);
   const flow = flowVotes(ep, w, ctx, signal);
   gaugeVotes(w, ctx, flow, signal);
+  handoffVotes(w, ctx, flow, signal);
   heldRequestVotes(ep, ctx, signal);
   ttftVotes(ep, w, ctx, flow, signal);
   return signal;
