@@ -2,10 +2,11 @@
 // client's own health pinned quiet as the e2e tests pin it, so a loaded machine is not the verdict), or the CLI
 // as its own process (the starved-client scenario, whose verdict is the client's health); faults acted on the
 // parts at set times after the first completed request. Bounded by the scenario's abort signal.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseWorkload } from '../src/config/index.js';
+import { readSummary } from '../src/results/index.js';
 import { executeRun } from '../src/run/index.js';
 import type { Summary } from '../src/analysis/index.js';
 import type { RunEvent } from '../src/types/index.js';
@@ -67,7 +68,7 @@ export async function runInProcess(scope: Scope, spec: RunSpec, signal: AbortSig
   });
   timers.forEach((timer) => clearTimeout(timer));
   await Promise.allSettled(pending);
-  return JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as Summary;
+  return readSummary(dir);
 }
 
 /** `roundload run` as its own process (so it alone can be starved, its own client sampler measuring it);
@@ -102,5 +103,5 @@ thresholds: {hangs: null}
   } finally {
     signal.removeEventListener('abort', stop);
   }
-  return JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as Summary;
+  return readSummary(dir);
 }

@@ -1,7 +1,7 @@
 // `roundload report <run>`: rebuild summary.json, report.html and junit.xml from a results folder alone —
 // a finished run, or one that was killed (no summary.json, run.json still `running`, a torn last line).
 import { resolve } from 'node:path';
-import { rebuildSummary, resultPath, writeJsonAtomic } from '../results/index.js';
+import { rebuildSummary, writeSummary } from '../results/index.js';
 import { writeReports } from '../report/index.js';
 import type { Summary } from '../analysis/index.js';
 import { ResultsError } from '../errors.js';
@@ -23,8 +23,7 @@ export interface ReportOutcome {
 export async function rebuildReports(dir: string, log: (line: string) => void = () => {}): Promise<ReportOutcome> {
   const abs = resolve(dir);
   const rebuilt = await rebuildSummary(abs);
-  const summaryPath = resultPath(abs, 'summary');
-  writeJsonAtomic(summaryPath, rebuilt.summary);
+  const summaryPath = writeSummary(abs, rebuilt.summary);
   const reports = await writeReports(abs, rebuilt.summary, { notes: rebuilt.notes, log });
   // The disk refusing a file (full, read-only) is ERR_RESULTS, exit 4, not a report that failed to build.
   const refused = reports.errors.find((e): e is ResultsError => e instanceof ResultsError);

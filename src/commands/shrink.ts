@@ -1,13 +1,12 @@
 // `roundload shrink RUN`: from a failed run's resolved workload, the smallest workload that still fails k of k
 // against the same target (fewer agents, rounds, context, no think time, one connection, with or without its
 // proxy), written as shrunk.yaml beside shrink.json and every variant's results folders.
-import { readFileSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseDurationMs, parseWorkload, workloadToYaml, REDACTED, type Workload } from '../config/index.js';
-import { createRunFolder, readManifest, resultPath, writeJsonAtomic, writeTextAtomic } from '../results/index.js';
+import { createRunFolder, readManifest, readSummary, resultPath, writeJsonAtomic, writeTextAtomic } from '../results/index.js';
 import { answerLine, applyShape, describeFailure, failureOf, realRunner, shapeOf, shrinkLog, shrinkWorkload, shrunkHeader, variantsTable, type Failure } from '../shrink/index.js';
-import { NotARunError, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import { isObject } from '../util/index.js';
 import { stopOnSignals } from './signals.js';
 import * as flag from './flags.js';
@@ -32,20 +31,10 @@ const TRY_SETUP_MS = 15_000;
 
 /** The run's failure, from its summary.json: a hang, or its most frequent error class. */
 function originalFailure(runDir: string): { failure: Failure; wallMs: number } {
-  const path = resultPath(runDir, 'summary');
-  let summary: unknown;
-  try {
-    summary = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (cause) {
-    throw new NotARunError(`cannot shrink ${runDir}: its summary.json is missing or unreadable (rebuild it with \`roundload report ${runDir}\`)`, { cause, context: { dir: runDir } });
-  }
-  const totals = isObject(summary) && isObject(summary.totals) ? summary.totals : null;
-  const byClass = isObject(summary) && isObject(summary.errors_by_class) ? (summary.errors_by_class as Record<string, number>) : {};
-  if (totals === null || typeof totals.hangs !== 'number') throw new NotARunError(`cannot shrink ${runDir}: summary.json has no totals`, { context: { dir: runDir } });
-  const failure = failureOf({ hangs: totals.hangs, errorsByClass: byClass });
+  const summary = readSummary(runDir, `cannot shrink ${runDir}`);
+  const failure = failureOf({ hangs: summary.totals.hangs, errorsByClass: summary.errors_by_class });
   if (failure === null) throw new UsageError(`${runDir} had no hangs and no errors: nothing to shrink`);
-  const run = isObject(summary) && isObject(summary.run) ? summary.run : {};
-  return { failure, wallMs: typeof run.wall_s === 'number' ? run.wall_s * 1000 : 0 };
+  return { failure, wallMs: summary.run.wall_s * 1000 };
 }
 
 /** Paths of the values run.json redacted (secret headers), which a variant cannot send as they are. */

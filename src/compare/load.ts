@@ -2,10 +2,9 @@
 // steady or not, from summary.json) each holding the latencies of the requests sent in it (from
 // requests.jsonl, warm-up requests left out). Streams requests.jsonl, so a long run costs bins, not records.
 import { existsSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { readJsonlFile, readManifest, readSummary, RESULT_FILES } from '../results/index.js';
+import { resolve } from 'node:path';
+import { readManifest, readRequestRecords, readSummary } from '../results/index.js';
 import type { PhaseArrivals, WindowFigures } from '../analysis/index.js';
-import type { RequestRecord } from '../types/index.js';
 import { NotARunError } from '../errors.js';
 import { Bins } from './bins.js';
 import { workloadHash } from './identity.js';
@@ -123,9 +122,8 @@ export async function loadRun(dirArg: string): Promise<RunData> {
     }
     return undefined;
   };
-  const read = await readJsonlFile(join(dir, RESULT_FILES.requests), isObject, (value) => {
-    const r = value as Partial<RequestRecord>;
-    if (r.status !== 'ok' || r.warmup === true || typeof r.phase !== 'string' || typeof r.run_ms !== 'number' || typeof r.e2e_ms !== 'number') return;
+  const read = await readRequestRecords(dir, (r) => {
+    if (r.status !== 'ok' || r.warmup === true) return;
     // By send time, not end time: in a window of a short phase only the short requests would have ended, so
     // latencies by end time lean short early on; every request sent under steady load counts, however long.
     // summary.json lists the windows in which something ended or streamed, so the window a request was sent

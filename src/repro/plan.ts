@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import { resolveTools, toolsPayload } from '../agent/index.js';
 import { REDACTED, isPublicHeader, maskExtraBody, type ToolSpec } from '../config/index.js';
+import type { Summary } from '../analysis/index.js';
 import type { RunManifest } from '../results/index.js';
 import { RecordError } from '../errors.js';
 import { isObject } from '../util/index.js';
@@ -161,10 +162,11 @@ export function describeFailure(f: ReproFailure, connection: string | null): str
   return `request ${f.request} of the sequence, ${socket}, sent ${f.t}: ${what}${id}`;
 }
 
-/** summary.json's diagnosis as one line: `diagnosis: proxy (0.80): <first evidence>`. */
-export function diagnosisLine(summary: unknown): string | null {
-  if (!isObject(summary) || !isObject(summary.diagnosis)) return null;
-  const d = summary.diagnosis;
+/** summary.json's diagnosis as one line: `diagnosis: proxy (0.80): <first evidence>`. A summary of another
+ * version may lack it, or parts of it: read as written. */
+export function diagnosisLine(summary: Summary | null): string | null {
+  const d: unknown = summary?.diagnosis;
+  if (!isObject(d)) return null;
   const confidence = typeof d.confidence === 'number' ? ` (${d.confidence.toFixed(2)})` : '';
   const first = Array.isArray(d.evidence) && typeof d.evidence[0] === 'string' ? `: ${d.evidence[0]}` : '';
   return `diagnosis: ${String(d.verdict)}${confidence}${first}`;
@@ -174,15 +176,14 @@ export function diagnosisLine(summary: unknown): string | null {
 export interface PlanInputs {
   folder: string;
   manifest: RunManifest;
-  /** run.json's `route` (`request_url`, `connect_proxy`), which the manifest reader does not keep. */
-  route: Record<string, unknown>;
   /** summary.json, or null when the run has none. */
-  summary: unknown;
+  summary: Summary | null;
   sequence: ReproSequence;
   version: string;
 }
 
-export function buildPlan({ folder, manifest, route, summary, sequence, version }: PlanInputs): ReproPlan {
+export function buildPlan({ folder, manifest, summary, sequence, version }: PlanInputs): ReproPlan {
+  const route = manifest.route;
   const conversation = section(manifest.workload, 'conversation');
   const target = section(manifest.workload, 'target');
   const h = headers(folder, manifest);
@@ -190,9 +191,9 @@ export function buildPlan({ folder, manifest, route, summary, sequence, version 
   return {
     generated_by: `roundload ${version}`,
     run: { folder, name: manifest.name, status: manifest.status, started_at: manifest.started_at, path: manifest.path, replayed_trace: isObject(manifest.workload.replay) },
-    target: oneLineOnly(folder, 'route.request_url', typeof route.request_url === 'string' ? route.request_url : manifest.target.url),
+    target: oneLineOnly(folder, 'route.request_url', route?.request_url ?? manifest.target.url),
     endpoint: '/v1/chat/completions',
-    proxy: typeof route.connect_proxy === 'string' ? oneLineOnly(folder, 'route.connect_proxy', route.connect_proxy) : null,
+    proxy: typeof route?.connect_proxy === 'string' ? oneLineOnly(folder, 'route.connect_proxy', route.connect_proxy) : null,
     insecure: manifest.target.tls_insecure,
     api_key_env: typeof target.api_key_env === 'string' ? target.api_key_env : null,
     headers: h.headers,

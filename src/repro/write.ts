@@ -1,10 +1,9 @@
 // `roundload repro`'s work: read a run folder, pick the failing connection's sequence, and write the reproducer
 // folder (repro.mjs, repro.sh with its bodies, README.txt).
-import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { readRequestRecords, readManifest, resultPath, writeTextAtomic } from '../results/index.js';
+import { readRequestRecords, readManifest, readSummaryIfWritten, writeTextAtomic } from '../results/index.js';
 import type { RequestRecord } from '../types/index.js';
-import { isObject } from '../util/index.js';
 import { VERSION } from '../version.js';
 import { buildBodies } from './bodies.js';
 import { reproMjs } from './mjs.js';
@@ -26,25 +25,14 @@ interface ReproOutcome {
   files: string[];
 }
 
-function readJson(path: string): unknown {
-  if (!existsSync(path)) return null;
-  try {
-    return JSON.parse(readFileSync(path, 'utf8'));
-  } catch {
-    return null;
-  }
-}
-
-/** The plan for run folder `dir`. @throws NotARunError (not a run), NoFailureError (nothing failed). */
+/** The plan for run folder `dir`. @throws NotARunError (not a run, or a summary.json it cannot read), NoFailureError (nothing failed). */
 async function planRepro(dir: string, options: ReproOptions = {}): Promise<ReproPlan> {
   const folder = resolve(dir);
   const manifest = readManifest(folder);
   const records: RequestRecord[] = [];
   await readRequestRecords(folder, (r) => records.push(r));
   const sequence = pickSequence(records, options.connection === undefined ? {} : { connection: options.connection });
-  const raw = readJson(resultPath(folder, 'manifest'));
-  const route = isObject(raw) && isObject(raw.route) ? raw.route : {};
-  return buildPlan({ folder, manifest, route, summary: readJson(resultPath(folder, 'summary')), sequence, version: VERSION });
+  return buildPlan({ folder, manifest, summary: readSummaryIfWritten(folder, `cannot write a reproducer of ${dir}`), sequence, version: VERSION });
 }
 
 /** Writes the reproducer of run `dir`; returns where and what. */

@@ -2,22 +2,22 @@
 // requests, events and gauges interleaved on a common clock, histograms merged exactly through their
 // encoding, and the summary rebuilt by the same SummaryBuilder a live run uses. Streams, so a night of
 // records merges in constant memory.
-import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { hostname, platform, cpus } from 'node:os';
 import { resolve } from 'node:path';
 import { SummaryBuilder, plannedLengthS, windowSettingOf, type Summary } from '../analysis/index.js';
-import { HistogramSet, type HistogramsFile } from '../metrics/index.js';
-import { kindLineIssue, requestRecordIssue, type RecordIssue } from '../config/index.js';
 import { runThresholds } from './limits.js';
 import { RESULTS_SCHEMA_VERSION, type CanaryEvent, type ClientSampleEvent, type RequestRecord } from '../types/index.js';
-import { NotARunError, RecordError, UsageError } from '../errors.js';
+import { NotARunError, UsageError } from '../errors.js';
 import { onResultsFs } from './fs-error.js';
 import { VERSION } from '../version.js';
-import { resultPath, writeJsonAtomic } from './folder.js';
-import { readManifest, isKindLine } from './read.js';
-import type { RunManifest, RunManifestFile } from './manifest.js';
-import { isLoadEvent, isRequestRecord, thinkTimeMsOf } from './rebuild.js';
-import { RotatingJsonlWriter, jsonlLines, type RotationOptions } from './rotate.js';
+import { resultPath } from './folder.js';
+import { readHistograms, writeHistograms } from './histograms-file.js';
+import { readManifest, writeManifest, type RunManifest, type RunManifestFile } from './manifest.js';
+import { isLoadEvent, isRequestRecord, kindLineCursor, requestCursor, type KindLineFile, type RecordCursor } from './records.js';
+import { thinkTimeMsOf } from './rebuild.js';
+import { RotatingJsonlWriter, type RotationOptions } from './rotate.js';
+import { writeSummary } from './summary-file.js';
 import { isObject, round3 } from '../util/index.js';
 
 export interface ShardInfo {
@@ -50,13 +50,6 @@ interface Input {
 }
 
 const STATUS_RANK: Record<string, number> = { completed: 0, interrupted: 1, failed: 2, killed: 3, running: 3 };
-
-function shardOf(dir: string): ShardInfo | null {
-  const raw: unknown = JSON.parse(readFileSync(resultPath(dir, 'manifest'), 'utf8'));
-  const s = isObject(raw) ? raw.shard : undefined;
-  if (!isObject(s) || typeof s.index !== 'number' || typeof s.count !== 'number') return null;
-  return { index: s.index, count: s.count };
-}
 
 /** The first key path where two JSON values differ (`agents.count`), or null when they are equal. */
 export function firstDifference(a: unknown, b: unknown, path = ''): string | null {
@@ -92,7 +85,7 @@ function readInputs(dirs: readonly string[], out: string): { inputs: Input[]; no
   for (const dir of dirs) {
     if (resolve(dir) === resolve(out)) throw new UsageError(`--out ${out} is one of the folders being merged; pick a new folder`);
     const manifest = readManifest(dir);
-    const shard = shardOf(dir);
+    const shard = manifest.shard;
     if (shard === null) throw new NotARunError(`${dir} is not a shard (it was not run with --shard i/N); merge combines the shards of one run`, { context: { dir } });
     inputs.push({ dir, manifest, shard, status: manifest.status });
   }
@@ -127,48 +120,8 @@ function readInputs(dirs: readonly string[], out: string): { inputs: Input[]; no
   return { inputs: placed, notes };
 }
 
-/** A pull reader over one shard's JSONL file (with its rotated parts), skipping lines that do not parse (a torn
- * last line among them). A record that parses but breaks its rules (`check`) is a RecordError, never merged. */
-class Cursor<T> {
-  readonly #lines: AsyncGenerator<{ file: string; line: number; text: string }>;
-  readonly #accept: (v: unknown) => v is T;
-  readonly #check: (v: unknown) => RecordIssue | null;
-  current: T | null = null;
-  skipped = 0;
-
-  constructor(path: string, accept: (v: unknown) => v is T, check: (v: unknown) => RecordIssue | null) {
-    this.#lines = jsonlLines(path);
-    this.#accept = accept;
-    this.#check = check;
-  }
-
-  async next(): Promise<T | null> {
-    for (;;) {
-      const r = await this.#lines.next();
-      if (r.done === true) return (this.current = null);
-      if (r.value.text.trim() === '') continue;
-      const value = parsed(r.value.text);
-      if (value === undefined || !this.#accept(value)) {
-        this.skipped += 1;
-        continue;
-      }
-      const issue = this.#check(value);
-      if (issue !== null) throw new RecordError(r.value.file, r.value.line, issue.field, issue.problem);
-      return (this.current = value);
-    }
-  }
-}
-
-function parsed(line: string): unknown {
-  try {
-    return JSON.parse(line) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
 /** k-way merge of already ordered streams by `key` (each shard's file is in its own time order). */
-async function mergeStreams<T>(cursors: Cursor<T>[], key: (value: T, i: number) => number, emit: (value: T, i: number) => void): Promise<void> {
+async function mergeStreams<T>(cursors: RecordCursor<T>[], key: (value: T, i: number) => number, emit: (value: T, i: number) => void): Promise<void> {
   await Promise.all(cursors.map((c) => c.next()));
   for (;;) {
     let best = -1;
@@ -185,16 +138,6 @@ async function mergeStreams<T>(cursors: Cursor<T>[], key: (value: T, i: number) 
     const cursor = cursors[best]!;
     emit(cursor.current!, best);
     await cursor.next();
-  }
-}
-
-function readHistograms(dir: string): HistogramSet | null {
-  const path = resultPath(dir, 'histograms');
-  if (!existsSync(path)) return null;
-  try {
-    return HistogramSet.fromFile(JSON.parse(readFileSync(path, 'utf8')) as HistogramsFile);
-  } catch {
-    return null;
   }
 }
 
@@ -222,7 +165,7 @@ export async function mergeRuns(dirs: readonly string[], options: MergeOptions):
   const rotation = rotationOf(workload, options.log);
 
   // ITL gaps exist only in histograms.json; without one from every shard, fall back to per-request stats.
-  const fileSets = inputs.map((i) => readHistograms(i.dir));
+  const fileSets = inputs.map((i) => readHistograms(i.dir)).map((read) => ('set' in read ? read.set : null));
   const itlFromRecords = fileSets.some((s) => s === null);
   if (itlFromRecords) notes.push('a shard has no readable histograms.json: ITL percentiles approximated from per-request stats');
   const builder = new SummaryBuilder({
@@ -244,13 +187,13 @@ export async function mergeRuns(dirs: readonly string[], options: MergeOptions):
     // histograms, merged exactly.
     for (const set of fileSets) builder.histograms.merge(set!, 'itl');
   }
-  writeJsonAtomic(resultPath(out, 'histograms'), builder.histograms.toFile());
+  writeHistograms(out, builder.histograms);
 
   const run = mergedRun(inputs, labels);
   const summary = builder.build(run);
-  writeJsonAtomic(resultPath(out, 'summary'), summary);
+  writeSummary(out, summary);
   const manifest = mergedManifest(inputs, run, requests.counts, workload);
-  writeJsonAtomic(resultPath(out, 'manifest'), manifest);
+  writeManifest(out, manifest);
   return { dir: out, summary, manifest, notes };
 }
 
@@ -268,7 +211,7 @@ function rotationOf(workload: Record<string, unknown>, log: MergeOptions['log'])
 async function mergeRequests(m: Merge): Promise<{ writer: RotatingJsonlWriter; counts: number[]; skipped: number }> {
   const { inputs, builder } = m;
   const requests = new RotatingJsonlWriter(resultPath(m.out, 'requests'), m.rotation);
-  const requestCursors = inputs.map((i) => new Cursor(resultPath(i.dir, 'requests'), isRequestRecord, requestRecordIssue));
+  const requestCursors = inputs.map((i) => requestCursor(i.dir));
   const counts = inputs.map(() => 0);
   await mergeStreams(
     requestCursors,
@@ -286,14 +229,14 @@ async function mergeRequests(m: Merge): Promise<{ writer: RotatingJsonlWriter; c
     },
   );
   requests.close();
-  return { writer: requests, counts, skipped: requestCursors.reduce((n, c) => n + c.skipped, 0) };
+  return { writer: requests, counts, skipped: requestCursors.reduce((n, c) => n + c.report.skipped.length, 0) };
 }
 
 /** Events and gauges, by wall-clock time, each line tagged with its shard. */
-async function mergeLines(m: Merge, file: 'events' | 'gauges'): Promise<void> {
+async function mergeLines(m: Merge, file: KindLineFile): Promise<void> {
   const { inputs, builder } = m;
   const writer = new RotatingJsonlWriter(resultPath(m.out, file), m.rotation);
-  const cursors = inputs.map((i) => new Cursor(resultPath(i.dir, file), isKindLine, kindLineIssue));
+  const cursors = inputs.map((i) => kindLineCursor(i.dir, file));
   await mergeStreams(
     cursors,
     (e) => (typeof e.t === 'string' ? Date.parse(e.t) : 0) || 0,
@@ -314,7 +257,7 @@ async function mergeLines(m: Merge, file: 'events' | 'gauges'): Promise<void> {
     },
   );
   writer.close();
-  const skipped = cursors.reduce((n, c) => n + c.skipped, 0);
+  const skipped = cursors.reduce((n, c) => n + c.report.skipped.length, 0);
   if (skipped > 0) m.notes.push(`${file}.jsonl: ${skipped} lines of the shards did not parse and were skipped`);
   await writer.settle(30_000);
 }

@@ -1,18 +1,16 @@
-// Reading a results folder back: the manifest, the summary, and JSONL files (with their rotated parts) streamed line
-// by line with every skipped line accounted for (a killed run can leave a torn last line: it is skipped
-// and reported, never fatal).
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+// Reading a results folder's JSONL files back (requests.jsonl, events.jsonl, gauges.jsonl, with their rotated
+// parts), streamed line by line with every skipped line accounted for (a killed run can leave a torn last line:
+// it is skipped and reported, never fatal). What each file's lines are: records.ts; the line's version: line.ts.
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { basename } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
-import type { Summary } from '../analysis/index.js';
 import type { RecordIssue } from '../config/index.js';
-import { NotARunError, RecordError } from '../errors.js';
-import { onResultsFs, rethrowFs } from './fs-error.js';
-import { RESULT_FILES, resultPath } from './folder.js';
+import { RecordError } from '../errors.js';
+import { onResultsFs } from './fs-error.js';
 import { jsonlParts, openPart } from './rotate.js';
+import { stripLineVersion } from './line.js';
 import { isObject } from '../util/index.js';
-import type { RunManifest } from './manifest.js';
 
 export type SkipReason = 'truncated' | 'invalid_json' | 'not_a_record' | 'unreadable';
 
@@ -35,69 +33,6 @@ export interface JsonlFileReport {
 
 const SAMPLE_CHARS = 80;
 
-function str(v: unknown, fallback: string): string {
-  return typeof v === 'string' ? v : fallback;
-}
-
-function stringRecord(v: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (!isObject(v)) return out;
-  for (const [k, x] of Object.entries(v)) if (typeof x === 'string' || typeof x === 'number' || typeof x === 'boolean') out[k] = String(x);
-  return out;
-}
-
-/** Throws NotARunError (exit 2) when `dir` is missing or is not a roundload results folder, ResultsError
- * (exit 4) when the file system refuses to show it. */
-export function assertRunFolder(dir: string): void {
-  let isDir: boolean;
-  try {
-    isDir = statSync(dir).isDirectory();
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new NotARunError(`${dir}: no such folder; pass a results folder (results/<stamp>-<name>/ or a run's --out)`, { context: { dir } });
-    rethrowFs(error, dir, 'read the results folder');
-  }
-  if (!isDir) throw new NotARunError(`${dir} is a file, not a results folder`, { context: { dir } });
-  if (!existsSync(resultPath(dir, 'manifest'))) {
-    throw new NotARunError(`${dir} is not a roundload results folder: it has no ${RESULT_FILES.manifest} (every run writes it first)`, { context: { dir } });
-  }
-}
-
-/** Reads run.json, tolerant of missing fields (older or partial manifests) but not of a non-run file. */
-export function readManifest(dir: string): RunManifest {
-  assertRunFolder(dir);
-  const path = resultPath(dir, 'manifest');
-  const text = onResultsFs(path, 'read', () => readFileSync(path, 'utf8'));
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (error) {
-    throw new NotARunError(`${path} is not valid JSON (${error instanceof Error ? error.message : String(error)})`, { cause: error, context: { dir } });
-  }
-  if (!isObject(raw) || typeof raw.name !== 'string' || typeof raw.status !== 'string') {
-    throw new NotARunError(`${path} is not a roundload manifest (no name/status)`, { context: { dir } });
-  }
-  const target = isObject(raw.target) ? raw.target : {};
-  return {
-    schema_version: typeof raw.schema_version === 'number' ? raw.schema_version : 0,
-    name: raw.name,
-    status: raw.status,
-    started_at: typeof raw.started_at === 'string' ? raw.started_at : null,
-    ended_at: typeof raw.ended_at === 'string' ? raw.ended_at : null,
-    argv: Array.isArray(raw.argv) ? raw.argv.filter((a): a is string => typeof a === 'string') : [],
-    labels: stringRecord(raw.labels),
-    target: {
-      url: str(target.url, 'unknown'),
-      embedded: target.embedded === true,
-      model: typeof target.model === 'string' ? target.model : null,
-      tls_insecure: target.tls_insecure === true,
-    },
-    path: str(raw.path, 'direct'),
-    versions: stringRecord(raw.versions),
-    host: isObject(raw.host) ? Object.fromEntries(Object.entries(raw.host).filter((e): e is [string, string | number] => typeof e[1] === 'string' || typeof e[1] === 'number')) : {},
-    workload: isObject(raw.workload) ? raw.workload : {},
-  };
-}
-
 function endsWithNewline(path: string): boolean {
   const fd = onResultsFs(path, 'read', () => openSync(path, 'r'));
   try {
@@ -117,7 +52,9 @@ function endsWithNewline(path: string): boolean {
  * `onRecord`. A missing file reads as `exists: false` with no records. A last line without its newline
  * that does not parse is `truncated` (the writer died mid-line); any other bad line is `invalid_json` or
  * `not_a_record`; a part that cannot be read at all (a corrupt gzip) is `unreadable` from where it broke.
- * A record that `check` finds breaking its rules (an id, a time, a class) is a RecordError with its place.
+ * Each line's version (`v`, line.ts) is taken off it before `accept` sees it. A record that `check` finds
+ * breaking its rules (an id, a time, a class), or a line of a version this roundload does not read, is a
+ * RecordError with its place.
  * @throws RecordError
  */
 export async function readJsonlFile<T>(
@@ -126,7 +63,19 @@ export async function readJsonlFile<T>(
   onRecord: (record: T) => void,
   check: (value: T) => RecordIssue | null = () => null,
 ): Promise<JsonlFileReport> {
-  const report: JsonlFileReport = { file: basename(path), exists: false, records: 0, skipped: [] };
+  const report = emptyReport(path);
+  for await (const record of jsonlRecords(path, accept, check, report)) onRecord(record);
+  return report;
+}
+
+/** What reading `path` found, before it is read. */
+export function emptyReport(path: string): JsonlFileReport {
+  return { file: basename(path), exists: false, records: 0, skipped: [] };
+}
+
+/** {@link readJsonlFile} as a pull reader (a merge takes one record at a time from each shard): yields each
+ * accepted record, and fills `report` as it goes. @throws RecordError */
+export async function* jsonlRecords<T>(path: string, accept: (value: unknown) => value is T, check: (value: T) => RecordIssue | null, report: JsonlFileReport): AsyncGenerator<T> {
   const parts = jsonlParts(path);
   for (const part of parts) {
     report.exists = true;
@@ -159,17 +108,19 @@ export async function readJsonlFile<T>(
           pendingBad = { file, line: n, reason: 'invalid_json', sample: line.slice(0, SAMPLE_CHARS) };
           continue;
         }
-        if (!accept(value)) {
+        // A line of a version this roundload does not read is refused before anything else is asked of it.
+        const versionIssue = isObject(value) ? stripLineVersion(value) : null;
+        if (versionIssue === null && !accept(value)) {
           report.skipped.push({ file, line: n, reason: 'not_a_record', sample: line.slice(0, SAMPLE_CHARS) });
           continue;
         }
-        const issue = check(value);
+        const issue = versionIssue ?? check(value as T);
         if (issue !== null) {
           failure = new RecordError(opened.file, n, issue.field, issue.problem);
           break;
         }
-        onRecord(value);
         report.records += 1;
+        yield value as T;
       }
       if (pendingBad !== null) report.skipped.push(complete ? pendingBad : { ...pendingBad, reason: 'truncated' });
     } catch (error) {
@@ -181,7 +132,6 @@ export async function readJsonlFile<T>(
     }
     if (failure !== null) throw failure;
   }
-  return report;
 }
 
 /** One sentence per skipped line, e.g. `requests.jsonl: last line truncated (line 57), skipped`. */
@@ -201,27 +151,4 @@ export function describeSkipped(report: JsonlFileReport): string[] {
 /** Every line as a plain object (events.jsonl, gauges.jsonl: each line has a string `kind`). */
 export function isKindLine(value: unknown): value is Record<string, unknown> & { kind: string } {
   return isObject(value) && typeof value.kind === 'string';
-}
-
-/**
- * Reads summary.json: the one reader every command uses (compare, history import, shrink, repro, a rebuild's
- * previous summary). `what` starts the messages (`cannot compare results/x`). @throws NotARunError (exit 2)
- * when it is missing (a run killed before its end), not JSON, or not a roundload summary — each saying to
- * rebuild it with `roundload report`; ResultsError (exit 4) when the disk refuses it.
- */
-export function readSummary(dir: string, what = dir): Summary {
-  const path = resultPath(dir, 'summary');
-  const rebuild = `rebuild it with \`roundload report ${dir}\``;
-  if (!existsSync(path)) throw new NotARunError(`${what}: it has no ${RESULT_FILES.summary} (a run killed before its end); ${rebuild}`, { context: { dir } });
-  const text = onResultsFs(path, 'read', () => readFileSync(path, 'utf8'));
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (cause) {
-    throw new NotARunError(`${what}: ${RESULT_FILES.summary} is not valid JSON; ${rebuild}`, { context: { dir }, cause });
-  }
-  if (!isObject(raw) || !isObject(raw.run) || !isObject(raw.totals) || !Array.isArray(raw.phases) || !isObject(raw.thresholds)) {
-    throw new NotARunError(`${what}: ${RESULT_FILES.summary} is not a roundload summary (no run, totals, phases or thresholds); ${rebuild}`, { context: { dir } });
-  }
-  return raw as unknown as Summary;
 }

@@ -1,27 +1,18 @@
 // Rebuilds a run's summary from its folder alone: requests.jsonl through the same SummaryBuilder a live
 // run uses, client samples and canaries from events.jsonl, scrapes from gauges.jsonl. Works on a killed run (no
 // summary.json, run.json still `running`, a torn last line) and says what was missing. Reads only.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { SummaryBuilder, plannedLengthS, ReplayComparison, windowSettingOf, type Summary } from '../analysis/index.js';
-import { kindLineIssue, requestRecordIssue } from '../config/index.js';
 import { runThresholds } from './limits.js';
-import { HistogramSet, type HistogramsFile } from '../metrics/index.js';
+import type { HistogramSet } from '../metrics/index.js';
 import { readTrace, recordedFigures, replayedConversations } from '../trace/index.js';
-import type {
-  ArrivalsEndEvent,
-  CanaryEvent,
-  ClientSampleEvent,
-  ConversationEndEvent,
-  ConversationStartEvent,
-  PhaseEvent,
-  ProbeEvent,
-  RequestRecord,
-  RunEndEvent,
-  ScrapeEvent,
-} from '../types/index.js';
+import type { RunEndEvent } from '../types/index.js';
 import { resultPath } from './folder.js';
-import { describeSkipped, isKindLine, readJsonlFile, readManifest, readSummary, type JsonlFileReport } from './read.js';
-import type { RunManifest } from './manifest.js';
+import { readHistograms } from './histograms-file.js';
+import { describeSkipped, isKindLine, type JsonlFileReport } from './read.js';
+import { readManifest, type RunManifest } from './manifest.js';
+import { isCanary, isClientSample, isLoadEvent, isProbe, isScrapeEvent, readKindLines, readRequestRecords } from './records.js';
+import { readSummary } from './summary-file.js';
 
 export interface RebuildResult {
   summary: Summary;
@@ -33,82 +24,13 @@ export interface RebuildResult {
   had: { summary: boolean; histograms: boolean };
 }
 
-const REQUEST_STATUSES = new Set(['ok', 'error', 'hang']);
-
-function isObj(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** Enough of a RequestRecord for the SummaryBuilder to use it safely. */
-export function isRequestRecord(v: unknown): v is RequestRecord {
-  if (!isObj(v)) return false;
-  if (typeof v.status !== 'string' || !REQUEST_STATUSES.has(v.status)) return false;
-  if (typeof v.run_ms !== 'number' || typeof v.e2e_ms !== 'number' || typeof v.round !== 'number' || typeof v.phase !== 'string') return false;
-  if (v.connection !== null && v.connection !== undefined && !(isObj(v.connection) && typeof v.connection.id === 'string' && typeof v.connection.nth === 'number')) return false;
-  if (v.itl !== null && v.itl !== undefined && !(isObj(v.itl) && typeof v.itl.p50_ms === 'number' && typeof v.itl.max_ms === 'number' && typeof v.itl.count === 'number')) return false;
-  if (v.status === 'hang' && v.hang !== null && !(isObj(v.hang) && typeof v.hang.phase === 'string')) return false;
-  return true;
-}
-
-function isClientSample(v: unknown): v is ClientSampleEvent {
-  return isKindLine(v) && v.kind === 'client_sample' && typeof v.loop_delay_p99_ms === 'number' && typeof v.loop_utilization === 'number';
-}
-
-function isProbe(v: unknown): v is ProbeEvent {
-  return isKindLine(v) && v.kind === 'probe' && typeof v.run_ms === 'number' && typeof v.name === 'string' && typeof v.stdout === 'string' && typeof v.stderr === 'string';
-}
-
-function isCanary(v: unknown): v is CanaryEvent {
-  return isKindLine(v) && v.kind === 'canary' && typeof v.run_ms === 'number' && (v.leg === 'proxied' || v.leg === 'direct') && typeof v.status === 'string';
-}
-
-/** A line of events.jsonl the arrival figures are made of: a stage's start, an open-loop conversation's
- * start or end, the end of the arrivals. */
-export function isLoadEvent(v: unknown): v is PhaseEvent | ConversationStartEvent | ConversationEndEvent | ArrivalsEndEvent {
-  if (!isKindLine(v) || typeof v.run_ms !== 'number') return false;
-  switch (v.kind) {
-    case 'phase':
-      return typeof v.name === 'string' && (v.load === undefined || (isObj(v.load) && typeof v.load.from === 'number' && typeof v.load.to === 'number' && typeof v.load.length_ms === 'number'));
-    case 'conversation_start':
-      return typeof v.conversation === 'string' && typeof v.phase === 'string' && typeof v.start_lag_ms === 'number' && typeof v.scheduled_ms === 'number' && typeof v.delayed === 'boolean';
-    case 'conversation_end':
-      return typeof v.conversation === 'string';
-    case 'arrivals_end':
-      return isObj(v.phases) && Object.values(v.phases).every((c) => isObj(c) && typeof c.not_started === 'number');
-    default:
-      return false;
-  }
-}
-
-export function isScrapeEvent(v: unknown): v is ScrapeEvent {
-  return isKindLine(v) && v.kind === 'scrape' && typeof v.run_ms === 'number' && typeof v.target === 'string' && Array.isArray(v.samples);
-}
-
-/** requests.jsonl of run `dir`, each record held to its rules. @throws RecordError on one that breaks them */
-export function readRequestRecords(dir: string, onRecord: (record: RequestRecord) => void): Promise<JsonlFileReport> {
-  return readJsonlFile(resultPath(dir, 'requests'), isRequestRecord, onRecord, requestRecordIssue);
-}
-
-/** events.jsonl or gauges.jsonl of run `dir`, each line held to the rules every kind shares.
- * @throws RecordError on one that breaks them */
-export function readKindLines<T>(dir: string, file: 'events' | 'gauges', accept: (value: unknown) => value is T, onRecord: (record: T) => void): Promise<JsonlFileReport> {
-  return readJsonlFile(resultPath(dir, file), accept, onRecord, kindLineIssue);
-}
-
-function readHistograms(dir: string, notes: string[]): HistogramSet | null {
-  const path = resultPath(dir, 'histograms');
-  if (!existsSync(path)) {
-    notes.push("histograms.json missing: ITL percentiles approximated from per-request stats (each request's ITL p50 and max)");
-    return null;
-  }
-  try {
-    const file = JSON.parse(readFileSync(path, 'utf8')) as HistogramsFile;
-    if (!Array.isArray(file.histograms)) throw new Error('no histograms array');
-    return HistogramSet.fromFile(file);
-  } catch (error) {
-    notes.push(`histograms.json unreadable (${error instanceof Error ? error.message : String(error)}): ITL percentiles approximated from per-request stats`);
-    return null;
-  }
+/** The run's histograms, or null with a note saying why ITL is approximated. */
+function histogramsOf(dir: string, notes: string[]): HistogramSet | null {
+  const read = readHistograms(dir);
+  if ('set' in read) return read.set;
+  if ('missing' in read) notes.push("histograms.json missing: ITL percentiles approximated from per-request stats (each request's ITL p50 and max)");
+  else notes.push(`histograms.json unreadable (${read.unreadable}): ITL percentiles approximated from per-request stats`);
+  return null;
 }
 
 function readPreviousSummary(dir: string): Summary | null {
@@ -155,7 +77,7 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
   if (!hadSummary) notes.push('summary.json was missing');
   else if (previous === null) notes.push('summary.json was unreadable');
 
-  const fileHistograms = readHistograms(dir, notes);
+  const fileHistograms = histogramsOf(dir, notes);
   const builder = new SummaryBuilder({
     itlFromRecords: fileHistograms === null,
     windowS: windowSettingOf(manifest.workload),

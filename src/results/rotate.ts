@@ -3,10 +3,10 @@
 // in the background. Readers see the parts oldest first, then the live file: one stream of lines.
 import { closeSync, createReadStream, createWriteStream, existsSync, fstatSync, ftruncateSync, openSync, readdirSync, renameSync, unlinkSync, writeSync, type ReadStream } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { pipeline } from 'node:stream/promises';
-import { createGunzip, createGzip } from 'node:zlib';
+import { createGzip } from 'node:zlib';
 import { onResultsFs, rethrowFs } from './fs-error.js';
+import { resultsLine } from './line.js';
 
 /** `requests.jsonl` → `requests.<n>.jsonl` (or `.jsonl.gz`). */
 export function partPath(path: string, n: number, gzip = false): string {
@@ -60,24 +60,6 @@ export function openPart(part: string): { raw: ReadStream; gz: boolean; file: st
   return { raw: createReadStream(file, { fd }), gz: file.endsWith('.gz'), file };
 }
 
-/** Lines of `path` across its rotated parts, in order (gzipped parts decompressed on the fly), each with the
- * part it is in and its 1-based line there. Constant memory. */
-export async function* jsonlLines(path: string): AsyncGenerator<{ file: string; line: number; text: string }> {
-  for (const part of jsonlParts(path)) {
-    const { raw, gz, file } = openPart(part);
-    const input = gz ? raw.pipe(createGunzip()) : raw;
-    raw.on('error', (error) => input.destroy(error));
-    const rl = createInterface({ input, crlfDelay: Infinity });
-    let line = 0;
-    try {
-      for await (const text of rl) yield { file, line: ++line, text };
-    } finally {
-      rl.close();
-      raw.destroy();
-    }
-  }
-}
-
 export interface RotationOptions {
   /** Rotate once the live file reaches this many bytes; `null`: never. */
   maxBytes: number | null;
@@ -120,8 +102,8 @@ export class RotatingJsonlWriter {
     return this.#part;
   }
 
-  write(value: unknown): void {
-    this.writeLines([`${JSON.stringify(value)}\n`]);
+  write(value: object): void {
+    this.writeLines([`${resultsLine(value)}\n`]);
   }
 
   /** Appends whole lines (each ending in `\n`), rotating after the line that reaches `maxBytes`. */

@@ -12,7 +12,7 @@ import { ConnectionTracker, type Transport } from '../transport/index.js';
 import { SummaryBuilder, plannedLengthS, ReplayComparison, type Summary } from '../analysis/index.js';
 import { recordedFigures } from '../trace/index.js';
 import { LatestGauges } from '../monitor/index.js';
-import { createRunFolder, resultPath, writeJsonAtomic, writeJsonLastResort, type RunManifestFile } from '../results/index.js';
+import { createRunFolder, writeHistograms, writeManifest, writeSummary, type RunManifestFile } from '../results/index.js';
 import { writeReports } from '../report/index.js';
 import type { MetricsExport } from '../export/index.js';
 import { RESULTS_SCHEMA_VERSION, type ClientSampleEvent, type HangEvent, type PathKind, type RunEvent } from '../types/index.js';
@@ -163,7 +163,7 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
   const route = await openRunRoute(workload, targetUrl, bus, setup);
   const target: RunTarget = { engine, url: targetUrl, route };
   const manifest = runManifest(options, setup.startedAt, target);
-  writeJsonAtomic(resultPath(setup.dir, 'manifest'), setup.scrubber.value(manifest));
+  writeManifest(setup.dir, manifest, { scrub: (v) => setup.scrubber.value(v) });
   const run = new LiveRun(options, setup, { target, bus, manifest });
   await run.drive();
   return run.finish();
@@ -522,10 +522,10 @@ class LiveRun {
   async finish(): Promise<RunResult> {
     const { dir } = this.#setup;
     const endedAt = await this.#closeAndDrain();
-    this.#tryWrite(() => writeJsonAtomic(resultPath(dir, 'histograms'), this.#summary.histograms.toFile()));
+    this.#tryWrite(() => writeHistograms(dir, this.#summary.histograms));
     this.#writeManifest(endedAt);
     const built = this.#buildSummary(endedAt);
-    this.#tryWrite(() => writeJsonAtomic(resultPath(dir, 'summary'), built));
+    this.#tryWrite(() => writeSummary(dir, built));
     await this.#writeReports(built);
     if (this.#manifest.status !== this.#status) this.#writeManifest(endedAt);
     // Verdicts as gauges, the remote-write push and the linger: after every file is written (a push that fails
@@ -574,7 +574,7 @@ class LiveRun {
   #writeManifest(endedAt: Date): void {
     this.#manifest.status = this.#status;
     this.#manifest.ended_at = endedAt.toISOString();
-    this.#tryWrite(() => writeJsonLastResort(resultPath(this.#setup.dir, 'manifest'), this.#setup.scrubber.value(this.#manifest)));
+    this.#tryWrite(() => writeManifest(this.#setup.dir, this.#manifest, { scrub: (v) => this.#setup.scrubber.value(v), lastResort: true }));
   }
 
   #buildSummary(endedAt: Date): Summary {

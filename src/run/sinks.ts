@@ -2,7 +2,7 @@
 // scrubbed of secrets, then handed to the results writer thread, which rotates files past
 // `results.max_file_mb`. Nothing here blocks on the disk.
 import { EVENT_FILES, type EventFile, type RunEvent } from '../types/index.js';
-import { ResultsWriter, resultPath, type WriterCloseResult, type WriterSample } from '../results/index.js';
+import { ResultsWriter, resultPath, resultsLine, type WriterCloseResult, type WriterSample } from '../results/index.js';
 import type { ResultsError } from '../errors.js';
 import type { RunBus } from './bus.js';
 
@@ -30,9 +30,10 @@ export interface WriterTuning {
   writeDelayMs?: number;
 }
 
-/** The one serialization step of a results line (requests.jsonl holds bare records, other files the events). */
+/** The one serialization step of a results line, in the results folder's line format (`{"v":2,…}`):
+ * requests.jsonl holds bare records, the other files the events. */
 function serialize(event: RunEvent): string {
-  return JSON.stringify(event.kind === 'request' ? event.record : event);
+  return resultsLine(event.kind === 'request' ? event.record : event);
 }
 
 export class EventSinks {

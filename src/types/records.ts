@@ -1,8 +1,11 @@
 // The records a run writes, as they appear on disk (snake_case, units in names).
 // These shapes are the results-folder contract of DESIGN.md: change them only with the schema version.
 
-/** Bumped whenever a record shape changes incompatibly. */
-export const RESULTS_SCHEMA_VERSION = 1;
+/** The results folder's version: run.json's and summary.json's `schema_version`, and every JSONL line's `v`.
+ * Bumped whenever a file's shape changes so that a reader must tell the versions apart; the readers of
+ * src/results/ read every earlier one (docs/results.md, "Versions"). 1: until 2026-12-05, JSONL lines without a
+ * version; 2: every line of requests.jsonl, events.jsonl and gauges.jsonl opens with `"v":2`. */
+export const RESULTS_SCHEMA_VERSION = 2;
 
 /** Which network path a request took. */
 export type PathKind = 'direct' | 'hop' | 'proxy';

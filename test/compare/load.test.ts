@@ -7,7 +7,17 @@ import { loadRun } from '../../src/compare/index.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const win = (start: number) => ({ phase: 'main', start_s: start, end_s: start + 1, requests: 1, ok: 1, errors: 0, hangs: 0, output_tokens: 10, output_tokens_per_s: 10, steady: true });
-const rec = (runMs: number, e2eMs: number) => ({ status: 'ok', phase: 'main', run_ms: runMs, e2e_ms: e2eMs, ttft_ms: e2eMs - 100, round: 1, agent: 0 });
+const rec = (runMs: number, e2eMs: number) => ({
+  t: new Date(Date.UTC(2026, 11, 5) + runMs).toISOString(),
+  conversation: 'a0-c1',
+  status: 'ok',
+  phase: 'main',
+  run_ms: runMs,
+  e2e_ms: e2eMs,
+  ttft_ms: e2eMs - 100,
+  round: 1,
+  agent: 0,
+});
 
 test('a request sent in a window summary.json does not list (nothing ended or streamed there) counts in the next one listed, never left out', async (t) => {
   const dir = tempDir(t);

@@ -108,7 +108,7 @@ export function folder(dir: string, text: string, opts: { failure?: Record<strin
     { kind: 'probe', t: '2026-12-05T08:00:00.300Z', run_ms: 300, name: text, on: 'hang', stdout: text, stderr: text, exit_code: 0 },
   ];
   writeFileSync(join(dir, 'events.jsonl'), events.map((e) => `${JSON.stringify(e)}\n`).join(''));
-  writeFileSync(join(dir, 'summary.json'), JSON.stringify({ diagnosis: { verdict: text, confidence: 0.5, evidence: [text] } }));
+  writeFileSync(join(dir, 'summary.json'), JSON.stringify({ run: {}, totals: {}, phases: [], thresholds: {}, diagnosis: { verdict: text, confidence: 0.5, evidence: [text] } }));
   if (opts.torn === true) appendFileSync(join(dir, 'requests.jsonl'), '{"t": "2026-12-05T08:00:00.400Z", "status": "o');
   return dir;
 }
