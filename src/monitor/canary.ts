@@ -42,7 +42,7 @@ export interface CanaryHandle {
 }
 
 /** A few tokens are enough: the canary asks "does a request get through", not "how fast is decode". */
-const CANARY_MAX_TOKENS = 2;
+export const CANARY_MAX_TOKENS = 2;
 const CLOSE_GRACE_MS = 500;
 
 function canaryBody(model: string, extraBody: Readonly<Record<string, unknown>> = {}): string {

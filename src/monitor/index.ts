@@ -5,7 +5,7 @@ export { SeriesSelector, isCounter, isHandoffQueue, keyGaugeValues } from './sel
 export { baseName, KEY_GAUGES } from '../types/index.js';
 export { GaugeStore, ClientActivity, flowCounter, scrapeTargets } from './series.js';
 export { judgeGauges, gaugeVerdicts } from './verdict.js';
-export { startCanaries, type CanaryHandle } from './canary.js';
+export { startCanaries, CANARY_MAX_TOKENS, type CanaryHandle } from './canary.js';
 export { Scraper, metricsUrl, type FetchText } from './scraper.js';
 export { LatestGauges } from './snapshot.js';
 export { ProbeRunner, runCommand } from './probes.js';

@@ -49,6 +49,7 @@ export {
   REQUEST_COUNTERS,
   DEFAULT_COUNTERS,
   KEY_GAUGES,
+  ANSWER_TOKEN_COUNTERS,
   pdSideOf,
   type PdSide,
 } from './server-families.js';

@@ -136,6 +136,9 @@ const MOVES_ORDER: readonly Moves[] = ['while_streaming', 'at_finish', 'prompt']
 /** Token counters, best proof of flow first: those moving while streams run, then at a request's end, then prompts. */
 export const TOKEN_COUNTERS: readonly string[] = MOVES_ORDER.flatMap((moves) => names((f) => f.tokens.filter(([, m]) => m === moves)));
 
+/** Token counters of answers as they finish: what a server made, to weigh against what the client received. */
+export const ANSWER_TOKEN_COUNTERS: ReadonlySet<string> = new Set(names((f) => f.tokens.filter(([, m]) => m === 'at_finish')));
+
 /** Counters of finished requests (they count aborted ones too, so they come last as proof of flow). */
 export const REQUEST_COUNTERS: readonly string[] = names((f) => f.requests);
 

@@ -194,6 +194,21 @@ export class Context {
     return out;
   }
 
+  /** The answer tokens `target` made over the window, by its answer-token counters' increases between
+   * consecutive answered scrapes (a reset counts its new value); null when fewer than two read them. */
+  answeredIn(target: string, w: Window): number | null {
+    let prev: number | null = null;
+    let reads = 0;
+    let made = 0;
+    for (const s of this.scrapes) {
+      if (s.target !== target || s.run_ms < w.from_ms || s.run_ms > w.to_ms || !s.ok || s.answered === undefined || s.answered === null) continue;
+      reads += 1;
+      if (prev !== null) made += s.answered >= prev ? s.answered - prev : s.answered;
+      prev = s.answered;
+    }
+    return reads < 2 ? null : made;
+  }
+
   /** Whether a target's flow counter moved at some point of the window. */
   flowMoved(f: FlowTrack, w: Window): boolean {
     for (let i = 0; i < f.moved.length; i += 2) if (overlaps(f.moved[i]!, f.moved[i + 1]!, w.from_ms, w.to_ms)) return true;

@@ -1,6 +1,6 @@
 // What the diagnosis reads, as compact points: hung and failed requests, canaries, scrapes, the client's own
 // samples, and when work flowed. Pure shapes plus a few readers of records and events into them.
-import { pdSideOf, QUEUE_GAUGES, RUNNING_GAUGES, type PdSide } from '../../types/index.js';
+import { ANSWER_TOKEN_COUNTERS, pdSideOf, QUEUE_GAUGES, RUNNING_GAUGES, type PdSide } from '../../types/index.js';
 import type { CanaryEvent, CanaryLeg, ClientSampleEvent, HangPhase, PathKind, RequestRecord, RequestStatus, ScrapeEvent } from '../../types/index.js';
 import { baseName, isHandoffQueue } from '../../monitor/index.js';
 
@@ -72,6 +72,9 @@ export interface ScrapePoint {
   /** The PD server it is (its series' `engine_type`, or a queue only that server has); absent or null: not a
    * PD server, or not known. */
   side?: PdSide | null;
+  /** Its answer-token counters, summed (ANSWER_TOKEN_COUNTERS): what it made, as answers finished. Absent or
+   * null when it exposes none. */
+  answered?: number | null;
 }
 
 /** One client sample window. */
@@ -178,15 +181,17 @@ export function scrapePoint(e: ScrapeEvent): ScrapePoint {
   let running: number | null = null;
   let handoff: number | null = null;
   let side: PdSide | null = null;
+  let answered: number | null = null;
   for (const s of e.samples) {
     side ??= pdSideOf(s.name, s.labels);
     if (Number.isNaN(s.value)) continue;
     const base = baseName(s.name);
+    if (ANSWER_TOKEN_COUNTERS.has(base)) answered = (answered ?? 0) + s.value;
     if (QUEUE_GAUGES.has(base)) queue = (queue ?? 0) + s.value;
     else if (RUNNING_GAUGES.has(base)) running = (running ?? 0) + s.value;
     else if (isHandoffQueue(base)) handoff = (handoff ?? 0) + s.value;
   }
-  return { target: e.target, run_ms: e.run_ms, duration_ms: e.duration_ms, ok: e.ok, error: e.ok ? null : e.error, queue, running, handoff, side };
+  return { target: e.target, run_ms: e.run_ms, duration_ms: e.duration_ms, ok: e.ok, error: e.ok ? null : e.error, queue, running, handoff, side, answered };
 }
 
 export function clientWindow(s: ClientSampleEvent): ClientWindow {

@@ -6,6 +6,7 @@ import type { Diagnosis, DiagnosisEpisode, DiagnosisVerdict, PathTimeout } from 
 import { canarySignal } from './canary-signal.js';
 import { clientSignal } from './client-signal.js';
 import { Context, type DiagnosisInput, type Window } from './context.js';
+import { deliverySignal } from './delivery-signal.js';
 import { engineHealth } from './engine-health.js';
 import { engineLogSignal } from './engine-log.js';
 import { engineSignal } from './engine-signal.js';
@@ -89,7 +90,7 @@ function judge(ep: Episode, ctx: Context, runCut: FoundTimeout | null): Diagnosi
   const log = engineLogSignal(ep, ctx, held);
   // A proxy's own error page is read against what the canaries, scrapes and log saw of the engine.
   const health = engineHealth([canaries, engine, log].flatMap((s) => s.votes));
-  const signals = [failureSignal(ep, ctx.path, health), idleSignal(ep, ctx), cut.signal, clientSignal(ep, ctx), canaries, engine, log];
+  const signals = [failureSignal(ep, ctx.path, health), idleSignal(ep, ctx), deliverySignal(ep, w, ctx), cut.signal, clientSignal(ep, ctx), canaries, engine, log];
   const weighed = weighCut(weighAlive(signals.flatMap((s) => s.votes)));
   // The engine's slowness behind a path that cut the requests: stated with the facts, not weighed.
   const contributing = weighed.filter((v) => v.contributing === true).map((v) => `contributing, not weighed (the path's timeout made the failures): ${v.text}`);
