@@ -296,11 +296,11 @@ const PROXY_FAULTS: Scenario[] = [
   {
     name: 'connect-proxy-frozen',
     expected: ['proxy'],
-    fault: 'an HTTP CONNECT proxy SIGSTOPped for 2 s, the engine healthy',
+    fault: 'an HTTP CONNECT proxy SIGSTOPped for 2 s, the engine healthy (target.bypass set: a CONNECT path has no default direct leg)',
     run: async (scope, signal) => {
       const engine = await single(scope);
       const proxy = await startConnectProxy(scope);
-      return runInProcess(scope, { engine, via: `{kind: connect, url: "${proxy.url}"}`, acts: freeze(proxy.proc) }, signal);
+      return runInProcess(scope, { engine, via: `{kind: connect, url: "${proxy.url}"}`, set: [`target.bypass=${engine.url}`], acts: freeze(proxy.proc) }, signal);
     },
   },
 ];
