@@ -39,3 +39,25 @@ export type { CanaryLeg, CanaryEvent, HopFaultEvent } from './paths.js';
 export { WARNING_CLASSES, WARNING_CLASS_NAMES, type WarningClass } from './warnings.js';
 export { DIAGNOSIS_VERDICTS, DIAGNOSIS_CANDIDATES, GAUGE_VERDICTS, type DiagnosisVerdict, type DiagnosisCandidate, type GaugeVerdictKind } from './verdicts.js';
 export { SERVER_FAMILIES, baseName, RUNNING_GAUGES, QUEUE_GAUGES, HANDOFF_GAUGES, DEFAULT_GAUGES, TOKEN_COUNTERS, REQUEST_COUNTERS, DEFAULT_COUNTERS, KEY_GAUGES } from './server-families.js';
+export {
+  FIGURES,
+  PERCENTILES,
+  AB_FAMILIES,
+  LATENCY_FIGURES,
+  HISTORY_FIGURE_COLUMNS,
+  AB_FIGURE_LIST,
+  TREND_FIGURES,
+  ROUND_CHARTS,
+  HISTORY_SHOW_COLUMNS,
+  latencyColumn,
+  tableColumns,
+  type FigureName,
+  type LatencyFigureName,
+  type Percentile,
+  type AbFamily,
+  type AbFigureName,
+  type AbFigureInfo,
+  type DeltaKind,
+  type TrendFigureInfo,
+  type LatencyTable,
+} from './figures.js';
