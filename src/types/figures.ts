@@ -46,6 +46,8 @@ interface ValueFigure {
   unit: 'tok/s' | '%' | 'count';
   worse: 'up' | 'down';
   means: string;
+  /** Where the terminal and report.html show it, in words (docs/results.md's figures table). */
+  shown: string;
   /** Its column in the history's `figures` table, or null. */
   history: string | null;
   /** Its name for `trend --metric`, and whether a trend shows it by default; null when no trend follows it. */
@@ -67,6 +69,7 @@ export const FIGURES = {
     unit: 'tok/s',
     worse: 'down',
     means: 'output tokens per second of the phase (an A/B: the mean of its steady windows)',
+    shown: 'the `requests` line; report.html: totals, stages, throughput over time',
     history: 'output_tokens_per_s',
     trend: { name: 'output_tok_s', default: true },
     ab: { figure: 'decode_tokens_per_s', label: 'decode tok/s', kind: 'relative', family: 'decode' },
@@ -77,6 +80,7 @@ export const FIGURES = {
     unit: 'tok/s',
     worse: 'down',
     means: 'the decode speed of one stream: (completion tokens − 1) ÷ (last token − first token), its mean',
+    shown: 'the per-round table (`tok/s/stream`)',
     history: 'stream_tokens_per_s',
     trend: { name: 'stream_tok_s', default: true },
     ab: null,
@@ -172,6 +176,7 @@ export const FIGURES = {
     unit: '%',
     worse: 'up',
     means: 'failed requests in % of those sent (an A/B: errors and hangs, warm-up included; a trend: errors)',
+    shown: 'errors and hangs counted on the `requests` line; the `error_rate` threshold',
     history: null,
     trend: { name: 'error_rate', default: true },
     ab: { figure: 'error_rate', label: 'errors+hangs %', kind: 'absolute', family: 'errors' },
@@ -182,6 +187,7 @@ export const FIGURES = {
     unit: 'count',
     worse: 'up',
     means: 'requests the watchdog declared hung',
+    shown: 'the per-round table (`hang`), the `hangs` line',
     history: 'hangs',
     trend: { name: 'hangs', default: true },
     ab: null,

@@ -53,7 +53,6 @@ export {
   tableColumns,
   type FigureName,
   type LatencyFigureName,
-  type Percentile,
   type AbFamily,
   type AbFigureName,
   type AbFigureInfo,
