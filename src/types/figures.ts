@@ -37,6 +37,15 @@ interface LatencyFigure {
   trendDefault: readonly Percentile[];
   /** The percentiles an A/B judges (`<name>_<p>_ms`, relative), each with its headline family or null. */
   ab: Partial<Record<Percentile, AbFamily | null>>;
+  /** compare.html's chart of it window by window, each run a line. */
+  abSeries?: AbSeries;
+}
+
+/** A chart of compare.html: a figure window by window (its id in the page, title and y axis). */
+interface AbSeries {
+  id: string;
+  title: string;
+  yLabel: string;
 }
 
 /** A single number per phase or run: a throughput, a rate, a count. */
@@ -54,6 +63,7 @@ interface ValueFigure {
   trend: { name: string; default: boolean } | null;
   /** How an A/B judges it: its name in compare.json, its label, its delta and its headline family; or null. */
   ab: { figure: string; label: string; kind: DeltaKind; family: AbFamily | null } | null;
+  abSeries?: AbSeries;
 }
 
 type FigureInfo = LatencyFigure | ValueFigure;
@@ -73,6 +83,7 @@ export const FIGURES = {
     history: 'output_tokens_per_s',
     trend: { name: 'output_tok_s', default: true },
     ab: { figure: 'decode_tokens_per_s', label: 'decode tok/s', kind: 'relative', family: 'decode' },
+    abSeries: { id: 'tokens', title: 'Decode tokens/s per window', yLabel: 'output tokens/s' },
   },
   stream_tokens_per_s: {
     kind: 'value',
@@ -113,6 +124,7 @@ export const FIGURES = {
     historyShow: ['p50', 'p99'],
     trendDefault: ['p50', 'p99'],
     ab: { p50: 'ttft', p99: null },
+    abSeries: { id: 'ttft', title: 'TTFT p50 per window', yLabel: 'ms' },
   },
   ttfc: {
     kind: 'latency',
@@ -169,6 +181,7 @@ export const FIGURES = {
     historyShow: ['p50', 'p99'],
     trendDefault: ['p50', 'p99'],
     ab: { p50: 'e2e', p99: null },
+    abSeries: { id: 'e2e', title: 'End-to-end p50 per window', yLabel: 'ms' },
   },
   error_rate: {
     kind: 'value',
@@ -288,6 +301,15 @@ export function tableColumns(table: LatencyTable): { figure: LatencyFigureName; 
 export const ROUND_CHARTS: readonly { figure: LatencyFigureName; title: string; note: string | null }[] = LATENCY_FIGURES.flatMap((n) => {
   const chart = (FIGURES[n] as LatencyFigure).chart;
   return chart === null ? [] : [{ figure: n, ...chart }];
+});
+
+/** The figures compare.html charts window by window. */
+export type AbSeriesFigureName = { [K in FigureName]: Figures[K] extends { abSeries: AbSeries } ? K : never }[FigureName];
+
+/** compare.html's charts of the figures window by window, in order. */
+export const AB_SERIES: readonly (AbSeries & { figure: AbSeriesFigureName })[] = NAMES.flatMap((n) => {
+  const f: FigureInfo = FIGURES[n];
+  return f.abSeries === undefined ? [] : [{ figure: n as AbSeriesFigureName, ...f.abSeries }];
 });
 
 /** The history columns `history show` prints per phase and round. */

@@ -49,6 +49,7 @@ export {
   TREND_FIGURES,
   ROUND_CHARTS,
   HISTORY_SHOW_COLUMNS,
+  AB_SERIES,
   latencyColumn,
   tableColumns,
   type FigureName,
@@ -59,4 +60,5 @@ export {
   type DeltaKind,
   type TrendFigureInfo,
   type LatencyTable,
+  type AbSeriesFigureName,
 } from './figures.js';

@@ -10,6 +10,7 @@ import Database from 'better-sqlite3';
 import {
   AB_FAMILIES,
   AB_FIGURE_LIST,
+  AB_SERIES,
   FIGURES,
   HISTORY_FIGURE_COLUMNS,
   HISTORY_SHOW_COLUMNS,
@@ -130,7 +131,7 @@ test('a trend follows every latency column of the history and each value figure,
     if (f.kind === 'latency') for (const p of f.trendDefault) assert.ok(f.history.includes(p as never), `${name} ${p}: a default trend needs its column`);
 });
 
-test("the terminal's and report.html's latency columns, round charts and history show are the table's", async (t) => {
+test("the terminal's and report.html's latency columns, round charts, compare.html's charts per window and history show are the table's", async (t) => {
   assert.deepEqual(
     tableColumns('rounds').map((c) => c.terminal),
     ['ttft p50', 'ttft p99', 'itl p50', 'itl p99', 'e2e p50', 'e2e p99'],
@@ -142,6 +143,10 @@ test("the terminal's and report.html's latency columns, round charts and history
   assert.deepEqual(
     ROUND_CHARTS.map((c) => c.title),
     ['TTFT', 'TTFC (first content)', 'ITL', 'TPOT', 'end to end'],
+  );
+  assert.deepEqual(
+    AB_SERIES.map((c) => `${c.id}|${c.title}|${c.yLabel}`),
+    ['tokens|Decode tokens/s per window|output tokens/s', 'ttft|TTFT p50 per window|ms', 'e2e|End-to-end p50 per window|ms'],
   );
   assert.deepEqual(HISTORY_SHOW_COLUMNS, ['ttft_p50_ms', 'ttft_p99_ms', 'ttfc_p99_ms', 'itl_p50_ms', 'itl_p99_ms', 'e2e_p50_ms', 'e2e_p99_ms']);
   const dir = await runFolder(join(tempDir(t), 'r1'), { startedAt: '2026-12-01T02:00:00.000Z' });

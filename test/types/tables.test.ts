@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { DEFAULT_MONITOR_COUNTERS, DEFAULT_MONITOR_GAUGES } from '../../src/config/index.js';
 import {
   AB_FAMILIES,
+  AB_SERIES,
   baseName,
   DIAGNOSIS_CANDIDATES,
   DIAGNOSIS_VERDICTS,
@@ -19,6 +20,7 @@ import {
   TREND_FIGURES,
   latencyColumn,
   type FigureName,
+  type LatencyFigureName,
 } from '../../src/types/index.js';
 import { diagnosisMeaning } from '../../src/report/table.js';
 
@@ -90,34 +92,29 @@ function figureDocRow(name: FigureName): string[] {
   const code = (xs: readonly string[]) => (xs.length === 0 ? '—' : xs.map((x) => `\`${x}\``).join(', '));
   const trend = TREND_FIGURES.filter((t) => t.figure === name).map((t) => (t.default ? `**\`${t.name}\`**` : `\`${t.name}\``));
   const withFamily = (figure: string, family: string | null) => `\`${figure}\`${family === null ? '' : ` (\`${family}\`)`}`;
-  if (f.kind === 'value') {
-    return [
-      `\`${name}\``,
-      f.means,
-      f.unit,
-      f.worse === 'up' ? 'higher' : 'lower',
-      f.shown,
-      code(f.history === null ? [] : [f.history]),
-      trend.join(', ') || '—',
-      f.ab === null ? '—' : withFamily(f.ab.figure, f.ab.family),
-    ];
-  }
+  const series = AB_SERIES.some((c) => c.figure === name) ? '; a chart per window in compare.html' : '';
+  const cells = (shown: string, history: readonly string[], ab: readonly string[]) => [
+    `\`${name}\``,
+    f.means,
+    f.unit,
+    f.worse === 'up' ? 'higher' : 'lower',
+    shown,
+    code(history),
+    trend.join(', ') || '—',
+    ab.length === 0 ? '—' : `${ab.join(', ')}${series}`,
+  ];
+  if (f.kind === 'value') return cells(f.shown, f.history === null ? [] : [f.history], f.ab === null ? [] : [withFamily(f.ab.figure, f.ab.family)]);
+  const latency = name as LatencyFigureName;
   const shown = [
     f.rounds.length > 0 ? `per-round table ${f.rounds.join(', ')}` : null,
     f.decode.length > 0 ? `decode table ${f.decode.join(', ')}` : null,
     f.chart === null ? null : 'a chart by round',
   ];
-  const ab = (Object.entries(f.ab) as [Parameters<typeof latencyColumn>[1], string | null][]).map(([p, family]) => withFamily(latencyColumn(name as Parameters<typeof latencyColumn>[0], p), family));
-  return [
-    `\`${name}\``,
-    f.means,
-    f.unit,
-    'higher',
+  return cells(
     shown.filter((x) => x !== null).join('; '),
-    code(f.history.map((p) => latencyColumn(name as Parameters<typeof latencyColumn>[0], p))),
-    trend.join(', ') || '—',
-    ab.join(', ') || '—',
-  ];
+    f.history.map((p) => latencyColumn(latency, p)),
+    (Object.entries(f.ab) as [Parameters<typeof latencyColumn>[1], string | null][]).map(([p, family]) => withFamily(latencyColumn(latency, p), family)),
+  );
 }
 
 test("docs/results.md's figures table has a row for every figure, as types/figures.ts declares it", () => {
