@@ -1,7 +1,7 @@
 // The figures a trend can follow, as types/figures.ts declares them (every latency column the history keeps,
 // then the throughputs, the error rate and hangs), each with how its value is read from a history row: its
 // column, or for the error rate, computed from the row's counts.
-import { TREND_FIGURES, type FigureName, type TrendFigureInfo } from '../types/index.js';
+import { TREND_FIGURES, type ComputedTrendFigureName, type TrendFigureInfo } from '../types/index.js';
 import type { Row } from '../history/index.js';
 
 export interface TrendMetric {
@@ -16,8 +16,9 @@ export interface TrendMetric {
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
-/** The figures with no history column of their own: their value from the row's other columns. */
-const COMPUTED: Partial<Record<FigureName, TrendMetric['value']>> = {
+/** The figures with no history column of their own: their value from the row's other columns (one left out
+ * does not compile). */
+const COMPUTED: Record<ComputedTrendFigureName, TrendMetric['value']> = {
   error_rate: (f) => {
     const requests = num(f.requests);
     return requests === null || requests === 0 ? null : (100 * (num(f.errors) ?? 0)) / requests;
@@ -26,8 +27,8 @@ const COMPUTED: Partial<Record<FigureName, TrendMetric['value']>> = {
 
 function metric(info: TrendFigureInfo): TrendMetric {
   const column = info.column;
-  const value = column === null ? COMPUTED[info.figure] : (f: Row) => num(f[column]);
-  if (value === undefined) throw new Error(`trend figure ${info.name}: no history column and no computed value`);
+  // A figure without a column is one of COMPUTED's, by ComputedTrendFigureName's definition.
+  const value = column === null ? COMPUTED[info.figure as ComputedTrendFigureName] : (f: Row) => num(f[column]);
   return { name: info.name, unit: info.unit, worse: info.worse, value };
 }
 

@@ -1,8 +1,9 @@
-// The figures roundload reports, each declared once: its unit, which way is worse, where summary.json has it,
-// where it is shown (the terminal and report.html tables, report.html's charts, `history show`), its columns in
-// the history database, whether a trend follows it, and how an A/B judges it. The terminal, report.html, the
-// history, trend and compare/ab take their lists from here (`test/types/figures.test.ts` holds the schema and
-// the docs to it); how a value is computed stays where it is computed, keyed by these names. No runtime dependencies.
+// The figures roundload reports, each declared once: what it is, its unit, which way is worse, where it is shown
+// (the terminal's and report.html's tables and charts, `history show`, compare.html), its columns in the history
+// database, the names a trend follows it by, and how an A/B judges it. The terminal, report.html, the history,
+// trend and compare/ab take their lists from here; test/types/figures.test.ts holds the history's latest schema
+// and summary.json to it, test/types/tables.test.ts the docs. How a value is computed stays where it is computed,
+// keyed by these names (a latency's name is its summary.json key). No runtime dependencies.
 
 /** The percentiles a latency is kept at in the history (`ttft_p50_ms`…) and followed by a trend. */
 export const PERCENTILES = ['p50', 'p90', 'p99'] as const;
@@ -51,6 +52,7 @@ interface AbSeries {
 /** A single number per phase or run: a throughput, a rate, a count. */
 interface ValueFigure {
   kind: 'value';
+  /** Its name for people. */
   label: string;
   unit: 'tok/s' | '%' | 'count';
   worse: 'up' | 'down';
@@ -272,6 +274,9 @@ export interface TrendFigureInfo {
   column: string | null;
   default: boolean;
 }
+
+/** The figures a trend follows that have no history column of their own (trend computes them from the row). */
+export type ComputedTrendFigureName = { [K in FigureName]: Figures[K] extends { kind: 'value'; history: null; trend: { name: string } } ? K : never }[FigureName];
 
 /** The figures a trend can follow: every latency column of the history (p50/p90/p99), then the value figures. */
 export const TREND_FIGURES: readonly TrendFigureInfo[] = [

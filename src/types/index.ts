@@ -61,4 +61,5 @@ export {
   type TrendFigureInfo,
   type LatencyTable,
   type AbSeriesFigureName,
+  type ComputedTrendFigureName,
 } from './figures.js';
