@@ -4,6 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { appendRun, historyCsv, historyRunFromFolder, listRuns, runDetail, withHistory, type RunFilter, type RunRow } from '../history/index.js';
 import { RoundloadError, UsageError } from '../errors.js';
 import { onResultsFs } from '../results/index.js';
+import { HISTORY_SHOW_COLUMNS } from '../types/index.js';
 
 /** `--label k=v` flags as a map. @throws UsageError on a flag without `=`. */
 export function labelFilter(entries: readonly string[]): Record<string, string> {
@@ -56,8 +57,6 @@ export async function historyLsCommand(file: string, opts: HistoryLsOptions): Pr
   return 0;
 }
 
-const FIGURE_COLUMNS = ['ttft_p50_ms', 'ttft_p99_ms', 'ttfc_p99_ms', 'itl_p50_ms', 'itl_p99_ms', 'e2e_p50_ms', 'e2e_p99_ms'] as const;
-
 /** One run: its fields, figures per phase and round, failures, gauge verdicts and thresholds. */
 export async function historyShowCommand(file: string, run: string, opts: { json?: boolean }): Promise<number> {
   const detail = await withHistory(file, { create: false }, (db) => runDetail(db, run));
@@ -67,7 +66,7 @@ export async function historyShowCommand(file: string, run: string, opts: { json
   }
   const fields = Object.entries(detail.run.cells).map(([k, v]) => `${k.padEnd(22)}${cell(v)}`);
   const figures = table(
-    ['phase', 'round', 'req', 'ok', 'err', 'hang', 'tok/s', ...FIGURE_COLUMNS.map((c) => c.replace(/_ms$/, ''))],
+    ['phase', 'round', 'req', 'ok', 'err', 'hang', 'tok/s', ...HISTORY_SHOW_COLUMNS.map((c) => c.replace(/_ms$/, ''))],
     detail.figures.map((f) => [
       cell(f.phase),
       f.round === 0 ? 'all' : cell(f.round),
@@ -76,7 +75,7 @@ export async function historyShowCommand(file: string, run: string, opts: { json
       cell(f.errors),
       cell(f.hangs),
       cell(f.output_tokens_per_s ?? f.stream_tokens_per_s),
-      ...FIGURE_COLUMNS.map((c) => cell(f[c])),
+      ...HISTORY_SHOW_COLUMNS.map((c) => cell(f[c])),
     ]),
   );
   const failures = detail.failures.map((f) => `${cell(f.kind)} ${cell(f.class)}: ${cell(f.count)}`);

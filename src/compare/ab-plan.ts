@@ -8,7 +8,7 @@
 //   - a difference of twice min_effect would be called `better`/`worse` (the interval clears half the margin),
 // and, where max_pairs is too few for either, the max_pairs that would do. A spread from two or three pairs is
 // itself uncertain: the plan says how many pairs it rests on.
-import type { AbFigure } from '../config/index.js';
+import type { AbFamily } from '../types/index.js';
 import { difference } from './across-runs.js';
 import { lookAlpha } from './boundary.js';
 import { FIGURE_SPECS, runValue } from './figures.js';
@@ -18,7 +18,7 @@ import { mean, sampleSd } from './stats.js';
 
 export interface FigurePlan {
   name: string;
-  family: AbFigure;
+  family: AbFamily;
   /** Pair differences the spread rests on. */
   pairs: number;
   /** Mean and standard deviation of the pairs' differences (percent of A, or points); null below 2 pairs. */
@@ -58,7 +58,7 @@ function settledAt(sd: number, margin: number, maxPairs: number): { equivalent: 
   return { equivalent, effect };
 }
 
-function planFigure(name: string, family: AbFigure, diffs: readonly number[], margin: number, maxPairs: number): FigurePlan {
+function planFigure(name: string, family: AbFamily, diffs: readonly number[], margin: number, maxPairs: number): FigurePlan {
   const base = { name, family, pairs: diffs.length };
   if (diffs.length < 2) return { ...base, mean: null, sd: null, equivalent_after: null, effect_after: null, max_pairs_needed: null };
   const m = mean(diffs);
@@ -93,7 +93,7 @@ function maxPairsNeeded(sd: number, margin: number, maxPairs: number): number | 
 export function planAb(
   pairs: readonly { a: RunData; b: RunData }[],
   pairSeconds: number | null,
-  rule: { minEffectPct: number; minEffectPoints: number; maxPairs: number; waitFor: readonly AbFigure[] },
+  rule: { minEffectPct: number; minEffectPoints: number; maxPairs: number; waitFor: readonly AbFamily[] },
 ): AbPlanResult {
   const first = pairs[0];
   const figures: FigurePlan[] = [];
@@ -117,7 +117,7 @@ function planLines(
   pairs: number,
   pairSeconds: number | null,
   pairsNeeded: number | null,
-  rule: { minEffectPct: number; minEffectPoints: number; maxPairs: number; waitFor: readonly AbFigure[] },
+  rule: { minEffectPct: number; minEffectPoints: number; maxPairs: number; waitFor: readonly AbFamily[] },
 ): string[] {
   const width = Math.max(0, ...figures.map((f) => f.name.length));
   const lines = [

@@ -5,10 +5,11 @@
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { workloadSecrets, type AbArm, type AbFigure, type AbPlan } from '../config/index.js';
+import { workloadSecrets, type AbArm, type AbPlan } from '../config/index.js';
 import { SecretScrubber, urlSecrets } from '../util/index.js';
 import { executeRun, type RunStatus } from '../run/index.js';
 import type { Summary } from '../analysis/index.js';
+import type { AbFamily } from '../types/index.js';
 import { boundedGet, GetTimeoutError } from '../transport/index.js';
 import { createRunFolder, onResultsFs, writeJsonAtomic } from '../results/index.js';
 import { ArmError, DifferentWorkloadsError, PreflightError, ResultsError, ServerStartError, TargetUnreachableError } from '../errors.js';
@@ -71,7 +72,7 @@ export interface AbRuleShown {
   maxPairs: number;
   /** Per comparison (0.05 split over the arms compared with the baseline). */
   alpha: number;
-  waitFor: readonly AbFigure[];
+  waitFor: readonly AbFamily[];
 }
 
 /** Run order: every arm once per repeat, each repeat starting one arm later (A B, B A, A B … for two arms;
@@ -410,7 +411,7 @@ function failedWorse(c: Comparison, failedArm: string | null, base: string): Com
 }
 
 /** Every figure of the families waited for, in every phase, is better, worse or equivalent. */
-function waitedDecided(c: Comparison, waitFor: readonly AbFigure[]): boolean {
+function waitedDecided(c: Comparison, waitFor: readonly AbFamily[]): boolean {
   return (
     c.phases.length > 0 && c.phases.every((p) => p.rows.every((r) => r.family === null || !waitFor.includes(r.family) || r.verdict === 'better' || r.verdict === 'worse' || r.verdict === 'equivalent'))
   );

@@ -7,6 +7,7 @@ import { BIN_COUNT, pooledQuantile, type Bins } from './bins.js';
 import type { Arm, Comparison, FigureRow, PhaseComparison } from './compare.js';
 import type { RunWindow } from './load.js';
 import { round3 } from '../util/index.js';
+import { AB_SERIES, type AbSeriesFigureName } from '../types/index.js';
 
 /** The two arms a comparison was made of. */
 export interface ArmPair {
@@ -52,24 +53,18 @@ export function forestPlots(c: Comparison, p: PhaseComparison, index: number): F
   return out;
 }
 
-interface Figure {
-  id: string;
-  title: string;
-  y_label: string;
-  value: (w: RunWindow) => number | null;
-}
-
 const scratch = new Float64Array(BIN_COUNT);
 const p50 = (pick: (w: RunWindow) => Bins) => (w: RunWindow) => {
   const v = pooledQuantile([pick(w)], 0.5, scratch);
   return Number.isFinite(v) ? round3(v) : null;
 };
 
-const SERIES_FIGURES: readonly Figure[] = [
-  { id: 'tokens', title: 'Decode tokens/s per window', y_label: 'output tokens/s', value: (w) => round3(w.tokensPerS) },
-  { id: 'ttft', title: 'TTFT p50 per window', y_label: 'ms', value: p50((w) => w.ttft) },
-  { id: 'e2e', title: 'End-to-end p50 per window', y_label: 'ms', value: p50((w) => w.e2e) },
-];
+/** A window's value of each figure compare.html charts (types/figures.ts `abSeries`; one left out does not compile). */
+const WINDOW_VALUES = {
+  output_tokens_per_s: (w) => round3(w.tokensPerS),
+  ttft: p50((w) => w.ttft),
+  e2e: p50((w) => w.e2e),
+} satisfies Record<AbSeriesFigureName, (w: RunWindow) => number | null>;
 
 /** Each arm's runs over the phase, window by window, on one time axis (seconds since the phase's first window). */
 export function armSeries(pair: ArmPair, phase: string, index: number, steady: { a: number; b: number }): ChartSpec[] {
@@ -93,11 +88,11 @@ export function armSeries(pair: ArmPair, phase: string, index: number, steady: {
   const x = [...new Set(lines.flatMap(ends))].sort((p, q) => p - q);
   const at = new Map(x.map((v, i) => [v, i]));
   const out: ChartSpec[] = [];
-  for (const f of SERIES_FIGURES) {
+  for (const f of AB_SERIES) {
     const series: ChartSeries[] = lines.map((l) => {
       const values: (number | null)[] = x.map(() => null);
       const e = ends(l);
-      l.windows.forEach((w, i) => (values[at.get(e[i]!)!] = f.value(w)));
+      l.windows.forEach((w, i) => (values[at.get(e[i]!)!] = WINDOW_VALUES[f.figure](w)));
       return { label: l.label, values, color: l.color, gaps: 'bridge' };
     });
     out.push({
@@ -105,7 +100,7 @@ export function armSeries(pair: ArmPair, phase: string, index: number, steady: {
       title: `${f.title} · phase ${phase}`,
       x_kind: 'seconds',
       x_label: 's since the phase started (window end)',
-      y_label: f.y_label,
+      y_label: f.yLabel,
       y2_label: null,
       x,
       series,

@@ -5,7 +5,7 @@ import { isAbsolute, relative } from 'node:path';
 import { DifferentWorkloadsError } from '../errors.js';
 import { identityDifferences } from './identity.js';
 import type { PhaseArrivals } from '../analysis/index.js';
-import type { AbFigure } from '../config/index.js';
+import type { AbFamily } from '../types/index.js';
 import type { RunData, RunWindow } from './load.js';
 import { mean } from './stats.js';
 import { FIGURE_SPECS, phaseWindows, runValue, tokensPerRequest, type BetterWhen, type DeltaKind, type Figure, type FigureSpec } from './figures.js';
@@ -25,7 +25,7 @@ export interface FigureRow {
   /** `relative`: delta in % of A; `absolute`: B − A (error_rate in percentage points). */
   kind: DeltaKind;
   /** The stopping rule's headline family (`until.figures`), or null. */
-  family: AbFigure | null;
+  family: AbFamily | null;
   /** Each run's value, in run order (null: the run has none). */
   values: { a: (number | null)[]; b: (number | null)[] };
   /** The mean of each arm's run values. */

@@ -1,39 +1,17 @@
-// The figures a comparison judges, declared once: name, unit, which way is better, which headline family of
-// the ab file's stopping rule it is, and how one run's value is taken from its windows. A run is the unit:
-// each figure is reduced to one number per run and phase before any two arms are compared.
-import type { AbFigure } from '../config/index.js';
+// How a comparison takes each figure's value from a run: the figures themselves (name, label, which way is
+// better, headline family) are types/figures.ts's A/B figures; here each gets how one run's value is taken from
+// its windows. A run is the unit: each figure is reduced to one number per run and phase before any two arms
+// are compared.
+import { AB_FIGURE_LIST, type AbFigureInfo, type AbFigureName } from '../types/index.js';
 import { BIN_COUNT, pooledQuantile, type Bins } from './bins.js';
 import type { RunData, RunWindow } from './load.js';
 import { mean } from './stats.js';
 
-export const FIGURES = [
-  'decode_tokens_per_s',
-  'ttft_p50_ms',
-  'ttft_p99_ms',
-  'ttfc_p50_ms',
-  'ttfc_p99_ms',
-  'itl_p50_ms',
-  'itl_p99_ms',
-  'tpot_p50_ms',
-  'tpot_p99_ms',
-  'e2e_p50_ms',
-  'e2e_p99_ms',
-  'error_rate',
-] as const;
-export type Figure = (typeof FIGURES)[number];
+export type Figure = AbFigureName;
+export type { DeltaKind } from '../types/index.js';
+export type BetterWhen = AbFigureInfo['betterWhen'];
 
-/** `relative`: differences in % of A; `absolute`: B − A in the figure's unit (a rate: percentage points). */
-export type DeltaKind = 'relative' | 'absolute';
-export type BetterWhen = 'higher' | 'lower';
-
-export interface FigureSpec {
-  figure: Figure;
-  /** For people: `decode tok/s`, `ttft p99 ms`. */
-  label: string;
-  betterWhen: BetterWhen;
-  kind: DeltaKind;
-  /** The stopping rule's headline family this figure is (`until.figures`), or null. */
-  family: AbFigure | null;
+export interface FigureSpec extends AbFigureInfo {
   /** For a latency percentile: which one (sets how many requests a run needs for it). */
   quantile?: number;
   /** The run's value in a phase; null when the run has none (no steady window, too few requests). */
@@ -72,31 +50,22 @@ function errorRate(windows: readonly RunWindow[]): number | null {
   return all === 0 ? null : (bad / all) * 100;
 }
 
-export const FIGURE_SPECS: readonly FigureSpec[] = [
-  {
-    figure: 'decode_tokens_per_s',
-    label: 'decode tok/s',
-    betterWhen: 'higher',
-    kind: 'relative',
-    family: 'decode',
-    // The mean of the steady windows: ramp-up, warm-up and the ramp-down as agents finish add noise, not signal.
+/** How each A/B figure's run value is taken (a figure of the table without one does not compile). */
+const VALUES = {
+  // The mean of the steady windows: ramp-up, warm-up and the ramp-down as agents finish add noise, not signal.
+  decode_tokens_per_s: {
     value: (windows) => {
       const ws = steady(windows);
       return ws.length === 0 ? null : mean(ws.map((w) => w.tokensPerS));
     },
   },
-  { figure: 'ttft_p50_ms', label: 'ttft p50 ms', betterWhen: 'lower', kind: 'relative', family: 'ttft', quantile: 0.5, value: pooled((w) => w.ttft, 0.5) },
-  { figure: 'ttft_p99_ms', label: 'ttft p99 ms', betterWhen: 'lower', kind: 'relative', family: null, quantile: 0.99, value: pooled((w) => w.ttft, 0.99) },
+  ttft_p50_ms: { quantile: 0.5, value: pooled((w) => w.ttft, 0.5) },
+  ttft_p99_ms: { quantile: 0.99, value: pooled((w) => w.ttft, 0.99) },
   // First content or tool-call token: what bench_serving's chat TTFT counts (reasoning left out).
-  { figure: 'ttfc_p50_ms', label: 'ttfc p50 ms', betterWhen: 'lower', kind: 'relative', family: null, quantile: 0.5, value: pooled((w) => w.ttfc, 0.5) },
-  { figure: 'ttfc_p99_ms', label: 'ttfc p99 ms', betterWhen: 'lower', kind: 'relative', family: null, quantile: 0.99, value: pooled((w) => w.ttfc, 0.99) },
+  ttfc_p50_ms: { quantile: 0.5, value: pooled((w) => w.ttfc, 0.5) },
+  ttfc_p99_ms: { quantile: 0.99, value: pooled((w) => w.ttfc, 0.99) },
   // A request's own p50 / p99 gap, its median over requests (the records keep no single gaps; see load.ts).
-  {
-    figure: 'itl_p50_ms',
-    label: 'itl p50 ms',
-    betterWhen: 'lower',
-    kind: 'relative',
-    family: 'itl',
+  itl_p50_ms: {
     quantile: 0.5,
     value: pooled(
       (w) => w.itlP50,
@@ -104,12 +73,7 @@ export const FIGURE_SPECS: readonly FigureSpec[] = [
       (w) => w.e2e.total,
     ),
   },
-  {
-    figure: 'itl_p99_ms',
-    label: 'itl p99 ms',
-    betterWhen: 'lower',
-    kind: 'relative',
-    family: null,
+  itl_p99_ms: {
     quantile: 0.5,
     value: pooled(
       (w) => w.itlP99,
@@ -118,12 +82,15 @@ export const FIGURE_SPECS: readonly FigureSpec[] = [
     ),
   },
   // Per token, from each request's own (e2e − ttft) ÷ (completion tokens − 1): pooled over requests.
-  { figure: 'tpot_p50_ms', label: 'tpot p50 ms', betterWhen: 'lower', kind: 'relative', family: null, quantile: 0.5, value: pooled((w) => w.tpot, 0.5) },
-  { figure: 'tpot_p99_ms', label: 'tpot p99 ms', betterWhen: 'lower', kind: 'relative', family: null, quantile: 0.99, value: pooled((w) => w.tpot, 0.99) },
-  { figure: 'e2e_p50_ms', label: 'e2e p50 ms', betterWhen: 'lower', kind: 'relative', family: 'e2e', quantile: 0.5, value: pooled((w) => w.e2e, 0.5) },
-  { figure: 'e2e_p99_ms', label: 'e2e p99 ms', betterWhen: 'lower', kind: 'relative', family: null, quantile: 0.99, value: pooled((w) => w.e2e, 0.99) },
-  { figure: 'error_rate', label: 'errors+hangs %', betterWhen: 'lower', kind: 'absolute', family: 'errors', value: errorRate },
-];
+  tpot_p50_ms: { quantile: 0.5, value: pooled((w) => w.tpot, 0.5) },
+  tpot_p99_ms: { quantile: 0.99, value: pooled((w) => w.tpot, 0.99) },
+  e2e_p50_ms: { quantile: 0.5, value: pooled((w) => w.e2e, 0.5) },
+  e2e_p99_ms: { quantile: 0.99, value: pooled((w) => w.e2e, 0.99) },
+  error_rate: { value: errorRate },
+} satisfies Record<Figure, Pick<FigureSpec, 'quantile' | 'value'>>;
+
+/** The figures a comparison judges, in the table's order, each with how its run value is taken. */
+export const FIGURE_SPECS: readonly FigureSpec[] = AB_FIGURE_LIST.map((f) => ({ ...f, ...VALUES[f.figure] }));
 
 /** A phase's output tokens per ok request over its steady windows: how long the answers were, which moves
  * decode tok/s (fewer prefills per token) without being what a server setting changes. The covariate the

@@ -9,10 +9,7 @@ import { checkBounds, refineIssues } from './bounds.js';
 import { locate } from './locate.js';
 import { nameFromFile, parseYaml, readConfigFile, validateYaml, workloadFromYaml, type ParsedYaml } from './load.js';
 import type { Workload } from './schema.js';
-
-/** The headline figures of a sequential A/B, as `until.figures` names them. */
-export const AB_FIGURES = ['decode', 'ttft', 'itl', 'e2e', 'errors'] as const;
-export type AbFigure = (typeof AB_FIGURES)[number];
+import { AB_FAMILIES, type AbFamily } from '../types/index.js';
 
 /** One arm of an A/B. */
 export const abArmSchema = z.strictObject({
@@ -79,7 +76,7 @@ export const abFileSchema = z
         max_time_s: z.number().positive().max(31_536_000).nullable().optional(),
         /** Which headline figures the A/B waits for (every phase's, for decode/ttft/itl/e2e): a claim about decode
          * throughput need not wait for e2e p50 to settle. The others are still called. @default all five */
-        figures: z.array(z.enum(AB_FIGURES)).min(1).optional(),
+        figures: z.array(z.enum(AB_FAMILIES)).min(1).optional(),
       })
       .default({ min_effect_pct: 3, min_effect_points: 1 }),
   })
@@ -124,7 +121,7 @@ export interface AbStoppingRule {
   maxPairs: number;
   maxTimeMs: number | null;
   /** The figures the A/B waits for (`until.figures`). */
-  waitFor: AbFigure[];
+  waitFor: AbFamily[];
 }
 
 /** The ab-file position of an arm's `set` entry for `path` (an override problem is reported there). */
@@ -188,7 +185,7 @@ export async function parseAbFile(text: string, file: string, readWorkload: (pat
           minEffectPoints: u.min_effect_points,
           maxPairs: u.max_pairs ?? 10,
           maxTimeMs: u.max_time_s === undefined || u.max_time_s === null ? null : u.max_time_s * 1000,
-          waitFor: u.figures ?? [...AB_FIGURES],
+          waitFor: u.figures ?? [...AB_FAMILIES],
         };
   return {
     file,

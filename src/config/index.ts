@@ -15,6 +15,6 @@ export type { HangPolicy } from './schema.js';
 export { loadEngineSettings, loadEngineFaults } from './engine-file.js';
 export { DEFAULT_MONITOR_GAUGES, DEFAULT_MONITOR_COUNTERS, type MonitorSettings } from './monitor.js';
 export { configFileKind } from './file-kind.js';
-export { loadAbFile, parseAbFile, type AbPlan, type AbArm, type AbFigure } from './ab-file.js';
+export { loadAbFile, parseAbFile, type AbPlan, type AbArm } from './ab-file.js';
 export { arrivalSchema, type ReplaySettings, type ArrivalSettings } from './schema.js';
 export { requestRecordIssue, kindLineIssue, type RecordIssue } from './record-rules.js';

@@ -1,6 +1,12 @@
 // `history export --csv`: one line per run × phase × round (round 0: the whole phase), the run's own columns
-// first, for a spreadsheet or a notebook.
+// first, then its counts and every figure's columns, for a spreadsheet or a notebook.
+import { HISTORY_FIGURE_COLUMNS } from '../types/index.js';
 import type { Db } from './open.js';
+
+/** A figures row's counts, before its figures (a count that is a figure too, `hangs`, is not written twice). */
+const COUNTS = ['requests', 'ok', 'errors', 'hangs'];
+/** Every figure column of the history (types/figures.ts), in its order. */
+const FIGURE_COLUMNS = HISTORY_FIGURE_COLUMNS.filter((c) => !COUNTS.includes(c));
 
 function csvCell(value: string | number | null | undefined): string {
   if (value === null || value === undefined) return '';
@@ -12,9 +18,7 @@ function csvCell(value: string | number | null | undefined): string {
 export function historyCsv(db: Db): string {
   const statement = db.prepare(
     `SELECT r.run_id, r.started_at, r.name, r.status, r.verdict, r.exit_code, r.target, r.labels, r.diagnosis, r.diagnosis_confidence, r.thresholds_ok,
-            f.phase, f.round, f.requests, f.ok, f.errors, f.hangs, f.output_tokens_per_s, f.stream_tokens_per_s,
-            f.ttft_p50_ms, f.ttft_p90_ms, f.ttft_p99_ms, f.ttfc_p50_ms, f.ttfc_p90_ms, f.ttfc_p99_ms, f.itl_p50_ms, f.itl_p90_ms, f.itl_p99_ms,
-            f.tpot_p50_ms, f.tpot_p90_ms, f.tpot_p99_ms, f.e2e_p50_ms, f.e2e_p90_ms, f.e2e_p99_ms
+            f.phase, f.round, ${[...COUNTS, ...FIGURE_COLUMNS].map((c) => `f.${c}`).join(', ')}
        FROM runs r JOIN figures f ON f.run_id = r.run_id
       ORDER BY r.started_at, r.run_id, f.phase, f.round`,
   );

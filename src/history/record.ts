@@ -7,7 +7,7 @@ import type { RunManifest } from '../results/index.js';
 import type { Percentiles } from '../metrics/index.js';
 import { runVerdict } from '../report/index.js';
 import { workloadHash } from '../compare/index.js';
-import { LATENCY_FIGURES, PERCENTILES } from './schema.js';
+import { FIGURES, LATENCY_FIGURES, latencyColumn, type LatencyFigureName } from '../types/index.js';
 
 type Cell = string | number | null;
 export type Row = Record<string, Cell>;
@@ -28,13 +28,13 @@ export function runIdOf(manifest: Pick<RunManifest, 'name' | 'started_at' | 'hos
   return createHash('sha256').update(identity).digest('hex').slice(0, 12);
 }
 
-/** p50/p90/p99 of each latency figure as `ttft_p50_ms`…; null where the figure has no value (no request had
- * one, or a summary older than the figure). */
-function latencyCells(source: Partial<Record<(typeof LATENCY_FIGURES)[number], Percentiles>>): Row {
+/** Each latency figure's history percentiles (types/figures.ts) as `ttft_p50_ms`…; null where the figure has no
+ * value (no request had one, or a summary older than the figure). */
+function latencyCells(source: Partial<Record<LatencyFigureName, Percentiles>>): Row {
   const row: Row = {};
   for (const figure of LATENCY_FIGURES) {
     const p = source[figure];
-    for (const q of PERCENTILES) row[`${figure}_${q}_ms`] = p === undefined || p.count === 0 ? null : p[`${q}_ms`];
+    for (const q of FIGURES[figure].history) row[latencyColumn(figure, q)] = p === undefined || p.count === 0 ? null : p[`${q}_ms`];
   }
   return row;
 }

@@ -2,7 +2,7 @@
 // per-round latency lines, throughput and latency over time, one chart per target × gauge family, client
 // health. Long runs are reduced to an envelope (min and max per bucket) so a night stays a few MB.
 import type { Summary } from '../analysis/index.js';
-import { baseName, type CanaryEvent, type ClientSampleEvent, type GaugeVerdict, type ScrapeEvent } from '../types/index.js';
+import { baseName, PERCENTILES, ROUND_CHARTS, type CanaryEvent, type ClientSampleEvent, type GaugeVerdict, type ScrapeEvent } from '../types/index.js';
 import { round3 } from '../util/index.js';
 
 export interface ChartSeries {
@@ -135,40 +135,21 @@ export function envelope(x: number[], ys: (number | null)[][], maxPoints = MAX_C
   return { x: outX, ys: outYs, reduced: true };
 }
 
-const PCTS = [
-  ['p50', 'p50_ms'],
-  ['p90', 'p90_ms'],
-  ['p99', 'p99_ms'],
-] as const;
-const METRICS = [
-  ['ttft', 'TTFT'],
-  ['ttfc', 'TTFC (first content)'],
-  ['itl', 'ITL'],
-  ['tpot', 'TPOT'],
-  ['e2e', 'end to end'],
-] as const;
-
-const METRIC_NOTES: Partial<Record<(typeof METRICS)[number][0], string>> = {
-  ttft: "send → first token of any kind, reasoning included (SGLang's time_to_first_token)",
-  ttfc: "send → first content or tool-call token: reasoning left out (bench_serving's chat TTFT)",
-  itl: 'gaps between streamed events as the client saw them (an event may carry several tokens)',
-  tpot: "(e2e − ttft) ÷ (completion tokens − 1) per request: the bench scripts' TPOT, per token",
-};
-
-/** TTFT, ITL and e2e p50/p90/p99 over the round number, one chart per metric (and phase, when several). */
+/** Each latency types/figures.ts charts (`ROUND_CHARTS`: TTFT, TTFC, ITL, TPOT, e2e), p50/p90/p99 over the round
+ * number, one chart per figure (and phase, when several). */
 export function latencyCharts(summary: Summary): ChartSpec[] {
   const out: ChartSpec[] = [];
   const several = summary.phases.length > 1;
   for (const phase of summary.phases) {
     if (phase.rounds.length === 0) continue;
     const markers = phase.rounds.filter((r) => r.hangs > 0).map((r) => ({ x: r.round, label: `${r.hangs} hung` }));
-    for (const [metric, name] of METRICS) {
+    for (const { figure: metric, title: name, note } of ROUND_CHARTS) {
       // Summaries from before ttfc and tpot existed have none: their charts are left out.
-      const series: ChartSeries[] = PCTS.map(([label, key]) => ({
+      const series: ChartSeries[] = PERCENTILES.map((label) => ({
         label,
         values: phase.rounds.map((r) => {
           const p = r[metric];
-          return p === undefined || p.count === 0 ? null : p[key];
+          return p === undefined || p.count === 0 ? null : p[`${label}_ms`];
         }),
       }));
       const spec: ChartSpec = {
@@ -181,7 +162,7 @@ export function latencyCharts(summary: Summary): ChartSpec[] {
         x: phase.rounds.map((r) => r.round),
         series,
         markers,
-        note: METRIC_NOTES[metric] ?? null,
+        note,
       };
       if (chartPoints(spec) > 0) out.push(spec);
     }

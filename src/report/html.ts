@@ -8,7 +8,7 @@ import type { ChartSpec } from './charts.js';
 import type { ReportData } from './data.js';
 import { badge, chartGrid, chartScripts, chartStyles, cspMeta, esc, table } from './page.js';
 import { replaySection } from './replay-table.js';
-import { diagnosisMeaning, latencyCells } from './table.js';
+import { diagnosisMeaning, latencyCells, latencyHeads } from './table.js';
 
 function fmtMs(v: number | null | undefined, count = 1): string {
   if (v === null || v === undefined || count === 0 || !Number.isFinite(v)) return '–';
@@ -213,7 +213,7 @@ function totalsSection(s: Summary): string {
 
 function roundsTable(s: Summary): string {
   if (s.phases.length === 0) return '';
-  const head = ['phase', 'round', 'req', 'ok', 'err', 'hang', 'prompt tok', 'cached', 'tool calls', 'TTFT p50', 'TTFT p99', 'ITL p50', 'ITL p99', 'e2e p50', 'e2e p99', 'tok/s/stream'];
+  const head = ['phase', 'round', 'req', 'ok', 'err', 'hang', 'prompt tok', 'cached', 'tool calls', ...latencyHeads('rounds', 'label'), 'tok/s/stream'];
   const rows: string[][] = [];
   for (const p of s.phases) {
     for (const r of p.rounds) {
@@ -231,11 +231,11 @@ function roundsTable(s: Summary): string {
         none ? '–' : `${est}${fmtNum(r.prompt_tokens_mean)}`,
         cached,
         none || r.tool_calls === undefined ? '–' : fmtNum(r.tool_calls),
-        ...latencyCells(r, fmtMs),
+        ...latencyCells('rounds', r, fmtMs),
         r.stream_tokens_per_s_mean === 0 ? '–' : `${est}${r.stream_tokens_per_s_mean.toFixed(1)}`,
       ]);
     }
-    rows.push([`<b>${esc(p.phase)}</b>`, '<b>all</b>', fmtNum(p.requests), fmtNum(p.ok), fmtNum(p.errors), fmtNum(p.hangs), '', '', '', ...latencyCells(p, fmtMs), '']);
+    rows.push([`<b>${esc(p.phase)}</b>`, '<b>all</b>', fmtNum(p.requests), fmtNum(p.ok), fmtNum(p.errors), fmtNum(p.hangs), '', '', '', ...latencyCells('rounds', p, fmtMs), '']);
   }
   const notes = [
     s.totals.cached_tokens === null && s.totals.ok > 0 ? 'cached tokens: not reported by the server (SGLang reports them only with --enable-cache-report)' : null,
@@ -313,17 +313,11 @@ function arrivalsSection(d: ReportData): string {
 /** Reasoning and decode per round: reasoning tokens and time, TTFC beside TTFT, TPOT beside ITL, tokens per event. */
 function decodeTable(s: Summary): string {
   if (s.phases.length === 0) return '';
-  const head = ['phase', 'round', 'reasoning tok', 'reasoning p50', 'TTFT p50', 'TTFC p50', 'TTFC p99', 'ITL p50', 'TPOT p50', 'TPOT p99', 'tok/event'];
+  const head = ['phase', 'round', 'reasoning tok', ...latencyHeads('decode', 'label'), 'tok/event'];
   const rows: string[][] = [];
   const cells = (x: PhaseSummary | RoundSummary, estimated: boolean, none: boolean): string[] => [
     none || x.reasoning_tokens_mean === undefined ? '–' : `${estimated ? '~' : ''}${fmtNum(x.reasoning_tokens_mean)}`,
-    fmtMs(x.reasoning?.p50_ms, x.reasoning?.count ?? 0),
-    fmtMs(x.ttft.p50_ms, x.ttft.count),
-    fmtMs(x.ttfc?.p50_ms, x.ttfc?.count ?? 0),
-    fmtMs(x.ttfc?.p99_ms, x.ttfc?.count ?? 0),
-    fmtMs(x.itl.p50_ms, x.itl.count),
-    fmtMs(x.tpot?.p50_ms, x.tpot?.count ?? 0),
-    fmtMs(x.tpot?.p99_ms, x.tpot?.count ?? 0),
+    ...latencyCells('decode', x, fmtMs),
     none ? '–' : fmtNum(x.tokens_per_event_mean, 2),
   ];
   for (const p of s.phases) {

@@ -11,7 +11,7 @@ import {
   type PhaseArrivals,
   type RoundSummary,
 } from '../analysis/index.js';
-import { DIAGNOSIS_VERDICTS, type PhaseLoad } from '../types/index.js';
+import { DIAGNOSIS_VERDICTS, tableColumns, type LatencyTable, type PhaseLoad } from '../types/index.js';
 import { gaugeLines } from './gauges.js';
 import { bannerLine, runVerdict, type RunVerdict } from './banner.js';
 import { colors } from './progress-line.js';
@@ -49,7 +49,7 @@ const ESTIMATED = '~';
 const NOT_REPORTED = 'n/r';
 
 function phaseTable(p: PhaseSummary): string {
-  const head = ['round', 'req', 'ok', 'err', 'hang', 'prompt tok', 'cached', 'tools', 'ttft p50', 'ttft p99', 'itl p50', 'itl p99', 'e2e p50', 'e2e p99', 'tok/s/stream'];
+  const head = ['round', 'req', 'ok', 'err', 'hang', 'prompt tok', 'cached', 'tools', ...latencyHeads('rounds', 'terminal'), 'tok/s/stream'];
   const rows = [head];
   for (const r of p.rounds) {
     const est = (r.tokens_estimated ?? 0) > 0 ? ESTIMATED : '';
@@ -64,12 +64,12 @@ function phaseTable(p: PhaseSummary): string {
       none ? NONE : `${est}${fmtInt(r.prompt_tokens_mean)}`,
       none ? NONE : r.cached_tokens_mean === null ? NOT_REPORTED : fmtInt(r.cached_tokens_mean),
       none || r.tool_calls === undefined ? NONE : String(r.tool_calls),
-      ...latencyCells(r, fmtMs),
+      ...latencyCells('rounds', r, fmtMs),
       r.stream_tokens_per_s_mean === 0 ? NONE : `${est}${r.stream_tokens_per_s_mean.toFixed(1)}`,
     ]);
   }
   const tools = p.rounds.reduce((sum, r) => sum + (r.tool_calls ?? 0), 0);
-  rows.push(['all', String(p.requests), String(p.ok), String(p.errors), String(p.hangs), '', '', String(tools), ...latencyCells(p, fmtMs), '']);
+  rows.push(['all', String(p.requests), String(p.ok), String(p.errors), String(p.hangs), '', '', String(tools), ...latencyCells('rounds', p, fmtMs), '']);
   return table(
     rows,
     head.map((_, i) => i > 0),
@@ -79,17 +79,11 @@ function phaseTable(p: PhaseSummary): string {
 /** Reasoning and decode per round: reasoning tokens and time, TTFC beside TTFT, TPOT beside ITL, and the tokens
  * an event carried (so ITL reads per token when it is 1, per chunk when more). */
 function decodeTable(p: PhaseSummary): string {
-  const head = ['round', 'reason tok', 'reason p50', 'ttft p50', 'ttfc p50', 'ttfc p99', 'itl p50', 'tpot p50', 'tpot p99', 'tok/event'];
+  const head = ['round', 'reason tok', ...latencyHeads('decode', 'terminal'), 'tok/event'];
   const rows = [head];
   const cells = (x: PhaseSummary | PhaseSummary['rounds'][number], reasoningEstimated: boolean, none: boolean): string[] => [
     none || x.reasoning_tokens_mean === undefined ? NONE : `${reasoningEstimated ? ESTIMATED : ''}${fmtInt(x.reasoning_tokens_mean)}`,
-    x.reasoning === undefined ? NONE : fmtMs(x.reasoning.p50_ms, x.reasoning.count),
-    fmtMs(x.ttft.p50_ms, x.ttft.count),
-    x.ttfc === undefined ? NONE : fmtMs(x.ttfc.p50_ms, x.ttfc.count),
-    x.ttfc === undefined ? NONE : fmtMs(x.ttfc.p99_ms, x.ttfc.count),
-    fmtMs(x.itl.p50_ms, x.itl.count),
-    x.tpot === undefined ? NONE : fmtMs(x.tpot.p50_ms, x.tpot.count),
-    x.tpot === undefined ? NONE : fmtMs(x.tpot.p99_ms, x.tpot.count),
+    ...latencyCells('decode', x, fmtMs),
     none || x.tokens_per_event_mean === undefined || x.tokens_per_event_mean === null ? NONE : x.tokens_per_event_mean.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 }),
   ];
   for (const r of p.rounds) rows.push([String(r.round), ...cells(r, (r.reasoning_tokens_estimated ?? 0) > 0, r.ok === 0)]);
@@ -287,19 +281,23 @@ function windowsLine(s: Summary): string | null {
   return `${s.windows.length} of ${s.window.window_s} s  ·  ${s.window.basis}`;
 }
 
-/** `4 conv/s`, `ramp 2 → 8 conv/s`, `16 agents`: a stage's level. */
-/** The six latency cells of a per-round row, TTFT, ITL and e2e p50/p99, each formatted by `fmtMs` (the
- * terminal's and report.html's own), so both tables keep one column order. */
-export function latencyCells(x: Pick<RoundSummary, 'ttft' | 'itl' | 'e2e'>, fmtMs: (ms: number, count: number) => string): string[] {
-  return [
-    fmtMs(x.ttft.p50_ms, x.ttft.count),
-    fmtMs(x.ttft.p99_ms, x.ttft.count),
-    fmtMs(x.itl.p50_ms, x.itl.count),
-    fmtMs(x.itl.p99_ms, x.itl.count),
-    fmtMs(x.e2e.p50_ms, x.e2e.count),
-    fmtMs(x.e2e.p99_ms, x.e2e.count),
-  ];
+/** The latency headings of a table (types/figures.ts: `rounds`, the per-round table, or `decode`), as the
+ * terminal (`ttft p50`) or report.html (`TTFT p50`) writes them. */
+export function latencyHeads(table: LatencyTable, by: 'terminal' | 'label'): string[] {
+  return tableColumns(table).map((c) => c[by]);
 }
+
+/** The latency cells of a table's row, in its headings' order, each formatted by `fmtMs` (the terminal's and
+ * report.html's own; count 0 — no request had it, or a summary older than the figure — is their `–`), so both
+ * keep one column order. */
+export function latencyCells(table: LatencyTable, x: PhaseSummary | RoundSummary, fmtMs: (ms: number, count: number) => string): string[] {
+  return tableColumns(table).map(({ figure, p }) => {
+    const q = x[figure];
+    return fmtMs(q?.[`${p}_ms`] ?? 0, q?.count ?? 0);
+  });
+}
+
+/** `4 conv/s`, `ramp 2 → 8 conv/s`, `16 agents`: a stage's level. */
 
 export function loadText(load: PhaseLoad): string {
   const unit = load.kind === 'arrival' ? 'conv/s' : 'agents';

@@ -1,40 +1,41 @@
-// The figures a trend can follow, each with its column in the history (the latencies: every one it keeps), its
-// unit and which way is worse: a latency or an error count going up is a regression, a throughput going down is one.
-import { LATENCY_FIGURES, PERCENTILES, type Row } from '../history/index.js';
+// The figures a trend can follow, as types/figures.ts declares them (every latency column the history keeps,
+// then the throughputs, the error rate and hangs), each with how its value is read from a history row: its
+// column, or for the error rate, computed from the row's counts.
+import { TREND_FIGURES, type ComputedTrendFigureName, type TrendFigureInfo } from '../types/index.js';
+import type { Row } from '../history/index.js';
 
 export interface TrendMetric {
   /** As given to `--metric`, e.g. `ttft_p99`. */
   name: string;
-  unit: 'ms' | 'tok/s' | '%' | 'count';
+  unit: TrendFigureInfo['unit'];
   /** The direction that is a regression. */
-  worse: 'up' | 'down';
+  worse: TrendFigureInfo['worse'];
   /** The value from a phase's figures row; null when the run has none. */
   value(figures: Row): number | null;
 }
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
-const latency = (figure: string, q: string): TrendMetric => ({ name: `${figure}_${q}`, unit: 'ms', worse: 'up', value: (f) => num(f[`${figure}_${q}_ms`]) });
-
-export const TREND_METRICS: readonly TrendMetric[] = [
-  // Every latency column the history keeps (history/schema.ts), p50/p90/p99.
-  ...LATENCY_FIGURES.flatMap((f) => PERCENTILES.map((q) => latency(f, q))),
-  { name: 'output_tok_s', unit: 'tok/s', worse: 'down', value: (f) => num(f.output_tokens_per_s) },
-  { name: 'stream_tok_s', unit: 'tok/s', worse: 'down', value: (f) => num(f.stream_tokens_per_s) },
-  {
-    name: 'error_rate',
-    unit: '%',
-    worse: 'up',
-    value: (f) => {
-      const requests = num(f.requests);
-      return requests === null || requests === 0 ? null : (100 * (num(f.errors) ?? 0)) / requests;
-    },
+/** The figures with no history column of their own: their value from the row's other columns (one left out
+ * does not compile). */
+const COMPUTED: Record<ComputedTrendFigureName, TrendMetric['value']> = {
+  error_rate: (f) => {
+    const requests = num(f.requests);
+    return requests === null || requests === 0 ? null : (100 * (num(f.errors) ?? 0)) / requests;
   },
-  { name: 'hangs', unit: 'count', worse: 'up', value: (f) => num(f.hangs) },
-];
+};
+
+function metric(info: TrendFigureInfo): TrendMetric {
+  const column = info.column;
+  // A figure without a column is one of COMPUTED's, by ComputedTrendFigureName's definition.
+  const value = column === null ? COMPUTED[info.figure as ComputedTrendFigureName] : (f: Row) => num(f[column]);
+  return { name: info.name, unit: info.unit, worse: info.worse, value };
+}
+
+export const TREND_METRICS: readonly TrendMetric[] = TREND_FIGURES.map(metric);
 
 /** What `trend` shows without `--metric`. */
-export const DEFAULT_METRICS = ['ttft_p50', 'ttft_p99', 'ttfc_p99', 'itl_p50', 'itl_p99', 'tpot_p50', 'e2e_p50', 'e2e_p99', 'output_tok_s', 'stream_tok_s', 'error_rate', 'hangs'] as const;
+export const DEFAULT_METRICS: readonly string[] = TREND_FIGURES.filter((f) => f.default).map((f) => f.name);
 
 /** The metric of a name, or undefined. */
 export function metricOf(name: string): TrendMetric | undefined {

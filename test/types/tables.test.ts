@@ -1,10 +1,27 @@
-// The typed tables of names (types/server-families.ts, types/verdicts.ts) against what is derived from them
-// and against the docs' tables, so a family or a verdict added in one place and not the other fails here.
+// The typed tables of names (types/server-families.ts, types/verdicts.ts, types/figures.ts) against what is
+// derived from them and against the docs' tables, so a family, a verdict or a figure added in one place and not
+// the other fails here.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { DEFAULT_MONITOR_COUNTERS, DEFAULT_MONITOR_GAUGES } from '../../src/config/index.js';
-import { baseName, DIAGNOSIS_CANDIDATES, DIAGNOSIS_VERDICTS, KEY_GAUGES, QUEUE_GAUGES, RUNNING_GAUGES, SERVER_FAMILIES, TOKEN_COUNTERS } from '../../src/types/index.js';
+import {
+  AB_FAMILIES,
+  AB_SERIES,
+  baseName,
+  DIAGNOSIS_CANDIDATES,
+  DIAGNOSIS_VERDICTS,
+  FIGURES,
+  KEY_GAUGES,
+  QUEUE_GAUGES,
+  RUNNING_GAUGES,
+  SERVER_FAMILIES,
+  TOKEN_COUNTERS,
+  TREND_FIGURES,
+  latencyColumn,
+  type FigureName,
+  type LatencyFigureName,
+} from '../../src/types/index.js';
 import { diagnosisMeaning } from '../../src/report/table.js';
 
 const docRows = (file: string, header: string): string[][] => {
@@ -67,4 +84,52 @@ test("docs/diagnosis.md's verdict table has a row for every verdict the diagnosi
     assert.ok(DIAGNOSIS_VERDICTS[verdict].meaning.length > 10, verdict);
     assert.equal(diagnosisMeaning({ verdict }), verdict === 'none' ? '' : DIAGNOSIS_VERDICTS[verdict].meaning);
   }
+});
+
+/** A figure's row of docs/results.md's figures table, as the table declares it. */
+function figureDocRow(name: FigureName): string[] {
+  const f = FIGURES[name];
+  const code = (xs: readonly string[]) => (xs.length === 0 ? '—' : xs.map((x) => `\`${x}\``).join(', '));
+  const trend = TREND_FIGURES.filter((t) => t.figure === name).map((t) => (t.default ? `**\`${t.name}\`**` : `\`${t.name}\``));
+  const withFamily = (figure: string, family: string | null) => `\`${figure}\`${family === null ? '' : ` (\`${family}\`)`}`;
+  const series = AB_SERIES.some((c) => c.figure === name) ? '; a chart per window in compare.html' : '';
+  const cells = (shown: string, history: readonly string[], ab: readonly string[]) => [
+    `\`${name}\``,
+    f.means,
+    f.unit,
+    f.worse === 'up' ? 'higher' : 'lower',
+    shown,
+    code(history),
+    trend.join(', ') || '—',
+    ab.length === 0 ? '—' : `${ab.join(', ')}${series}`,
+  ];
+  if (f.kind === 'value') return cells(f.shown, f.history === null ? [] : [f.history], f.ab === null ? [] : [withFamily(f.ab.figure, f.ab.family)]);
+  const latency = name as LatencyFigureName;
+  const shown = [
+    f.rounds.length > 0 ? `per-round table ${f.rounds.join(', ')}` : null,
+    f.decode.length > 0 ? `decode table ${f.decode.join(', ')}` : null,
+    f.chart === null ? null : 'a chart by round',
+  ];
+  return cells(
+    shown.filter((x) => x !== null).join('; '),
+    f.history.map((p) => latencyColumn(latency, p)),
+    (Object.entries(f.ab) as [Parameters<typeof latencyColumn>[1], string | null][]).map(([p, family]) => withFamily(latencyColumn(latency, p), family)),
+  );
+}
+
+test("docs/results.md's figures table has a row for every figure, as types/figures.ts declares it", () => {
+  const expected = (Object.keys(FIGURES) as FigureName[]).map(figureDocRow);
+  if (process.env.PRINT_FIGURE_ROWS === '1') process.stdout.write(`${expected.map((r) => `| ${r.join(' | ')} |`).join('\n')}\n`);
+  assert.deepEqual(docRows('docs/results.md', '| figure | what it is | unit | worse when |'), expected);
+});
+
+test("docs/history.md's default trend figures and docs/ab.md's headline families are the table's", () => {
+  const history = readFileSync('docs/history.md', 'utf8').replace(/\s+/g, ' ');
+  const defaults = TREND_FIGURES.filter((f) => f.default).map((f) => f.name);
+  assert.ok(history.includes(`by default \`${defaults.join(' ')}\``), `docs/history.md lists the default figures ${defaults.join(' ')}`);
+  const ab = readFileSync('docs/ab.md', 'utf8');
+  const lists = [...ab.matchAll(/figures: \[([a-z, ]+)\]/g)].map((m) => m[1]!.split(', '));
+  assert.ok(lists.length >= 2, 'docs/ab.md shows the default until.figures');
+  for (const list of lists) for (const family of list) assert.ok((AB_FAMILIES as readonly string[]).includes(family), `docs/ab.md: ${family} is a family`);
+  assert.ok(ab.includes(`figures: [${AB_FAMILIES.join(', ')}]`), 'docs/ab.md gives the default, every family in order');
 });
