@@ -1,9 +1,19 @@
 // Everything a signal may ask about a stretch of the run: the canaries sent then, the scrapes, the client's
 // own samples, the flow counters, the client's requests. Built once per diagnosis from its input.
 import type { BufferingFigures, GaugeVerdict, PathKind, PdSide } from '../../types/index.js';
-import { withSamplerLateness, type CanaryPoint, type ClientWindow, type ErrorSpan, type FlowTrack, type HangSpan, type ProbeRead, type RequestActivity, type ScrapePoint } from './inputs.js';
+import {
+  withSamplerLateness,
+  type CanaryPoint,
+  type ClientWindow,
+  type ErrorSpan,
+  type FlowTrack,
+  type HangSpan,
+  type IdleReuse,
+  type ProbeRead,
+  type RequestActivity,
+  type ScrapePoint,
+} from './inputs.js';
 import type { KeptFailures } from './episodes.js';
-import type { IdleReuse } from './idle-signal.js';
 import { median } from './text.js';
 
 /** Share of an episode's scrapes with a request in a PD hand-off queue from which it was held there throughout

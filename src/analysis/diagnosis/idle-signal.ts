@@ -4,6 +4,7 @@
 // connections silently (the request written into a dead socket waits for headers) or with a reset.
 import type { Context } from './context.js';
 import type { Episode } from './episodes.js';
+import type { IdleReuse } from './inputs.js';
 import { dur, pct } from './text.js';
 import { STRONG, vote, type Signal } from './votes.js';
 
@@ -15,16 +16,6 @@ const IDLE_REUSED_SHARE = 0.8;
 const IDLE_OK_SHARE = 0.1;
 /** Error classes of a connection that was gone when the request went out on it. */
 const DEAD_SOCKET_CLASSES: ReadonlySet<string> = new Set(['connection_reset', 'keepalive_race']);
-
-/** The client's successful requests by the connection they went out on: new, or reused after an idle gap. */
-export interface IdleReuse {
-  /** Successful requests sent on a reused connection after at least `ms` of idle (to within 10%). */
-  okAtLeast(ms: number): number;
-  /** Successful requests sent on a reused connection, any idle. */
-  readonly ok: number;
-  /** Successful requests that opened their connection. */
-  readonly fresh: number;
-}
 
 /** Buckets 10% wide: a night of requests in a few hundred counters. */
 const BUCKET_RATIO = Math.log(1.1);

@@ -219,6 +219,16 @@ export function withSamplerLateness(windows: readonly ClientWindow[]): ClientWin
   return sorted.map((w) => ({ ...w, delay_max_ms: Math.max(w.delay_max_ms, w.to_ms - w.from_ms - usual) }));
 }
 
+/** The client's successful requests by the connection they went out on: new, or reused after an idle gap. */
+export interface IdleReuse {
+  /** Successful requests sent on a reused connection after at least `ms` of idle (to within 10%). */
+  okAtLeast(ms: number): number;
+  /** Successful requests sent on a reused connection, any idle. */
+  readonly ok: number;
+  /** Successful requests that opened their connection. */
+  readonly fresh: number;
+}
+
 /** A log line a probe found, with what it means. */
 export interface EngineLogLine {
   /** When the probe that read it started (ms since run start). */
