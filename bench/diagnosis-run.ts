@@ -5,70 +5,24 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseWorkload } from '../src/config/index.js';
 import { readSummary } from '../src/results/index.js';
-import { executeRun } from '../src/run/index.js';
 import type { Summary } from '../src/analysis/index.js';
-import type { RunEvent } from '../src/types/index.js';
-import { quietClient } from '../test/helpers/quiet-client.js';
-import { spawnCli, type MonitorTarget, type Proc } from '../test/helpers/procs.js';
+import { realPartsWorkload, runWithActs, type Acts, type RealPartsSpec } from '../test/helpers/real-parts.js';
+import { spawnCli, type Proc } from '../test/helpers/procs.js';
 import type { Scope } from './diagnosis-parts.js';
 
-/** What to do to the parts, in ms after the run's first completed request. */
-export type Acts = [number, () => void | Promise<void>][];
+export type { Acts } from '../test/helpers/real-parts.js';
 
-export interface RunSpec {
-  /** The engine as the client reaches it (canaries' direct leg), and what to scrape. */
-  engine: { url: string; targets: readonly MonitorTarget[] };
-  /** `target.via` as YAML flow text (`{kind: tls-proxy, url: "…"}`), or null: straight to the engine. */
-  via?: string | null;
-  caFile?: string | null;
-  /** `--set` overrides of the base workload below. */
-  set?: readonly string[];
+export interface RunSpec extends Omit<RealPartsSpec, 'duration' | 'watchdog' | 'canary' | 'scraped'> {
   acts?: Acts;
 }
 
-/** Four agents for 4 s with tight deadlines (a stuck request is a hang within a second), scrapes every 200 ms
- * and a canary on each leg every 250 ms: the e2e tests' real-parts workload. */
-function workloadYaml(spec: RunSpec): string {
-  const targets = spec.engine.targets.map((x) => `{name: ${x.name}, url: "${x.url}"}`).join(', ');
-  const via = spec.via === undefined || spec.via === null ? '' : `, via: ${spec.via}`;
-  const tls = spec.caFile === undefined || spec.caFile === null ? '' : `, tls: {ca: "${spec.caFile}"}`;
-  return `name: matrix
-target: {url: "${spec.engine.url}"${via}${tls}}
-agents: {count: 4, rounds: 1000, think_time_ms: 50}
-duration: 4s
-conversation: {max_tokens: 24, system_prompt_tokens: 200, first_user_tokens: 50, tool_result_tokens: 50, tool_result_growth_tokens: 10}
-watchdog: {connect_ms: 1000, headers_ms: 800, first_token_ms: 1000, stall_ms: 800, total_ms: 4000}
-monitor: {interval_ms: 200, timeout_ms: 400, canary_interval_s: 0.25, canary_timeout_ms: 800, targets: [${targets}]}
-thresholds: {hangs: null}
-`;
-}
-
-/** The run in this process; resolves with its summary. No preflight: a path broken from the start is a
- * scenario here, not a reason to stop before the agents go. */
+/** The run in this process (the e2e tests' real-parts workload, test/helpers/real-parts.ts); resolves with its
+ * summary. No preflight: a path broken from the start is a scenario here, not a reason to stop before the
+ * agents go. */
 export async function runInProcess(scope: Scope, spec: RunSpec, signal: AbortSignal): Promise<Summary> {
   const dir = join(scope.tempDir(), 'run');
-  const workload = parseWorkload(workloadYaml(spec), 'matrix.yaml', { set: [...(spec.set ?? [])] });
-  const timers: NodeJS.Timeout[] = [];
-  const pending: Promise<unknown>[] = [];
-  let started = false;
-  scope.after(() => timers.forEach((timer) => clearTimeout(timer)));
-  await executeRun({
-    workload,
-    out: dir,
-    signal,
-    preflight: false,
-    clientSample: quietClient,
-    onEvent: (e: RunEvent) => {
-      if (started || e.kind !== 'request') return;
-      started = true;
-      for (const [afterMs, act] of spec.acts ?? []) timers.push(setTimeout(() => pending.push(Promise.resolve().then(act)), afterMs));
-    },
-  });
-  timers.forEach((timer) => clearTimeout(timer));
-  await Promise.allSettled(pending);
-  return readSummary(dir);
+  return runWithActs(realPartsWorkload('matrix', spec), dir, { signal, ...(spec.acts === undefined ? {} : { acts: spec.acts }) });
 }
 
 /** `roundload run` as its own process (so it alone can be starved, its own client sampler measuring it);

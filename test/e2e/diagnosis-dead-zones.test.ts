@@ -4,15 +4,10 @@
 // on — engine, the timeout named. Once in `npm test`, 3 of 3 in `npm run test:repeat`.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseWorkload } from '../../src/config/index.js';
-import { executeRun } from '../../src/run/index.js';
 import type { Summary } from '../../src/analysis/index.js';
-import type { RunEvent } from '../../src/types/index.js';
-import { formatSummary } from '../../src/report/index.js';
 import { tempDir } from '../helpers/tmp.js';
-import { quietClient } from '../helpers/quiet-client.js';
+import { realPartsWorkload, runWithActs, showDiagnosis, why, type Acts } from '../helpers/real-parts.js';
 import { freePort, requireTool, spawnEngine, startNginx, type EngineProc } from '../helpers/procs.js';
 import { REPEATS, TIMES } from '../helpers/repeats.js';
 
@@ -25,63 +20,25 @@ interface Setup {
   /** Scrape the engine's /metrics. */
   scraped: boolean;
   /** What to do to the parts, in ms after the run's first request event. */
-  acts?: [number, () => void][];
+  acts?: Acts;
   duration?: string;
 }
 
-/** A run of 4 agents through nginx at `proxyUrl` to `engine`, with the watchdog's deadlines past nginx's 2 s. */
+/** A run of 4 agents through nginx at `proxyUrl` to `engine`, with the watchdog's deadlines past nginx's 2 s.
+ * No preflight: its one request would fail like the agents' (a 502, or cut at 2 s) and end the run. */
 async function run(t: TestContext, engine: Pick<EngineProc, 'url' | 'targets'>, proxyUrl: string, s: Setup): Promise<Summary> {
   const dir = join(tempDir(t), 'run');
-  const targets = s.scraped ? engine.targets.map((x) => `{name: ${x.name}, url: "${x.url}"}`).join(', ') : '';
-  const workload = parseWorkload(
-    `name: dead-zones
-target: {url: "${engine.url}", via: {kind: tls-proxy, url: "${proxyUrl}"}}
-agents: {count: 4, rounds: 1000, think_time_ms: 50}
-duration: ${s.duration ?? '4s'}
-conversation: {max_tokens: 24, system_prompt_tokens: 200, first_user_tokens: 50, tool_result_tokens: 50, tool_result_growth_tokens: 10}
-watchdog: {connect_ms: 1000, headers_ms: 4000, first_token_ms: 5000, stall_ms: 5000, total_ms: 6000}
-monitor: {interval_ms: 200, timeout_ms: 400, canary_interval_s: ${s.canaryS}, canary_timeout_ms: 1000, targets: [${targets}]}
-thresholds: {hangs: null}
-`,
-    'dead-zones.yaml',
-  );
-  const timers: NodeJS.Timeout[] = [];
-  let started = false;
-  // No preflight: its one request would fail like the agents' (a 502, or cut at 2 s) and end the run.
-  await executeRun({
-    workload,
-    out: dir,
-    clientSample: quietClient,
-    preflight: false,
-    onEvent: (e: RunEvent) => {
-      if (started || e.kind !== 'request') return;
-      started = true;
-      for (const [afterMs, act] of s.acts ?? []) timers.push(setTimeout(act, afterMs));
-    },
+  const workload = realPartsWorkload('dead-zones', {
+    engine,
+    via: `{kind: tls-proxy, url: "${proxyUrl}"}`,
+    scraped: s.scraped,
+    duration: s.duration ?? '4s',
+    watchdog: '{connect_ms: 1000, headers_ms: 4000, first_token_ms: 5000, stall_ms: 5000, total_ms: 6000}',
+    canary: { interval_s: s.canaryS, timeout_ms: 1000 },
   });
-  for (const timer of timers) clearTimeout(timer);
-  const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as Summary;
-  if (process.env.ROUNDLOAD_SHOW_DIAGNOSIS === '1')
-    t.diagnostic(
-      formatSummary(summary, dir)
-        .split('\n')
-        .filter((l) => /^(diagnosis|timeout|hangs|errors|requests) |^ {11}/.test(l))
-        .join('\n'),
-    );
+  const summary = await runWithActs(workload, dir, { acts: s.acts ?? [] });
+  showDiagnosis(t, summary, dir);
   return summary;
-}
-
-function why(s: Summary): string {
-  return JSON.stringify(
-    {
-      verdict: s.diagnosis.verdict,
-      confidence: s.diagnosis.confidence,
-      path_timeout: s.diagnosis.path_timeout,
-      episodes: s.diagnosis.episodes?.map((e) => ({ verdict: e.verdict, confidence: e.confidence, scores: e.scores, for: e.evidence_for, against: e.evidence_against, facts: e.facts })),
-    },
-    null,
-    1,
-  );
 }
 
 test(`nginx answering 502 at once (its upstream port closed) while the engine is healthy and scraped is proxy, and at 0.6 or more with canaries, ${TIMES}`, async (t) => {

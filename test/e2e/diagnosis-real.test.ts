@@ -4,16 +4,14 @@
 // `npm run test:repeat`: the same verdict each time.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseWorkload } from '../../src/config/index.js';
-import { executeRun } from '../../src/run/index.js';
+import { readSummary } from '../../src/results/index.js';
 import type { Summary } from '../../src/analysis/index.js';
 import type { RequestRecord, RunEvent } from '../../src/types/index.js';
 import { readJsonl, tempDir } from '../helpers/tmp.js';
-import { quietClient } from '../helpers/quiet-client.js';
-import { formatSummary } from '../../src/report/index.js';
+import { realPartsWorkload, runWithActs, showDiagnosis, why, type Acts } from '../helpers/real-parts.js';
 import { busyLoop, release, requireTool, schedstat, spawnCli, spawnEngine, starve, startHaproxy, startNginx, type EngineProc, type Proc } from '../helpers/procs.js';
 import { REPEATS, TIMES } from '../helpers/repeats.js';
 
@@ -26,77 +24,16 @@ interface RunOutcome {
   dir: string;
 }
 
-/** What to do to the parts, in ms after the run's first completed request. */
-type Act = [number, () => void | Promise<void>][];
-
-async function run(t: TestContext, engine: Pick<EngineProc, 'url' | 'targets'>, proxyUrl: string | null, acts: Act, set: string[] = [], caFile: string | null = null): Promise<RunOutcome> {
+async function run(t: TestContext, engine: Pick<EngineProc, 'url' | 'targets'>, proxyUrl: string | null, acts: Acts, set: string[] = [], caFile: string | null = null): Promise<RunOutcome> {
   const dir = join(tempDir(t), 'run');
-  const engineUrl = engine.url;
-  const targets = engine.targets.map((x) => `{name: ${x.name}, url: "${x.url}"}`).join(', ');
-  const workload = parseWorkload(
-    `name: real
-target: {url: "${engineUrl}"${proxyUrl === null ? '' : `, via: {kind: tls-proxy, url: "${proxyUrl}"}`}${caFile === null ? '' : `, tls: {ca: "${caFile}"}`}}
-agents: {count: 4, rounds: 1000, think_time_ms: 50}
-duration: 4s
-conversation: {max_tokens: 24, system_prompt_tokens: 200, first_user_tokens: 50, tool_result_tokens: 50, tool_result_growth_tokens: 10}
-watchdog: {connect_ms: 1000, headers_ms: 800, first_token_ms: 1000, stall_ms: 800, total_ms: 4000}
-monitor: {interval_ms: 200, timeout_ms: 400, canary_interval_s: 0.25, canary_timeout_ms: 800, targets: [${targets}]}
-thresholds: {hangs: null}
-`,
-    'real.yaml',
-    { set },
-  );
-  const timers: NodeJS.Timeout[] = [];
-  let started = false;
-  const pending: Promise<unknown>[] = [];
-  await executeRun({
-    workload,
-    out: dir,
-    // The client's own health pinned quiet: these verdicts are about the engine and the proxies (the
-    // host-starved test below runs the CLI as its own process, with its real sampler).
-    clientSample: quietClient,
-    onEvent: (e: RunEvent) => {
-      if (started || e.kind !== 'request') return;
-      started = true;
-      for (const [afterMs, act] of acts) timers.push(setTimeout(() => pending.push(Promise.resolve(act())), afterMs));
-    },
-  });
-  for (const timer of timers) clearTimeout(timer);
-  await Promise.all(pending);
-  const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as Summary;
-  // ROUNDLOAD_SHOW_DIAGNOSIS=1: the terminal's diagnosis of every repeat, as a person would read it.
-  if (process.env.ROUNDLOAD_SHOW_DIAGNOSIS === '1')
-    t.diagnostic(
-      formatSummary(summary, dir)
-        .split('\n')
-        .filter((l) => /^(diagnosis|streams|hangs|errors|requests) |^ {11}/.test(l))
-        .join('\n'),
-    );
+  const workload = realPartsWorkload('real', { engine, via: proxyUrl === null ? null : `{kind: tls-proxy, url: "${proxyUrl}"}`, caFile, set });
+  const summary = await runWithActs(workload, dir, { acts, preflight: true });
+  showDiagnosis(t, summary, dir);
   return { summary, records: readJsonl<RequestRecord>(join(dir, 'requests.jsonl')), dir };
 }
 
-function why(s: Summary): string {
-  return JSON.stringify(
-    {
-      verdict: s.diagnosis.verdict,
-      episodes: s.diagnosis.episodes?.map((e) => ({
-        kind: e.kind,
-        at: [e.start_ms, e.end_ms],
-        verdict: e.verdict,
-        confidence: e.confidence,
-        scores: e.scores,
-        for: e.evidence_for,
-        against: e.evidence_against,
-        facts: e.facts,
-      })),
-    },
-    null,
-    1,
-  );
-}
-
 /** Freezes `proc` 1 s into the run for `forMs`. */
-function freezeFor(proc: Proc, forMs: number): Act {
+function freezeFor(proc: Proc, forMs: number): Acts {
   return [
     [1000, () => proc.freeze()],
     [1000 + forMs, () => proc.thaw()],
@@ -268,14 +205,8 @@ thresholds: {hangs: null}
   await during(child.pid);
   for (let i = 0; i < 1200 && !child.exited; i += 1) await sleep(25);
   assert.ok(child.exited, 'the run ended');
-  const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as Summary;
-  if (process.env.ROUNDLOAD_SHOW_DIAGNOSIS === '1')
-    t.diagnostic(
-      formatSummary(summary, dir)
-        .split('\n')
-        .filter((l) => /^(diagnosis|streams|hangs|errors|requests|client) |^ {11}/.test(l))
-        .join('\n'),
-    );
+  const summary = readSummary(dir);
+  showDiagnosis(t, summary, dir);
   if (process.env.ROUNDLOAD_SHOW_DIAGNOSIS === '2')
     t.diagnostic(
       readJsonl<RunEvent>(join(dir, 'events.jsonl'))

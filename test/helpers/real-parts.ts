@@ -1,0 +1,118 @@
+// The real-parts run shared by the diagnosis e2e tests and the fault-matrix bench: four agents for a few
+// seconds with tight deadlines against real parts (a stuck request is a hang within a second), scrapes every
+// 200 ms and canaries on both legs, run in this process with the client's own health pinned quiet (the
+// verdicts are about the engine and the path, not a loaded test machine); faults acted at set times after the
+// run's first completed request.
+import type { TestContext } from 'node:test';
+import { parseWorkload, type Workload } from '../../src/config/index.js';
+import { executeRun } from '../../src/run/index.js';
+import { readSummary } from '../../src/results/index.js';
+import { formatSummary } from '../../src/report/index.js';
+import type { Summary } from '../../src/analysis/index.js';
+import type { RunEvent } from '../../src/types/index.js';
+import type { MonitorTarget } from './procs.js';
+import { quietClient } from './quiet-client.js';
+
+/** What to do to the parts, in ms after the run's first completed request. */
+export type Acts = readonly (readonly [number, () => void | Promise<void>])[];
+
+export interface RealPartsSpec {
+  /** The engine as the client reaches it (and the canaries' direct leg), and what to scrape. */
+  engine: { url: string; targets: readonly MonitorTarget[] };
+  /** `target.via` as YAML flow text (`{kind: tls-proxy, url: "…"}`); absent or null: straight to the engine. */
+  via?: string | null;
+  caFile?: string | null;
+  /** Scrape the engine's targets. @default true */
+  scraped?: boolean;
+  /** @default '4s' */
+  duration?: string;
+  /** The watchdog as YAML flow text. @default tight: headers 800 ms, first token 1 s, stall 800 ms. */
+  watchdog?: string;
+  /** Seconds between canaries (0: none) and their timeout. @default 0.25 s, 800 ms */
+  canary?: { interval_s: number; timeout_ms: number };
+  /** `--set` overrides. */
+  set?: readonly string[];
+}
+
+const TIGHT_WATCHDOG = '{connect_ms: 1000, headers_ms: 800, first_token_ms: 1000, stall_ms: 800, total_ms: 4000}';
+
+/** The real-parts workload for `spec`, named `name`. */
+export function realPartsWorkload(name: string, spec: RealPartsSpec): Workload {
+  const targets = spec.scraped === false ? '' : spec.engine.targets.map((x) => `{name: ${x.name}, url: "${x.url}"}`).join(', ');
+  const via = spec.via === undefined || spec.via === null ? '' : `, via: ${spec.via}`;
+  const tls = spec.caFile === undefined || spec.caFile === null ? '' : `, tls: {ca: "${spec.caFile}"}`;
+  const canary = spec.canary ?? { interval_s: 0.25, timeout_ms: 800 };
+  return parseWorkload(
+    `name: ${name}
+target: {url: "${spec.engine.url}"${via}${tls}}
+agents: {count: 4, rounds: 1000, think_time_ms: 50}
+duration: ${spec.duration ?? '4s'}
+conversation: {max_tokens: 24, system_prompt_tokens: 200, first_user_tokens: 50, tool_result_tokens: 50, tool_result_growth_tokens: 10}
+watchdog: ${spec.watchdog ?? TIGHT_WATCHDOG}
+monitor: {interval_ms: 200, timeout_ms: 400, canary_interval_s: ${canary.interval_s}, canary_timeout_ms: ${canary.timeout_ms}, targets: [${targets}]}
+thresholds: {hangs: null}
+`,
+    `${name}.yaml`,
+    { set: [...(spec.set ?? [])] },
+  );
+}
+
+/** Runs `workload` into `out`, acting `acts` after its first completed request; resolves with its summary
+ * once every act has settled. No preflight unless asked: a path broken from the start is the scenario. */
+export async function runWithActs(workload: Workload, out: string, options: { acts?: Acts; signal?: AbortSignal; preflight?: boolean } = {}): Promise<Summary> {
+  const timers: NodeJS.Timeout[] = [];
+  const pending: Promise<unknown>[] = [];
+  let started = false;
+  try {
+    await executeRun({
+      workload,
+      out,
+      preflight: options.preflight ?? false,
+      clientSample: quietClient,
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+      onEvent: (e: RunEvent) => {
+        if (started || e.kind !== 'request') return;
+        started = true;
+        for (const [afterMs, act] of options.acts ?? []) timers.push(setTimeout(() => pending.push(Promise.resolve().then(act)), afterMs));
+      },
+    });
+  } finally {
+    timers.forEach((timer) => clearTimeout(timer));
+    await Promise.allSettled(pending);
+  }
+  return readSummary(out);
+}
+
+/** ROUNDLOAD_SHOW_DIAGNOSIS=1: the terminal's diagnosis lines of a run, as a person would read them. */
+export function showDiagnosis(t: TestContext, summary: Summary, dir: string): void {
+  if (process.env.ROUNDLOAD_SHOW_DIAGNOSIS !== '1') return;
+  t.diagnostic(
+    formatSummary(summary, dir)
+      .split('\n')
+      .filter((l) => /^(diagnosis|streams|timeout|hangs|errors|requests|client) |^ {11}/.test(l))
+      .join('\n'),
+  );
+}
+
+/** The diagnosis of a run, for an assertion's message. */
+export function why(s: Summary): string {
+  return JSON.stringify(
+    {
+      verdict: s.diagnosis.verdict,
+      confidence: s.diagnosis.confidence,
+      path_timeout: s.diagnosis.path_timeout,
+      episodes: s.diagnosis.episodes?.map((e) => ({
+        kind: e.kind,
+        at: [e.start_ms, e.end_ms],
+        verdict: e.verdict,
+        confidence: e.confidence,
+        scores: e.scores,
+        for: e.evidence_for,
+        against: e.evidence_against,
+        facts: e.facts,
+      })),
+    },
+    null,
+    1,
+  );
+}
