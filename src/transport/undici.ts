@@ -3,9 +3,21 @@
 // own files (its package.json has no `exports`), pinned by package-lock.json; test/transport/undici.test.ts checks
 // they are the very classes the index exports, so an upgrade that moves them fails there, not in a run.
 import { createRequire } from 'node:module';
+import { setFlagsFromString } from 'node:v8';
 import type * as Undici from 'undici';
 
 const require = createRequire(import.meta.url);
+
+/** V8's budget before a WebAssembly function is recompiled by its optimizing compiler (TurboFan), as a rough
+ * count of bytes executed; V8's default is 1,800,000. undici's HTTP parser (llhttp) is WebAssembly, and its
+ * state machine is one 34 KB function that used up the default budget within the first response: its TurboFan
+ * compile (0.2-0.27 CPU-s on a V8 thread: `--trace-wasm-compilation-times`) was a quarter of a 1-agent,
+ * 1-round run's CPU (bench/README.md, start-up). With a hundred times the budget, it is tiered up after some
+ * hundred 1 KB answers instead (test/transport/undici.test.ts), sooner for longer ones: a short run never pays
+ * for it, a long run still parses with the optimized code after its first moments. Set before undici compiles the parser, at the first
+ * connection; the flag is read when a WebAssembly module is compiled. */
+const WASM_TIERING_BUDGET = 180_000_000;
+setFlagsFromString(`--wasm-tiering-budget=${WASM_TIERING_BUDGET}`);
 
 const Dispatcher = require('undici/lib/dispatcher/dispatcher.js') as typeof Undici.Dispatcher;
 // What undici's index does at load: every dispatcher gets the request API (request, stream, pipeline, …).
