@@ -3,7 +3,7 @@
 // request API, and a module of the transport must not pull the index in.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sourceModule, COMPILED } from '../helpers/root.js';
@@ -77,4 +77,30 @@ test("undici's HTTP parser is not recompiled by V8's optimizing compiler over a 
 
 test("a long run's parser is still recompiled by the optimizing compiler, after some hundred answers", () => {
   assert.equal(parserCompiles(parts, 3000), 'Liftoff TurboFan');
+});
+
+test("V8's flags are as they were once the parser is made: Node's own modules loaded after the first connection still use their code caches", () => {
+  // V8 accepts a code cache only under the flags it was made with: Node's built-in modules' caches too
+  // (NODE_DEBUG_NATIVE=CODE_CACHE says, for each one compiled, whether its cache was accepted or rejected).
+  const code = `import v8 from 'node:v8';
+import { createServer } from 'node:http';
+const { Client } = await import(${JSON.stringify(parts)});
+const server = createServer((_, res) => res.end('pong'));
+await new Promise((r) => server.listen(0, '127.0.0.1', r));
+const client = new Client('http://127.0.0.1:' + server.address().port);
+await (await client.request({ path: '/', method: 'GET' })).body.text();
+await client.close();
+server.close();
+await import('node:zlib');
+v8.setFlagsFromString('--wasm-tiering-budget=1234');
+await import('node:readline');`;
+  const child = spawnSync(process.execPath, [...(COMPILED ? [] : ['--import', 'tsx']), '--input-type=module', '-e', code], {
+    encoding: 'utf8',
+    timeout: 30_000,
+    env: { ...process.env, NODE_DEBUG_NATIVE: 'CODE_CACHE' },
+  });
+  assert.equal(child.status, 0, child.stderr.slice(-2000));
+  const verdicts = new Map([...child.stderr.matchAll(/Code cache of (\S+) \(\w+\) is (accepted|rejected)/g)].map(([, id, said]) => [id, said]));
+  assert.equal(verdicts.get('zlib'), 'accepted', 'loaded after the first connection');
+  assert.equal(verdicts.get('readline'), 'rejected', 'loaded with the flag changed (the test can fail)');
 });
