@@ -12,6 +12,7 @@ import {
   type RoundSummary,
 } from '../analysis/index.js';
 import { DIAGNOSIS_VERDICTS, type PhaseLoad } from '../types/index.js';
+import { fixedDigits } from '../util/index.js';
 import { gaugeLines } from './gauges.js';
 import { bannerLine, runVerdict, type RunVerdict } from './banner.js';
 import { colors } from './progress-line.js';
@@ -90,7 +91,7 @@ function decodeTable(p: PhaseSummary): string {
     fmtMs(x.itl.p50_ms, x.itl.count),
     x.tpot === undefined ? NONE : fmtMs(x.tpot.p50_ms, x.tpot.count),
     x.tpot === undefined ? NONE : fmtMs(x.tpot.p99_ms, x.tpot.count),
-    none || x.tokens_per_event_mean === undefined || x.tokens_per_event_mean === null ? NONE : x.tokens_per_event_mean.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 }),
+    none || x.tokens_per_event_mean === undefined || x.tokens_per_event_mean === null ? NONE : fixedDigits(x.tokens_per_event_mean, 2),
   ];
   for (const r of p.rounds) rows.push([String(r.round), ...cells(r, (r.reasoning_tokens_estimated ?? 0) > 0, r.ok === 0)]);
   rows.push([
