@@ -4,6 +4,7 @@
 // they are the very classes the index exports, so an upgrade that moves them fails there, not in a run.
 import { createRequire } from 'node:module';
 import diagnostics from 'node:diagnostics_channel';
+import type { Socket } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import type * as Undici from 'undici';
 
@@ -19,24 +20,31 @@ const require = createRequire(import.meta.url);
 const WASM_TIERING_BUDGET = 180_000_000;
 const V8_DEFAULT_WASM_TIERING_BUDGET = 1_800_000;
 
-/** The budget is V8's flag, read when undici instantiates the parser, once, at its first connection (between
- * the `beforeConnect` and `connected` messages of its diagnostics channels). It is raised only for that span
- * and set back after: V8's code caches (Node's own modules, loaded later or in a worker thread such as the
- * results writer) are accepted only under the flags they were made with, and with the flag left changed Node
- * compiled them from source (callgrind, a 1-agent run: 224 M instructions more in the writer thread, 47 M on
- * the main thread, of about 2,000 M in all). A first connection that fails leaves it raised until one succeeds:
- * a cost, no change of behaviour. */
+/** The budget is V8's flag, read when undici instantiates the parser: once, synchronously, when its first
+ * connection's socket emits `connect` (then its `connected` diagnostics message). It is raised only for that
+ * span, by a `connect` listener added when the socket is made (`net.client.socket`, so it runs before
+ * undici's), and set back on the next tick. V8's code caches (Node's own modules, loaded later or in a worker
+ * thread such as the results writer) are accepted only under the flags they were made with: with the flag left
+ * changed, or raised from `beforeConnect` to `connected` (across the TCP connect, while the writer thread
+ * starts), Node compiled them from source (callgrind, a 1-agent run: 180-224 M instructions more in the writer
+ * thread, 47 M on the main thread, of about 2,000 M in all). A TLS connection makes no `net.client.socket`: a
+ * run whose first connection is TLS keeps V8's default budget, as before. */
 function raiseWasmTieringBudgetForTheParser(): void {
-  const before = diagnostics.channel('undici:client:beforeConnect');
+  const sockets = diagnostics.channel('net.client.socket');
   const connected = diagnostics.channel('undici:client:connected');
-  const raise = (): void => setFlagsFromString(`--wasm-tiering-budget=${WASM_TIERING_BUDGET}`);
-  const restore = (): void => {
-    setFlagsFromString(`--wasm-tiering-budget=${V8_DEFAULT_WASM_TIERING_BUDGET}`);
-    before.unsubscribe(raise);
-    connected.unsubscribe(restore);
+  const setBudget = (budget: number): void => setFlagsFromString(`--wasm-tiering-budget=${budget}`);
+  const raise = (): void => {
+    setBudget(WASM_TIERING_BUDGET);
+    process.nextTick(setBudget, V8_DEFAULT_WASM_TIERING_BUDGET);
   };
-  before.subscribe(raise);
-  connected.subscribe(restore);
+  const onSocket = (message: unknown): void => void (message as { socket: Socket }).socket.once('connect', raise);
+  // The parser exists from the first connection on: nothing more to do.
+  const done = (): void => {
+    sockets.unsubscribe(onSocket);
+    connected.unsubscribe(done);
+  };
+  sockets.subscribe(onSocket);
+  connected.subscribe(done);
 }
 raiseWasmTieringBudgetForTheParser();
 

@@ -79,19 +79,23 @@ test("a long run's parser is still recompiled by the optimizing compiler, after 
   assert.equal(parserCompiles(parts, 3000), 'Liftoff TurboFan');
 });
 
-test("V8's flags are as they were once the parser is made: Node's own modules loaded after the first connection still use their code caches", () => {
+test("V8's flags are as they were once the parser is made: Node's own modules loaded while the first connection is made, or after, still use their code caches", () => {
   // V8 accepts a code cache only under the flags it was made with: Node's built-in modules' caches too
   // (NODE_DEBUG_NATIVE=CODE_CACHE says, for each one compiled, whether its cache was accepted or rejected).
   const code = `import v8 from 'node:v8';
+import diagnostics from 'node:diagnostics_channel';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:http';
 const { Client } = await import(${JSON.stringify(parts)});
 const server = createServer((_, res) => res.end('pong'));
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
 const client = new Client('http://127.0.0.1:' + server.address().port);
+// While the connection is made: after undici's beforeConnect, before its socket connects.
+diagnostics.subscribe('undici:client:beforeConnect', () => createRequire(import.meta.url)('node:zlib'));
 await (await client.request({ path: '/', method: 'GET' })).body.text();
 await client.close();
 server.close();
-await import('node:zlib');
+await import('node:dgram');
 v8.setFlagsFromString('--wasm-tiering-budget=1234');
 await import('node:readline');`;
   const child = spawnSync(process.execPath, [...(COMPILED ? [] : ['--import', 'tsx']), '--input-type=module', '-e', code], {
@@ -101,6 +105,7 @@ await import('node:readline');`;
   });
   assert.equal(child.status, 0, child.stderr.slice(-2000));
   const verdicts = new Map([...child.stderr.matchAll(/Code cache of (\S+) \(\w+\) is (accepted|rejected)/g)].map(([, id, said]) => [id, said]));
-  assert.equal(verdicts.get('zlib'), 'accepted', 'loaded after the first connection');
+  assert.equal(verdicts.get('zlib'), 'accepted', 'loaded while the first connection is made');
+  assert.equal(verdicts.get('dgram'), 'accepted', 'loaded after it');
   assert.equal(verdicts.get('readline'), 'rejected', 'loaded with the flag changed (the test can fail)');
 });
