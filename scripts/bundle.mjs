@@ -80,5 +80,9 @@ await build({
   banner: { js: "import { createRequire as __roundloadCreateRequire } from 'node:module'; const require = __roundloadCreateRequire(import.meta.url);" },
   plugins: [noZodLocales, bundleOwnRequires],
   sourcemap: true,
+  // Whitespace and syntax only, names kept (stack traces stay readable): 2.9 → 2.1 MB of JavaScript that Node
+  // reads, decodes and parses at every start (callgrind, `roundload validate`: 3% fewer instructions).
+  minifyWhitespace: true,
+  minifySyntax: true,
   logLevel: 'warning',
 });

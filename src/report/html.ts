@@ -3,6 +3,7 @@
 // over time with hang markers and verdicts, hangs, errors, diagnosis, thresholds and client health.
 import { WRITER_LAG_FLAG_MS, describePathTimeout, type PhaseSummary, type RoundSummary, type Summary } from '../analysis/index.js';
 import { DIAGNOSIS_VERDICTS, GAUGE_VERDICTS, type DiagnosisEpisode, type GaugeVerdict } from '../types/index.js';
+import { fixedDigits } from '../util/index.js';
 import { loadChartAssets, type ChartAssets } from './assets.js';
 import type { ChartSpec } from './charts.js';
 import type { ReportData } from './data.js';
@@ -19,7 +20,7 @@ function fmtMs(v: number | null | undefined, count = 1): string {
 
 function fmtNum(v: number | null | undefined, digits = 0): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return '–';
-  return v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+  return fixedDigits(v, digits);
 }
 
 function fmtPct(v: number): string {

@@ -12,6 +12,7 @@ import {
   type RoundSummary,
 } from '../analysis/index.js';
 import { DIAGNOSIS_VERDICTS, tableColumns, type LatencyTable, type PhaseLoad } from '../types/index.js';
+import { fixedDigits } from '../util/index.js';
 import { gaugeLines } from './gauges.js';
 import { bannerLine, runVerdict, type RunVerdict } from './banner.js';
 import { colors } from './progress-line.js';
@@ -84,7 +85,7 @@ function decodeTable(p: PhaseSummary): string {
   const cells = (x: PhaseSummary | PhaseSummary['rounds'][number], reasoningEstimated: boolean, none: boolean): string[] => [
     none || x.reasoning_tokens_mean === undefined ? NONE : `${reasoningEstimated ? ESTIMATED : ''}${fmtInt(x.reasoning_tokens_mean)}`,
     ...latencyCells('decode', x, fmtMs),
-    none || x.tokens_per_event_mean === undefined || x.tokens_per_event_mean === null ? NONE : x.tokens_per_event_mean.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 }),
+    none || x.tokens_per_event_mean === undefined || x.tokens_per_event_mean === null ? NONE : fixedDigits(x.tokens_per_event_mean, 2),
   ];
   for (const r of p.rounds) rows.push([String(r.round), ...cells(r, (r.reasoning_tokens_estimated ?? 0) > 0, r.ok === 0)]);
   rows.push([

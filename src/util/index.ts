@@ -4,7 +4,7 @@ export { longTimeout, type LongTimer } from './timers.js';
 export { clip, oneLine } from './text.js';
 export { SecretScrubber, guardTerminal, redactUrlCredentials, urlSecrets } from './secrets.js';
 export { spawnModuleProcess, spawnModuleWorker } from './worker.js';
-export { round1, round3, isObject } from './number.js';
+export { round1, round3, fixedDigits, isObject } from './number.js';
 export { fsReason, osCode } from './fs-reason.js';
 export { hostHeaderName, isLoopbackHost, isLoopbackUrl } from './loopback.js';
 export { parseDurationMs } from './duration.js';

@@ -145,3 +145,38 @@ test("histograms are built from hdr-histogram-js's own files as its index's buil
   assert.equal(back.totalCount, values.length + 1);
   assert.equal(LatencyHistogram.decode(hdr.encodeIntoCompressedBase64(theirs)).encode(), ours.encode());
 });
+
+test("percentiles() gives hdr-histogram-js's own getValueAtPercentile and mean, exactly: one value, spread ones, repeats, a decoded histogram and one less another", async () => {
+  const hdr = await import('hdr-histogram-js');
+  const theirsOf = (values: number[]) => {
+    const h = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3, autoResize: true });
+    for (const us of values) h.recordValue(us);
+    return h;
+  };
+  const expected = (h: ReturnType<typeof theirsOf>) => {
+    const ms = (us: number) => Math.round((us / 1000) * 1000) / 1000;
+    const p = (q: number) => ms(h.getValueAtPercentile(q));
+    return { count: h.totalCount, p50_ms: p(50), p90_ms: p(90), p99_ms: p(99), max_ms: p(100), mean_ms: ms(h.mean) };
+  };
+  const spread = Array.from({ length: 5000 }, (_, i) => Math.round((1 + ((i * 7919) % 997)) * (1 + (i % 13)) * 37.3));
+  const cases: [string, number[]][] = [
+    ['one value', [123_456]],
+    ['spread values', spread],
+    ['repeats', Array.from({ length: 999 }, (_, i) => [1, 2_000, 2_001, 90_000_000][i % 4]!)],
+    ['ten values (p99 and max in the same bucket)', Array.from({ length: 10 }, (_, i) => 1000 * (i + 1))],
+  ];
+  for (const [name, values] of cases) {
+    const ours = new LatencyHistogram();
+    for (const us of values) ours.recordMs(us / 1000);
+    assert.deepEqual(ours.percentiles(), expected(theirsOf(values)), name);
+    assert.deepEqual(LatencyHistogram.decode(ours.encode()).percentiles(), expected(theirsOf(values)), `${name}, decoded`);
+  }
+  const all = new LatencyHistogram();
+  const part = new LatencyHistogram();
+  for (const [i, us] of spread.entries()) {
+    all.recordMs(us / 1000);
+    if (i % 3 === 0) part.recordMs(us / 1000);
+  }
+  assert.deepEqual(all.minus(part).percentiles(), expected(theirsOf(spread.filter((_, i) => i % 3 !== 0))), 'one less another');
+  assert.deepEqual(new LatencyHistogram().percentiles(), { count: 0, p50_ms: 0, p90_ms: 0, p99_ms: 0, max_ms: 0, mean_ms: 0 });
+});
