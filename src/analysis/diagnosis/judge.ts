@@ -6,6 +6,7 @@ import type { Diagnosis, DiagnosisEpisode, DiagnosisVerdict, PathTimeout } from 
 import { canarySignal } from './canary-signal.js';
 import { clientSignal } from './client-signal.js';
 import { Context, type DiagnosisInput, type Window } from './context.js';
+import type { ErrorSpan } from './inputs.js';
 import { deliverySignal } from './delivery-signal.js';
 import { engineHealth } from './engine-health.js';
 import { engineLogSignal } from './engine-log.js';
@@ -13,7 +14,7 @@ import { engineSignal } from './engine-signal.js';
 import { episodeFacts, episodeSize, episodesOf, keptText, type Episode } from './episodes.js';
 import { failureSignal } from './failure-signal.js';
 import { idleSignal } from './idle-signal.js';
-import { findPathTimeout, pathTimeoutSignal, type FoundTimeout } from './path-timeout.js';
+import { CUT_CLASSES, findPathTimeout, pathTimeoutSignal, type FoundTimeout } from './path-timeout.js';
 import { plural, s1 } from './text.js';
 import { CANDIDATES, MEDIUM, STRONG, weighAlive, weighCut, type Candidate, type Vote } from './votes.js';
 
@@ -32,12 +33,23 @@ function round2(v: number): number {
 
 /** An episode's evidence is read over its own span (at least MIN_SPAN_MS), so the time around it does not
  * dilute what happened in it; canaries, which are few, over the span widened by part of a canary interval.
- * A short span is widened backwards: errors stop when the trouble ends, and what led to them came before. */
+ * A short span is widened backwards: errors stop when the trouble ends, and what led to them came before.
+ * Unless every failure is a stream cut while its answer flowed: that marks the moment the trouble struck
+ * (an engine killed under HAProxy, a hop cutting), before which all was well (the answers were flowing), so
+ * such a span is widened forwards, into what the cut left behind: an engine gone, or one still answering. */
 const MIN_SPAN_MS = 1000;
+/** A stream closed under its request within this of its last byte was cut while the answer flowed (a path's
+ * timeout cuts after a silence of its seconds). */
+const CUT_FLOWING_MS = 500;
 
-function spanOf(ep: Episode): Window {
+function cutWhileFlowing(e: ErrorSpan): boolean {
+  return CUT_CLASSES.has(e.class) && e.last_byte_ms !== undefined && e.last_byte_ms !== null && e.to_ms - (e.from_ms + e.last_byte_ms) <= CUT_FLOWING_MS;
+}
+
+export function spanOf(ep: Episode): Window {
   const short = Math.max(0, MIN_SPAN_MS - (ep.to_ms - ep.from_ms));
-  return { from_ms: Math.max(0, ep.from_ms - short), to_ms: ep.to_ms };
+  const struck = ep.kind === 'errors' && ep.errors.length > 0 && ep.errors.every(cutWhileFlowing);
+  return struck ? { from_ms: ep.from_ms, to_ms: ep.to_ms + short } : { from_ms: Math.max(0, ep.from_ms - short), to_ms: ep.to_ms };
 }
 
 function canaryWindowOf(ep: Episode, span: Window, ctx: Context): Window {

@@ -22,7 +22,7 @@ const IDLE_FAILURE_MS = 1000;
 /** HTTP statuses a timing-out proxy answers with itself. */
 const CUT_STATUSES: ReadonlySet<number> = new Set([502, 504]);
 /** Classes of a connection closed under the request. */
-const CUT_CLASSES: ReadonlySet<string> = new Set(['connection_reset', 'keepalive_race', 'truncated_stream', 'malformed_sse']);
+export const CUT_CLASSES: ReadonlySet<string> = new Set(['connection_reset', 'keepalive_race', 'truncated_stream', 'malformed_sse']);
 
 type Kind = PathTimeout['kind'];
 

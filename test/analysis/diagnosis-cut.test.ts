@@ -1,0 +1,68 @@
+// Streams cut while their answers flowed (issue 33's fault matrix: the engine killed and restarted behind
+// HAProxy read `proxy` in 2 of 3 runs): HAProxy resets the client's streams the moment the engine dies, a
+// burst of errors 0.1 s long. Read backwards, its 1 s window held only the healthy time before the kill; read
+// forwards, it holds what the cut left behind — an engine gone, or one still answering.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { diagnose, type DiagnosisInput, type ErrorSpan } from '../../src/analysis/index.js';
+import type { Diagnosis } from '../../src/types/index.js';
+import type { Episode } from '../../src/analysis/diagnosis/episodes.js';
+import { spanOf } from '../../src/analysis/diagnosis/judge.js';
+import { activity, canaries, client, error, flow, inside, scrapes, steadyRequests, type Span } from './diagnosis-fixtures.js';
+
+const RUN_MS = 12_000;
+const CUT_AT = 5000;
+const text = (d: Diagnosis): string => d.evidence.join('\n');
+
+/** 4 streams (HTTP 200) reset at CUT_AT, each `silenceMs` after its last byte. */
+function cuts(silenceMs: number): ErrorSpan[] {
+  return Array.from({ length: 4 }, (_, i) => {
+    const to = CUT_AT + i * 25;
+    const from = to - silenceMs - 60;
+    return { ...error(from, 'connection_reset', { http_status: 200, last_byte_ms: to - silenceMs - from }), to_ms: to };
+  });
+}
+
+/** The cuts behind a proxy, with the engine down (scrapes failing, direct canaries refused, nothing flowing) over `down`. */
+function run(errors: ErrorSpan[], down: readonly Span[]): DiagnosisInput {
+  return {
+    path: 'proxy',
+    hangs: [],
+    errors,
+    canaries: [...canaries('direct', RUN_MS, 250, (ms) => (inside(ms, down) ? 'refused' : 'ok')), ...canaries('proxied', RUN_MS, 250, (ms) => (inside(ms, down) ? 'hang' : 'ok'))],
+    scrapes: scrapes('engine', RUN_MS, 200, down),
+    flows: [flow('engine', RUN_MS, 200, down)],
+    gauges: [],
+    client: client(RUN_MS),
+    activity: activity(steadyRequests(RUN_MS, down)),
+  };
+}
+
+test('streams cut while flowing, the engine gone for the second after: engine, read from what followed the cut', () => {
+  const d = diagnose(run(cuts(20), [{ from: CUT_AT, to: CUT_AT + 1000 }]));
+  assert.equal(d.verdict, 'engine', text(d));
+  assert.match(d.episodes![0]!.evidence_for.join('\n'), /engine's \/metrics did not answer/);
+});
+
+test('streams cut while flowing, the engine answering before and after: proxy', () => {
+  const d = diagnose(run(cuts(20), []));
+  assert.equal(d.verdict, 'proxy', text(d));
+  assert.match(d.episodes![0]!.evidence_for.join('\n'), /engine answered all \d+ scrapes of \/metrics over the episode/);
+});
+
+test('CUT_FLOWING_MS: cut within 500 ms of the last byte widens forwards; later (a path timeout: the trouble came before), or any failure otherwise, backwards', () => {
+  const episode = (errors: ErrorSpan[]): Episode => ({ kind: 'errors', from_ms: Math.min(...errors.map((e) => e.from_ms)), to_ms: Math.max(...errors.map((e) => e.to_ms)), hangs: [], errors });
+  const forwards = (errors: ErrorSpan[]): boolean => {
+    const ep = episode(errors);
+    const w = spanOf(ep);
+    assert.equal(w.to_ms - w.from_ms, 1000, 'a short span is read over 1 s');
+    return w.from_ms === ep.from_ms;
+  };
+  assert.equal(forwards(cuts(20)), true);
+  assert.equal(forwards(cuts(500)), true);
+  assert.equal(forwards(cuts(501)), false);
+  // One failure that is not such a cut (an error page) and the episode is read backwards.
+  assert.equal(forwards([...cuts(20), error(CUT_AT, 'http_5xx', { http_status: 502, answered_by: 'page' })]), false);
+  // Without a last byte known (a reset before any answer), backwards.
+  assert.equal(forwards(cuts(20).map((e) => ({ ...e, last_byte_ms: null }))), false);
+});
