@@ -124,6 +124,13 @@ export class Context {
     return this.#sides.get(target) ?? null;
   }
 
+  /** Those of `items` whose counters say answers were made: in a PD deployment (a decode among them) the
+   * prefills' counters move with prompts and first tokens alone, so the prefills are left out. */
+  answering<T>(items: readonly T[], target: (x: T) => string): T[] {
+    const pd = items.some((x) => this.sideOf(target(x)) === 'decode');
+    return pd ? items.filter((x) => this.sideOf(target(x)) !== 'prefill') : [...items];
+  }
+
   /** Canaries whose life ([send, send + latency]) touches the window. */
   canariesIn(w: Window): CanaryPoint[] {
     return this.canaries.filter((c) => overlaps(c.run_ms, c.run_ms + Math.max(0, c.latency_ms), w.from_ms, w.to_ms));

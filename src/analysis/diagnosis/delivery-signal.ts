@@ -30,10 +30,8 @@ export function deliverySignal(ep: Episode, w: Window, ctx: Context): Signal {
   const canaries = ctx.canariesIn(w);
   const legs = (['direct', 'proxied'] as const).map((leg) => canaries.filter((c) => c.leg === leg));
   if (legs.some((l) => l.length < UNDELIVERED_MIN_CANARIES || l.some((c) => c.status !== 'ok'))) return signal;
-  // A PD deployment's answers are the decode's; the prefill's counters count first tokens only.
-  const pd = ctx.targets.some((t) => ctx.sideOf(t) === 'decode');
-  const counted = ctx.targets
-    .filter((t) => !(pd && ctx.sideOf(t) === 'prefill'))
+  const counted = ctx
+    .answering(ctx.targets, (t) => t)
     .flatMap((t) => {
       const made = ctx.answeredIn(t, w);
       return made === null ? [] : [{ target: t, made }];

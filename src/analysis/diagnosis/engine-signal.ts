@@ -125,9 +125,8 @@ export type Flow = 'flowing' | 'still' | 'partly' | 'unjudged';
  */
 function flowVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): Flow {
   const observed = ctx.flows.filter((f) => ctx.scrapesIn(f.target, w).filter((s) => s.ok).length >= 2);
-  const pd = observed.some((f) => ctx.sideOf(f.target) === 'decode');
-  const prefills = pd ? observed.filter((f) => ctx.sideOf(f.target) === 'prefill') : [];
-  const observedFlows = observed.filter((f) => !prefills.includes(f));
+  const observedFlows = ctx.answering(observed, (f) => f.target);
+  const prefills = observed.filter((f) => !observedFlows.includes(f));
   const a = ctx.activity;
   if (observedFlows.length === 0 && a === null) return 'unjudged';
   const spanMs = Math.max(1, w.to_ms - w.from_ms);

@@ -6,7 +6,7 @@
 import type { PathKind } from '../../types/index.js';
 import type { EngineHealth } from './engine-health.js';
 import type { Episode } from './episodes.js';
-import type { ErrorSpan } from './inputs.js';
+import { RESET_CLASSES, type ErrorSpan } from './inputs.js';
 import { counted, pct, tally } from './text.js';
 import { MEDIUM, STRONG, vote, WEAK, type Signal } from './votes.js';
 
@@ -106,7 +106,7 @@ function errorVotes(ep: Episode, path: PathKind | null, health: EngineHealth, si
     if (proxied) signal.votes.push(vote(MEDIUM, `${refused.length} requests were refused at the proxy's address: nothing listened there`, ['proxy'], ['engine']));
     else signal.votes.push(vote(MEDIUM, `${refused.length} requests were refused at the engine's address: nothing listened there`, ['engine']));
   }
-  const resets = e.filter((x) => x.class === 'connection_reset' || x.class === 'keepalive_race');
+  const resets = e.filter((x) => RESET_CLASSES.has(x.class));
   if (resets.length > 0)
     signal.votes.push(vote(WEAK, `${resets.length} connections were reset by ${proxied ? 'the proxy (the side roundload talks to)' : 'the engine'}`, [proxied ? 'proxy' : 'engine']));
   const connect = e.filter((x) => x.class === 'connect_timeout' || x.class === 'dns');

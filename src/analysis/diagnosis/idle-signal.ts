@@ -4,7 +4,7 @@
 // connections silently (the request written into a dead socket waits for headers) or with a reset.
 import type { Context } from './context.js';
 import type { Episode } from './episodes.js';
-import type { IdleReuse } from './inputs.js';
+import { RESET_CLASSES, type IdleReuse } from './inputs.js';
 import { dur, pct } from './text.js';
 import { STRONG, vote, type Signal } from './votes.js';
 
@@ -14,8 +14,6 @@ const IDLE_MIN_FAILURES = 3;
 const IDLE_REUSED_SHARE = 0.8;
 /** At most this share of the requests reused after as long an idle gap may have succeeded. */
 const IDLE_OK_SHARE = 0.1;
-/** Error classes of a connection that was gone when the request went out on it. */
-const DEAD_SOCKET_CLASSES: ReadonlySet<string> = new Set(['connection_reset', 'keepalive_race']);
 
 /** Buckets 10% wide: a night of requests in a few hundred counters. */
 const BUCKET_RATIO = Math.log(1.1);
@@ -61,7 +59,7 @@ function deadReuses(ep: Episode): { failures: number; idles: number[] } {
   }
   for (const e of ep.errors) {
     failures += 1;
-    if (DEAD_SOCKET_CLASSES.has(e.class) && (e.nth ?? 0) >= 2 && e.idle_ms !== undefined && e.idle_ms !== null) idles.push(e.idle_ms);
+    if (RESET_CLASSES.has(e.class) && (e.nth ?? 0) >= 2 && e.idle_ms !== undefined && e.idle_ms !== null) idles.push(e.idle_ms);
   }
   return { failures, idles: idles.sort((a, b) => a - b) };
 }

@@ -24,6 +24,12 @@ export interface HangSpan {
  * text, as HAProxy, nginx and load balancers send for 502/503/504). */
 export type Answerer = 'server_json' | 'page';
 
+/** Error classes of a connection that was gone under the request: reset by the other side, or closed as idle
+ * just as the request went out on it. */
+export const RESET_CLASSES: ReadonlySet<string> = new Set(['connection_reset', 'keepalive_race']);
+/** Error classes of a connection closed under the request: a reset, or a stream that ended short or garbled. */
+export const CUT_CLASSES: ReadonlySet<string> = new Set([...RESET_CLASSES, 'truncated_stream', 'malformed_sse']);
+
 /** A failed request (the run's own stop excluded). */
 export interface ErrorSpan {
   /** Send and end. */

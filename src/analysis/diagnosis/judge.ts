@@ -6,7 +6,7 @@ import type { Diagnosis, DiagnosisEpisode, DiagnosisVerdict, PathTimeout } from 
 import { canarySignal } from './canary-signal.js';
 import { clientSignal } from './client-signal.js';
 import { Context, type DiagnosisInput, type Window } from './context.js';
-import type { ErrorSpan } from './inputs.js';
+import { CUT_CLASSES, type ErrorSpan } from './inputs.js';
 import { deliverySignal } from './delivery-signal.js';
 import { engineHealth } from './engine-health.js';
 import { engineLogSignal } from './engine-log.js';
@@ -14,7 +14,7 @@ import { engineSignal } from './engine-signal.js';
 import { episodeFacts, episodeSize, episodesOf, keptText, type Episode } from './episodes.js';
 import { failureSignal } from './failure-signal.js';
 import { idleSignal } from './idle-signal.js';
-import { CUT_CLASSES, findPathTimeout, pathTimeoutSignal, type FoundTimeout } from './path-timeout.js';
+import { findPathTimeout, pathTimeoutSignal, type FoundTimeout } from './path-timeout.js';
 import { plural, s1 } from './text.js';
 import { CANDIDATES, MEDIUM, STRONG, weighAlive, weighCut, type Candidate, type Vote } from './votes.js';
 

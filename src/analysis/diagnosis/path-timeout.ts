@@ -4,7 +4,7 @@
 // like that names the actionable fact — the path cuts requests at N s — and the settings that do it.
 import type { PathKind, PathTimeout } from '../../types/index.js';
 import type { Episode } from './episodes.js';
-import type { ErrorSpan } from './inputs.js';
+import { CUT_CLASSES, type ErrorSpan } from './inputs.js';
 import { plural } from './text.js';
 import { DECISIVE, STRONG, vote, type Signal } from './votes.js';
 
@@ -21,8 +21,6 @@ const IDLE_FAILURE_MS = 1000;
 
 /** HTTP statuses a timing-out proxy answers with itself. */
 const CUT_STATUSES: ReadonlySet<number> = new Set([502, 504]);
-/** Classes of a connection closed under the request. */
-export const CUT_CLASSES: ReadonlySet<string> = new Set(['connection_reset', 'keepalive_race', 'truncated_stream', 'malformed_sse']);
 
 type Kind = PathTimeout['kind'];
 
