@@ -1,5 +1,5 @@
 // The diagnosis against real parts: the embedded engine as its own process, frozen with SIGSTOP/SIGCONT or
-// killed, behind real HAProxy and nginx; a proxy frozen or killed; an engine saturated by slow prefills; a
+// killed (and restarted), behind real HAProxy and nginx; a proxy frozen or killed; an engine saturated by slow prefills; a
 // buffering nginx; a run starved of CPU. Each scenario once in `npm test`, REPEATS times (3) in
 // `npm run test:repeat`: the same verdict each time.
 import { test, type TestContext } from 'node:test';
@@ -130,6 +130,28 @@ test(`HAProxy killed (SIGKILL) in front of a healthy engine is proxy, its error 
     assert.equal(summary.diagnosis.verdict, 'proxy', `repeat ${i}: ${why(summary)}`);
     assert.ok(
       summary.diagnosis.episodes!.some((e) => e.kind === 'errors' && e.verdict === 'proxy'),
+      `repeat ${i}: ${why(summary)}`,
+    );
+  }
+});
+
+test(`an engine killed (SIGKILL) and started again on its port behind HAProxy is engine, the resets at the kill read from what followed them, ${TIMES}`, async (t) => {
+  const haproxy = requireTool(t, 'haproxy', 'apt-get install haproxy');
+  if (haproxy === null) return;
+  for (let i = 0; i < REPEATS; i += 1) {
+    // One server: a PD deployment started again would put its prefill and decode on new ports.
+    const engine = await spawnEngine(t, ENGINE, ['--topology', 'single']);
+    const proxy = await startHaproxy(t, haproxy, engine.port);
+    const restart = async (): Promise<void> => {
+      await engine.kill();
+      await spawnEngine(t, ENGINE, ['--topology', 'single', '--port', String(engine.port)]);
+    };
+    const { summary } = await run(t, engine, proxy.url, [[1000, restart]], ['duration=6s']);
+    assert.ok(summary.totals.hangs + summary.totals.errors > 0, `repeat ${i}: the kill made failures`);
+    assert.equal(summary.diagnosis.verdict, 'engine', `repeat ${i}: ${why(summary)}`);
+    // HAProxy's resets of the streams the dead engine was answering are judged the engine's too.
+    assert.ok(
+      summary.diagnosis.episodes!.every((e) => e.verdict !== 'proxy'),
       `repeat ${i}: ${why(summary)}`,
     );
   }

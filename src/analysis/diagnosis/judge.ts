@@ -34,21 +34,24 @@ function round2(v: number): number {
 /** An episode's evidence is read over its own span (at least MIN_SPAN_MS), so the time around it does not
  * dilute what happened in it; canaries, which are few, over the span widened by part of a canary interval.
  * A short span is widened backwards: errors stop when the trouble ends, and what led to them came before.
- * Unless every failure is a stream cut while its answer flowed: that marks the moment the trouble struck
- * (an engine killed under HAProxy, a hop cutting), before which all was well (the answers were flowing), so
- * such a span is widened forwards, into what the cut left behind: an engine gone, or one still answering. */
+ * Unless every failure is a connection closed at once under its request — within CUT_AT_ONCE_MS of its
+ * last byte, or of its send when none came: that marks the moment the trouble struck (an engine killed under
+ * HAProxy, a hop cutting), before which all was well, so such a span is widened forwards, into what the cut
+ * left behind: an engine gone, or one still answering. */
 const MIN_SPAN_MS = 1000;
-/** A stream closed under its request within this of its last byte was cut while the answer flowed (a path's
- * timeout cuts after a silence of its seconds). */
-const CUT_FLOWING_MS = 500;
+/** A connection closed this soon after its request's last sign of life (its last byte, else its send) was
+ * cut while all went on; a path's timeout cuts after a silence of its seconds. */
+const CUT_AT_ONCE_MS = 500;
 
-function cutWhileFlowing(e: ErrorSpan): boolean {
-  return CUT_CLASSES.has(e.class) && e.last_byte_ms !== undefined && e.last_byte_ms !== null && e.to_ms - (e.from_ms + e.last_byte_ms) <= CUT_FLOWING_MS;
+function cutAtOnce(e: ErrorSpan): boolean {
+  // Records written before last_byte_ms (undefined) do not say when the last sign of life was.
+  if (!CUT_CLASSES.has(e.class) || e.last_byte_ms === undefined) return false;
+  return e.to_ms - (e.from_ms + (e.last_byte_ms ?? 0)) <= CUT_AT_ONCE_MS;
 }
 
 export function spanOf(ep: Episode): Window {
   const short = Math.max(0, MIN_SPAN_MS - (ep.to_ms - ep.from_ms));
-  const struck = ep.kind === 'errors' && ep.errors.length > 0 && ep.errors.every(cutWhileFlowing);
+  const struck = ep.kind === 'errors' && ep.errors.length > 0 && ep.errors.every(cutAtOnce);
   return struck ? { from_ms: ep.from_ms, to_ms: ep.to_ms + short } : { from_ms: Math.max(0, ep.from_ms - short), to_ms: ep.to_ms };
 }
 
