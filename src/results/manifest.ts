@@ -78,7 +78,7 @@ function shardOf(v: unknown): RunManifest['shard'] {
 
 /** Throws NotARunError (exit 2) when `dir` is missing or is not a roundload results folder, ResultsError
  * (exit 4) when the file system refuses to show it. */
-export function assertRunFolder(dir: string): void {
+function assertRunFolder(dir: string): void {
   let isDir: boolean;
   try {
     isDir = statSync(dir).isDirectory();

@@ -295,12 +295,26 @@ export type LatencyTable = 'rounds' | 'decode';
 
 /** The latency cells of a table, in order: which figure and percentile each is, and its heading (`label`:
  * report.html's, `terminal`: the terminal's). */
-export function tableColumns(table: LatencyTable): { figure: LatencyFigureName; p: Percentile; label: string; terminal: string }[] {
+export function tableColumns(table: LatencyTable): readonly TableColumn[] {
+  return TABLE_COLUMNS[table];
+}
+
+interface TableColumn {
+  figure: LatencyFigureName;
+  p: Percentile;
+  label: string;
+  terminal: string;
+}
+
+function columnsOf(table: LatencyTable): readonly TableColumn[] {
   return LATENCY_FIGURES.flatMap((n) => {
     const f: LatencyFigure = FIGURES[n];
     return f[table].map((p) => ({ figure: n, p, label: `${f.label} ${p}`, terminal: `${f.terminal ?? n} ${p}` }));
   });
 }
+
+/** Built once: every row of both tables asks for them. */
+const TABLE_COLUMNS: Readonly<Record<LatencyTable, readonly TableColumn[]>> = { rounds: columnsOf('rounds'), decode: columnsOf('decode') };
 
 /** The latencies report.html charts by round, with the chart's title and note. */
 export const ROUND_CHARTS: readonly { figure: LatencyFigureName; title: string; note: string | null }[] = LATENCY_FIGURES.flatMap((n) => {
