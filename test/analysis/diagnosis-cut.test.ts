@@ -8,7 +8,7 @@ import { diagnose, type DiagnosisInput, type ErrorSpan } from '../../src/analysi
 import type { Diagnosis } from '../../src/types/index.js';
 import type { Episode } from '../../src/analysis/diagnosis/episodes.js';
 import { spanOf } from '../../src/analysis/diagnosis/judge.js';
-import { activity, canaries, client, error, flow, inside, scrapes, steadyRequests, type Span } from './diagnosis-fixtures.js';
+import { activity, canaries, client, error, flow, hang, inside, scrapes, steadyRequests, type Span } from './diagnosis-fixtures.js';
 
 const RUN_MS = 12_000;
 const CUT_AT = 5000;
@@ -69,4 +69,22 @@ test('CUT_AT_ONCE_MS: cut within 500 ms of the last byte widens forwards; later 
   assert.equal(forwards(noByte(80)), true);
   assert.equal(forwards(noByte(600)), false);
   assert.equal(forwards(cuts(20).map(({ last_byte_ms: _, ...e }) => e)), false);
+});
+
+test('an engine down for a moment (refused twice) while work still flowed most of the episode is engine, not engine_overloaded: an overloaded engine still accepts connections', () => {
+  const down = [{ from: CUT_AT, to: CUT_AT + 400 }];
+  const refusedScrapes = (stepMs: number) => scrapes('engine', RUN_MS, stepMs, down).map((s) => (s.ok ? s : { ...s, duration_ms: 1, error: 'ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:30000' }));
+  const input: DiagnosisInput = {
+    ...run(cuts(20), []),
+    errors: [],
+    hangs: Array.from({ length: 4 }, (_, i) => hang(CUT_AT + i * 20, CUT_AT + 900 + i * 20)),
+    canaries: [...canaries('direct', RUN_MS, 250, (ms) => (inside(ms, down) ? 'refused' : 'ok')), ...canaries('proxied', RUN_MS, 250, (ms) => (inside(ms, down) ? 'hang' : 'ok'))],
+    scrapes: refusedScrapes(200),
+  };
+  const d = diagnose(input);
+  assert.equal(d.verdict, 'engine', text(d));
+  assert.match(d.episodes![0]!.evidence_for.join('\n'), /was refused 2 times in the episode .*nothing listened at its address for part of the episode/);
+  // Timeouts instead of refusals (a stall, not a restart) make no such vote.
+  const stalled = diagnose({ ...input, scrapes: scrapes('engine', RUN_MS, 200, down) });
+  assert.doesNotMatch(stalled.evidence.join('\n'), /nothing listened at its address for part/);
 });

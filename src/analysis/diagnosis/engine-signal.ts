@@ -55,6 +55,7 @@ function scrapeSlots(ctx: Context, target: string, w: Window): { point: ScrapePo
 function scrapeVotes(w: Window, ctx: Context, signal: Signal): void {
   const spanMs = Math.max(1, w.to_ms - w.from_ms);
   const down: string[] = [];
+  const gone: string[] = [];
   const slow: string[] = [];
   const up: string[] = [];
   for (const target of ctx.targets) {
@@ -84,6 +85,13 @@ function scrapeVotes(w: Window, ctx: Context, signal: Signal): void {
       down.push(`${target}'s /metrics did not answer for ${s1(downMs)} of the ${s1(spanMs)} episode (${failed.length} failed scrapes: ${how})${before}: ${meaning}`);
       continue;
     }
+    const refused = kinds(failed.map((s) => s.point)).get('refused') ?? 0;
+    if (refused >= 2 && outsideOk.length >= 2) {
+      // Refused at an address that answers outside the trouble: nothing listened there for a while — the
+      // process was down and back (a restart), which an overloaded engine, still accepting, never is.
+      gone.push(`${target}'s /metrics was refused ${refused} times in the episode (${failed.length} of ${slots.length} scrapes failed, ${s1(downMs)} of ${s1(spanMs)})${before}`);
+      continue;
+    }
     if (failed.length > 0) {
       signal.facts.push(`${target}'s /metrics did not answer for ${s1(downMs)} of the ${s1(spanMs)} episode (${failed.length} of ${slots.length} scrapes failed)`);
       continue;
@@ -97,6 +105,15 @@ function scrapeVotes(w: Window, ctx: Context, signal: Signal): void {
     }
   }
   if (down.length > 0) signal.votes.push(vote(STRONG, down.join('; '), ['engine'], ['proxy', 'engine_overloaded']));
+  if (gone.length > 0)
+    signal.votes.push(
+      vote(
+        STRONG,
+        `${gone.join('; ')}: nothing listened at its address for part of the episode — the engine process went down (an overloaded engine still accepts connections)`,
+        ['engine'],
+        ['engine_overloaded'],
+      ),
+    );
   if (slow.length > 0) signal.votes.push(vote(WEAK, `${slow.join('; ')}: busy, yet answering`, ['engine_overloaded', 'engine']));
   if (up.length > 0)
     signal.votes.push(aliveVote(vote(WEAK, `${up.join('; ')}: ${up.length === 1 ? 'its HTTP server was' : 'their HTTP servers were'} up`, ['proxy', 'network'], ['engine'], ['proxy', 'network'])));
