@@ -182,12 +182,12 @@ test('a push refused with a 4xx is not sent again (one warning, counted), one ne
   for (const [status, pushes, expected] of [
     [
       400,
-      2,
-      /^warning: remote write: 0 pushes, 0 samples of \d+ series \(0 bytes\) sent to \S+; 2 pushes failed \(last: HTTP 400: out of order sample\); samples not sent: [1-9]\d* refused, 0 dropped, 0 still queued at the end; the run's results are written all the same$/,
+      [1, 2],
+      /^warning: remote write: 0 pushes, 0 samples of \d+ series \(0 bytes\) sent to \S+; [12] pushe?s? failed \(last: HTTP 400: out of order sample\); samples not sent: [1-9]\d* refused, 0 dropped, 0 still queued at the end; the run's results are written all the same$/,
     ],
     [
       null,
-      1,
+      [1],
       /^warning: remote write: 0 pushes, .*; [12] pushe?s? failed \(last: (no answer within 0\.\d+ s|given up at the end of the run)\); samples not sent: 0 refused, 0 dropped, [1-9]\d* still queued at the end/,
     ],
   ] as const) {
@@ -197,7 +197,10 @@ test('a push refused with a 4xx is not sent again (one warning, counted), one ne
     const started = performance.now();
     await exported.finish(VERDICTS);
     assert.ok(performance.now() - started < 3000);
-    assert.equal(received.length, pushes, logs.join('\n'));
+    // The start's snapshot and the end's: two pushes, or one when the end's snapshot joined the first batch
+    // before it went out (a loaded machine); never more — a refused sample is not sent again.
+    assert.ok((pushes as readonly number[]).includes(received.length), `${received.length} pushes: ${logs.join('\n')}`);
+    if (status === 400) assert.match(logs.at(-1) ?? '', new RegExp(`; ${received.length} pushe?s? failed`), logs.join('\n'));
     assert.match(logs.at(-1) ?? '', expected, logs.join('\n'));
     if (status === 400) assert.equal(logs.filter((l) => l.includes('refused')).length, 2, 'one warning, then the last line');
   }
