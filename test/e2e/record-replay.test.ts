@@ -4,7 +4,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI from 'openai';
 import { parseWorkload } from '../../src/config/index.js';
@@ -17,6 +16,7 @@ import { systemPrompt } from '../../src/agent/index.js';
 import type { RequestRecord } from '../../src/types/index.js';
 import type { Summary } from '../../src/analysis/index.js';
 import { readJsonl, tempDir } from '../helpers/tmp.js';
+import { LoopDelay } from '../helpers/loop-delay.js';
 
 const ENGINE = { decode_step_ms: 3, output_tokens_min: 8, output_tokens_max: 24 };
 const ENGINE_YAML = `{decode_step_ms: 3, output_tokens_min: 8, output_tokens_max: 24}`;
@@ -28,15 +28,20 @@ async function engine(t: import('node:test').TestContext): Promise<EngineHandle>
   return e;
 }
 
-/** Runs `harness` against a recorder in front of a fresh engine; returns the trace. */
-async function record(t: import('node:test').TestContext, harness: (url: string, caFile: string | null) => Promise<void>, options: { tls?: boolean } = {}): Promise<{ file: string; trace: Trace }> {
+/**
+ * Runs `harness` against a recorder in front of a fresh engine; returns the trace and the margin its timings carry:
+ * the recorder stamps both ends of a think time in this process, so each can be a loop delay late.
+ */
+async function record(t: import('node:test').TestContext, harness: (url: string, caFile: string | null) => Promise<void>, options: { tls?: boolean } = {}): Promise<{ file: string; trace: Trace; marginMs: number }> {
   const upstream = await engine(t);
   const file = join(tempDir(t), 'trace.jsonl');
   const recorder = await startRecorder({ upstream: upstream.url, out: file, tls: options.tls === true });
   t.after(() => recorder.close());
+  const delay = new LoopDelay();
   await harness(recorder.url, recorder.caFile);
+  delay.stop();
   await recorder.close();
-  return { file, trace: readTrace(file) };
+  return { file, trace: readTrace(file), marginMs: delay.marginMs() };
 }
 
 /** A roundload run as the harness, through the recorder. */
@@ -58,8 +63,11 @@ monitor: {canary_interval_s: 0}
   };
 }
 
-/** Replays `file` against a fresh embedded engine, measuring the test process's event-loop delay meanwhile. */
-async function replay(t: import('node:test').TestContext, file: string, connection = 'as-recorded'): Promise<{ records: RequestRecord[]; summary: Summary; loopDelayMs: number; out: string }> {
+/**
+ * Replays `file` against a fresh embedded engine; returns its records and the margin its timings carry (the
+ * client stamps both ends of a think time in this process, so each can be a loop delay late).
+ */
+async function replay(t: import('node:test').TestContext, file: string, connection = 'as-recorded'): Promise<{ records: RequestRecord[]; summary: Summary; marginMs: number; out: string }> {
   const out = join(tempDir(t), 'replay');
   const workload = parseWorkload(
     `name: replay
@@ -70,18 +78,17 @@ monitor: {canary_interval_s: 0}
 `,
     'replay.yaml',
   );
-  const delay = monitorEventLoopDelay({ resolution: 5 });
-  delay.enable();
+  const delay = new LoopDelay();
   const result = await executeRun({ workload, out });
-  delay.disable();
+  delay.stop();
   const records = readJsonl<RequestRecord>(join(out, 'requests.jsonl')).sort((a, b) => a.run_ms - b.run_ms);
-  return { records, summary: result.summary, loopDelayMs: delay.max / 1e6, out };
+  return { records, summary: result.summary, marginMs: delay.marginMs(), out };
 }
 
 const key = (conversation: string, round: number): string => `${conversation}#${round}`;
 
 /** Everything the issue asks of a replay, checked request by request against the trace. */
-function assertFaithful(trace: Trace, records: RequestRecord[], loopDelayMs: number, options: { idle: boolean }): void {
+function assertFaithful(trace: Trace, records: RequestRecord[], loopMarginMs: number, options: { idle: boolean }): void {
   const recorded = new Map(trace.requests.map((r) => [key(r.conversation, r.round), r]));
   const rounds = (list: { conversation: string; round: number }[]) => {
     const m = new Map<string, number[]>();
@@ -97,8 +104,9 @@ function assertFaithful(trace: Trace, records: RequestRecord[], loopDelayMs: num
     records.every((r) => r.status === 'ok'),
     JSON.stringify(records.filter((r) => r.status !== 'ok').map((r) => r.error ?? r.hang)),
   );
-  // Timing margins: 20 ms, plus what the event loop was measured to add.
-  const marginMs = 20 + loopDelayMs;
+  // Timing margins: 20 ms for loopback and parsing, plus what the event loop was measured to add to the recorded
+  // interval and to the replayed one (the caller sums the recording's margin and the replay's).
+  const marginMs = 20 + loopMarginMs;
   const pairs = new Map<string, string>();
   const back = new Map<string, number>();
   const byConversation = new Map<string, RequestRecord>();
@@ -134,15 +142,15 @@ function assertFaithful(trace: Trace, records: RequestRecord[], loopDelayMs: num
 }
 
 test('a roundload run recorded through `roundload record` replays with the same conversations, prompt sizes, think times and socket reuse', async (t) => {
-  const { file, trace } = await record(t, roundloadHarness(t, '{count: 3, rounds: 4, think_time_ms: 80}'));
+  const { file, trace, marginMs: recordMarginMs } = await record(t, roundloadHarness(t, '{count: 3, rounds: 4, think_time_ms: 80}'));
   assert.equal(trace.requests.length, 12);
   assert.equal(new Set(trace.requests.map((r) => r.conversation)).size, 3, 'conversations inferred from message histories');
   const text = readFileSync(file, 'utf8');
   const system = systemPrompt(parseWorkload('conversation: {system_prompt_tokens: 1200}', 'x.yaml').conversation);
   assert.ok(system.length > 1000 && !text.includes(system.slice(200, 260)), 'no message text in the trace without --content');
   assert.ok(!text.includes('"kind":"content"'));
-  const { records, summary, loopDelayMs, out } = await replay(t, file);
-  assertFaithful(trace, records, loopDelayMs, { idle: true });
+  const { records, summary, marginMs, out } = await replay(t, file);
+  assertFaithful(trace, records, recordMarginMs + marginMs, { idle: true });
   assert.equal(summary.replay?.sockets.same, 12);
   // report.html carries the comparison too, round by round.
   const html = readFileSync(join(out, 'report.html'), 'utf8');
@@ -174,11 +182,11 @@ test('a roundload run recorded through `roundload record` replays with the same 
 });
 
 test('agents sharing a pool of two connections: as-recorded replays each request on its recorded connection, the nth as recorded', async (t) => {
-  const { file, trace } = await record(t, roundloadHarness(t, '{count: 4, rounds: 3, think_time_ms: 40, connection: pool, pool_connections: 2, start_stagger_ms: 60}'));
+  const { file, trace, marginMs: recordMarginMs } = await record(t, roundloadHarness(t, '{count: 4, rounds: 3, think_time_ms: 40, connection: pool, pool_connections: 2, start_stagger_ms: 60}'));
   const connections = new Set(trace.requests.map((r) => r.connection?.id));
   assert.equal(connections.size, 2, 'the harness used its two pooled connections');
-  const { records, loopDelayMs } = await replay(t, file);
-  assertFaithful(trace, records, loopDelayMs, { idle: false });
+  const { records, marginMs } = await replay(t, file);
+  assertFaithful(trace, records, recordMarginMs + marginMs, { idle: false });
 });
 
 test('a scripted harness on the official openai client is recorded and replayed faithfully', async (t) => {
@@ -221,12 +229,12 @@ test('a scripted harness on the official openai client is recorded and replayed 
     };
     await Promise.all([conversation(1), sleep(30).then(() => conversation(2))]);
   };
-  const { file, trace } = await record(t, harness);
+  const { file, trace, marginMs: recordMarginMs } = await record(t, harness);
   assert.equal(trace.requests.length, 6);
   assert.equal(new Set(trace.requests.map((r) => r.conversation)).size, 2);
   assert.ok(!readFileSync(file, 'utf8').includes('careful coding agent'), 'no message text without --content');
-  const { records, loopDelayMs } = await replay(t, file);
-  assertFaithful(trace, records, loopDelayMs, { idle: false });
+  const { records, marginMs } = await replay(t, file);
+  assertFaithful(trace, records, recordMarginMs + marginMs, { idle: false });
 });
 
 test("recording through TLS with the hop's CA: the harness trusts the printed CA, the trace says tls", async (t) => {
