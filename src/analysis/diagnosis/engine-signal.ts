@@ -312,7 +312,16 @@ function heldRequestVotes(ep: Episode, ctx: Context, signal: Signal): void {
   for (const g of ctx.gauges) {
     const f = g.floor;
     if (g.verdict !== 'pinned_under_load' || f === undefined) continue;
-    const mine = f.requests.filter((r) => starts.some((s) => Math.abs(s - r.start_ms) <= SAME_REQUEST_MS || (r.start_ms <= s && s <= r.end_ms)));
+    const matched = f.requests.filter((r) => starts.some((s) => Math.abs(s - r.start_ms) <= SAME_REQUEST_MS || (r.start_ms <= s && s <= r.end_ms)));
+    // The match is a coincidence of two times the client took, the request's send and the scrape that saw the
+    // step: while its own loop was late between them, its scrapes waited too, and the step is its own delay.
+    const readLate = (r: { start_ms: number }): boolean => ctx.clientLate(Math.min(r.start_ms, f.from_ms), Math.max(r.start_ms, f.from_ms));
+    const late = matched.find(readLate);
+    if (late !== undefined)
+      signal.facts.push(
+        `${g.target}'s ${g.name} floor step at ${s1(f.from_ms)} not weighed: the client's own loop was late between the failed request's send (${s1(late.start_ms)}) and the scrape that saw the step`,
+      );
+    const mine = matched.filter((r) => !readLate(r));
     if (mine.length === 0) continue;
     const held = f.to_ms === null ? `and never came down (held ${f.held_s.toFixed(1)} s, to the end of the run)` : `until ${s1(f.to_ms)} (${f.held_s.toFixed(1)} s)`;
     const rotation = f.above_samples > 0 ? `, while other requests went through it above that floor (${f.returns} return${f.returns === 1 ? '' : 's'} to ${f.level})` : '';
