@@ -56,6 +56,10 @@ function str(v: unknown, fallback: string): string {
   return typeof v === 'string' ? v : fallback;
 }
 
+function strOrNull(v: unknown): string | null {
+  return typeof v === 'string' ? v : null;
+}
+
 function stringRecord(v: unknown): Record<string, string> {
   const out: Record<string, string> = {};
   if (!isObject(v)) return out;
@@ -67,8 +71,7 @@ function stringRecord(v: unknown): Record<string, string> {
  * the canaries' bypass, each kept only when it reads as one. */
 function routeOf(v: unknown): RunManifest['route'] {
   if (!isObject(v) || typeof v.request_url !== 'string') return null;
-  const orNull = (x: unknown): string | null => (typeof x === 'string' ? x : null);
-  return { request_url: v.request_url, connect_proxy: orNull(v.connect_proxy), bypass_url: orNull(v.bypass_url) };
+  return { request_url: v.request_url, connect_proxy: strOrNull(v.connect_proxy), bypass_url: strOrNull(v.bypass_url) };
 }
 
 /** `--shard i/N` of the run, or null (the whole run, or a run.json without it). */
@@ -115,14 +118,14 @@ export function readManifest(dir: string): RunManifest {
     schema_version: version as number,
     name: raw.name,
     status: raw.status,
-    started_at: typeof raw.started_at === 'string' ? raw.started_at : null,
-    ended_at: typeof raw.ended_at === 'string' ? raw.ended_at : null,
+    started_at: strOrNull(raw.started_at),
+    ended_at: strOrNull(raw.ended_at),
     argv: Array.isArray(raw.argv) ? raw.argv.filter((a): a is string => typeof a === 'string') : [],
     labels: stringRecord(raw.labels),
     target: {
       url: str(target.url, 'unknown'),
       embedded: target.embedded === true,
-      model: typeof target.model === 'string' ? target.model : null,
+      model: strOrNull(target.model),
       tls_insecure: target.tls_insecure === true,
     },
     path: str(raw.path, 'direct'),

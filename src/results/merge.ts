@@ -20,11 +20,6 @@ import { RotatingJsonlWriter, type RotationOptions } from './rotate.js';
 import { writeSummary } from './summary-file.js';
 import { isObject, round3 } from '../util/index.js';
 
-export interface ShardInfo {
-  index: number;
-  count: number;
-}
-
 export interface MergeOptions {
   /** The merged folder; created, and refused when it already holds a run. */
   out: string;
@@ -43,7 +38,7 @@ export interface MergeResult {
 interface Input {
   dir: string;
   manifest: RunManifest;
-  shard: ShardInfo;
+  shard: NonNullable<RunManifest['shard']>;
   /** ms from the earliest shard's start to this one's: added to its `run_ms`. */
   offsetMs: number;
   status: string;
