@@ -5,7 +5,7 @@
 import type * as PromClient from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { Summary } from '../analysis/index.js';
-import type { RunEvent } from '../types/index.js';
+import { DIAGNOSIS_VERDICTS, GAUGE_VERDICTS, type RunEvent } from '../types/index.js';
 
 /** Time to first token and end to end, in seconds: from a fast first token to a request at the total deadline. */
 const LATENCY_BUCKETS_S = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600];
@@ -36,6 +36,12 @@ function seriesText(labels: Record<string, string>): string {
     .sort()
     .map((k) => `${k}=${JSON.stringify(labels[k])}`)
     .join(',');
+}
+
+/** A help text's list of the values a label takes, from the table that declares them: `a, b or c`. */
+function valuesOf(table: Readonly<Record<string, unknown>>): string {
+  const names = Object.keys(table);
+  return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
 }
 
 /** What the end of a run exports from its summary. */
@@ -167,14 +173,14 @@ export class RunMetrics {
     this.#status.set({ status: summary.run.status }, 1);
     const gaugeVerdict = new prom.Gauge({
       name: 'roundload_gauge_verdict',
-      help: 'The verdict on each monitored gauge series (1): idle, rotating, pinned, pinned_under_load, stale, insufficient or ratio',
+      help: `The verdict on each monitored gauge series (1): ${valuesOf(GAUGE_VERDICTS)}`,
       labelNames: ['target', 'gauge', 'series', 'verdict'],
       registers,
     });
     for (const g of summary.gauges) gaugeVerdict.set({ target: g.target, gauge: g.name, series: seriesText(g.labels), verdict: g.verdict }, 1);
     const diagnosis = new prom.Gauge({
       name: 'roundload_diagnosis',
-      help: 'Where the hangs and errors most likely come from (1): none, proxy, engine, engine_overloaded, client, host_starved, network, unknown',
+      help: `Where the hangs and errors most likely come from (1): ${valuesOf(DIAGNOSIS_VERDICTS)}`,
       labelNames: ['verdict'],
       registers,
     });

@@ -1,5 +1,5 @@
 // The monitor: Prometheus scrapes of the deployment's servers beside the agents, burst sampling on hangs,
-// probes, and the verdict on every gauge (idle, rotating, pinned, stale, insufficient).
+// probes, and the verdict on every gauge (the verdicts: types/verdicts.ts).
 export { ExpositionParser, parseExposition, parseFloatToken, type Exposition } from './exposition.js';
 export { SeriesSelector, isCounter, isHandoffQueue, keyGaugeValues } from './select.js';
 export { baseName, KEY_GAUGES } from '../types/index.js';

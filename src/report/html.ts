@@ -415,7 +415,9 @@ function gaugesSection(d: ReportData): string {
           );
   const plots = d.charts.gauges.length === 0 ? empty('the scrapes carried no values to plot') : charts(d.charts.gauges);
   const vt = verdicts.length === 0 ? empty('no gauge verdicts in the summary') : `<h3>Verdicts</h3>${verdictTable(verdicts)}`;
-  return `<section id="gauges"><h2>Gauges</h2><p class="lead">Every monitored series over time, one chart per target and gauge; the verdict (idle, rotating, pinned, pinned under load, stale, insufficient) is in each title.</p>${health}${plots}${vt}</section>`;
+  return `<section id="gauges"><h2>Gauges</h2><p class="lead">Every monitored series over time, one chart per target and gauge; the verdict (${Object.keys(GAUGE_VERDICTS)
+    .map((v) => v.replaceAll('_', ' '))
+    .join(', ')}) is in each title.</p>${health}${plots}${vt}</section>`;
 }
 
 function countsLine(rec: Record<string, number>): string {

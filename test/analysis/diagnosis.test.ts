@@ -171,13 +171,24 @@ test("a queue's floor step matched to a hung request is not weighed when the cli
     ...pinnedGauge(fromMs, RUN_MS),
     verdict: 'pinned_under_load' as const,
     dips: 10,
-    floor: { level: 1, from_ms: fromMs, to_ms: null, held_s: (RUN_MS - fromMs) / 1000, returns: 10, above_samples: 20, requests: [{ start_ms: startMs, end_ms: startMs + 1500, status: 'hang' as const, phase: 'headers' }] },
+    floor: {
+      level: 1,
+      from_ms: fromMs,
+      to_ms: null,
+      held_s: (RUN_MS - fromMs) / 1000,
+      returns: 10,
+      above_samples: 20,
+      requests: [{ start_ms: startMs, end_ms: startMs + 1500, status: 'hang' as const, phase: 'headers' }],
+    },
   });
   // Two queues (the waiting one too) made it a tie with host_starved, called unknown, in a full suite's run.
   const both = (fromMs: number, startMs: number) => [floor(fromMs, startMs), { ...floor(fromMs, startMs), name: 'sglang:num_queue_reqs' }];
   const late = diagnose(frozenEngine(starved, { client: client(RUN_MS, starved, 1200, 0.02, 0.3), gauges: both(28_250, 20_000) }));
   assert.equal(late.verdict, 'host_starved', text(late));
-  assert.match(late.episodes![0]!.facts.join('\n'), /prefill's sglang:num_prefill_inflight_queue_reqs floor step at 28\.3 s not weighed: the client's own loop was late between the failed request's send \(20\.0 s\) and the scrape that saw the step/);
+  assert.match(
+    late.episodes![0]!.facts.join('\n'),
+    /prefill's sglang:num_prefill_inflight_queue_reqs floor step at 28\.3 s not weighed: the client's own loop was late between the failed request's send \(20\.0 s\) and the scrape that saw the step/,
+  );
   assert.ok(!/floor stepped from 0 to 1/.test(late.episodes![0]!.evidence_for.join('\n')), text(late));
   // The same step on a client that ran on time is the engine's word that it holds the request.
   const onTime = diagnose(frozenEngine(starved, { gauges: both(20_250, 20_000) }));

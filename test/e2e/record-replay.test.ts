@@ -32,7 +32,11 @@ async function engine(t: import('node:test').TestContext): Promise<EngineHandle>
  * Runs `harness` against a recorder in front of a fresh engine; returns the trace and the margin its timings carry:
  * the recorder stamps both ends of a think time in this process, so each can be a loop delay late.
  */
-async function record(t: import('node:test').TestContext, harness: (url: string, caFile: string | null) => Promise<void>, options: { tls?: boolean } = {}): Promise<{ file: string; trace: Trace; marginMs: number }> {
+async function record(
+  t: import('node:test').TestContext,
+  harness: (url: string, caFile: string | null) => Promise<void>,
+  options: { tls?: boolean } = {},
+): Promise<{ file: string; trace: Trace; marginMs: number }> {
   const upstream = await engine(t);
   const file = join(tempDir(t), 'trace.jsonl');
   const recorder = await startRecorder({ upstream: upstream.url, out: file, tls: options.tls === true });

@@ -6,7 +6,7 @@ import { parseWorkload } from '../../src/config/index.js';
 import { executeRun } from '../../src/run/index.js';
 import { startMetricsExport, type MetricsExportSettings } from '../../src/export/index.js';
 import { hostAllowed } from '../../src/export/server.js';
-import type { RequestRecord } from '../../src/types/index.js';
+import { DIAGNOSIS_VERDICTS, GAUGE_VERDICTS, type RequestRecord } from '../../src/types/index.js';
 import { plainRecord } from '../report/fixtures.js';
 import { tempDir } from '../helpers/tmp.js';
 import { VERDICTS, exposed } from './wire.js';
@@ -99,6 +99,11 @@ test("at the run's end the verdicts become gauges: status, gauge verdicts, diagn
   assert.equal(exposed(text, 'roundload_threshold_ok{threshold="hangs"}'), 0);
   assert.equal(exposed(text, 'roundload_threshold_ok{threshold="ok_requests"}'), 1);
   assert.equal(exposed(text, 'roundload_thresholds_ok'), 0);
+  // The HELP lines list the values a verdict label takes, from the tables that declare them.
+  const help = (name: string): string => text.match(new RegExp(`^# HELP ${name} (.*)$`, 'm'))?.[1] ?? '';
+  for (const v of Object.keys(GAUGE_VERDICTS)) assert.match(help('roundload_gauge_verdict'), new RegExp(`\\b${v}\\b`));
+  for (const v of Object.keys(DIAGNOSIS_VERDICTS)) assert.match(help('roundload_diagnosis'), new RegExp(`\\b${v}\\b`));
+  assert.match(help('roundload_diagnosis'), /: none, proxy, .*, network or unknown$/);
   await finished;
   const waited = performance.now() - started;
   assert.ok(waited >= 1400 && waited < 4000, `lingered ${Math.round(waited)} ms`);
