@@ -1,7 +1,8 @@
 // The call on each gauge series: idle, rotating, pinned, pinned_under_load (a floor held under load), stale,
 // insufficient (too short a window to tell), or ratio (a ratio or rate gauge, never pinned). Pure: folded
-// scrapes and the client's requests in, verdicts out. A gauge is never judged alone: a steady value is read together with the target's own flow counter and
-// with the client's completions and streaming tokens — unless the target's counter shows those went elsewhere.
+// scrapes and the client's requests in, verdicts out. A gauge is never judged alone: a steady value is read
+// together with the target's own flow counter and with the client's completions and streaming tokens — unless
+// the target's counter shows those went elsewhere.
 import { baseName, type GaugeFloor, type GaugeFlow, type GaugeVerdict, type GaugeVerdictKind, type HangInfo, type ScrapeEvent, type TargetDown } from '../types/index.js';
 import { ClientActivity, flowCounter, GaugeStore, labelKey, type CounterTrack, type GaugeSeries, type Stretch, type TargetTrack } from './series.js';
 import { heldFloor, isQueueGauge } from './floor.js';
