@@ -18,9 +18,12 @@ export interface HistogramKey {
   round: number;
 }
 
+/** The version of histograms.json's own format, apart from the results schema's: a reader refuses another. */
+export const HISTOGRAMS_FILE_VERSION = 1;
+
 /** histograms.json */
 export interface HistogramsFile {
-  version: 1;
+  version: typeof HISTOGRAMS_FILE_VERSION;
   /** Unit of the recorded values inside the encodings. */
   unit: 'us';
   /** Every round's histogram, and per metric × phase the all-rounds one (round 0: every round's values
@@ -113,7 +116,7 @@ export class HistogramSet {
       const h = this.get(key.metric, key.phase, key.round);
       histograms.push({ ...key, count: h.count, encoded: h.encode() });
     }
-    return { version: 1, unit: 'us', histograms };
+    return { version: HISTOGRAMS_FILE_VERSION, unit: 'us', histograms };
   }
 
   /** Reads histograms.json. Its round 0 holds every round's values again: what it holds beyond the sum of

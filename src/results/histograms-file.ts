@@ -1,7 +1,7 @@
 // histograms.json: its one writer (a run at its end, a merge) and its one reader (a rebuild, a merge's shards).
 // The file has its own format version (`version`, metrics/set.ts), apart from the results schema version.
 import { existsSync, readFileSync } from 'node:fs';
-import { HistogramSet, type HistogramsFile } from '../metrics/index.js';
+import { HISTOGRAMS_FILE_VERSION, HistogramSet, type HistogramsFile } from '../metrics/index.js';
 import { resultPath, writeJsonAtomic } from './folder.js';
 
 /** What reading histograms.json of a run found: the histograms, or why there are none. */
@@ -18,6 +18,9 @@ export function readHistograms(dir: string): HistogramsRead {
   if (!existsSync(path)) return { missing: true };
   try {
     const file = JSON.parse(readFileSync(path, 'utf8')) as HistogramsFile;
+    // Another version's encodings or keys would be read as this one's: refused, named.
+    if (file.version !== HISTOGRAMS_FILE_VERSION) throw new Error(`its format version is ${JSON.stringify(file.version)}; this roundload reads version ${HISTOGRAMS_FILE_VERSION}`);
+    if (file.unit !== 'us') throw new Error(`its unit is ${JSON.stringify(file.unit)}, not "us"`);
     if (!Array.isArray(file.histograms)) throw new Error('no histograms array');
     return { set: HistogramSet.fromFile(file) };
   } catch (error) {

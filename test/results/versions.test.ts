@@ -9,7 +9,8 @@ import { rebuildReports } from '../../src/commands/report.js';
 import { loadRun } from '../../src/compare/index.js';
 import { NotARunError, NoFailureError, RecordError } from '../../src/errors.js';
 import { writeRepro } from '../../src/repro/index.js';
-import { isKindLine, mergeRuns, readKindLines, readManifest, readRequestRecords, readSummary, resultsLine } from '../../src/results/index.js';
+import { isKindLine, mergeRuns, readKindLines, readManifest, readRequestRecords, readSummary, rebuildSummary, resultsLine } from '../../src/results/index.js';
+import { HISTOGRAMS_FILE_VERSION } from '../../src/metrics/index.js';
 import { RESULTS_SCHEMA_VERSION } from '../../src/types/index.js';
 import { ROOT } from '../helpers/root.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -149,6 +150,25 @@ test('a line of a newer version is refused with its file, line and field (exit 2
   const summary = JSON.parse(readFileSync(join(summaryDir, 'summary.json'), 'utf8')) as Record<string, unknown>;
   writeFileSync(join(summaryDir, 'summary.json'), JSON.stringify({ ...summary, schema_version: newer }));
   await assert.rejects(loadRun(summaryDir), (e: unknown) => e instanceof NotARunError && new RegExp(`summary\\.json schema_version is ${newer}: written by a newer roundload`).test(e.message));
+});
+
+test("histograms.json of another format version is not read as this one's: the rebuild says so and approximates ITL; its own version reads", async (t) => {
+  const source = fixture(1, 'late', 0);
+  const same = await rebuildSummary(copy(t, source));
+  assert.ok(same.had.histograms && !same.notes.some((n) => n.includes('histograms.json')), same.notes.join('\n'));
+
+  const dir = copy(t, source);
+  const file = JSON.parse(readFileSync(join(dir, 'histograms.json'), 'utf8')) as Record<string, unknown>;
+  assert.equal(file.version, HISTOGRAMS_FILE_VERSION, 'the fixture is of the version read now');
+  writeFileSync(join(dir, 'histograms.json'), JSON.stringify({ ...file, version: HISTOGRAMS_FILE_VERSION + 1 }));
+  const other = await rebuildSummary(dir);
+  assert.equal(other.had.histograms, false);
+  assert.ok(
+    other.notes.includes(
+      `histograms.json unreadable (its format version is ${HISTOGRAMS_FILE_VERSION + 1}; this roundload reads version ${HISTOGRAMS_FILE_VERSION}): ITL percentiles approximated from per-request stats`,
+    ),
+    other.notes.join('\n'),
+  );
 });
 
 test("this version's line: the version first, then the value's own fields; read back without it", async (t) => {
