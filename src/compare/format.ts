@@ -6,12 +6,13 @@ import { chartGrid, chartScripts, chartStyles, cspMeta, esc, loadChartAssets, ty
 import { comparisonCharts, type ArmPair, type PhaseCharts } from './charts.js';
 import type { ArmArrivals, Comparison, FigureRow, PhaseComparison } from './compare.js';
 import { abHtml, pairCharts, type AbSummary } from './ab-output.js';
+import { fixedDigits } from '../util/index.js';
 
+/** A figure with fewer decimals the larger it is: none from 1,000, 1 from 100, 2 from 10, else 3 (`1,234`, `123.4`, `0.123`). */
 function num(v: number | null): string {
   if (v === null) return '-';
   const abs = Math.abs(v);
-  const digits = abs >= 1000 ? 0 : abs >= 100 ? 1 : abs >= 10 ? 2 : 3;
-  return v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  return fixedDigits(v, abs >= 1000 ? 0 : abs >= 100 ? 1 : abs >= 10 ? 2 : 3);
 }
 
 function signed(v: number | null, unit: string): string {
