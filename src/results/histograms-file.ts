@@ -17,12 +17,12 @@ export function readHistograms(dir: string): HistogramsRead {
   const path = resultPath(dir, 'histograms');
   if (!existsSync(path)) return { missing: true };
   try {
-    const file = JSON.parse(readFileSync(path, 'utf8')) as HistogramsFile;
+    const file = JSON.parse(readFileSync(path, 'utf8')) as Record<keyof HistogramsFile, unknown>;
     // Another version's encodings or keys would be read as this one's: refused, named.
     if (file.version !== HISTOGRAMS_FILE_VERSION) throw new Error(`its format version is ${JSON.stringify(file.version)}; this roundload reads version ${HISTOGRAMS_FILE_VERSION}`);
     if (file.unit !== 'us') throw new Error(`its unit is ${JSON.stringify(file.unit)}, not "us"`);
     if (!Array.isArray(file.histograms)) throw new Error('no histograms array');
-    return { set: HistogramSet.fromFile(file) };
+    return { set: HistogramSet.fromFile(file as HistogramsFile) };
   } catch (error) {
     return { unreadable: error instanceof Error ? error.message : String(error) };
   }
