@@ -2,7 +2,7 @@
 // a finished run, or one that was killed (no summary.json, run.json still `running`, a torn last line).
 import { resolve } from 'node:path';
 import { rebuildSummary, writeSummary } from '../results/index.js';
-import { writeReports } from '../report/index.js';
+import { ReportCollector, writeReports } from '../report/index.js';
 import type { Summary } from '../analysis/index.js';
 import { ResultsError } from '../errors.js';
 
@@ -22,9 +22,11 @@ export interface ReportOutcome {
 /** The programmatic API behind the command (tests call it): rebuild, then write the three files. */
 export async function rebuildReports(dir: string, log: (line: string) => void = () => {}): Promise<ReportOutcome> {
   const abs = resolve(dir);
-  const rebuilt = await rebuildSummary(abs);
+  // report.html's rows and charts are gathered in the rebuild's own pass over events.jsonl and gauges.jsonl.
+  const collector = new ReportCollector();
+  const rebuilt = await rebuildSummary(abs, collector);
   const summaryPath = writeSummary(abs, rebuilt.summary);
-  const reports = await writeReports(abs, rebuilt.summary, { notes: rebuilt.notes, log });
+  const reports = await writeReports(abs, rebuilt.summary, { notes: rebuilt.notes, log, collected: { collector, manifest: rebuilt.manifest } });
   // The disk refusing a file (full, read-only) is ERR_RESULTS, exit 4, not a report that failed to build.
   const refused = reports.errors.find((e): e is ResultsError => e instanceof ResultsError);
   if (refused !== undefined) throw refused;

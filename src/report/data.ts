@@ -2,7 +2,7 @@
 // and other notable events (events.jsonl), the scrapes (gauges.jsonl) and the chart data built from them.
 import type { Summary } from '../analysis/index.js';
 import { describeSkipped, isKindLine, isScrapeEvent, readKindLines, readManifest, type RunManifest } from '../results/index.js';
-import { baseName, type CanaryEvent, type ClientSampleEvent, type GaugeSnapshot, type HangEvent, type RequestRecord } from '../types/index.js';
+import { baseName, type CanaryEvent, type ClientSampleEvent, type GaugeSnapshot, type HangEvent, type RequestRecord, type ScrapeEvent } from '../types/index.js';
 import { arrivalCharts, canaryCharts, clientCharts, GaugeSeriesBuilder, isCounterName, latencyCharts, timeCharts, type ChartSpec, type HangMark, type TargetHealth } from './charts.js';
 import { round3 } from '../util/index.js';
 
@@ -110,7 +110,10 @@ function hangRow(e: HangEvent): HangRow {
   };
 }
 
-function isHangEvent(e: { kind: string } & Record<string, unknown>): e is { kind: string } & Record<string, unknown> & HangEvent {
+/** A line of events.jsonl, as the results readers give it. */
+type EventLine = { kind: string } & Record<string, unknown>;
+
+function isHangEvent(e: EventLine): e is EventLine & HangEvent {
   const r = e.record as Record<string, unknown> | null | undefined;
   return e.kind === 'hang' && typeof r === 'object' && r !== null && typeof r.round === 'number' && typeof r.run_ms === 'number';
 }
@@ -121,6 +124,69 @@ function eventText(e: Record<string, unknown>): string {
     .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
     .join(' ');
   return text.length > 400 ? `${text.slice(0, 400)}…` : text;
+}
+
+/**
+ * What report.html shows beyond the summary, gathered from a run's events and scrapes fed one at a time: by a
+ * read of the files (`collectReportData`), or by the pass a rebuild makes over them anyway (`roundload
+ * report` reads each file once).
+ */
+export class ReportCollector {
+  readonly #hangs: HangRow[] = [];
+  readonly #marks: HangMark[] = [];
+  #hangsTotal = 0;
+  readonly #samples: ClientSampleEvent[] = [];
+  readonly #events: EventRow[] = [];
+  readonly #canaries: CanaryEvent[] = [];
+  readonly #byKind: Record<string, number> = {};
+  readonly #gauges = new GaugeSeriesBuilder();
+
+  /** A line of events.jsonl. */
+  readonly event = (e: EventLine): void => {
+    this.#byKind[e.kind] = (this.#byKind[e.kind] ?? 0) + 1;
+    if (isHangEvent(e)) {
+      this.#hangsTotal += 1;
+      const row = hangRow(e);
+      this.#marks.push({ run_s: row.run_s, round: row.round, label: `hang a${row.agent} r${row.round} ${row.hang_phase}` });
+      if (this.#hangs.length < MAX_HANG_ROWS) this.#hangs.push(row);
+    } else if (e.kind === 'canary') {
+      if (typeof e.run_ms === 'number' && typeof e.latency_ms === 'number' && typeof e.leg === 'string' && this.#canaries.length < MAX_CANARIES) this.#canaries.push(e as unknown as CanaryEvent);
+    } else if (e.kind === 'client_sample') {
+      if (typeof e.run_ms === 'number' && typeof e.loop_delay_p99_ms === 'number') this.#samples.push(e as unknown as ClientSampleEvent);
+    } else if (!NOT_LISTED.has(e.kind) && this.#events.length < MAX_EVENT_ROWS) {
+      this.#events.push({ t: typeof e.t === 'string' ? e.t : '', run_s: typeof e.run_ms === 'number' ? round3(e.run_ms / 1000) : null, kind: e.kind, text: eventText(e) });
+    }
+  };
+
+  /** A line of gauges.jsonl. */
+  readonly scrape = (s: ScrapeEvent): void => {
+    this.#gauges.add(s);
+  };
+
+  /** The report's data, once every line was fed. */
+  data(summary: Summary, manifest: RunManifest | null, notes: string[], now: Date): ReportData {
+    const marks = this.#marks;
+    return {
+      generated_at: now.toISOString(),
+      manifest,
+      summary,
+      notes,
+      hangs: this.#hangs,
+      hangs_total: this.#hangsTotal,
+      events: this.#events,
+      events_by_kind: this.#byKind,
+      targets: this.#gauges.health(),
+      canaries: canaryLegs(this.#canaries),
+      charts: {
+        latency: latencyCharts(summary),
+        time: timeCharts(summary, marks),
+        gauges: this.#gauges.charts(summary.gauges ?? [], marks),
+        client: clientCharts(this.#samples, marks),
+        canaries: canaryCharts(this.#canaries, marks),
+        arrivals: arrivalCharts(summary),
+      },
+    };
+  }
 }
 
 /** Reads what the report needs from `dir` beyond the summary. Missing files make empty sections. */
@@ -135,53 +201,11 @@ export async function collectReportData(dir: string, summary: Summary, options: 
   } catch (error) {
     addNote(`run.json unreadable: ${error instanceof Error ? error.message : String(error)}`);
   }
-
-  const hangs: HangRow[] = [];
-  const marks: HangMark[] = [];
-  let hangsTotal = 0;
-  const samples: ClientSampleEvent[] = [];
-  const events: EventRow[] = [];
-  const canaries: CanaryEvent[] = [];
-  const byKind: Record<string, number> = {};
-  const eventsRead = await readKindLines(dir, 'events', isKindLine, (e) => {
-    byKind[e.kind] = (byKind[e.kind] ?? 0) + 1;
-    if (isHangEvent(e)) {
-      hangsTotal += 1;
-      const row = hangRow(e);
-      marks.push({ run_s: row.run_s, round: row.round, label: `hang a${row.agent} r${row.round} ${row.hang_phase}` });
-      if (hangs.length < MAX_HANG_ROWS) hangs.push(row);
-    } else if (e.kind === 'canary') {
-      if (typeof e.run_ms === 'number' && typeof e.latency_ms === 'number' && typeof e.leg === 'string' && canaries.length < MAX_CANARIES) canaries.push(e as unknown as CanaryEvent);
-    } else if (e.kind === 'client_sample') {
-      if (typeof e.run_ms === 'number' && typeof e.loop_delay_p99_ms === 'number') samples.push(e as unknown as ClientSampleEvent);
-    } else if (!NOT_LISTED.has(e.kind) && events.length < MAX_EVENT_ROWS) {
-      events.push({ t: typeof e.t === 'string' ? e.t : '', run_s: typeof e.run_ms === 'number' ? round3(e.run_ms / 1000) : null, kind: e.kind, text: eventText(e) });
-    }
-  });
-  const gauges = new GaugeSeriesBuilder();
-  const gaugesRead = await readKindLines(dir, 'gauges', isScrapeEvent, (s) => gauges.add(s));
+  const collector = new ReportCollector();
+  const eventsRead = await readKindLines(dir, 'events', isKindLine, collector.event);
+  const gaugesRead = await readKindLines(dir, 'gauges', isScrapeEvent, collector.scrape);
   for (const f of [eventsRead, gaugesRead]) for (const n of describeSkipped(f)) addNote(n);
-
-  return {
-    generated_at: (options.now ?? new Date()).toISOString(),
-    manifest,
-    summary,
-    notes,
-    hangs,
-    hangs_total: hangsTotal,
-    events,
-    events_by_kind: byKind,
-    targets: gauges.health(),
-    canaries: canaryLegs(canaries),
-    charts: {
-      latency: latencyCharts(summary),
-      time: timeCharts(summary, marks),
-      gauges: gauges.charts(summary.gauges ?? [], marks),
-      client: clientCharts(samples, marks),
-      canaries: canaryCharts(canaries, marks),
-      arrivals: arrivalCharts(summary),
-    },
-  };
+  return collector.data(summary, manifest, notes, options.now ?? new Date());
 }
 
 function canaryLegs(canaries: CanaryEvent[]): CanaryLegSummary[] {

@@ -5,7 +5,7 @@ export type { ProgressPlan } from './progress-state.js';
 export { colorWanted } from './progress-line.js';
 export { runVerdict, type RunVerdict } from './banner.js';
 export { writeReports } from './write.js';
-export { collectReportData, type ReportData } from './data.js';
+export { collectReportData, ReportCollector, type ReportData } from './data.js';
 export { renderReportHtml } from './html.js';
 export { esc, jsonForScript, scriptSafe, cspMeta, chartStyles, chartGrid, chartScripts } from './page.js';
 export { renderJunit, junitCases, xmlEscape } from './junit.js';

@@ -1,9 +1,9 @@
 // Writes report.html and junit.xml for a results folder. Never throws: a report that cannot be made is
 // logged, and the run (whose data is already on disk) is not failed by it.
 import type { Summary } from '../analysis/index.js';
-import { resultPath, writeTextAtomic } from '../results/index.js';
+import { resultPath, writeTextAtomic, type RunManifest } from '../results/index.js';
 import { redactUrlCredentials } from '../util/index.js';
-import { collectReportData } from './data.js';
+import { collectReportData, type ReportCollector } from './data.js';
 import { renderReportHtml } from './html.js';
 import { renderJunit } from './junit.js';
 
@@ -18,11 +18,13 @@ export interface WrittenReports {
 }
 
 /** @param options.scrub applied to each file's text before it is written (the run's secret scrubber);
- * default: URL credentials redacted. */
+ * default: URL credentials redacted.
+ * @param options.collected what a pass over the folder's events and scrapes already gathered (a rebuild's), with
+ * the run.json it read; without it, the files are read here. */
 export async function writeReports(
   dir: string,
   summary: Summary,
-  options: { notes?: readonly string[]; log?: (line: string) => void; scrub?: (text: string) => string } = {},
+  options: { notes?: readonly string[]; log?: (line: string) => void; scrub?: (text: string) => string; collected?: { collector: ReportCollector; manifest: RunManifest } } = {},
 ): Promise<WrittenReports> {
   const out: WrittenReports = { report: null, junit: null, problems: [], errors: [] };
   const scrub = options.scrub ?? redactUrlCredentials;
@@ -41,7 +43,8 @@ export async function writeReports(
     fail('junit.xml', error);
   }
   try {
-    const data = await collectReportData(dir, summary, { notes: options.notes ?? [] });
+    const notes = options.notes ?? [];
+    const data = options.collected === undefined ? await collectReportData(dir, summary, { notes }) : options.collected.collector.data(summary, options.collected.manifest, [...notes], new Date());
     const path = resultPath(dir, 'report');
     writeTextAtomic(path, scrub(renderReportHtml(data)));
     out.report = path;

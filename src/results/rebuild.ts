@@ -6,7 +6,7 @@ import { SummaryBuilder, plannedLengthS, ReplayComparison, windowSettingOf, type
 import { runThresholds } from './limits.js';
 import type { HistogramSet } from '../metrics/index.js';
 import { readTrace, recordedFigures, replayedConversations } from '../trace/index.js';
-import type { RunEndEvent } from '../types/index.js';
+import type { RunEndEvent, ScrapeEvent } from '../types/index.js';
 import { resultPath } from './folder.js';
 import { readHistograms } from './histograms-file.js';
 import { describeSkipped, isKindLine, type JsonlFileReport } from './read.js';
@@ -68,8 +68,15 @@ function replayComparisonOf(manifest: RunManifest, notes: string[]): ReplayCompa
   }
 }
 
-/** Rebuilds the summary of the run in `dir`. @throws NotARunError when `dir` is not a results folder, ResultsError when it cannot be read. */
-export async function rebuildSummary(dir: string): Promise<RebuildResult> {
+/** Who else reads a rebuild's pass over events.jsonl and gauges.jsonl (the report: each file read once). */
+export interface RebuildReaders {
+  event?: (line: { kind: string } & Record<string, unknown>) => void;
+  scrape?: (scrape: ScrapeEvent) => void;
+}
+
+/** Rebuilds the summary of the run in `dir`; `also` sees every line of its events and scrapes as it goes.
+ * @throws NotARunError when `dir` is not a results folder, ResultsError when it cannot be read. */
+export async function rebuildSummary(dir: string, also: RebuildReaders = {}): Promise<RebuildResult> {
   const manifest = readManifest(dir);
   const notes: string[] = [];
   const previous = readPreviousSummary(dir);
@@ -104,6 +111,7 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
   let runEnd: RunEndEvent | null = null;
   const arrivals = { starts: 0, ends: 0 };
   const events = await readKindLines(dir, 'events', isKindLine, (e) => {
+    also.event?.(e);
     seen(e.t);
     if (isClientSample(e)) builder.addClientSample(e);
     else if (isCanary(e)) builder.addCanary(e);
@@ -120,6 +128,7 @@ export async function rebuildSummary(dir: string): Promise<RebuildResult> {
 
   // The gauge verdicts come from the scrapes, judged as the live run judged them.
   const gauges = await readKindLines(dir, 'gauges', isScrapeEvent, (s) => {
+    also.scrape?.(s);
     seen(s.t);
     builder.addScrape(s);
   });

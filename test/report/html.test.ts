@@ -1,8 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { rebuildSummary } from '../../src/results/index.js';
-import { collectReportData, jsonForScript, renderReportHtml, scriptSafe, type ReportData } from '../../src/report/index.js';
+import { collectReportData, jsonForScript, renderReportHtml, ReportCollector, scriptSafe, type ReportData } from '../../src/report/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { gauge, hangRecord, record, scrape, writeFolder } from './fixtures.js';
 
@@ -156,6 +157,21 @@ test('every chart in the data has its data-chart element, and the sections carry
     data.charts.gauges.every((c) => c.markers.some((m) => m.x === 6.5)),
     'hang markers at the time the watchdog fired',
   );
+});
+
+test("`roundload report` gathers the page's data in the rebuild's own pass over the files: the same data as reading them again, skipped lines noted once", async (t) => {
+  const dir = busyFolder(join(tempDir(t), 'run'));
+  appendFileSync(join(dir, 'events.jsonl'), '{"kind":"canary","t":"2026-01-01T00:00:0');
+  appendFileSync(join(dir, 'gauges.jsonl'), 'not json\n');
+  const now = new Date('2026-01-02T00:00:00Z');
+  const collector = new ReportCollector();
+  const rebuilt = await rebuildSummary(dir, collector);
+  const onePass = collector.data(rebuilt.summary, rebuilt.manifest, [...rebuilt.notes], now);
+  const reread = await collectReportData(dir, rebuilt.summary, { notes: rebuilt.notes, now });
+  assert.deepEqual(onePass, reread);
+  assert.ok(onePass.hangs.length === 1 && onePass.canaries.length > 0 && onePass.targets.length > 0 && onePass.charts.gauges.length > 0, 'the folder has what each part gathers');
+  assert.equal(onePass.notes.filter((n) => n.includes('events.jsonl')).length, 1, onePass.notes.join('\n'));
+  assert.equal(onePass.notes.filter((n) => n.includes('gauges.jsonl')).length, 1, onePass.notes.join('\n'));
 });
 
 test('text that could close the script element or open a comment is escaped, and the data reads back intact', async (t) => {
