@@ -24,6 +24,10 @@ function build(highest: number): JsHistogram {
   return h;
 }
 
+/** A histogram's range grows with the values it holds (autoResize): its buckets are the same at any range, so
+ * percentiles are too, and one of ITLs in ms keeps a third of the counts a range to one hour would (every
+ * round keeps its own: bench/README.md, soak). The smallest range hdr-histogram-js allows at 3 digits. */
+const INITIAL_HIGHEST_US = 4096;
 const US_PER_MS = 1000;
 /** One hour: anything longer is clamped (a total watchdog deadline is far below it). */
 const HIGHEST_US = 3_600_000_000;
@@ -53,7 +57,9 @@ export class LatencyHistogram {
   readonly #h: JsHistogram;
 
   constructor(from?: JsHistogram) {
-    this.#h = from ?? build(HIGHEST_US);
+    this.#h = from ?? build(INITIAL_HIGHEST_US);
+    // A decoded histogram holds its encoder's range: it grows too when more is added into it.
+    this.#h.autoResize = true;
   }
 
   /** Records one latency; negative or non-finite values are ignored (they are clock bugs, not latencies). */

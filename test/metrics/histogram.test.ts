@@ -133,7 +133,8 @@ test("histograms are built from hdr-histogram-js's own files as its index's buil
   const hdr = await import('hdr-histogram-js');
   const values = Array.from({ length: 3000 }, (_, i) => Math.round((1 + ((i * 7919) % 997)) * (1 + (i % 13)) * 37.3));
   const ours = new LatencyHistogram();
-  const theirs = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3, autoResize: true });
+  // Ours starts at the smallest range and grows with its values.
+  const theirs = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 4096, numberOfSignificantValueDigits: 3, autoResize: true });
   for (const us of values) {
     ours.recordMs(us / 1000);
     theirs.recordValue(us);
@@ -179,4 +180,33 @@ test("percentiles() gives hdr-histogram-js's own getValueAtPercentile and mean, 
   }
   assert.deepEqual(all.minus(part).percentiles(), expected(theirsOf(spread.filter((_, i) => i % 3 !== 0))), 'one less another');
   assert.deepEqual(new LatencyHistogram().percentiles(), { count: 0, p50_ms: 0, p90_ms: 0, p99_ms: 0, max_ms: 0, mean_ms: 0 });
+});
+
+test('a histogram starting at a small range and growing with its values reads as one built to an hour: the same percentiles, merged either way, and histograms.json of the full range reads', async () => {
+  const hdr = await import('hdr-histogram-js');
+  const values = [3, 870, 4_095, 4_097, 65_000, 1_234_567, 98_765_432, 3_500_000_000];
+  const ours = new LatencyHistogram();
+  const full = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3, autoResize: true });
+  for (const us of values) {
+    ours.recordMs(us / 1000);
+    full.recordValue(us);
+  }
+  const fromFull = LatencyHistogram.decode(hdr.encodeIntoCompressedBase64(full));
+  assert.deepEqual(ours.percentiles(), fromFull.percentiles());
+  // A small one (ITLs) merged into a decoded full-range one, and a full-range one into a small one.
+  const small = new LatencyHistogram();
+  small.recordMs(0.02);
+  small.recordMs(12);
+  const intoFull = LatencyHistogram.decode(hdr.encodeIntoCompressedBase64(full));
+  intoFull.add(small);
+  const intoSmall = new LatencyHistogram();
+  intoSmall.add(small);
+  intoSmall.add(fromFull);
+  assert.deepEqual(intoFull.percentiles(), intoSmall.percentiles());
+  assert.equal(intoSmall.count, values.length + 2);
+  // A decoded small one grows when more is added into it.
+  const decodedSmall = LatencyHistogram.decode(small.encode());
+  decodedSmall.add(fromFull);
+  assert.deepEqual(decodedSmall.percentiles(), intoSmall.percentiles());
+  assert.deepEqual(intoSmall.minus(small).percentiles(), ours.percentiles());
 });
