@@ -48,6 +48,7 @@ test('streams cut while flowing, the engine answering before and after: proxy', 
   const d = diagnose(run(cuts(20), []));
   assert.equal(d.verdict, 'proxy', text(d));
   assert.match(d.episodes![0]!.evidence_for.join('\n'), /engine answered all \d+ scrapes of \/metrics over the episode/);
+  assert.match(d.episodes![0]!.evidence_for.join('\n'), /4 connections were reset by the proxy \(the side roundload talks to\)/);
 });
 
 test('CUT_AT_ONCE_MS: cut within 500 ms of the last byte widens forwards; later (a path timeout: the trouble came before), or any failure otherwise, backwards', () => {
@@ -87,4 +88,20 @@ test('an engine down for a moment (refused twice) while work still flowed most o
   // Timeouts instead of refusals (a stall, not a restart) make no such vote.
   const stalled = diagnose({ ...input, scrapes: scrapes('engine', RUN_MS, 200, down) });
   assert.doesNotMatch(stalled.evidence.join('\n'), /nothing listened at its address for part/);
+});
+
+test("the proxy's resets while the engine was seen going down (its /metrics refused) are the engine's, passed on: a restart too quick to stop the work is engine, not proxy", () => {
+  // The full suite's load made this of HAProxy in front of an engine killed and started again: 4 streams reset,
+  // the engine's port refusing two scrapes, one canary failing on each leg, work flowing around the 0.4 s gap.
+  const down = [{ from: CUT_AT, to: CUT_AT + 400 }];
+  const refused = scrapes('engine', RUN_MS, 200, down).map((s) => (s.ok ? s : { ...s, duration_ms: 1, error: 'ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:30000' }));
+  const input: DiagnosisInput = {
+    ...run(cuts(20), []),
+    canaries: [...canaries('direct', RUN_MS, 250, (ms) => (ms === CUT_AT + 250 ? 'refused' : 'ok')), ...canaries('proxied', RUN_MS, 250, (ms) => (ms === CUT_AT + 250 ? 'hang' : 'ok'))],
+    scrapes: refused,
+  };
+  const d = diagnose(input);
+  assert.equal(d.verdict, 'engine', text(d));
+  assert.match(d.episodes![0]!.evidence_for.join('\n'), /4 connections were reset by the proxy while the engine was seen failing \(engine's \/metrics was refused 2 times/);
+  assert.doesNotMatch(text(d), /reset by the proxy \(the side roundload talks to\)/);
 });

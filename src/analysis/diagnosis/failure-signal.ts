@@ -83,6 +83,18 @@ function refusalVotes(refusals: readonly ErrorSpan[], proxied: boolean, signal: 
   }
 }
 
+/**
+ * Connections reset on the agents' side: by the engine straight to it; through a proxy, by the proxy — which
+ * resets the streams of an engine that went away as it would its own (HAProxy when its server dies): with the
+ * engine seen failing, the resets are the engine's, passed on.
+ */
+function resetVotes(count: number, proxied: boolean, health: EngineHealth, signal: Signal): void {
+  if (!proxied) signal.votes.push(vote(WEAK, `${count} connections were reset by the engine`, ['engine']));
+  else if (health.seen === 'failing')
+    signal.votes.push(vote(WEAK, `${count} connections were reset by the proxy while the engine was seen failing (${health.by}): a proxy resets the streams of an engine that went away`, ['engine']));
+  else signal.votes.push(vote(WEAK, `${count} connections were reset by the proxy (the side roundload talks to)`, ['proxy']));
+}
+
 function errorVotes(ep: Episode, path: PathKind | null, health: EngineHealth, signal: Signal): void {
   const e = ep.errors;
   if (e.length === 0) return;
@@ -107,8 +119,7 @@ function errorVotes(ep: Episode, path: PathKind | null, health: EngineHealth, si
     else signal.votes.push(vote(MEDIUM, `${refused.length} requests were refused at the engine's address: nothing listened there`, ['engine']));
   }
   const resets = e.filter((x) => RESET_CLASSES.has(x.class));
-  if (resets.length > 0)
-    signal.votes.push(vote(WEAK, `${resets.length} connections were reset by ${proxied ? 'the proxy (the side roundload talks to)' : 'the engine'}`, [proxied ? 'proxy' : 'engine']));
+  if (resets.length > 0) resetVotes(resets.length, proxied, health, signal);
   const connect = e.filter((x) => x.class === 'connect_timeout' || x.class === 'dns');
   if (connect.length > 0) signal.votes.push(vote(MEDIUM, `${connect.length} requests could not connect (${tally(connect, (x) => x.class)})`, ['network']));
   const tls = e.filter((x) => x.class === 'tls');
