@@ -57,9 +57,9 @@ export class LatencyHistogram {
   readonly #h: JsHistogram;
 
   constructor(from?: JsHistogram) {
-    this.#h = from ?? build(INITIAL_HIGHEST_US);
     // A decoded histogram holds its encoder's range: it grows too when more is added into it.
-    this.#h.autoResize = true;
+    if (from !== undefined) from.autoResize = true;
+    this.#h = from ?? build(INITIAL_HIGHEST_US);
   }
 
   /** Records one latency; negative or non-finite values are ignored (they are clock bugs, not latencies). */
