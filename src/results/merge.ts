@@ -7,14 +7,14 @@ import { hostname, platform, cpus } from 'node:os';
 import { resolve } from 'node:path';
 import { SummaryBuilder, plannedLengthS, windowSettingOf, type Summary } from '../analysis/index.js';
 import { runThresholds } from './limits.js';
-import { RESULTS_SCHEMA_VERSION, type CanaryEvent, type RequestRecord } from '../types/index.js';
+import { RESULTS_SCHEMA_VERSION, type RequestRecord } from '../types/index.js';
 import { NotARunError, UsageError } from '../errors.js';
 import { onResultsFs } from './fs-error.js';
 import { VERSION } from '../version.js';
 import { resultPath } from './folder.js';
 import { readHistograms, writeHistograms } from './histograms-file.js';
 import { readManifest, writeManifest, type RunManifest, type RunManifestFile } from './manifest.js';
-import { isClientSample, isLoadEvent, isRequestRecord, kindLineCursor, requestCursor, type KindLineFile, type RecordCursor } from './records.js';
+import { isCanary, isClientSample, isLoadEvent, isRequestRecord, kindLineCursor, requestCursor, type KindLineFile, type RecordCursor } from './records.js';
 import { thinkTimeMsOf } from './rebuild.js';
 import { RotatingJsonlWriter, type RotationOptions } from './rotate.js';
 import { writeSummary } from './summary-file.js';
@@ -243,7 +243,7 @@ async function mergeLines(m: Merge, file: KindLineFile): Promise<void> {
       // A hang event carries its request record: on the common clock too, like requests.jsonl.
       if (isRequestRecord(e.record)) line.record = { ...e.record, run_ms: round3(e.record.run_ms + input.offsetMs) };
       if (file === 'events' && isClientSample(e)) builder.addClientSample(e);
-      if (file === 'events' && e.kind === 'canary' && typeof line.run_ms === 'number' && (e.leg === 'proxied' || e.leg === 'direct')) builder.addCanary(line as unknown as CanaryEvent);
+      if (file === 'events' && isCanary(line)) builder.addCanary(line);
       // Each shard announces every stage: the first (earliest) announcement places it, the rest change nothing.
       if (file === 'events' && isLoadEvent(line)) builder.addLoad(line);
       writer.write(line);
