@@ -7,9 +7,12 @@ import type { DiagnosisVerdict } from '../src/types/index.js';
 import { busyLoop, findExecutable, freePort, release, spawnEngine, starve, startHaproxy, startNginx, type EngineProc } from '../test/helpers/procs.js';
 import { makeNet, Scope, spawnEngineInNs, startConnectProxy, startNginxInNs } from './diagnosis-parts.js';
 import { runAsChild, runInProcess, type Acts, type RunSpec } from './diagnosis-run.js';
+import { FOREIGN_ENGINE, PROXY_LIMITS } from './diagnosis-scenarios-foreign.js';
 
 export interface Scenario {
   name: string;
+  /** The family of faults it belongs to (scored leave-one-family-out). */
+  family?: string;
   /** The verdicts a correct diagnosis may give (more than one where the fault is honestly both). */
   expected: readonly DiagnosisVerdict[];
   /** The fault, in a line. */
@@ -399,4 +402,4 @@ const HEALTHY: Scenario[] = [
   },
 ];
 
-export const SCENARIOS: readonly Scenario[] = [...PD_QUEUES, ...ENGINE_FAULTS, ...PROXY_FAULTS, ...CLIENT_AND_NETWORK, ...HEALTHY];
+export const SCENARIOS: readonly Scenario[] = [...PD_QUEUES, ...ENGINE_FAULTS, ...PROXY_FAULTS, ...PROXY_LIMITS, ...CLIENT_AND_NETWORK, ...HEALTHY, ...FOREIGN_ENGINE];

@@ -190,7 +190,16 @@ export interface ProxyProc extends Proc {
 /** Real HAProxy in HTTP mode in front of `enginePort`, configured to stream: without `option http-no-delay`
  * HAProxy sends with MSG_MORE and the kernel holds small SSE chunks up to 200 ms, so short streams arrive
  * whole. `check` adds health checks (a server failing two is marked down: HAProxy answers 503 itself). */
-export async function startHaproxy(t: TestContext, bin: string, enginePort: number, options: { check?: boolean } = {}): Promise<ProxyProc> {
+/** HAProxy's limits in front of the engine: a per-server connection cap (`maxconn`, the rest wait in HAProxy's
+ * queue for `timeout queue`, then get its 503) and `timeout server` (inactivity, then its 504). */
+export interface HaproxyLimits {
+  check?: boolean;
+  serverMaxconn?: number;
+  timeoutQueueS?: number;
+  timeoutServerS?: number;
+}
+
+export async function startHaproxy(t: TestContext, bin: string, enginePort: number, options: HaproxyLimits = {}): Promise<ProxyProc> {
   const dir = tempDir(t, 'roundload-haproxy-');
   const port = await freePort();
   const check = options.check === true ? ' check inter 500ms fall 2 rise 1' : '';
@@ -205,13 +214,14 @@ defaults
   option http-no-delay
   timeout connect 2s
   timeout client 60s
-  timeout server 60s
+  timeout server ${options.timeoutServerS ?? 60}s
+  timeout queue ${options.timeoutQueueS ?? 60}s
   timeout http-keep-alive 60s
 frontend fe
   bind 127.0.0.1:${port}
   default_backend be
 backend be
-${options.check === true ? '  option httpchk GET /health\n' : ''}  server engine 127.0.0.1:${enginePort}${check}
+${options.check === true ? '  option httpchk GET /health\n' : ''}  server engine 127.0.0.1:${enginePort}${check}${options.serverMaxconn === undefined ? '' : ` maxconn ${options.serverMaxconn}`}
 `,
   );
   const proc = spawnProc(t, bin, ['-f', conf, '-db']);
@@ -231,6 +241,8 @@ export function nginxConf(o: {
   readTimeoutS?: number;
   keepaliveTimeoutS?: number;
   clientMaxBodySize?: string;
+  /** `limit_conn`: connections at once from one client address (nginx answers 503 past it). */
+  limitConn?: number;
 }): string {
   return `# written by test/helpers/procs.ts
 daemon off;
@@ -246,7 +258,7 @@ http {
   fastcgi_temp_path ${join(o.dir, 'tmp')}/fastcgi;
   uwsgi_temp_path ${join(o.dir, 'tmp')}/uwsgi;
   scgi_temp_path ${join(o.dir, 'tmp')}/scgi;
-  upstream engine {
+${o.limitConn === undefined ? '' : '  limit_conn_zone $binary_remote_addr zone=peraddr:1m;\n'}  upstream engine {
     server ${o.upstream};
     keepalive 16;
   }
@@ -254,7 +266,7 @@ http {
     listen ${o.listen}${o.certs === null ? '' : ` ssl;\n    ssl_certificate ${o.certs.certFile};\n    ssl_certificate_key ${o.certs.keyFile}`};
     keepalive_timeout ${o.keepaliveTimeoutS ?? 75}s;
     client_max_body_size ${o.clientMaxBodySize ?? '1m'};
-    location / {
+${o.limitConn === undefined ? '' : `    limit_conn peraddr ${o.limitConn};\n`}    location / {
       proxy_pass http://engine;
       proxy_http_version 1.1;
       proxy_set_header Connection "";
@@ -276,7 +288,7 @@ export async function startNginx(
   t: TestContext,
   bin: string,
   enginePort: number,
-  options: { buffering: boolean; tls?: boolean; readTimeoutS?: number; keepaliveTimeoutS?: number; clientMaxBodySize?: string },
+  options: { buffering: boolean; tls?: boolean; readTimeoutS?: number; keepaliveTimeoutS?: number; clientMaxBodySize?: string; limitConn?: number },
 ): Promise<ProxyProc> {
   const dir = tempDir(t, 'roundload-nginx-');
   const tmp = join(dir, 'tmp');
