@@ -7,10 +7,11 @@ import { runAb, abSecrets, abJunit, formatComparison, planAb, readAbPairs, ruleT
 import type { AbPlan } from '../config/index.js';
 import { writeTextAtomic } from '../results/index.js';
 import { UsageError } from '../errors.js';
-import { guardTerminal } from '../util/index.js';
+import { guardTerminal, oneLine } from '../util/index.js';
 import { writeComparisons } from './compare.js';
 import { stopOnSignals } from './signals.js';
 import * as flag from './flags.js';
+import { logLine } from './output.js';
 
 export interface AbCommandOptions {
   out?: string;
@@ -30,11 +31,11 @@ export async function abCommand(file: string, opts: AbCommandOptions): Promise<n
   const stop = new AbortController();
   const removeSignalHandlers = stopOnSignals(stop, (signal) => `${signal}: stopping the running arm (its teardown still runs; ${signal} again to exit at once)`);
   try {
-    const result = await runAb({ plan, out: opts.out, force: opts.force === true, signal: stop.signal, log: (line) => process.stderr.write(`${line}\n`) });
+    const result = await runAb({ plan, out: opts.out, force: opts.force === true, signal: stop.signal, log: logLine });
     const summary: AbSummary = { ...result.rule, pairs: result.pairs, ended: result.ended };
     const lines = result.runs
       .filter((r) => r.status !== 'not run')
-      .map((r) => `  ${String(r.seq).padStart(2)}  ${r.arm.padEnd(12)} r${r.repeat}  ${r.status.padEnd(11)} ${r.dir}${r.reason === undefined ? '' : `  (${r.reason})`}`);
+      .map((r) => `  ${String(r.seq).padStart(2)}  ${r.arm.padEnd(12)} r${r.repeat}  ${r.status.padEnd(11)} ${oneLine(r.dir)}${r.reason === undefined ? '' : `  (${oneLine(r.reason)})`}`);
     process.stdout.write(
       `roundload ab · ${plan.file} · ${result.status} · ${ruleText(summary)}\nended after ${result.pairs} pair${result.pairs === 1 ? '' : 's'}: ${result.ended}\nruns (in the order they ran):\n${lines.join('\n')}\n\n`,
     );
@@ -76,7 +77,7 @@ async function planCommand(plan: AbPlan, opts: AbCommandOptions): Promise<number
         out: opts.out,
         force: opts.force === true,
         signal: stop.signal,
-        log: (line) => process.stderr.write(`${line}\n`),
+        log: logLine,
       });
       const read = await readAbPairs(pilot.dir);
       // The pilot's own clock: setup, health waits and teardown included, as the real A/B will pay them.

@@ -17,6 +17,7 @@ import {
 import { onResultsFs, writeJsonAtomic, writeTextAtomic } from '../results/index.js';
 import { UsageError } from '../errors.js';
 import * as flag from './flags.js';
+import { logLine } from './output.js';
 
 export interface CompareCommandOptions {
   force?: boolean;
@@ -73,8 +74,8 @@ export async function compareCommand(args: readonly string[], opts: CompareComma
   if (opts.json === true) process.stdout.write(`${JSON.stringify({ schema_version: 2, comparisons }, null, 2)}\n`);
   else process.stdout.write(`${comparisons.map(formatComparison).join('\n\n')}\n\nwritten      ${written.html}\n             ${written.json}\n`);
   for (const run of arms.flatMap((a) => a.runs)) {
-    if (run.status !== 'completed') process.stderr.write(`roundload: note: ${run.dir} is ${run.status}, not completed\n`);
-    if (run.badLines > 0) process.stderr.write(`roundload: note: ${run.dir}: ${run.badLines} unreadable lines in requests.jsonl were skipped\n`);
+    if (run.status !== 'completed') logLine(`roundload: note: ${run.dir} is ${run.status}, not completed`);
+    if (run.badLines > 0) logLine(`roundload: note: ${run.dir}: ${run.badLines} unreadable lines in requests.jsonl were skipped`);
   }
   return 0;
 }

@@ -5,6 +5,7 @@ import { appendRun, historyCsv, historyRunFromFolder, listRuns, runDetail, withH
 import { RoundloadError, UsageError } from '../errors.js';
 import { onResultsFs } from '../results/index.js';
 import { HISTORY_SHOW_COLUMNS } from '../types/index.js';
+import { oneLine } from '../util/index.js';
 
 /** `--label k=v` flags as a map. @throws UsageError on a flag without `=`. */
 export function labelFilter(entries: readonly string[]): Record<string, string> {
@@ -17,9 +18,12 @@ export function labelFilter(entries: readonly string[]): Record<string, string> 
   return out;
 }
 
-const cell = (v: string | number | null | undefined): string => (v === null || v === undefined ? '—' : typeof v === 'number' ? String(Math.round(v * 100) / 100) : v);
+// What the database holds came from run folders (names, labels, messages, gauge labels): a cell is one line,
+// without the controls it may hold.
+const cell = (v: string | number | null | undefined): string => (v === null || v === undefined ? '—' : typeof v === 'number' ? String(Math.round(v * 100) / 100) : oneLine(v));
 
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+function table(header: readonly string[], cells: readonly (readonly string[])[]): string {
+  const rows = cells.map((r) => r.map(oneLine));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (r: readonly string[]): string => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
   return [line(header), ...rows.map(line)].join('\n');
@@ -101,7 +105,7 @@ export async function historyImportCommand(file: string, dirs: readonly string[]
       try {
         const run = historyRunFromFolder(dir);
         const outcome = appendRun(db, run);
-        process.stdout.write(`${outcome === 'added' ? 'added  ' : 'already'} ${run.run.run_id}  ${dir}\n`);
+        process.stdout.write(`${outcome === 'added' ? 'added  ' : 'already'} ${oneLine(run.run.run_id)}  ${oneLine(dir)}\n`);
       } catch (error) {
         if (!(error instanceof RoundloadError)) throw error;
         refused += 1;

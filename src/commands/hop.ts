@@ -3,6 +3,7 @@
 import { startHop, parseFaultSpec, formatFault } from '../hop/index.js';
 import { UsageError } from '../errors.js';
 import * as flag from './flags.js';
+import { logLine } from './output.js';
 
 export interface HopCommandOptions {
   /** `host:port`, e.g. `127.0.0.1:8443` (`[::1]:8443` for IPv6). */
@@ -31,7 +32,7 @@ export async function hopCommand(opts: HopCommandOptions): Promise<void> {
   const { host, port } = parseListen(opts.listen);
   const upstream = parseUpstream(opts.upstream);
   const faults = opts.fault.map(parseFaultSpec);
-  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const log = logLine;
   const hop = await startHop({
     upstream: upstream.href,
     host,

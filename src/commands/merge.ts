@@ -2,6 +2,7 @@
 // results folder with its summary, report.html and junit.xml; the exit code is the merged verdict.
 import { mergeRuns } from '../results/index.js';
 import { colorWanted, formatSummary, runVerdict, writeReports, type RunVerdict } from '../report/index.js';
+import { logLine } from './output.js';
 
 export interface MergeCommandOptions {
   out: string;
@@ -12,7 +13,7 @@ export interface MergeCommandOptions {
 
 /** 0: every shard there and completed, thresholds pass; 1: a threshold failed, or a shard is missing or did not complete. */
 export async function mergeCommand(dirs: readonly string[], opts: MergeCommandOptions): Promise<number> {
-  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const log = logLine;
   const result = await mergeRuns(dirs, { out: opts.out, log });
   for (const note of result.notes) log(`note: ${note}`);
   await writeReports(result.dir, result.summary, { notes: result.notes, log });

@@ -7,6 +7,7 @@ import { CHECKS, formatProbe, openPathClient, probePath, type Check, type ProbeR
 import type { TlsOptions } from '../transport/index.js';
 import { UsageError } from '../errors.js';
 import * as flag from './flags.js';
+import { logLine } from './output.js';
 
 export interface ProbePathCommandOptions {
   via?: string;
@@ -74,7 +75,7 @@ export async function probePathCommand(url: string, opts: ProbePathCommandOption
   const client = openPathClient({ url: path.url, tls: path.tls, connectProxy: path.connectProxy, headers: {}, keepAliveTimeoutMs: 2 * maxIdleMs + 30_000 });
   let report: ProbeReport;
   try {
-    report = await probePath(client, { url: path.url, path: path.path, model: opts.model ?? null, maxIdleMs, maxHoldMs, skip }, (line) => process.stderr.write(`${line}\n`));
+    report = await probePath(client, { url: path.url, path: path.path, model: opts.model ?? null, maxIdleMs, maxHoldMs, skip }, logLine);
   } finally {
     await client.close();
     await path.hop?.close();

@@ -5,6 +5,7 @@ import { rebuildSummary, writeSummary } from '../results/index.js';
 import { ReportCollector, writeReports } from '../report/index.js';
 import type { Summary } from '../analysis/index.js';
 import { ResultsError } from '../errors.js';
+import { logLine } from './output.js';
 
 export interface ReportCommandOptions {
   /** Print the rebuilt summary.json to stdout instead of the file list. */
@@ -37,7 +38,7 @@ export async function rebuildReports(dir: string, log: (line: string) => void = 
 /** Exit code: 0 when the files were written (the run's own verdict is in them), 1 if a report failed.
  * @throws NotARunError (exit 2) for a folder that is not a run, ResultsError (exit 4) when the disk refuses. */
 export async function reportCommand(dir: string, opts: ReportCommandOptions): Promise<number> {
-  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const log = logLine;
   const out = await rebuildReports(dir, log);
   const s = out.summary;
   log(`roundload report: ${s.run.name} · ${s.run.status} · ${s.totals.requests} requests (${s.totals.ok} ok, ${s.totals.errors} errors, ${s.totals.hangs} hangs)`);

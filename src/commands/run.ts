@@ -6,6 +6,7 @@ import { UsageError } from '../errors.js';
 import { guardTerminal } from '../util/index.js';
 import { stopOnSignals } from './signals.js';
 import * as flag from './flags.js';
+import { logLine } from './output.js';
 
 export interface RunCommandOptions {
   target?: string;
@@ -138,14 +139,14 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
   }
   // Opened first: a taken port fails the command before anything else starts.
   const live = dashboardAt === null ? null : await import('./dashboard.js');
-  const dashboard = live === null || dashboardAt === null ? null : await live.openDashboard(dashboardAt, workload, shard, (line) => process.stderr.write(`${line}\n`));
+  const dashboard = live === null || dashboardAt === null ? null : await live.openDashboard(dashboardAt, workload, shard, logLine);
   const stop = new AbortController();
   const removeSignalHandlers = stopOnSignals(stop, (signal) => `${signal}: stopping (in-flight requests get a short grace, then results are written; ${signal} again to exit at once)`);
   // On a terminal a live line; piped (CI logs, tee, cron) a line every interval. Both subscribe to the events;
   // the run's own notices go above the live line.
   const progress = opts.quiet === true ? null : progressDisplay(process.stderr, { plan: progressPlan(workload, shard, replay), intervalMs });
   const log = (line: string): void => {
-    if (progress === null) process.stderr.write(`${line}\n`);
+    if (progress === null) logLine(line);
     else progress.print(line);
   };
   // After the run, a first Ctrl-C stops the wait for open dashboard pages.
@@ -199,7 +200,7 @@ export async function runCommand(file: string, opts: RunCommandOptions, argv: re
     else process.stdout.write(`${formatSummary(result.summary, result.dir, { verdict, color: colorWanted(process.stdout) })}\n`);
     if (dashboard !== null) await live?.finishDashboard(dashboard, result);
     // After summary.json is written; a history that cannot take the run is a warning, the exit code stands.
-    if (workload.results.history !== null) await (await import('./history.js')).appendToHistory(workload.results.history, result.dir, (line) => process.stderr.write(`${line}\n`));
+    if (workload.results.history !== null) await (await import('./history.js')).appendToHistory(workload.results.history, result.dir, logLine);
     return verdict.exitCode;
   } finally {
     removeSignalHandlers();

@@ -10,6 +10,7 @@ import { UsageError } from '../errors.js';
 import { isObject } from '../util/index.js';
 import { stopOnSignals } from './signals.js';
 import * as flag from './flags.js';
+import { logLine } from './output.js';
 
 export interface ShrinkCommandOptions {
   /** `--target URL`: the target's URL instead of run.json's. */
@@ -122,5 +123,5 @@ export async function shrinkCommand(runArg: string, opts: ShrinkCommandOptions, 
 
 const defaultWrite = {
   out: (text: string): void => void process.stdout.write(text),
-  err: (line: string): void => void process.stderr.write(`${line}\n`),
+  err: logLine,
 };

@@ -10,7 +10,7 @@ import type { RunData, RunWindow } from './load.js';
 import { mean } from './stats.js';
 import { FIGURE_SPECS, phaseWindows, runValue, tokensPerRequest, type BetterWhen, type DeltaKind, type Figure, type FigureSpec } from './figures.js';
 import { alternatedPairs, callFigure, DEFAULT_MIN_EFFECT_PCT, DEFAULT_MIN_EFFECT_POINTS, type Call, type Rule, type Verdict } from './across-runs.js';
-import { round3 } from '../util/index.js';
+import { oneLine, round3 } from '../util/index.js';
 
 export interface Arm {
   name: string;
@@ -120,7 +120,7 @@ export function checkSameWorkload(a: Arm, b: Arm, force: boolean): string[] {
     const differences = identityDifferences(first.workload, run.workload);
     if (force) return differences;
     throw new DifferentWorkloadsError(
-      `${shown(first.dir)} and ${shown(run.dir)} are runs of different workloads (${first.name} ${first.hash} vs ${run.name} ${run.hash}): ${differences.join('; ')}. ` +
+      `${shown(first.dir)} and ${shown(run.dir)} are runs of different workloads (${oneLine(first.name)} ${first.hash} vs ${oneLine(run.name)} ${run.hash}): ${oneLine(differences.join('; '))}. ` +
         'A comparison ignores name, labels, engine, target (but its model), thresholds, results, client_metrics and monitor; ' +
         'anything else changes the load. Pass --force to compare them anyway.',
       differences,

@@ -6,7 +6,7 @@ import { chartGrid, chartScripts, chartStyles, cspMeta, esc, loadChartAssets, ty
 import { comparisonCharts, type ArmPair, type PhaseCharts } from './charts.js';
 import type { ArmArrivals, Comparison, FigureRow, PhaseComparison } from './compare.js';
 import { abHtml, pairCharts, type AbSummary } from './ab-output.js';
-import { fixedDigits } from '../util/index.js';
+import { fixedDigits, printable } from '../util/index.js';
 
 /** A figure with fewer decimals the larger it is: none from 1,000, 1 from 100, 2 from 10, else 3 (`1,234`, `123.4`, `0.123`). */
 function num(v: number | null): string {
@@ -98,7 +98,9 @@ function intervalHead(c: Comparison): string {
 }
 
 /** The terminal comparison. */
-export function formatComparison(c: Comparison): string {
+export function formatComparison(comparison: Comparison): string {
+  // Run names, folders, labels and workload fields came from run folders: one line each, no controls.
+  const c = printable(comparison);
   const out: string[] = [];
   out.push(`roundload compare · ${armLabel(c.a, 'A')} vs ${armLabel(c.b, 'B')} · workload ${c.a.hash}`);
   out.push(methodLine(c));

@@ -4,6 +4,7 @@ import type { IdleResult } from './idle.js';
 import type { ReadResult } from './read.js';
 import type { StreamResult } from './stream.js';
 import { formatBytes, type BodyResult } from './body.js';
+import { printable } from '../util/index.js';
 
 const s = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
@@ -31,7 +32,9 @@ export function bodyLine(r: BodyResult): string {
   return `accepts bodies up to ≈ ${formatBytes(r.acceptedBytes ?? 0)} (${r.how ?? 'refused'} at ${formatBytes(r.rejectedBytes ?? 0)})`;
 }
 
-export function formatProbe(report: ProbeReport): string {
+export function formatProbe(probed: ProbeReport): string {
+  // What the path answered (its error messages, its headers): one line each, no controls.
+  const report = printable(probed);
   const rows: [string, string][] = [
     ['idle', report.idle === null ? 'skipped' : idleLine(report.idle)],
     ['read', report.read === null ? 'skipped' : readLine(report.read)],

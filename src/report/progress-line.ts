@@ -3,6 +3,7 @@
 // picocolors when asked; widths are counted on the plain text.
 import pc from 'picocolors';
 import type { RequestRecord } from '../types/index.js';
+import { printable } from '../util/index.js';
 import type { Notice, ProgressFigures } from './progress-state.js';
 
 /** picocolors' formatters (all identity functions when colour is off). */
@@ -51,7 +52,9 @@ function rate(v: number | null): string {
 const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
 
 /** The fields of one progress line, in display order. */
-export function progressFields(f: ProgressFigures): Field[] {
+export function progressFields(figures: ProgressFigures): Field[] {
+  // Phase, gauge and target names come from the workload and the targets' /metrics: one line, no controls.
+  const f = printable(figures);
   const out: Field[] = [{ text: `[${clock(f.elapsedMs)}]`, priority: 100, tone: 'time' }];
   if (f.remainingMs !== null) out.push({ text: f.remainingMs > 0 ? `${clock(f.remainingMs, true)} left` : 'time up, finishing', priority: 70, tone: 'plain' });
   if (f.phase !== null) out.push({ text: `phase ${f.phase}`, priority: 65, tone: 'plain' });
@@ -115,7 +118,8 @@ export function render(fields: readonly Field[], c: Colors): string {
   return rest.length === 0 ? paint(first, c) : `${paint(first, c)} ${rest.map((f) => paint(f, c)).join(c.dim(' · '))}`;
 }
 
-function oneLine(text: string, max: number): string {
+/** Outside text already made {@link printable}, its runs of spaces as one, cut to `max` characters. */
+function shortened(text: string, max: number): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
@@ -131,15 +135,17 @@ function hangSentence(r: RequestRecord): string {
 }
 
 /** One announcement line, e.g. `[0:12] HANG a3-c1 round 5 (agent 3): mid_stream, stall_ms 10000 ms passed…`. */
-export function noticeLine(n: Notice, c: Colors): string {
+export function noticeLine(notice: Notice, c: Colors): string {
+  // What a server sent (an error message, a target's error) and what a record holds: one line, no controls.
+  const n = printable(notice);
   const at = c.cyan(`[${clock(n.atMs)}]`);
   switch (n.kind) {
     case 'hang':
       return `${at} ${c.bold(c.red('HANG'))} ${hangSentence(n.record)}`;
     case 'first_error':
-      return `${at} ${c.yellow('ERROR')} first of class ${c.bold(n.errorClass)}: ${n.conversation} round ${n.round} (agent ${n.agent}): ${oneLine(n.message, 200)}`;
+      return `${at} ${c.yellow('ERROR')} first of class ${c.bold(n.errorClass)}: ${n.conversation} round ${n.round} (agent ${n.agent}): ${shortened(n.message, 200)}`;
     case 'target_down':
-      return `${at} ${c.bold(c.red('MONITOR'))} ${n.target} ${n.lastUpAgoMs === null ? 'not answering' : `down (last good scrape ${ms(n.lastUpAgoMs)} ago)`}: ${oneLine(n.error, 200)} (${n.url})`;
+      return `${at} ${c.bold(c.red('MONITOR'))} ${n.target} ${n.lastUpAgoMs === null ? 'not answering' : `down (last good scrape ${ms(n.lastUpAgoMs)} ago)`}: ${shortened(n.error, 200)} (${n.url})`;
     case 'target_up':
       return `${at} ${c.green('MONITOR')} ${n.target} back up after ${ms(n.downForMs)} down`;
     case 'delayed':

@@ -8,6 +8,7 @@ import { clearLine, cursorTo } from 'node:readline';
 import { ProgressTracker, type ProgressPlan } from './progress-state.js';
 import { colorWanted, colors, fitFields, noticeLine, progressFields, render } from './progress-line.js';
 import type { RunEvent } from '../types/index.js';
+import { oneLine } from '../util/index.js';
 
 /** Where the display writes (stderr, or a test's fake). */
 export interface ProgressStream {
@@ -89,7 +90,8 @@ export function progressDisplay(stream: ProgressStream, options: ProgressOptions
       if (notices.length > 0) above(notices.map((n) => noticeLine(n, c)));
     },
     print(line) {
-      above([line]);
+      // A notice of the run is one line: what it quotes (a server's message, a folder's name) cannot start another.
+      above([oneLine(line)]);
     },
     stop() {
       ticker?.stop();

@@ -12,7 +12,7 @@ import {
   type RoundSummary,
 } from '../analysis/index.js';
 import { DIAGNOSIS_VERDICTS, tableColumns, type LatencyTable, type PhaseLoad } from '../types/index.js';
-import { fixedDigits } from '../util/index.js';
+import { fixedDigits, oneLine, printable } from '../util/index.js';
 import { gaugeLines } from './gauges.js';
 import { bannerLine, runVerdict, type RunVerdict } from './banner.js';
 import { colors } from './progress-line.js';
@@ -361,7 +361,11 @@ export interface FormatOptions {
 }
 
 /** The whole terminal summary, latencies in ms, between two verdict banners. */
-export function formatSummary(s: Summary, dir: string, options: FormatOptions = {}): string {
+export function formatSummary(summary: Summary, folder: string, options: FormatOptions = {}): string {
+  // Every string of the summary came from outside at some point (a server's error message, a gauge's labels, a
+  // run folder's name): each one is printed on one line, without the controls it may hold.
+  const s = printable(summary);
+  const dir = oneLine(folder);
   const out: string[] = [];
   const banner = bannerLine(options.verdict ?? runVerdict(s), dir, colors(options.color === true));
   out.push(banner);

@@ -18,7 +18,7 @@ import { isCanary, isClientSample, isLoadEvent, isRequestRecord, kindLineCursor,
 import { thinkTimeMsOf } from './rebuild.js';
 import { RotatingJsonlWriter, type RotationOptions } from './rotate.js';
 import { writeSummary } from './summary-file.js';
-import { isObject, round3 } from '../util/index.js';
+import { isObject, oneLine, round3 } from '../util/index.js';
 
 export interface MergeOptions {
   /** The merged folder; created, and refused when it already holds a run. */
@@ -91,7 +91,7 @@ function readInputs(dirs: readonly string[], out: string): { inputs: Input[]; no
   for (const input of inputs.slice(1)) {
     const difference = firstDifference(load(first!.manifest.workload), load(input.manifest.workload));
     if (difference !== null) {
-      throw new NotARunError(`${input.dir} ran a different workload than ${first!.dir} (they differ at ${difference}); merge only shards of one run`, {
+      throw new NotARunError(`${input.dir} ran a different workload than ${first!.dir} (they differ at ${oneLine(difference)}); merge only shards of one run`, {
         context: { dir: input.dir, field: difference },
       });
     }

@@ -9,6 +9,7 @@ import type { Transport, ConnectionTracker } from '../transport/index.js';
 import { realClock, type Clock } from '../watchdog/index.js';
 import type { PathKind, PreflightEvent, RequestRecord } from '../types/index.js';
 import { PreflightError, TargetUnreachableError, type RoundloadError } from '../errors.js';
+import { printable } from '../util/index.js';
 
 export interface PreflightInput {
   workload: Workload;
@@ -94,7 +95,8 @@ export async function runPreflight(input: PreflightInput): Promise<PreflightEven
 }
 
 /** A one-line account of a preflight that passed, for the log. */
-export function preflightLine(e: PreflightEvent): string {
+export function preflightLine(event: PreflightEvent): string {
+  const e = printable(event);
   const via = e.proxy === null ? '' : ` via ${e.proxy}`;
   const model = e.model_listed === true ? `; model "${e.model}" is served` : '';
   return `POST ${e.url}${via} → HTTP ${e.http_status ?? '-'}, first token in ${e.ttft_ms === null ? '-' : Math.round(e.ttft_ms)} ms, done in ${Math.round(e.e2e_ms)} ms${model}`;
@@ -104,7 +106,9 @@ export function preflightLine(e: PreflightEvent): string {
  * The error a failed preflight ends the run with (exit 3): the URL, the HTTP status, the server's own message,
  * and what to change. Nothing answering at the target address keeps its own code (`ERR_TARGET_UNREACHABLE`).
  */
-export function preflightFailure(e: PreflightEvent, workload: Workload): RoundloadError {
+export function preflightFailure(event: PreflightEvent, workload: Workload): RoundloadError {
+  // The server's message, its model ids: each on the line that quotes it, without the controls they may hold.
+  const e = printable(event);
   const record = { error: e.error, hang: e.hang, http_status: e.http_status } satisfies Partial<RequestRecord>;
   const via = e.proxy === null ? '' : ` via ${e.proxy}`;
   if (record.error !== null && UNREACHABLE.has(record.error.class) && e.proxy === null) {

@@ -2,6 +2,7 @@
 // distributions, connections, errors — as figures (for --json) and as text. Pure: a trace in, figures out.
 import type { Trace } from './read.js';
 import type { TraceRequest } from './types.js';
+import { printable } from '../util/index.js';
 
 export interface Distribution {
   count: number;
@@ -148,7 +149,9 @@ function table(rows: string[][]): string {
   return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n');
 }
 
-export function formatTraceStats(s: TraceStats): string {
+export function formatTraceStats(stats: TraceStats): string {
+  // A shared trace's fields (its upstream, its file's name, model names): one line each, no controls.
+  const s = printable(stats);
   const lines: string[] = [];
   lines.push(
     `trace ${s.file}: ${s.source === 'record' ? `recorded in front of ${s.upstream ?? '?'}` : s.source}, started ${s.started_at}, ${s.content ? 'WITH message contents' : 'shapes only (no message text)'}`,

@@ -1,6 +1,7 @@
 // The terminal view of a trend: a line per figure with its first and last value, a sparkline of every run
 // (oldest left) and its change points, then the verdict for the nightly job.
 import type { FigureChange, FigureTrend, Trend, TrendRun, Unconfirmed } from './trend.js';
+import { oneLine, printable } from '../util/index.js';
 
 const BARS = '▁▂▃▄▅▆▇█';
 
@@ -61,7 +62,10 @@ export function verdictLines(trend: Trend): string[] {
 }
 
 /** The whole table, headed by what it covers. */
-export function formatTrend(trend: Trend, source: string): string {
+export function formatTrend(figures: Trend, database: string): string {
+  // Run names and labels came from run folders: one line each, no controls.
+  const trend = printable(figures);
+  const source = oneLine(database);
   const first = trend.runs[0]?.startedAt?.slice(0, 10) ?? '?';
   const last = trend.runs.at(-1)?.startedAt?.slice(0, 10) ?? '?';
   const head = `roundload trend · ${source} · phase ${trend.phase} · ${trend.runs.length} run${trend.runs.length === 1 ? '' : 's'}, ${first} → ${last} · ${driftText(trend.drift)}`;

@@ -1,7 +1,7 @@
 // Small shared pieces with no home of their own.
 export { Rng } from './random.js';
 export { longTimeout, type LongTimer } from './timers.js';
-export { clip, oneLine } from './text.js';
+export { clip, oneLine, printable } from './text.js';
 export { SecretScrubber, guardTerminal, redactUrlCredentials, urlSecrets } from './secrets.js';
 export { spawnModuleProcess, spawnModuleWorker } from './worker.js';
 export { round1, round3, fixedDigits, isObject } from './number.js';

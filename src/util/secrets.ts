@@ -3,6 +3,8 @@
 // them) are replaced in every string that is written or printed. Applied where text is serialized (the
 // event sinks, run.json, summary.json, the reports, the terminal), never at each source.
 
+import { terminalSafe } from './text.js';
+
 /** What a secret is replaced with. */
 export const MASK = '***';
 
@@ -115,12 +117,13 @@ export function urlSecrets(url: string): string[] {
   return out;
 }
 
-// Everything this process prints, once guarded: URL credentials always, and the values registered so far.
+// Everything this process prints, once guarded: URL credentials always, and the values registered so far; and
+// no control a terminal would act on but roundload's own colours and line redraws (text.ts, terminalSafe).
 const terminal = new SecretScrubber();
 let terminalGuarded = false;
 
 /**
- * Scrubs everything this process writes to stdout and stderr from now on (the CLI calls it first thing), and
+ * Scrubs (and makes terminal-safe) everything this process writes to stdout and stderr from now on (the CLI calls it first thing), and
  * adds `secrets` to what is scrubbed (a command calls it again once it knows the run's secrets).
  */
 export function guardTerminal(secrets: Iterable<string> = []): void {
@@ -130,8 +133,8 @@ export function guardTerminal(secrets: Iterable<string> = []): void {
   for (const stream of [process.stdout, process.stderr]) {
     const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
     stream.write = (chunk: unknown, ...rest: unknown[]) => {
-      if (typeof chunk === 'string') return write(terminal.text(chunk), ...rest);
-      if (chunk instanceof Uint8Array) return write(Buffer.from(terminal.text(Buffer.from(chunk).toString('utf8'))), ...rest);
+      if (typeof chunk === 'string') return write(terminalSafe(terminal.text(chunk)), ...rest);
+      if (chunk instanceof Uint8Array) return write(Buffer.from(terminalSafe(terminal.text(Buffer.from(chunk).toString('utf8')))), ...rest);
       return write(chunk, ...rest);
     };
   }

@@ -5,16 +5,24 @@ import { startMetricsExport } from '../../src/export/index.js';
 import { hangRecord, plainRecord } from '../report/fixtures.js';
 import { VERDICTS, dashboardQueries } from './wire.js';
 
-/** Every metric family a run exports (the end-of-run ones included), read from a real scrape of the endpoint. */
+/** Every metric family a run exports (the end-of-run ones included), read from a real scrape of the endpoint
+ * while it lingers: the scrape waits for the linger to start (its log line), and the linger ends when the test
+ * aborts it, so no step waits for time (a loaded machine once met the close of a 0.5 s linger). */
 async function exportedFamilies(): Promise<Map<string, string>> {
+  let lingerStarted = (): void => {};
+  const lingering = new Promise<void>((resolve) => (lingerStarted = resolve));
+  const stop = new AbortController();
   const exported = await startMetricsExport({
-    settings: { port: 0, host: '127.0.0.1', linger_s: 0.5, remote_write_url: null, remote_write_timeout_s: 10, remote_write_interval_s: 10 },
+    settings: { port: 0, host: '127.0.0.1', linger_s: 600, remote_write_url: null, remote_write_timeout_s: 10, remote_write_interval_s: 10 },
     workload: 'w',
     run: 'r',
     version: '1',
     labels: {},
     inFlight: () => 0,
-    log: () => {},
+    log: (line) => {
+      if (line.includes('(linger_s)')) lingerStarted();
+    },
+    signal: stop.signal,
   });
   try {
     exported.onEvent({ kind: 'request', record: plainRecord({}) });
@@ -22,11 +30,14 @@ async function exportedFamilies(): Promise<Map<string, string>> {
     exported.onEvent({ kind: 'hang', t: '', run_ms: 0, record: hangRecord() });
     exported.onEvent({ kind: 'client_sample', t: '', run_ms: 0, window_ms: 1000, loop_delay_p99_ms: 1, loop_delay_max_ms: 1, loop_utilization: 0.1, in_flight: 0, rss_bytes: 1 });
     const finished = exported.finish(VERDICTS);
-    await new Promise((r) => setTimeout(r, 100));
-    const text = await (await fetch(exported.url!, { signal: AbortSignal.timeout(5000) })).text();
+    // Bounded: a finish that ends without lingering fails here instead of waiting.
+    await Promise.race([lingering, finished.then(() => Promise.reject(new Error('the export closed without lingering')))]);
+    const text = await (await fetch(exported.url!, { signal: AbortSignal.timeout(30_000) })).text();
+    stop.abort();
     await finished;
     return new Map([...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
   } finally {
+    stop.abort();
     await exported.close();
   }
 }

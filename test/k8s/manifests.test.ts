@@ -1,7 +1,8 @@
 // Every Kubernetes manifest in docs/ is valid against the Kubernetes API schema (kubernetes-models: the
 // OpenAPI schemas of the API, one model per kind), so a user's `kubectl apply` does not fail on a typo'd type
 // or a missing required field. Unknown keys are not in those schemas' reach (they allow extra properties):
-// the containers' scripts are tested by running them (test/e2e/nightly-shards.test.ts, test/history/k8s.test.ts).
+// the containers' scripts are tested by running them (test/e2e/nightly-shards.test.ts, test/history/k8s.test.ts),
+// and what the Job controller does with each way a pod ends by test/k8s/job-controller.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
