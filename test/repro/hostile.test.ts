@@ -32,15 +32,16 @@ function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEn
 }
 
 /** A chat server that answers every request with a short stream and keeps what the scripts sent. */
-async function captureServer(t: TestContext): Promise<{ url: string; requests: { header: string | undefined; sessionKey: unknown }[] }> {
-  const requests: { header: string | undefined; sessionKey: unknown }[] = [];
+async function captureServer(t: TestContext): Promise<{ url: string; requests: { header: string | undefined; sessionKey: unknown; body: Record<string, unknown> }[] }> {
+  const requests: { header: string | undefined; sessionKey: unknown; body: Record<string, unknown> }[] = [];
   const server = createHttpServer((req, res) => {
     let body = '';
     req.setEncoding('utf8');
     req.on('data', (c: string) => (body += c));
     req.on('end', () => {
       const header = req.headers["x-weird`$'|&~"];
-      requests.push({ header: typeof header === 'string' ? header : undefined, sessionKey: (JSON.parse(body) as Record<string, unknown>).session_key });
+      const parsed = JSON.parse(body) as Record<string, unknown>;
+      requests.push({ header: typeof header === 'string' ? header : undefined, sessionKey: parsed.session_key, body: parsed });
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.end('data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n');
     });
@@ -99,19 +100,22 @@ describe('repro from a hostile run folder', () => {
     }
   });
 
-  it('secrets of the folder are not written: headers off the allow-list and secret extra_body strings come from named variables and are sent when set', async (t) => {
+  it('secrets of the folder are not written: headers off the allow-list and extra_body strings at any depth (but known options) come from named variables and are sent when set', async (t) => {
     const out = await reproOf(t, 'plain', { secret: 'sk-secret-Zq8Wv3Tn5Kp2' });
     for (const name of ['repro.sh', 'repro.mjs', 'README.txt', ...readdirSync(join(out, 'bodies')).map((b) => join('bodies', b))]) {
       assert.ok(!readFileSync(join(out, name), 'utf8').includes('sk-secret-Zq8Wv3Tn5Kp2'), `${name} holds the secret`);
     }
     const readme = readFileSync(join(out, 'README.txt'), 'utf8');
     assert.match(readme, /ROUNDLOAD_HEADER_X_WEIRD\b/);
-    assert.match(readme, /ROUNDLOAD_EXTRA_SESSION_KEY/);
-    const body = readFileSync(join(out, 'bodies', '001.json'), 'utf8');
-    assert.equal((JSON.parse(body) as Record<string, unknown>).session_key, '${ROUNDLOAD_EXTRA_SESSION_KEY}');
+    for (const name of ['ROUNDLOAD_EXTRA_SESSION_KEY', 'ROUNDLOAD_EXTRA_BEARER', 'ROUNDLOAD_EXTRA_SAS', 'ROUNDLOAD_EXTRA_DEEP_A_0_PWD', 'ROUNDLOAD_EXTRA_METADATA_USER_PRIVATE'])
+      assert.match(readme, new RegExp(name));
+    const body = JSON.parse(readFileSync(join(out, 'bodies', '001.json'), 'utf8')) as Record<string, unknown>;
+    assert.equal(body.session_key, '${ROUNDLOAD_EXTRA_SESSION_KEY}');
+    assert.deepEqual(body.deep, { a: [{ pwd: '${ROUNDLOAD_EXTRA_DEEP_A_0_PWD}' }, 3] });
+    assert.equal(body.reasoning_effort, 'high', 'a known option is sent as it was');
     // Set, the variables are sent: the header as it is, the body field as a JSON string (quotes and all).
     const seen = await captureServer(t);
-    const env = { ROUNDLOAD_HEADER_X_WEIRD: 'hv-"1\\', ROUNDLOAD_EXTRA_SESSION_KEY: 'sv-"2\\' };
+    const env = { ROUNDLOAD_HEADER_X_WEIRD: 'hv-"1\\', ROUNDLOAD_EXTRA_SESSION_KEY: 'sv-"2\\', ROUNDLOAD_EXTRA_DEEP_A_0_PWD: 'pv-3' };
     for (const [command, args] of [
       ['sh', ['repro.sh', '--target', seen.url]],
       [process.execPath, ['repro.mjs', '--target', seen.url, '--max-time', '10']],
@@ -122,6 +126,7 @@ describe('repro from a hostile run folder', () => {
       for (const req of seen.requests) {
         assert.equal(req.header, 'hv-"1\\', `${command} sent the header from its variable`);
         assert.equal(req.sessionKey, 'sv-"2\\', `${command} sent the body field from its variable`);
+        assert.deepEqual(req.body.deep, { a: [{ pwd: 'pv-3' }, 3] }, `${command} sent the deep body field from its variable`);
       }
     }
   });
