@@ -58,7 +58,7 @@ HOW TO RUN
   node repro.mjs --target ${target}   (Node >= 18, nothing to install)
       --ca FILE | --insecure     TLS trust for an https target; --servername NAME for SNI
       --proxy URL                through an HTTP CONNECT proxy
-      --api-key-env NAME         send Authorization: Bearer $NAME${plan.api_key_env === null ? '' : ` (default: ${plan.api_key_env}, when set)`}
+      --api-key-env NAME         send Authorization: Bearer $NAME (without it: $ROUNDLOAD_API_KEY, when set)
       --times N                  repeat the sequence N times, each on a fresh socket
       --max-time SECONDS         bound the whole script
     One line per request; then exit 1 with "REPRODUCED: ..." (or "FAILED DIFFERENTLY: ..."), or exit 0 with
@@ -75,7 +75,9 @@ WHAT IT DOES NOT INCLUDE
   the engine busy may need several copies at once (e.g. for i in 1 2 3 4; do node repro.mjs & done; wait).
 - the model's answers: an assistant turn is synthetic text of the recorded answer's size, not what the model
   said; tool calls in the history are not reconstructed.
-- API keys and secrets: none is written here; pass the key's variable name with --api-key-env, and see
-  SECRET VALUES for the other secrets.${replayed}
+- API keys and secrets: none is written here. Nor does this folder choose which of your environment
+  variables is sent: the scripts send an API key (Authorization: Bearer) only from ROUNDLOAD_API_KEY, or from
+  the variable you name with --api-key-env NAME, never from one named in the run folder. See SECRET VALUES for
+  the other secrets.${replayed}
 ${secretsText}`;
 }

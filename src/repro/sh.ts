@@ -37,6 +37,7 @@ function comments(plan: ReproPlan): string {
 # separate headers or first-token deadline). curl exit 28 on a request = a hang.
 #
 # usage: sh repro.sh [--target URL] [--ca FILE] [--insecure] [--proxy URL] [--api-key-env NAME] [--think]
+# The API key (Authorization: Bearer) comes from ROUNDLOAD_API_KEY, or from the variable --api-key-env names.
 # Exit 1 with REPRODUCED when a request hangs or fails, 0 with NOT REPRODUCED.${
     secrets.length === 0
       ? ''
@@ -56,7 +57,7 @@ TARGET=${shq(plan.target)}
 CA=''
 INSECURE=${plan.insecure ? 1 : 0}
 PROXY=${shq(plan.proxy ?? '')}
-KEY_ENV=${shq(plan.api_key_env ?? '')}
+KEY_ENV=''
 THINK=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -72,7 +73,14 @@ while [ $# -gt 0 ]; do
 done
 URL="\${TARGET%/}${plan.endpoint}"
 KEY=''
-if [ -n "$KEY_ENV" ]; then KEY=$(printenv "$KEY_ENV" || true); fi
+# The key comes from a variable the receiver names (--api-key-env) or from ROUNDLOAD_API_KEY, never from one the
+# run folder names: the folder does not choose which of this machine's secrets leave it.
+if [ -n "$KEY_ENV" ]; then
+  KEY=$(printenv "$KEY_ENV" || true)
+  if [ -z "$KEY" ]; then printf 'repro.sh: --api-key-env %s: that environment variable is not set\n' "$KEY_ENV" >&2; exit 2; fi
+else
+  KEY=\${ROUNDLOAD_API_KEY:-}
+fi
 umask 077
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT

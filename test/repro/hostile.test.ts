@@ -32,8 +32,15 @@ function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEn
 }
 
 /** A chat server that answers every request with a short stream and keeps what the scripts sent. */
-async function captureServer(t: TestContext): Promise<{ url: string; requests: { header: string | undefined; sessionKey: unknown; body: Record<string, unknown> }[] }> {
-  const requests: { header: string | undefined; sessionKey: unknown; body: Record<string, unknown> }[] = [];
+interface Captured {
+  header: string | undefined;
+  authorization: string | undefined;
+  sessionKey: unknown;
+  body: Record<string, unknown>;
+}
+
+async function captureServer(t: TestContext): Promise<{ url: string; requests: Captured[] }> {
+  const requests: Captured[] = [];
   const server = createHttpServer((req, res) => {
     let body = '';
     req.setEncoding('utf8');
@@ -41,7 +48,7 @@ async function captureServer(t: TestContext): Promise<{ url: string; requests: {
     req.on('end', () => {
       const header = req.headers["x-weird`$'|&~"];
       const parsed = JSON.parse(body) as Record<string, unknown>;
-      requests.push({ header: typeof header === 'string' ? header : undefined, sessionKey: parsed.session_key, body: parsed });
+      requests.push({ header: typeof header === 'string' ? header : undefined, authorization: req.headers.authorization, sessionKey: parsed.session_key, body: parsed });
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.end('data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n');
     });
@@ -155,6 +162,46 @@ describe('repro from a hostile run folder', () => {
         assert.ok(!error.message.includes('touch pwned'), 'the message quotes no recorded value');
         return true;
       });
+    }
+  });
+});
+
+describe('the API key a received repro sends', () => {
+  it("run.json's api_key_env chooses nothing: a plain run sends no key from the variable it names, ROUNDLOAD_API_KEY or the variable named by --api-key-env is sent, and no file names the folder's variable", async (t) => {
+    const dir = folder(join(tempDir(t), 'run'), 'plain');
+    const manifest = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { workload: { target: { api_key_env: string } } };
+    manifest.workload.target.api_key_env = 'GITHUB_TOKEN';
+    writeFileSync(join(dir, 'run.json'), JSON.stringify(manifest));
+    const out = (await writeRepro(dir)).out;
+    for (const name of ['repro.sh', 'repro.mjs', 'README.txt']) assert.ok(!readFileSync(join(out, name), 'utf8').includes('GITHUB_TOKEN'), `${name} names the folder's variable`);
+    assert.match(readFileSync(join(out, 'README.txt'), 'utf8'), /ROUNDLOAD_API_KEY/);
+    const seen = await captureServer(t);
+    const cases: [string, NodeJS.ProcessEnv, string[], string | undefined][] = [
+      ['no flag, the named variable set', { GITHUB_TOKEN: 'ghp-user-token-1' }, [], undefined],
+      ['ROUNDLOAD_API_KEY', { GITHUB_TOKEN: 'ghp-user-token-1', ROUNDLOAD_API_KEY: 'rk-2' }, [], 'Bearer rk-2'],
+      ['--api-key-env MY_KEY', { GITHUB_TOKEN: 'ghp-user-token-1', ROUNDLOAD_API_KEY: 'rk-2', MY_KEY: 'mk-3' }, ['--api-key-env', 'MY_KEY'], 'Bearer mk-3'],
+    ];
+    for (const [what, env, flags, expected] of cases) {
+      for (const [command, args] of [
+        ['sh', ['repro.sh', '--target', seen.url, ...flags]],
+        [process.execPath, ['repro.mjs', '--target', seen.url, '--max-time', '10', ...flags]],
+      ] as const) {
+        seen.requests.length = 0;
+        const r = await runAsync(command, [...args], out, env);
+        assert.equal(seen.requests.length, 3, `${command}, ${what}: ${r}`);
+        for (const req of seen.requests) assert.equal(req.authorization, expected, `${command}, ${what}`);
+      }
+    }
+    // A variable named on the command line but not set is an error, not a run without the key.
+    for (const [command, args] of [
+      ['sh', ['repro.sh', '--target', seen.url, '--api-key-env', 'UNSET_KEY']],
+      [process.execPath, ['repro.mjs', '--target', seen.url, '--api-key-env', 'UNSET_KEY']],
+    ] as const) {
+      seen.requests.length = 0;
+      const r = await runAsync(command, [...args], out, {});
+      assert.match(r, /^exit 2: /, `${command}: ${r}`);
+      assert.match(r, /UNSET_KEY/);
+      assert.equal(seen.requests.length, 0);
     }
   });
 });
