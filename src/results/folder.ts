@@ -4,6 +4,7 @@ import { accessSync, constants, mkdirSync, readdirSync, renameSync, statSync, un
 import { dirname, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { fsFailure, onResultsFs, rethrowFs, toResultsError } from './fs-error.js';
+import { shellCommand } from '../util/index.js';
 
 export const RESULT_FILES = {
   manifest: 'run.json',
@@ -43,7 +44,7 @@ function checkOut(dir: string, given: string): void {
   if (used.length > 0) {
     const shown = used.slice(0, 3).join(', ') + (used.length > 3 ? ', …' : '');
     throw new UsageError(
-      `--out ${given} is not empty (${shown}): a run writes into a folder of its own; give a new or empty folder (to rebuild the report of the run already there: roundload report ${given})`,
+      `--out ${given} is not empty (${shown}): a run writes into a folder of its own; give a new or empty folder (to rebuild the report of the run already there: ${shellCommand('roundload', 'report', given)})`,
       { context: { dir } },
     );
   }
