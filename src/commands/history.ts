@@ -5,7 +5,7 @@ import { appendRun, historyCsv, historyRunFromFolder, listRuns, runDetail, withH
 import { RoundloadError, UsageError } from '../errors.js';
 import { onResultsFs } from '../results/index.js';
 import { HISTORY_SHOW_COLUMNS } from '../types/index.js';
-import { oneLine } from '../util/index.js';
+import { oneLine, shellCommand } from '../util/index.js';
 
 /** `--label k=v` flags as a map. @throws UsageError on a flag without `=`. */
 export function labelFilter(entries: readonly string[]): Record<string, string> {
@@ -141,7 +141,9 @@ export async function appendToHistory(file: string, dir: string, log: (line: str
     log(`history: run ${run.run.run_id} ${outcome === 'added' ? 'added to' : 'already in'} ${file}`);
     return true;
   } catch (error) {
-    log(`roundload: warning: the run was not added to the history ${file}: ${error instanceof Error ? error.message : String(error)} (add it later: roundload history import ${file} ${dir})`);
+    log(
+      `roundload: warning: the run was not added to the history ${file}: ${error instanceof Error ? error.message : String(error)} (add it later: ${shellCommand('roundload', 'history', 'import', file, dir)})`,
+    );
     return false;
   }
 }

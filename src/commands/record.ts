@@ -4,6 +4,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { startRecorder } from '../trace/index.js';
 import { UsageError } from '../errors.js';
 import { parseListen, parseUpstream } from './hop.js';
+import { shellCommand, shellQuote } from '../util/index.js';
 
 export interface RecordCommandOptions {
   upstream: string;
@@ -90,5 +91,5 @@ export async function recordCommand(opts: RecordCommandOptions, stop?: AbortSign
     log(
       `INCOMPLETE trace: ${t.not_recorded} of the ${plural(t.requests, 'chat request')} ${t.not_recorded === 1 ? 'is' : 'are'} NOT in it (${t.requests - t.not_recorded} recorded); recording stopped at ${(t.stopped.at_ms / 1000).toFixed(1)} s: ${t.stopped.reason}`,
     );
-  log(`look at it: roundload trace show ${opts.out}; replay it: roundload run <workload.yaml> --replay ${opts.out}`);
+  log(`look at it: ${shellCommand('roundload', 'trace', 'show', opts.out)}; replay it: roundload run WORKLOAD --replay ${shellQuote(opts.out)}`);
 }

@@ -1,6 +1,7 @@
 // `roundload repro <run>`: write a standalone reproducer of the run's first hang (or error) for another team.
 import { writeRepro } from '../repro/index.js';
-import { oneLine } from '../util/index.js';
+import { join } from 'node:path';
+import { oneLine, shellCommand, shellQuote } from '../util/index.js';
 
 export interface ReproCommandOptions {
   out?: string;
@@ -17,7 +18,8 @@ export async function reproCommand(dir: string, opts: ReproCommandOptions): Prom
   // Recorded text, one line each: a run folder from someone else could carry line breaks or terminal controls.
   log(`roundload repro: ${plan.requests.length} requests of connection ${oneLine(plan.connection ?? '(none)')}; the failure: ${oneLine(plan.failure.description)}`);
   if (plan.diagnosis !== null) log(`  ${oneLine(plan.diagnosis)}`);
-  log(`  run it: node ${out}/repro.mjs --target ${oneLine(plan.target)}   (or sh ${out}/repro.sh; see ${out}/README.txt)`);
+  // A command line to paste: every value quoted (the target comes from the folder, the path from anyone).
+  log(`  run it: ${shellCommand('node', join(out, 'repro.mjs'), '--target', plan.target)}   (or ${shellCommand('sh', join(out, 'repro.sh'))}; see ${shellQuote(join(out, 'README.txt'))})`);
   process.stdout.write(`${out}\n`);
   return 0;
 }

@@ -1,9 +1,10 @@
 // A copy of the resolved workload safe to write to run.json, and the secret values a run must never write.
 // Secrets are decided by allow-list where a workload holds values that are sent: every `target.headers` value
-// is a secret unless its header is known to be public or named in `target.public_headers`; every string under
-// an `extra_body` key that looks secret (a broad pattern) is one unless its top-level key is in
-// `target.public_extra_body`. Elsewhere a workload holds env var NAMES, so masking by key is a backstop
+// is a secret unless its header is known to be public or named in `target.public_headers`; every string of
+// `extra_body`, at any depth, is one unless its top-level key is in `target.public_extra_body` or it is a known
+// request option's setting (PUBLIC_BODY_OPTIONS, src/types/body-options.ts). Elsewhere a workload holds env var NAMES, so masking by key is a backstop
 // (`*api_key*`, `*token*`, `*password*`, `*secret*`), and credentials in any URL are redacted.
+import { isBodySetting } from '../types/index.js';
 import { redactUrlCredentials, urlSecrets } from '../util/index.js';
 import type { Workload } from './schema.js';
 
@@ -21,10 +22,6 @@ const ENV_NAME_KEY = /_env$/i;
  */
 export const PUBLIC_HEADERS: readonly string[] = ['user-agent', 'accept-encoding', 'accept-language', 'cache-control', 'x-request-id'];
 
-/** `extra_body` keys (at any depth) whose string values are secrets: broad, as a body field goes to every
- * request and names vary by vendor (`session_key`, `api_token`, `x_signature`, `user_jwt`…). */
-export const SECRET_BODY_KEY = /key|token|secret|auth|passw(or)?d|credential|signature|session|jwt|cookie/i;
-
 /** Whether header `name`'s value may be written: on {@link PUBLIC_HEADERS} or in `publicHeaders` (any case). */
 export function isPublicHeader(name: string, publicHeaders: readonly string[] = []): boolean {
   const lower = name.toLowerCase();
@@ -33,20 +30,23 @@ export function isPublicHeader(name: string, publicHeaders: readonly string[] = 
 
 /**
  * A copy of `extra_body` with every secret string replaced by `replace(path)` (path: the keys from the top,
- * array indexes included): a string under a key matching {@link SECRET_BODY_KEY}, below a top-level key not in
- * `publicKeys`. Numbers and booleans are kept (sizes, flags; `max_new_tokens: 512` is no secret).
+ * array indexes included): every string at any depth, but those under a top-level key in `publicKeys` and the
+ * settings of known request options ({@link isBodySetting}: `reasoning_effort: high`,
+ * `chat_template_kwargs.enable_thinking`). A name says nothing of a value (`bearer`, `pwd`, `sas`,
+ * `metadata.user_private` all hold credentials), so nothing is public by its name alone. Numbers and booleans
+ * are kept (sizes, flags; `max_new_tokens: 512` is no secret).
  */
 export function maskExtraBody(body: Record<string, unknown>, publicKeys: readonly string[], replace: (path: string[]) => unknown): Record<string, unknown> {
-  const walk = (value: unknown, path: string[], secret: boolean): unknown => {
-    if (typeof value === 'string') return secret ? replace(path) : value;
-    if (Array.isArray(value)) return value.map((v, i) => walk(v, [...path, String(i)], secret));
+  const walk = (value: unknown, path: string[]): unknown => {
+    if (typeof value === 'string') return isBodySetting(path) ? value : replace(path);
+    if (Array.isArray(value)) return value.map((v, i) => walk(v, [...path, String(i)]));
     if (value === null || typeof value !== 'object') return value;
     const out: Record<string, unknown> = {};
-    for (const [key, child] of Object.entries(value)) define(out, key, walk(child, [...path, key], secret || SECRET_BODY_KEY.test(key)));
+    for (const [key, child] of Object.entries(value)) define(out, key, walk(child, [...path, key]));
     return out;
   };
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(body)) define(out, key, publicKeys.includes(key) ? value : walk(value, [key], SECRET_BODY_KEY.test(key)));
+  for (const [key, value] of Object.entries(body)) define(out, key, publicKeys.includes(key) ? value : walk(value, [key]));
   return out;
 }
 

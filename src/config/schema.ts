@@ -127,7 +127,7 @@ const headersSchema = z
     const seen = new Map<string, string>();
     for (const [name, value] of Object.entries(headers)) {
       const lower = name.toLowerCase();
-      const why = RESERVED_HEADERS[lower] ?? (lower.startsWith('x-roundload-') ? "x-roundload-* headers are roundload's own" : undefined);
+      const why = (Object.hasOwn(RESERVED_HEADERS, lower) ? RESERVED_HEADERS[lower] : undefined) ?? (lower.startsWith('x-roundload-') ? "x-roundload-* headers are roundload's own" : undefined);
       if (why !== undefined) ctx.addIssue({ code: 'custom', path: [name], message: `${name} cannot be set here: ${why}` });
       const twin = seen.get(lower);
       if (twin !== undefined) ctx.addIssue({ code: 'custom', path: [name], message: `${name} is given twice (also as ${twin}); header names are case-insensitive` });
@@ -181,7 +181,7 @@ export const targetSchema = z.strictObject({
     .default({})
     .superRefine((body, ctx) => {
       for (const key of Object.keys(body)) {
-        const why = RESERVED_BODY_KEYS[key];
+        const why = Object.hasOwn(RESERVED_BODY_KEYS, key) ? RESERVED_BODY_KEYS[key] : undefined;
         if (why !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: `${key} cannot be set in extra_body: ${why}` });
       }
     }),
@@ -211,9 +211,10 @@ export const targetSchema = z.strictObject({
    * reproducers): `[X-Session-Id, X-Tenant]`. Case-insensitive; each must be a header of `headers`.
    * @default [] */
   public_headers: z.array(z.string().regex(HEADER_NAME, 'must be an HTTP header name')).default([]),
-  /** Top-level keys of `extra_body` whose values are not secret although their name (or a key inside them)
-   * looks secret (`*key*`, `*token*`, `*secret*`, `*auth*`, `*password*`, `*credential*`, `*signature*`,
-   * `*session*`, `*jwt*`): `[session_affinity]`. Each must be a key of `extra_body`. @default [] */
+  /** Top-level keys of `extra_body` whose values are not secret and are written as they are (run.json, reports,
+   * reproducers): `[routing, lora_path]`. Every other string of `extra_body`, at any depth, is a secret, but the
+   * settings of known request options (`reasoning_effort`, `top_p`, `chat_template_kwargs.enable_thinking`…:
+   * PUBLIC_BODY_OPTIONS, src/types/body-options.ts). Each must be a key of `extra_body`. @default [] */
   public_extra_body: z.array(z.string().min(1)).default([]),
 });
 

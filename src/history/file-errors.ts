@@ -4,7 +4,7 @@
 import { accessSync, constants, existsSync, statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { HistoryError, RoundloadError } from '../errors.js';
-import { fsReason } from '../util/index.js';
+import { fsReason, shellCommand } from '../util/index.js';
 import { describeHolders, lockHolders } from './locks.js';
 
 /** What roundload was doing with the file when it failed. */
@@ -53,7 +53,7 @@ function locked(attempt: HistoryAttempt, sqlite: string): string {
 export function corruptHistory(file: string, found: string, cause?: unknown): HistoryError {
   const message =
     `${file} is corrupt: SQLite found a damaged page (${found}); roundload neither reads nor writes it. ` +
-    `Restore it from a copy, or salvage its rows with \`sqlite3 ${file} .recover\`; runs whose results folders are kept go back with \`roundload history import FILE DIR…\` into a new file`;
+    `Restore it from a copy, or salvage its rows with \`${shellCommand('sqlite3', file, '.recover')}\`; runs whose results folders are kept go back with \`roundload history import FILE DIR…\` into a new file`;
   return new HistoryError(message, { context: { file }, ...(cause === undefined ? {} : { cause }) });
 }
 

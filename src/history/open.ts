@@ -7,6 +7,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { HistoryError } from '../errors.js';
 import { corruptHistory, historyFailure } from './file-errors.js';
 import { HISTORY_APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from './schema.js';
+import { shellQuote } from '../util/index.js';
 
 export type Db = BetterSqlite3.Database;
 
@@ -68,7 +69,9 @@ function migrate(db: Db, file: string): void {
  */
 export async function openHistory(file: string, options: { create: boolean }): Promise<Db> {
   if (!options.create && !existsSync(file)) {
-    throw new HistoryError(`${file}: no such history file (\`roundload history import ${file} RUN_DIR…\` or \`run --history ${file}\` starts one)`, { context: { file } });
+    throw new HistoryError(`${file}: no such history file (\`roundload history import ${shellQuote(file)} RUN_DIR…\` or \`roundload run WORKLOAD --history ${shellQuote(file)}\` starts one)`, {
+      context: { file },
+    });
   }
   const Database = await sqlite();
   const startMs = performance.now();

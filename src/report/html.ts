@@ -3,7 +3,7 @@
 // over time with hang markers and verdicts, hangs, errors, diagnosis, thresholds and client health.
 import { WRITER_LAG_FLAG_MS, describePathTimeout, type PhaseSummary, type RoundSummary, type Summary } from '../analysis/index.js';
 import { DIAGNOSIS_VERDICTS, GAUGE_VERDICTS, type DiagnosisEpisode, type GaugeVerdict } from '../types/index.js';
-import { fixedDigits } from '../util/index.js';
+import { fixedDigits, shellCommand } from '../util/index.js';
 import { loadChartAssets, type ChartAssets } from './assets.js';
 import type { ChartSpec } from './charts.js';
 import type { ReportData } from './data.js';
@@ -102,7 +102,7 @@ function headerSection(d: ReportData): string {
           ),
     ],
     ['host', m === null ? '–' : esc(Object.values(m.host).join(' · '))],
-    ['command', m === null || m.argv.length === 0 ? '–' : `<code>roundload ${esc(m.argv.join(' '))}</code>`],
+    ['command', m === null || m.argv.length === 0 ? '–' : `<code>${esc(shellCommand('roundload', ...m.argv))}</code>`],
   ];
   const settings: [string, string][] = [
     ['agents × rounds', `${setting('agents.count')} × ${setting('agents.rounds')}`],

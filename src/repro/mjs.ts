@@ -18,7 +18,7 @@ const USAGE = [
   '  --insecure          do not verify the server certificate',
   '  --servername NAME   TLS SNI and certificate name (default the target host)',
   '  --proxy URL         tunnel through this HTTP CONNECT proxy' + (PLAN.proxy ? ' (default ' + PLAN.proxy + ')' : ''),
-  '  --api-key-env NAME  send Authorization: Bearer $NAME' + (PLAN.api_key_env ? ' (default ' + PLAN.api_key_env + ', when set)' : ''),
+  '  --api-key-env NAME  send Authorization: Bearer $NAME (without it: $ROUNDLOAD_API_KEY, when set)',
   '  --header "N: v"     add a header (repeatable)',
   '  --times N           repeat the sequence N times, each on a fresh socket (default 1)',
   '  --max-time SECONDS  give up after this long, exit 2 (default: every request at its total deadline)',
@@ -56,7 +56,7 @@ function fillSecrets(bodies) {
 }
 
 function parseArgs(argv) {
-  const opts = { target: PLAN.target, ca: null, insecure: PLAN.insecure, servername: null, proxy: PLAN.proxy, apiKeyEnv: PLAN.api_key_env, keyEnvGiven: false, headers: runHeaders(), times: 1, maxTimeS: null };
+  const opts = { target: PLAN.target, ca: null, insecure: PLAN.insecure, servername: null, proxy: PLAN.proxy, apiKeyEnv: null, apiKey: null, headers: runHeaders(), times: 1, maxTimeS: null };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = () => {
@@ -73,7 +73,6 @@ function parseArgs(argv) {
     else if (flag === '--proxy') opts.proxy = value();
     else if (flag === '--api-key-env') {
       opts.apiKeyEnv = value();
-      opts.keyEnvGiven = true;
     } else if (flag === '--header') {
       const h = value();
       const at = h.indexOf(':');
@@ -85,16 +84,16 @@ function parseArgs(argv) {
   }
   if (!Number.isInteger(opts.times) || opts.times < 1) fail('--times must be a whole number >= 1');
   if (opts.maxTimeS !== null && !(opts.maxTimeS > 0)) fail('--max-time must be a number of seconds > 0');
+  // The key comes from a variable the receiver names, or from ROUNDLOAD_API_KEY: never from one the run folder
+  // names, which would let the folder choose which of this machine's secrets leave it.
+  if (opts.apiKeyEnv !== null && !process.env[opts.apiKeyEnv]) fail('--api-key-env ' + opts.apiKeyEnv + ': that environment variable is not set');
+  opts.apiKey = process.env[opts.apiKeyEnv ?? 'ROUNDLOAD_API_KEY'] || null;
   return opts;
 }
 
 function requestHeaders(opts, body) {
   const headers = Object.assign({ 'content-type': 'application/json', accept: 'text/event-stream', 'content-length': String(Buffer.byteLength(body)) }, opts.headers);
-  if (opts.apiKeyEnv) {
-    const key = process.env[opts.apiKeyEnv];
-    if (key) headers.authorization = 'Bearer ' + key;
-    else if (opts.keyEnvGiven) fail('--api-key-env ' + opts.apiKeyEnv + ': that environment variable is not set');
-  }
+  if (opts.apiKey) headers.authorization = 'Bearer ' + opts.apiKey;
   return headers;
 }
 

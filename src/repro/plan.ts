@@ -29,8 +29,6 @@ export interface ReproPlan extends BodyPlan {
   /** The run's HTTP CONNECT proxy: `--proxy`'s default. */
   proxy: string | null;
   insecure: boolean;
-  /** The NAME of the environment variable the run read its API key from (never the key). */
-  api_key_env: string | null;
   /** `target.headers` whose values are public (by the allow-list); the others are in `secret_headers`. */
   headers: Record<string, string>;
   /** Headers whose values are secret: the scripts read each from the environment variable `env`, never the file. */
@@ -185,7 +183,6 @@ export interface PlanInputs {
 export function buildPlan({ folder, manifest, summary, sequence, version }: PlanInputs): ReproPlan {
   const route = manifest.route;
   const conversation = section(manifest.workload, 'conversation');
-  const target = section(manifest.workload, 'target');
   const h = headers(folder, manifest);
   const extra = extraBody(manifest);
   return {
@@ -195,7 +192,6 @@ export function buildPlan({ folder, manifest, summary, sequence, version }: Plan
     endpoint: '/v1/chat/completions',
     proxy: typeof route?.connect_proxy === 'string' ? oneLineOnly(folder, 'route.connect_proxy', route.connect_proxy) : null,
     insecure: manifest.target.tls_insecure,
-    api_key_env: typeof target.api_key_env === 'string' ? target.api_key_env : null,
     headers: h.headers,
     secret_headers: h.secrets,
     secret_body: extra.secrets,

@@ -1,7 +1,6 @@
 // README.txt of a reproducer folder: what it reproduces, how to run each script, and what it leaves out.
-import { oneLine } from '../util/index.js';
+import { oneLine, shellQuote } from '../util/index.js';
 import type { ReproPlan } from './plan.js';
-import { shq } from './sh.js';
 
 function sequenceTable(plan: ReproPlan): string[] {
   return plan.requests.map(
@@ -13,7 +12,6 @@ function sequenceTable(plan: ReproPlan): string[] {
 export function reproReadme(plan: ReproPlan): string {
   const d = plan.deadlines;
   const f = plan.failure;
-  const target = oneLine(plan.target);
   const secrets = [...plan.secret_headers.map((h) => `header ${oneLine(h.name)}`), ...plan.secret_body.map((b) => `extra_body field ${oneLine(b.name)}`)];
   const vars = [...plan.secret_headers, ...plan.secret_body].map((s) => `      ${s.env}`);
   const secretsText =
@@ -35,7 +33,7 @@ ${vars.join('\n')}
       : `
 THE ENGINE'S LOG
   The run sent the failed request with the id ${JSON.stringify(id)} (X-Request-Id, and the body's rid where the
-  server takes one): the engine's log names it, e.g. grep -F ${shq(id)} <the engine's log>
+  server takes one): the engine's log names it, e.g. grep -F ${shellQuote(id)} <the engine's log>
 `;
   const replayed = plan.run.replayed_trace ? "\n- the run replayed a trace: the body fields (tools, max_tokens) are the workload's, not the trace's per request" : '';
   return `Reproducer of a failure in roundload run "${oneLine(plan.run.name)}" (${oneLine(plan.run.folder)}, started ${oneLine(plan.run.started_at ?? 'unknown')}, status ${oneLine(plan.run.status)})
@@ -44,7 +42,7 @@ Written by ${plan.generated_by}: roundload repro.
 WHAT IT REPRODUCES
   ${oneLine(f.description)}
   ${oneLine(plan.diagnosis ?? 'diagnosis: none (the run has no summary.json)')}
-  path: ${oneLine(plan.run.path)}; target: ${target}${plan.proxy === null ? '' : `; CONNECT proxy ${oneLine(plan.proxy)}`}
+  path: ${oneLine(plan.run.path)}; target: ${oneLine(plan.target)}${plan.proxy === null ? '' : `; CONNECT proxy ${oneLine(plan.proxy)}`}
 ${engineLog}
 It sends again the ${plan.requests.length} requests the run sent on that socket, in order, on ONE kept-alive
 connection, with the recorded body sizes, the idle gaps between them, the same model and request fields
@@ -55,15 +53,15 @@ connection, with the recorded body sizes, the idle gaps between them, the same m
 ${sequenceTable(plan).join('\n')}
 
 HOW TO RUN
-  node repro.mjs --target ${target}   (Node >= 18, nothing to install)
+  node repro.mjs --target ${shellQuote(plan.target)}   (Node >= 18, nothing to install)
       --ca FILE | --insecure     TLS trust for an https target; --servername NAME for SNI
       --proxy URL                through an HTTP CONNECT proxy
-      --api-key-env NAME         send Authorization: Bearer $NAME${plan.api_key_env === null ? '' : ` (default: ${plan.api_key_env}, when set)`}
+      --api-key-env NAME         send Authorization: Bearer $NAME (without it: $ROUNDLOAD_API_KEY, when set)
       --times N                  repeat the sequence N times, each on a fresh socket
       --max-time SECONDS         bound the whole script
     One line per request; then exit 1 with "REPRODUCED: ..." (or "FAILED DIFFERENTLY: ..."), or exit 0 with
     "NOT REPRODUCED: ...". Exit 2: bad flags, or the target could not be reached at all.
-  sh repro.sh --target ${target}   (curl; same flags but --times/--max-time, plus --think)
+  sh repro.sh --target ${shellQuote(plan.target)}   (curl; same flags but --times/--max-time, plus --think)
     One curl invocation with one URL per request (separated by "next"), so the socket is reused as in the
     run; curl cannot pause between them, so the idle gaps are dropped. --think keeps the gaps (sleep) but then
     every request is its own curl and its own socket. curl exit 28 on a request means it hung.
@@ -75,7 +73,9 @@ WHAT IT DOES NOT INCLUDE
   the engine busy may need several copies at once (e.g. for i in 1 2 3 4; do node repro.mjs & done; wait).
 - the model's answers: an assistant turn is synthetic text of the recorded answer's size, not what the model
   said; tool calls in the history are not reconstructed.
-- API keys and secrets: none is written here; pass the key's variable name with --api-key-env, and see
-  SECRET VALUES for the other secrets.${replayed}
+- API keys and secrets: none is written here. Nor does this folder choose which of your environment
+  variables is sent: the scripts send an API key (Authorization: Bearer) only from ROUNDLOAD_API_KEY, or from
+  the variable you name with --api-key-env NAME, never from one named in the run folder. See SECRET VALUES for
+  the other secrets.${replayed}
 ${secretsText}`;
 }

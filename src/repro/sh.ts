@@ -3,17 +3,12 @@
 // invocation, so by default it is ONE curl with a URL per request separated by `next`: one kept-alive socket,
 // as in the run, but no think times (curl cannot pause between the transfers of one invocation); `--think`
 // runs one curl per request with `sleep` between them instead (the gaps kept, every request on a fresh socket).
-import { oneLine } from '../util/index.js';
+import { oneLine, shellQuote } from '../util/index.js';
 import { placeholder, type ReproPlan } from './plan.js';
 
 /** `bodies/001.json` for request `i` (0-based). */
 export function bodyFile(i: number): string {
   return `bodies/${String(i + 1).padStart(3, '0')}.json`;
-}
-
-/** Single-quoted for sh (a `'` inside becomes `'\''`). */
-export function shq(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
 const seconds = (ms: number): string => (ms / 1000).toFixed(3);
@@ -37,6 +32,7 @@ function comments(plan: ReproPlan): string {
 # separate headers or first-token deadline). curl exit 28 on a request = a hang.
 #
 # usage: sh repro.sh [--target URL] [--ca FILE] [--insecure] [--proxy URL] [--api-key-env NAME] [--think]
+# The API key (Authorization: Bearer) comes from ROUNDLOAD_API_KEY, or from the variable --api-key-env names.
 # Exit 1 with REPRODUCED when a request hangs or fails, 0 with NOT REPRODUCED.${
     secrets.length === 0
       ? ''
@@ -52,11 +48,11 @@ function head(plan: ReproPlan): string {
   return `#!/bin/sh
 ${block}set -eu
 DIR=$(cd "$(dirname "$0")" && pwd)
-TARGET=${shq(plan.target)}
+TARGET=${shellQuote(plan.target)}
 CA=''
 INSECURE=${plan.insecure ? 1 : 0}
-PROXY=${shq(plan.proxy ?? '')}
-KEY_ENV=${shq(plan.api_key_env ?? '')}
+PROXY=${shellQuote(plan.proxy ?? '')}
+KEY_ENV=''
 THINK=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -72,7 +68,14 @@ while [ $# -gt 0 ]; do
 done
 URL="\${TARGET%/}${plan.endpoint}"
 KEY=''
-if [ -n "$KEY_ENV" ]; then KEY=$(printenv "$KEY_ENV" || true); fi
+# The key comes from a variable the receiver names (--api-key-env) or from ROUNDLOAD_API_KEY, never from one the
+# run folder names: the folder does not choose which of this machine's secrets leave it.
+if [ -n "$KEY_ENV" ]; then
+  KEY=$(printenv "$KEY_ENV" || true)
+  if [ -z "$KEY" ]; then printf 'repro.sh: --api-key-env %s: that environment variable is not set\n' "$KEY_ENV" >&2; exit 2; fi
+else
+  KEY=\${ROUNDLOAD_API_KEY:-}
+fi
 umask 077
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
@@ -83,7 +86,7 @@ ${missingNotices(plan)}`;
 
 /** One stderr line for each secret whose variable is not set (its header or body field goes without it). */
 function missingNotices(plan: ReproPlan): string {
-  const line = (env: string, what: string): string => `[ -n "\${${env}:-}" ] || echo ${shq(`repro.sh: ${what} is secret and not sent: set ${env} to its value`)} >&2\n`;
+  const line = (env: string, what: string): string => `[ -n "\${${env}:-}" ] || echo ${shellQuote(`repro.sh: ${what} is secret and not sent: set ${env} to its value`)} >&2\n`;
   return [...plan.secret_headers.map((h) => line(h.env, `header ${oneLine(h.name)}`)), ...plan.secret_body.map((b) => line(b.env, `extra_body field ${oneLine(b.name)}`))].join('');
 }
 
@@ -91,7 +94,7 @@ function missingNotices(plan: ReproPlan): string {
  * string) replaced by its variable's value, JSON-escaped: the value never lands in this folder. */
 function bodyFunction(plan: ReproPlan): string {
   if (plan.secret_body.length === 0) return '';
-  const fills = plan.secret_body.map((b) => `  fill ${b.env} ${shq(JSON.stringify(placeholder(b.env)))}`).join('\n');
+  const fills = plan.secret_body.map((b) => `  fill ${b.env} ${shellQuote(JSON.stringify(placeholder(b.env)))}`).join('\n');
   return `# fill VAR PLACEHOLDER: in $B, PLACEHOLDER (a JSON string) becomes VAR's value as a JSON string.
 fill() {
   V=$(printenv "$1" || true)
@@ -114,8 +117,8 @@ function sectionFunction(plan: ReproPlan): string {
   const d = plan.deadlines;
   const speedS = Math.max(1, Math.ceil(d.stall_ms / 1000));
   const headers = [
-    ...Object.entries(plan.headers).map(([k, v]) => `  printf '%s\\n' "header = \\"$(q ${shq(`${k}: ${v}`)})\\""`),
-    ...plan.secret_headers.map((h) => `  if [ -n "\${${h.env}:-}" ]; then printf '%s\\n' "header = \\"$(q ${shq(`${h.name}: `)}"$${h.env}")\\""; fi`),
+    ...Object.entries(plan.headers).map(([k, v]) => `  printf '%s\\n' "header = \\"$(q ${shellQuote(`${k}: ${v}`)})\\""`),
+    ...plan.secret_headers.map((h) => `  if [ -n "\${${h.env}:-}" ]; then printf '%s\\n' "header = \\"$(q ${shellQuote(`${h.name}: `)}"$${h.env}")\\""; fi`),
   ];
   return `# section N BODYFILE: request N's transfer (the API key, when set, goes only into this temporary file).
 section() {
@@ -165,14 +168,14 @@ fi
 # non-zero exit or an HTTP status >= 400 an error.
 BAD=$(awk '$1 == "repro.sh:" && $2 == "request" { code = ""; for (i = 1; i < NF; i++) if ($i == "exit") code = $(i + 1); if (code != "0" || $5 + 0 >= 400) { print; exit } }' "$WORK/log")
 if [ -z "$BAD" ]; then
-  printf '%s\\n' ${shq(`NOT REPRODUCED: every request ended ok; the run had ${oneLine(plan.failure.description)}`)}
+  printf '%s\\n' ${shellQuote(`NOT REPRODUCED: every request ended ok; the run had ${oneLine(plan.failure.description)}`)}
   exit 0
 fi
 case "$BAD" in
   *"exit 28"*) KIND=hang ;;
   *) KIND=error ;;
 esac
-if [ "$KIND" = ${shq(failure)} ]; then printf '%s\\n' "REPRODUCED ($KIND): $BAD"; else printf '%s\\n' "FAILED DIFFERENTLY ($KIND; the run had a "${shq(failure)}"): $BAD"; fi
+if [ "$KIND" = ${shellQuote(failure)} ]; then printf '%s\\n' "REPRODUCED ($KIND): $BAD"; else printf '%s\\n' "FAILED DIFFERENTLY ($KIND; the run had a "${shellQuote(failure)}"): $BAD"; fi
 exit 1
 `;
 }

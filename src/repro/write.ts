@@ -2,7 +2,8 @@
 // folder (repro.mjs, repro.sh with its bodies, README.txt).
 import { chmodSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { readRequestRecords, readManifest, readSummaryIfWritten, writeTextAtomic } from '../results/index.js';
+import { readRequestRecords, readManifest, readSummaryIfWritten, shownEntries, usedEntries, writeTextAtomic } from '../results/index.js';
+import { UsageError } from '../errors.js';
 import type { RequestRecord } from '../types/index.js';
 import { VERSION } from '../version.js';
 import { buildBodies } from './bodies.js';
@@ -35,10 +36,16 @@ async function planRepro(dir: string, options: ReproOptions = {}): Promise<Repro
   return buildPlan({ folder, manifest, summary: readSummaryIfWritten(folder, `cannot write a reproducer of ${dir}`), sequence, version: VERSION });
 }
 
-/** Writes the reproducer of run `dir`; returns where and what. */
+/** Writes the reproducer of run `dir`; returns where and what.
+ * @throws UsageError (exit 2) when the folder it would write into holds anything already. */
 export async function writeRepro(dir: string, options: ReproOptions = {}): Promise<ReproOutcome> {
   const plan = await planRepro(dir, options);
-  const out = resolve(options.out ?? join(dir, 'repro'));
+  const given = options.out ?? join(dir, 'repro');
+  const out = resolve(given);
+  // As run and merge do: a second reproducer would overwrite the first's scripts and mix its bodies in.
+  const used = usedEntries(out);
+  if (used.length > 0)
+    throw new UsageError(`${given} is not empty (${shownEntries(used)}): a reproducer is written into a folder of its own; give --out a new or empty folder`, { context: { dir: out } });
   mkdirSync(join(out, 'bodies'), { recursive: true });
   const bodies = await buildBodies(plan);
   const files: string[] = [];

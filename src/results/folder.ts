@@ -4,6 +4,7 @@ import { accessSync, constants, mkdirSync, readdirSync, renameSync, statSync, un
 import { dirname, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { fsFailure, onResultsFs, rethrowFs, toResultsError } from './fs-error.js';
+import { shellCommand } from '../util/index.js';
 
 export const RESULT_FILES = {
   manifest: 'run.json',
@@ -27,6 +28,18 @@ function isIncidental(name: string): boolean {
   return name === 'lost+found' || name.startsWith('.');
 }
 
+/** What folder `dir` holds that counts as use (not hidden files, not lost+found); none when it is missing.
+ * @throws ResultsError (exit 4) when it cannot be listed (a file, no permission). */
+export function usedEntries(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return onResultsFs(dir, 'list the folder', () => readdirSync(dir)).filter((name) => !isIncidental(name));
+}
+
+/** The first few of `names`, for a message: `run.json, requests.jsonl, summary.json, …`. */
+export function shownEntries(names: readonly string[]): string {
+  return names.slice(0, 3).join(', ') + (names.length > 3 ? ', …' : '');
+}
+
 /** Refuses an `--out` that is a file (ResultsError, exit 4) or a folder already holding something (UsageError,
  * exit 2: a second run would mix its lines with the first's). A missing folder is fine: it is created. */
 function checkOut(dir: string, given: string): void {
@@ -39,11 +52,10 @@ function checkOut(dir: string, given: string): void {
   }
   if (!isDir)
     throw toResultsError({ path: dir, doing: 'use the results folder', reason: 'it is a file, not a folder', hint: 'give --out a folder path (it is created when missing)', osCode: 'ENOTDIR' });
-  const used = onResultsFs(dir, 'list the results folder', () => readdirSync(dir)).filter((name) => !isIncidental(name));
+  const used = usedEntries(dir);
   if (used.length > 0) {
-    const shown = used.slice(0, 3).join(', ') + (used.length > 3 ? ', …' : '');
     throw new UsageError(
-      `--out ${given} is not empty (${shown}): a run writes into a folder of its own; give a new or empty folder (to rebuild the report of the run already there: roundload report ${given})`,
+      `--out ${given} is not empty (${shownEntries(used)}): a run writes into a folder of its own; give a new or empty folder (to rebuild the report of the run already there: ${shellCommand('roundload', 'report', given)})`,
       { context: { dir } },
     );
   }

@@ -3,7 +3,7 @@
 // requests.jsonl, events.jsonl, gauges.jsonl: records.ts over read.ts).
 export { RotatingJsonlWriter, jsonlParts } from './rotate.js';
 export { ResultsWriter, type WriterSample, type WriterCloseResult } from './writer.js';
-export { createRunFolder, resultPath, writeJsonAtomic, writeTextAtomic } from './folder.js';
+export { createRunFolder, resultPath, shownEntries, usedEntries, writeJsonAtomic, writeTextAtomic } from './folder.js';
 export { onResultsFs } from './fs-error.js';
 export { resultsLine } from './line.js';
 export { readJsonlFile, describeSkipped, isKindLine } from './read.js';

@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { Summary } from '../analysis/index.js';
 import { NotARunError } from '../errors.js';
-import { isObject } from '../util/index.js';
+import { isObject, shellCommand } from '../util/index.js';
 import { onResultsFs } from './fs-error.js';
 import { RESULT_FILES, resultPath, writeJsonAtomic } from './folder.js';
 import { versionProblem } from './line.js';
@@ -30,7 +30,7 @@ export function readSummaryIfWritten(dir: string, what = dir): Summary | null {
  */
 export function readSummary(dir: string, what = dir): Summary {
   const path = resultPath(dir, 'summary');
-  const rebuild = `rebuild it with \`roundload report ${dir}\``;
+  const rebuild = `rebuild it with \`${shellCommand('roundload', 'report', dir)}\``;
   if (!existsSync(path)) throw new NotARunError(`${what}: it has no ${RESULT_FILES.summary} (a run killed before its end); ${rebuild}`, { context: { dir } });
   const text = onResultsFs(path, 'read', () => readFileSync(path, 'utf8'));
   let raw: unknown;

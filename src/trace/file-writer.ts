@@ -2,7 +2,7 @@
 // whole lines (at worst a torn last line, which the reader skips). Synchronous: an import forwards nothing.
 // The recorder, which does, writes through a process of its own (trace-writer.ts).
 import { closeSync, openSync, writeSync } from 'node:fs';
-import type { TraceLine } from './types.js';
+import { TRACE_FILE_MODE, type TraceLine } from './types.js';
 
 export class TraceFileWriter {
   #fd: number | null;
@@ -10,7 +10,8 @@ export class TraceFileWriter {
 
   constructor(path: string) {
     this.path = path;
-    this.#fd = openSync(path, 'a');
+    // Owner-only when created: with --content the trace holds every prompt.
+    this.#fd = openSync(path, 'a', TRACE_FILE_MODE);
   }
 
   write(value: TraceLine): void {

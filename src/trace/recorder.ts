@@ -10,7 +10,7 @@ import { ConversationInference } from './conversations.js';
 import { ResponseObserver } from './observe.js';
 import { Hasher, requestContents, requestShape } from './shape.js';
 import { TRACE_FORMAT, TRACE_VERSION, type TraceHeader, type TraceIncomplete, type TraceRequest, type TraceRequestShape } from './types.js';
-import { round1, isObject } from '../util/index.js';
+import { round1, isObject, redactUrlCredentials } from '../util/index.js';
 
 export interface RecorderOptions {
   /** Where requests are forwarded (the router), http:// or https://. */
@@ -315,7 +315,8 @@ function traceHeader(opts: RecorderOptions, startedAt: Date, upstream: string): 
     roundload: VERSION,
     started_at: startedAt.toISOString(),
     source: 'record',
-    upstream,
+    // A trace is made to be handed over: the upstream's credentials stay here (the terminal masks them too).
+    upstream: redactUrlCredentials(upstream),
     tls: opts.tls === true,
     content: opts.content === true,
     session_header: opts.sessionHeader ?? null,

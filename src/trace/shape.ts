@@ -2,12 +2,11 @@
 // and names; the options that change the load. Pure, so the rules are tested on bodies alone.
 import { createHmac, randomBytes } from 'node:crypto';
 import type { TraceMessage, TraceRequestShape, TraceTools } from './types.js';
+import { isBodySetting } from '../types/index.js';
 import { isObject } from '../util/index.js';
 
 /** Body keys the shape names itself; every other key is an "extra". */
 const KNOWN_KEYS = new Set(['model', 'messages', 'tools', 'stream', 'stream_options', 'max_tokens', 'max_completion_tokens', 'tool_choice']);
-/** Extra keys whose string values are options, never user text, so they are kept and sent again. */
-const OPTION_STRINGS = new Set(['reasoning_effort', 'service_tier', 'verbosity', 'thinking_mode']);
 
 /** Keyed message hashes: a secret per trace, never written, so hashes compare messages and reveal nothing. */
 export class Hasher {
@@ -97,7 +96,8 @@ export function requestShape(body: Record<string, unknown>, bytes: number, hashe
   for (const [key, value] of Object.entries(body)) {
     if (KNOWN_KEYS.has(key)) continue;
     if (value === null || typeof value === 'number' || typeof value === 'boolean') extra[key] = value;
-    else if (typeof value === 'string' && OPTION_STRINGS.has(key) && value.length <= 64) extra[key] = value;
+    // A string is kept only when it is a known option's setting, never user text (src/types/body-options.ts).
+    else if (typeof value === 'string' && isBodySetting([key]) && value.length <= 64) extra[key] = value;
     else extraKeys.push(key);
   }
   const so = body.stream_options;

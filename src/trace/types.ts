@@ -6,6 +6,9 @@
 export const TRACE_FORMAT = 'roundload-trace';
 /** Bumped whenever a line's shape changes incompatibly. */
 export const TRACE_VERSION = 1;
+/** A trace file's mode when roundload creates it: owner-only (with --content it holds every prompt; a file that
+ * already exists keeps its own). */
+export const TRACE_FILE_MODE = 0o600;
 
 /** Where a trace came from. */
 export type TraceSource = 'record' | 'import-openai' | 'import-mooncake';

@@ -3,7 +3,7 @@
 // only this process; the recorder kills it when it must go. Node built-ins only: it starts in about 40 ms.
 import { closeSync, constants, fstatSync, ftruncateSync, openSync, statSync, writeSync } from 'node:fs';
 import type { FromTraceWriter, ToTraceWriter } from './trace-writer.js';
-import type { TraceIncomplete } from './types.js';
+import { TRACE_FILE_MODE, type TraceIncomplete } from './types.js';
 
 const post = (m: FromTraceWriter): void => {
   if (process.connected) process.send!(m);
@@ -43,7 +43,8 @@ function open(path: string): void {
   try {
     // A FIFO no process reads would block open(2) until one comes: say so now instead.
     if (statSync(path, { throwIfNoEntry: false })?.isFIFO() === true) closeSync(openSync(path, constants.O_WRONLY | constants.O_NONBLOCK));
-    fd = openSync(path, 'a');
+    // Owner-only when created: with --content the trace holds every prompt the harness sent.
+    fd = openSync(path, 'a', TRACE_FILE_MODE);
     const stat = fstatSync(fd);
     goodBytes = stat.isFile() ? stat.size : 0;
     post({ type: 'opened' });

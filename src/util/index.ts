@@ -2,6 +2,7 @@
 export { Rng } from './random.js';
 export { longTimeout, type LongTimer } from './timers.js';
 export { clip, oneLine, printable } from './text.js';
+export { shellCommand, shellQuote } from './shell.js';
 export { SecretScrubber, guardTerminal, redactUrlCredentials, urlSecrets } from './secrets.js';
 export { spawnModuleProcess, spawnModuleWorker } from './worker.js';
 export { round1, round3, fixedDigits, isObject } from './number.js';

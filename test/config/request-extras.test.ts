@@ -92,14 +92,45 @@ describe('target.headers', () => {
     ]);
   });
 
-  it('extra_body strings under a secret-looking key (at any depth) are masked and scrubbed unless their top-level key is in public_extra_body; numbers and other keys stay', () => {
+  it('every extra_body string at any depth is masked and scrubbed unless its top-level key is in public_extra_body or it is a known request option; numbers and booleans stay', () => {
     const w = parseWorkload(
-      'target:\n  extra_body:\n    session_key: sess-9999\n    metadata: {user_jwt: jwt-abcd, team: blue}\n    max_new_tokens: 512\n    routing_token: route-77\n    top_k: 20\n  public_extra_body: [routing_token]\n',
+      [
+        'target:',
+        '  extra_body:',
+        '    bearer: brr-1111',
+        '    pwd: pwd-2222',
+        '    sas: "sv=2021-08-06&sig=Sas3333"',
+        '    metadata: {user_private: priv-4444, team: blue-5555, tags: [tag-6666, 7]}',
+        '    max_new_tokens: 512',
+        '    routing: {pool: route-77}',
+        '    reasoning_effort: high',
+        '    top_k: 20',
+        '    chat_template_kwargs: {enable_thinking: true, thinking: "true", custom_hint: kw-8888}',
+        '    reasoning: {effort: medium, token: rt-9999}',
+        '  public_extra_body: [routing]',
+        '',
+      ].join('\n'),
       FILE,
     );
     const copy = redactWorkload(w) as typeof w;
-    assert.deepEqual(copy.target.extra_body, { session_key: '[redacted]', metadata: { user_jwt: '[redacted]', team: 'blue' }, max_new_tokens: 512, routing_token: 'route-77', top_k: 20 });
-    assert.deepEqual(workloadSecrets(w, {}).sort(), ['jwt-abcd', 'sess-9999']);
+    assert.deepEqual(copy.target.extra_body, {
+      bearer: '[redacted]',
+      pwd: '[redacted]',
+      sas: '[redacted]',
+      metadata: { user_private: '[redacted]', team: '[redacted]', tags: ['[redacted]', 7] },
+      max_new_tokens: 512,
+      routing: { pool: 'route-77' },
+      reasoning_effort: 'high',
+      top_k: 20,
+      chat_template_kwargs: { enable_thinking: true, thinking: 'true', custom_hint: '[redacted]' },
+      reasoning: { effort: 'medium', token: '[redacted]' },
+    });
+    assert.deepEqual(workloadSecrets(w, {}).sort(), ['blue-5555', 'brr-1111', 'kw-8888', 'priv-4444', 'pwd-2222', 'rt-9999', 'sv=2021-08-06&sig=Sas3333', 'tag-6666']);
+  });
+
+  it("a known option's name inherited from Object.prototype (constructor, toString) or put under another key is not an option: its strings are masked", () => {
+    const w = parseWorkload('target:\n  extra_body:\n    constructor: c-1111\n    toString: {a: t-2222}\n    nested: {reasoning_effort: n-3333}\n', FILE);
+    assert.deepEqual((redactWorkload(w) as typeof w).target.extra_body, { constructor: '[redacted]', toString: { a: '[redacted]' }, nested: { reasoning_effort: '[redacted]' } });
   });
 
   it('public_headers and public_extra_body must name what is there: a typo is located', () => {

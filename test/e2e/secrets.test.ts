@@ -222,6 +222,11 @@ const UNLISTED = {
   set: 'setsec-Ha8Jd3Lm',
   session: 'sess-Gw4Zk7Pq',
   jwt: 'ujwt-Dc2Xn5Tv',
+  // Names that say nothing: a bearer token, a password, an Azure SAS token, a private field deep down.
+  bearer: 'brr-Kf6Tq2Wm',
+  pwd: 'pwd-Lc9Vx4Ns',
+  sas: 'sv=2021-08-06&sig=Sas7Jp3Rb',
+  priv: 'priv-Ye5Hm8Qd',
 };
 
 /** A chat server that echoes every header and the body it got: in streamed content, in a 401's message, and it
@@ -236,7 +241,7 @@ async function echoServer(t: TestContext): Promise<{ url: string; seen: string[]
     req.on('data', (c: string) => (body += c));
     req.on('end', () => {
       chats += 1;
-      const echo = `${JSON.stringify(req.headers)} ${body.slice(0, 400)}`;
+      const echo = `${JSON.stringify(req.headers)} ${body.slice(0, 800)}`;
       seen.push(echo);
       if (chats % 4 === 0) return;
       setTimeout(() => {
@@ -283,7 +288,8 @@ test(
 target:
   headers: {Ocp-Apim-Subscription-Key: ${UNLISTED.apim}, X-Goog-Iap-Jwt-Assertion: ${UNLISTED.iap}, X-Tenant-Route: ${UNLISTED.tenant}, X-Session-Id: pub-session-visible}
   public_headers: [x-session-id]
-  extra_body: {session_key: ${UNLISTED.session}, metadata: {user_jwt: ${UNLISTED.jwt}, team: blue-visible}}
+  extra_body: {session_key: ${UNLISTED.session}, bearer: ${UNLISTED.bearer}, pwd: ${UNLISTED.pwd}, sas: "${UNLISTED.sas}", metadata: {user_jwt: ${UNLISTED.jwt}, user_private: [${UNLISTED.priv}]}, routing: {pool: pool-visible}, reasoning_effort: low, chat_template_kwargs: {enable_thinking: "false"}}
+  public_extra_body: [routing]
 agents: {count: 2, rounds: 4, think_time_ms: 100}
 conversation: {tools: none, max_tokens: 16}
 watchdog: {headers_ms: 800, first_token_ms: 2000, stall_ms: 2000, total_ms: 4000}
@@ -340,10 +346,21 @@ monitor: {canary_interval_s: 0}
     }
     const manifest = readFileSync(join(out, 'run.json'), 'utf8');
     assert.match(manifest, /"X-Session-Id": "pub-session-visible"/);
-    assert.match(manifest, /"team": "blue-visible"/);
+    assert.match(manifest, /"pool": "pool-visible"/);
+    assert.match(manifest, /"reasoning_effort": "low"/);
+    assert.match(manifest, /"enable_thinking": "false"/);
     assert.match(manifest, /"Ocp-Apim-Subscription-Key": "\[redacted\]"/);
     const readme = readFileSync(join(out, 'repro', 'README.txt'), 'utf8');
-    for (const name of ['ROUNDLOAD_HEADER_OCP_APIM_SUBSCRIPTION_KEY', 'ROUNDLOAD_HEADER_X_GOOG_IAP_JWT_ASSERTION', 'ROUNDLOAD_EXTRA_SESSION_KEY', 'ROUNDLOAD_EXTRA_METADATA_USER_JWT'])
+    for (const name of [
+      'ROUNDLOAD_HEADER_OCP_APIM_SUBSCRIPTION_KEY',
+      'ROUNDLOAD_HEADER_X_GOOG_IAP_JWT_ASSERTION',
+      'ROUNDLOAD_EXTRA_SESSION_KEY',
+      'ROUNDLOAD_EXTRA_METADATA_USER_JWT',
+      'ROUNDLOAD_EXTRA_BEARER',
+      'ROUNDLOAD_EXTRA_PWD',
+      'ROUNDLOAD_EXTRA_SAS',
+      'ROUNDLOAD_EXTRA_METADATA_USER_PRIVATE_0',
+    ])
       assert.match(readme, new RegExp(name));
   },
 );

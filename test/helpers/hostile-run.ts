@@ -56,7 +56,8 @@ function record(over: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** A run folder: two ok requests and a failure on socket c1; `text` in every free-text field. */
-/** `opts.secret` (default `text`) is the value of a header off the allow-list and of extra_body's `session_key`. */
+/** `opts.secret` (default `text`) is the value of a header off the allow-list and of extra_body strings at every
+ * depth whose names say nothing (`session_key`, `bearer`, `sas`, `deep.a[0].pwd`, `metadata.user_private`). */
 export function folder(dir: string, text: string, opts: { failure?: Record<string, unknown>; torn?: boolean; secret?: string } = {}): string {
   const secret = opts.secret ?? text;
   // What goes into a line of curl's config (URLs, header values) cannot hold a line break: those are refused
@@ -82,7 +83,17 @@ export function folder(dir: string, text: string, opts: { failure?: Record<strin
         api_key_env: `KEY_${text}`,
         headers: { 'User-Agent': `ua ${flat}`, "X-Weird`$'|&~": secret },
         public_headers: ['User-Agent'],
-        extra_body: { [`k ${text}`]: text, session_key: secret, nested: { [text]: [text] } },
+        extra_body: {
+          [`k ${text}`]: text,
+          session_key: secret,
+          bearer: secret,
+          sas: secret,
+          deep: { a: [{ pwd: secret }, 3] },
+          metadata: { user_private: secret },
+          nested: { [text]: [text] },
+          reasoning_effort: 'high',
+          chat_template_kwargs: { enable_thinking: true },
+        },
         public_extra_body: [],
       },
       conversation: { system_prompt_tokens: 20, max_tokens: 8, tools: 'none' },

@@ -32,15 +32,23 @@ function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEn
 }
 
 /** A chat server that answers every request with a short stream and keeps what the scripts sent. */
-async function captureServer(t: TestContext): Promise<{ url: string; requests: { header: string | undefined; sessionKey: unknown }[] }> {
-  const requests: { header: string | undefined; sessionKey: unknown }[] = [];
+interface Captured {
+  header: string | undefined;
+  authorization: string | undefined;
+  sessionKey: unknown;
+  body: Record<string, unknown>;
+}
+
+async function captureServer(t: TestContext): Promise<{ url: string; requests: Captured[] }> {
+  const requests: Captured[] = [];
   const server = createHttpServer((req, res) => {
     let body = '';
     req.setEncoding('utf8');
     req.on('data', (c: string) => (body += c));
     req.on('end', () => {
       const header = req.headers["x-weird`$'|&~"];
-      requests.push({ header: typeof header === 'string' ? header : undefined, sessionKey: (JSON.parse(body) as Record<string, unknown>).session_key });
+      const parsed = JSON.parse(body) as Record<string, unknown>;
+      requests.push({ header: typeof header === 'string' ? header : undefined, authorization: req.headers.authorization, sessionKey: parsed.session_key, body: parsed });
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.end('data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n');
     });
@@ -99,19 +107,22 @@ describe('repro from a hostile run folder', () => {
     }
   });
 
-  it('secrets of the folder are not written: headers off the allow-list and secret extra_body strings come from named variables and are sent when set', async (t) => {
+  it('secrets of the folder are not written: headers off the allow-list and extra_body strings at any depth (but known options) come from named variables and are sent when set', async (t) => {
     const out = await reproOf(t, 'plain', { secret: 'sk-secret-Zq8Wv3Tn5Kp2' });
     for (const name of ['repro.sh', 'repro.mjs', 'README.txt', ...readdirSync(join(out, 'bodies')).map((b) => join('bodies', b))]) {
       assert.ok(!readFileSync(join(out, name), 'utf8').includes('sk-secret-Zq8Wv3Tn5Kp2'), `${name} holds the secret`);
     }
     const readme = readFileSync(join(out, 'README.txt'), 'utf8');
     assert.match(readme, /ROUNDLOAD_HEADER_X_WEIRD\b/);
-    assert.match(readme, /ROUNDLOAD_EXTRA_SESSION_KEY/);
-    const body = readFileSync(join(out, 'bodies', '001.json'), 'utf8');
-    assert.equal((JSON.parse(body) as Record<string, unknown>).session_key, '${ROUNDLOAD_EXTRA_SESSION_KEY}');
+    for (const name of ['ROUNDLOAD_EXTRA_SESSION_KEY', 'ROUNDLOAD_EXTRA_BEARER', 'ROUNDLOAD_EXTRA_SAS', 'ROUNDLOAD_EXTRA_DEEP_A_0_PWD', 'ROUNDLOAD_EXTRA_METADATA_USER_PRIVATE'])
+      assert.match(readme, new RegExp(name));
+    const body = JSON.parse(readFileSync(join(out, 'bodies', '001.json'), 'utf8')) as Record<string, unknown>;
+    assert.equal(body.session_key, '${ROUNDLOAD_EXTRA_SESSION_KEY}');
+    assert.deepEqual(body.deep, { a: [{ pwd: '${ROUNDLOAD_EXTRA_DEEP_A_0_PWD}' }, 3] });
+    assert.equal(body.reasoning_effort, 'high', 'a known option is sent as it was');
     // Set, the variables are sent: the header as it is, the body field as a JSON string (quotes and all).
     const seen = await captureServer(t);
-    const env = { ROUNDLOAD_HEADER_X_WEIRD: 'hv-"1\\', ROUNDLOAD_EXTRA_SESSION_KEY: 'sv-"2\\' };
+    const env = { ROUNDLOAD_HEADER_X_WEIRD: 'hv-"1\\', ROUNDLOAD_EXTRA_SESSION_KEY: 'sv-"2\\', ROUNDLOAD_EXTRA_DEEP_A_0_PWD: 'pv-3' };
     for (const [command, args] of [
       ['sh', ['repro.sh', '--target', seen.url]],
       [process.execPath, ['repro.mjs', '--target', seen.url, '--max-time', '10']],
@@ -122,6 +133,7 @@ describe('repro from a hostile run folder', () => {
       for (const req of seen.requests) {
         assert.equal(req.header, 'hv-"1\\', `${command} sent the header from its variable`);
         assert.equal(req.sessionKey, 'sv-"2\\', `${command} sent the body field from its variable`);
+        assert.deepEqual(req.body.deep, { a: [{ pwd: 'pv-3' }, 3] }, `${command} sent the deep body field from its variable`);
       }
     }
   });
@@ -150,6 +162,46 @@ describe('repro from a hostile run folder', () => {
         assert.ok(!error.message.includes('touch pwned'), 'the message quotes no recorded value');
         return true;
       });
+    }
+  });
+});
+
+describe('the API key a received repro sends', () => {
+  it("run.json's api_key_env chooses nothing: a plain run sends no key from the variable it names, ROUNDLOAD_API_KEY or the variable named by --api-key-env is sent, and no file names the folder's variable", async (t) => {
+    const dir = folder(join(tempDir(t), 'run'), 'plain');
+    const manifest = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { workload: { target: { api_key_env: string } } };
+    manifest.workload.target.api_key_env = 'GITHUB_TOKEN';
+    writeFileSync(join(dir, 'run.json'), JSON.stringify(manifest));
+    const out = (await writeRepro(dir)).out;
+    for (const name of ['repro.sh', 'repro.mjs', 'README.txt']) assert.ok(!readFileSync(join(out, name), 'utf8').includes('GITHUB_TOKEN'), `${name} names the folder's variable`);
+    assert.match(readFileSync(join(out, 'README.txt'), 'utf8'), /ROUNDLOAD_API_KEY/);
+    const seen = await captureServer(t);
+    const cases: [string, NodeJS.ProcessEnv, string[], string | undefined][] = [
+      ['no flag, the named variable set', { GITHUB_TOKEN: 'ghp-user-token-1' }, [], undefined],
+      ['ROUNDLOAD_API_KEY', { GITHUB_TOKEN: 'ghp-user-token-1', ROUNDLOAD_API_KEY: 'rk-2' }, [], 'Bearer rk-2'],
+      ['--api-key-env MY_KEY', { GITHUB_TOKEN: 'ghp-user-token-1', ROUNDLOAD_API_KEY: 'rk-2', MY_KEY: 'mk-3' }, ['--api-key-env', 'MY_KEY'], 'Bearer mk-3'],
+    ];
+    for (const [what, env, flags, expected] of cases) {
+      for (const [command, args] of [
+        ['sh', ['repro.sh', '--target', seen.url, ...flags]],
+        [process.execPath, ['repro.mjs', '--target', seen.url, '--max-time', '10', ...flags]],
+      ] as const) {
+        seen.requests.length = 0;
+        const r = await runAsync(command, [...args], out, env);
+        assert.equal(seen.requests.length, 3, `${command}, ${what}: ${r}`);
+        for (const req of seen.requests) assert.equal(req.authorization, expected, `${command}, ${what}`);
+      }
+    }
+    // A variable named on the command line but not set is an error, not a run without the key.
+    for (const [command, args] of [
+      ['sh', ['repro.sh', '--target', seen.url, '--api-key-env', 'UNSET_KEY']],
+      [process.execPath, ['repro.mjs', '--target', seen.url, '--api-key-env', 'UNSET_KEY']],
+    ] as const) {
+      seen.requests.length = 0;
+      const r = await runAsync(command, [...args], out, {});
+      assert.match(r, /^exit 2: /, `${command}: ${r}`);
+      assert.match(r, /UNSET_KEY/);
+      assert.equal(seen.requests.length, 0);
     }
   });
 });

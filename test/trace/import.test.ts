@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync, readFileSync, appendFileSync } from 'node:fs';
+import { writeFileSync, readFileSync, appendFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { importTrace, readTrace, traceStats, formatTraceStats } from '../../src/trace/index.js';
 import { TraceError } from '../../src/errors.js';
@@ -105,4 +105,12 @@ test('bad input is a located trace error; a torn last line (a killed recorder) i
   );
   writeFileSync(bad, '{"kind":"request"}\n');
   assert.throws(() => readTrace(bad), /not a roundload trace/);
+});
+
+test('an imported trace is created 0600: with --content it holds every prompt', (t) => {
+  const dir = tempDir(t);
+  const out = join(dir, 'trace.jsonl');
+  importTrace({ format: 'openai', file: openAiLog(dir, false), out, content: true });
+  assert.match(readFileSync(out, 'utf8'), /Fix the bug in parser\.ts/);
+  assert.equal(statSync(out).mode & 0o777, 0o600);
 });

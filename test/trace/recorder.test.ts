@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'undici';
 import { startRecorder, readTrace } from '../../src/trace/index.js';
@@ -91,4 +92,24 @@ test('--session-header names conversations, and --content keeps each distinct me
     ['shared system prompt', 'first', 'second', 'unrelated history'],
   );
   assert.deepEqual(trace.requests[0]?.request.extra_keys, ['metadata']);
+});
+
+test('the trace names the upstream with its credentials masked, and is created 0600 (with --content it holds every prompt)', async (t) => {
+  const file = join(tempDir(t), 'trace.jsonl');
+  const url = new URL(await upstream(t, 5000));
+  url.username = 'rec-user';
+  url.password = 'rec-pw-Ks8Vd3Qm';
+  const recorder = await startRecorder({ upstream: url.href, out: file, content: true });
+  t.after(() => recorder.close());
+  const client = new Client(recorder.url);
+  t.after(() => client.close());
+  await (
+    await client.request({ method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, body: body('s', [{ role: 'user', content: 'my prompt' }]) })
+  ).body.text();
+  await recorder.close();
+  const text = readFileSync(file, 'utf8');
+  assert.ok(!text.includes('rec-pw-Ks8Vd3Qm'), 'the password is not in the trace');
+  assert.equal(readTrace(file).header.upstream, `http://rec-user:***@127.0.0.1:${url.port}/`);
+  assert.match(text, /my prompt/, 'the prompt is there (--content)');
+  assert.equal(statSync(file).mode & 0o777, 0o600);
 });
