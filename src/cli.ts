@@ -285,7 +285,7 @@ function defineHistory(cli: Command): void {
     .command('show')
     .description('one run: its fields, figures per phase and round, errors and hangs by class, gauge verdicts, thresholds')
     .argument('<file>', 'history database (SQLite)')
-    .argument('<run>', 'run id (or its first characters, or the name of its results folder)')
+    .argument('<run>', 'run id (or its first characters), the name of its results folder, or a label (commit=d6, or its value alone)')
     .option('--json', 'print the run as JSON')
     .action(async (file: string, run: string, opts: { json?: boolean }) => {
       process.exitCode = await (await commands.history()).historyShowCommand(file, run, opts);
