@@ -114,7 +114,7 @@ function defineEngine(cli: Command): void {
     .option('--topology <pd|single>', "pd (router, prefill, decode) or single (one unified server); default: the settings' topology, pd")
     .option('--prefill-port <port>', "pd: the prefill server's port (default: any free one)")
     .option('--decode-port <port>', "pd: the decode server's port (default: any free one)")
-    .option('--router-metrics-port <port>', "pd: the router's Prometheus port (default 29000; any free one with --port 0)")
+    .option('--router-metrics-port <port>', "pd: the router's Prometheus port (default: any free one, printed; a real sgl-router's is 29000)")
     .option('--log-dir <dir>', "folder of the servers' log files (default: a fresh folder under the temp dir, removed on exit)")
     .option('--settings <file>', "YAML file with engine settings (the workload's engine: section)")
     .option('--faults <file>', 'YAML list of engine faults to inject (docs/engine.md, "Faults")')
@@ -285,7 +285,7 @@ function defineHistory(cli: Command): void {
     .command('show')
     .description('one run: its fields, figures per phase and round, errors and hangs by class, gauge verdicts, thresholds')
     .argument('<file>', 'history database (SQLite)')
-    .argument('<run>', 'run id (or its first characters, or the name of its results folder)')
+    .argument('<run>', 'run id (or its first characters), the name of its results folder, or a label (commit=d6, or its value alone)')
     .option('--json', 'print the run as JSON')
     .action(async (file: string, run: string, opts: { json?: boolean }) => {
       process.exitCode = await (await commands.history()).historyShowCommand(file, run, opts);

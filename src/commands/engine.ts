@@ -13,16 +13,14 @@ import { parse as parseYaml } from 'yaml';
 import { ServerStartError, UsageError } from '../errors.js';
 import * as flag from './flags.js';
 
-/** A real sgl-router's Prometheus port. */
-export const ROUTER_METRICS_PORT = 29000;
-
 export interface EngineCommandOptions {
   host: string;
   /** The entry port: the router's in `pd`, the engine's in `single`. */
   port: number;
   /** `pd` or `single`; overrides the settings file's `topology`. */
   topology?: string;
-  /** PD ports (0: any free one); the router's metrics port defaults to 29000, or to 0 with `--port 0`. */
+  /** PD ports. @default 0 (any free one, printed): a fixed default (a real sgl-router's 29000) made two engines on
+   * one host clash */
   prefillPort?: number;
   decodePort?: number;
   routerMetricsPort?: number;
@@ -75,6 +73,20 @@ export function describeServers(engine: EngineHandle): string[] {
   return lines;
 }
 
+/** Which server a port that failed to listen was for, named with the flag that asked for it: `the router's
+ * metrics (--router-metrics-port)`; `the engine` for the entry port (`--port`), and when no flag asked for it. */
+function serverOfPort(opts: Pick<EngineCommandOptions, 'port' | 'prefillPort' | 'decodePort' | 'routerMetricsPort'>, port: unknown): string {
+  const asked = [
+    ['the engine', '--port', opts.port],
+    ["the router's metrics", '--router-metrics-port', opts.routerMetricsPort],
+    ['the prefill server', '--prefill-port', opts.prefillPort],
+    ['the decode server', '--decode-port', opts.decodePort],
+  ] as const;
+  const named = asked.filter(([, , p]) => p !== undefined && p !== 0 && p === port);
+  if (named.length === 0 || (named.length === 1 && named[0]![1] === '--port')) return 'the engine';
+  return `${named.map(([what]) => what).join(' or ')} (${named.map(([, flag]) => flag).join(', ')} ${String(port)})`;
+}
+
 export async function engineCommand(opts: EngineCommandOptions): Promise<void> {
   const entryPort = opts.port;
   const settings = await resolveEngineSettings(opts, process.env[ENGINE_SET_VARIABLE]);
@@ -83,8 +95,7 @@ export async function engineCommand(opts: EngineCommandOptions): Promise<void> {
     port: entryPort,
     prefillPort: opts.prefillPort ?? 0,
     decodePort: opts.decodePort ?? 0,
-    // Tests and scripts ask for any free port with --port 0: the router's metrics port must not then collide.
-    routerMetricsPort: opts.routerMetricsPort ?? (entryPort === 0 ? 0 : ROUTER_METRICS_PORT),
+    routerMetricsPort: opts.routerMetricsPort ?? 0,
   };
   const ownLogDir = opts.logDir === undefined;
   const logDir = resolve(opts.logDir ?? mkdtempSync(join(tmpdir(), 'roundload-engine-')));
@@ -95,9 +106,9 @@ export async function engineCommand(opts: EngineCommandOptions): Promise<void> {
     if (ownLogDir) rmSync(logDir, { recursive: true, force: true });
     // listen() failures (port taken, no such address) carry an OS code; anything else is a bug, shown as is.
     if (typeof (error as { code?: unknown } | null)?.code === 'string') {
-      const address = (error as { address?: unknown; port?: unknown }).address;
-      const at = typeof address === 'string' ? `${address.includes(':') ? `[${address}]` : address}:${String((error as { port?: unknown }).port)}` : `${opts.host}:${entryPort}`;
-      throw new ServerStartError('the engine', at, { cause: error });
+      const { address, port } = error as { address?: unknown; port?: unknown };
+      const at = typeof address === 'string' ? `${address.includes(':') ? `[${address}]` : address}:${String(port)}` : `${opts.host}:${entryPort}`;
+      throw new ServerStartError(serverOfPort(opts, port), at, { cause: error });
     }
     throw error;
   }

@@ -63,7 +63,9 @@ export async function historyLsCommand(file: string, opts: HistoryLsOptions): Pr
 
 /** One run: its fields, figures per phase and round, failures, gauge verdicts and thresholds. */
 export async function historyShowCommand(file: string, run: string, opts: { json?: boolean }): Promise<number> {
-  const detail = await withHistory(file, { create: false }, (db) => runDetail(db, run));
+  const { namedBy, ...detail } = await withHistory(file, { create: false }, (db) => runDetail(db, run));
+  // Found by more than its id: say which run it is (stderr: the page on stdout stays the run's).
+  if (!namedBy.startsWith('run id')) process.stderr.write(`"${run}": run ${detail.run.runId} (${namedBy})\n`);
   if (opts.json === true) {
     process.stdout.write(`${JSON.stringify({ ...detail, run: { ...detail.run.cells, labels: detail.run.labels } }, null, 2)}\n`);
     return 0;

@@ -52,31 +52,55 @@ export function listRuns(db: Db, filter: RunFilter = {}): RunRow[] {
   return rows.map(runRowOf).filter((r) => matches(r, filter));
 }
 
-/** The run whose id is `key` or starts with it, or whose results folder ends with it.
- * @throws HistoryError when none or several match. */
-export function findRun(db: Db, key: string): RunRow {
+/** How a key named a run: `run id`, `run id starts with "3fa2"`, `results folder …`, `label commit=d6`. */
+function howNamed(run: RunRow, key: string): string | null {
+  if (run.runId === key) return 'run id';
+  if (run.runId.startsWith(key)) return `run id starts with "${key}"`;
+  if (run.dir !== null && (run.dir === key || run.dir.endsWith(`/${key}`))) return `results folder ${run.dir}`;
+  const eq = key.indexOf('=');
+  const label = Object.entries(run.labels).find(([k, v]) => (eq > 0 ? k === key.slice(0, eq) && v === key.slice(eq + 1) : v === key));
+  return label === undefined ? null : `label ${label[0]}=${label[1]}`;
+}
+
+/** The run `key` names: its id, the first characters of it, its results folder (the name or the path), or a
+ * label (`commit=d6`, or a label's value alone: `d6`), and how it named it.
+ * @throws HistoryError when none matches, or several (each listed with how it matched). */
+function resolveRun(db: Db, key: string): { run: RunRow; by: string } {
   const rows = listRuns(db);
   const exact = rows.find((r) => r.runId === key);
-  if (exact !== undefined) return exact;
-  const found = rows.filter((r) => r.runId.startsWith(key) || (r.dir !== null && (r.dir === key || r.dir.endsWith(`/${key}`))));
+  if (exact !== undefined) return { run: exact, by: 'run id' };
+  const found = rows.flatMap((run) => {
+    const by = howNamed(run, key);
+    return by === null ? [] : [{ run, by }];
+  });
   if (found.length === 1) return found[0]!;
-  if (found.length === 0) throw new HistoryError(`no run "${key}" in the history (\`roundload history ls\` lists the run ids)`, { context: { key } });
-  throw new HistoryError(`"${key}" matches ${found.length} runs (${found.map((r) => r.runId).join(', ')}); give more of the run id`, { context: { key } });
+  if (found.length === 0)
+    throw new HistoryError(`no run "${key}" in the history: no run id, results folder or label matches it (\`roundload history ls\` lists the runs with their labels)`, { context: { key } });
+  const listed = found.map(({ run, by }) => `${run.runId} (started ${run.startedAt ?? 'unknown'}; ${by})`).join(', ');
+  throw new HistoryError(`"${key}" matches ${found.length} runs: ${listed}; give one's run id (or more of it)`, { context: { key } });
+}
+
+/** The run `key` names (see resolveRun). @throws HistoryError when none or several match. */
+export function findRun(db: Db, key: string): RunRow {
+  return resolveRun(db, key).run;
 }
 
 export interface RunDetail {
   run: RunRow;
+  /** How the key named it (`run id`, `label commit=d6`, …). */
+  namedBy: string;
   figures: Row[];
   failures: Row[];
   gauges: Row[];
   thresholds: Row[];
 }
 
-export function runDetail(db: Db, runId: string): RunDetail {
-  const run = findRun(db, runId);
+export function runDetail(db: Db, key: string): RunDetail {
+  const { run, by } = resolveRun(db, key);
   const of = (sql: string): Row[] => db.prepare(sql).all(run.runId) as Row[];
   return {
     run,
+    namedBy: by,
     figures: of('SELECT * FROM figures WHERE run_id = ? ORDER BY phase, round'),
     failures: of('SELECT * FROM failures WHERE run_id = ? ORDER BY kind, count DESC'),
     gauges: of('SELECT * FROM gauges WHERE run_id = ? ORDER BY target, name'),

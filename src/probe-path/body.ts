@@ -77,9 +77,18 @@ export function bodyTrial(client: PathClient, model: string, onProgress: (line: 
       .connection()
       .send({ method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, body: paddedBody(model, bytes) }, { timeoutMs: 15_000, stopAfterHeaders: true });
     const outcome = judgeBody(x);
-    onProgress(`body: ${formatBytes(bytes)} ${outcome.accepted ? `accepted${x.status === null ? ' (no answer in 15 s)' : ` (HTTP ${x.status})`}` : `refused: ${outcome.how}`}`);
+    onProgress(`body: ${formatBytes(bytes)} ${outcome.accepted ? wentThrough(x.status) : `refused: ${outcome.how}`}`);
     return outcome;
   };
+}
+
+/** What a body that was not refused met: the path took it whole, and the server answered (a 400 for a padded
+ * prompt too long for the model is the server's verdict on the content, not the path's on the size) or was
+ * still busy with it. */
+export function wentThrough(status: number | null): string {
+  if (status === null) return 'went through (no answer in 15 s: the server was still reading or prefilling it)';
+  if (status < 300) return `went through (HTTP ${status})`;
+  return `went through; the server answered HTTP ${status} (to its content, not its size)`;
 }
 
 export function formatBytes(bytes: number): string {

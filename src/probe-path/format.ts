@@ -8,10 +8,18 @@ import { printable } from '../util/index.js';
 
 const s = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
+/** The idle timeout as what was measured: a range, the longest gap kept to the shortest closed (its middle,
+ * `estimateMs` in the JSON, was never seen). */
 export function idleLine(r: IdleResult): string {
   const hint = r.keepAliveHeader === null ? '' : ` (announces Keep-Alive: ${r.keepAliveHeader})`;
   if (r.kind === 'kept' || r.closedMs === null) return `kept idle ≥ ${s(r.maxIdleMs)} (--max-idle)${hint}`;
-  return `closes idle connections after ≈ ${s(r.estimateMs ?? r.closedMs)} (kept ${s(r.keptMs)}, closed at ${s(r.closedMs)})${hint}`;
+  if (r.keptMs === 0) return `closes idle connections within ${s(r.closedMs)} (closed after ${s(r.closedMs)} idle, the shortest gap tried)${hint}`;
+  return `closes idle connections after ${range(r.keptMs, r.closedMs)} (kept after ${s(r.keptMs)} idle, closed after ${s(r.closedMs)})${hint}`;
+}
+
+/** `4.0–8.0 s`. */
+function range(loMs: number, hiMs: number): string {
+  return `${(loMs / 1000).toFixed(1)}–${s(hiMs)}`;
 }
 
 export function readLine(r: ReadResult): string {
@@ -26,10 +34,12 @@ export function streamLine(r: StreamResult): string {
   return `not judged: ${r.detail}`;
 }
 
+/** The largest body as a range too: the largest that went through to the smallest refused. */
 export function bodyLine(r: BodyResult): string {
-  if (r.kind === 'all') return `accepted the largest tried (${formatBytes(r.acceptedBytes ?? 0)})`;
+  if (r.kind === 'all') return `the largest tried went through (${formatBytes(r.acceptedBytes ?? 0)})`;
   if (r.kind === 'none') return `refused even ${formatBytes(r.rejectedBytes ?? 0)} (${r.how ?? 'refused'})`;
-  return `accepts bodies up to ≈ ${formatBytes(r.acceptedBytes ?? 0)} (${r.how ?? 'refused'} at ${formatBytes(r.rejectedBytes ?? 0)})`;
+  const [lo, hi] = [formatBytes(r.acceptedBytes ?? 0), formatBytes(r.rejectedBytes ?? 0)];
+  return `takes bodies up to ${lo}–${hi} (${lo} went through, ${hi} refused: ${r.how ?? 'refused'})`;
 }
 
 export function formatProbe(probed: ProbeReport): string {

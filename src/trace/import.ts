@@ -83,7 +83,7 @@ const unknownResponse = (): TraceResponse => ({
   by_proxy: false,
   headers_ms: null,
   ttft_ms: null,
-  ttfc_ms: null,
+  first_chunk_ms: null,
   e2e_ms: null,
   prompt_tokens: null,
   completion_tokens: null,

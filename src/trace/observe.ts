@@ -83,7 +83,7 @@ export class ResponseObserver {
       const response: TraceResponse = {
         ...base,
         ttft_ms: since(this.#firstTokenAt),
-        ttfc_ms: since(this.#firstChunkAt),
+        first_chunk_ms: since(this.#firstChunkAt),
         prompt_tokens: m.usage?.promptTokens ?? null,
         completion_tokens: m.usage?.completionTokens ?? null,
         cached_tokens: m.usage?.cachedTokens ?? null,
@@ -135,7 +135,7 @@ export class ResponseObserver {
       ...base,
       // A JSON answer arrives whole: its first token is its end.
       ttft_ms: error === null && status !== null ? base.e2e_ms : null,
-      ttfc_ms: null,
+      first_chunk_ms: null,
       prompt_tokens: num(usage.prompt_tokens),
       completion_tokens: num(usage.completion_tokens),
       cached_tokens: num(details.cached_tokens),

@@ -41,6 +41,15 @@ function requestProblem(v: Record<string, unknown>): string | null {
   return null;
 }
 
+/** A request line with the names of this version: an older trace's `response.ttfc_ms` (the first SSE data
+ * event, renamed `first_chunk_ms` so that `ttfc_ms` means the first content token everywhere) read as the new. */
+function withCurrentNames(v: Record<string, unknown>): TraceRequest {
+  const response = v.response as Record<string, unknown>;
+  if (!('ttfc_ms' in response) || 'first_chunk_ms' in response) return v as unknown as TraceRequest;
+  const { ttfc_ms: firstChunkMs, ...rest } = response;
+  return { ...v, response: { ...rest, first_chunk_ms: firstChunkMs } } as unknown as TraceRequest;
+}
+
 /** Reads and checks a trace file. @throws TraceError (exit 2) naming the file and line. */
 export function readTrace(file: string): Trace {
   let text: string;
@@ -80,7 +89,7 @@ export function readTrace(file: string): Trace {
       case 'request': {
         const problem = requestProblem(value);
         if (problem !== null) throw new TraceError(`${where}: ${problem}`);
-        trace.requests.push(value as unknown as TraceRequest);
+        trace.requests.push(withCurrentNames(value));
         break;
       }
       case 'content':

@@ -96,8 +96,9 @@ export interface TraceResponse {
   headers_ms: number | null;
   /** To the first content, reasoning or tool-call token. */
   ttft_ms: number | null;
-  /** To the first SSE data event of any kind (the role chunk, usually). */
-  ttfc_ms: number | null;
+  /** To the first SSE data event of any kind (the role chunk, usually). Named `ttfc_ms` in older traces, a name
+   * that in requests.jsonl and summary.json means the first content token: readTrace reads it as this one. */
+  first_chunk_ms: number | null;
   /** Null in imports that do not know it. */
   e2e_ms: number | null;
   prompt_tokens: number | null;

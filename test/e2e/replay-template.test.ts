@@ -9,20 +9,20 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI from 'openai';
-import type { LlamaModel } from 'node-llama-cpp';
 import { parseWorkload } from '../../src/config/index.js';
 import { executeRun } from '../../src/run/index.js';
 import { startRecorder, readTrace } from '../../src/trace/index.js';
 import type { RequestRecord } from '../../src/types/index.js';
 import type { Summary } from '../../src/analysis/index.js';
 import { readJsonl, tempDir } from '../helpers/tmp.js';
-import { ggufChat, ggufSkip, loadGguf, type GgufEndpoints } from '../helpers/gguf-chat.js';
+import { ggufChat, ggufSkip, loadGguf, type GgufEndpoints, type LlamaModel } from '../helpers/gguf-chat.js';
 import type { FakeChat } from '../helpers/fake-chat.js';
 
 const WATCHDOG = `{connect_ms: 3000, headers_ms: 10000, first_token_ms: 10000, stall_ms: 10000, total_ms: 20000}`;
 const CODE = 'if (lines[i].length > 0) { out.push(parse(lines[i], 4)); }\n';
 
-/** The model lives outside the repository (../shared/models/README.md): without it the tests say so and skip. */
+/** The model lives outside the repository (../shared/models/README.md) and node-llama-cpp is an optional install
+ * (`npm run setup:llama`): without either the tests say which and skip. */
 const skip = ggufSkip;
 let model: LlamaModel | null = null;
 before(async () => {

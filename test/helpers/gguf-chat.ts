@@ -2,27 +2,65 @@
 // prebuilt binary), with the endpoints of one server kind: llama-server's /tokenize {content} → {tokens} and
 // /apply-template {messages, tools} → {prompt}; vLLM's /tokenize {model, prompt} or {model, messages, tools}
 // → {count, max_model_len, tokens}; or none. Chat completions (streamed, or whole when not) report the rendered
-// prompt's tokens as usage.prompt_tokens.
+// prompt's tokens as usage.prompt_tokens. node-llama-cpp is an optional install (`npm run setup:llama`), not a
+// devDependency: without it the tests on the model skip and say how to run them.
 import type { TestContext } from 'node:test';
 import type { ServerResponse } from 'node:http';
-import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { getLlama, JinjaTemplateChatWrapper, type ChatHistoryItem, type ChatModelFunctionCall, type ChatModelFunctions, type LlamaModel } from 'node-llama-cpp';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ROOT } from './root.js';
 import { chunk, fakeChat, sse, usageAndDone, type FakeChat } from './fake-chat.js';
 
-/** The repository's root: the nearest folder above this file with a package.json (from source or dist/). */
-function repoRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
-  return dir;
+/** The model: ROUNDLOAD_TEST_GGUF, else `../shared/models/tiny-tools.gguf` beside the repository. */
+export const GGUF = process.env.ROUNDLOAD_TEST_GGUF ?? resolve(ROOT, '..', 'shared/models/tiny-tools.gguf');
+
+/** Where node-llama-cpp is: the folder `npm run setup:llama` installs it into (scripts/setup-llama.mjs), or the
+ * project's own node_modules (an `npm i --no-save node-llama-cpp@3.21.1`); null when in neither. */
+const LLAMA_PACKAGE =
+  [join(ROOT, 'node_modules/.cache/roundload-llama/node_modules/node-llama-cpp'), join(ROOT, 'node_modules/node-llama-cpp')].find((dir) => existsSync(join(dir, 'package.json'))) ?? null;
+
+/** Why a test on the model cannot run here (false: it can). In CI (`CI` set) a missing node-llama-cpp is a
+ * failure, not a skip: .ci/run installs it (a test CI must run never skips there silently). */
+export const ggufSkip: string | false = !existsSync(GGUF)
+  ? `${GGUF} is not on this machine (set ROUNDLOAD_TEST_GGUF, or put ../shared/models/tiny-tools.gguf beside the repository)`
+  : LLAMA_PACKAGE === null && (process.env.CI ?? '') === ''
+    ? "node-llama-cpp (llama.cpp's tokenizer and chat templates) is not installed: it is an optional test dependency, not in `npm ci`; `npm run setup:llama` installs it (about 70 MB, into node_modules/.cache/roundload-llama; again after each `npm ci`) and these tests run"
+    : false;
+
+/** What the tests use of node-llama-cpp's model (its own types stay out: the package is optional). */
+export interface LlamaModel {
+  tokenize(text: string, specialTokens?: boolean): readonly number[];
+  readonly fileInfo: { metadata: { tokenizer: { chat_template?: unknown } } };
+  dispose(): Promise<void>;
 }
 
-/** The model: ROUNDLOAD_TEST_GGUF, else `../shared/models/tiny-tools.gguf` beside the repository. */
-export const GGUF = process.env.ROUNDLOAD_TEST_GGUF ?? resolve(repoRoot(), '..', 'shared/models/tiny-tools.gguf');
+interface FunctionCall {
+  type: 'functionCall';
+  name: string;
+  params: unknown;
+  result: string;
+}
 
-/** Why a test on the model cannot run here (false: it can). */
-export const ggufSkip: string | false = existsSync(GGUF) ? false : `${GGUF} is not on this machine (set ROUNDLOAD_TEST_GGUF, or put ../shared/models/tiny-tools.gguf beside the repository)`;
+type HistoryItem = { type: 'system' | 'user'; text: string } | { type: 'model'; response: (string | FunctionCall)[] };
+
+interface LlamaModule {
+  getLlama(options: { gpu: false; build: 'never' }): Promise<{ loadModel(options: { modelPath: string }): Promise<LlamaModel> }>;
+  JinjaTemplateChatWrapper: new (options: { template: string }) => {
+    generateContextState(state: { chatHistory: HistoryItem[]; availableFunctions: Record<string, { description: string; params: unknown }> }): { contextText: { toString(): string } };
+  };
+}
+
+let llamaModule: LlamaModule | null = null;
+
+/** node-llama-cpp, loaded once from where it was found. */
+async function llamaCpp(): Promise<LlamaModule> {
+  if (llamaModule !== null) return llamaModule;
+  if (LLAMA_PACKAGE === null) throw new Error('node-llama-cpp is not installed: `npm run setup:llama` (.ci/run runs it in CI)');
+  const pkg = JSON.parse(readFileSync(join(LLAMA_PACKAGE, 'package.json'), 'utf8')) as { exports?: { '.'?: { import?: string } } };
+  llamaModule = (await import(pathToFileURL(join(LLAMA_PACKAGE, pkg.exports?.['.']?.import ?? 'dist/index.js')).href)) as LlamaModule;
+  return llamaModule;
+}
 
 /** Which tokenize endpoints the server has, as the servers named have them. */
 export type GgufEndpoints = 'llama.cpp' | 'vllm' | 'none';
@@ -35,7 +73,7 @@ interface Message {
 
 /** Loads the model once (per test file). */
 export async function loadGguf(): Promise<LlamaModel> {
-  const llama = await getLlama({ gpu: false, build: 'never' });
+  const llama = await (await llamaCpp()).getLlama({ gpu: false, build: 'never' });
   return llama.loadModel({ modelPath: GGUF });
 }
 
@@ -43,7 +81,8 @@ export async function loadGguf(): Promise<LlamaModel> {
 function render(model: LlamaModel, body: Record<string, unknown>): string {
   const template = model.fileInfo.metadata.tokenizer.chat_template;
   if (typeof template !== 'string') throw new Error('no chat template');
-  const history: ChatHistoryItem[] = [];
+  if (llamaModule === null) throw new Error('loadGguf() first');
+  const history: HistoryItem[] = [];
   for (const m of (Array.isArray(body.messages) ? body.messages : []) as Message[]) {
     const text = typeof m.content === 'string' ? m.content : '';
     const last = history.at(-1);
@@ -53,14 +92,14 @@ function render(model: LlamaModel, body: Record<string, unknown>): string {
       const calls = (m.tool_calls ?? []).map((c) => ({ type: 'functionCall' as const, name: c.function?.name ?? '', params: JSON.parse(c.function?.arguments || '{}') as unknown, result: '' }));
       history.push({ type: 'model', response: [...(text === '' ? [] : [text]), ...calls] });
     } else if (m.role === 'tool' && last?.type === 'model') {
-      const call = last.response.find((r): r is ChatModelFunctionCall => typeof r !== 'string' && r.type === 'functionCall' && r.result === '');
+      const call = last.response.find((r): r is FunctionCall => typeof r !== 'string' && r.type === 'functionCall' && r.result === '');
       if (call !== undefined) call.result = text;
     }
   }
-  const functions: Record<string, ChatModelFunctions[string]> = {};
+  const functions: Record<string, { description: string; params: unknown }> = {};
   for (const t of (Array.isArray(body.tools) ? body.tools : []) as { function: { name: string; description?: string; parameters?: unknown } }[])
-    functions[t.function.name] = { description: t.function.description ?? '', params: t.function.parameters as never };
-  const wrapper = new JinjaTemplateChatWrapper({ template });
+    functions[t.function.name] = { description: t.function.description ?? '', params: t.function.parameters };
+  const wrapper = new llamaModule.JinjaTemplateChatWrapper({ template });
   return wrapper.generateContextState({ chatHistory: [...history, { type: 'model', response: [] }], availableFunctions: functions }).contextText.toString();
 }
 

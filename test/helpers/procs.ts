@@ -139,14 +139,14 @@ export interface MonitorTarget {
 
 /**
  * `roundload engine` as its own process (tsx, from source) with `settings` (the workload's `engine:`
- * section), on a free port; resolves once it prints `roundload engine listening on <url>`. Extra arguments
- * (a `--topology`, say) go on its command line as given.
+ * section), on `port` (0: a free one); resolves once it prints `roundload engine listening on <url>`. Extra
+ * arguments (a `--topology`, say) go on its command line as given.
  */
-export async function spawnEngine(t: TestContext, settings: Record<string, unknown> = {}, extraArgs: readonly string[] = []): Promise<EngineProc> {
+export async function spawnEngine(t: TestContext, settings: Record<string, unknown> = {}, extraArgs: readonly string[] = [], port = 0): Promise<EngineProc> {
   const dir = tempDir(t, 'roundload-engine-');
   const file = join(dir, 'engine.yaml');
   writeFileSync(file, JSON.stringify(settings));
-  const proc = spawnProc(t, process.execPath, cliArgs('engine', '--port', '0', '--settings', file, ...extraArgs));
+  const proc = spawnProc(t, process.execPath, cliArgs('engine', '--port', String(port), '--settings', file, ...extraArgs));
   // Single: the listening line is all. PD: its monitor.targets line follows, naming router, prefill and decode.
   const parsed = await new Promise<{ url: string; targets: MonitorTarget[] }>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the engine did not start in 30 s: ${proc.stderr}`)), 30_000);

@@ -79,11 +79,10 @@ export interface EngineProcess {
 }
 
 /** `roundload engine --port PORT` as a separate process (0: any free port), killed after the test. Its router's
- * metrics listen on any free port: the default with a given port, 29000 as a real router's, would make two such
- * tests running at once collide. */
+ * metrics listen on any free port (the default), so two such tests running at once do not collide. */
 export function engineProcess(t: TestContext, port = 0, extra: string[] = []): Promise<EngineProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, cliArgs('engine', '--port', String(port), '--router-metrics-port', '0', ...extra), { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, cliArgs('engine', '--port', String(port), ...extra), { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
     const gone = new Promise<void>((r) => child.once('exit', () => r()));
     const kill = async (): Promise<void> => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

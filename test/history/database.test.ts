@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { appendRun, findRun, historyCsv, historyRunFromFolder, listRuns, openHistory, phasePoints, runDetail, SCHEMA_VERSION } from '../../src/history/index.js';
 import { HistoryError } from '../../src/errors.js';
-import { tempDir } from '../helpers/tmp.js';
+import { runCli, tempDir } from '../helpers/tmp.js';
 import { runFolder } from './fixtures.js';
 import { COMPILED, sourceModule } from '../helpers/root.js';
 import { HISTORY_FIGURE_COLUMNS } from '../../src/types/index.js';
@@ -82,6 +82,59 @@ test('runs list in the order they started, filtered by label; a phase reads run 
     [20, 30],
   );
   assert.equal(findRun(db, '2026-12-02').startedAt, '2026-12-02T02:00:00.000Z', 'a run is found by its folder name too');
+});
+
+test('a run is found by a label (k=v, or its value alone); a key naming several runs lists each with how it matched', async (t) => {
+  const dir = tempDir(t);
+  const db = await openHistory(join(dir, 'h.db'), { create: true });
+  t.after(() => db.close());
+  const commits = ['d6', 'e7', 'e7'];
+  for (const [i, commit] of commits.entries()) appendRun(db, historyRunFromFolder(await runFolder(join(dir, `night-${i}`), { startedAt: `2026-12-0${i + 1}T02:00:00.000Z`, labels: { commit } })));
+  const runs = listRuns(db);
+  assert.equal(findRun(db, 'd6').runId, runs[0]!.runId, 'a label value alone');
+  assert.equal(findRun(db, 'commit=d6').runId, runs[0]!.runId, 'a label as k=v');
+  assert.equal(runDetail(db, 'd6').namedBy, 'label commit=d6');
+  assert.equal(runDetail(db, runs[1]!.runId).namedBy, 'run id');
+  assert.throws(
+    () => findRun(db, 'commit=f8'),
+    (e: unknown) => e instanceof HistoryError && /^no run "commit=f8" in the history: no run id, results folder or label matches it/.test(e.message),
+  );
+  assert.throws(
+    () => findRun(db, 'e7'),
+    (e: unknown) =>
+      e instanceof HistoryError &&
+      e.message ===
+        `"e7" matches 2 runs: ${runs[1]!.runId} (started 2026-12-02T02:00:00.000Z; label commit=e7), ${runs[2]!.runId} (started 2026-12-03T02:00:00.000Z; label commit=e7); give one's run id (or more of it)`,
+  );
+  // A label that is also the start of another run's id: both listed, never one picked silently.
+  const prefix = runs[2]!.runId.slice(0, 2);
+  appendRun(db, historyRunFromFolder(await runFolder(join(dir, 'night-x'), { startedAt: '2026-12-09T02:00:00.000Z', labels: { commit: prefix } })));
+  assert.throws(
+    () => findRun(db, prefix),
+    (e: unknown) =>
+      e instanceof HistoryError && e.message.includes(`${runs[2]!.runId} (started 2026-12-03T02:00:00.000Z; run id starts with "${prefix}")`) && e.message.includes(`label commit=${prefix}`),
+  );
+});
+
+test('`history show FILE d6` shows the run labelled d6 and says which run it is on stderr', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'h.db');
+  const folders = [
+    await runFolder(join(dir, 'n1'), { startedAt: '2026-12-01T02:00:00.000Z', labels: { commit: 'd6' } }),
+    await runFolder(join(dir, 'n2'), { startedAt: '2026-12-02T02:00:00.000Z', labels: { commit: 'e7' } }),
+  ];
+  const imported = await runCli(['history', 'import', file, ...folders]);
+  assert.equal(imported.code, 0, imported.stderr);
+  const db = await openHistory(file, { create: false });
+  const id = listRuns(db)[0]!.runId;
+  db.close();
+  const show = await runCli(['history', 'show', file, 'd6']);
+  assert.equal(show.code, 0, show.stderr);
+  assert.equal(show.stderr, `"d6": run ${id} (label commit=d6)\n`);
+  assert.match(show.stdout, new RegExp(`^run_id +${id}$`, 'm'));
+  const missing = await runCli(['history', 'show', file, 'f8']);
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /^roundload: no run "f8" in the history: no run id, results folder or label matches it/);
 });
 
 test('the CSV export has a header and one line per run, phase and round, labels quoted', async (t) => {

@@ -77,10 +77,10 @@ test('the table says each verdict in a sentence', () => {
     formatProbe(report),
     [
       'path http://127.0.0.1:8080/ (direct), model m, measured in 14.9 s',
-      '  idle   closes idle connections after ≈ 2.8 s (kept 2.5 s, closed at 3.0 s)',
+      '  idle   closes idle connections after 2.5–3.0 s (kept after 2.5 s idle, closed after 3.0 s)',
       '  read   cuts a held response at ≈ 2.0 s (HTTP 504 from nginx)',
       '  stream skipped',
-      '  body   accepts bodies up to ≈ 960 KiB (HTTP 413 from nginx at 1.0 MiB)',
+      '  body   takes bodies up to 960 KiB–1.0 MiB (960 KiB went through, 1.0 MiB refused: HTTP 413 from nginx)',
       '',
     ].join('\n'),
   );

@@ -4,7 +4,9 @@ import assert from 'node:assert/strict';
 import type { Exchange } from '../../src/probe-path/exchange.js';
 import { judgeRead } from '../../src/probe-path/read.js';
 import { countBursts, eventArrivals, judgeStream } from '../../src/probe-path/stream.js';
-import { judgeBody, paddedBody, searchBody } from '../../src/probe-path/body.js';
+import { judgeBody, paddedBody, searchBody, wentThrough, type BodyResult } from '../../src/probe-path/body.js';
+import { bodyLine, idleLine } from '../../src/probe-path/format.js';
+import type { IdleResult } from '../../src/probe-path/idle.js';
 
 function exchange(over: Partial<Exchange>): Exchange {
   return { status: 200, headers: {}, headersMs: 5, chunks: [], endMs: null, error: null, timedOut: false, connection: { id: 'c1', nth: 1 }, ...over };
@@ -94,6 +96,22 @@ test('a body is refused by a 413 or a reset before any answer; any other answer 
   assert.deepEqual(judgeBody(exchange({ status: null, headersMs: null, error: { code: 'EPIPE', message: 'broken pipe', atMs: 3 } })), { accepted: false, how: 'reset (EPIPE)' });
   assert.deepEqual(judgeBody(exchange({ status: 400 })), { accepted: true });
   assert.deepEqual(judgeBody(exchange({ status: null, timedOut: true })), { accepted: true });
+});
+
+test('a body that went through reads as what happened: a 400 is the server on its content, never "accepted (HTTP 400)"', () => {
+  assert.equal(wentThrough(400), 'went through; the server answered HTTP 400 (to its content, not its size)');
+  assert.equal(wentThrough(200), 'went through (HTTP 200)');
+  assert.equal(wentThrough(null), 'went through (no answer in 15 s: the server was still reading or prefilling it)');
+});
+
+test('the idle timeout and the body limit are printed as the ranges measured, not a midpoint as if measured', () => {
+  const idle: IdleResult = { kind: 'closes', keptMs: 4000, closedMs: 8000, estimateMs: 6000, maxIdleMs: 75_000, keepAliveHeader: null, tried: [], elapsedMs: 20_000 };
+  assert.equal(idleLine(idle), 'closes idle connections after 4.0–8.0 s (kept after 4.0 s idle, closed after 8.0 s)');
+  assert.doesNotMatch(idleLine(idle), /6\.0/);
+  assert.equal(idleLine({ ...idle, keptMs: 0, closedMs: 1000, estimateMs: 500 }), 'closes idle connections within 1.0 s (closed after 1.0 s idle, the shortest gap tried)');
+  assert.equal(idleLine({ ...idle, kind: 'kept', closedMs: null, estimateMs: null, keepAliveHeader: 'timeout=5' }), 'kept idle ≥ 75.0 s (--max-idle) (announces Keep-Alive: timeout=5)');
+  const body: BodyResult = { kind: 'limit', acceptedBytes: 8 * 1024 * 1024, rejectedBytes: 11 * 1024 * 1024, how: 'HTTP 413 from nginx', tried: [] };
+  assert.equal(bodyLine(body), 'takes bodies up to 8.0 MiB–11 MiB (8.0 MiB went through, 11 MiB refused: HTTP 413 from nginx)');
 });
 
 test('a padded body is exactly the size asked for, and valid JSON', () => {
