@@ -8,7 +8,7 @@ import { diagnose, type CanaryPoint, type DiagnosisInput } from '../../src/analy
 import type { Diagnosis } from '../../src/types/index.js';
 import { canarySignal } from '../../src/analysis/diagnosis/canary-signal.js';
 import { Context } from '../../src/analysis/diagnosis/context.js';
-import { activity, canaries, client, flow, hang, inside, scrapes, steadyRequests, type Span } from './diagnosis-fixtures.js';
+import { aliveEngine, canaries, hang, inside, type Span } from './diagnosis-fixtures.js';
 
 const RUN_MS = 40_000;
 const EPISODE: Span = { from: 10_000, to: 30_000 };
@@ -27,20 +27,8 @@ function hangsAtHeaders(): ReturnType<typeof hang>[] {
   return out;
 }
 
-/** The engine alive throughout: scrapes answer, work flows, agents' other requests complete. */
-function alive(extra: Partial<DiagnosisInput>): DiagnosisInput {
-  return {
-    path: 'proxy',
-    hangs: hangsAtHeaders(),
-    canaries: [],
-    scrapes: scrapes('engine', RUN_MS, 250, []),
-    flows: [flow('engine', RUN_MS, 250, [])],
-    gauges: [],
-    client: client(RUN_MS),
-    activity: activity(steadyRequests(RUN_MS, [])),
-    ...extra,
-  };
-}
+/** The engine alive throughout (scrapes answer, work flows), the agents' requests hung at headers. */
+const alive = (extra: Partial<DiagnosisInput>): DiagnosisInput => aliveEngine(RUN_MS, { hangs: hangsAtHeaders(), ...extra });
 
 test('a proxied leg answering every canary 17× slower than the direct one while the agents hang at headers is the proxy', () => {
   const d = diagnose(alive({ canaries: [...timedLeg('direct', 20, 20), ...timedLeg('proxied', 22, 350)] }));

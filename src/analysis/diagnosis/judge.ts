@@ -15,6 +15,7 @@ import { episodeFacts, episodeSize, episodesOf, keptText, type Episode } from '.
 import { failureSignal } from './failure-signal.js';
 import { idleSignal } from './idle-signal.js';
 import { findPathTimeout, pathTimeoutSignal, type FoundTimeout } from './path-timeout.js';
+import { requestSignal } from './request-signal.js';
 import { plural, s1 } from './text.js';
 import { CANDIDATES, MEDIUM, STRONG, weighAlive, weighCut, type Candidate, type Vote } from './votes.js';
 
@@ -89,6 +90,7 @@ export function score(votes: readonly Vote[], allowed: readonly Candidate[]): Sc
   if (top < MIN_SCORE || top === second || !enough) return { verdict: 'unknown', confidence: 0, scores };
   // The posterior of a uniform prior over the verdicts considered: each one's summed log-likelihood ratio
   // (bits), softmaxed. One sign alone never makes certainty: the rivals it says nothing about keep their share.
+  // The scores are the summed bits, so the confidence can be checked by hand from them.
   const mass = allowed.reduce((sum, c) => sum + 2 ** ((scores[c] ?? 0) - top), 0);
   const confidence = 1 / mass;
   return { verdict: best, confidence: round2(Math.max(0, Math.min(1, confidence))), scores };
@@ -103,7 +105,7 @@ function judge(ep: Episode, ctx: Context, runCut: FoundTimeout | null): Diagnosi
   const log = engineLogSignal(ep, ctx, held);
   // A proxy's own error page is read against what the canaries, scrapes and log saw of the engine.
   const health = engineHealth([canaries, engine, log].flatMap((s) => s.votes));
-  const signals = [failureSignal(ep, ctx.path, health), idleSignal(ep, ctx), deliverySignal(ep, w, ctx), cut.signal, clientSignal(ep, ctx), canaries, engine, log];
+  const signals = [failureSignal(ep, ctx.path, health), idleSignal(ep, ctx), deliverySignal(ep, w, ctx), requestSignal(ep, ctx), cut.signal, clientSignal(ep, ctx), canaries, engine, log];
   const weighed = weighCut(weighAlive(signals.flatMap((s) => s.votes)));
   // The engine's slowness behind a path that cut the requests: stated with the facts, not weighed.
   const contributing = weighed.filter((v) => v.contributing === true).map((v) => `contributing, not weighed (the path's timeout made the failures): ${v.text}`);

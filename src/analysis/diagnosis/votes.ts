@@ -62,8 +62,8 @@ export function aliveVote(v: Vote): Vote {
   return { ...v, alive: true };
 }
 
-/** Once some vote shows the engine holding the failed request, or answering it with its own error, being
- * alive no longer clears it. */
+/** Once some vote shows the engine holding the failed request, answering it with its own error, or slow on
+ * exactly the failed requests' kind, being alive no longer clears it — nor, then, points anywhere else. */
 export function weighAlive(votes: readonly Vote[]): Vote[] {
   const why = votes.some((v) => v.holds !== undefined)
     ? 'it holds the failed request'
@@ -71,8 +71,17 @@ export function weighAlive(votes: readonly Vote[]): Vote[] {
       ? 'it answered the failed requests with its own error'
       : votes.find((v) => v.selective !== undefined)?.selective;
   if (why === undefined) return [...votes];
+  // Not cleared, the engine leaves nothing to eliminate: what the vote named by elimination alone goes too.
   return votes.map((v) =>
-    v.alive === true && v.against.includes('engine') ? { ...v, against: v.against.filter((c) => c !== 'engine'), text: `${v.text} (alive, which does not clear it: ${why})` } : v,
+    v.alive === true && v.against.includes('engine')
+      ? {
+          ...v,
+          for: v.for.filter((c) => !v.byElimination.includes(c)),
+          against: v.against.filter((c) => c !== 'engine'),
+          byElimination: [],
+          text: `${v.text} (alive, which does not clear it: ${why})`,
+        }
+      : v,
   );
 }
 
