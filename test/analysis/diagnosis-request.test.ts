@@ -60,3 +60,13 @@ test('failures separated by their place on the connection, not their size, are n
   assert.notEqual(d.verdict, 'engine', text(d));
   assert.match(text(d), /the request number on its connection separates the 16 failed requests from 400 completed ones/);
 });
+
+test("a TTFT that climbs gently with size (a healthy prefill) does not reach the deadline at the failures' size: not the engine's", () => {
+  // The later, larger requests of growing conversations hung (any fault strikes them): 146 ms predicted at 53 KB.
+  const d = diagnose(input({ completed: completed((bytes, i) => 40 + bytes * 0.002 + ((i * 37) % 50)) }));
+  assert.notEqual(d.verdict, 'engine', text(d));
+  assert.match(
+    text(d),
+    /completed requests' TTFT climbs with it .*which predicts 1\d\d ms at the failed requests' median 53000 against their 1\.5 s deadline: the engine's own trend does not explain the failures/,
+  );
+});
