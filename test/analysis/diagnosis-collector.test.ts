@@ -236,3 +236,23 @@ test('for any stream, arriving about in order of their ends, the episodes built 
     }
   }
 });
+
+test('the collector keeps what completed requests were (a uniform sample) and what the failed ones were: the size that separates them is named', () => {
+  const c = new DiagnosisCollector(true);
+  for (let i = 0; i < 300; i += 1) c.add(plainRecord({ run_ms: i * 100, request_bytes: 1000 + (i % 30) * 100, ttft_ms: 50 }));
+  for (let i = 0; i < 12; i += 1) {
+    c.add(
+      plainRecord({
+        run_ms: 10_000 + i * 200,
+        e2e_ms: 1500,
+        request_bytes: 50_000 + i,
+        status: 'error',
+        ttft_ms: null,
+        completion_tokens: null,
+        error: { class: 'timeout', message: 'timed out', code: null },
+      }),
+    );
+  }
+  const d = c.diagnose([]);
+  assert.match(JSON.stringify(d), /the request body size \(bytes\) separates the 12 failed requests from 300 completed ones: median 5000\d against 2\d00, the failed larger in 100% of pairs/);
+});

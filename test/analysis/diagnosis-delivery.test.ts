@@ -86,3 +86,88 @@ test('straight to the engine there is no path to hold answers', () => {
   const i = { ...input(), path: 'direct' as const };
   assert.equal(votesOf(i), 0);
 });
+
+// ── the client's lateness discounts what it explains (issue 41, class 3) ──────────────────────────────
+
+/** The delivery vote over W with the client's loop 900 ms late in the 1 s windows that start at `lateAt`. */
+function withLate(lateAt: readonly number[]): { weight: number; text: string } | null {
+  const i = {
+    ...input(),
+    client: client(
+      RUN_MS,
+      lateAt.map((ms) => ({ from: ms, to: ms + 1000 })),
+    ),
+  };
+  const ctx = new Context(i);
+  const ep: Episode = { kind: 'hangs', from_ms: W.from_ms, to_ms: W.to_ms, hangs: [...i.hangs], errors: [] };
+  const v = deliverySignal(ep, W, ctx).votes[0];
+  return v === undefined ? null : { weight: v.weight, text: v.text };
+}
+
+test('one late client second beside the episode discounts the undelivered answers by the hangs it explains, it does not void them', () => {
+  const none = withLate([]);
+  assert.equal(none?.weight, 3);
+  // The second late at 1-2 s touches the first hang (2-3 s) only: 1 of 8 explained, 3 × 7/8 bits.
+  const one = withLate([1000]);
+  assert.ok(one !== null, 'the vote is cast');
+  assert.equal(one.weight, 3 * (7 / 8));
+  assert.match(one.text, /the client's own delay explains 1 of 8 hangs: weighed 0\.88 of 3 bits/);
+  // In the diagnosis too: weighed for the proxy, the lateness named against the client.
+  const e = diagnose({ ...input(), client: client(RUN_MS, [{ from: 1000, to: 2000 }]) }).episodes?.[0];
+  assert.ok(e !== undefined);
+  assert.ok((e.scores.proxy ?? 0) > 1, JSON.stringify(e.scores));
+  assert.match([...e.evidence_for, ...e.evidence_against].join('\n'), /answers were made and never delivered .*explains 1 of 8 hangs/);
+});
+
+test('a client late through every hang explains them all: nothing is left to weigh for the path', () => {
+  assert.equal(withLate([1000, 2000, 3000, 4000, 5000, 6000, 7000]), null);
+});
+
+// ── each constant from both sides (issue 42) ─────────────────────────────────────────────────────────
+
+/** Hangs in W: `early` of them waiting for a first token, the rest mid-stream. */
+function mixed(n: number, early: number): DiagnosisInput {
+  const i = input({ hangs: n });
+  return { ...i, hangs: i.hangs.map((h, k) => ({ ...h, phase: k < early ? ('first_token' as const) : ('mid_stream' as const) })) };
+}
+
+test('UNDELIVERED_EARLY_SHARE 0.8: 8 of 10 hangs before a first token make the pattern, 10 of 13 (77%) do not', () => {
+  assert.equal(votesOf(mixed(10, 8)), 1);
+  assert.equal(votesOf(mixed(13, 10)), 0);
+});
+
+/** Canaries: `n` on each leg inside W, none around it. */
+function fewCanaries(n: number): DiagnosisInput['canaries'] {
+  const base = canaries('direct', RUN_MS, 500, () => 'ok')[0]!;
+  return Array.from({ length: n }, (_, k) => [
+    { ...base, run_ms: 3000 + k * 2000 },
+    { ...base, run_ms: 3000 + k * 2000, leg: 'proxied' as const, path: 'proxy' as const },
+  ]).flat();
+}
+
+/** The engine's answer counter: 0 until 3 s, then `made` for the rest of the run. */
+function madeOnce(made: number): ScrapePoint[] {
+  return scrapes('engine', RUN_MS, 250, []).map((s) => ({ ...s, answered: s.run_ms < 3000 ? 0 : made }));
+}
+
+test('UNDELIVERED_MIN_CANARIES 2: two answered canaries a leg clear the way for the charge, one does not', () => {
+  assert.equal(votesOf({ ...input({ points: madeOnce(200) }), canaries: fewCanaries(2) }), 1);
+  assert.equal(votesOf({ ...input({ points: madeOnce(200) }), canaries: fewCanaries(1) }), 0);
+});
+
+test('UNDELIVERED_MIN_TOKENS 30: 30 tokens beyond what the canaries asked for are answers made, 29 are not', () => {
+  // 2 canaries a leg: 4 × 2 = 8 tokens asked.
+  assert.equal(votesOf({ ...input({ points: madeOnce(38) }), canaries: fewCanaries(2) }), 1);
+  assert.equal(votesOf({ ...input({ points: madeOnce(37) }), canaries: fewCanaries(2) }), 0);
+});
+
+test('UNDELIVERED_SHARE 0.5: tokens beyond the canaries half of all made count, a token less does not', () => {
+  const asked = new Context(input()).canariesIn(W).length * 2;
+  assert.equal(votesOf(input({ points: madeOnce(2 * asked) })), 1);
+  assert.equal(votesOf(input({ points: madeOnce(2 * asked - 1) })), 0);
+});
+
+test('NOTHING_STREAMED_SHARE 0.02: tokens streaming 159 ms of the 8 s episode is nothing arriving, 160 ms (2%) is something', () => {
+  assert.equal(votesOf(input({ streaming: [{ from: 4000, to: 4159 }] })), 1);
+  assert.equal(votesOf(input({ streaming: [{ from: 4000, to: 4160 }] })), 0);
+});

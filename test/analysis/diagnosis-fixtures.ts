@@ -1,6 +1,6 @@
 // Synthetic timelines for the diagnosis tests: canaries on a grid, scrapes, client windows and the client's
 // requests, each built from "what was broken when" so a test reads as its scenario.
-import type { CanaryPoint, ClientWindow, ErrorSpan, FlowTrack, HangSpan, RequestActivity, ScrapePoint } from '../../src/analysis/index.js';
+import type { CanaryPoint, ClientWindow, DiagnosisInput, ErrorSpan, FlowTrack, HangSpan, RequestActivity, ScrapePoint } from '../../src/analysis/index.js';
 import type { GaugeVerdict, HangPhase, PathKind } from '../../src/types/index.js';
 
 export interface Span {
@@ -144,5 +144,20 @@ export function pinnedGauge(fromMs: number, toMs: number): GaugeVerdict {
     needed_s: null,
     evidence: [],
     stuck: { from_ms: fromMs, to_ms: toMs },
+  };
+}
+
+/** Behind a proxy, the engine alive and fast for small requests throughout `runMs`: canaries answered on both
+ * legs every second, scrapes answered, work flowing, the agents' other requests completing; `extra` says what failed. */
+export function aliveEngine(runMs: number, extra: Partial<DiagnosisInput> & Pick<DiagnosisInput, 'hangs'>): DiagnosisInput {
+  return {
+    path: 'proxy',
+    canaries: [...canaries('direct', runMs, 1000, () => 'ok'), ...canaries('proxied', runMs, 1000, () => 'ok')],
+    scrapes: scrapes('engine', runMs, 250, []),
+    flows: [flow('engine', runMs, 250, [])],
+    gauges: [],
+    client: client(runMs),
+    activity: activity(steadyRequests(runMs, [])),
+    ...extra,
   };
 }

@@ -2,7 +2,7 @@
 // legs (the Fisher test's p-values, the clean and failing rates, the fewest slots), path timeouts (count,
 // share, tolerance, shortest cut, idle failure, the statuses), the engine signal (down, slow, flowing, still,
 // streaming, TTFT rise, the held request's match), the share of hangs at connect, the vote weights, the least
-// score that names a verdict and the prior in the confidence. Moving any of them fails a test here.
+// score that names a verdict and the confidence's softmax. Moving any of them fails a test here.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { findPathTimeout, type CanaryPoint, type DiagnosisInput, type ErrorSpan, type HangSpan, type ScrapePoint } from '../../src/analysis/index.js';
@@ -274,10 +274,23 @@ test("failures: a proxy's 502 page counts for the engine when it is seen failing
 
 const v = (weight: number, forV: Vote['for'], against: Vote['against'] = []): Vote => vote(weight, 'x', forV, against);
 
-test('scoring: one strong vote alone names its verdict at 0.6 (PRIOR_WEIGHT 2); one medium alone names none', () => {
-  assert.deepEqual(score([v(3, ['proxy'])], CANDIDATES), { verdict: 'proxy', confidence: 0.6, scores: { proxy: 3 } });
+test('scoring: one strong vote alone (3 bits) names its verdict at 2³ / (2³ + 5) = 0.62 over the six verdicts; one medium alone names none', () => {
+  assert.equal(CANDIDATES.length, 6);
+  assert.deepEqual(score([v(3, ['proxy'])], CANDIDATES), { verdict: 'proxy', confidence: 0.62, scores: { proxy: 3 } });
   assert.equal(score([v(2, ['proxy'])], CANDIDATES).verdict, 'unknown');
-  assert.deepEqual(score([v(2, ['proxy']), v(1, ['proxy'])], CANDIDATES), { verdict: 'proxy', confidence: 0.6, scores: { proxy: 3 } });
+  assert.deepEqual(score([v(2, ['proxy']), v(1, ['proxy'])], CANDIDATES), { verdict: 'proxy', confidence: 0.62, scores: { proxy: 3 } });
+});
+
+test('scoring: the confidence is the softmax of the summed bits over the verdicts considered (a rival keeps its share, fewer verdicts fewer shares)', () => {
+  // proxy 3 bits, engine 1, four others 0: 8 / (8 + 2 + 4).
+  assert.equal(score([v(3, ['proxy']), v(1, ['engine'])], CANDIDATES).confidence, 0.57);
+  // A vote against the rival takes its share: 8 / (8 + 0.5 + 4).
+  assert.equal(score([v(3, ['proxy']), v(1, [], ['engine'])], CANDIDATES).confidence, 0.64);
+  // Four verdicts considered (a direct path to this machine): 8 / (8 + 3).
+  const direct = CANDIDATES.filter((c) => c !== 'proxy' && c !== 'network');
+  assert.equal(score([v(3, ['engine'])], direct).confidence, 0.73);
+  // Two strong signs: 64 / 69.
+  assert.equal(score([v(3, ['engine']), v(3, ['engine'])], CANDIDATES).confidence, 0.93);
 });
 
 test('scoring: a verdict needs a score of 2 (MIN_SCORE): 3 for and 1 against names it, 3 for and 2 against does not', () => {

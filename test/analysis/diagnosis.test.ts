@@ -163,6 +163,12 @@ test('the same late timers with the process using a whole core is client', () =>
   assert.match(text(d), /used 98% of a CPU core meanwhile: the client itself was too busy/);
 });
 
+test('STARVED_CPU_SHARE 0.5: late timers while the process used 49% of a core are host_starved, at 50% the client', () => {
+  const late = [{ from: 20_000, to: 28_000 }];
+  assert.equal(diagnose(frozenEngine(late, { client: client(RUN_MS, late, 1200, 0.49, 0.3) })).verdict, 'host_starved');
+  assert.equal(diagnose(frozenEngine(late, { client: client(RUN_MS, late, 1200, 0.5, 0.3) })).verdict, 'client');
+});
+
 test("a queue's floor step matched to a hung request is not weighed when the client was late between the send and the step: a late loop read both", () => {
   const starved = [{ from: 20_000, to: 28_000 }];
   // The starved client sent at 20.0 s, read the queue next at 28.25 s (its scrapes waited for the CPU): a step

@@ -1,11 +1,12 @@
 // The canary comparison: over the same stretch, how often the canaries around the proxy (straight to the
 // engine) failed against those on the agents' path. Both legs sample the same grid, so their failure counts
-// are failure rates over the same time; a slot whose canary could not be sent counts as failed time.
+// are failure rates over the same time; a slot whose canary could not be sent counts as failed time. And how
+// long they took: each leg's log latency against the other's and against its own before the episode.
 import type { CanaryComparison, CanaryLegFigures } from '../../types/index.js';
 import type { Context, Window } from './context.js';
 import type { CanaryPoint } from './inputs.js';
-import { fisherGreater, wilson } from './stats.js';
-import { pValue, s1, tally } from './text.js';
+import { creditedBits, fisherGreater, tQuantile, welch, wilson, type Effect } from './stats.js';
+import { dur, median, pValue, s1, tally } from './text.js';
 import { aliveVote, MEDIUM, STRONG, WEAK, vote, type Signal } from './votes.js';
 import { round3 } from '../../util/index.js';
 
@@ -21,6 +22,12 @@ const HINT_P = 0.3;
 const DIRECT_CLEAN_RATE = 0.1;
 /** Failure rate (over both legs, or the direct one alone) from which legs failing alike settle it for the engine. */
 const FAILING_RATE = 0.3;
+/** A leg is slowed when its latency is more than this factor of the reference's at the lower end of the
+ * one-sided interval (SIGNIFICANT_P): a fault doubles a small request's time; jitter does not. */
+export const SLOWED_FACTOR = 2;
+/** The least spread of a leg's log latency: a small request's time varies by a quarter between tries (timer
+ * granularity, scheduling on a shared host), however alike the few measured ones came out. */
+export const MIN_LOG_SD = 0.25;
 
 function failure(p: CanaryPoint): string {
   if (p.not_sent) return 'not sent (every canary of the leg still out)';
@@ -89,6 +96,7 @@ export function canarySignal(w: Window, ctx: Context): { signal: Signal; compari
     signal.facts.push(`too few canaries over the episode to compare the legs (${d.slots} direct, ${p.slots} proxied; at least ${MIN_SLOTS} each)`);
     return { signal, comparison };
   }
+  if (ctx.path !== 'direct') latencyVotes(w, ctx, usable, signal);
   if (ctx.path === 'direct') {
     // Both legs go straight to the engine: together they say whether the engine answered small requests.
     const failed = d.failed + p.failed;
@@ -106,8 +114,81 @@ export function canarySignal(w: Window, ctx: Context): { signal: Signal; compari
     }
     return { signal, comparison };
   }
-  compareLegs(d, p, { pProxiedWorse, pDirectWorse, span: s1(w.to_ms - w.from_ms), connect: connectFailures(usable) }, signal);
+  const slowed = new Set(signal.votes.flatMap((v) => v.for));
+  compareLegs(d, p, { pProxiedWorse, pDirectWorse, span: s1(w.to_ms - w.from_ms), connect: connectFailures(usable), slowed }, signal);
   return { signal, comparison };
+}
+
+/** The log latencies of the answered canaries: failed ones are weighed by the failure comparison, once. */
+function timed(points: readonly CanaryPoint[]): number[] {
+  return points.filter((c) => c.status === 'ok').map((c) => Math.log(Math.max(1, c.latency_ms)));
+}
+
+/** `a` slower than `b` beyond SLOWED_FACTOR: the bits it credits, with the effect and its standard error. */
+function slower(a: readonly number[], b: readonly number[], offset: Effect | null): { bits: number; se: number; factor: number } | null {
+  if (a.length < MIN_SLOTS || b.length < MIN_SLOTS) return null;
+  const e = welch(a, b, MIN_LOG_SD);
+  const estimate = e.estimate - (offset?.estimate ?? 0);
+  const se = Math.hypot(e.se, offset?.se ?? 0);
+  const df = Math.min(e.df, offset?.df ?? Infinity);
+  const z = (estimate - Math.log(SLOWED_FACTOR)) / se;
+  const crit = tQuantile(1 - SIGNIFICANT_P, df);
+  const bits = creditedBits(z, crit, STRONG);
+  // The LLR's standard error: z's is 1, and the credit grows as (z − crit) nats per unit of z.
+  return { bits, se: Math.max(0, z - crit) / Math.LN2, factor: Math.exp(estimate) };
+}
+
+/** `25 ms` as the median of a leg's log latencies. */
+function medianMs(logs: readonly number[]): string {
+  return dur(Math.exp(median(logs) ?? 0));
+}
+
+/**
+ * Canary latency as a measurement (docs/diagnosis.md, "The model"): the proxied leg slower than the direct
+ * one beyond how much slower it was before the episode is the proxy (the engine answered the direct leg as
+ * fast as ever: it is cleared); the direct leg slower than itself before the episode is the engine slow for
+ * every request, the proxy's or not. Welch's t on log latencies, against a factor of SLOWED_FACTOR; the bits
+ * credited shrink with few canaries.
+ */
+function latencyVotes(w: Window, ctx: Context, usable: readonly CanaryPoint[], signal: Signal): void {
+  const before = ctx.canaries.filter(
+    (c) =>
+      c.run_ms + Math.max(0, c.latency_ms) < w.from_ms &&
+      c.status === 'ok' &&
+      !ctx.troubled.some((t) => c.run_ms <= t.to_ms && t.from_ms <= c.run_ms + c.latency_ms) &&
+      !ctx.clientLate(c.run_ms, c.run_ms + Math.max(c.latency_ms, 1)),
+  );
+  const dBase = timed(before.filter((c) => c.leg === 'direct'));
+  const pBase = timed(before.filter((c) => c.leg === 'proxied'));
+  const dNow = timed(usable.filter((c) => c.leg === 'direct'));
+  const pNow = timed(usable.filter((c) => c.leg === 'proxied'));
+  const direct = slower(dNow, dBase, null);
+  const offset = dBase.length >= MIN_SLOTS && pBase.length >= MIN_SLOTS ? welch(pBase, dBase, MIN_LOG_SD) : null;
+  const proxied = slower(pNow, dNow, offset);
+  const beforeText = offset === null ? '' : `; before the episode ${medianMs(pBase)} and ${medianMs(dBase)}`;
+  if (direct !== null && direct.bits > 0) {
+    signal.votes.push({
+      ...vote(
+        direct.bits,
+        `direct canaries (skipping the proxy) took ${medianMs(dNow)} over the episode against ${medianMs(dBase)} before it (${direct.factor.toFixed(1)}× on the log-latency mean; Welch t, ${direct.bits.toFixed(1)} ± ${direct.se.toFixed(1)} bits): the engine was slow for every request, through the proxy or not`,
+        ['engine', 'engine_overloaded'],
+        ['proxy'],
+      ),
+      se: direct.se,
+    });
+  }
+  if (proxied !== null && proxied.bits > 0) {
+    const clean = direct === null || direct.bits === 0;
+    signal.votes.push({
+      ...vote(
+        proxied.bits,
+        `proxied canaries took ${medianMs(pNow)} over the episode, direct ones ${medianMs(dNow)}${beforeText} (the proxied leg ${proxied.factor.toFixed(1)}× slower than its usual margin; Welch t on log latency, ${proxied.bits.toFixed(1)} ± ${proxied.se.toFixed(1)} bits): the proxy (or its side of the path) slowed small requests${clean ? ' that the engine answered as fast as ever' : ' beyond what the engine did'}`,
+        ['proxy'],
+        clean ? ['engine', 'engine_overloaded'] : [],
+      ),
+      se: proxied.se,
+    });
+  }
 }
 
 interface Test {
@@ -117,6 +198,8 @@ interface Test {
   span: string;
   /** Most failures were at connecting. */
   connect: boolean;
+  /** The verdicts canary latency already pointed to: passing every canary slowly does not clear them. */
+  slowed: ReadonlySet<string>;
 }
 
 /**
@@ -157,6 +240,8 @@ function compareLegs(d: CanaryLegFigures, p: CanaryLegFigures, t: Test, signal: 
         settles ? ['proxy'] : [],
       ),
     );
+  } else if (d.failed === 0 && p.failed === 0 && t.slowed.size > 0) {
+    signal.facts.push(`both legs answered every canary over the episode (${d.slots} direct, ${p.slots} proxied), slowly: their latency is weighed, not their answering`);
   } else if (d.failed === 0 && p.failed === 0) {
     signal.votes.push(
       aliveVote(

@@ -47,11 +47,18 @@ function starvedDuring(h: HangSpan, windows: readonly ClientWindow[]): boolean {
   return coveredMs > 0 && waitMs >= STARVED_DURING_HANG_SHARE * coveredMs;
 }
 
+/** The episode's hangs the client's own delay explains: its loop late enough over the hang's life, or the
+ * kernel holding it off the CPU through most of it. */
+export function explainedByLateness(ep: Episode, ctx: Context): HangSpan[] {
+  const windows = ctx.clientIn({ from_ms: ep.from_ms, to_ms: ep.to_ms });
+  return ep.hangs.filter((h) => lateEnough(h, windows) || starvedDuring(h, windows));
+}
+
 export function clientSignal(ep: Episode, ctx: Context): Signal {
   const signal: Signal = { votes: [], facts: [] };
   if (ep.hangs.length === 0 || ctx.client.length === 0) return signal;
   const windows = ctx.clientIn({ from_ms: ep.from_ms, to_ms: ep.to_ms });
-  const explained = ep.hangs.filter((h) => lateEnough(h, windows) || starvedDuring(h, windows));
+  const explained = explainedByLateness(ep, ctx);
   const late = windows.filter((w) => w.delay_max_ms >= LATE_FLOOR_MS);
   const worst = windows.reduce((m, w) => Math.max(m, w.delay_max_ms), 0);
   const worstP99 = windows.reduce((m, w) => Math.max(m, w.delay_p99_ms), 0);

@@ -8,11 +8,13 @@ import {
   canaryPoint,
   clientWindow,
   errorSpan,
+  featuresOf,
   hangSpan,
   scrapePoint,
   withSamplerLateness,
   type CanaryPoint,
   type ClientWindow,
+  type CompletedPoint,
   type ErrorSpan,
   type FlowTrack,
   type HangSpan,
@@ -21,7 +23,7 @@ import {
   type ScrapePoint,
 } from './inputs.js';
 import { tallyError, tallyHang } from './episodes.js';
-import { FailureKeeper, type KeepLimits } from './failure-keeper.js';
+import { FailureKeeper, Reservoir, type KeepLimits } from './failure-keeper.js';
 import { IdleTally } from './idle-signal.js';
 import { diagnose, MERGE_GAP_MS } from './judge.js';
 
@@ -37,6 +39,8 @@ function keepLimits(): KeepLimits {
   const n = Number(process.env.ROUNDLOAD_TEST_DIAGNOSIS_KEEP);
   return Number.isInteger(n) && n > 0 ? { ...KEEP_LIMITS, sample: n, edge: n } : { ...KEEP_LIMITS };
 }
+/** Completed requests kept, a uniform sample across the run: what the failures' features are tested against. */
+const COMPLETED_SAMPLE = 5000;
 /** Most items of each other kind kept: bounded memory over a night. */
 const MAX_CANARIES = 100_000;
 const MAX_SCRAPES = 200_000;
@@ -124,6 +128,7 @@ export class DiagnosisCollector {
   readonly #loopback: boolean | null;
   readonly #probes: ProbeRead[] = [];
   readonly #idle = new IdleTally();
+  readonly #completed: Reservoir<CompletedPoint>;
 
   /**
    * @param loopback the agents' target is on this machine (null: unknown).
@@ -134,6 +139,7 @@ export class DiagnosisCollector {
     const keep = { ...keepLimits(), ...limits };
     this.#hangs = new FailureKeeper('hangs', keep, tallyHang);
     this.#errors = new FailureKeeper('errors', keep, tallyError);
+    this.#completed = new Reservoir<CompletedPoint>(COMPLETED_SAMPLE, keep.seed);
   }
 
   /** Any request record (hangs and errors of the path are kept; see ANSWER_SHAPE_CLASSES). */
@@ -150,6 +156,7 @@ export class DiagnosisCollector {
       this.#errors.add(errorSpan(r));
     } else {
       this.#idle.add(r.connection?.nth ?? null, r.connection?.idle_ms ?? null);
+      this.#completed.add({ run_ms: r.run_ms, features: featuresOf(r), ttft_ms: r.ttft_ms });
       if (r.ttft_ms !== null) this.#ttft.add(r.run_ms, r.ttft_ms);
       if (r.ttft_ms !== null && (r.completion_tokens ?? 0) >= BUFFERED_MIN_TOKENS) {
         const i = Math.max(0, Math.floor((r.run_ms + r.e2e_ms) / STREAM_BUCKET_MS));
@@ -233,6 +240,7 @@ export class DiagnosisCollector {
       buffering: this.buffering(),
       probes: this.#probes,
       idleReuse: this.#idle,
+      completed: this.#completed.items,
     });
   }
 }

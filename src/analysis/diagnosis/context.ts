@@ -5,6 +5,7 @@ import {
   withSamplerLateness,
   type CanaryPoint,
   type ClientWindow,
+  type CompletedPoint,
   type ErrorSpan,
   type FlowTrack,
   type HangSpan,
@@ -48,6 +49,8 @@ export interface DiagnosisInput {
   probes?: readonly ProbeRead[];
   /** The successful requests by connection reuse and idle gap. @default null (not known) */
   idleReuse?: IdleReuse | null;
+  /** Completed requests, what they were and their TTFT: all of them, or a uniform sample of a long run. @default [] */
+  completed?: readonly CompletedPoint[];
 }
 
 /** A client sample window whose loop delay reached this is late: what the client measured then measures itself. */
@@ -81,6 +84,7 @@ export class Context {
   readonly client: readonly ClientWindow[];
   readonly activity: RequestActivity | null;
   readonly idleReuse: IdleReuse | null;
+  readonly completed: readonly CompletedPoint[];
   /** Median gap between canaries of one leg (null: fewer than two). */
   readonly canaryIntervalMs: number | null;
   readonly targets: readonly string[];
@@ -108,6 +112,7 @@ export class Context {
     });
     this.activity = input.activity ?? null;
     this.idleReuse = input.idleReuse ?? null;
+    this.completed = input.completed ?? [];
     this.path = input.path ?? input.hangs[0]?.path ?? input.errors?.[0]?.path ?? null;
     this.loopback = input.loopback ?? null;
     this.probes = [...(input.probes ?? [])].sort((a, b) => a.run_ms - b.run_ms);

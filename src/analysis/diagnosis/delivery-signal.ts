@@ -1,8 +1,10 @@
 // Answers made and never delivered: over an episode the engine's answer-token counters grew well past what
 // the canaries asked for, while the agents, whose requests hung before a first token, received nothing and
 // canaries on both legs got through. The answers were made and held or lost on the path: a proxy buffering
-// whole answers past the first-token deadline, or dropping them.
+// whole answers past the first-token deadline, or dropping them. The client's own lateness discounts it by
+// the share of the hangs it explains (docs/diagnosis.md, "The model"), never vetoes it.
 import { CANARY_MAX_TOKENS } from '../../monitor/index.js';
+import { explainedByLateness } from './client-signal.js';
 import type { Context, Window } from './context.js';
 import type { Episode } from './episodes.js';
 import { vote, STRONG, type Signal } from './votes.js';
@@ -22,10 +24,12 @@ const NOTHING_STREAMED_SHARE = 0.02;
 export function deliverySignal(ep: Episode, w: Window, ctx: Context): Signal {
   const signal: Signal = { votes: [], facts: [] };
   if (ctx.path === null || ctx.path === 'direct' || ctx.activity === null) return signal;
-  // A late client reads nothing whatever the path did.
-  if (ctx.clientLate(w.from_ms, w.to_ms)) return signal;
-  const early = ep.hangs.filter((h) => h.phase === 'headers' || h.phase === 'first_token').length;
-  if (ep.hangs.length < UNDELIVERED_MIN_HANGS || early < UNDELIVERED_EARLY_SHARE * ep.hangs.length) return signal;
+  // A late client reads nothing whatever the path did: the hangs its delay explains are its own, and the
+  // rest are weighed, the vote discounted by the share explained.
+  const late = new Set(explainedByLateness(ep, ctx));
+  const hangs = ep.hangs.filter((h) => !late.has(h));
+  const early = hangs.filter((h) => h.phase === 'headers' || h.phase === 'first_token').length;
+  if (hangs.length < UNDELIVERED_MIN_HANGS || early < UNDELIVERED_EARLY_SHARE * hangs.length) return signal;
   if (ctx.activity.completionsIn(w.from_ms, w.to_ms) > 0 || ctx.activity.streamingShare(w.from_ms, w.to_ms) >= NOTHING_STREAMED_SHARE) return signal;
   const canaries = ctx.canariesIn(w);
   const legs = (['direct', 'proxied'] as const).map((leg) => canaries.filter((c) => c.leg === leg));
@@ -41,10 +45,12 @@ export function deliverySignal(ep: Episode, w: Window, ctx: Context): Signal {
   const asked = canaries.length * CANARY_MAX_TOKENS;
   const beyond = made - asked;
   if (beyond < UNDELIVERED_MIN_TOKENS || beyond < UNDELIVERED_SHARE * made) return signal;
+  const share = 1 - late.size / ep.hangs.length;
+  const discount = late.size === 0 ? '' : ` (the client's own delay explains ${late.size} of ${ep.hangs.length} hangs: weighed ${share.toFixed(2)} of ${STRONG} bits)`;
   signal.votes.push(
     vote(
-      STRONG,
-      `the engine made ${made} answer tokens over the episode (${counted.map((c) => `${c.target} ${c.made}`).join(', ')}), ${beyond} beyond the at most ${asked} its ${canaries.length} canaries asked for, while the ${ep.hangs.length} hung agent requests received nothing (${early} before a first token) and canaries got through on both legs: answers were made and never delivered — held on the path (a proxy buffering whole answers past the first-token deadline) or lost there`,
+      STRONG * share,
+      `the engine made ${made} answer tokens over the episode (${counted.map((c) => `${c.target} ${c.made}`).join(', ')}), ${beyond} beyond the at most ${asked} its ${canaries.length} canaries asked for, while the ${hangs.length} hung agent requests received nothing (${early} before a first token) and canaries got through on both legs: answers were made and never delivered — held on the path (a proxy buffering whole answers past the first-token deadline) or lost there${discount}`,
       ['proxy'],
       ['engine', 'engine_overloaded'],
     ),

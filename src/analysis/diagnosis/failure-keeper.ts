@@ -46,12 +46,35 @@ function seeded(seed: number): () => number {
   };
 }
 
+/** A uniform sample of at most `size` of the items added (reservoir sampling, Vitter's algorithm R), seeded so
+ * the same stream keeps the same sample. */
+export class Reservoir<T> {
+  readonly items: T[] = [];
+  readonly #size: number;
+  readonly #random: () => number;
+  #seen = 0;
+
+  constructor(size: number, seed: number) {
+    this.#size = size;
+    this.#random = seeded(seed);
+  }
+
+  add(x: T): void {
+    this.#seen += 1;
+    if (this.items.length < this.#size) {
+      this.items.push(x);
+      return;
+    }
+    const j = Math.floor(this.#random() * this.#seen);
+    if (j < this.#size) this.items[j] = x;
+  }
+}
+
 export class FailureKeeper<T extends Span> {
   readonly #kind: EpisodeKind;
   readonly #limits: KeepLimits;
   readonly #count: (t: EpisodeTally, s: T) => void;
-  readonly #random: () => number;
-  readonly #sample: T[] = [];
+  readonly #sample: Reservoir<T>;
   readonly #stretches: Stretch<T>[] = [];
   /** The stretch new failures join while they come within the gap (the latest opened, or what it merged into). */
   #open: Stretch<T> | null = null;
@@ -62,12 +85,12 @@ export class FailureKeeper<T extends Span> {
     this.#kind = kind;
     this.#limits = limits;
     this.#count = count;
-    this.#random = seeded(limits.seed);
+    this.#sample = new Reservoir<T>(limits.sample, limits.seed);
   }
 
   add(s: T): void {
     this.#seen += 1;
-    this.#sampleOne(s);
+    this.#sample.add(s);
     const stretch = this.#stretchFor(s);
     this.#count(stretch.tally, s);
     const edge = this.#limits.edge;
@@ -95,22 +118,12 @@ export class FailureKeeper<T extends Span> {
 
   /** The failures kept (the sample and every stretch's ends), each once, by start. */
   kept(): T[] {
-    const out = new Set(this.#sample);
+    const out = new Set(this.#sample.items);
     for (const s of this.#stretches) {
       for (const x of s.first) out.add(x);
       for (const x of s.last) out.add(x);
     }
     return [...out].sort((a, b) => a.from_ms - b.from_ms);
-  }
-
-  /** Reservoir sampling (Vitter's algorithm R): each failure so far is in the sample with equal chance. */
-  #sampleOne(s: T): void {
-    if (this.#sample.length < this.#limits.sample) {
-      this.#sample.push(s);
-      return;
-    }
-    const j = Math.floor(this.#random() * this.#seen);
-    if (j < this.#limits.sample) this.#sample[j] = s;
   }
 
   /** The open stretch when the failure comes within the gap of it, else a new one. */

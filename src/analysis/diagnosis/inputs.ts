@@ -18,6 +18,28 @@ export interface HangSpan {
   request_id: string | null;
   /** How long its connection sat idle before it, on a reused one (absent: not known). */
   idle_ms?: number | null;
+  /** What the request was (absent: not known): see RequestFeatures. */
+  features?: RequestFeatures;
+}
+
+/** What a request was, to test whether the failures depend on it: its size, its round, its connection's use. */
+export interface RequestFeatures {
+  request_bytes: number;
+  prompt_tokens: number | null;
+  round: number;
+  /** Which request on its socket (null: it never got one). */
+  nth: number | null;
+}
+
+/** A completed request: what it was, and how long its first token took (null: none came). */
+export interface CompletedPoint {
+  run_ms: number;
+  features: RequestFeatures;
+  ttft_ms: number | null;
+}
+
+export function featuresOf(r: RequestRecord): RequestFeatures {
+  return { request_bytes: r.request_bytes, prompt_tokens: r.prompt_tokens, round: r.round, nth: r.connection?.nth ?? null };
 }
 
 /** Who answered an HTTP error: the server itself (an OpenAI-style JSON body), or a page (HTML or plain
@@ -48,6 +70,8 @@ export interface ErrorSpan {
   /** Which request on its socket, and the idle gap before it on a reused one (absent: not known). */
   nth?: number | null;
   idle_ms?: number | null;
+  /** What the request was (absent: not known). */
+  features?: RequestFeatures;
 }
 
 export interface CanaryPoint {
@@ -147,6 +171,7 @@ export function hangSpan(r: RequestRecord): HangSpan {
     deadline_ms: h?.deadline_ms ?? null,
     request_id: r.request_id ?? null,
     idle_ms: r.connection?.idle_ms ?? null,
+    features: featuresOf(r),
   };
 }
 
@@ -164,6 +189,7 @@ export function errorSpan(r: RequestRecord): ErrorSpan {
     ...(r.last_byte_ms === undefined ? {} : { last_byte_ms: r.last_byte_ms }),
     nth: r.connection?.nth ?? null,
     idle_ms: r.connection?.idle_ms ?? null,
+    features: featuresOf(r),
   };
 }
 

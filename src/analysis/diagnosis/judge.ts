@@ -15,6 +15,7 @@ import { episodeFacts, episodeSize, episodesOf, keptText, type Episode } from '.
 import { failureSignal } from './failure-signal.js';
 import { idleSignal } from './idle-signal.js';
 import { findPathTimeout, pathTimeoutSignal, type FoundTimeout } from './path-timeout.js';
+import { requestSignal } from './request-signal.js';
 import { plural, s1 } from './text.js';
 import { CANDIDATES, MEDIUM, STRONG, weighAlive, weighCut, type Candidate, type Vote } from './votes.js';
 
@@ -22,10 +23,9 @@ import { CANDIDATES, MEDIUM, STRONG, weighAlive, weighCut, type Candidate, type 
 export const MERGE_GAP_MS = 3000;
 /** Episodes listed in full; the smallest beyond these are counted. */
 export const MAX_EPISODES = 20;
-/** A verdict needs at least this score (one clear sign, or two hints), else `unknown`. */
+/** A verdict needs at least this score, in bits (one clear sign, or two hints: the evidence 4 times likelier
+ * for it than against), else `unknown`. */
 const MIN_SCORE = MEDIUM;
-/** Pseudo-weight against every verdict in the confidence: one sign alone never makes certainty. */
-const PRIOR_WEIGHT = 2;
 
 function round2(v: number): number {
   return Math.round(v * 100) / 100;
@@ -76,7 +76,7 @@ export function score(votes: readonly Vote[], allowed: readonly Candidate[]): Sc
     for (const c of v.against) againstW.set(c, (againstW.get(c) ?? 0) + v.weight);
   }
   const scores: Partial<Record<Candidate, number>> = {};
-  for (const c of allowed) if (forW.has(c) || againstW.has(c)) scores[c] = (forW.get(c) ?? 0) - (againstW.get(c) ?? 0);
+  for (const c of allowed) if (forW.has(c) || againstW.has(c)) scores[c] = round2((forW.get(c) ?? 0) - (againstW.get(c) ?? 0));
   // A verdict stands only on a vote that speaks for it in its own right, not merely against the others.
   const own = (c: Candidate): boolean => votes.some((v) => v.for.includes(c) && !v.byElimination.includes(c));
   const ranked = allowed.filter((c) => forW.has(c) && own(c)).sort((a, b) => (scores[b] ?? 0) - (scores[a] ?? 0));
@@ -88,11 +88,11 @@ export function score(votes: readonly Vote[], allowed: readonly Candidate[]): Sc
   const support = votes.filter((v) => v.for.includes(best));
   const enough = support.length >= 2 || support.some((v) => v.weight >= STRONG);
   if (top < MIN_SCORE || top === second || !enough) return { verdict: 'unknown', confidence: 0, scores };
-  // Every vote that bears on the call, once: for or against it, or for a rival still standing. A vote
-  // shared by the call and a rival (both legs failing: engine or overloaded) does not count twice.
-  const standing = new Set(allowed.filter((c) => c !== best && (scores[c] ?? 0) > 0));
-  const bearing = votes.filter((v) => v.for.includes(best) || v.against.includes(best) || v.for.some((c) => standing.has(c))).reduce((sum, v) => sum + v.weight, 0);
-  const confidence = top / (bearing + PRIOR_WEIGHT);
+  // The posterior of a uniform prior over the verdicts considered: each one's summed log-likelihood ratio
+  // (bits), softmaxed. One sign alone never makes certainty: the rivals it says nothing about keep their share.
+  // The scores are the summed bits, so the confidence can be checked by hand from them.
+  const mass = allowed.reduce((sum, c) => sum + 2 ** ((scores[c] ?? 0) - top), 0);
+  const confidence = 1 / mass;
   return { verdict: best, confidence: round2(Math.max(0, Math.min(1, confidence))), scores };
 }
 
@@ -105,7 +105,7 @@ function judge(ep: Episode, ctx: Context, runCut: FoundTimeout | null): Diagnosi
   const log = engineLogSignal(ep, ctx, held);
   // A proxy's own error page is read against what the canaries, scrapes and log saw of the engine.
   const health = engineHealth([canaries, engine, log].flatMap((s) => s.votes));
-  const signals = [failureSignal(ep, ctx.path, health), idleSignal(ep, ctx), deliverySignal(ep, w, ctx), cut.signal, clientSignal(ep, ctx), canaries, engine, log];
+  const signals = [failureSignal(ep, ctx.path, health), idleSignal(ep, ctx), deliverySignal(ep, w, ctx), requestSignal(ep, ctx), cut.signal, clientSignal(ep, ctx), canaries, engine, log];
   const weighed = weighCut(weighAlive(signals.flatMap((s) => s.votes)));
   // The engine's slowness behind a path that cut the requests: stated with the facts, not weighed.
   const contributing = weighed.filter((v) => v.contributing === true).map((v) => `contributing, not weighed (the path's timeout made the failures): ${v.text}`);

@@ -41,3 +41,126 @@ export function wilson(failed: number, total: number, z = 1.96): { low: number; 
   const half = (z * Math.sqrt((p * (1 - p)) / total + z2 / (4 * total * total))) / (1 + z2 / total);
   return { low: Math.max(0, centre - half), high: Math.min(1, centre + half) };
 }
+
+// ── Measurements as evidence (docs/diagnosis.md, "The model") ─────────────────────────────────────────
+
+/** Nats in a bit: the diagnosis states log-likelihood ratios in bits (1 bit: the observation twice as likely). */
+const NATS_PER_BIT = Math.LN2;
+
+/** The standard normal quantile (Abramowitz & Stegun 26.2.23, error under 4.5e-4): z with Φ(z) = p. */
+export function normalQuantile(p: number): number {
+  if (p <= 0) return -Infinity;
+  if (p >= 1) return Infinity;
+  const q = p < 0.5 ? p : 1 - p;
+  const t = Math.sqrt(-2 * Math.log(q));
+  const z = t - (2.515517 + 0.802853 * t + 0.010328 * t * t) / (1 + 1.432788 * t + 0.189269 * t * t + 0.001308 * t * t * t);
+  return p < 0.5 ? -z : z;
+}
+
+/** Student's t quantile with `df` degrees of freedom (Cornish–Fisher expansion about the normal one). */
+export function tQuantile(p: number, df: number): number {
+  const z = normalQuantile(p);
+  if (!Number.isFinite(df) || df <= 0) return z;
+  const z3 = z ** 3;
+  const z5 = z ** 5;
+  return z + (z3 + z) / (4 * df) + (5 * z5 + 16 * z3 + 3 * z) / (96 * df * df) + (3 * z ** 7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * df ** 3);
+}
+
+/** A measured effect: its estimate, standard error, and the degrees of freedom behind the error. */
+export interface Effect {
+  estimate: number;
+  se: number;
+  df: number;
+}
+
+function meanVar(xs: readonly number[]): { mean: number; variance: number } {
+  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+  const variance = xs.length < 2 ? 0 : xs.reduce((a, b) => a + (b - mean) ** 2, 0) / (xs.length - 1);
+  return { mean, variance };
+}
+
+/**
+ * Welch's difference of means, `a` − `b`, with its standard error and Welch–Satterthwaite degrees of freedom.
+ * Each group's variance is at least `minSd`² — two identical samples do not make a certain difference.
+ */
+export function welch(a: readonly number[], b: readonly number[], minSd: number): Effect {
+  const x = meanVar(a);
+  const y = meanVar(b);
+  const va = Math.max(x.variance, minSd * minSd) / a.length;
+  const vb = Math.max(y.variance, minSd * minSd) / b.length;
+  const se = Math.sqrt(va + vb);
+  const df = (va + vb) ** 2 / (va ** 2 / Math.max(1, a.length - 1) + vb ** 2 / Math.max(1, b.length - 1));
+  return { estimate: x.mean - y.mean, se, df };
+}
+
+/** Mann–Whitney: the AUC (the chance that a value of `a` exceeds one of `b`, ties half) and its z (no tie
+ * correction: with ties the true variance is smaller, so this z is conservative). */
+export function mannWhitney(a: readonly number[], b: readonly number[]): { auc: number; z: number } {
+  const n1 = a.length;
+  const n2 = b.length;
+  if (n1 === 0 || n2 === 0) return { auc: 0.5, z: 0 };
+  const sorted = [...b].sort((x, y) => x - y);
+  let u = 0;
+  for (const x of a) {
+    // Values of b below x, and equal to it: two binary searches.
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (sorted[mid]! < x) lo = mid + 1;
+      else hi = mid;
+    }
+    const below = lo;
+    hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (sorted[mid]! <= x) lo = mid + 1;
+      else hi = mid;
+    }
+    u += below + (lo - below) / 2;
+  }
+  const z = (u - (n1 * n2) / 2) / Math.sqrt((n1 * n2 * (n1 + n2 + 1)) / 12);
+  return { auc: u / (n1 * n2), z };
+}
+
+function ranks(xs: readonly number[]): number[] {
+  const order = xs.map((x, i) => [x, i] as const).sort((p, q) => p[0] - q[0]);
+  const out = new Array<number>(xs.length);
+  for (let i = 0; i < order.length;) {
+    let j = i;
+    while (j + 1 < order.length && order[j + 1]![0] === order[i]![0]) j += 1;
+    for (let k = i; k <= j; k += 1) out[order[k]![1]] = (i + j) / 2 + 1;
+    i = j + 1;
+  }
+  return out;
+}
+
+/** Spearman's rank correlation of paired values and its z (Fisher's transform, variance 1.06 / (n − 3)). */
+export function spearman(xs: readonly number[], ys: readonly number[]): { rho: number; z: number } {
+  const n = xs.length;
+  if (n < 4) return { rho: 0, z: 0 };
+  const rx = ranks(xs);
+  const ry = ranks(ys);
+  const mx = (n + 1) / 2;
+  let sxy = 0;
+  let sxx = 0;
+  let syy = 0;
+  for (let i = 0; i < n; i += 1) {
+    sxy += (rx[i]! - mx) * (ry[i]! - mx);
+    sxx += (rx[i]! - mx) ** 2;
+    syy += (ry[i]! - mx) ** 2;
+  }
+  const rho = sxx === 0 || syy === 0 ? 0 : sxy / Math.sqrt(sxx * syy);
+  const clipped = Math.max(-0.9999, Math.min(0.9999, rho));
+  return { rho, z: Math.atanh(clipped) * Math.sqrt((n - 3) / 1.06) };
+}
+
+/**
+ * The log-likelihood ratio, in bits, that a measurement credits: the likelihood of the effect at the lower end
+ * of its one-sided confidence interval against none, for a normal estimate — ½ (z − z_crit)² nats, 0 when z
+ * does not pass z_crit — at most `capBits`. Few samples (a wide interval, a large z_crit) credit little.
+ */
+export function creditedBits(z: number, zCrit: number, capBits: number): number {
+  if (!(z > zCrit)) return 0;
+  return Math.min(capBits, (z - zCrit) ** 2 / 2 / NATS_PER_BIT);
+}

@@ -1,11 +1,19 @@
-// A piece of evidence and what it weighs: which verdicts it supports, which it speaks against, and how much.
+// A piece of evidence and what it weighs: which verdicts it supports, which it speaks against, and how much —
+// a log-likelihood ratio in bits, summed per verdict (docs/diagnosis.md, "The model").
 import { DIAGNOSIS_CANDIDATES, type DiagnosisCandidate } from '../../types/index.js';
 
 /** A verdict the diagnosis scores; the list and its order are types/verdicts.ts's. */
 export type Candidate = DiagnosisCandidate;
 export const CANDIDATES: readonly Candidate[] = DIAGNOSIS_CANDIDATES;
 
-/** Weights: a hint, a clear sign, a comparison that settles the question, the client measuring itself. */
+/**
+ * A vote's weight is a log-likelihood ratio in bits: how many times more likely the observation is when the
+ * verdicts it is for hold than when they do not (1 bit: twice, 2 bits: 4 times…). The signals' fixed weights
+ * are judgements of that ratio for an observation kind that has no sample behind it: a hint (2:1), a clear
+ * sign (4:1), a comparison or a fact that settles the question (8:1), the client measuring itself (16:1).
+ * Measured votes (canary latency, request features) compute theirs from their data (stats.ts creditedBits)
+ * and carry its standard error.
+ */
 export const WEAK = 1;
 export const MEDIUM = 2;
 export const STRONG = 3;
@@ -15,7 +23,10 @@ export const DECISIVE = 4;
 export interface Vote {
   for: readonly Candidate[];
   against: readonly Candidate[];
+  /** The log-likelihood ratio in bits (see WEAK…DECISIVE): added to each verdict in `for`, taken from each in `against`. */
   weight: number;
+  /** A measured vote's standard error of `weight`, in bits (absent: a fixed weight). */
+  se?: number;
   text: string;
   /** Verdicts in `for` that this vote supports only by clearing another (the engine was up: so the fault was
    * elsewhere). It adds to their score, but a verdict needs one vote that speaks for it in its own right:
@@ -29,6 +40,9 @@ export interface Vote {
   holds?: string;
   /** The engine answered the failed requests itself with its own error: alive, and yet the culprit, as with `holds`. */
   answered?: true;
+  /** The engine was measured slow on exactly the kind of request that failed (their size): alive, and yet the
+   * culprit, as with `holds`; says which measurement. */
+  selective?: string;
   /** The path ended the failed requests itself, at its own timeout (see weighCut). */
   cuts?: true;
   /** It speaks only of a slow engine, which the path's timeout turned into failures: stated, not weighed. */
@@ -48,14 +62,26 @@ export function aliveVote(v: Vote): Vote {
   return { ...v, alive: true };
 }
 
-/** Once some vote shows the engine holding the failed request, or answering it with its own error, being
- * alive no longer clears it. */
+/** Once some vote shows the engine holding the failed request, answering it with its own error, or slow on
+ * exactly the failed requests' kind, being alive no longer clears it — nor, then, points anywhere else. */
 export function weighAlive(votes: readonly Vote[]): Vote[] {
-  const held = votes.some((v) => v.holds !== undefined);
-  if (!held && !votes.some((v) => v.answered === true)) return [...votes];
-  const why = held ? 'it holds the failed request' : 'it answered the failed requests with its own error';
+  const why = votes.some((v) => v.holds !== undefined)
+    ? 'it holds the failed request'
+    : votes.some((v) => v.answered === true)
+      ? 'it answered the failed requests with its own error'
+      : votes.find((v) => v.selective !== undefined)?.selective;
+  if (why === undefined) return [...votes];
+  // Not cleared, the engine leaves nothing to eliminate: what the vote named by elimination alone goes too.
   return votes.map((v) =>
-    v.alive === true && v.against.includes('engine') ? { ...v, against: v.against.filter((c) => c !== 'engine'), text: `${v.text} (alive, which does not clear it: ${why})` } : v,
+    v.alive === true && v.against.includes('engine')
+      ? {
+          ...v,
+          for: v.for.filter((c) => !v.byElimination.includes(c)),
+          against: v.against.filter((c) => c !== 'engine'),
+          byElimination: [],
+          text: `${v.text} (alive, which does not clear it: ${why})`,
+        }
+      : v,
   );
 }
 
