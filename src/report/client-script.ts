@@ -145,16 +145,27 @@ export const CLIENT_SCRIPT = String.raw`
           var markers = spec.markers || [];
           if (markers.length === 0) return;
           ctx.save();
-          ctx.strokeStyle = 'rgba(220, 38, 38, 0.8)';
           ctx.lineWidth = Math.max(1, r);
-          ctx.setLineDash([5 * r, 4 * r]);
+          ctx.font = (11 * r) + 'px system-ui, sans-serif';
+          var labelled = 0;
           markers.forEach(function (m) {
             var x = u.valToPos(m.x, 'x', true);
             if (!isFinite(x) || x < b.left - 1 || x > b.left + b.width + 1) return;
+            ctx.strokeStyle = m.color || 'rgba(220, 38, 38, 0.8)';
+            ctx.setLineDash([5 * r, 4 * r]);
             ctx.beginPath();
             ctx.moveTo(x, b.top);
             ctx.lineTo(x, b.top + b.height);
             ctx.stroke();
+            // A marker with its own colour (the knee) says what it is, beside its line, inside the plot.
+            if (!m.color) return;
+            ctx.fillStyle = m.color;
+            var w = ctx.measureText(m.label).width;
+            var right = x + 4 * r + w <= b.left + b.width;
+            ctx.textAlign = right ? 'left' : 'right';
+            // One line lower for each labelled marker, so two near each other do not overwrite.
+            labelled += 1;
+            ctx.fillText(m.label, right ? x + 4 * r : x - 4 * r, b.top + 13 * r * labelled);
           });
           ctx.restore();
         }]
@@ -175,13 +186,15 @@ export const CLIENT_SCRIPT = String.raw`
 
   function buildLine(spec, el, plotEl, width) {
     var round = spec.x_kind === 'round';
+    // A load level (conversations/s, agents): plain numbers on the axis, named in the legend.
+    var level = spec.x_kind === 'level';
     var n = spec.x.length;
     // Read from the spec at each use: a live page replaces its data in place.
     var partialIdx = function () { return spec.partial ? spec.x.length - 1 : -1; };
     var tag = function (idx) { return idx === partialIdx() ? ' (partial)' : ''; };
     var series = [{
       label: spec.x_label,
-      value: function (u, v, sidx, idx) { return idx == null ? 'last' : v == null ? '' : round ? spec.x_label + ' ' + v : fmtSeconds(v, 0.1); }
+      value: function (u, v, sidx, idx) { return idx == null ? 'last' : v == null ? '' : round || level ? spec.x_label + ' ' + v : fmtSeconds(v, 0.1); }
     }];
     var bridged = false;
     spec.series.forEach(function (s, i) {
@@ -206,7 +219,7 @@ export const CLIENT_SCRIPT = String.raw`
       series.push(opt);
     });
     var axes = [
-      { label: spec.x_label, labelSize: 22, values: round ? function (u, vals) { return vals.map(function (v) { return Number.isInteger(v) ? String(v) : ''; }); } : function (u, vals, axisIdx, space, incr) { return vals.map(function (v) { return fmtSeconds(v, incr); }); } },
+      { label: spec.x_label, labelSize: 22, values: round ? function (u, vals) { return vals.map(function (v) { return Number.isInteger(v) ? String(v) : ''; }); } : level ? function (u, vals) { return vals.map(function (v) { return fmtValue(v); }); } : function (u, vals, axisIdx, space, incr) { return vals.map(function (v) { return fmtSeconds(v, incr); }); } },
       { label: spec.y_label, labelSize: 22, scale: 'y', size: 56 }
     ];
     if (spec.y2_label) axes.push({ label: spec.y2_label, labelSize: 22, scale: 'y2', side: 1, grid: { show: false }, size: 56 });
@@ -218,12 +231,15 @@ export const CLIENT_SCRIPT = String.raw`
       if (r[0] === 0 && min === 0) r[0] = -0.03 * r[1];
       return r;
     };
-    var scales = { x: { time: false }, y: { range: yRange } };
+    // A log scale (latencies from ms to s): uPlot's own range, whole decades.
+    var scales = { x: { time: false }, y: spec.y_log ? { distr: 3, log: 10 } : { range: yRange } };
     if (spec.y2_label) scales.y2 = { range: yRange };
     if (n === 1) scales.x.range = function (u, min, max) { return round ? [min - 1, max + 1] : [Math.max(0, min - 1), max + 1]; };
+    // Levels: from 0 (or just below the lowest) to a little past the highest, so the end points are not on the edges.
+    else if (level) scales.x.range = function (u, min, max) { var pad = (max - min) * 0.05; return [Math.max(0, min - pad), max + pad]; };
     var opts = {
       width: width,
-      height: HEIGHT,
+      height: spec.wide ? 320 : HEIGHT,
       series: series,
       axes: axes,
       scales: scales,
@@ -336,7 +352,7 @@ export const CLIENT_SCRIPT = String.raw`
 
   function shapeOf(spec) {
     if (spec.rows !== undefined) return 'forest';
-    return [spec.x_kind, spec.y2_label, spec.partial ? 1 : 0].concat(spec.series.map(function (s) { return s.label + '|' + (s.scale || 'y') + '|' + (s.style || '') + '|' + (s.gaps || ''); })).join('\n');
+    return [spec.x_kind, spec.y2_label, spec.y_log ? 1 : 0, spec.partial ? 1 : 0].concat(spec.series.map(function (s) { return s.label + '|' + (s.scale || 'y') + '|' + (s.style || '') + '|' + (s.gaps || ''); })).join('\n');
   }
 
   /** Draws a chart, or gives an existing one of the same shape its new data (a live page). */

@@ -44,6 +44,7 @@ export {
   RUNNING_GAUGES,
   QUEUE_GAUGES,
   HANDOFF_GAUGES,
+  KV_USAGE_GAUGES,
   DEFAULT_GAUGES,
   TOKEN_COUNTERS,
   REQUEST_COUNTERS,
@@ -77,3 +78,4 @@ export {
   type AbSeriesFigureName,
   type ComputedTrendFigureName,
 } from './figures.js';
+export { CAPACITY_REASONS, type CapacityReasonKind } from './capacity.js';
