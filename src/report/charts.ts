@@ -74,6 +74,9 @@ export interface ForestSpec {
   unit: string;
   rows: ForestRow[];
   note: string | null;
+  /** The axis's span, when it is fit to some rows only (compare.html: the decided ones): an interval running past
+   * it is drawn to the edge as an arrow, its end written there. @default null (every row fits) */
+  x_range?: [number, number] | null;
 }
 
 export interface ForestRow {

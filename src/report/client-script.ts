@@ -258,10 +258,14 @@ export const CLIENT_SCRIPT = String.raw`
     var rows = spec.rows || [];
     var drawn = rows.filter(function (r) { return finite(r.delta); });
     var lo = 0, hi = 0;
-    drawn.forEach(function (r) {
+    // The axis: given (fit to the decided rows), or spanning every row.
+    if (spec.x_range) { lo = spec.x_range[0]; hi = spec.x_range[1]; }
+    else drawn.forEach(function (r) {
       [r.delta, r.low, r.high].forEach(function (v) { if (finite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); } });
     });
     var pad = Math.max(1, (hi - lo) * 0.08);
+    // Past these an interval is drawn as an arrow to the edge, its end written beside it.
+    var edgeLo = lo - pad * 0.75, edgeHi = hi + pad * 0.75;
     var n = rows.length;
     var yOf = function (i) { return n - 1 - i; };
     var unit = spec.unit || '';
@@ -278,7 +282,7 @@ export const CLIENT_SCRIPT = String.raw`
     var textWidth = function (list) { return list.reduce(function (m, t) { return Math.max(m, measure.measureText(t).width); }, 0); };
     var opts = {
       width: width,
-      height: 70 + Math.max(2, n) * 28,
+      height: 70 + Math.max(2, n) * (spec.x_range ? 36 : 28),
       legend: { show: false },
       cursor: { show: false },
       series: [{}, { label: 'delta', stroke: 'transparent', paths: noPath, points: { show: false } }],
@@ -310,20 +314,37 @@ export const CLIENT_SCRIPT = String.raw`
             ctx.fillStyle = color;
             if (!finite(row.delta)) return;
             if (finite(row.low) && finite(row.high)) {
-              var x0 = u.valToPos(row.low, 'x', true);
-              var x1 = u.valToPos(row.high, 'x', true);
+              var cutLo = row.low < edgeLo, cutHi = row.high > edgeHi;
+              var x0 = u.valToPos(cutLo ? edgeLo : row.low, 'x', true);
+              var x1 = u.valToPos(cutHi ? edgeHi : row.high, 'x', true);
               ctx.lineWidth = 2.5 * r;
               ctx.beginPath();
               ctx.moveTo(x0, y); ctx.lineTo(x1, y);
-              ctx.moveTo(x0, y - 6 * r); ctx.lineTo(x0, y + 6 * r);
-              ctx.moveTo(x1, y - 6 * r); ctx.lineTo(x1, y + 6 * r);
+              // A whisker at an end inside the axis, an arrowhead at one cut by it.
+              if (cutLo) { ctx.moveTo(x0 + 7 * r, y - 5 * r); ctx.lineTo(x0, y); ctx.lineTo(x0 + 7 * r, y + 5 * r); }
+              else { ctx.moveTo(x0, y - 6 * r); ctx.lineTo(x0, y + 6 * r); }
+              if (cutHi) { ctx.moveTo(x1 - 7 * r, y - 5 * r); ctx.lineTo(x1, y); ctx.lineTo(x1 - 7 * r, y + 5 * r); }
+              else { ctx.moveTo(x1, y - 6 * r); ctx.lineTo(x1, y + 6 * r); }
               ctx.stroke();
-              var dx = u.valToPos(row.delta, 'x', true);
-              ctx.fillRect(dx - 5 * r, y - 5 * r, 10 * r, 10 * r);
+              ctx.font = (11 * r) + 'px system-ui, sans-serif';
+              ctx.textBaseline = 'bottom';
+              if (cutLo) { ctx.textAlign = 'left'; ctx.fillText(signed(row.low), x0 + 2 * r, y - 6 * r); }
+              if (cutHi) { ctx.textAlign = 'right'; ctx.fillText(signed(row.high), x1 - 2 * r, y - 6 * r); }
+              var inside = row.delta >= edgeLo && row.delta <= edgeHi;
+              var dx = u.valToPos(Math.min(edgeHi, Math.max(edgeLo, row.delta)), 'x', true);
+              // A delta past the axis: a hollow square at the edge, its value written (the bar says where it went).
+              if (inside) ctx.fillRect(dx - 5 * r, y - 5 * r, 10 * r, 10 * r);
+              else {
+                ctx.lineWidth = 1.5 * r;
+                ctx.strokeRect(dx - 5 * r, y - 5 * r, 10 * r, 10 * r);
+                ctx.textAlign = row.delta < edgeLo ? 'left' : 'right';
+                ctx.textBaseline = 'top';
+                ctx.fillText('Δ ' + signed(row.delta), row.delta < edgeLo ? x0 + 2 * r : x1 - 2 * r, y + 6 * r);
+              }
             } else {
-              // No interval: a hollow square, so it does not read as a precise estimate.
+              // No interval: a hollow square, so it does not read as a precise estimate (at the edge when past it).
               ctx.lineWidth = 1.5 * r;
-              ctx.strokeRect(u.valToPos(row.delta, 'x', true) - 5 * r, y - 5 * r, 10 * r, 10 * r);
+              ctx.strokeRect(u.valToPos(Math.min(edgeHi, Math.max(edgeLo, row.delta)), 'x', true) - 5 * r, y - 5 * r, 10 * r, 10 * r);
             }
           });
           ctx.restore();
