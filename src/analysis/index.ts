@@ -20,4 +20,5 @@ export {
 } from './diagnosis/index.js';
 export { STARTUP_OPENING } from './opening.js';
 export { type PhaseArrivals } from './arrivals.js';
+export { type Capacity, type CapacityStage, type LatencyEstimate } from './capacity.js';
 export { ReplayComparison, type RecordedRequest, type ReplaySummary } from './replay.js';

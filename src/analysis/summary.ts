@@ -22,6 +22,7 @@ import { WindowBuilder, type WindowChoice, type WindowFigures, type WindowSettin
 import { DiagnosisCollector } from './diagnosis/index.js';
 import { OpeningStats, type OpeningFigures } from './opening.js';
 import { ArrivalStats, lagLimitMs, type PhaseArrivals, type RunArrivals } from './arrivals.js';
+import { CapacityCollector, type Capacity } from './capacity.js';
 import { evaluateThresholds, DEFAULT_THRESHOLDS, type ThresholdLimits } from './thresholds.js';
 import { ClientActivity, GaugeStore, judgeGauges, scrapeTargets } from '../monitor/index.js';
 import { WARNING_CLASSES } from '../agent/index.js';
@@ -240,6 +241,10 @@ export interface Summary {
   /** An open-loop run (`agents.arrival`): arrivals, start lag and active conversations in all, and per
    * window. Absent for a closed-loop run. */
   arrivals?: RunArrivals;
+  /** A ramp (`agents.stages`) or sweep of rising load: each stage judged, the knee (the highest stage whose
+   * service held) and the first stage past it, with why (docs/arrival.md, "Capacity: the knee"). Absent for a
+   * run of one level. */
+  capacity?: Capacity;
   /** Thresholds verdict: `ok` false drives exit code 1 and failing JUnit cases. */
   thresholds: { ok: boolean; results: ThresholdResult[] };
   /** A replay (`replay:`) against its recording, round by round; absent in generated runs. */
@@ -387,6 +392,8 @@ export class SummaryBuilder {
   /** Open-loop conversations (`conversation_start`/`_end`, `arrivals_end`) and the stages they ran in. */
   readonly #arrivals: ArrivalStats;
   readonly #loads = new Map<string, PhaseLoad & { start_ms: number }>();
+  /** The stages and sweep levels, and what the gauges read in each, for the knee. */
+  readonly #capacity = new CapacityCollector();
 
   /** @param options.thresholds the workload's `thresholds:`; default: `DEFAULT_THRESHOLDS` (a hang fails, so do errors on more than 1%).
    * @param options.pinAfterS `monitor.pin_after_s` for the gauge verdicts (default 30).
@@ -422,6 +429,7 @@ export class SummaryBuilder {
   addLoad(e: PhaseEvent | ConversationStartEvent | ConversationEndEvent | ArrivalsEndEvent): void {
     switch (e.kind) {
       case 'phase':
+        this.#capacity.addPhase(e);
         if (e.load === undefined || this.#loads.has(e.name)) return;
         this.#loads.set(e.name, { ...e.load, start_ms: e.run_ms });
         // A stage is a phase of the summary even if no request was sent in it.
@@ -676,6 +684,7 @@ export class SummaryBuilder {
   addScrape(e: ScrapeEvent): void {
     this.#gauges.add(e);
     this.#diagnosis.addScrape(e);
+    this.#capacity.addScrape(e);
   }
 
   /** A probe's run: its output is read for the engine's watchdog and timeout lines. */
@@ -724,6 +733,14 @@ export class SummaryBuilder {
       thresholds: { ok: true, results: [] },
       ...(arrivals === null ? {} : { arrivals: arrivals.run }),
     };
+    const capacity = this.#capacity.build({
+      phases,
+      windows,
+      histogram: (metric, phase) => (this.histograms.has(metric, phase, ALL_ROUNDS) ? this.histograms.get(metric, phase, ALL_ROUNDS) : null),
+      thresholds: this.#thresholds,
+      wallMs: run.wall_s * 1000,
+    });
+    if (capacity !== null) summary.capacity = capacity;
     summary.diagnosis = this.#diagnosis.diagnose(summary.gauges, this.#gauges, this.#client);
     // After the diagnosis: the buffered-streams limit reads its figures.
     summary.thresholds = evaluateThresholds(this.#thresholds, {

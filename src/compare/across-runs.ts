@@ -93,7 +93,7 @@ function pairedCalls(values: ArmValues, pairs: readonly (readonly [number, numbe
     }
     const final = looks.kind === 'fixed' || (looks.final && last);
     const aligned = values.covariate !== undefined && covariate.every(Number.isFinite) ? { covariate: { name: values.covariate.name, differences: covariate } } : {};
-    const call = sequentialCall(diffs, { minEffect: margin, maxPairs, betterWhen: spec.betterWhen, final, levels, ...aligned });
+    const call = sequentialCall(diffs, { minEffect: margin, maxPairs, betterWhen: spec.betterWhen, final, levels, lowest: lowestOf(spec.kind), ...aligned });
     calls.push(diffs.length < 2 && final ? insufficient(diffs.length, 'pair', diffs[0] ?? null) : call);
   });
   if (calls.length === 0) calls.push(insufficient(0, 'pair', null));
@@ -154,7 +154,12 @@ function welchCall(values: ArmValues, spec: { kind: DeltaKind; betterWhen: Bette
   const levels = fixedLevels(rule.alpha);
   // With k runs in each arm at the spreads seen.
   const halfWidthAt = (k: number, tail: number) => tQuantile(1 - tail, 2 * k - 2) * Math.abs(ratio) * Math.sqrt((sdA * sdA + sdB * sdB) / k);
-  return decide(e, n, { minEffect: marginOf(rule, spec.kind), betterWhen: spec.betterWhen, levels, pending: 'inconclusive', unit: 'run per arm', halfWidthAt });
+  return decide(e, n, { minEffect: marginOf(rule, spec.kind), betterWhen: spec.betterWhen, levels, pending: 'inconclusive', unit: 'run per arm', halfWidthAt, lowest: lowestOf(spec.kind) });
+}
+
+/** A relative delta of a positive figure (tokens/s, a latency) is at least −100%: B is not below 0. */
+function lowestOf(kind: DeltaKind): number {
+  return kind === 'relative' ? -100 : -Infinity;
 }
 
 /**

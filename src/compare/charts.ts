@@ -41,16 +41,38 @@ export function forestPlots(c: Comparison, p: PhaseComparison, index: number): F
     const rows = p.rows.filter((r: FigureRow) => r.kind === k.kind);
     if (rows.length === 0) continue;
     const noInterval = rows.filter((r) => r.delta !== null && (r.low === null || r.high === null)).length;
+    const axis = decidedAxis(rows);
+    const arrows =
+      axis === null
+        ? ''
+        : `; the axis spans the decided intervals: ${axis.beyond} other${axis.beyond === 1 ? '' : 's'} run${axis.beyond === 1 ? 's' : ''} past it, drawn as arrows with their ends written`;
     out.push({
       id: `forest-${index}-${slug(p.phase)}-${k.suffix}`,
       title: `${k.title} · ${c.b.name} vs ${c.a.name} · phase ${p.phase}`,
       x_label: k.x_label,
       unit: k.unit,
       rows: rows.map((r) => ({ label: r.label, delta: r.delta, low: r.low, high: r.high, verdict: r.verdict })),
-      note: `bar: the interval across runs; square: the delta; green better, red worse, slate equivalent, amber inconclusive${noInterval > 0 ? `; hollow amber square${noInterval === 1 ? '' : 's'}: ${noInterval} figure${noInterval === 1 ? '' : 's'} without an interval (too little data)` : ''}`,
+      note: `bar: the interval across runs; square: the delta; green better, red worse, slate equivalent, amber inconclusive${noInterval > 0 ? `; hollow amber square${noInterval === 1 ? '' : 's'}: ${noInterval} figure${noInterval === 1 ? '' : 's'} without an interval (too little data)` : ''}${arrows}`,
+      x_range: axis === null ? null : axis.range,
     });
   }
   return out;
+}
+
+const DECIDED: ReadonlySet<string> = new Set(['better', 'worse', 'equivalent']);
+
+/** The axis of a forest plot fit to its decided rows (their intervals, deltas and 0), when some other row runs
+ * past it: one wide inconclusive interval (−100% … +539%) would shrink the decided ones to dots. Null when no row
+ * is decided or every row fits. */
+export function decidedAxis(rows: readonly Pick<FigureRow, 'delta' | 'low' | 'high' | 'verdict'>[]): { range: [number, number]; beyond: number } | null {
+  const decided = rows.filter((r) => DECIDED.has(r.verdict) && r.delta !== null);
+  if (decided.length === 0) return null;
+  const values = decided.flatMap((r) => [r.delta, r.low, r.high]).filter((v): v is number => v !== null && Number.isFinite(v));
+  const lo = Math.min(0, ...values);
+  const hi = Math.max(0, ...values);
+  const past = (r: (typeof rows)[number]) => r.delta !== null && (Math.min(r.delta, r.low ?? r.delta) < lo || Math.max(r.delta, r.high ?? r.delta) > hi);
+  const beyond = rows.filter(past).length;
+  return beyond === 0 ? null : { range: [round3(lo), round3(hi)], beyond };
 }
 
 const scratch = new Float64Array(BIN_COUNT);

@@ -32,6 +32,9 @@ export interface SequentialOptions {
   /** Per pair, the difference (B − A, % of A) of a covariate the change should not move — tokens per request
    * for decode tok/s — to adjust for (CUPED-style regression, see `estimate`); same length as the differences. */
   covariate?: { name: string; differences: readonly number[] };
+  /** The least the difference can be: −100 for B − A in % of A of a positive figure (B cannot go below 0). The
+   * interval is clipped there; the calls do not change (they look at ± the margin). @default -Infinity */
+  lowest?: number;
 }
 
 /** A covariate adjustment made: which, its slope, and the spread it took out. */
@@ -145,6 +148,8 @@ export interface DecideOptions {
   /** `pair` (paired runs) or `run per arm` (Welch). */
   unit: 'pair' | 'run per arm';
   halfWidthAt: (k: number, tail: number) => number;
+  /** As `SequentialOptions.lowest`. @default -Infinity */
+  lowest?: number;
 }
 
 /** The four calls on an estimate with `n` units of data (pairs, or the smaller arm's runs). */
@@ -154,7 +159,8 @@ export function decide(e: Estimate, n: number, options: DecideOptions): Sequenti
   const m = e.m;
   const width = (tail: number): number => tQuantile(1 - tail, e.df) * e.se;
   const h = width(levels.twoSided);
-  const low = m - h;
+  const lowest = options.lowest ?? -Infinity;
+  const low = Math.max(lowest, m - h);
   const high = m + h;
   const adjusted = e.adjusted === null ? '' : `, adjusted for ${e.adjusted.covariate}`;
   const call = { pairs: n, estimate: m, low, high, ...(e.adjusted === null ? {} : { adjusted: e.adjusted }) };
@@ -172,7 +178,14 @@ export function decide(e: Estimate, n: number, options: DecideOptions): Sequenti
   // Equivalent: both one-sided tests reject a difference of ±margin (the narrower one-sided interval).
   const q = width(levels.oneSided);
   if (m - q > -margin && m + q < margin)
-    return { ...call, low: m - q, high: m + q, verdict: 'equivalent', more_pairs: null, text: `equivalent within ±${margin}: ${fmt(m)} [${fmt(m - q)}, ${fmt(m + q)}] after ${units(n)}${adjusted}` };
+    return {
+      ...call,
+      low: Math.max(lowest, m - q),
+      high: m + q,
+      verdict: 'equivalent',
+      more_pairs: null,
+      text: `equivalent within ±${margin}: ${fmt(m)} [${fmt(Math.max(lowest, m - q))}, ${fmt(m + q)}] after ${units(n)}${adjusted}`,
+    };
   const more = moreUnits(m, n, margin, levels, options.halfWidthAt);
   const plural = unit === 'pair' ? (more === 1 ? 'pair' : 'pairs') : `run${more === 1 ? '' : 's'} per arm`;
   const needs = more === null ? `more ${unit === 'pair' ? 'pairs' : 'runs'} would hardly settle it at this spread` : `about ${more} more ${plural} would likely settle it`;

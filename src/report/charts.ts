@@ -34,17 +34,24 @@ export interface PartialWindow {
 export interface ChartMarker {
   x: number;
   label: string;
+  /** A marker with its own colour is labelled on the chart (the knee); default: red, unlabelled (hangs). */
+  color?: string;
 }
 
 /** One chart: the browser draws it with uPlot into the element carrying `data-chart="<id>"`. */
 export interface ChartSpec {
   id: string;
   title: string;
-  /** `round`: x is the round number; `seconds`: seconds since the run started. */
-  x_kind: 'round' | 'seconds';
+  /** `round`: x is the round number; `seconds`: seconds since the run started; `level`: a load level (conversations
+   * per second, agents). */
+  x_kind: 'round' | 'seconds' | 'level';
   x_label: string;
   y_label: string;
   y2_label: string | null;
+  /** Drawn across the whole grid row (the one chart of a section). @default false */
+  wide?: boolean;
+  /** The left axis on a log scale (latencies from milliseconds to seconds). @default false */
+  y_log?: boolean;
   x: number[];
   series: ChartSeries[];
   /** Vertical lines: hangs (at the time the watchdog fired, or on the round they hung in). */
@@ -67,6 +74,9 @@ export interface ForestSpec {
   unit: string;
   rows: ForestRow[];
   note: string | null;
+  /** The axis's span, when it is fit to some rows only (compare.html: the decided ones): an interval running past
+   * it is drawn to the edge as an arrow, its end written there. @default null (every row fits) */
+  x_range?: [number, number] | null;
 }
 
 export interface ForestRow {

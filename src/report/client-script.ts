@@ -145,16 +145,27 @@ export const CLIENT_SCRIPT = String.raw`
           var markers = spec.markers || [];
           if (markers.length === 0) return;
           ctx.save();
-          ctx.strokeStyle = 'rgba(220, 38, 38, 0.8)';
           ctx.lineWidth = Math.max(1, r);
-          ctx.setLineDash([5 * r, 4 * r]);
+          ctx.font = (11 * r) + 'px system-ui, sans-serif';
+          var labelled = 0;
           markers.forEach(function (m) {
             var x = u.valToPos(m.x, 'x', true);
             if (!isFinite(x) || x < b.left - 1 || x > b.left + b.width + 1) return;
+            ctx.strokeStyle = m.color || 'rgba(220, 38, 38, 0.8)';
+            ctx.setLineDash([5 * r, 4 * r]);
             ctx.beginPath();
             ctx.moveTo(x, b.top);
             ctx.lineTo(x, b.top + b.height);
             ctx.stroke();
+            // A marker with its own colour (the knee) says what it is, beside its line, inside the plot.
+            if (!m.color) return;
+            ctx.fillStyle = m.color;
+            var w = ctx.measureText(m.label).width;
+            var right = x + 4 * r + w <= b.left + b.width;
+            ctx.textAlign = right ? 'left' : 'right';
+            // One line lower for each labelled marker, so two near each other do not overwrite.
+            labelled += 1;
+            ctx.fillText(m.label, right ? x + 4 * r : x - 4 * r, b.top + 13 * r * labelled);
           });
           ctx.restore();
         }]
@@ -175,13 +186,15 @@ export const CLIENT_SCRIPT = String.raw`
 
   function buildLine(spec, el, plotEl, width) {
     var round = spec.x_kind === 'round';
+    // A load level (conversations/s, agents): plain numbers on the axis, named in the legend.
+    var level = spec.x_kind === 'level';
     var n = spec.x.length;
     // Read from the spec at each use: a live page replaces its data in place.
     var partialIdx = function () { return spec.partial ? spec.x.length - 1 : -1; };
     var tag = function (idx) { return idx === partialIdx() ? ' (partial)' : ''; };
     var series = [{
       label: spec.x_label,
-      value: function (u, v, sidx, idx) { return idx == null ? 'last' : v == null ? '' : round ? spec.x_label + ' ' + v : fmtSeconds(v, 0.1); }
+      value: function (u, v, sidx, idx) { return idx == null ? 'last' : v == null ? '' : round || level ? spec.x_label + ' ' + v : fmtSeconds(v, 0.1); }
     }];
     var bridged = false;
     spec.series.forEach(function (s, i) {
@@ -206,7 +219,7 @@ export const CLIENT_SCRIPT = String.raw`
       series.push(opt);
     });
     var axes = [
-      { label: spec.x_label, labelSize: 22, values: round ? function (u, vals) { return vals.map(function (v) { return Number.isInteger(v) ? String(v) : ''; }); } : function (u, vals, axisIdx, space, incr) { return vals.map(function (v) { return fmtSeconds(v, incr); }); } },
+      { label: spec.x_label, labelSize: 22, values: round ? function (u, vals) { return vals.map(function (v) { return Number.isInteger(v) ? String(v) : ''; }); } : level ? function (u, vals) { return vals.map(function (v) { return fmtValue(v); }); } : function (u, vals, axisIdx, space, incr) { return vals.map(function (v) { return fmtSeconds(v, incr); }); } },
       { label: spec.y_label, labelSize: 22, scale: 'y', size: 56 }
     ];
     if (spec.y2_label) axes.push({ label: spec.y2_label, labelSize: 22, scale: 'y2', side: 1, grid: { show: false }, size: 56 });
@@ -218,12 +231,15 @@ export const CLIENT_SCRIPT = String.raw`
       if (r[0] === 0 && min === 0) r[0] = -0.03 * r[1];
       return r;
     };
-    var scales = { x: { time: false }, y: { range: yRange } };
+    // A log scale (latencies from ms to s): uPlot's own range, whole decades.
+    var scales = { x: { time: false }, y: spec.y_log ? { distr: 3, log: 10 } : { range: yRange } };
     if (spec.y2_label) scales.y2 = { range: yRange };
     if (n === 1) scales.x.range = function (u, min, max) { return round ? [min - 1, max + 1] : [Math.max(0, min - 1), max + 1]; };
+    // Levels: from 0 (or just below the lowest) to a little past the highest, so the end points are not on the edges.
+    else if (level) scales.x.range = function (u, min, max) { var pad = (max - min) * 0.05; return [Math.max(0, min - pad), max + pad]; };
     var opts = {
       width: width,
-      height: HEIGHT,
+      height: spec.wide ? 320 : HEIGHT,
       series: series,
       axes: axes,
       scales: scales,
@@ -242,10 +258,14 @@ export const CLIENT_SCRIPT = String.raw`
     var rows = spec.rows || [];
     var drawn = rows.filter(function (r) { return finite(r.delta); });
     var lo = 0, hi = 0;
-    drawn.forEach(function (r) {
+    // The axis: given (fit to the decided rows), or spanning every row.
+    if (spec.x_range) { lo = spec.x_range[0]; hi = spec.x_range[1]; }
+    else drawn.forEach(function (r) {
       [r.delta, r.low, r.high].forEach(function (v) { if (finite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); } });
     });
     var pad = Math.max(1, (hi - lo) * 0.08);
+    // Past these an interval is drawn as an arrow to the edge, its end written beside it.
+    var edgeLo = lo - pad * 0.75, edgeHi = hi + pad * 0.75;
     var n = rows.length;
     var yOf = function (i) { return n - 1 - i; };
     var unit = spec.unit || '';
@@ -262,7 +282,7 @@ export const CLIENT_SCRIPT = String.raw`
     var textWidth = function (list) { return list.reduce(function (m, t) { return Math.max(m, measure.measureText(t).width); }, 0); };
     var opts = {
       width: width,
-      height: 70 + Math.max(2, n) * 28,
+      height: 70 + Math.max(2, n) * (spec.x_range ? 36 : 28),
       legend: { show: false },
       cursor: { show: false },
       series: [{}, { label: 'delta', stroke: 'transparent', paths: noPath, points: { show: false } }],
@@ -294,20 +314,37 @@ export const CLIENT_SCRIPT = String.raw`
             ctx.fillStyle = color;
             if (!finite(row.delta)) return;
             if (finite(row.low) && finite(row.high)) {
-              var x0 = u.valToPos(row.low, 'x', true);
-              var x1 = u.valToPos(row.high, 'x', true);
+              var cutLo = row.low < edgeLo, cutHi = row.high > edgeHi;
+              var x0 = u.valToPos(cutLo ? edgeLo : row.low, 'x', true);
+              var x1 = u.valToPos(cutHi ? edgeHi : row.high, 'x', true);
               ctx.lineWidth = 2.5 * r;
               ctx.beginPath();
               ctx.moveTo(x0, y); ctx.lineTo(x1, y);
-              ctx.moveTo(x0, y - 6 * r); ctx.lineTo(x0, y + 6 * r);
-              ctx.moveTo(x1, y - 6 * r); ctx.lineTo(x1, y + 6 * r);
+              // A whisker at an end inside the axis, an arrowhead at one cut by it.
+              if (cutLo) { ctx.moveTo(x0 + 7 * r, y - 5 * r); ctx.lineTo(x0, y); ctx.lineTo(x0 + 7 * r, y + 5 * r); }
+              else { ctx.moveTo(x0, y - 6 * r); ctx.lineTo(x0, y + 6 * r); }
+              if (cutHi) { ctx.moveTo(x1 - 7 * r, y - 5 * r); ctx.lineTo(x1, y); ctx.lineTo(x1 - 7 * r, y + 5 * r); }
+              else { ctx.moveTo(x1, y - 6 * r); ctx.lineTo(x1, y + 6 * r); }
               ctx.stroke();
-              var dx = u.valToPos(row.delta, 'x', true);
-              ctx.fillRect(dx - 5 * r, y - 5 * r, 10 * r, 10 * r);
+              ctx.font = (11 * r) + 'px system-ui, sans-serif';
+              ctx.textBaseline = 'bottom';
+              if (cutLo) { ctx.textAlign = 'left'; ctx.fillText(signed(row.low), x0 + 2 * r, y - 6 * r); }
+              if (cutHi) { ctx.textAlign = 'right'; ctx.fillText(signed(row.high), x1 - 2 * r, y - 6 * r); }
+              var inside = row.delta >= edgeLo && row.delta <= edgeHi;
+              var dx = u.valToPos(Math.min(edgeHi, Math.max(edgeLo, row.delta)), 'x', true);
+              // A delta past the axis: a hollow square at the edge, its value written (the bar says where it went).
+              if (inside) ctx.fillRect(dx - 5 * r, y - 5 * r, 10 * r, 10 * r);
+              else {
+                ctx.lineWidth = 1.5 * r;
+                ctx.strokeRect(dx - 5 * r, y - 5 * r, 10 * r, 10 * r);
+                ctx.textAlign = row.delta < edgeLo ? 'left' : 'right';
+                ctx.textBaseline = 'top';
+                ctx.fillText('Δ ' + signed(row.delta), row.delta < edgeLo ? x0 + 2 * r : x1 - 2 * r, y + 6 * r);
+              }
             } else {
-              // No interval: a hollow square, so it does not read as a precise estimate.
+              // No interval: a hollow square, so it does not read as a precise estimate (at the edge when past it).
               ctx.lineWidth = 1.5 * r;
-              ctx.strokeRect(u.valToPos(row.delta, 'x', true) - 5 * r, y - 5 * r, 10 * r, 10 * r);
+              ctx.strokeRect(u.valToPos(Math.min(edgeHi, Math.max(edgeLo, row.delta)), 'x', true) - 5 * r, y - 5 * r, 10 * r, 10 * r);
             }
           });
           ctx.restore();
@@ -336,7 +373,7 @@ export const CLIENT_SCRIPT = String.raw`
 
   function shapeOf(spec) {
     if (spec.rows !== undefined) return 'forest';
-    return [spec.x_kind, spec.y2_label, spec.partial ? 1 : 0].concat(spec.series.map(function (s) { return s.label + '|' + (s.scale || 'y') + '|' + (s.style || '') + '|' + (s.gaps || ''); })).join('\n');
+    return [spec.x_kind, spec.y2_label, spec.y_log ? 1 : 0, spec.partial ? 1 : 0].concat(spec.series.map(function (s) { return s.label + '|' + (s.scale || 'y') + '|' + (s.style || '') + '|' + (s.gaps || ''); })).join('\n');
   }
 
   /** Draws a chart, or gives an existing one of the same shape its new data (a live page). */

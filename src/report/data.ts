@@ -3,6 +3,7 @@
 import type { Summary } from '../analysis/index.js';
 import { describeSkipped, isKindLine, isScrapeEvent, readKindLines, readManifest, type RunManifest } from '../results/index.js';
 import { baseName, type CanaryEvent, type ClientSampleEvent, type GaugeSnapshot, type HangEvent, type RequestRecord, type ScrapeEvent } from '../types/index.js';
+import { capacityChart } from './capacity.js';
 import { arrivalCharts, canaryCharts, clientCharts, GaugeSeriesBuilder, isCounterName, latencyCharts, timeCharts, type ChartSpec, type HangMark, type TargetHealth } from './charts.js';
 import { round3 } from '../util/index.js';
 
@@ -61,7 +62,7 @@ export interface ReportData {
   events_by_kind: Record<string, number>;
   targets: TargetHealth[];
   canaries: CanaryLegSummary[];
-  charts: { latency: ChartSpec[]; time: ChartSpec[]; gauges: ChartSpec[]; client: ChartSpec[]; canaries: ChartSpec[]; arrivals: ChartSpec[] };
+  charts: { latency: ChartSpec[]; time: ChartSpec[]; gauges: ChartSpec[]; client: ChartSpec[]; canaries: ChartSpec[]; arrivals: ChartSpec[]; capacity: ChartSpec[] };
 }
 
 export const MAX_HANG_ROWS = 500;
@@ -184,6 +185,7 @@ export class ReportCollector {
         client: clientCharts(this.#samples, marks),
         canaries: canaryCharts(this.#canaries, marks),
         arrivals: arrivalCharts(summary),
+        capacity: [capacityChart(summary)].filter((c) => c !== null),
       },
     };
   }

@@ -2,13 +2,14 @@
 // request) for people: the run's header and settings, totals, latency by round, throughput and gauges
 // over time with hang markers and verdicts, hangs, errors, diagnosis, thresholds and client health.
 import { WRITER_LAG_FLAG_MS, describePathTimeout, type PhaseSummary, type RoundSummary, type Summary } from '../analysis/index.js';
-import { DIAGNOSIS_VERDICTS, GAUGE_VERDICTS, type DiagnosisEpisode, type GaugeVerdict } from '../types/index.js';
+import { CAPACITY_REASONS, DIAGNOSIS_VERDICTS, GAUGE_VERDICTS, type DiagnosisEpisode, type GaugeVerdict } from '../types/index.js';
 import { fixedDigits, shellCommand } from '../util/index.js';
 import { loadChartAssets, type ChartAssets } from './assets.js';
 import type { ChartSpec } from './charts.js';
 import type { ReportData } from './data.js';
 import { badge, chartGrid, chartScripts, chartStyles, cspMeta, esc, table } from './page.js';
 import { replaySection } from './replay-table.js';
+import { gaugesText, levelText } from './capacity.js';
 import { diagnosisMeaning, latencyCells, latencyHeads } from './table.js';
 
 function fmtMs(v: number | null | undefined, count = 1): string {
@@ -309,6 +310,36 @@ function arrivalsSection(d: ReportData): string {
     rows,
     head.map((_, i) => i >= 2 && i < head.length - 1),
   )}${plots}</section>`;
+}
+
+/** A ramp's or sweep's knee: the chart of offered load against latency and throughput, and each stage's verdict
+ * with the figures that decided it. */
+function capacitySection(d: ReportData): string {
+  const c = d.summary.capacity;
+  if (c === undefined) return '';
+  const rows = c.stages.map((st) => [
+    esc(st.phase),
+    esc(levelText(c, st)),
+    st.holds ? badge('holds', 'good') : badge('past', 'bad'),
+    fmtMs(st.ttft?.p50_ms, st.ttft?.count ?? 0),
+    fmtMs(st.ttft?.p99_ms, st.ttft?.count ?? 0),
+    fmtNum(st.ttft?.count ?? 0),
+    fmtMs(st.itl?.p50_ms, st.itl?.count ?? 0),
+    fmtMs(st.itl?.p99_ms, st.itl?.count ?? 0),
+    `${fmtNum(st.throughput.output_tokens_per_s)}${st.throughput.se === null ? '' : ` ± ${fmtNum(1.96 * st.throughput.se)}`}`,
+    st.reasons.length === 0 ? '' : st.reasons.map((r) => `<b title="${esc(CAPACITY_REASONS[r.kind])}">${esc(r.kind)}</b>: ${esc(r.text)}`).join('<br>'),
+    esc(gaugesText(st.gauges)),
+  ]);
+  const head = ['stage', 'offered', '', 'TTFT p50 ms', 'TTFT p99 ms', 'n', 'ITL p50 ms', 'ITL p99 ms', 'output tok/s (95%)', 'why', 'engine gauges'];
+  const lead =
+    c.knee === null
+      ? `No stage held: the first, ${esc(c.stages[0]!.phase)}, was already past the knee.`
+      : `The knee: <b>${esc(c.knee.phase)}</b> at ${esc(levelText(c, c.knee))}, the highest stage whose service held${c.past === null ? '; every stage held, so the knee is at or above the last one' : `; past it, ${esc(c.past.phase)} at ${esc(levelText(c, c.past))}: ${esc(c.past.reasons.map((r) => r.kind).join(', '))}`}.`;
+  return `<section id="capacity"><h2>Capacity</h2><p class="lead">${lead} A stage holds when: ${esc(c.basis)} (see docs/arrival.md, “Capacity: the knee”).</p>${charts(d.charts.capacity)}${table(
+    head,
+    rows,
+    head.map((_, i) => i >= 3 && i <= 8),
+  )}</section>`;
 }
 
 /** Reasoning and decode per round: reasoning tokens and time, TTFC beside TTFT, TPOT beside ITL, tokens per event. */
@@ -685,7 +716,7 @@ footer{color:var(--muted);font-size:12px;margin-top:40px}
 /** The whole page. `assets` defaults to uPlot from node_modules (tests may pass their own). */
 export function renderReportHtml(d: ReportData, assets: ChartAssets = loadChartAssets()): string {
   const s = d.summary;
-  const allCharts = [...d.charts.latency, ...d.charts.time, ...d.charts.arrivals, ...d.charts.gauges, ...d.charts.canaries, ...d.charts.client];
+  const allCharts = [...d.charts.capacity, ...d.charts.latency, ...d.charts.time, ...d.charts.arrivals, ...d.charts.gauges, ...d.charts.canaries, ...d.charts.client];
   const payload = { charts: allCharts, summary: s };
   const version = d.manifest?.versions.roundload ?? '';
   return `<!doctype html>
@@ -703,6 +734,7 @@ ${chartStyles(assets)}
 ${headerSection(d)}
 ${verdictBar(s)}
 ${totalsSection(s)}
+${capacitySection(d)}
 ${latencySection(d)}
 ${timeSection(d)}
 ${arrivalsSection(d)}

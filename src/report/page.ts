@@ -52,7 +52,7 @@ export const CHART_CSS = `
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(380px,1fr));gap:14px}
 @media (max-width:700px){.charts{grid-template-columns:1fr}}
 .chart{margin:0;background:#fff;border:1px solid #e2e8f0;border-radius:10px;padding:10px 12px;min-width:0}
-.charts .chart.forest{grid-column:1/-1}
+.charts .chart.forest,.charts .chart.wide{grid-column:1/-1}
 .chart figcaption{font-weight:600;margin-bottom:4px}
 .chart .plot{width:100%;min-height:60px;overflow:hidden}
 .chart.empty .plot{display:flex;align-items:center;justify-content:center;color:#b91c1c;min-height:120px}
@@ -66,7 +66,7 @@ export function chartFigure(c: ChartSpec | ForestSpec): string {
   const noun = 'markers' in c ? (c.marker_noun ?? 'hang marker') : '';
   const markers = 'markers' in c && c.markers.length > 0 ? `<span class="marker-key">┆ ${c.markers.length} ${noun}${c.markers.length === 1 ? '' : 's'}</span>` : '';
   const note = c.note === null ? '' : `<span>${esc(c.note)}</span>`;
-  return `<figure class="chart${'rows' in c ? ' forest' : ''}" data-chart="${esc(c.id)}"><figcaption>${esc(c.title)}</figcaption><div class="plot"></div><p class="chart-note">${markers}${note}</p></figure>`;
+  return `<figure class="chart${'rows' in c ? ' forest' : c.wide === true ? ' wide' : ''}" data-chart="${esc(c.id)}"><figcaption>${esc(c.title)}</figcaption><div class="plot"></div><p class="chart-note">${markers}${note}</p></figure>`;
 }
 
 /** Charts in a grid. */

@@ -17,6 +17,7 @@ import { gaugeLines } from './gauges.js';
 import { bannerLine, runVerdict, type RunVerdict } from './banner.js';
 import { colors } from './progress-line.js';
 import { replayLines } from './replay-table.js';
+import { capacityLines } from './capacity.js';
 
 /** What a figure with no samples shows. */
 const NONE = '–';
@@ -386,6 +387,7 @@ export function formatSummary(summary: Summary, folder: string, options: FormatO
     `requests   ${t.requests} (${t.ok} ok, ${t.errors} error${t.errors === 1 ? '' : 's'}, ${t.hangs} hang${t.hangs === 1 ? '' : 's'})  ·  ${estimatedRate}${s.throughput.output_tokens_per_s.toFixed(1)} output tokens/s${estimatedRate === '' ? '' : ' (estimated)'}  ·  ${s.throughput.requests_per_s.toFixed(2)} requests/s`,
   );
   out.push(...arrivalLines(s));
+  out.push(...capacityLines(s));
   const capped = contextCapLine(s);
   if (capped !== null) out.push(`planned    ${capped}`);
   out.push(`tokens     ${tokensLine(s)}`);

@@ -45,6 +45,7 @@ export {
   RUNNING_GAUGES,
   QUEUE_GAUGES,
   HANDOFF_GAUGES,
+  KV_USAGE_GAUGES,
   DEFAULT_GAUGES,
   TOKEN_COUNTERS,
   REQUEST_COUNTERS,
@@ -78,3 +79,4 @@ export {
   type AbSeriesFigureName,
   type ComputedTrendFigureName,
 } from './figures.js';
+export { CAPACITY_REASONS, type CapacityReasonKind } from './capacity.js';

@@ -22,6 +22,8 @@ interface ServerFamily {
   handoff: readonly (readonly [string, string, PdSide])[];
   /** Other gauges kept by default (usage, throughput, ratios). */
   other: readonly string[];
+  /** Of those, the share of the KV cache in use (0–1): a capacity stage's evidence. */
+  kv: readonly string[];
   /** Counters of generated or processed tokens: proof of flow, by how they move. */
   tokens: readonly (readonly [string, Moves])[];
   /** Counters of finished requests: they count aborted ones too, so they prove flow last. */
@@ -48,6 +50,7 @@ export const SERVER_FAMILIES = {
       ['num_decode_transfer_queue_reqs', 'transfer', 'decode'],
     ],
     other: ['num_used_tokens', 'token_usage', 'gen_throughput', 'cache_hit_rate'],
+    kv: ['token_usage'],
     tokens: [
       ['realtime_tokens_total', 'while_streaming'],
       ['generation_tokens_total', 'at_finish'],
@@ -62,6 +65,7 @@ export const SERVER_FAMILIES = {
     queue: [['num_requests_waiting', 'queue']],
     handoff: [],
     other: ['kv_cache_usage_perc', 'gpu_cache_usage_perc'],
+    kv: ['kv_cache_usage_perc', 'gpu_cache_usage_perc'],
     tokens: [
       ['generation_tokens_total', 'at_finish'],
       ['prompt_tokens_total', 'prompt'],
@@ -75,6 +79,7 @@ export const SERVER_FAMILIES = {
     queue: [['requests_deferred', 'queue']],
     handoff: [],
     other: ['kv_cache_usage_ratio'],
+    kv: ['kv_cache_usage_ratio'],
     tokens: [
       ['n_decode_total', 'while_streaming'],
       ['tokens_predicted_total', 'at_finish'],
@@ -89,6 +94,7 @@ export const SERVER_FAMILIES = {
     queue: [['tgi_queue_size', 'queue']],
     handoff: [],
     other: [],
+    kv: [],
     tokens: [
       ['tgi_batch_inference_count', 'while_streaming'],
       ['tgi_request_generated_tokens_sum', 'at_finish'],
@@ -104,6 +110,7 @@ export const SERVER_FAMILIES = {
     queue: [],
     handoff: [],
     other: [],
+    kv: [],
     tokens: [],
     requests: [],
     failures: ['sgl_router_request_errors_total'],
@@ -127,6 +134,8 @@ export function baseName(name: string): string {
 export const RUNNING_GAUGES: ReadonlySet<string> = new Set(names((f) => f.running));
 export const QUEUE_GAUGES: ReadonlySet<string> = new Set(names((f) => f.queue));
 export const HANDOFF_GAUGES: ReadonlySet<string> = new Set(names((f) => f.handoff));
+/** Gauges of the share of the KV cache in use, 0–1 (names without prefix). */
+export const KV_USAGE_GAUGES: ReadonlySet<string> = new Set(names((f) => f.kv));
 
 /** The gauges kept by default, family by family: running, waiting, the others, the hand-off queues. */
 export const DEFAULT_GAUGES: readonly string[] = [...new Set(FAMILIES.flatMap((f) => names(() => [...f.running, ...f.queue, ...f.other, ...f.handoff])))];

@@ -342,3 +342,23 @@ test('runs pair when their starts alternate two by two (A B, B A); one arm twice
   assert.equal(alternatedPairs(runs([0, 3, 4]), runs([1, 2])), null, 'unequal counts');
   assert.equal(alternatedPairs([{ startedAt: null }, ...runs([3])], runs([1, 2])), null, 'a start not recorded');
 });
+
+test('a relative interval never reaches below −100% (B of a positive figure is not below 0), paired or Welch, and the call is unchanged', () => {
+  // One arm's p99 wildly spread: the t interval around the mean difference would run far below −100%.
+  const a = [100, 110, 95];
+  const b = [10, 400, 12];
+  for (const pairs of [
+    null,
+    [
+      [0, 0],
+      [1, 1],
+      [2, 2],
+    ] as [number, number][],
+  ]) {
+    const call = callFigure({ a, b, pairs }, DECODE, FIXED).calls.at(-1)!;
+    assert.equal(call.verdict, 'inconclusive', `${pairs === null ? 'welch' : 'paired'}: ${call.text}`);
+    assert.equal(call.low, -100, `${pairs === null ? 'welch' : 'paired'}: clipped at −100: ${call.text}`);
+    assert.ok(call.high! > 100);
+    assert.match(call.text, /\[-100\.0, \+\d/);
+  }
+});

@@ -10,13 +10,20 @@ import { join } from 'node:path';
 import { loadWorkload } from '../../src/config/index.js';
 import { executeRun } from '../../src/run/index.js';
 import { collectReportData, junitCases, renderJunit, renderReportHtml, type ReportData } from '../../src/report/index.js';
-import { compareArms, loadRun } from '../../src/compare/index.js';
+import { compareArms, comparisonHtml, loadRun, type ArmPair, type Comparison } from '../../src/compare/index.js';
 import { writeComparisons } from '../../src/commands/compare.js';
 import { readJsonl } from '../helpers/tmp.js';
 import { CHROMIUM_PATH, chromiumAvailable, openReportBrowser, type ReportBrowser } from '../helpers/browser.js';
 import { ROOT } from '../helpers/root.js';
 
 const SCREENSHOT = process.env.ROUNDLOAD_DOCS_SCREENSHOT === '1' ? join(ROOT, 'docs', 'report.png') : undefined;
+/** `ROUNDLOAD_E2E_SCREENSHOTS=1` writes the pages' screenshots to test/e2e/screenshots/ (kept in the repository,
+ * to look at what the checks pass). */
+function e2eShot(name: string): { screenshot: string } | Record<string, never> {
+  if (process.env.ROUNDLOAD_E2E_SCREENSHOTS !== '1') return {};
+  mkdirSync(join(ROOT, 'test', 'e2e', 'screenshots'), { recursive: true });
+  return { screenshot: join(ROOT, 'test', 'e2e', 'screenshots', name) };
+}
 
 // Without Chromium the test skips on a workstation, but fails in CI (which installs it: see .ci/run).
 const missing = chromiumAvailable() ? null : `Chromium not found at ${CHROMIUM_PATH} (apt-get install chromium; CHROMIUM_PATH overrides)`;
@@ -148,15 +155,24 @@ test('a stretch of zeros (a stall) is drawn as a visible line above the axis, no
   assert.ok(pixels !== undefined && pixels.coverage >= 0.97, `the line, zeros included: ${JSON.stringify(pixels)}`);
 });
 
+/** The real run and one on an engine decoding twice as fast (engine settings are not part of the workload
+ * identity), compared. */
+let armsShared: Promise<{ pair: ArmPair; comparison: Comparison }> | null = null;
+function twoArms(): Promise<{ pair: ArmPair; comparison: Comparison }> {
+  armsShared ??= (async () => {
+    const { out: runA } = await realRun();
+    const runB = join(workDir!, 'run-b');
+    const workload = await loadWorkload('workloads/smoke.yaml', { agents: 3, rounds: 6, set: [...SETTINGS, 'engine.decode_step_ms=3'] });
+    assert.equal((await executeRun({ workload, out: runB })).status, 'completed');
+    const pair = { a: { name: 'slow', runs: [await loadRun(runA)] }, b: { name: 'fast', runs: [await loadRun(runB)] } };
+    return { pair, comparison: compareArms(pair.a, pair.b) };
+  })();
+  return armsShared;
+}
+
 test("compare.html of two real runs draws the deltas as a forest plot and both arms' time series as visible lines", { skip, timeout: 90_000 }, async () => {
   assert.ok(browser, missing ?? 'browser');
-  const { out: runA } = await realRun();
-  // Arm B: the same load on an engine decoding twice as fast (engine settings are not part of the workload identity).
-  const runB = join(workDir!, 'run-b');
-  const workload = await loadWorkload('workloads/smoke.yaml', { agents: 3, rounds: 6, set: [...SETTINGS, 'engine.decode_step_ms=3'] });
-  assert.equal((await executeRun({ workload, out: runB })).status, 'completed');
-  const pair = { a: { name: 'slow', runs: [await loadRun(runA)] }, b: { name: 'fast', runs: [await loadRun(runB)] } };
-  const comparison = compareArms(pair.a, pair.b);
+  const { pair, comparison } = await twoArms();
   const file = writeComparisons([comparison], join(workDir!, 'compare.html'), [pair]).html;
   const rows = comparison.phases[0]!.rows.filter((r) => r.kind === 'relative');
   const VERDICT_COLORS: Record<string, string> = { better: '#047857', worse: '#b91c1c', equivalent: '#475569', inconclusive: '#b45309', undecided: '#b45309', 'insufficient data': '#b45309' };
@@ -176,5 +192,56 @@ test("compare.html of two real runs draws the deltas as a forest plot and both a
   assert.equal(arms.length, 2, JSON.stringify(arms));
   const plotColumns = Math.max(...arms.map((l) => l.last)) + 1;
   for (const l of arms) assert.ok(l.coverage >= 0.9 && l.columns >= plotColumns * 0.3, `${l.label}: ${JSON.stringify(l)} of ${plotColumns}`);
+  assert.equal(page.legendDashes, 0);
+});
+
+test('compare.html fits the delta axis to the decided intervals: an inconclusive −100% … +539% is an arrow with its ends written, the decided bars stay wide', { skip, timeout: 120_000 }, async () => {
+  assert.ok(browser, missing ?? 'browser');
+  const { comparison } = await twoArms();
+  // The shape of the issue: decided figures within ±25%, one inconclusive p99 whose interval runs −100% … +539%.
+  const wide = structuredClone(comparison);
+  const rows = wide.phases[0]!.rows.filter((r) => r.kind === 'relative' && r.delta !== null);
+  assert.ok(rows.length >= 4, `enough relative rows: ${rows.length}`);
+  rows.forEach((r, i) =>
+    Object.assign(
+      r,
+      i === 1
+        ? { verdict: 'inconclusive', delta: 140, low: -100, high: 539 }
+        : { verdict: i % 2 === 0 ? 'better' : 'equivalent', delta: i % 2 === 0 ? 15 : 1, low: i % 2 === 0 ? 8 : -2, high: i % 2 === 0 ? 22 : 2.5 },
+    ),
+  );
+  const file = join(workDir!, 'compare-wide.html');
+  writeFileSync(file, comparisonHtml([wide]));
+  const forest = 'forest-0-main-relative';
+  const page = await browser.check(file, { colors: { [forest]: ['#047857', '#b45309'] }, ...e2eShot('compare-forest.png'), screenshotTo: [`[data-chart="${forest}"]`] });
+  assert.deepEqual(page.consoleErrors, []);
+  assert.deepEqual(page.empty, []);
+  // A decided bar of 14 points spans a good share of the plot (on an axis to +539% it would be a few columns).
+  const cols = page.colorColumns[forest]!;
+  assert.ok(cols['#047857']! >= 120, `the decided (green) bars are wide: ${JSON.stringify(cols)}`);
+  // The inconclusive row runs to both edges of the plot as arrows.
+  assert.ok(cols['#b45309']! >= cols['#047857']!, `the inconclusive bar spans the axis: ${JSON.stringify(cols)}`);
+});
+
+test("a ramp's report.html draws its capacity chart: offered load against latency and throughput, the knee marked", { skip, timeout: 120_000 }, async (t) => {
+  assert.ok(browser, missing ?? 'browser');
+  const out = join(workDir ?? mkdtempSync(join(tmpdir(), 'roundload-report-browser-')), 'ramp');
+  t.after(() => rmSync(out, { recursive: true, force: true }));
+  const workload = await loadWorkload('workloads/capacity-knee.yaml', {
+    set: ['window_s=0.5', 'agents.stages=[{duration: 3s, rate_per_s: 1}, {duration: 3s, rate_per_s: 4}, {duration: 3s, rate_per_s: 12}]', 'engine.max_running_requests=8'],
+  });
+  const result = await executeRun({ workload, out });
+  const c = result.summary.capacity;
+  assert.ok(c !== undefined && c.stages.length === 3, 'three stages judged');
+  const data = await collectReportData(out, result.summary);
+  assert.equal(data.charts.capacity.length, 1);
+  writeFileSync(join(out, 'report.html'), renderReportHtml(data));
+  const page = await browser.check(join(out, 'report.html'), { ...e2eShot('report-capacity.png'), screenshotTo: ['#capacity'], colors: { capacity: ['#2563eb', '#d97706'] } });
+  assert.deepEqual(page.consoleErrors, []);
+  assert.deepEqual(page.empty, []);
+  const chart = page.charts.find((x) => x.id === 'capacity');
+  assert.ok(chart !== undefined && chart.points !== null && chart.points >= 12, `TTFT, ITL and throughput at every stage: ${JSON.stringify(chart)}`);
+  // TTFT p50 (blue) and throughput (amber) drawn as lines across the offered loads.
+  for (const [color, n] of Object.entries(page.colorColumns.capacity!)) assert.ok(n >= 200, `${color}: ${n} columns`);
   assert.equal(page.legendDashes, 0);
 });
