@@ -93,6 +93,10 @@ function defineRun(cli: Command): void {
     .option('--metrics-host <host>', 'address the metrics endpoint listens on, e.g. 0.0.0.0 in a pod (default 127.0.0.1; overrides client_metrics.host)')
     .option('--metrics-linger <seconds>', 'keep the metrics endpoint up this long after the run for a last scrape (at most 300; overrides client_metrics.linger_s)')
     .option('--remote-write <url>', "push the run's series to this Prometheus remote-write URL while it goes and at its end (overrides client_metrics.remote_write_url)")
+    .option('--trace-url <template>', 'make trace ids links in report.html and the dashboard, e.g. https://tempo.example/trace/{trace_id} (overrides tracing.trace_url)')
+    .option('--otlp-endpoint <url>', "export the run's spans to this OTLP/HTTP receiver, /v1/traces appended (overrides tracing.otlp.endpoint and OTEL_EXPORTER_OTLP_ENDPOINT)")
+    .option('--otlp-traces-endpoint <url>', 'the full OTLP traces URL, taken as is (overrides tracing.otlp.traces_endpoint and OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)')
+    .option('--otlp-protocol <protocol>', 'http/protobuf (default) or http/json (overrides tracing.otlp.protocol and OTEL_EXPORTER_OTLP_PROTOCOL)')
     .option('--progress <time>', 'time between progress lines on stderr (default 10s; 1s on a terminal, where it is one live line)')
     .option('--quiet', 'no progress lines, live line or announcements on stderr (the summary still says everything)')
     .option('--dashboard <[host:]port>', 'serve a live dashboard on 127.0.0.1:PORT during the run (0: any free port); it becomes report.html at the end')
@@ -217,8 +221,9 @@ function defineReport(cli: Command): void {
     .description("rebuild summary.json, report.html and junit.xml from a results folder (also a killed run's)")
     .argument('<run>', 'results folder of a run')
     .option('--json', 'print the rebuilt summary.json to stdout')
-    .action(async (dir: string, opts: { json?: boolean }) => {
-      process.exitCode = await (await commands.report()).reportCommand(dir, { json: opts.json });
+    .option('--trace-url <template>', "make trace ids links in report.html, e.g. https://tempo.example/trace/{trace_id} (default: the run's tracing.trace_url)")
+    .action(async (dir: string, opts: { json?: boolean; traceUrl?: string }) => {
+      process.exitCode = await (await commands.report()).reportCommand(dir, { json: opts.json, traceUrl: opts.traceUrl });
     });
 }
 

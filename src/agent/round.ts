@@ -9,6 +9,7 @@ import { answerError, answerWarnings, classifyTransportError, errorInfo, httpSta
 import { estimateTokens, estimateTokensOfChars } from './text.js';
 import { RoundLifecycle, type TerminalState } from './round-state.js';
 import { nextPublicRequestId, PUBLIC_REQUEST_ID_HEADER, withBodyId, type RequestIdPlacement } from './request-id.js';
+import { nextTraceIds, traceparent, TRACEPARENT_HEADER, type TraceIds } from './trace-context.js';
 
 export interface RoundTarget {
   lane: Lane;
@@ -32,6 +33,8 @@ export interface RoundTarget {
   proxyUrl?: string | null;
   /** Where each request carries its id (`target.request_id`). @default header only */
   requestId?: RequestIdPlacement;
+  /** Send W3C `traceparent` with each request (`tracing.traceparent`); the record keeps its ids either way. @default true */
+  traceparent?: boolean;
 }
 
 /** A request body already encoded (built and measured in one pass), with its length in characters for the
@@ -106,6 +109,8 @@ class InFlightRound {
   readonly #requestId: string;
   /** The id the server is told (`X-Request-Id`, the body's `rid`) and the record keeps. */
   readonly #publicId: string;
+  /** Its W3C trace context: the trace it starts and its own span, the parent of the server's spans. */
+  readonly #trace: TraceIds;
   readonly #life: RoundLifecycle;
   readonly #clock: Clock;
   /** Encoded once: undici sends the bytes as they are, and the record's request_bytes is their length. */
@@ -160,6 +165,7 @@ class InFlightRound {
     this.#life = new RoundLifecycle(this.#requestId);
     this.#clock = target.clock;
     this.#publicId = nextPublicRequestId(req.conversation, req.round);
+    this.#trace = nextTraceIds();
     const bodyField = target.requestId?.bodyField ?? null;
     const bytes = typeof req.body === 'string' ? Buffer.from(req.body) : req.body.bytes;
     this.#body = bodyField === null ? bytes : withBodyId(bytes, bodyField, this.#publicId);
@@ -187,6 +193,7 @@ class InFlightRound {
         headers: {
           ...target.headers,
           ...(target.requestId?.header === false ? {} : { [PUBLIC_REQUEST_ID_HEADER]: this.#publicId }),
+          ...(target.traceparent === false ? {} : { [TRACEPARENT_HEADER]: traceparent(this.#trace) }),
           'content-type': 'application/json',
           accept: 'text/event-stream',
           [REQUEST_ID_HEADER]: this.#requestId,
@@ -439,6 +446,8 @@ class InFlightRound {
       conversation: req.conversation,
       round: req.round,
       request_id: this.#publicId,
+      trace_id: this.#trace.traceId,
+      span_id: this.#trace.spanId,
       phase: req.phase,
       path: this.#target.path,
       status,
@@ -446,6 +455,7 @@ class InFlightRound {
       headers_ms: this.#headersAt === null ? null : round3(this.#headersAt - t0),
       ttft_ms: ttftMs === null ? null : round3(ttftMs),
       ttfc_ms: this.#firstContentAt === null ? null : round3(this.#firstContentAt - t0),
+      last_token_ms: this.#lastTokenAt === null ? null : round3(this.#lastTokenAt - t0),
       reasoning_ms: this.#firstReasoningAt === null || this.#lastReasoningAt === null ? null : round3(this.#lastReasoningAt - this.#firstReasoningAt),
       reasoning_tokens: reasoning.tokens,
       reasoning_tokens_estimated: reasoning.estimated,

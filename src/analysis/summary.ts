@@ -207,6 +207,9 @@ export interface Summary {
     by_round: Record<string, number>;
     /** Hangs by the `nth` request on their socket: many at nth ≥ 2 points at keep-alive reuse. */
     by_connection_reuse: Record<string, number>;
+    /** The trace ids of the first hung requests (at most 20), in the order they ended: each one's trace in
+     * Jaeger or Tempo (docs/tracing.md). Absent without a hang, or in older summaries. */
+    trace_ids?: string[];
   };
   connections: { distinct: number; requests_on_reused: number; max_requests_per_connection: number };
   client: {
@@ -330,6 +333,8 @@ export const SATURATED_LOOP_DELAY_MS = 50;
 export const SATURATED_UTILIZATION = 0.9;
 /** A client sample whose results writer lag passes this is flagged (the SIGKILL loss bound in docs/results.md). */
 export const WRITER_LAG_FLAG_MS = 250;
+/** Hung requests whose trace ids summary.json names. */
+const MAX_HANG_TRACES = 20;
 
 /** Whether a client sample window was saturated: its latencies are the client's, not the server's. */
 export function isSaturatedSample(s: Pick<ClientSampleEvent, 'loop_delay_p99_ms' | 'loop_utilization'>): boolean {
@@ -345,6 +350,8 @@ export class SummaryBuilder {
   readonly #hangPhase: Partial<Record<HangPhase, number>> = {};
   readonly #hangRound: Record<string, number> = {};
   readonly #hangReuse: Record<string, number> = {};
+  /** The first hung requests' trace ids, in the order they ended. */
+  readonly #hangTraces: string[] = [];
   /** Sockets seen: each socket's first request (nth 1) counts it, so no per-socket id is kept in memory. */
   #connections = 0;
   #reusedRequests = 0;
@@ -547,10 +554,7 @@ export class SummaryBuilder {
     } else if (r.status === 'hang') {
       phase.hangs += 1;
       round.hangs += 1;
-      if (r.hang !== null) this.#hangPhase[r.hang.phase] = (this.#hangPhase[r.hang.phase] ?? 0) + 1;
-      this.#hangRound[String(r.round)] = (this.#hangRound[String(r.round)] ?? 0) + 1;
-      const nth = String(r.connection?.nth ?? 0);
-      this.#hangReuse[nth] = (this.#hangReuse[nth] ?? 0) + 1;
+      this.#addHang(r);
     } else {
       phase.errors += 1;
       round.errors += 1;
@@ -623,6 +627,15 @@ export class SummaryBuilder {
     }
   }
 
+  /** A hang in the breakdowns: its phase, round, socket reuse, and its trace id among the first ones named. */
+  #addHang(r: RequestRecord): void {
+    if (r.hang !== null) this.#hangPhase[r.hang.phase] = (this.#hangPhase[r.hang.phase] ?? 0) + 1;
+    this.#hangRound[String(r.round)] = (this.#hangRound[String(r.round)] ?? 0) + 1;
+    const nth = String(r.connection?.nth ?? 0);
+    this.#hangReuse[nth] = (this.#hangReuse[nth] ?? 0) + 1;
+    if (r.trace_id !== undefined && this.#hangTraces.length < MAX_HANG_TRACES) this.#hangTraces.push(r.trace_id);
+  }
+
   /** A warm-up request: out of its phase's figures, in the run's totals and breakdowns (a hang is never hidden). */
   #addWarmup(phase: PhaseAcc, r: RequestRecord): void {
     phase.warmup.requests += 1;
@@ -636,10 +649,7 @@ export class SummaryBuilder {
       this.#addTokens(r);
     } else if (r.status === 'hang') {
       phase.warmup.hangs += 1;
-      if (r.hang !== null) this.#hangPhase[r.hang.phase] = (this.#hangPhase[r.hang.phase] ?? 0) + 1;
-      this.#hangRound[String(r.round)] = (this.#hangRound[String(r.round)] ?? 0) + 1;
-      const nth = String(r.connection?.nth ?? 0);
-      this.#hangReuse[nth] = (this.#hangReuse[nth] ?? 0) + 1;
+      this.#addHang(r);
     } else {
       phase.warmup.errors += 1;
       this.#addError(r);
@@ -721,7 +731,13 @@ export class SummaryBuilder {
       finish_reasons: { ...this.#finishReasons },
       warnings: [...this.#warnings.values()].sort((a, b) => b.count - a.count).map((w) => ({ ...w, first: { ...w.first } })),
       conversations: { rounds_sent: this.#roundsSent, context_capped: this.#contextCapped, rounds_not_sent: this.#roundsNotSent, requests_planned: this.#plannedRequests },
-      hangs: { total: tally.hangs, by_phase: { ...this.#hangPhase }, by_round: { ...this.#hangRound }, by_connection_reuse: { ...this.#hangReuse } },
+      hangs: {
+        total: tally.hangs,
+        by_phase: { ...this.#hangPhase },
+        by_round: { ...this.#hangRound },
+        by_connection_reuse: { ...this.#hangReuse },
+        ...(this.#hangTraces.length === 0 ? {} : { trace_ids: [...this.#hangTraces] }),
+      },
       connections: { distinct: this.#connections, requests_on_reused: this.#reusedRequests, max_requests_per_connection: this.#maxNth },
       client: this.#clientSummary(),
       windows,

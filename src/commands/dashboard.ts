@@ -28,6 +28,7 @@ export async function openDashboard(
       plannedRequests: plannedRequests(workload, shard),
       plannedMs: phases.every((p) => p.durationMs !== null) ? phases.reduce((sum, p) => sum + p.durationMs!, 0) : null,
       pinAfterS: workload.monitor.pin_after_s,
+      traceUrl: workload.tracing.trace_url,
     },
   });
   log(`roundload: live dashboard on ${dashboard.url} (it becomes report.html when the run ends)`);

@@ -28,6 +28,14 @@ export interface RunCommandOptions {
   metricsLinger?: string;
   /** `--remote-write URL`: same as `--set client_metrics.remote_write_url=URL`. */
   remoteWrite?: string;
+  /** `--trace-url T`: same as `--set tracing.trace_url=T`. */
+  traceUrl?: string;
+  /** `--otlp-endpoint URL`: same as `--set tracing.otlp.endpoint=URL`. */
+  otlpEndpoint?: string;
+  /** `--otlp-traces-endpoint URL`: same as `--set tracing.otlp.traces_endpoint=URL`. */
+  otlpTracesEndpoint?: string;
+  /** `--otlp-protocol P`: same as `--set tracing.otlp.protocol=P`. */
+  otlpProtocol?: string;
   /** `--via hop` (the built-in hop) or `--via URL` (a CONNECT proxy): sets `target.via`. */
   via?: string;
   /** `--quiet`: no progress lines, no live line, no announcements (the summary still says everything). */
@@ -100,6 +108,10 @@ export function runFlagOverrides(opts: RunCommandOptions): FlagOverride[] {
     ...(opts.metricsHost === undefined ? [] : [field('--metrics-host', 'client_metrics.host', opts.metricsHost.trim())]),
     ...(opts.metricsLinger === undefined ? [] : [field('--metrics-linger', 'client_metrics.linger_s', flag.duration('--metrics-linger', opts.metricsLinger) / 1000)]),
     ...(opts.remoteWrite === undefined ? [] : [field('--remote-write', 'client_metrics.remote_write_url', opts.remoteWrite.trim())]),
+    ...(opts.traceUrl === undefined ? [] : [field('--trace-url', 'tracing.trace_url', opts.traceUrl.trim())]),
+    ...(opts.otlpEndpoint === undefined ? [] : [field('--otlp-endpoint', 'tracing.otlp.endpoint', opts.otlpEndpoint.trim())]),
+    ...(opts.otlpTracesEndpoint === undefined ? [] : [field('--otlp-traces-endpoint', 'tracing.otlp.traces_endpoint', opts.otlpTracesEndpoint.trim())]),
+    ...(opts.otlpProtocol === undefined ? [] : [field('--otlp-protocol', 'tracing.otlp.protocol', opts.otlpProtocol.trim())]),
     ...(opts.via === undefined ? [] : [field('--via', 'target.via', viaValue(opts.via))]),
     ...(opts.replay === undefined ? [] : [field('--replay', 'replay.file', opts.replay)]),
     ...(opts.history === undefined ? [] : [field('--history', 'results.history', opts.history)]),

@@ -449,6 +449,76 @@ export const clientMetricsSchema = z.strictObject({
   remote_write_interval_s: nonNegative().min(1).max(600).default(10),
 });
 
+/** `{trace_id}` in a template: what a trace link puts each request's trace id in place of. */
+export const TRACE_ID_PLACEHOLDER = '{trace_id}';
+
+/** A link template for trace ids: an http(s) URL once `{trace_id}` is filled in (checked with a sample id). */
+const traceUrlTemplate = () =>
+  z
+    .string()
+    .min(1)
+    .refine((t) => t.includes(TRACE_ID_PLACEHOLDER), { message: `must contain ${TRACE_ID_PLACEHOLDER}, e.g. https://tempo.example/trace/{trace_id}` })
+    .refine(
+      (t) => {
+        try {
+          return /^https?:$/.test(new URL(t.replaceAll(TRACE_ID_PLACEHOLDER, '0af7651916cd43dd8448eb211c80319c')).protocol);
+        } catch {
+          return false;
+        }
+      },
+      { message: 'must be an http:// or https:// URL once {trace_id} is filled in' },
+    );
+
+/** The name of an environment variable (`OTEL_EXPORTER_OTLP_HEADERS`). */
+const envName = () => z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be the name of an environment variable');
+
+/** OTLP export of the run's spans (docs/tracing.md). Each field left null falls back to the environment
+ * variable every OpenTelemetry SDK reads, then to the SDK's default. */
+export const otlpSchema = z.strictObject({
+  /** Base URL of an OTLP/HTTP receiver (`http://collector:4318`); `/v1/traces` is appended. null:
+   * `OTEL_EXPORTER_OTLP_ENDPOINT`. With neither this nor `traces_endpoint` (nor their variables), no export.
+   * `--otlp-endpoint` sets it. @default null */
+  endpoint: httpUrl().nullable().default(null),
+  /** The full traces URL, taken as is (wins over `endpoint`). null: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`.
+   * `--otlp-traces-endpoint` sets it. @default null */
+  traces_endpoint: httpUrl().nullable().default(null),
+  /** `http/protobuf` or `http/json`. null: `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`, then
+   * `OTEL_EXPORTER_OTLP_PROTOCOL`, then `http/protobuf` (gRPC is not spoken). `--otlp-protocol` sets it. @default null */
+  protocol: z.enum(['http/protobuf', 'http/json']).nullable().default(null),
+  /** The environment variable holding the export's headers as `key=value,key2=value2` (an API key: never
+   * written anywhere). null: `OTEL_EXPORTER_OTLP_TRACES_HEADERS`, then `OTEL_EXPORTER_OTLP_HEADERS`. @default null */
+  headers_env: envName().nullable().default(null),
+  /** `service.name` of roundload's spans. null: `OTEL_SERVICE_NAME`, then `roundload`. @default null */
+  service_name: z.string().min(1).max(200).nullable().default(null),
+  /** Resource attributes of roundload's spans, over those of `OTEL_RESOURCE_ATTRIBUTES`. @default {} */
+  resource_attributes: z.record(z.string().min(1).max(200), z.string().max(1000)).default({}),
+  /** The embedded engine (when the run starts one) exports its router, prefill and decode spans to the same
+   * receiver, each server its own `service.name`. @default true */
+  engine: z.boolean().default(true),
+  /** Spans waiting to be sent at most; past it new spans are dropped and counted (summary.json
+   * `tracing.dropped_spans`): a dead collector costs spans, never the run's memory or latency. @default 8192 */
+  max_queue_spans: positiveInt().max(1_000_000).default(8192),
+  /** Spans in one export request at most. @default 512 */
+  max_batch_spans: positiveInt().max(10_000).default(512),
+  /** Time between exports while spans wait. @default 1 */
+  interval_s: z.number().min(0.05).max(60).default(1),
+  /** One export request is given up after this long (`OTEL_EXPORTER_OTLP_TIMEOUT` is 10 s too). @default 10 */
+  timeout_s: z.number().min(0.1).max(300).default(10),
+  /** At the end, spans still queued are sent for at most this long, then counted as dropped. @default 5 */
+  flush_timeout_s: z.number().min(0).max(300).default(5),
+});
+
+/** W3C trace context on every request, links to a trace viewer, and OTLP export of the run's spans. */
+export const tracingSchema = z.strictObject({
+  /** Send a W3C `traceparent` with every request: a fresh trace id and span id each, sampled. The record keeps
+   * them (`trace_id`, `span_id`) either way. @default true */
+  traceparent: z.boolean().default(true),
+  /** A link template for trace ids: `https://tempo.example/trace/{trace_id}`; report.html and the live
+   * dashboard make each trace id a link to it. `--trace-url` sets it. @default null */
+  trace_url: traceUrlTemplate().nullable().default(null),
+  otlp: otlpSchema.prefault({}),
+});
+
 /** A concurrency sweep: the run becomes one phase per level (`c64`, `c96`…), run one after another, each
  * with a warm-up left out of its figures. */
 export const sweepSchema = z.strictObject({
@@ -564,6 +634,8 @@ export const workloadSchema = z
     thresholds: thresholdsSchema.prefault({}),
     results: resultsSchema.prefault({}),
     client_metrics: clientMetricsSchema.prefault({}),
+    /** Trace context on every request, trace links and OTLP span export (docs/tracing.md). */
+    tracing: tracingSchema.prefault({}),
     /** Concurrency sweep; `null` runs `agents.count` agents in one phase, `main`. @default null */
     sweep: sweepSchema.nullable().default(null),
     /** Replay a recorded trace instead of generating conversations (`agents.count`, `agents.rounds`,

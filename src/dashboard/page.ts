@@ -68,6 +68,19 @@ export const DASHBOARD_SCRIPT = String.raw`
       td.textContent = v;
       tr.appendChild(td);
     });
+    // The trace id as text; a link only to the http(s) URL the server made from tracing.trace_url.
+    var tc = document.createElement('td');
+    var code = document.createElement('code');
+    code.textContent = h.trace_id || '–';
+    if (h.trace_link && /^https?:\/\//.test(h.trace_link)) {
+      var a = document.createElement('a');
+      a.href = h.trace_link;
+      a.rel = 'noopener noreferrer';
+      a.target = '_blank';
+      a.appendChild(code);
+      tc.appendChild(a);
+    } else tc.appendChild(code);
+    tr.appendChild(tc);
     body.insertBefore(tr, body.firstChild);
     while (body.children.length > 50) body.removeChild(body.lastChild);
     $('no-hangs').hidden = true;
@@ -203,7 +216,7 @@ ${card('arrivals', 'conversations started', 'p-arrivals-sub', true)}
 </section>
 <section id="gauges"><h2>Gauges by target</h2><p class="empty-note" id="no-targets">no scrape yet (the monitor scrapes every monitor.interval_ms; off without targets)</p><div class="targets" id="targets"></div></section>
 <section id="hangs"><h2>Hangs <span class="count" id="hang-count">0</span></h2><p class="empty-note" id="no-hangs">none so far</p>
-<table><thead><tr><th>s</th><th>agent</th><th>conversation</th><th>round</th><th>phase</th><th>deadline</th><th>path</th><th>nth on socket</th></tr></thead><tbody id="hang-rows"></tbody></table></section>
+<table><thead><tr><th>s</th><th>agent</th><th>conversation</th><th>round</th><th>phase</th><th>deadline</th><th>path</th><th>nth on socket</th><th>trace id</th></tr></thead><tbody id="hang-rows"></tbody></table></section>
 <section><h2>Latency by round</h2><div class="charts" id="charts-latency"></div></section>
 <section><h2>Throughput and arrivals</h2><div class="charts" id="charts-time"></div></section>
 <section><h2>Gauges over time</h2><div class="charts" id="charts-gauges"></div></section>

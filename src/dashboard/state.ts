@@ -6,7 +6,7 @@ import { keyGaugeValues, isCounter, baseName, ClientActivity, GaugeStore, judgeG
 import { LatencyHistogram } from '../metrics/index.js';
 import type { ChartSeries, ChartSpec } from '../report/index.js';
 import type { GaugeVerdict, HangEvent, RequestRecord, RunEvent } from '../types/index.js';
-import { round3 } from '../util/index.js';
+import { round3, traceLink } from '../util/index.js';
 
 /** Most points a live series carries; past it, neighbouring buckets merge (the bucket width doubles). */
 export const MAX_LIVE_POINTS = 300;
@@ -28,6 +28,8 @@ export interface DashboardPlan {
   plannedMs: number | null;
   /** `monitor.pin_after_s`, for the gauge verdicts. */
   pinAfterS: number;
+  /** `tracing.trace_url`: each hang's trace id a link to it. @default null */
+  traceUrl?: string | null;
 }
 
 /** One row of the live hang list. */
@@ -41,6 +43,9 @@ export interface LiveHang {
   deadline: string;
   path: string;
   connection_nth: number | null;
+  /** The W3C trace it started (null: none recorded), and the link to it when the run has `tracing.trace_url`. */
+  trace_id: string | null;
+  trace_link: string | null;
 }
 
 export interface LiveTarget {
@@ -360,6 +365,8 @@ export class DashboardState {
       deadline: r.hang === null ? '' : `${r.hang.deadline}${r.hang.deadline_ms === null ? '' : ` ${r.hang.deadline_ms} ms`}`,
       path: r.path,
       connection_nth: r.connection?.nth ?? null,
+      trace_id: r.trace_id ?? null,
+      trace_link: r.trace_id === undefined ? null : traceLink(this.#plan.traceUrl, r.trace_id),
     };
     this.#hangList.push(row);
     if (this.#hangList.length > MAX_LIVE_HANGS) this.#hangList.shift();

@@ -5,7 +5,7 @@ import { describeSkipped, isKindLine, isScrapeEvent, readKindLines, readManifest
 import { baseName, type CanaryEvent, type ClientSampleEvent, type GaugeSnapshot, type HangEvent, type RequestRecord, type ScrapeEvent } from '../types/index.js';
 import { capacityChart } from './capacity.js';
 import { arrivalCharts, canaryCharts, clientCharts, GaugeSeriesBuilder, isCounterName, latencyCharts, timeCharts, type ChartSpec, type HangMark, type TargetHealth } from './charts.js';
-import { round3 } from '../util/index.js';
+import { isObject, round3 } from '../util/index.js';
 
 /** One row of the hang table. */
 export interface HangRow {
@@ -16,6 +16,8 @@ export interface HangRow {
   round: number;
   /** The id the request was sent with (what the engine's log names it by); null in older records. */
   request_id: string | null;
+  /** The W3C trace it started (its trace in Jaeger or Tempo); null in older records. */
+  trace_id: string | null;
   run_phase: string;
   /** Where the request was when the watchdog gave up (`first_token`, `mid_stream`, …). */
   hang_phase: string;
@@ -58,6 +60,8 @@ export interface ReportData {
   notes: string[];
   hangs: HangRow[];
   hangs_total: number;
+  /** The link template trace ids are shown through (`tracing.trace_url` in run.json, or `--trace-url`); null: none. */
+  trace_url: string | null;
   events: EventRow[];
   events_by_kind: Record<string, number>;
   targets: TargetHealth[];
@@ -96,6 +100,7 @@ function hangRow(e: HangEvent): HangRow {
     conversation: r.conversation,
     round: r.round,
     request_id: r.request_id ?? null,
+    trace_id: typeof r.trace_id === 'string' ? r.trace_id : null,
     run_phase: r.phase,
     hang_phase: r.hang?.phase ?? 'unknown',
     deadline: r.hang?.deadline ?? '',
@@ -109,6 +114,13 @@ function hangRow(e: HangEvent): HangRow {
     chunks: r.chunks,
     gauges: gaugeLines(e.gauges),
   };
+}
+
+/** The run's `tracing.trace_url` from run.json's workload; null when it has none. */
+function traceUrlOf(manifest: RunManifest | null): string | null {
+  const tracing = manifest?.workload['tracing'];
+  const url = isObject(tracing) ? tracing['trace_url'] : null;
+  return typeof url === 'string' ? url : null;
 }
 
 /** A line of events.jsonl, as the results readers give it. */
@@ -174,6 +186,7 @@ export class ReportCollector {
       notes,
       hangs: this.#hangs,
       hangs_total: this.#hangsTotal,
+      trace_url: traceUrlOf(manifest),
       events: this.#events,
       events_by_kind: this.#byKind,
       targets: this.#gauges.health(),

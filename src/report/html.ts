@@ -3,7 +3,7 @@
 // over time with hang markers and verdicts, hangs, errors, diagnosis, thresholds and client health.
 import { WRITER_LAG_FLAG_MS, describePathTimeout, type PhaseSummary, type RoundSummary, type Summary } from '../analysis/index.js';
 import { CAPACITY_REASONS, DIAGNOSIS_VERDICTS, GAUGE_VERDICTS, type DiagnosisEpisode, type GaugeVerdict } from '../types/index.js';
-import { fixedDigits, shellCommand } from '../util/index.js';
+import { fixedDigits, shellCommand, traceLink } from '../util/index.js';
 import { loadChartAssets, type ChartAssets } from './assets.js';
 import type { ChartSpec } from './charts.js';
 import type { ReportData } from './data.js';
@@ -471,6 +471,7 @@ function hangsSection(d: ReportData): string {
     esc(r.conversation),
     String(r.round),
     r.request_id === null ? '–' : `<code>${esc(r.request_id)}</code>`,
+    traceCell(r.trace_id, d.trace_url),
     badge(r.hang_phase, 'bad'),
     esc(r.deadline) + (r.deadline_ms === null ? '' : ` ${fmtNum(r.deadline_ms)}`),
     fmtNum(r.last_byte_age_ms),
@@ -481,8 +482,8 @@ function hangsSection(d: ReportData): string {
     fmtNum(r.chunks),
   ]);
   const more = d.hangs_total > d.hangs.length ? `<p class="chart-note">${fmtNum(d.hangs_total - d.hangs.length)} more hangs in events.jsonl</p>` : '';
-  const head = ['time', 's', 'agent', 'conversation', 'round', 'request id', 'phase', 'deadline ms', 'last byte age ms', 'socket', 'nth on socket', 'idle ms before', 'path', 'chunks'];
-  const numeric = [false, true, true, false, true, false, false, false, true, false, true, true, false, true];
+  const head = ['time', 's', 'agent', 'conversation', 'round', 'request id', 'trace id', 'phase', 'deadline ms', 'last byte age ms', 'socket', 'nth on socket', 'idle ms before', 'path', 'chunks'];
+  const numeric = [false, true, true, false, true, false, false, false, false, true, false, true, true, false, true];
   // Each hang a tbody: its row, then what the gauges read at that moment (when the monitor ran).
   const bodies = rows.map((cells, i) => {
     const row = `<tr class="hang-row">${cells.map((c, j) => `<td${numeric[j] ? ' class="num"' : ''}>${c}</td>`).join('')}</tr>`;
@@ -495,6 +496,14 @@ function hangsSection(d: ReportData): string {
       ? empty('events.jsonl holds no hang events (the counts come from requests.jsonl)')
       : `<div class="table-wrap"><table class="verdicts-table"><thead><tr>${th}</tr></thead>${bodies.join('\n')}</table></div>`;
   return `<section id="hangs"><h2>Hangs <span class="count">${fmtNum(h.total)}</span></h2>${by}${tableHtml}${more}</section>`;
+}
+
+/** A trace id, as a link to its trace when the run has a `trace_url` (an http(s) URL only; escaped). */
+function traceCell(traceId: string | null, template: string | null): string {
+  if (traceId === null) return '–';
+  const href = traceLink(template, traceId);
+  const code = `<code>${esc(traceId)}</code>`;
+  return href === null ? code : `<a href="${esc(href)}" rel="noopener noreferrer" target="_blank">${code}</a>`;
 }
 
 function errorsSection(s: Summary): string {

@@ -20,11 +20,12 @@ export interface WrittenReports {
 /** @param options.scrub applied to each file's text before it is written (the run's secret scrubber);
  * default: URL credentials redacted.
  * @param options.collected what a pass over the folder's events and scrapes already gathered (a rebuild's), with
- * the run.json it read; without it, the files are read here. */
+ * the run.json it read; without it, the files are read here.
+ * @param options.traceUrl the link template for trace ids (`--trace-url`), over run.json's `tracing.trace_url`. */
 export async function writeReports(
   dir: string,
   summary: Summary,
-  options: { notes?: readonly string[]; log?: (line: string) => void; scrub?: (text: string) => string; collected?: { collector: ReportCollector; manifest: RunManifest } } = {},
+  options: { notes?: readonly string[]; log?: (line: string) => void; scrub?: (text: string) => string; collected?: { collector: ReportCollector; manifest: RunManifest }; traceUrl?: string } = {},
 ): Promise<WrittenReports> {
   const out: WrittenReports = { report: null, junit: null, problems: [], errors: [] };
   const scrub = options.scrub ?? redactUrlCredentials;
@@ -46,7 +47,7 @@ export async function writeReports(
     const notes = options.notes ?? [];
     const data = options.collected === undefined ? await collectReportData(dir, summary, { notes }) : options.collected.collector.data(summary, options.collected.manifest, [...notes], new Date());
     const path = resultPath(dir, 'report');
-    writeTextAtomic(path, scrub(renderReportHtml(data)));
+    writeTextAtomic(path, scrub(renderReportHtml(options.traceUrl === undefined ? data : { ...data, trace_url: options.traceUrl })));
     out.report = path;
   } catch (error) {
     fail('report.html', error);

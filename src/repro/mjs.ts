@@ -157,7 +157,7 @@ function sseTokens(state, text) {
 
 /** Sends one request and watches it with the run's deadlines (src/watchdog: connect, headers, first token from
  * send; then silence between bytes; total). Resolves once, with ok, error or hang. */
-function send(agent, url, body, opts) {
+function send(agent, url, body, opts, traceparent) {
   return new Promise((resolve) => {
     const d = PLAN.deadlines;
     const t0 = performance.now();
@@ -175,7 +175,10 @@ function send(agent, url, body, opts) {
       req.destroy();
     };
     const lib = url.protocol === 'https:' ? https : http;
-    const req = lib.request(url, { method: 'POST', agent: agent, headers: requestHeaders(opts, body) });
+    // The run's traceparent again: the rerun's server spans land in the run's trace of this request.
+    const headers = requestHeaders(opts, body);
+    if (traceparent) headers.traceparent = traceparent;
+    const req = lib.request(url, { method: 'POST', agent: agent, headers: headers });
     req.on('socket', (socket) => {
       s.reused = req.reusedSocket;
       s.nth = (socketUses.get(socket) ?? 0) + 1;
@@ -269,7 +272,7 @@ async function main() {
     for (let i = 0; i < PLAN.requests.length; i++) {
       const r = PLAN.requests[i];
       if (i > 0 && r.idle_ms > 0) await new Promise((done) => setTimeout(done, r.idle_ms));
-      const result = await send(agent, url, bodies[i], opts);
+      const result = await send(agent, url, bodies[i], opts, r.traceparent);
       process.stdout.write((opts.times > 1 ? 'pass ' + pass + ' ' : '') + requestLine(i, r, result) + '\n');
       if (result.status === 'ok') continue;
       agent.destroy();

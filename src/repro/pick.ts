@@ -20,6 +20,9 @@ export interface ReproRequest {
   completion_tokens: number | null;
   /** Assistant text the request answered with (characters), to size the answer it carries in the next round. */
   answer_chars: number;
+  /** The W3C `traceparent` the run sent it with, sent again so the rerun's server spans join the run's trace
+   * (null: the record has none). */
+  traceparent: string | null;
 }
 
 /** The failure the reproducer looks for: the last request of the sequence. */
@@ -103,7 +106,16 @@ function toRequest(r: RequestRecord, previous: RequestRecord | undefined): Repro
     e2e_ms: r.e2e_ms,
     completion_tokens: r.completion_tokens,
     answer_chars: r.content_chars,
+    traceparent: recordedTraceparent(r),
   };
+}
+
+/** `00-<trace_id>-<span_id>-01` from a record's ids, when both are well-formed hex; else null. */
+function recordedTraceparent(r: RequestRecord): string | null {
+  const trace = r.trace_id;
+  const span = r.span_id;
+  if (typeof trace !== 'string' || typeof span !== 'string' || !/^[0-9a-f]{32}$/.test(trace) || !/^[0-9a-f]{16}$/.test(span)) return null;
+  return `00-${trace}-${span}-01`;
 }
 
 /**

@@ -120,7 +120,8 @@ function sectionFunction(plan: ReproPlan): string {
     ...Object.entries(plan.headers).map(([k, v]) => `  printf '%s\\n' "header = \\"$(q ${shellQuote(`${k}: ${v}`)})\\""`),
     ...plan.secret_headers.map((h) => `  if [ -n "\${${h.env}:-}" ]; then printf '%s\\n' "header = \\"$(q ${shellQuote(`${h.name}: `)}"$${h.env}")\\""; fi`),
   ];
-  return `# section N BODYFILE: request N's transfer (the API key, when set, goes only into this temporary file).
+  return `# section N BODYFILE TRACEPARENT: request N's transfer (the API key, when set, goes only into this temporary
+# file); the run's traceparent of the request (- for none) again, so the rerun joins the run's trace.
 section() {
   printf '%s\\n' "url = \\"$(q "$URL")\\""
   echo 'request = "POST"'
@@ -134,6 +135,7 @@ section() {
   echo 'speed-time = ${speedS}'
   echo 'header = "content-type: application/json"'
   echo 'header = "accept: text/event-stream"'
+  if [ "$3" != - ]; then printf '%s\\n' "header = \\"traceparent: $3\\""; fi
 ${headers.join('\n')}${headers.length > 0 ? '\n' : ''}  if [ -n "$KEY" ]; then printf '%s\\n' "header = \\"authorization: Bearer $(q "$KEY")\\""; fi
   if [ -n "$CA" ]; then printf '%s\\n' "cacert = \\"$(q "$CA")\\""; fi
   if [ "$INSECURE" = 1 ]; then echo 'insecure'; fi
@@ -145,22 +147,23 @@ ${headers.join('\n')}${headers.length > 0 ? '\n' : ''}  if [ -n "$KEY" ]; then p
 }
 
 function sequence(plan: ReproPlan): string {
-  const lines = plan.requests.map((r, i) => `${i + 1} ${seconds(i === 0 ? 0 : r.idle_ms)} ${bodyFile(i)}`);
+  // A traceparent is hex and dashes (pick.ts checks it), safe in the here-string and the config file.
+  const lines = plan.requests.map((r, i) => `${i + 1} ${seconds(i === 0 ? 0 : r.idle_ms)} ${bodyFile(i)} ${r.traceparent ?? '-'}`);
   const failure = plan.failure.status;
-  return `# request number, idle gap before it (s), body file
+  return `# request number, idle gap before it (s), body file, traceparent
 REQUESTS='${lines.join('\n')}'
 printf '%s\\n' "repro.sh: ${plan.requests.length} requests to $URL$([ "$THINK" = 1 ] && echo ', one curl each, gaps kept' || echo ', one curl invocation, one kept-alive socket, no gaps')"
 : > "$WORK/log"
 if [ "$THINK" = 1 ]; then
-  echo "$REQUESTS" | while read -r n gap file; do
+  echo "$REQUESTS" | while read -r n gap file tp; do
     sleep "$gap"
-    section "$n" "$file" > "$WORK/one.cfg"
+    section "$n" "$file" "$tp" > "$WORK/one.cfg"
     curl -K "$WORK/one.cfg" | tee -a "$WORK/log" || true
   done
 else
-  echo "$REQUESTS" | while read -r n gap file; do
+  echo "$REQUESTS" | while read -r n gap file tp; do
     [ "$n" = 1 ] || echo 'next'
-    section "$n" "$file"
+    section "$n" "$file" "$tp"
   done > "$WORK/all.cfg"
   curl -K "$WORK/all.cfg" | tee -a "$WORK/log" || true
 fi

@@ -46,7 +46,9 @@ export function agentTarget(ctx: PhaseRunContext, lane: number, onGap: (gapMs: n
   // `auto`: SGLang's `rid` for the embedded engine only; a server of yours may refuse a field it does not know.
   const bodyField = placement.body_field === 'auto' ? (ctx.workload.target.url === null ? 'rid' : null) : placement.body_field;
   // Each request's own X-Request-Id replaces one set in target.headers (two would reach the server).
-  const headers = placement.header ? Object.fromEntries(Object.entries(ctx.headers).filter(([name]) => name.toLowerCase() !== 'x-request-id')) : ctx.headers;
+  // Likewise its own traceparent replaces one set there.
+  const own = [...(placement.header ? ['x-request-id'] : []), ...(ctx.workload.tracing.traceparent ? ['traceparent'] : [])];
+  const headers = own.length === 0 ? ctx.headers : Object.fromEntries(Object.entries(ctx.headers).filter(([name]) => !own.includes(name.toLowerCase())));
   return {
     lane: ctx.transport.lane(lane),
     tracker: ctx.tracker,
@@ -56,6 +58,7 @@ export function agentTarget(ctx: PhaseRunContext, lane: number, onGap: (gapMs: n
     endpoint: ctx.endpoint,
     headers,
     requestId: { header: placement.header, bodyField },
+    traceparent: ctx.workload.tracing.traceparent,
     runStartMs: ctx.runStartMs,
     // A connect-level failure on a proxied path is the proxy's (`proxy_unreachable`): the CONNECT proxy, or
     // the TLS proxy the requests are sent to.

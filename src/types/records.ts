@@ -102,6 +102,12 @@ export interface RequestRecord {
   /** The id the request was sent with (`X-Request-Id`, and the body's `rid` where the server takes one):
    * `rl-<tag>-<conversation>-r<round>-<n>`, what the engine's log names it by. Absent in older records. */
   request_id?: string;
+  /** The W3C trace the request started (32 hex; sent in `traceparent` unless `tracing.traceparent` is off): its
+   * span in Jaeger or Tempo, and the engine's spans under it. Absent in older records. */
+  trace_id?: string;
+  /** The request's own span in that trace (16 hex): the `traceparent`'s parent id, so the server's spans are
+   * its children. Absent in older records. */
+  span_id?: string;
   /** Phase of the run (e.g. `main`, or a sweep level). */
   phase: string;
   /** True when sent during its phase's warm-up (a sweep's `warmup_s`): recorded, but left out of the
@@ -120,6 +126,8 @@ export interface RequestRecord {
   /** Send → first content or tool-call token, reasoning left out (what bench_serving's chat backend calls
    * TTFT: its first `delta.content`); null when none came (an answer of reasoning only, or a failure before). */
   ttfc_ms?: number | null;
+  /** Send → the last token of any kind; null when none came. Absent in older records. */
+  last_token_ms?: number | null;
   /** First → last reasoning token (0 with one reasoning event); null when no reasoning came. */
   reasoning_ms?: number | null;
   /** Reasoning tokens among `completion_tokens`: the usage chunk's `reasoning_tokens` (SGLang) or

@@ -9,3 +9,4 @@ export { round1, round3, fixedDigits, isObject } from './number.js';
 export { fsReason, osCode } from './fs-reason.js';
 export { hostHeaderName, isLoopbackHost, isLoopbackUrl } from './loopback.js';
 export { parseDurationMs } from './duration.js';
+export { traceLink } from './trace-url.js';

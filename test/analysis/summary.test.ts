@@ -17,9 +17,12 @@ test('totals, per-round figures, errors by class and hangs by phase, round and r
       status: 'hang',
       hang: { phase: 'mid_stream', deadline: 'stall_ms', deadline_ms: 100, last_byte_age_ms: 100 },
       connection: { id: 'c1', nth: 3, local_port: 5000, age_ms: 600, idle_ms: 10, tls: null },
+      trace_id: '4bf92f3577b34da6a3ce929d0e0e4736',
     }),
   );
   const s = b.build(run);
+  // The hung request's trace, to open in Jaeger or Tempo.
+  assert.deepEqual(s.hangs.trace_ids, ['4bf92f3577b34da6a3ce929d0e0e4736']);
   assert.equal(s.totals.requests, 4);
   assert.equal(s.totals.ok, 2);
   assert.equal(s.totals.errors, 1);

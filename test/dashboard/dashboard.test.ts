@@ -76,6 +76,17 @@ test('the dashboard counts tokens as they stream: live tok/s from client samples
   assert.ok(Math.abs(after.ttft_p99_ms! - 70) < 0.5, String(after.ttft_p99_ms));
 });
 
+test("a hang's trace id is a link through tracing.trace_url; a template that is not http(s) makes no link", () => {
+  const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+  const event = (): HangEvent => ({ ...hang(1500), record: hangRecord({ trace_id: traceId }) });
+  const linked = new DashboardState({ ...PLAN, traceUrl: 'https://tempo.example/explore?trace={trace_id}&x="<y>' }, () => 0).add(event());
+  assert.equal(linked?.trace_id, traceId);
+  assert.equal(linked?.trace_link, `https://tempo.example/explore?trace=${traceId}&x=%22%3Cy%3E`);
+  const hostile = new DashboardState({ ...PLAN, traceUrl: 'javascript:alert(1)//{trace_id}' }, () => 0).add(event());
+  assert.equal(hostile?.trace_id, traceId);
+  assert.equal(hostile?.trace_link, null);
+});
+
 test("the dashboard state folds the run's events into progress figures, latency by round, throughput, gauges with verdicts and hangs", () => {
   let now = 10_000;
   const s = new DashboardState(PLAN, () => now);
@@ -87,7 +98,18 @@ test("the dashboard state folds the run's events into progress figures, latency 
   s.add({ kind: 'request', record: record({ agent: 0, round: 1, run_ms: 0, ttft_ms: 40, e2e_ms: 1500, completion_tokens: 30 }) });
   s.add(scrape(1400, [gauge('sglang:num_running_reqs', 2), gauge('sglang:num_queue_reqs', 0), gauge('sglang:token_usage', 0.4), { ...gauge('sglang:num_requests_total', 5), type: 'counter' }]));
   const announced = s.add(hang(1500));
-  assert.deepEqual(announced, { run_s: 1.5, agent: 1, conversation: 'a0-c1', round: 3, phase: 'mid_stream', deadline: 'stall_ms 500 ms', path: 'direct', connection_nth: 3 });
+  assert.deepEqual(announced, {
+    run_s: 1.5,
+    agent: 1,
+    conversation: 'a0-c1',
+    round: 3,
+    phase: 'mid_stream',
+    deadline: 'stall_ms 500 ms',
+    path: 'direct',
+    connection_nth: 3,
+    trace_id: null,
+    trace_link: null,
+  });
   now = 12_500;
   s.add({
     kind: 'request',

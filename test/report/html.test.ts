@@ -122,7 +122,7 @@ test('every chart in the data has its data-chart element, and the sections carry
   );
   assert.deepEqual(ids.filter((id) => id.startsWith('gauge-')).sort(), ['gauge-engine-sglang_num_prefill_inflight_queue_reqs', 'gauge-engine-sglang_num_running_reqs']);
   // What the gauges read at the hang (gauges only, counters left out), under the hang's row.
-  assert.match(html, /<tr class="evidence-row"><td colspan="14">gauges at the hang: engine \(0\.2 s old\): num_prefill_inflight_queue_reqs 1<\/td><\/tr>/);
+  assert.match(html, /<tr class="evidence-row"><td colspan="15">gauges at the hang: engine \(0\.2 s old\): num_prefill_inflight_queue_reqs 1<\/td><\/tr>/);
   // Canaries per leg, and their chart: a line per leg, the hung proxied canary a dot of its own.
   assert.deepEqual(
     data.canaries.map((c) => [c.leg, c.total, c.ok, c.failures]),
@@ -144,7 +144,7 @@ test('every chart in the data has its data-chart element, and the sections carry
   for (const id of ids) assert.equal(html.split(`data-chart="${id}"`).length - 1, 1, `one element for ${id}`);
   // The hang table: agent, conversation, round, phase, socket, nth, idle, path.
   const hangRow =
-    /<tr class="hang-row"><td><span class="time">2026-01-01 00:00:06Z<\/span><\/td><td class="num">6\.5<\/td><td class="num">1<\/td><td>a1-c1<\/td><td class="num">5<\/td><td><code>rl-&lt;b&gt;-a1-c1-r5-9<\/code><\/td><td><span class="badge bad">mid_stream<\/span><\/td><td>stall_ms 500<\/td><td class="num">500<\/td><td>c2<\/td><td class="num">3<\/td><td class="num">110<\/td><td>direct<\/td>/;
+    /<tr class="hang-row"><td><span class="time">2026-01-01 00:00:06Z<\/span><\/td><td class="num">6\.5<\/td><td class="num">1<\/td><td>a1-c1<\/td><td class="num">5<\/td><td><code>rl-&lt;b&gt;-a1-c1-r5-9<\/code><\/td><td>–<\/td><td><span class="badge bad">mid_stream<\/span><\/td><td>stall_ms 500<\/td><td class="num">500<\/td><td>c2<\/td><td class="num">3<\/td><td class="num">110<\/td><td>direct<\/td>/;
   assert.match(html, hangRow);
   assert.match(html, /Hangs <span class="count">1<\/span>/);
   assert.match(html, /probe/);
@@ -172,6 +172,27 @@ test("`roundload report` gathers the page's data in the rebuild's own pass over 
   assert.ok(onePass.hangs.length === 1 && onePass.canaries.length > 0 && onePass.targets.length > 0 && onePass.charts.gauges.length > 0, 'the folder has what each part gathers');
   assert.equal(onePass.notes.filter((n) => n.includes('events.jsonl')).length, 1, onePass.notes.join('\n'));
   assert.equal(onePass.notes.filter((n) => n.includes('gauges.jsonl')).length, 1, onePass.notes.join('\n'));
+});
+
+test("a hang's trace id is shown in its row, a link only through an http(s) trace_url, escaped", async (t) => {
+  const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+  const hang = hangRecord({ agent: 1, conversation: 'a1-c1', round: 2, run_ms: 1000, e2e_ms: 500, trace_id: traceId });
+  const dir = writeFolder(join(tempDir(t), 'run'), {
+    status: 'completed',
+    records: [record({ round: 1 }), hang],
+    events: [{ kind: 'hang', t: '2026-01-01T00:00:01.500Z', run_ms: 1500, record: hang }],
+  });
+  const data = await dataFor(dir);
+  assert.equal(data.hangs[0]?.trace_id, traceId);
+  // No template: the id as text.
+  assert.match(renderReportHtml(data), new RegExp(`<td><code>${traceId}</code></td>`));
+  const linked = renderReportHtml({ ...data, trace_url: 'https://tempo.example/explore?q={trace_id}&a="b"' });
+  assert.match(linked, new RegExp(`<a href="https://tempo.example/explore\\?q=${traceId}&amp;a=%22b%22" rel="noopener noreferrer" target="_blank"><code>${traceId}</code></a>`));
+  for (const bad of ['javascript:alert(1)//{trace_id}', 'data:text/html,{trace_id}', 'https://tempo.example/no-placeholder']) {
+    const html = renderReportHtml({ ...data, trace_url: bad });
+    assert.doesNotMatch(html, /<a href=/, bad);
+    assert.match(html, new RegExp(`<td><code>${traceId}</code></td>`), bad);
+  }
 });
 
 test('text that could close the script element or open a comment is escaped, and the data reads back intact', async (t) => {

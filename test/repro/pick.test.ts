@@ -54,6 +54,18 @@ test('the first hang picks its socket: every request sent on it up to the hang, 
   assert.deepEqual(s.failures, { hangs: 1, errors: 0 });
 });
 
+test("each request of the sequence carries the run's traceparent again (none for a record without well-formed ids)", () => {
+  const traced = { trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', span_id: '00f067aa0ba902b7' };
+  const s = pickSequence([
+    rec({ round: 1, conn: ['c1', 1, null], ...traced }),
+    rec({ round: 2, run_ms: 500, conn: ['c1', 2, 10], status: 'hang', hang: hang('mid_stream'), trace_id: 'not hex', span_id: '00f067aa0ba902b7' }),
+  ]);
+  assert.deepEqual(
+    s.requests.map((r) => r.traceparent),
+    ['00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', null],
+  );
+});
+
 test('a hang is preferred to an earlier error; without any hang the first error is picked', () => {
   const error = { class: 'http_5xx', message: 'HTTP 502', code: null };
   const records = [

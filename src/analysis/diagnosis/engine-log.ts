@@ -54,9 +54,11 @@ export function probeRead(e: Pick<ProbeEvent, 'run_ms' | 'name' | 'stdout' | 'st
  */
 export function engineLogSignal(ep: Episode, ctx: Context, held: boolean): Signal {
   const signal = engineLogVotes(ep, ctx, held);
-  const ids = ep.hangs.flatMap((h) => (h.request_id === null ? [] : [h.request_id]));
+  const named = ep.hangs.filter((h) => h.request_id !== null);
+  const ids = named.map((h) => h.request_id);
   if (ids.length > 0) {
-    const shown = ids.slice(0, MAX_IDS_NAMED).map((id) => JSON.stringify(id));
+    // With its trace id: its trace in Jaeger or Tempo, the engine's spans under it (docs/tracing.md).
+    const shown = named.slice(0, MAX_IDS_NAMED).map((h) => `${JSON.stringify(h.request_id)}${h.trace_id == null ? '' : ` (trace ${h.trace_id})`}`);
     const more = ids.length > MAX_IDS_NAMED ? ` and ${ids.length - MAX_IDS_NAMED} more` : '';
     signal.facts.push(`the hung request${ids.length === 1 ? '' : 's'} went out as ${shown.join(', ')}${more}: the engine's log names each by that id (SGLang's rid)`);
   }

@@ -16,6 +16,8 @@ export interface HangSpan {
   deadline_ms: number | null;
   /** The id it was sent with, what the engine's log names it by (null: an older record). */
   request_id: string | null;
+  /** The W3C trace it started: its trace in Jaeger or Tempo (null: an older record; absent in tests' spans). */
+  trace_id?: string | null;
   /** How long its connection sat idle before it, on a reused one (absent: not known). */
   idle_ms?: number | null;
   /** What the request was (absent: not known): see RequestFeatures. */
@@ -170,6 +172,7 @@ export function hangSpan(r: RequestRecord): HangSpan {
     nth: r.connection?.nth ?? null,
     deadline_ms: h?.deadline_ms ?? null,
     request_id: r.request_id ?? null,
+    trace_id: r.trace_id ?? null,
     idle_ms: r.connection?.idle_ms ?? null,
     features: featuresOf(r),
   };
