@@ -3,7 +3,7 @@
 // started; their start lag; and the conversations active over time (from each one's start and end). Streaming:
 // windows behind the newest event are closed and keep a few numbers, so a night costs little memory.
 import { LatencyHistogram, type Percentiles } from '../metrics/index.js';
-import type { ArrivalsEndEvent, ConversationEndEvent, ConversationStartEvent, PhaseEvent, PhaseLoad } from '../types/index.js';
+import type { ArrivalsEndEvent, ClientSampleEvent, ConversationEndEvent, ConversationStartEvent, PhaseEvent, PhaseLoad } from '../types/index.js';
 import { pct } from './windows.js';
 import { round3 } from '../util/index.js';
 
@@ -23,8 +23,18 @@ export interface PhaseArrivals {
   /** Conversations running (time-weighted mean, and most at once) while the stage ran. */
   active_mean: number;
   active_max: number;
-  /** Start lag p99 above `lag_limit_ms` (one think time): the client or the server could not keep up. */
+  /** The start lag p99 this stage may reach: one think time (`agents.think_time_ms`, at least 10 ms) or the mean
+   * gap between its arrivals at its highest rate, the larger — a lag within one gap leaves the arrival process
+   * as planned. Absent in summaries written before it (their limit was the run's `lag_limit_ms`). */
+  lag_limit_ms?: number;
+  /** Start lag p99 above `lag_limit_ms`: the client or the server could not keep up. */
   lagging: boolean;
+  /** The highest event-loop delay p99 of the client's samples (any thread) while the stage ran; null when none
+   * (absent in older summaries). */
+  client_loop_delay_p99_ms?: number | null;
+  /** The client itself was late: its event-loop delay p99 reached half the stage's start lag p99 or more, so its
+   * timers, not the server's pace, held the starts back (a busy or starved host). Absent in older summaries. */
+  client_late?: boolean;
 }
 
 /** Arrival figures per time window (summary.json `arrivals.windows`). */
@@ -50,7 +60,8 @@ export interface RunArrivals {
   not_started: number | null;
   start_lag: Percentiles;
   active_max: number;
-  /** The start lag a stage's p99 may reach before it is `lagging`: `agents.think_time_ms`, at least 10 ms. */
+  /** The floor of every stage's `lag_limit_ms`: `agents.think_time_ms`, at least 10 ms (a stage's own limit is
+   * its mean arrival gap when that is longer). */
   lag_limit_ms: number;
   /** Stages whose start lag p99 passed `lag_limit_ms`, in order. */
   lagging_phases: string[];
@@ -85,6 +96,8 @@ interface StageAcc {
   lag: LatencyHistogram;
   areaMs: number;
   activeMax: number;
+  /** The highest client event-loop delay p99 seen while it ran, or null. */
+  loopDelayMs: number | null;
 }
 
 /** The lagging limit for a think time (`agents.think_time_ms`). */
@@ -155,6 +168,12 @@ export class ArrivalStats {
     this.#peak(e.run_ms);
   }
 
+  /** A sample of the client's health (any thread): its event-loop delay goes to the stage running then. */
+  addClientSample(e: Pick<ClientSampleEvent, 'run_ms' | 'loop_delay_p99_ms'>): void {
+    const s = this.#stageAt(e.run_ms);
+    if (s !== null) s.loopDelayMs = Math.max(s.loopDelayMs ?? 0, e.loop_delay_p99_ms);
+  }
+
   addEnd(e: ConversationEndEvent): void {
     if (!this.#open.delete(e.conversation)) return;
     this.#advance(e.run_ms);
@@ -170,7 +189,7 @@ export class ArrivalStats {
   }
 
   #stage(name: string, startMs: number): StageAcc {
-    const s: StageAcc = { name, startMs, load: null, started: 0, delayed: 0, notStarted: null, lag: new LatencyHistogram(), areaMs: 0, activeMax: 0 };
+    const s: StageAcc = { name, startMs, load: null, started: 0, delayed: 0, notStarted: null, lag: new LatencyHistogram(), areaMs: 0, activeMax: 0, loopDelayMs: null };
     this.#stages.push(s);
     this.#stages.sort((a, b) => a.startMs - b.startMs);
     return s;
@@ -250,6 +269,8 @@ export class ArrivalStats {
       const heldMs = spanMs;
       const scheduled = s.started + (s.notStarted ?? 0);
       const lag = s.lag.percentiles();
+      const arrivalsPerS = spanMs <= 0 ? 0 : round3(scheduled / (spanMs / 1000));
+      const limitMs = stageLagLimitMs(this.#lagLimitMs, s.load, arrivalsPerS);
       all.add(s.lag);
       if (s.notStarted !== null && notStarted !== null) notStarted += s.notStarted;
       phases.set(s.name, {
@@ -257,11 +278,14 @@ export class ArrivalStats {
         started: s.started,
         delayed: s.delayed,
         not_started: this.#endsSeen ? (s.notStarted ?? 0) : null,
-        arrivals_per_s: spanMs <= 0 ? 0 : round3(scheduled / (spanMs / 1000)),
+        arrivals_per_s: arrivalsPerS,
         start_lag: lag,
         active_mean: heldMs <= 0 ? 0 : round3(s.areaMs / heldMs),
         active_max: s.activeMax,
-        lagging: lag.count > 0 && lag.p99_ms > this.#lagLimitMs,
+        lag_limit_ms: limitMs,
+        lagging: lag.count > 0 && lag.p99_ms > limitMs,
+        client_loop_delay_p99_ms: s.loopDelayMs === null ? null : round3(s.loopDelayMs),
+        client_late: lag.count > 0 && s.loopDelayMs !== null && s.loopDelayMs >= lag.p99_ms / 2,
       });
     }
     const windows: ArrivalWindow[] = [...this.#windows.entries()]
@@ -298,6 +322,13 @@ export class ArrivalStats {
       phases,
     };
   }
+}
+
+/** A stage's lag limit: the think-time floor, or the mean gap between arrivals at the stage's highest planned
+ * rate (its measured rate when no plan was announced), the larger. */
+function stageLagLimitMs(floorMs: number, load: PhaseLoad | null, arrivalsPerS: number): number {
+  const rate = load?.kind === 'arrival' ? Math.max(load.from, load.to) : arrivalsPerS;
+  return round3(Math.max(floorMs, rate > 0 ? 1000 / rate : 0));
 }
 
 /** Where a stage ends: its start plus its scheduled length, or the next stage's start (null: open-ended). */

@@ -678,6 +678,7 @@ export class SummaryBuilder {
     this.#eluMax = Math.max(this.#eluMax, s.loop_utilization);
     if (isSaturatedSample(s)) this.#saturated += 1;
     this.#diagnosis.addClientSample(s);
+    this.#arrivals.addClientSample(s);
     if (s.writer_lag_ms !== undefined) {
       this.#writerLagMax = Math.max(this.#writerLagMax ?? 0, s.writer_lag_ms);
       if (s.writer_lag_ms > WRITER_LAG_FLAG_MS) this.#writerLagging += 1;

@@ -294,7 +294,7 @@ export function arrivalCharts(summary: Summary): ChartSpec[] {
       { label: 'start lag p99 ms', values: e.ys[3]!, scale: 'y2', gaps: 'bridge' },
     ],
     markers: [],
-    note: `per ${windowS} s window; a stage whose start lag p99 passes ${limit} ms (one think time) is lagging${starts}${e.reduced ? `; ${windows.length} windows reduced to their min/max envelope` : ''}`,
+    note: `per ${windowS} s window; a stage whose start lag p99 passes its limit (one think time, ${limit} ms, or the mean gap between its arrivals when longer) is lagging${starts}${e.reduced ? `; ${windows.length} windows reduced to their min/max envelope` : ''}`,
   };
   return chartPoints(chart) > 0 ? [chart] : [];
 }

@@ -10,7 +10,7 @@ import type { ReportData } from './data.js';
 import { badge, chartGrid, chartScripts, chartStyles, cspMeta, esc, table } from './page.js';
 import { replaySection } from './replay-table.js';
 import { gaugesText, levelText } from './capacity.js';
-import { diagnosisMeaning, latencyCells, latencyHeads } from './table.js';
+import { diagnosisMeaning, laggingText, latencyCells, latencyHeads } from './table.js';
 
 function fmtMs(v: number | null | undefined, count = 1): string {
   if (v === null || v === undefined || count === 0 || !Number.isFinite(v)) return '–';
@@ -303,7 +303,10 @@ function arrivalsSection(d: ReportData): string {
   const lagging =
     a.lagging_phases.length === 0
       ? ''
-      : `<p class="bad-text">Start lag p99 above ${fmtMs(a.lag_limit_ms)} ms (one think time) in ${a.lagging_phases.map(esc).join(', ')}: the client or the server could not keep up with the arrivals there.</p>`;
+      : s.phases
+          .filter((p) => p.arrivals?.lagging === true)
+          .map((p) => `<p class="bad-text">${esc(p.phase)}: ${esc(laggingText(p.arrivals!, a.lag_limit_ms))}.</p>`)
+          .join('');
   const plots = d.charts.arrivals.length === 0 ? '' : charts(d.charts.arrivals);
   return `<section id="arrivals"><h2>Arrivals</h2><p class="lead">Open loop: conversations start at the scheduled rate whatever the server's state; an arrival that finds <code>max_active</code> conversations running waits for a slot (delayed), and its wait shows as start lag. Each stage is a phase.</p>${lagging}${table(
     head,

@@ -321,10 +321,20 @@ function lagText(p: PhaseArrivals['start_lag']): string {
   return p.count === 0 ? 'start lag –' : `start lag p50 ${fmtLag(p.p50_ms)} p99 ${fmtLag(p.p99_ms)} max ${fmtLag(p.max_ms)}`;
 }
 
-/** The sentence of a lagging stage. */
-export function laggingText(p: PhaseArrivals, limitMs: number): string {
-  return `LAGGING: start lag p99 ${fmtLag(p.start_lag.p99_ms)} > ${fmtLag(limitMs)} (one think time): the client or the server cannot keep up with the arrivals`;
+/** The sentence of a lagging stage: its lag against its limit, and who held the starts back — the client itself
+ * (its event loop late by about the lag), or the server (conversations waited for a slot). `runLimitMs`: the
+ * limit of a summary written before stages had their own. */
+export function laggingText(p: PhaseArrivals, runLimitMs: number): string {
+  const limitMs = p.lag_limit_ms ?? runLimitMs;
+  const limit = limitMs > runLimitMs ? `one arrival gap at ${fmtRate(1000 / limitMs)}/s` : 'one think time';
+  const head = `LAGGING: start lag p99 ${fmtLag(p.start_lag.p99_ms)} > ${fmtLag(limitMs)} (${limit})`;
+  if (p.client_late === true)
+    return `${head}: the client itself was late (event-loop delay p99 up to ${fmtLag(p.client_loop_delay_p99_ms ?? 0)}): a busy or starved client host, not the server, held the starts back`;
+  if (p.delayed > 0) return `${head}: ${p.delayed} conversations waited for a slot (max_active): the server cannot keep up with the arrivals`;
+  return `${head}: the client or the server cannot keep up with the arrivals`;
 }
+
+const fmtRate = (perS: number): string => String(Math.round(perS * 100) / 100);
 
 /** One line per open-loop phase: arrivals and their rate against the target, delays, start lag, active
  * conversations, and the lagging flag; first a line of the whole run's when there are several stages. */

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SummaryBuilder } from '../../src/analysis/index.js';
-import type { ArrivalsEndEvent, ConversationEndEvent, ConversationStartEvent, PhaseEvent, RequestRecord } from '../../src/types/index.js';
+import type { ArrivalsEndEvent, ClientSampleEvent, ConversationEndEvent, ConversationStartEvent, PhaseEvent, RequestRecord } from '../../src/types/index.js';
+import { laggingText } from '../../src/report/table.js';
 
 const T = '2026-01-01T00:00:00.000Z';
 
@@ -90,7 +91,8 @@ test('per stage: arrivals, their rate, delays, never started, start lag, active 
   assert.deepEqual([a2.scheduled, a2.started, a2.delayed, a2.not_started, a2.arrivals_per_s], [8, 5, 3, 3, 4]);
   assert.equal(a2.start_lag.count, 5);
   assert.ok(Math.abs(a2.start_lag.max_ms - 400) < 1);
-  assert.equal(a2.lagging, true, 'start lag p99 400 ms > one think time (100 ms)');
+  assert.equal(a2.lag_limit_ms, 250, 'one arrival gap at 4/s, longer than one think time (100 ms)');
+  assert.equal(a2.lagging, true, 'start lag p99 400 ms > 250 ms');
   assert.equal(a2.active_max, 5);
   const run = s.arrivals!;
   assert.deepEqual([run.scheduled, run.started, run.delayed, run.not_started], [12, 9, 3, 3]);
@@ -119,6 +121,59 @@ test('a think time of 0 still needs 10 ms of start lag to call a stage lagging; 
   assert.equal(s.arrivals!.not_started, null, 'no arrivals_end: never-started arrivals are not known, not 0');
   assert.equal(s.phases[0]!.arrivals!.not_started, null);
   assert.equal(s.arrivals!.active_max, 10, 'conversations never seen ending count active until the end');
+});
+
+/** A client health sample of one second ending at `runMs`. */
+function sample(runMs: number, loopDelayP99Ms: number): ClientSampleEvent {
+  return { kind: 'client_sample', t: T, run_ms: runMs, window_ms: 1000, loop_delay_p99_ms: loopDelayP99Ms, loop_delay_max_ms: loopDelayP99Ms, loop_utilization: 0.3, in_flight: 2, rss_bytes: 1e8 };
+}
+
+const RUN = { name: 'x', status: 'completed', started_at: T, ended_at: T, wall_s: 4, target: 'http://x', path: 'direct', labels: {} } as const;
+
+/** One 4 s stage at `ratePerS` (constant arrivals) with a 50 ms think time: each start `lagMs(i)` late, `delayed`
+ * as given, and a client sample a second whose event-loop delay p99 is `loopDelayMs`. */
+function busyStage(ratePerS: number, lagMs: (i: number) => number, loopDelayMs: number, delayed = false) {
+  const b = new SummaryBuilder({ itlFromRecords: true, windowS: 1, plannedS: 4, thinkTimeMs: 50 });
+  b.addLoad(stage('s1', 0, ratePerS, ratePerS, 4000));
+  const gap = 1000 / ratePerS;
+  for (let i = 0; i < 4 * ratePerS; i += 1) {
+    if (i > 0 && (i * gap) % 1000 === 0) b.addClientSample(sample(i * gap, loopDelayMs));
+    b.addLoad(start(i, i * gap + lagMs(i), lagMs(i), 's1', delayed && i % 2 === 1));
+  }
+  b.addClientSample(sample(4000, loopDelayMs));
+  return b.build(RUN).phases[0]!.arrivals!;
+}
+
+test('a 50 ms think time on a busy host is no hair trigger: 120 ms of start lag at 4 arrivals/s is within one arrival gap (250 ms)', () => {
+  const a = busyStage(4, (i) => 40 + (i % 5) * 20, 90);
+  assert.ok(a.start_lag.p99_ms > 100, `p99 ${a.start_lag.p99_ms} ms: over the think time, which flagged it before`);
+  assert.equal(a.lag_limit_ms, 250);
+  assert.equal(a.lagging, false);
+  // At 40 arrivals a second the same lag is two arrival gaps: the arrivals no longer come as planned.
+  const fast = busyStage(40, (i) => 40 + (i % 5) * 20, 3);
+  assert.equal(fast.lag_limit_ms, 50, 'one think time: longer than the 25 ms gap');
+  assert.equal(fast.lagging, true);
+});
+
+test("a stage lagging because the client itself was late says so (its event-loop delay, recorded, about the lag's size)", () => {
+  const a = busyStage(4, (i) => 300 + (i % 4) * 30, 280);
+  assert.equal(a.lagging, true);
+  assert.equal(a.client_loop_delay_p99_ms, 280);
+  assert.equal(a.client_late, true);
+  assert.equal(
+    laggingText(a, 50),
+    `LAGGING: start lag p99 ${Math.round(a.start_lag.p99_ms)} ms > 250 ms (one arrival gap at 4/s): the client itself was late (event-loop delay p99 up to 280 ms): a busy or starved client host, not the server, held the starts back`,
+  );
+});
+
+test('a stage lagging while the client was on time blames the slots its conversations waited for, not the client', () => {
+  const a = busyStage(4, (i) => 300 + (i % 4) * 30, 3, true);
+  assert.equal(a.lagging, true);
+  assert.equal(a.client_late, false);
+  assert.match(laggingText(a, 50), /> 250 ms \(one arrival gap at 4\/s\): 8 conversations waited for a slot \(max_active\): the server cannot keep up with the arrivals$/);
+  // A summary written before stages had their own limit: the run's, one think time.
+  const { lag_limit_ms: _limit, client_late: _late, client_loop_delay_p99_ms: _delay, ...old } = a;
+  assert.match(laggingText(old, 100), /^LAGGING: start lag p99 \d+ ms > 100 ms \(one think time\): 8 conversations waited/);
 });
 
 test('a closed-loop run has no arrival figures; an open-loop phase stays steady until its last request was sent', () => {

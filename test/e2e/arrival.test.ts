@@ -126,7 +126,7 @@ test('a slow engine makes start lag grow while the arrivals keep their rate: del
   assert.equal(a.scheduled, 12);
   assert.equal(a.not_started, counts.not_started);
   assert.equal(a.active_max, 2, 'never more than max_active at once');
-  assert.deepEqual(a.lagging_phases, ['main'], 'start lag p99 above one think time (10 ms at least): flagged');
+  assert.deepEqual(a.lagging_phases, ['main'], 'start lag p99 above one arrival gap (250 ms at 4/s): flagged');
   assert.equal(result.summary.phases[0]!.arrivals!.lagging, true);
   assert.equal(result.summary.phases[0]!.arrivals!.arrivals_per_s, 4, 'the arrival rate held');
 });

@@ -25,7 +25,7 @@ const LLAMA_PACKAGE =
 export const ggufSkip: string | false = !existsSync(GGUF)
   ? `${GGUF} is not on this machine (set ROUNDLOAD_TEST_GGUF, or put ../shared/models/tiny-tools.gguf beside the repository)`
   : LLAMA_PACKAGE === null && (process.env.CI ?? '') === ''
-    ? "node-llama-cpp (llama.cpp's tokenizer and chat templates) is not installed: it is an optional test dependency, not in `npm ci`; `npm run setup:llama` installs it (about 70 MB, into node_modules/.cache/roundload-llama; again after each `npm ci`) and these tests run"
+    ? "node-llama-cpp (llama.cpp's tokenizer and chat templates) is not installed: it is an optional test dependency, not in `npm ci`; `npm run setup:llama` installs it (about 85 MB, into node_modules/.cache/roundload-llama; again after each `npm ci`) and these tests run"
     : false;
 
 /** What the tests use of node-llama-cpp's model (its own types stay out: the package is optional). */
