@@ -1,5 +1,5 @@
 // Fuzz of what the terminal formatters print (issue 42 item 3): every string field and every key of what they
-// take (a summary, a live notice, the live line's figures, a preflight, a comparison), one at a time, carries text
+// take (a summary, a live notice, the live line's figures, a preflight, a comparison, a trend), one at a time, carries text
 // with window-title, clipboard, clear-screen and C1 controls and line breaks; the text printed holds no control
 // but roundload's own colours and no line of that text's making. A mutation a formatter cannot format (a
 // verdict or status outside its list) is counted, not printed; most fields must print.
@@ -20,6 +20,8 @@ import { assertTerminalClean, hostileText, stringSites } from '../helpers/hostil
 import { tempDir } from '../helpers/tmp.js';
 import { gauge, hangRecord, plainRecord, scrape, writeFolder } from './fixtures.js';
 import { ar1, run } from '../compare/helpers.js';
+import { buildTrend, formatTrend, metricOf } from '../../src/trend/index.js';
+import type { PhasePoint } from '../../src/history/index.js';
 
 const HOSTILE = hostileText('fuzz');
 
@@ -138,4 +140,16 @@ test("compare's table: every field of a comparison (run names, folders, labels, 
   const comparison = compareArms({ name: 'A', runs: [a] }, { name: 'B', runs: [b] }, { force: true });
   const { printed, sites } = fuzz(comparison, (c) => formatComparison(c as typeof comparison), 'formatComparison');
   assert.ok(printed > sites * 0.8, `${printed} of ${sites} printed`);
+});
+
+test("trend's table: every field of a trend (run ids, names, labels, the database's name) printed hostile stays clean", () => {
+  const metrics = ['itl_p50', 'output_tok_s'].map((n) => metricOf(n)!);
+  const points: PhasePoint[] = [0, 1, 2, 3, 4, 5].map((i) => ({
+    run: { runId: `run${i}`, name: 'nightly', startedAt: `2026-12-0${i + 1}T02:00:00.000Z`, dir: null, labels: { arm: 'a' }, cells: { status: 'completed' } },
+    figures: { itl_p50_ms: i < 3 ? 6 : 7, output_tokens_per_s: i < 3 ? 500 : 450 },
+  }));
+  const trend = buildTrend('main', points, metrics);
+  const { printed, sites } = fuzz(trend, (tr) => formatTrend(tr as typeof trend, 'h.db'), 'formatTrend');
+  assert.ok(printed > sites * 0.8, `${printed} of ${sites} printed`);
+  assertTerminalClean(formatTrend(trend, `h.db${HOSTILE}`), 'formatTrend with a hostile database name');
 });
