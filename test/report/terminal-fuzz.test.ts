@@ -1,10 +1,11 @@
 // Fuzz of what the terminal formatters print (issue 42 item 3): every string field and every key of what they
-// take (a summary, a live notice, the live line's figures, a preflight, a comparison, a trend), one at a time, carries text
+// take (a summary, a live notice, the live line's figures, a preflight, a comparison, a trend, a trace's statistics), one at a time, carries text
 // with window-title, clipboard, clear-screen and C1 controls and line breaks; the text printed holds no control
 // but roundload's own colours and no line of that text's making. A mutation a formatter cannot format (a
 // verdict or status outside its list) is counted, not printed; most fields must print.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { rebuildReports } from '../../src/commands/report.js';
 import { compareArms, formatComparison } from '../../src/compare/index.js';
@@ -22,6 +23,7 @@ import { gauge, hangRecord, plainRecord, scrape, writeFolder } from './fixtures.
 import { ar1, run } from '../compare/helpers.js';
 import { buildTrend, formatTrend, metricOf } from '../../src/trend/index.js';
 import type { PhasePoint } from '../../src/history/index.js';
+import { formatTraceStats, importTrace, readTrace, traceStats } from '../../src/trace/index.js';
 
 const HOSTILE = hostileText('fuzz');
 
@@ -152,4 +154,19 @@ test("trend's table: every field of a trend (run ids, names, labels, the databas
   const { printed, sites } = fuzz(trend, (tr) => formatTrend(tr as typeof trend, 'h.db'), 'formatTrend');
   assert.ok(printed > sites * 0.8, `${printed} of ${sites} printed`);
   assertTerminalClean(formatTrend(trend, `h.db${HOSTILE}`), 'formatTrend with a hostile database name');
+});
+
+test("a shared trace's statistics: every field (its file, upstream, models, error classes) printed hostile stays clean", (t) => {
+  const dir = tempDir(t);
+  const log = join(dir, 'log.jsonl');
+  const line = (ms: number, content: string) => ({
+    timestamp: new Date(Date.UTC(2026, 0, 1) + ms).toISOString(),
+    request: { model: 'm', stream: true, messages: [{ role: 'user', content }] },
+    response: { choices: [{ message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 20, completion_tokens: 2 } },
+  });
+  writeFileSync(log, [line(0, 'a'), line(100, 'b')].map((l) => JSON.stringify(l)).join('\n'));
+  importTrace({ format: 'openai', file: log, out: join(dir, 'trace.jsonl') });
+  const stats = traceStats(readTrace(join(dir, 'trace.jsonl')));
+  const { printed, sites } = fuzz({ ...stats, upstream: 'http://127.0.0.1:1' }, (s) => formatTraceStats(s as typeof stats), 'formatTraceStats');
+  assert.ok(printed > sites * 0.8, `${printed} of ${sites} printed`);
 });
