@@ -107,3 +107,11 @@ test('a hostile run folder: report, history import, ls and show, and compare pri
   t.diagnostic(JSON.stringify(compared.bytes.slice(0, 1500)));
   assertTerminalClean(compared.bytes, 'compare');
 });
+
+test("an error's message keeps its own lines only: a carriage return, NEL or U+2028 in what it quotes does not reach the terminal", (t) => {
+  const file = join(tempDir(t), `h\r${FORGED} cr\u0085${FORGED} nel\u2028${FORGED} ls.db`);
+  const r = spawnSync(process.execPath, cliArgs('history', 'show', file, 'x'), { encoding: 'utf8', timeout: 30_000 });
+  assert.equal(r.status, 2, r.stderr);
+  assert.match(r.stderr, /^roundload: .*no such history file/);
+  assertTerminalClean(r.stderr, 'the error');
+});
