@@ -1,5 +1,5 @@
 // Fuzz of what the terminal formatters print (issue 42 item 3): every string field and every key of what they
-// take (a summary, a live notice, the live line's figures, a preflight, a comparison, a trend, a trace's statistics), one at a time, carries text
+// take (a summary, a live notice, the live line's figures, a preflight, a comparison, a trend, a trace's statistics, a path's probe), one at a time, carries text
 // with window-title, clipboard, clear-screen and C1 controls and line breaks; the text printed holds no control
 // but roundload's own colours and no line of that text's making. A mutation a formatter cannot format (a
 // verdict or status outside its list) is counted, not printed; most fields must print.
@@ -24,6 +24,8 @@ import { ar1, run } from '../compare/helpers.js';
 import { buildTrend, formatTrend, metricOf } from '../../src/trend/index.js';
 import type { PhasePoint } from '../../src/history/index.js';
 import { formatTraceStats, importTrace, readTrace, traceStats } from '../../src/trace/index.js';
+import { formatProbe } from '../../src/probe-path/format.js';
+import type { ProbeReport } from '../../src/probe-path/probe.js';
 
 const HOSTILE = hostileText('fuzz');
 
@@ -169,4 +171,19 @@ test("a shared trace's statistics: every field (its file, upstream, models, erro
   const stats = traceStats(readTrace(join(dir, 'trace.jsonl')));
   const { printed, sites } = fuzz({ ...stats, upstream: 'http://127.0.0.1:1' }, (s) => formatTraceStats(s as typeof stats), 'formatTraceStats');
   assert.ok(printed > sites * 0.8, `${printed} of ${sites} printed`);
+});
+
+test("probe-path's table: what the path answered (its Keep-Alive and Server headers, how it cut) printed hostile stays clean", () => {
+  const report: ProbeReport = {
+    url: 'http://127.0.0.1:1',
+    path: 'direct',
+    model: 'm',
+    idle: { kind: 'closes', keptMs: 4000, closedMs: 6000, estimateMs: 5000, maxIdleMs: 60_000, keepAliveHeader: 'timeout=5', tried: [], elapsedMs: 9000 },
+    read: { kind: 'cut', atMs: 30_000, status: 504, how: 'HTTP 504 from nginx', maxHoldMs: 60_000 },
+    stream: { kind: 'buffers', firstByteMs: 900, events: 20, spreadMs: 3, bursts: 1, serverFirstTokenMs: 40, detail: '20 events arrived at once' },
+    body: { kind: 'limit', acceptedBytes: 1_000_000, rejectedBytes: 2_000_000, how: 'HTTP 413 from nginx', tried: [] },
+    elapsedMs: 40_000,
+  };
+  const { printed, sites } = fuzz(report, (r) => formatProbe(r as ProbeReport), 'formatProbe');
+  assert.ok(printed >= 5 && printed > sites * 0.5, `${printed} of ${sites} printed`);
 });
