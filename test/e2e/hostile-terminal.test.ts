@@ -53,7 +53,7 @@ function workload(dir: string, url: string): string {
   return file;
 }
 
-test('a run against a hostile server: its error messages, SSE error events, model ids and gauge labels reach the terminal without a control or a forged line', { skip }, async (t) => {
+test('a run against a hostile server: its error messages, SSE error events and model ids reach the terminal without a control or a forged line (its /metrics is scraped too)', { skip }, async (t) => {
   const dir = tempDir(t);
   const server = await hostileServer(t);
   const { code, bytes } = await onTerminal(['run', workload(dir, server.url), '--out', join(dir, 'out')]);
