@@ -6,7 +6,7 @@
 import { Command, CommanderError } from 'commander';
 import { RoundloadError } from './errors.js';
 import { VERSION } from './version.js';
-import { guardTerminal } from './util/index.js';
+import { guardTerminal, oneLine } from './util/index.js';
 import * as flag from './commands/flags.js';
 import type { RecordCommandOptions, RunCommandOptions, HistoryLsOptions, TrendCommandOptions, ProbePathCommandOptions, ShrinkCommandOptions, ReproCommandOptions } from './commands/index.js';
 
@@ -407,12 +407,14 @@ async function main(): Promise<void> {
       return;
     }
     if (error instanceof RoundloadError) {
-      process.stderr.write(`roundload: ${error.message}\n`);
+      // A message has lines of its own making; what it quotes of a server or a folder was put on one line where it
+      // was quoted, and no other break (a carriage return that overwrites the line, NEL, U+2028) or control stays.
+      process.stderr.write(`roundload: ${error.message.split('\n').map(oneLine).join('\n')}\n`);
       if (debug && error.stack !== undefined) process.stderr.write(`${error.stack}\n`);
       process.exitCode = error.exitCode;
       return;
     }
-    process.stderr.write(`roundload: unexpected error: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`roundload: unexpected error: ${oneLine(error instanceof Error ? error.message : String(error))}\n`);
     if (error instanceof Error && error.stack !== undefined) process.stderr.write(`${error.stack}\n`);
     process.exitCode = 1;
   }

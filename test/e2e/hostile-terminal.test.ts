@@ -53,7 +53,7 @@ function workload(dir: string, url: string): string {
   return file;
 }
 
-test('a run against a hostile server: its error messages, SSE error events, model ids and gauge labels reach the terminal without a control or a forged line', { skip }, async (t) => {
+test('a run against a hostile server: its error messages, SSE error events and model ids reach the terminal without a control or a forged line (its /metrics is scraped too)', { skip }, async (t) => {
   const dir = tempDir(t);
   const server = await hostileServer(t);
   const { code, bytes } = await onTerminal(['run', workload(dir, server.url), '--out', join(dir, 'out')]);
@@ -106,4 +106,12 @@ test('a hostile run folder: report, history import, ls and show, and compare pri
   const compared = await onTerminal(['compare', a, b, '--out', join(dir, 'cmp')]);
   t.diagnostic(JSON.stringify(compared.bytes.slice(0, 1500)));
   assertTerminalClean(compared.bytes, 'compare');
+});
+
+test("an error's message keeps its own lines only: a carriage return, NEL or U+2028 in what it quotes does not reach the terminal", (t) => {
+  const file = join(tempDir(t), `h\r${FORGED} cr\u0085${FORGED} nel\u2028${FORGED} ls.db`);
+  const r = spawnSync(process.execPath, cliArgs('history', 'show', file, 'x'), { encoding: 'utf8', timeout: 30_000 });
+  assert.equal(r.status, 2, r.stderr);
+  assert.match(r.stderr, /^roundload: .*no such history file/);
+  assertTerminalClean(r.stderr, 'the error');
 });

@@ -1,10 +1,11 @@
 // Fuzz of what the terminal formatters print (issue 42 item 3): every string field and every key of what they
-// take (a summary, a live notice, the live line's figures, a preflight, a comparison), one at a time, carries text
+// take (a summary, a live notice, the live line's figures, a preflight, a comparison, a trend, a trace's statistics, a path's probe), one at a time, carries text
 // with window-title, clipboard, clear-screen and C1 controls and line breaks; the text printed holds no control
 // but roundload's own colours and no line of that text's making. A mutation a formatter cannot format (a
 // verdict or status outside its list) is counted, not printed; most fields must print.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { rebuildReports } from '../../src/commands/report.js';
 import { compareArms, formatComparison } from '../../src/compare/index.js';
@@ -20,6 +21,11 @@ import { assertTerminalClean, hostileText, stringSites } from '../helpers/hostil
 import { tempDir } from '../helpers/tmp.js';
 import { gauge, hangRecord, plainRecord, scrape, writeFolder } from './fixtures.js';
 import { ar1, run } from '../compare/helpers.js';
+import { buildTrend, formatTrend, metricOf } from '../../src/trend/index.js';
+import type { PhasePoint } from '../../src/history/index.js';
+import { formatTraceStats, importTrace, readTrace, traceStats } from '../../src/trace/index.js';
+import { formatProbe } from '../../src/probe-path/format.js';
+import type { ProbeReport } from '../../src/probe-path/probe.js';
 
 const HOSTILE = hostileText('fuzz');
 
@@ -138,4 +144,46 @@ test("compare's table: every field of a comparison (run names, folders, labels, 
   const comparison = compareArms({ name: 'A', runs: [a] }, { name: 'B', runs: [b] }, { force: true });
   const { printed, sites } = fuzz(comparison, (c) => formatComparison(c as typeof comparison), 'formatComparison');
   assert.ok(printed > sites * 0.8, `${printed} of ${sites} printed`);
+});
+
+test("trend's table: every field of a trend (run ids, names, labels, the database's name) printed hostile stays clean", () => {
+  const metrics = ['itl_p50', 'output_tok_s'].map((n) => metricOf(n)!);
+  const points: PhasePoint[] = [0, 1, 2, 3, 4, 5].map((i) => ({
+    run: { runId: `run${i}`, name: 'nightly', startedAt: `2026-12-0${i + 1}T02:00:00.000Z`, dir: null, labels: { arm: 'a' }, cells: { status: 'completed' } },
+    figures: { itl_p50_ms: i < 3 ? 6 : 7, output_tokens_per_s: i < 3 ? 500 : 450 },
+  }));
+  const trend = buildTrend('main', points, metrics);
+  const { printed, sites } = fuzz(trend, (tr) => formatTrend(tr as typeof trend, 'h.db'), 'formatTrend');
+  assert.ok(printed > sites * 0.8, `${printed} of ${sites} printed`);
+  assertTerminalClean(formatTrend(trend, `h.db${HOSTILE}`), 'formatTrend with a hostile database name');
+});
+
+test("a shared trace's statistics: every field (its file, upstream, models, error classes) printed hostile stays clean", (t) => {
+  const dir = tempDir(t);
+  const log = join(dir, 'log.jsonl');
+  const line = (ms: number, content: string) => ({
+    timestamp: new Date(Date.UTC(2026, 0, 1) + ms).toISOString(),
+    request: { model: 'm', stream: true, messages: [{ role: 'user', content }] },
+    response: { choices: [{ message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 20, completion_tokens: 2 } },
+  });
+  writeFileSync(log, [line(0, 'a'), line(100, 'b')].map((l) => JSON.stringify(l)).join('\n'));
+  importTrace({ format: 'openai', file: log, out: join(dir, 'trace.jsonl') });
+  const stats = traceStats(readTrace(join(dir, 'trace.jsonl')));
+  const { printed, sites } = fuzz({ ...stats, upstream: 'http://127.0.0.1:1' }, (s) => formatTraceStats(s as typeof stats), 'formatTraceStats');
+  assert.ok(printed > sites * 0.8, `${printed} of ${sites} printed`);
+});
+
+test("probe-path's table: what the path answered (its Keep-Alive and Server headers, how it cut) printed hostile stays clean", () => {
+  const report: ProbeReport = {
+    url: 'http://127.0.0.1:1',
+    path: 'direct',
+    model: 'm',
+    idle: { kind: 'closes', keptMs: 4000, closedMs: 6000, estimateMs: 5000, maxIdleMs: 60_000, keepAliveHeader: 'timeout=5', tried: [], elapsedMs: 9000 },
+    read: { kind: 'cut', atMs: 30_000, status: 504, how: 'HTTP 504 from nginx', maxHoldMs: 60_000 },
+    stream: { kind: 'buffers', firstByteMs: 900, events: 20, spreadMs: 3, bursts: 1, serverFirstTokenMs: 40, detail: '20 events arrived at once' },
+    body: { kind: 'limit', acceptedBytes: 1_000_000, rejectedBytes: 2_000_000, how: 'HTTP 413 from nginx', tried: [] },
+    elapsedMs: 40_000,
+  };
+  const { printed, sites } = fuzz(report, (r) => formatProbe(r as ProbeReport), 'formatProbe');
+  assert.ok(printed >= 5 && printed > sites * 0.5, `${printed} of ${sites} printed`);
 });
