@@ -11,10 +11,16 @@ export function clip(text: string, max = MAX_ECHO_CHARS): string {
   return flat.length <= max ? flat : `${flat.slice(0, max)}… (${flat.length.toLocaleString('en-US')} characters)`;
 }
 
-/** `text` with its line breaks (`\r \n \u2028 \u2029`) and the other control characters as spaces: what a comment
- * line of a generated script, or one line of the terminal, may hold of recorded text. */
+/** Bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069): they reorder what follows
+ * them on screen, so a line can read otherwise than it is (CVE-2021-42574, "Trojan Source"). */
+const BIDI = '\u202a-\u202e\u2066-\u2069';
+const ONE_LINE = new RegExp(`[\\p{Cc}\\u2028\\u2029${BIDI}]`, 'gu');
+
+/** `text` with its line breaks (`\r \n \u2028 \u2029`), the other control characters and the bidirectional
+ * controls as spaces: what a comment line of a generated script, or one line of the terminal, may hold of
+ * recorded text. */
 export function oneLine(text: string): string {
-  return text.replace(/[\p{Cc}\u2028\u2029]/gu, ' ');
+  return text.replace(ONE_LINE, ' ');
 }
 
 /**
@@ -46,13 +52,13 @@ function walk(value: unknown): unknown {
 // resets), readline's cursor-to-column and erase-in-line. Blink (5, 6) and conceal (8) are not among them.
 // eslint-disable-next-line no-control-regex -- the escape character is what this pattern is about
 const OWN_SEQUENCE = /^\x1b\[(?:(?:[0-4]|7|9|2[1-9]|3[0-9]|4[0-9]|9[0-7]|10[0-7])m|\d{1,4}G|[0-2]?K)/;
-const CONTROL = /[\p{Cc}\u2028\u2029]/gu;
-/** A control character other than tab, line feed and carriage return. */
-const ANY_BUT_LINES = /[^\P{Cc}\t\n\r]|[\u2028\u2029]/u;
+const CONTROL = new RegExp(`[\\p{Cc}\\u2028\\u2029${BIDI}]`, 'gu');
+/** A control character other than tab, line feed and carriage return (or a bidirectional one). */
+const ANY_BUT_LINES = new RegExp(`[^\\P{Cc}\\t\\n\\r]|[\\u2028\\u2029${BIDI}]`, 'u');
 
 /**
  * Everything the process writes to stdout and stderr, last (util/secrets.ts guardTerminal): every control
- * character but tab, line feed and carriage return, and every escape sequence but {@link OWN_SEQUENCE}, becomes a
+ * character but tab, line feed and carriage return, every bidirectional control, and every escape sequence but {@link OWN_SEQUENCE}, becomes a
  * space. The formatters already print outside text through {@link printable} or {@link oneLine}; this makes a
  * path that forgot it unable to set a window title, write the clipboard (OSC 52) or clear the screen.
  */

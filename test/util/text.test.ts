@@ -49,3 +49,14 @@ test('the CLI guards what it writes: a control in text that no formatter flatten
   assert.doesNotMatch(r.stdout, /\x1b\]|\x1b\[2J|\x07|[\x80-\x9f]/);
   assert.equal(r.stderr, ' ]52;c;eA==  err\n');
 });
+
+test('bidirectional overrides and isolates (Trojan Source) become spaces on one line and on the terminal; right-to-left text itself is kept', () => {
+  const reordering = ['\u202a', '\u202b', '\u202c', '\u202d', '\u202e', '\u2066', '\u2067', '\u2068', '\u2069'];
+  for (const c of reordering) {
+    assert.equal(oneLine(`a${c}b`), 'a b', `U+${c.codePointAt(0)!.toString(16)}`);
+    assert.equal(terminalSafe(`a${c}b\n`), 'a b\n', `U+${c.codePointAt(0)!.toString(16)}`);
+  }
+  const hebrew = 'שלום עולם';
+  assert.equal(oneLine(hebrew), hebrew);
+  assert.equal(terminalSafe(hebrew), hebrew);
+});
