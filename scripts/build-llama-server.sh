@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds llama.cpp's llama-server (CPU) once, from the llama.cpp tree that the node-llama-cpp package ships as a
-# git bundle (node_modules/node-llama-cpp/llama/gitRelease.bundle), into a cache folder the fault-matrix bench
+# git bundle (llama/gitRelease.bundle in the package: `npm run setup:llama` installs it into
+# node_modules/.cache/roundload-llama), into a cache folder the fault-matrix bench
 # reuses: never run by `npm test`. About 20 minutes on two cores; a second call finds the binary and returns.
 #
 #   scripts/build-llama-server.sh            # prints the binary's path when done (or already there)
@@ -11,9 +12,10 @@
 # Needs cmake, make and g++ (Debian: cmake build-essential); no network.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-pkg="$root/node_modules/node-llama-cpp/llama"
+pkg="$root/node_modules/.cache/roundload-llama/node_modules/node-llama-cpp/llama"
+[ -d "$pkg" ] || pkg="$root/node_modules/node-llama-cpp/llama"
 bundle="$pkg/gitRelease.bundle"
-[ -f "$bundle" ] || { echo "build-llama-server: $bundle not found: install node-llama-cpp first (npm ci)" >&2; exit 2; }
+[ -f "$bundle" ] || { echo "build-llama-server: llama.cpp's sources not found: run npm run setup:llama first" >&2; exit 2; }
 tag="$(node -e 'process.stdout.write(require(process.argv[1]).tag)' "$pkg/llama.cpp.info.json")"
 commit="$(git bundle list-heads "$bundle" | awk 'NR==1{print substr($1,1,12)}')"
 cache="${ROUNDLOAD_CACHE:-$HOME/.cache/roundload}/llama-server-$tag-$commit"
