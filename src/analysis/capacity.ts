@@ -324,10 +324,11 @@ function judge(stages: CapacityStage[], limits: ThresholdLimits): void {
     if (prev !== undefined && s.throughput.se !== null && prev.throughput.se !== null) {
       const rise = s.throughput.output_tokens_per_s - prev.throughput.output_tokens_per_s;
       const noise = Z95 * Math.hypot(s.throughput.se, prev.throughput.se);
+      const change = rise < -noise ? `it fell by ${tps(-rise)}, more than its noise ±${tps(noise)}` : `a rise of ${tps(rise)}, within its noise ±${tps(noise)}`;
       if (rise <= noise)
         add(
           'throughput_flat',
-          `output ${tps(prev.throughput.output_tokens_per_s)} → ${tps(s.throughput.output_tokens_per_s)} tok/s: a rise of ${tps(rise)} within its noise ±${tps(noise)} (95%, ${prev.throughput.windows} and ${s.throughput.windows} windows)`,
+          `output ${tps(prev.throughput.output_tokens_per_s)} → ${tps(s.throughput.output_tokens_per_s)} tok/s: ${change} (95%, ${prev.throughput.windows} and ${s.throughput.windows} windows)`,
         );
     }
     if (s.delayed !== undefined && s.delayed > 0) add('start_lag', `${s.delayed} arrivals waited for a slot or never started (max_active reached)`);

@@ -24,6 +24,7 @@ h2{font-size:18px;margin:28px 0 10px;padding-bottom:6px;border-bottom:1px solid 
 .target{background:#fff;border:1px solid var(--line);border-radius:10px;padding:10px 14px}
 .target h3{margin:0 0 6px;font-size:15px;display:flex;gap:8px;align-items:center}
 .target ul{margin:6px 0 0;padding-left:18px}
+.target li,.target .labels{overflow-wrap:anywhere}.target .labels{color:var(--muted);font-size:12.5px}
 table{border-collapse:collapse;width:100%;font-size:13px;background:#fff;border:1px solid var(--line)}
 th,td{padding:5px 10px;text-align:left;border-bottom:1px solid var(--line)}
 th{background:#f1f5f9}
@@ -97,11 +98,12 @@ export const DASHBOARD_SCRIPT = String.raw`
         card = document.createElement('div');
         card.className = 'target';
         card.id = id;
-        card.innerHTML = '<h3><span class="name"></span><span class="badge"></span></h3><div class="key"></div><ul class="verdicts"></ul>';
+        card.innerHTML = '<h3><span class="name"></span><span class="badge"></span></h3><div class="labels"></div><div class="key"></div><ul class="verdicts"></ul>';
         card.querySelector('.name').textContent = t.target;
         box.appendChild(card);
       }
       badge(card.querySelector('.badge'), t.ok ? 'scraped ' + (t.age_s === null ? '–' : t.age_s.toFixed(1) + ' s ago') : 'scrape failed', t.ok ? 'good' : 'bad');
+      card.querySelector('.labels').textContent = t.common_labels ? 'every series: ' + t.common_labels : '';
       card.querySelector('.key').textContent = t.key.length === 0 ? (t.ok ? 'no key gauges' : (t.last_error || '')) : t.key.map(function (k) { return k[0] + ' ' + num(k[1], Number.isInteger(k[1]) ? 0 : 2); }).join(' · ');
       var ul = card.querySelector('.verdicts');
       ul.textContent = '';

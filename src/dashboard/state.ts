@@ -2,10 +2,10 @@
 // sinks; nothing reads the run's own state): the progress figures, latency by round, throughput over time,
 // the key gauges of every monitored target with their verdicts, and the hangs. Everything is bounded: series
 // are coarsened past a point budget, the hang list keeps the latest ones. Pure apart from the clock it is given.
-import { keyGaugeValues, isCounter, baseName, ClientActivity, GaugeStore, judgeGauges, KEY_GAUGES } from '../monitor/index.js';
+import { keyGaugeValues, isCounter, baseName, ClientActivity, GaugeStore, judgeGauges } from '../monitor/index.js';
 import { LatencyHistogram } from '../metrics/index.js';
-import type { ChartSeries, ChartSpec } from '../report/index.js';
-import type { GaugeVerdict, HangEvent, RequestRecord, RunEvent } from '../types/index.js';
+import { arrivalsSpec, commonLabels, labelKey, roundLatencySpec, throughputSpec, verdictRank, type ChartSeries, type ChartSpec } from '../report/index.js';
+import { GAUGE_UNITS, gaugeUnit, type GaugeUnit, type GaugeVerdict, type HangEvent, type RequestRecord, type RunEvent } from '../types/index.js';
 import { round3, traceLink } from '../util/index.js';
 
 /** Most points a live series carries; past it, neighbouring buckets merge (the bucket width doubles). */
@@ -56,7 +56,9 @@ export interface LiveTarget {
   age_s: number | null;
   /** The key gauges (short names) at the last scrape, summed over label sets. */
   key: [string, number][];
-  /** Every gauge series' verdict so far, worst first. */
+  /** The labels every series of the target carries alike (`engine_type="decode",tp_rank="0"`), said once; '' when none. */
+  common_labels: string;
+  /** Every gauge series' verdict so far, worst first: the gauge's name in full, with the labels that tell it apart. */
   verdicts: { series: string; verdict: string }[];
 }
 
@@ -167,12 +169,33 @@ interface GaugePoint {
   values: Map<string, number>;
 }
 
+/** A gauge series of a target as the live charts draw it. */
+interface LiveGauge {
+  /** The gauge's name, as scraped. */
+  gauge: string;
+  labels: Record<string, string>;
+  unit: GaugeUnit;
+}
+
+/** Each unit's chart: its id's suffix (the requests chart keeps the plain id) and its title. */
+const UNIT_CHARTS: Record<GaugeUnit, { suffix: string; title: string }> = {
+  requests: { suffix: '', title: 'requests by state' },
+  share: { suffix: '-share', title: 'shares (0–1): KV usage, cache hits' },
+  tokens: { suffix: '-tokens', title: 'tokens' },
+  'tokens/s': { suffix: '-tokens-per-s', title: 'tokens/s' },
+  value: { suffix: '-other', title: 'other gauges' },
+};
+
+/** A series as a person reads it: its gauge's name without the prefix, and the labels not common to its target. */
+function shownName(name: string, labels: Record<string, string>, common: Record<string, string>): string {
+  const own = labelKey(Object.fromEntries(Object.entries(labels).filter(([k]) => !(k in common))));
+  return `${baseName(name)}${own === '' ? '' : `{${own}}`}`;
+}
+
 function seriesName(name: string, labels: Record<string, string>): string {
   const shown = Object.entries(labels).filter(([k]) => k !== 'model_name');
   return `${baseName(name)}${shown.length === 0 ? '' : `{${shown.map(([k, v]) => `${k}="${v}"`).join(',')}}`}`;
 }
-
-const VERDICT_ORDER = ['pinned', 'pinned_under_load', 'stale', 'insufficient', 'rotating', 'idle'];
 
 export class DashboardState {
   readonly #plan: DashboardPlan;
@@ -210,7 +233,10 @@ export class DashboardState {
   #streamedHistory: { runMs: number; tokens: number }[] = [];
   /** Agents whose in-flight request has its first token (its TTFT counted then). */
   readonly #firstSeen = new Set<number>();
-  readonly #gauges = new Map<string, { buckets: Buckets<GaugePoint>; names: string[]; keyNames: Set<string>; last: { runMs: number; ok: boolean; error: string | null; key: [string, number][] } }>();
+  readonly #gauges = new Map<
+    string,
+    { buckets: Buckets<GaugePoint>; names: string[]; series: Map<string, LiveGauge>; last: { runMs: number; ok: boolean; error: string | null; key: [string, number][] } }
+  >();
   readonly #store: GaugeStore;
   readonly #client = new ClientActivity();
   #verdicts: GaugeVerdict[] = [];
@@ -383,7 +409,7 @@ export class DashboardState {
           (a, b) => b.values.forEach((v, k) => a.values.set(k, v)),
         ),
         names: [],
-        keyNames: new Set(),
+        series: new Map(),
         last: { runMs, ok, error, key: [] },
       };
       this.#gauges.set(target, t);
@@ -397,7 +423,7 @@ export class DashboardState {
       if (!t.names.includes(name)) {
         if (t.names.length >= MAX_GAUGES_PER_TARGET) continue;
         t.names.push(name);
-        if (KEY_GAUGES.some(([key]) => key === baseName(s.name))) t.keyNames.add(name);
+        t.series.set(name, { gauge: s.name, labels: s.labels, unit: gaugeUnit(s.name) });
       }
       point.values.set(name, s.value);
     }
@@ -479,17 +505,19 @@ export class DashboardState {
               start_lag_p50_ms: round3(this.#arrivals.lag.percentileMs(50)),
               start_lag_p99_ms: round3(this.#arrivals.lag.percentileMs(99)),
             },
-      targets: [...this.#gauges.entries()].map(([target, t]) => ({
-        target,
-        ok: t.last.ok,
-        last_error: t.last.error,
-        age_s: Number.isFinite(t.last.runMs) ? round3(Math.max(0, runMs - t.last.runMs) / 1000) : null,
-        key: t.last.key,
-        verdicts: verdicts
-          .filter((v) => v.target === target)
-          .sort((a, b) => VERDICT_ORDER.indexOf(a.verdict) - VERDICT_ORDER.indexOf(b.verdict))
-          .map((v) => ({ series: seriesName(v.name, v.labels), verdict: v.verdict })),
-      })),
+      targets: [...this.#gauges.entries()].map(([target, t]) => {
+        const own = verdicts.filter((v) => v.target === target);
+        const common = commonLabels(own.map((v) => v.labels));
+        return {
+          target,
+          ok: t.last.ok,
+          last_error: t.last.error,
+          age_s: Number.isFinite(t.last.runMs) ? round3(Math.max(0, runMs - t.last.runMs) / 1000) : null,
+          key: t.last.key,
+          common_labels: labelKey(common),
+          verdicts: own.sort((a, b) => verdictRank(a.verdict) - verdictRank(b.verdict)).map((v) => ({ series: shownName(v.name, v.labels, common), verdict: v.verdict })),
+        };
+      }),
       hangs: [...this.#hangList],
       hangs_total: Math.max(this.#hangs, this.#hangRecords),
       charts: [...this.#latencyCharts(), this.#throughputChart(runMs), this.#arrivalsChart(), ...this.#gaugeCharts()].filter((c): c is ChartSpec => c !== null),
@@ -505,21 +533,18 @@ export class DashboardState {
         return h.count === 0 ? null : round3(h.percentileMs(p));
       });
     const markers = rounds.filter((n) => this.#rounds.get(n)!.hangs > 0).map((n) => ({ x: n, label: `${this.#rounds.get(n)!.hangs} hung` }));
-    const spec = (id: string, title: string, key: 'ttft' | 'e2e'): ChartSpec => ({
-      id,
-      title,
-      x_kind: 'round',
-      x_label: 'round',
-      y_label: 'ms',
-      y2_label: null,
-      x: rounds,
-      series: [
-        { label: 'p50', values: pct(key, 50) },
-        { label: 'p99', values: pct(key, 99) },
-      ],
-      markers,
-      note: null,
-    });
+    const spec = (id: string, title: string, key: 'ttft' | 'e2e'): ChartSpec =>
+      roundLatencySpec({
+        id,
+        title,
+        rounds,
+        series: [
+          { label: 'p50', values: pct(key, 50) },
+          { label: 'p99', values: pct(key, 99) },
+        ],
+        markers,
+        note: null,
+      });
     return [spec('live-ttft', 'TTFT by round', 'ttft'), spec('live-e2e', 'End to end by round', 'e2e')];
   }
 
@@ -551,23 +576,18 @@ export class DashboardState {
       failed.push(round3(f.failed / lenS));
     }
     if (x.length === 0) return null;
-    return {
+    return throughputSpec({
       id: 'live-throughput',
       title: 'Throughput',
-      x_kind: 'seconds',
       x_label: 's since start',
-      y_label: 'output tokens/s',
-      y2_label: 'requests/s',
       x,
-      series: [
-        { label: 'output tokens/s', values: tokens },
-        { label: 'requests/s', values: reqs, scale: 'y2' },
-        { label: 'errors + hangs/s', values: failed, scale: 'y2' },
-      ],
+      tokens,
+      requests: reqs,
+      failed,
       markers: this.#hangList.map((h) => ({ x: h.run_s, label: `hang a${h.agent} r${h.round}` })),
       note: `per ${round3(w / 1000)} s, by request end`,
       partial,
-    };
+    });
   }
 
   /** An open-loop run's conversations over time: started per second and running (right axis), and the
@@ -592,25 +612,20 @@ export class DashboardState {
       running.push(active);
       lag.push(p === undefined || p.starts === 0 ? null : round3(p.lagMaxMs));
     }
-    return {
+    return arrivalsSpec({
       id: 'live-arrivals',
       title: 'Arrivals',
-      x_kind: 'seconds',
       x_label: 's since start',
-      y_label: 'start lag ms',
-      y2_label: 'conversations',
       x,
-      series: [
-        { label: 'start lag max ms', values: lag },
-        { label: 'started/s', values: starts, scale: 'y2' },
-        { label: 'active', values: running, scale: 'y2' },
-      ],
-      markers: [],
+      started: starts,
+      active: [{ label: 'active', values: running }],
+      lag: { label: 'start lag max ms', values: lag },
       note: `per ${round3(w / 1000)} s`,
-    };
+    });
   }
 
-  /** Per target: its queue and running gauges on one chart, its other gauges (other units) on another. */
+  /** Per target, one chart per unit (requests by state, shares 0–1, tokens, tokens/s, other values): an axis never
+   * puts tens of thousands of tokens beside a 0–1 ratio. */
   #gaugeCharts(): ChartSpec[] {
     const out: ChartSpec[] = [];
     const verdicts = this.#verdicts;
@@ -621,27 +636,30 @@ export class DashboardState {
       const w = t.buckets.widthMs;
       const x = entries.map(([i]) => round3(((i + 1) * w) / 1000));
       const id = target.replace(/[^A-Za-z0-9_.-]+/g, '_');
-      const groups: [string, string, string[]][] = [
-        ['', 'requests by state', t.names.filter((n) => t.keyNames.has(n))],
-        ['-other', 'other gauges', t.names.filter((n) => !t.keyNames.has(n))],
-      ];
-      for (const [suffix, what, names] of groups) {
+      // Labels every series of the target carries alike (engine_type, tp_rank…) are said once, in the note; a
+      // legend entry names its gauge in full and only the labels that tell it apart (two router workers).
+      const common = commonLabels([...t.series.values()].map((x) => x.labels));
+      for (const unit of GAUGE_UNITS) {
+        const names = t.names.filter((n) => t.series.get(n)!.unit === unit);
         if (names.length === 0) continue;
         const series: ChartSeries[] = names.map((name) => {
-          const v = verdicts.find((g) => g.target === target && seriesName(g.name, g.labels) === name);
-          return { label: v === undefined ? name : `${name} · ${v.verdict}`, values: entries.map(([, p]) => p.values.get(name) ?? null) };
+          const g = t.series.get(name)!;
+          const label = shownName(g.gauge, g.labels, common);
+          const v = verdicts.find((x) => x.target === target && seriesName(x.name, x.labels) === name);
+          return { label: v === undefined ? label : `${label} · ${v.verdict}`, values: entries.map(([, p]) => p.values.get(name) ?? null) };
         });
+        const notes = [Object.keys(common).length === 0 ? null : labelKey(common), t.last.ok ? null : `last scrape failed: ${t.last.error ?? 'error'}`].filter((n) => n !== null);
         out.push({
-          id: `live-gauges-${id}${suffix}`,
-          title: `${target} · ${what}`,
+          id: `live-gauges-${id}${UNIT_CHARTS[unit].suffix}`,
+          title: `${target} · ${UNIT_CHARTS[unit].title}`,
           x_kind: 'seconds',
           x_label: 's since start',
-          y_label: suffix === '' ? 'requests' : 'value',
+          y_label: unit,
           y2_label: null,
           x,
           series,
           markers,
-          note: t.last.ok ? null : `last scrape failed: ${t.last.error ?? 'error'}`,
+          note: notes.length === 0 ? null : notes.join('; '),
         });
       }
     }

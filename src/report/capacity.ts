@@ -56,7 +56,7 @@ export function capacityLines(s: Summary): string[] {
     for (const r of c.past.reasons) out.push(`           ${c.past.phase} ${r.kind}: ${r.text}`);
     out.push(`           ${c.past.phase} gauges: ${gaugesText(c.past.gauges)}`);
   }
-  out.push(`           (a stage holds with ${c.basis}. ±: the 95% interval of the stage's mean over its windows)`);
+  out.push(`           (a stage holds when: ${c.basis}. ±: the 95% interval of the stage's mean over its windows)`);
   return out;
 }
 

@@ -162,18 +162,14 @@ export function latencyCharts(summary: Summary): ChartSpec[] {
           return p === undefined || p.count === 0 ? null : p[`${label}_ms`];
         }),
       }));
-      const spec: ChartSpec = {
+      const spec = roundLatencySpec({
         id: several ? chartId('latency', metric, phase.phase) : chartId('latency', metric),
         title: `${name} by round${several ? ` · ${phase.phase}` : ''}`,
-        x_kind: 'round',
-        x_label: 'round',
-        y_label: 'ms',
-        y2_label: null,
-        x: phase.rounds.map((r) => r.round),
+        rounds: phase.rounds.map((r) => r.round),
         series,
         markers,
         note,
-      };
+      });
       if (chartPoints(spec) > 0) out.push(spec);
     }
   }
@@ -225,23 +221,18 @@ export function timeCharts(summary: Summary, hangs: HangMark[]): ChartSpec[] {
     windows.map((w) => round3(w.end_s)),
     [windows.map((w) => round3(w.tokens / lenS(w))), windows.map((w) => round3(w.requests / lenS(w))), windows.map((w) => round3(w.failed / lenS(w)))],
   );
-  const throughput: ChartSpec = {
+  const throughput = throughputSpec({
     id: 'throughput',
     title: 'Throughput over time',
-    x_kind: 'seconds',
     x_label: 's since start (window end)',
-    y_label: 'output tokens/s',
-    y2_label: 'requests/s',
     x: rates.x,
-    series: [
-      { label: 'output tokens/s', values: rates.ys[0]! },
-      { label: 'requests finished/s', values: rates.ys[1]!, scale: 'y2' },
-      { label: 'errors + hangs/s', values: rates.ys[2]!, scale: 'y2' },
-    ],
+    tokens: rates.ys[0]!,
+    requests: rates.ys[1]!,
+    failed: rates.ys[2]!,
     markers,
     note: `per ${windowS} s window${windows.length === 1 ? ' (one window: the run was shorter than window_s)' : ''}${partialNote(partial)}${reducedNote(rates.reduced)}`,
     partial: rates.reduced ? null : partial,
-  };
+  });
   const lat = envelope(
     windows.map((w) => round3(w.end_s)),
     [windows.map((w) => w.best?.ttft_p50_ms ?? null), windows.map((w) => w.best?.ttft_p99_ms ?? null), windows.map((w) => w.best?.e2e_p50_ms ?? null), windows.map((w) => w.best?.e2e_p99_ms ?? null)],
@@ -279,24 +270,77 @@ export function arrivalCharts(summary: Summary): ChartSpec[] {
   const staged = summary.phases.filter((p) => p.load !== undefined);
   const starts = staged.length > 1 ? `; stages start at ${staged.map((p) => `${round3(p.load!.start_ms / 1000)} s (${p.phase})`).join(', ')}` : '';
   const limit = summary.arrivals!.lag_limit_ms;
-  const chart: ChartSpec = {
+  const chart = arrivalsSpec({
     id: 'arrivals-over-time',
     title: 'Arrivals over time',
-    x_kind: 'seconds',
     x_label: 's since start (window end)',
-    y_label: 'conversations',
-    y2_label: 'start lag ms',
     x: e.x,
-    series: [
-      { label: 'started/s', values: e.ys[0]! },
+    started: e.ys[0]!,
+    active: [
       { label: 'active (mean)', values: e.ys[1]! },
       { label: 'active (most)', values: e.ys[2]! },
-      { label: 'start lag p99 ms', values: e.ys[3]!, scale: 'y2', gaps: 'bridge' },
     ],
-    markers: [],
+    lag: { label: 'start lag p99 ms', values: e.ys[3]! },
     note: `per ${windowS} s window; a stage whose start lag p99 passes its limit (one think time, ${limit} ms, or the mean gap between its arrivals when longer) is lagging${starts}${e.reduced ? `; ${windows.length} windows reduced to their min/max envelope` : ''}`,
-  };
+  });
   return chartPoints(chart) > 0 ? [chart] : [];
+}
+
+// The charts report.html and the live dashboard both draw, built here once: each page gives its own data
+// (the summary's windows, the live buckets) and gets the same chart.
+
+/** Latency percentiles over the round number. */
+export function roundLatencySpec(o: { id: string; title: string; rounds: number[]; series: ChartSeries[]; markers: ChartMarker[]; note: string | null }): ChartSpec {
+  return { id: o.id, title: o.title, x_kind: 'round', x_label: 'round', y_label: 'ms', y2_label: null, x: o.rounds, series: o.series, markers: o.markers, note: o.note };
+}
+
+/** Output tokens/s (left) and finished requests and failures per second (right) over time. */
+export function throughputSpec(o: {
+  id: string;
+  title: string;
+  x_label: string;
+  x: number[];
+  tokens: (number | null)[];
+  requests: (number | null)[];
+  failed: (number | null)[];
+  markers: ChartMarker[];
+  note: string | null;
+  partial: PartialWindow | null;
+}): ChartSpec {
+  return {
+    id: o.id,
+    title: o.title,
+    x_kind: 'seconds',
+    x_label: o.x_label,
+    y_label: 'output tokens/s',
+    y2_label: 'requests/s',
+    x: o.x,
+    series: [
+      { label: 'output tokens/s', values: o.tokens },
+      { label: 'requests finished/s', values: o.requests, scale: 'y2' },
+      { label: 'errors + hangs/s', values: o.failed, scale: 'y2' },
+    ],
+    markers: o.markers,
+    note: o.note,
+    partial: o.partial,
+  };
+}
+
+/** An open-loop run's conversations over time: started per second and active (left, conversations), start lag
+ * (right, ms; bridged across buckets where none started). */
+export function arrivalsSpec(o: { id: string; title: string; x_label: string; x: number[]; started: (number | null)[]; active: ChartSeries[]; lag: ChartSeries; note: string | null }): ChartSpec {
+  return {
+    id: o.id,
+    title: o.title,
+    x_kind: 'seconds',
+    x_label: o.x_label,
+    y_label: 'conversations',
+    y2_label: 'start lag ms',
+    x: o.x,
+    series: [{ label: 'started/s', values: o.started }, ...o.active, { ...o.lag, scale: 'y2', gaps: 'bridge' }],
+    markers: [],
+    note: o.note,
+  };
 }
 
 function partialNote(p: PartialWindow | null): string {
@@ -349,7 +393,8 @@ export function clientCharts(samples: ClientSampleEvent[], hangs: HangMark[]): C
   return charts.filter((c) => chartPoints(c) > 0);
 }
 
-function labelKey(labels: Record<string, string>): string {
+/** `k="v",…` of a label set, keys in order: one series' identity, and how it is written. */
+export function labelKey(labels: Record<string, string>): string {
   return Object.keys(labels)
     .sort()
     .map((k) => `${k}="${labels[k]}"`)
@@ -357,7 +402,7 @@ function labelKey(labels: Record<string, string>): string {
 }
 
 /** Label pairs with the same value in every label set. */
-function commonLabels(sets: Record<string, string>[]): Record<string, string> {
+export function commonLabels(sets: Record<string, string>[]): Record<string, string> {
   const [first, ...rest] = sets;
   if (first === undefined) return {};
   return Object.fromEntries(Object.entries(first).filter(([k, v]) => rest.every((r) => r[k] === v)));
@@ -511,7 +556,8 @@ function rate(x: number[], values: (number | null)[]): (number | null)[] {
 /** Worst first, so a title leads with what needs a look. */
 const VERDICT_ORDER: readonly string[] = ['pinned', 'pinned_under_load', 'stale', 'insufficient', 'rotating', 'ratio', 'idle'];
 
-function verdictRank(k: string): number {
+/** A verdict's place, worst first (unknown ones last). */
+export function verdictRank(k: string): number {
   const i = VERDICT_ORDER.indexOf(k);
   return i < 0 ? VERDICT_ORDER.length : i;
 }

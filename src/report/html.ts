@@ -140,8 +140,16 @@ function verdictBar(s: Summary): string {
       : [
           `<div class="verdict ${s.arrivals.lagging_phases.length === 0 ? 'good' : 'bad'}">start lag <b>${s.arrivals.lagging_phases.length === 0 ? 'on time' : `lagging in ${s.arrivals.lagging_phases.length === 1 ? esc(s.arrivals.lagging_phases[0]!) : `${s.arrivals.lagging_phases.length} stages`}`}</b></div>`,
         ]),
+    ...(s.capacity === undefined ? [] : [kneeVerdict(s.capacity)]),
   ];
   return `<div class="verdicts">${items.join('')}</div>`;
+}
+
+/** The knee at a glance: where it is, or that the ramp never reached it (a capacity planner's one number). */
+function kneeVerdict(c: NonNullable<Summary['capacity']>): string {
+  const knee = c.knee === null ? 'below the first stage' : `${esc(levelText(c, c.knee))} (${esc(c.knee.phase)})`;
+  const past = c.past === null ? ' · every stage held' : ` · past it: ${esc(c.past.reasons.map((r) => r.kind).join(', '))}`;
+  return `<div class="verdict ${c.past === null ? 'good' : 'warn'}"><a href="#capacity">knee</a> <b>${knee}</b>${past}</div>`;
 }
 
 function totalsSection(s: Summary): string {

@@ -10,4 +10,22 @@ export { renderReportHtml } from './html.js';
 export { esc, jsonForScript, scriptSafe, cspMeta, chartStyles, chartGrid, chartScripts } from './page.js';
 export { renderJunit, junitCases, xmlEscape } from './junit.js';
 export { loadChartAssets, type ChartAssets } from './assets.js';
-export { chartPoints, envelope, GaugeSeriesBuilder, latencyCharts, timeCharts, clientCharts, canaryCharts, verdictTitle, type ChartSpec, type ChartSeries, type ForestSpec } from './charts.js';
+export {
+  chartPoints,
+  envelope,
+  GaugeSeriesBuilder,
+  latencyCharts,
+  timeCharts,
+  clientCharts,
+  canaryCharts,
+  verdictTitle,
+  verdictRank,
+  labelKey,
+  commonLabels,
+  roundLatencySpec,
+  throughputSpec,
+  arrivalsSpec,
+  type ChartSpec,
+  type ChartSeries,
+  type ForestSpec,
+} from './charts.js';

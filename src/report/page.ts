@@ -59,6 +59,10 @@ export const CHART_CSS = `
 .chart-note{color:#64748b;font-size:12px;margin:4px 0 0;display:flex;gap:12px;flex-wrap:wrap}
 .marker-key{color:#b91c1c}
 .uplot{font-family:inherit}.u-legend{font-size:12px}
+.u-legend.u-inline tr{display:inline-flex;align-items:center;max-width:100%;margin-right:12px}
+.u-legend.u-inline th{display:inline-flex;align-items:center;min-width:0;white-space:normal;text-align:left}
+.u-legend.u-inline th::after{flex:none}.u-legend.u-inline .u-marker{flex:none}
+.u-legend .u-label{min-width:0;overflow-wrap:anywhere}
 `;
 
 /** A chart's figure: caption, the plot the script draws into, and its note. */

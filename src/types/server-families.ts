@@ -137,6 +137,26 @@ export const HANDOFF_GAUGES: ReadonlySet<string> = new Set(names((f) => f.handof
 /** Gauges of the share of the KV cache in use, 0–1 (names without prefix). */
 export const KV_USAGE_GAUGES: ReadonlySet<string> = new Set(names((f) => f.kv));
 
+/** What a gauge counts, so that a chart's axis carries one unit: requests (running, waiting, hand-off), a share
+ * 0–1, tokens, tokens per second, or some other value. */
+export const GAUGE_UNITS = ['requests', 'share', 'tokens', 'tokens/s', 'value'] as const;
+export type GaugeUnit = (typeof GAUGE_UNITS)[number];
+
+/** The units of the other gauges kept by default (names without prefix); the rest are `value`. */
+const OTHER_GAUGE_UNITS: Readonly<Record<string, GaugeUnit>> = {
+  num_used_tokens: 'tokens',
+  gen_throughput: 'tokens/s',
+  cache_hit_rate: 'share',
+  ...Object.fromEntries([...KV_USAGE_GAUGES].map((n) => [n, 'share'] as const)),
+};
+
+/** The unit of a gauge (`sglang:token_usage` → `share`). */
+export function gaugeUnit(name: string): GaugeUnit {
+  const base = baseName(name);
+  if (RUNNING_GAUGES.has(base) || QUEUE_GAUGES.has(base) || HANDOFF_GAUGES.has(base)) return 'requests';
+  return OTHER_GAUGE_UNITS[base] ?? 'value';
+}
+
 /** The gauges kept by default, family by family: running, waiting, the others, the hand-off queues. */
 export const DEFAULT_GAUGES: readonly string[] = [...new Set(FAMILIES.flatMap((f) => names(() => [...f.running, ...f.queue, ...f.other, ...f.handoff])))];
 

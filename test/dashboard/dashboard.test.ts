@@ -152,7 +152,7 @@ test("the dashboard state folds the run's events into progress figures, latency 
     JSON.stringify(snap.targets[0]!.verdicts),
   );
   const ids = snap.charts.map((c) => c.id);
-  assert.deepEqual(ids, ['live-ttft', 'live-e2e', 'live-throughput', 'live-gauges-engine', 'live-gauges-engine-other']);
+  assert.deepEqual(ids, ['live-ttft', 'live-e2e', 'live-throughput', 'live-gauges-engine', 'live-gauges-engine-share']);
   const ttft = snap.charts[0]!;
   assert.deepEqual(ttft.x, [1, 2]);
   assert.deepEqual(
@@ -211,9 +211,9 @@ test('an open-loop run shows its conversations on the dashboard: started, delaye
   assert.deepEqual(
     chart.series.map((x) => [x.label, x.values]),
     [
-      ['start lag max ms', [2, 900, null]],
       ['started/s', [2, 1, 0]],
       ['active', [2, 3, 2]],
+      ['start lag max ms', [2, 900, null]],
     ],
   );
   // A closed-loop run announces no conversation starts: no card, no chart (an end alone changes nothing).
@@ -379,4 +379,37 @@ test('the live dashboard answers loopback Host names only: a rebound name of ano
   const port = new URL(dashboard.url).port;
   for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, 'LOCALHOST']) assert.equal(await getWithHost(dashboard.url, host), 200, host);
   for (const host of [`attacker.example:${port}`, 'attacker.example', `10.0.0.5:${port}`]) assert.equal(await getWithHost(dashboard.url, host), 403, host);
+});
+
+test('the live gauge charts name each series in full, telling apart two that differ by one label, one axis per unit (requests, shares 0–1, tokens, tokens/s)', () => {
+  const now = 10_000;
+  const s = new DashboardState(PLAN, () => now);
+  const pd = { engine_type: 'decode', moe_ep_rank: '0', pp_rank: '0', tp_rank: '0', model_name: 'deepseek-v4-flash' };
+  const router = (port: number) => ({ worker: `http://127.0.0.1:${port}`, model_name: 'deepseek-v4-flash' });
+  for (const ms of [500, 1500]) {
+    s.add(
+      scrape(ms, [
+        gauge('sglang:num_running_reqs', 20, pd),
+        gauge('sglang:num_decode_prealloc_queue_reqs', 13, pd),
+        gauge('sglang:num_used_tokens', 39_327, pd),
+        gauge('sglang:token_usage', 0.0375, pd),
+        gauge('sglang:cache_hit_rate', 0.89, pd),
+        gauge('sglang:gen_throughput', 1026.8, pd),
+      ]),
+    );
+    s.add(scrape(ms, [gauge('sgl_router_running_requests', 39, router(37951)), gauge('sgl_router_running_requests', 38, router(40041))], { target: 'router' }));
+  }
+  const snap = s.snapshot();
+  const charts = Object.fromEntries(snap.charts.filter((c) => c.id.startsWith('live-gauges-')).map((c) => [c.id, c]));
+  assert.deepEqual(Object.keys(charts), ['live-gauges-engine', 'live-gauges-engine-share', 'live-gauges-engine-tokens', 'live-gauges-engine-tokens-per-s', 'live-gauges-router']);
+  const labels = (id: string) => charts[id]!.series.map((x) => x.label.replace(/ · .*$/, ''));
+  assert.deepEqual(labels('live-gauges-engine'), ['num_running_reqs', 'num_decode_prealloc_queue_reqs']);
+  assert.deepEqual(labels('live-gauges-engine-share'), ['token_usage', 'cache_hit_rate']);
+  assert.deepEqual(labels('live-gauges-engine-tokens'), ['num_used_tokens']);
+  assert.equal(charts['live-gauges-engine-tokens']!.y_label, 'tokens');
+  assert.deepEqual(labels('live-gauges-router'), ['sgl_router_running_requests{worker="http://127.0.0.1:37951"}', 'sgl_router_running_requests{worker="http://127.0.0.1:40041"}']);
+  // The labels all of a target's series share are said once.
+  assert.match(charts['live-gauges-engine']!.note ?? '', /engine_type="decode",model_name="deepseek-v4-flash",moe_ep_rank="0"/);
+  const cards = Object.fromEntries(snap.targets.map((t) => [t.target, t]));
+  assert.equal(cards.router!.common_labels, 'model_name="deepseek-v4-flash"');
 });

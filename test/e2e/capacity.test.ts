@@ -69,4 +69,7 @@ test('a short ramp on the embedded engine names its knee and the first stage pas
   const html = readFileSync(join(out, 'report.html'), 'utf8');
   assert.match(html, /data-chart="capacity"/);
   assert.match(html, /<section id="capacity">/);
+  // And its verdict bar says where the knee is.
+  const bar = c.knee === null ? 'knee</a> <b>below the first stage</b>' : `knee</a> <b>${c.knee.rate_per_s} conv/s (${c.knee.phase})</b> · past it: ${c.past.reasons.map((x) => x.kind).join(', ')}`;
+  assert.ok(html.includes(bar), bar);
 });

@@ -4,7 +4,7 @@
 // the run's report.html, after which the server is gone.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadWorkload } from '../../src/config/index.js';
@@ -12,6 +12,7 @@ import { executeRun } from '../../src/run/index.js';
 import { parseDashboardAddress } from '../../src/dashboard/index.js';
 import { finishDashboard, openDashboard } from '../../src/commands/dashboard.js';
 import { CHROMIUM_PATH, chromiumAvailable, openReportBrowser, type ReportBrowser } from '../helpers/browser.js';
+import { ROOT } from '../helpers/root.js';
 
 const missing = chromiumAvailable() ? null : `Chromium not found at ${CHROMIUM_PATH} (apt-get install chromium; CHROMIUM_PATH overrides)`;
 const skip = missing !== null && process.env.CI === undefined ? missing : false;
@@ -73,6 +74,33 @@ test('--dashboard: the page updates while the run goes on, lists the hang as it 
     assert.ok(ttft.length === 2 && ttft.every((s) => s.columns > 20), `TTFT p50 and p99 by round drawn: ${JSON.stringify(ttft)}`);
     assert.match(await page.evaluate<string>(`document.getElementById('targets').textContent`), /decode.*running \d/s);
     assert.equal(await page.evaluate<number>(`[...document.querySelectorAll('.u-legend .u-value')].filter((td) => td.textContent.trim() === '--').length`), 0, 'legends show values unhovered');
+
+    // SGLang's long gauge names in full: the two router workers' series differ only in their worker label, and
+    // both legend entries show it (the label wraps inside the chart, nothing cut); tokens and 0–1 shares each on
+    // an axis of their own.
+    await page.waitFor(
+      `['live-gauges-router', 'live-gauges-decode-tokens', 'live-gauges-decode-share'].every((id) => Number(document.querySelector('[data-chart="' + id + '"]')?.getAttribute('data-points')) > 0)`,
+      20_000,
+    );
+    const routerLabels = await page.evaluate<{ text: string; cut: boolean }[]>(
+      `[...document.querySelectorAll('[data-chart="live-gauges-router"] .u-legend tr.u-series:not(:first-child) .u-label')].map((el) => { const fig = el.closest('figure').getBoundingClientRect(); const r = el.getBoundingClientRect(); return { text: el.textContent, cut: el.scrollWidth > el.clientWidth + 1 || r.right > fig.right + 1 }; })`,
+    );
+    assert.equal(routerLabels.length, 2, JSON.stringify(routerLabels));
+    assert.notEqual(routerLabels[0]!.text, routerLabels[1]!.text, 'the two router series read differently');
+    for (const l of routerLabels) assert.ok(/worker="http:\/\/127\.0\.0\.1:\d+"/.test(l.text) && !l.cut, `named in full, not cut: ${JSON.stringify(l)}`);
+    const tokenLabels = await page.evaluate<string[]>(
+      `[...document.querySelectorAll('[data-chart="live-gauges-decode-tokens"] .u-legend tr.u-series:not(:first-child) .u-label')].map((el) => el.textContent)`,
+    );
+    assert.deepEqual(
+      tokenLabels.map((l) => l.replace(/ · .*$/, '')),
+      ['num_used_tokens'],
+      'tokens alone on their axis',
+    );
+    if (process.env.ROUNDLOAD_E2E_SCREENSHOTS === '1') {
+      mkdirSync(join(ROOT, 'test', 'e2e', 'screenshots'), { recursive: true });
+      await page.screenshot(join(ROOT, 'test', 'e2e', 'screenshots', 'dashboard-gauges.png'), '#charts-gauges');
+      await page.screenshot(join(ROOT, 'test', 'e2e', 'screenshots', 'dashboard-targets.png'), '#gauges');
+    }
 
     // The end: the page switches to the written report, then the server closes.
     stop.abort();

@@ -82,6 +82,8 @@ export interface LivePage {
   seriesPixels(id: string): Promise<SeriesPixels[]>;
   /** Per chart: `data-points`, canvas, error (as in ReportCheck.charts). */
   charts(): Promise<ChartCheck[]>;
+  /** A PNG of the elements matching `selector` (the first), at `path`. */
+  screenshot(path: string, selector: string): Promise<void>;
   readonly consoleErrors: string[];
   readonly requests: string[];
   close(): Promise<void>;
@@ -283,6 +285,9 @@ export async function openReportBrowser(options: { timeoutMs?: number; offline?:
         title: () => page.title(),
         seriesPixels: async (id) => (await page.evaluate<SeriesPixels[] | null>(`(${SERIES_PIXELS_JS})(${JSON.stringify(id)})`)) ?? [],
         charts: async () => await page.evaluate<ChartCheck[]>(CHARTS_JS),
+        screenshot: async (path, selector) => {
+          await page.locator(selector).first().screenshot({ path, timeout: 20_000 });
+        },
         consoleErrors,
         requests,
         close: () => bounded(page.close(), 10_000, 'closing the page').catch(() => undefined),
