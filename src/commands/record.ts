@@ -99,5 +99,7 @@ export async function recordCommand(opts: RecordCommandOptions, stop?: AbortSign
     log(
       `INCOMPLETE trace: ${t.not_recorded} of the ${plural(t.requests, 'chat request')} ${t.not_recorded === 1 ? 'is' : 'are'} NOT in it (${t.requests - t.not_recorded} recorded); recording stopped at ${(t.stopped.at_ms / 1000).toFixed(1)} s: ${t.stopped.reason}`,
     );
+  if (t.dropped_connections > 0)
+    log(`${plural(t.dropped_connections, 'harness connection')} closed at once: the recorder held as many as it takes (4,096, with an upstream one each); the harness saw them reset`);
   log(`look at it: ${shellCommand('roundload', 'trace', 'show', opts.out)}; replay it: roundload run WORKLOAD --replay ${shellQuote(opts.out)}`);
 }
