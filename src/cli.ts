@@ -167,6 +167,7 @@ function defineRecord(cli: Command): void {
     .requiredOption('--upstream <url>', 'where requests are forwarded (the router), http:// or https://')
     .requiredOption('--out <trace>', 'the trace file to write (JSONL; must be new)')
     .option('--listen <host:port>', 'address to listen on', '127.0.0.1:8443')
+    .option('--listen-expose', 'allow --listen on a host other than loopback (the recorder has no authentication)')
     .option('--tls', 'listen with TLS, with a CA made at start (printed; the harness must trust it)')
     .option('--cert-dir <dir>', 'with TLS: write the CA and certificate here (a CA already there is reused); implies --tls')
     .option('--content', 'also keep message and tool contents, so a replay sends them verbatim (the trace then holds your prompts)')

@@ -4,12 +4,14 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { startRecorder } from '../trace/index.js';
 import { UsageError } from '../errors.js';
 import { parseListen, parseUpstream } from './hop.js';
-import { shellCommand, shellQuote } from '../util/index.js';
+import { isLoopbackHost, shellCommand, shellQuote } from '../util/index.js';
 
 export interface RecordCommandOptions {
   upstream: string;
   /** `host:port`. @default "127.0.0.1:8443" */
   listen: string;
+  /** `--listen-expose`: allow `listen` on a host other than loopback. */
+  listenExpose?: boolean;
   out: string;
   tls?: boolean;
   certDir?: string;
@@ -26,6 +28,12 @@ export interface RecordCommandOptions {
 export async function recordCommand(opts: RecordCommandOptions, stop?: AbortSignal): Promise<void> {
   const { host, port } = parseListen(opts.listen);
   const upstream = parseUpstream(opts.upstream);
+  // As --dashboard-expose: the recorder has no authentication, so anyone who reaches it sends requests to the
+  // upstream in the harness's place, and they land in the trace.
+  if (!isLoopbackHost(host) && opts.listenExpose !== true)
+    throw new UsageError(
+      `--listen ${opts.listen} would listen on ${host}, beyond this machine: the recorder has no authentication, so whoever reaches it sends requests to the upstream and into the trace. Pass --listen-expose as well to allow it, or listen on 127.0.0.1`,
+    );
   if (existsSync(opts.out) && statSync(opts.out).size > 0) throw new UsageError(`--out ${opts.out} already holds a trace; record to a new file (a trace is one recording)`);
   if (opts.sessionHeader !== undefined && !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(opts.sessionHeader)) throw new UsageError(`--session-header must be an HTTP header name, got "${opts.sessionHeader}"`);
   let upstreamCa: string | null = null;
@@ -91,5 +99,7 @@ export async function recordCommand(opts: RecordCommandOptions, stop?: AbortSign
     log(
       `INCOMPLETE trace: ${t.not_recorded} of the ${plural(t.requests, 'chat request')} ${t.not_recorded === 1 ? 'is' : 'are'} NOT in it (${t.requests - t.not_recorded} recorded); recording stopped at ${(t.stopped.at_ms / 1000).toFixed(1)} s: ${t.stopped.reason}`,
     );
+  if (t.dropped_connections > 0)
+    log(`${plural(t.dropped_connections, 'harness connection')} closed at once: the recorder held as many as it takes (4,096, with an upstream one each); the harness saw them reset`);
   log(`look at it: ${shellCommand('roundload', 'trace', 'show', opts.out)}; replay it: roundload run WORKLOAD --replay ${shellQuote(opts.out)}`);
 }

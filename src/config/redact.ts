@@ -2,8 +2,9 @@
 // Secrets are decided by allow-list where a workload holds values that are sent: every `target.headers` value
 // is a secret unless its header is known to be public or named in `target.public_headers`; every string of
 // `extra_body`, at any depth, is one unless its top-level key is in `target.public_extra_body` or it is a known
-// request option's setting (PUBLIC_BODY_OPTIONS, src/types/body-options.ts). Elsewhere a workload holds env var NAMES, so masking by key is a backstop
-// (`*api_key*`, `*token*`, `*password*`, `*secret*`), and credentials in any URL are redacted.
+// request option's setting (PUBLIC_BODY_OPTIONS, src/types/body-options.ts). Elsewhere a workload holds env var
+// NAMES, so masking by key is a backstop (`*api_key*`, `*token*`, `*password*`, `*secret*`), and credentials in
+// any URL are redacted.
 import { isBodySetting } from '../types/index.js';
 import { redactUrlCredentials, urlSecrets } from '../util/index.js';
 import type { Workload } from './schema.js';

@@ -1,6 +1,7 @@
 // Which headers cross the hop: hop-by-hop headers (RFC 9110 §7.6.1, and those a Connection header names) stay
 // on their side; the upstream request gets the upstream's Host and the X-Forwarded-* pair.
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import type { TLSSocket } from 'node:tls';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'transfer-encoding', 'te', 'trailer', 'upgrade']);
 
@@ -25,7 +26,8 @@ export function upstreamRequestHeaders(req: IncomingMessage, upstreamHost: strin
   const headers = endToEnd(req.headers);
   headers.host = upstreamHost;
   headers['x-forwarded-for'] = req.socket.remoteAddress ?? '';
-  headers['x-forwarded-proto'] = 'https';
+  // What the client spoke to the hop: https only on a TLS socket (the recorder listens on plain HTTP by default).
+  headers['x-forwarded-proto'] = (req.socket as Partial<TLSSocket>).encrypted === true ? 'https' : 'http';
   return headers;
 }
 

@@ -26,13 +26,34 @@ export async function hopTls(useTls: boolean, certDir: string | undefined): Prom
   return { certs, release: certDir === undefined ? () => rmSync(dir, { recursive: true, force: true }) : () => {} };
 }
 
+/** What a hop's listening side allows its clients. */
+export interface HopServerLimits {
+  /** Idle keep-alive time of a client connection. */
+  keepAliveTimeoutMs: number;
+  /** Longest a request's head (request line and headers) may take from its first byte: a client that sends
+   * it a byte at a time holds a socket no longer (408, closed). */
+  headersTimeoutMs: number;
+  /** Most client connections open at once; past it a new one is closed at once (`onDrop`). null: no cap. */
+  maxConnections: number | null;
+  /** Told of each connection closed at the cap. */
+  onDrop?: (() => void) | undefined;
+}
+
+/** How often Node looks for requests past headersTimeoutMs (its default, 30 s, would let one last a minute). */
+const CHECK_INTERVAL_MS = 1_000;
+
 /** A server for `handle`, plain or TLS, whose accepted sockets `connections` keeps. */
-export function createHopServer(certs: HopCertificates | null, keepAliveTimeoutMs: number, handle: RequestListener, connections: HopConnections): http.Server {
-  const server = certs === null ? http.createServer(handle) : https.createServer({ key: certs.key, cert: certs.cert, ALPNProtocols: ['http/1.1'] }, handle);
-  server.keepAliveTimeout = keepAliveTimeoutMs;
-  // Must exceed keepAliveTimeout, or Node may cut an idle kept-alive socket as a slow request.
-  server.headersTimeout = keepAliveTimeoutMs + 1_000;
+export function createHopServer(certs: HopCertificates | null, limits: HopServerLimits, handle: RequestListener, connections: HopConnections): http.Server {
+  const options = { connectionsCheckingInterval: Math.min(CHECK_INTERVAL_MS, limits.headersTimeoutMs) };
+  const server = certs === null ? http.createServer(options, handle) : https.createServer({ ...options, key: certs.key, cert: certs.cert, ALPNProtocols: ['http/1.1'] }, handle);
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  // Node 20 times only a request in progress against it: an idle kept-alive socket waits for keepAliveTimeout
+  // alone (test/hop/limits.test.ts), so it need not exceed keepAliveTimeout (it was that plus 1 s: 601 s for
+  // the recorder).
+  server.headersTimeout = limits.headersTimeoutMs;
   server.requestTimeout = 0;
+  if (limits.maxConnections !== null) server.maxConnections = limits.maxConnections;
+  if (limits.onDrop !== undefined) server.on('drop', limits.onDrop);
   // Without TLS the TCP socket is the one requests arrive on.
   server.on('connection', (raw: Socket) => connections.accepted(raw, certs === null));
   server.on('secureConnection', (tls: Socket) => {

@@ -41,6 +41,11 @@ export interface HopOptions {
   upstreamTimeoutMs?: number;
   /** Most upstream connections in the pool. @default 256 */
   upstreamConnections?: number;
+  /** Longest a client request's head (request line and headers) may take from its first byte. @default 30000 */
+  headersTimeoutMs?: number;
+  /** Most client connections open at once (each also holds an upstream one with `upstreamPerClient`); a
+   * connection past it is closed at once and counted (`dropped_connections`). null: no cap. @default 4096 */
+  maxConnections?: number | null;
   /** Told every time a fault acts (the run records them in events.jsonl). */
   onFault?: (fired: HopFaultFired) => void;
   /** Serve TLS with the hop's own CA (`false`: plain HTTP, what `roundload record` listens with by default).
@@ -62,6 +67,8 @@ export interface HopStats {
   /** Requests sent upstream. */
   forwarded: number;
   upstream_errors: number;
+  /** Client connections closed at once because `maxConnections` were open. */
+  dropped_connections: number;
   faults: Record<HopFaultKind, number>;
 }
 
@@ -82,6 +89,10 @@ export interface HopHandle {
 }
 
 const CLOSE_BOUND_MS = 1_000;
+/** A client connection's request head is whole within this, or the connection is closed (408). */
+const HEADERS_TIMEOUT_MS = 30_000;
+/** Client connections a hop holds at once by default: far above a harness's, far below a file-descriptor limit. */
+const MAX_CONNECTIONS = 4096;
 
 /** Starts the hop; resolves once it listens. @throws UsageError on a bad upstream URL, ServerStartError if it cannot listen. */
 export async function startHop(opts: HopOptions): Promise<HopHandle> {
@@ -102,7 +113,14 @@ export async function startHop(opts: HopOptions): Promise<HopHandle> {
     isClosed,
   });
   const requests = new HopRequests({ connections, faults: hopFaults, forwarder, tap: opts.tap, isClosed });
-  const server = createHopServer(tls.certs, opts.keepAliveTimeoutMs ?? 60_000, requests.handle, connections);
+  let dropped = 0;
+  const limits = {
+    keepAliveTimeoutMs: opts.keepAliveTimeoutMs ?? 60_000,
+    headersTimeoutMs: opts.headersTimeoutMs ?? HEADERS_TIMEOUT_MS,
+    maxConnections: opts.maxConnections === undefined ? MAX_CONNECTIONS : opts.maxConnections,
+    onDrop: () => void (dropped += 1),
+  };
+  const server = createHopServer(tls.certs, limits, requests.handle, connections);
   const port = await listen(server, host, opts.port ?? 0).catch((error: unknown) => {
     upstream.pool.destroy();
     tls.release();
@@ -128,7 +146,14 @@ export async function startHop(opts: HopOptions): Promise<HopHandle> {
     keyFile: tls.certs?.keyFile ?? null,
     upstream: upstream.url.href,
     faults,
-    stats: () => ({ connections: connections.opened, requests: requests.count, forwarded: forwarder.forwarded, upstream_errors: forwarder.errors, faults: hopFaults.counts() }),
+    stats: () => ({
+      connections: connections.opened,
+      requests: requests.count,
+      forwarded: forwarder.forwarded,
+      upstream_errors: forwarder.errors,
+      dropped_connections: dropped,
+      faults: hopFaults.counts(),
+    }),
     close: () => (closing ??= closeWithin(CLOSE_BOUND_MS, shutDown, tls.release)),
   };
 }

@@ -33,7 +33,7 @@ ${vars.join('\n')}
       : `
 THE ENGINE'S LOG
   The run sent the failed request with the id ${JSON.stringify(id)} (X-Request-Id, and the body's rid where the
-  server takes one): the engine's log names it, e.g. grep -F ${shellQuote(id)} <the engine's log>
+  server takes one): the engine's log names it, e.g. grep -F ${shellQuote(id)} ENGINE_LOG
 `;
   const replayed = plan.run.replayed_trace ? "\n- the run replayed a trace: the body fields (tools, max_tokens) are the workload's, not the trace's per request" : '';
   return `Reproducer of a failure in roundload run "${oneLine(plan.run.name)}" (${oneLine(plan.run.folder)}, started ${oneLine(plan.run.started_at ?? 'unknown')}, status ${oneLine(plan.run.status)})

@@ -1,6 +1,6 @@
 // The results folder of one run: its name, its files, and writing run.json / summary.json atomically.
 // File-system failures become ResultsError (exit 4) with the path and the OS reason.
-import { accessSync, constants, mkdirSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { accessSync, chmodSync, constants, mkdirSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { fsFailure, onResultsFs, rethrowFs, toResultsError } from './fs-error.js';
@@ -62,9 +62,10 @@ function checkOut(dir: string, given: string): void {
 }
 
 /** `results/<YYYYMMDD-HHMMSS>-<name>/` under `root`, made unique with a suffix if it already exists; or
- * `out` exactly, which must be missing or empty. @throws ResultsError (exit 4) when the file system refuses,
- * UsageError (exit 2) when `out` already holds something. */
-export function createRunFolder(options: { out?: string | undefined; root?: string; name: string; now?: Date }): string {
+ * `out` exactly, which must be missing or empty. `ownerOnly`: a folder it creates is mode 700 (the run sends
+ * someone's prompts, which a server may echo into what the run writes); an empty `--out` keeps its own mode.
+ * @throws ResultsError (exit 4) when the file system refuses, UsageError (exit 2) when `out` already holds something. */
+export function createRunFolder(options: { out?: string | undefined; root?: string; name: string; now?: Date; ownerOnly?: boolean }): string {
   let dir: string;
   if (options.out !== undefined) {
     dir = resolve(options.out);
@@ -74,8 +75,10 @@ export function createRunFolder(options: { out?: string | undefined; root?: stri
     dir = base;
     for (let i = 2; existsSync(dir); i += 1) dir = `${base}-${i}`;
   }
+  const existed = existsSync(dir);
   try {
     mkdirSync(dir, { recursive: true });
+    if (options.ownerOnly === true && !existed) chmodSync(dir, 0o700);
   } catch (error) {
     // Node's recursive mkdir reports some refusals (a read-only volume) as ENOENT: ask once more, plainly.
     if ((error as NodeJS.ErrnoException).code === 'ENOENT' && existsSync(dirname(dir))) onResultsFs(dir, 'create the results folder', () => mkdirSync(dir));

@@ -75,6 +75,9 @@ export async function openRoute(workload: Workload, engineUrl: string, hooks: Ro
     keepAliveTimeoutMs: Math.max(60_000, workload.agents.keep_alive_timeout_ms + 5_000),
     // Never cut a request the client still waits for: the client's watchdog is the judge.
     upstreamTimeoutMs: workload.watchdog.total_ms + 5_000,
+    // Its one client is the run's, which opens the connections its agents need (up to 100,000 of them): a cap
+    // would fail requests the run measures. A standalone hop or the recorder keeps the default cap.
+    maxConnections: null,
     ...(hooks.onFault === undefined ? {} : { onFault: hooks.onFault }),
   });
   return {

@@ -118,7 +118,9 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   const headers = requestHeaders(workload.target);
   // A bad trace is a usage error: found before anything starts.
   const replay = options.replay ?? (workload.replay === null ? null : planReplay(workload.replay));
-  const dir = createRunFolder({ out: options.out, root: options.resultsRoot ?? 'results', name: workload.name });
+  // A replay that sends recorded contents sends someone's prompts: a server may echo them into any file of the run.
+  const ownerOnly = replay !== null && replay.contents.messages.size > 0;
+  const dir = createRunFolder({ out: options.out, root: options.resultsRoot ?? 'results', name: workload.name, ownerOnly });
   const startedAt = new Date();
   const runStartMs = performance.now();
   const started = new Started(log);

@@ -55,6 +55,8 @@ export interface RecorderTally {
   not_recorded: number;
   /** Why recording stopped before forwarding did, or null. */
   stopped: { at_ms: number; reason: string } | null;
+  /** Harness connections closed at once because the recorder held its most (the hop's `maxConnections`). */
+  dropped_connections: number;
 }
 
 export interface RecorderHandle {
@@ -112,7 +114,7 @@ interface Recording {
   readonly written: Set<string>;
   /** performance.now() at the start: the trace's times are since then. */
   readonly t0: number;
-  readonly tally: RecorderTally;
+  readonly tally: Omit<RecorderTally, 'dropped_connections'>;
   /** Client connections that carried a chat request. */
   readonly connections: Set<number>;
   seq: number;
@@ -154,7 +156,7 @@ export async function startRecorder(opts: RecorderOptions): Promise<RecorderHand
     url: started.url,
     caFile: started.caFile,
     out: opts.out,
-    tally: () => tallyOf(rec, result),
+    tally: () => ({ ...tallyOf(rec, result), dropped_connections: started.stats().dropped_connections }),
     close: () =>
       (closing ??= (async () => {
         await started.close();
@@ -172,7 +174,7 @@ function upstreamHref(upstream: string): string {
   }
 }
 
-function tallyOf(rec: Recording, result: TraceWriterResult | null): RecorderTally {
+function tallyOf(rec: Recording, result: TraceWriterResult | null): Omit<RecorderTally, 'dropped_connections'> {
   const stop = result?.stopped ?? rec.writer.stopped;
   return {
     ...rec.tally,

@@ -38,7 +38,7 @@ export type {
 export type { CanaryLeg, CanaryEvent, HopFaultEvent } from './paths.js';
 export { WARNING_CLASSES, WARNING_CLASS_NAMES, type WarningClass } from './warnings.js';
 export { DIAGNOSIS_VERDICTS, DIAGNOSIS_CANDIDATES, GAUGE_VERDICTS, type DiagnosisVerdict, type DiagnosisCandidate, type GaugeVerdictKind } from './verdicts.js';
-export { PUBLIC_BODY_OPTIONS, isBodySetting } from './body-options.js';
+export { isBodySetting } from './body-options.js';
 export {
   SERVER_FAMILIES,
   baseName,

@@ -56,6 +56,15 @@ describe('printed command lines, pasted into bash with hostile values', () => {
       assertPastes(t, /^ {2}(node repro\.mjs --target [^\n]*?) {3}\(Node/m.exec(readme)?.[1], ['node', 'repro.mjs', '--target', plan.target]);
       assertPastes(t, /^ {2}(sh repro\.sh --target [^\n]*?) {3}\(curl/m.exec(readme)?.[1], ['sh', 'repro.sh', '--target', plan.target]);
     }
+    // The failed request's id, recorded by someone else, in the line that finds it in the engine's log (an id
+    // with a space, a quote or a backslash is not printed at all: these are the ones that are).
+    for (const id of ['rl-$(touch${IFS}pwned)', 'rl-`touch${IFS}pwned`', 'rl-;touch${IFS}pwned', 'rl-|tee${IFS}pwned', 'rl->pwned', 'rl-&&touch${IFS}pwned']) {
+      const dir = folder(join(tempDir(t), 'run'), 'plain', {
+        failure: { status: 'hang', request_id: id, hang: { phase: 'headers', deadline: 'headers_ms', deadline_ms: 500, last_byte_age_ms: 500 } },
+      });
+      const readme = readFileSync(join((await writeRepro(dir)).out, 'README.txt'), 'utf8');
+      assertPastes(t, /e\.g\. (grep -F [^\n]*? ENGINE_LOG)\n/.exec(readme)?.[1], ['grep', '-F', id, 'ENGINE_LOG']);
+    }
   });
 
   it("`roundload repro`'s run it: line, with a hostile --out and a recorded target that is code", async (t) => {

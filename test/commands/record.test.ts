@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, constants, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { startEngine } from '../../src/engine/index.js';
@@ -116,4 +116,38 @@ test('`roundload record` on a FIFO nobody reads answers all 120 requests, and SI
   assert.equal(full.code, 4, full.stderr);
   assert.match(full.stderr, /cannot write the trace \/dev\/full: no space left on device \(ENOSPC\)/);
   assert.equal(full.stdout, '', 'no URL: it never listened');
+});
+
+test('record --listen on a host beyond loopback is refused (exit 2, no trace) unless --listen-expose says so', async (t) => {
+  const { recordCommand } = await import('../../src/commands/record.js');
+  const { ServerStartError, UsageError } = await import('../../src/errors.js');
+  const dir = tempDir(t);
+  // Stopped before it starts: a recorder that did listen closes again at once.
+  const stopped = AbortSignal.abort();
+  for (const listen of ['0.0.0.0:0', '[::]:0', '192.0.2.1:0']) {
+    const out = join(dir, `${listen.replace(/\W/g, '_')}.jsonl`);
+    await assert.rejects(recordCommand({ upstream: 'http://127.0.0.1:1', listen, out }, stopped), (error: unknown) => {
+      assert.ok(error instanceof UsageError, String(error));
+      assert.match(error.message, /beyond this machine.*--listen-expose/);
+      return true;
+    });
+    assert.equal(existsSync(out), false, 'no trace was started');
+  }
+  // With the flag the address is taken as asked: 192.0.2.1 (TEST-NET) is no address of this machine, so the
+  // listen itself fails — past the check, without opening a port to the network in a test.
+  await assert.rejects(recordCommand({ upstream: 'http://127.0.0.1:1', listen: '192.0.2.1:0', out: join(dir, 'exposed.jsonl'), listenExpose: true }, stopped), ServerStartError);
+});
+
+test("a run that replays a trace's recorded contents (its prompts) is written into an owner-only folder (700); a replay of shapes only is not", async (t) => {
+  const { importTrace } = await import('../../src/trace/index.js');
+  const dir = tempDir(t);
+  const log = join(dir, 'log.jsonl');
+  writeFileSync(log, `${JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'the prompt of someone' }] })}\n`);
+  importTrace({ format: 'openai', file: log, out: join(dir, 'content.jsonl'), content: true });
+  const withContent = await runCli(['run', 'workloads/smoke.yaml', '--replay', join(dir, 'content.jsonl'), '--out', join(dir, 'run'), '--quiet'], { timeoutMs: 60_000 });
+  assert.ok(withContent.code === 0 || withContent.code === 1, withContent.stderr);
+  assert.equal(statSync(join(dir, 'run')).mode & 0o777, 0o700);
+  const shapes = await runCli(['run', 'workloads/replay-example.yaml', '--out', join(dir, 'shapes'), '--set', 'replay.conversations=1', '--quiet'], { timeoutMs: 60_000 });
+  assert.ok(shapes.code === 0 || shapes.code === 1, shapes.stderr);
+  assert.notEqual(statSync(join(dir, 'shapes')).mode & 0o077, 0, 'the umask decides, as for any run');
 });

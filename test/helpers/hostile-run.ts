@@ -91,8 +91,10 @@ export function folder(dir: string, text: string, opts: { failure?: Record<strin
           deep: { a: [{ pwd: secret }, 3] },
           metadata: { user_private: secret },
           nested: { [text]: [text] },
+          // The payload as keys and values four levels down, and beside a known option's own keys.
+          deeper: { [text]: [{ [text]: { [text]: text } }] },
+          chat_template_kwargs: { enable_thinking: true, [text]: text },
           reasoning_effort: 'high',
-          chat_template_kwargs: { enable_thinking: true },
         },
         public_extra_body: [],
       },
