@@ -11,6 +11,7 @@ import { validateBench } from './validate.js';
 import { recordOverheadBench } from './record-overhead.js';
 import { profileBench } from './profile.js';
 import { abSequentialBench } from './ab-sequential.js';
+import { abPlanBench } from './ab-plan.js';
 import { startupBench } from './startup.js';
 import { trendNightlyBench } from './trend-nightly.js';
 import { diagnosisBench } from './diagnosis.js';
@@ -53,6 +54,11 @@ const BENCHES: Record<string, { about: string; run: (args: string[]) => Promise<
   ab: {
     about: "sequential A/B on the embedded deployment (c64, c96), B faster at decode by --effect PCT (default 5.7), --runs N ab runs (default 5): each phase's decode call, pairs and minutes",
     run: abSequentialBench,
+  },
+  'ab-plan': {
+    about:
+      "ab --plan's forecast of the pairs a figure needs against the stopping rule run on simulated pairs (A/A → equivalent, +2×min_effect → better; σ 1-5%): within a factor of 1.5, about 30 s (`ab-plan [--sequences N]`)",
+    run: (args) => Promise.resolve(abPlanBench(args)),
   },
   trend: {
     about:
