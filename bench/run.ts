@@ -14,6 +14,7 @@ import { abSequentialBench } from './ab-sequential.js';
 import { abPlanBench } from './ab-plan.js';
 import { startupBench } from './startup.js';
 import { trendNightlyBench } from './trend-nightly.js';
+import { trendPowerBench } from './trend-power.js';
 import { diagnosisBench } from './diagnosis.js';
 
 /** `client [agents…] [--repeat N]`. */
@@ -64,6 +65,11 @@ const BENCHES: Record<string, { about: string; run: (args: string[]) => Promise<
     about:
       '12 nightly runs on the embedded deployment, decode 10% slower from night 8, and 12 A/A nights: trend --fail-on regression must flag night 8 (exit 1) and nothing in A/A (exit 0); about 2 minutes (`trend [nights] [--step-at N]`)',
     run: trendNightlyBench,
+  },
+  'trend-power': {
+    about:
+      "trend's power and false alarms on simulated nightly histories (10% worse at 3% noise, independent and AR(1) ρ 0.6 nights, A/A, 5% at 2%): issue 43's targets, about 2 minutes (`trend-power [--histories N]`, default 2,000 a cell)",
+    run: (args) => Promise.resolve(trendPowerBench(args)),
   },
   diagnosis: {
     about:
