@@ -19,6 +19,9 @@ function number(v: number | null | undefined): string {
   return abs >= 100 ? v.toFixed(0) : abs >= 10 ? v.toFixed(1) : v.toFixed(2);
 }
 
+/** `p=0.004`, or `p<0.001` below what three decimals show. */
+const pText = (p: number): string => (p < 0.001 ? 'p<0.001' : `p=${p.toFixed(3)}`);
+
 const shift = (change: number | null, before: number, after: number): string => (change === null ? `${number(before)} → ${number(after)}` : `${change > 0 ? '+' : ''}${(change * 100).toFixed(1)}%`);
 
 /** How a run is named: its labels (those of `nameBy`, or all), else its id; then its results folder. */
@@ -33,13 +36,13 @@ export function runName(run: TrendRun, nameBy: readonly string[] | null): string
 export function changeText(c: FigureChange, nameBy: readonly string[] | null = null): string {
   const day = c.run.startedAt?.slice(0, 10) ?? 'no date';
   const how = c.test === 'newest-nights' ? ', confirmed by its second night' : '';
-  return `run ${c.index + 1} (${day}, ${runName(c.run, nameBy)}): ${shift(c.change, c.before, c.after)} ${c.kind}, p=${c.pValue.toFixed(3)}${how}`;
+  return `run ${c.index + 1} (${day}, ${runName(c.run, nameBy)}): ${shift(c.change, c.before, c.after)} ${c.kind}, ${pText(c.pValue)}${how}`;
 }
 
 /** `run 12 (…): +11.0% regression suspected on the newest night alone, p=0.004: the next night confirms or drops it`. */
 export function suspectedText(u: Suspected, nameBy: readonly string[] | null = null): string {
   const day = u.run.startedAt?.slice(0, 10) ?? 'no date';
-  return `run ${u.index + 1} (${day}, ${runName(u.run, nameBy)}): ${shift(u.change, u.level, u.value)} ${u.kind} suspected on the newest night alone, p=${u.pValue.toFixed(3)}: the next night confirms or drops it`;
+  return `run ${u.index + 1} (${day}, ${runName(u.run, nameBy)}): ${shift(u.change, u.level, u.value)} ${u.kind} suspected on the newest night alone, ${pText(u.pValue)}: the next night confirms or drops it`;
 }
 
 function figureLine(f: FigureTrend, widths: { name: number; spark: number }, nameBy: readonly string[] | null): string {
