@@ -11,8 +11,10 @@ import { validateBench } from './validate.js';
 import { recordOverheadBench } from './record-overhead.js';
 import { profileBench } from './profile.js';
 import { abSequentialBench } from './ab-sequential.js';
+import { abPlanBench } from './ab-plan.js';
 import { startupBench } from './startup.js';
 import { trendNightlyBench } from './trend-nightly.js';
+import { trendPowerBench } from './trend-power.js';
 import { diagnosisBench } from './diagnosis.js';
 
 /** `client [agents…] [--repeat N]`. */
@@ -54,10 +56,20 @@ const BENCHES: Record<string, { about: string; run: (args: string[]) => Promise<
     about: "sequential A/B on the embedded deployment (c64, c96), B faster at decode by --effect PCT (default 5.7), --runs N ab runs (default 5): each phase's decode call, pairs and minutes",
     run: abSequentialBench,
   },
+  'ab-plan': {
+    about:
+      "ab --plan's forecast of the pairs a figure needs against the stopping rule run on simulated pairs (A/A → equivalent, +2×min_effect → better; σ 1-5%): within a factor of 1.5, about 30 s (`ab-plan [--sequences N]`)",
+    run: (args) => Promise.resolve(abPlanBench(args)),
+  },
   trend: {
     about:
       '12 nightly runs on the embedded deployment, decode 10% slower from night 8, and 12 A/A nights: trend --fail-on regression must flag night 8 (exit 1) and nothing in A/A (exit 0); about 2 minutes (`trend [nights] [--step-at N]`)',
     run: trendNightlyBench,
+  },
+  'trend-power': {
+    about:
+      "trend's power and false alarms on simulated nightly histories (10% worse at 3% noise, independent and AR(1) ρ 0.6 nights, A/A, 5% at 2%): issue 43's targets, about 2 minutes (`trend-power [--histories N]`, default 2,000 a cell)",
+    run: (args) => Promise.resolve(trendPowerBench(args)),
   },
   diagnosis: {
     about:

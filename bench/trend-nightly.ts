@@ -47,8 +47,9 @@ async function night(dir: string, db: string, n: number, slowdown: number): Prom
  * machine's load moves it as much as the engine does). */
 const DECODE_FIGURES = 'itl_p50,tpot_p50,e2e_p50,stream_tok_s';
 
+/** What the bench reads of `trend --json` (docs/history.md, the contract). */
 interface TrendJson {
-  figures: { metric: { name: string }; changes: { index: number; kind: string }[] }[];
+  workloads: { change_points: { figure: string; run_number: number }[] }[];
 }
 
 /** The nights of one history; returns the history file. */
@@ -70,7 +71,9 @@ async function trend(title: string, db: string, metrics: string[], extra: string
   const table = await cli(args);
   process.stdout.write(`\n== ${title} · trend --fail-on regression exit ${table.code}\n${table.stdout}${table.stderr}`);
   const json = JSON.parse((await cli([...args, '--json'])).stdout) as TrendJson;
-  return { code: table.code, changes: new Map(json.figures.map((f) => [f.metric.name, f.changes.map((c) => c.index + 1)])) };
+  const changes = new Map<string, number[]>();
+  for (const c of json.workloads.flatMap((w) => w.change_points)) changes.set(c.figure, [...(changes.get(c.figure) ?? []), c.run_number]);
+  return { code: table.code, changes };
 }
 
 const listed = (changes: Map<string, number[]>): string =>

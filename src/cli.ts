@@ -318,22 +318,24 @@ function defineHistory(cli: Command): void {
 function defineTrend(cli: Command): void {
   cli
     .command('trend')
-    .description('figures of a history run by run: a sparkline and change points (E-divisive means) per figure; writes trend.html')
-    .argument('<file>', 'history database (SQLite)')
+    .description('figures of a history run by run: a sparkline and change points per figure (E-divisive means; the newest nights against the level before them); writes trend.html')
+    .argument('<file>', 'history database (SQLite), or a CSV of nightly numbers (FILE.csv: workload, run, optional time, a column per figure)')
     .option('--metric <name>', 'a figure to follow, e.g. ttft_p99, itl_p50, output_tok_s (repeatable or comma-separated; default a dozen)', collect, [])
     .option('--phase <name>', 'the phase to follow (default main, else the most common)')
     .option('--label <k=v>', 'only runs with this label (repeatable)', collect, [])
-    .option('--name <workload>', "only runs of this workload (default: the newest run's)")
+    .option('--name <workload>', "only runs of this workload (default: the newest run's, a CSV's last line's)")
+    .option('--all', 'every workload of the file, one table each (one exit code for --fail-on)')
     .option('--fail-on <what>', '"regression": exit 1 when a change point for the worse starts in the newest runs (--recent)')
     .option('--recent <n>', 'how many newest runs --fail-on looks at (default 5)')
     .option('--min-change <share>', 'smallest shift reported, relative to the level before (default 3%)')
-    .option('--max-pvalue <p>', 'largest p-value of a change point (default 0.01)')
+    .option('--max-pvalue <p>', 'largest p-value of a change point over the history, E-divisive (default 0.01)')
+    .option('--alert-pvalue <p>', 'p-value at which the newest nights are a step: suspected on one night, confirmed on two (default 0.02: false alarms a night and figure)')
     .option('--permutations <n>', 'permutations of the significance test (default 999)')
     .option('--seed <n>', 'seed of the permutations (default 1)')
     .option('--drift <rho>', 'nightly drift to stay quiet under, as an AR(1) lag-1 correlation (default 0.6; 0: nights exchangeable, more power)')
     .option('--name-by <label>', 'the labels that name a run in the output, e.g. commit (repeatable or comma-separated; default all)', collect, [])
     .option('--out <file>', 'where to write trend.html', 'trend.html')
-    .option('--json', 'print the trend as JSON instead of the table')
+    .option('--json', 'print the change points as JSON instead of the table (the contract in docs/history.md)')
     .action(async (file: string, opts: TrendCommandOptions) => {
       process.exitCode = await (await commands.trend()).trendCommand(file, opts);
     });

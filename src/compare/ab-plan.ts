@@ -11,7 +11,7 @@
 import type { AbFamily } from '../types/index.js';
 import { difference } from './across-runs.js';
 import { lookAlpha } from './boundary.js';
-import { FIGURE_SPECS, runValue } from './figures.js';
+import { FIGURE_SPECS, phaseNeed, phaseNeedLines, runValue, type PhaseNeed } from './figures.js';
 import type { RunData } from './load.js';
 import { halfWidth, MIN_PAIRS } from './sequential.js';
 import { mean, sampleSd } from './stats.js';
@@ -39,13 +39,30 @@ export interface AbPlanResult {
   /** Pairs and seconds to settle every figure the rule waits for; null when some figure cannot be. */
   pairs_needed: number | null;
   seconds_needed: number | null;
+  /** Percentiles (headline or not) some runs lack for want of requests: how long a phase must be for each. */
+  phase_needs: { figure: string; need: PhaseNeed }[];
   text: string[];
 }
 
 const LIMIT = 100;
 
-/** Fewest pairs n (MIN_PAIRS ≤ n ≤ maxPairs) at which both calls would be made with that max_pairs's levels. */
-function settledAt(sd: number, margin: number, maxPairs: number): { equivalent: number | null; effect: number | null } {
+/**
+ * The spread a forecast is made at, from the standard deviation `sd` of `pairs` pair differences: `sd` over the
+ * median of its own sampling ratio (√(χ²ₙ₋₁/(n − 1)), its median by Wilson–Hilferty), so the forecast is as
+ * often too many pairs as too few. From 2 pairs the seen spread is below the true one in most pilots (its
+ * median is 0.67 σ): forecast at it, a 2-pair pilot said 6 pairs where the rule took 11 (bench/ab-plan.ts).
+ */
+export function forecastSd(sd: number, pairs: number): number {
+  const k = pairs - 1;
+  if (k < 1) return sd;
+  const medianRatio = (1 - 2 / (9 * k)) ** 3;
+  return sd / Math.sqrt(medianRatio);
+}
+
+/** Fewest pairs n (MIN_PAIRS ≤ n ≤ maxPairs) at which both calls would be made with that max_pairs's levels:
+ * the plan's forecast for a figure whose pair differences spread by `sd` (bench/ab-plan.ts checks it against the
+ * stopping rule run on simulated pairs). */
+export function settledAt(sd: number, margin: number, maxPairs: number): { equivalent: number | null; effect: number | null } {
   const two = lookAlpha(0.05, maxPairs, MIN_PAIRS, 2) / 2;
   const one = lookAlpha(0.05, maxPairs, MIN_PAIRS, 1);
   let equivalent: number | null = null;
@@ -63,8 +80,9 @@ function planFigure(name: string, family: AbFamily, diffs: readonly number[], ma
   if (diffs.length < 2) return { ...base, mean: null, sd: null, equivalent_after: null, effect_after: null, max_pairs_needed: null };
   const m = mean(diffs);
   const sd = sampleSd(diffs, m);
-  const within = settledAt(sd, margin, maxPairs);
-  const needed = within.equivalent !== null && within.effect !== null ? maxPairs : maxPairsNeeded(sd, margin, maxPairs);
+  const planned = forecastSd(sd, diffs.length);
+  const within = settledAt(planned, margin, maxPairs);
+  const needed = within.equivalent !== null && within.effect !== null ? maxPairs : maxPairsNeeded(planned, margin, maxPairs);
   return { ...base, mean: m, sd, equivalent_after: within.equivalent, effect_after: within.effect, max_pairs_needed: needed };
 }
 
@@ -97,6 +115,7 @@ export function planAb(
 ): AbPlanResult {
   const first = pairs[0];
   const figures: FigurePlan[] = [];
+  const runs = pairs.flatMap((p) => [p.a, p.b]);
   for (const phase of first === undefined ? [] : first.a.phases.keys()) {
     for (const spec of FIGURE_SPECS) {
       if (spec.family === null) continue;
@@ -105,11 +124,26 @@ export function planAb(
       figures.push(planFigure(`${phase} ${spec.label.replace(/ ms$/, '')}`, spec.family, diffs, margin, rule.maxPairs));
     }
   }
+  const phaseNeeds = (first === undefined ? [] : [...first.a.phases.keys()]).map((phase) => ({
+    phase,
+    needs: FIGURE_SPECS.flatMap((spec) => {
+      const need = runs.some((r) => runValue(spec, r, phase) === null) ? phaseNeed(spec, runs, phase) : null;
+      return need === null ? [] : [{ label: spec.label, need }];
+    }),
+  }));
   const waited = figures.filter((f) => rule.waitFor.includes(f.family));
   const each = waited.map((f) => (f.equivalent_after === null || f.effect_after === null ? null : Math.max(f.equivalent_after, f.effect_after)));
   const pairsNeeded = each.length === 0 || each.some((n) => n === null) ? null : Math.max(...(each as number[]));
   const secondsNeeded = pairsNeeded === null || pairSeconds === null ? null : pairsNeeded * pairSeconds;
-  return { figures, pair_s: pairSeconds, pairs_needed: pairsNeeded, seconds_needed: secondsNeeded, text: planLines(figures, pairs.length, pairSeconds, pairsNeeded, rule) };
+  const longer = phaseNeeds.flatMap((p) => phaseNeedLines(p.needs).map((l) => `${p.phase}: ${l}; until then they read insufficient data`));
+  return {
+    figures,
+    pair_s: pairSeconds,
+    pairs_needed: pairsNeeded,
+    seconds_needed: secondsNeeded,
+    phase_needs: phaseNeeds.flatMap((p) => p.needs.map((n) => ({ figure: `${p.phase} ${n.label.replace(/ ms$/, '')}`, need: n.need }))),
+    text: [...planLines(figures, pairs.length, pairSeconds, pairsNeeded, rule), ...longer],
+  };
 }
 
 function planLines(

@@ -8,7 +8,7 @@ import type { PhaseArrivals } from '../analysis/index.js';
 import type { AbFamily } from '../types/index.js';
 import type { RunData, RunWindow } from './load.js';
 import { mean } from './stats.js';
-import { FIGURE_SPECS, phaseWindows, runValue, tokensPerRequest, type BetterWhen, type DeltaKind, type Figure, type FigureSpec } from './figures.js';
+import { FIGURE_SPECS, phaseNeed, phaseNeedLines, phaseWindows, runValue, tokensPerRequest, type BetterWhen, type DeltaKind, type Figure, type FigureSpec } from './figures.js';
 import { alternatedPairs, callFigure, DEFAULT_MIN_EFFECT_PCT, DEFAULT_MIN_EFFECT_POINTS, type Call, type Rule, type Verdict } from './across-runs.js';
 import { oneLine, round3 } from '../util/index.js';
 
@@ -199,7 +199,11 @@ function comparePhase(a: Arm, b: Arm, phase: string, pairs: [number, number][] |
     if (blocked !== null) notes.push(`every run of ${blocked[0]} started before every run of ${blocked[1]}: drift between them counts as a difference; alternate the runs (roundload ab) to cancel it`);
   }
   const rows = FIGURE_SPECS.map((spec) => figureRow(spec, a, b, phase, pairs, rule));
-  const missing = rows.filter((r) => r.verdict === 'insufficient data' && [...r.values.a, ...r.values.b].some((v) => v === null)).map((r) => r.label.replace(/ ms$/, ''));
+  // A percentile some runs lack: how long a phase must be for it (per figure), else why it is missing.
+  const lacking = FIGURE_SPECS.filter((_, i) => rows[i]!.verdict === 'insufficient data' && [...rows[i]!.values.a, ...rows[i]!.values.b].some((v) => v === null));
+  const needs = lacking.map((spec) => ({ spec, need: phaseNeed(spec, [...a.runs, ...b.runs], phase) }));
+  notes.push(...phaseNeedLines(needs.flatMap(({ spec, need }) => (need === null ? [] : [{ label: spec.label, need }]))));
+  const missing = needs.filter((n) => n.need === null).map((n) => n.spec.label.replace(/ ms$/, ''));
   if (missing.length > 0) notes.push(`some runs have no value for ${missing.join(', ')} (no steady window, or too few requests for the percentile)`);
   const windowS = a.runs[0]?.windowS ?? b.runs[0]?.windowS ?? 0;
   // `window_s: auto` on runs of rounds picks each run's window from its own length: say so when they differ.

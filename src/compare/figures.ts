@@ -114,3 +114,61 @@ export function runValue(spec: FigureSpec, run: RunData, phase: string): number 
   if (run.status === 'failed') return spec.figure === 'error_rate' ? 100 : null;
   return spec.value(phaseWindows(run, phase));
 }
+
+/** What a percentile a run lacks would need: requests in a run's steady windows, what the runs had, and the
+ * sweep.phase_duration at which every run would have them. */
+export interface PhaseNeed {
+  /** Requests past the percentile × its share: 500 for a p99, 10 for a p50. */
+  requests: number;
+  /** Fewest and most completed requests in a run's steady windows. */
+  had: [number, number];
+  /** Seconds: the phase as it ran, and as long as it would have to be (rounded up to 10 s). */
+  phaseS: number;
+  neededS: number;
+}
+
+/**
+ * For a latency percentile some of `runs` have too few requests for: how long the phase would have to be for
+ * each run to have it — the phase's span plus the steady time the missing requests take at that run's own
+ * steady rate (completed requests sent in steady windows per steady second), the longest over the runs. Null
+ * for a figure that is no percentile, when every run has enough, or when a run short of it has no steady window
+ * to tell its rate from.
+ */
+export function phaseNeed(spec: FigureSpec, runs: readonly RunData[], phase: string): PhaseNeed | null {
+  if (spec.quantile === undefined) return null;
+  const requests = Math.ceil(MIN_BEYOND_QUANTILE / Math.min(spec.quantile, 1 - spec.quantile));
+  let phaseS = 0;
+  let neededS = 0;
+  const had: number[] = [];
+  for (const run of runs) {
+    const windows = phaseWindows(run, phase);
+    const ws = steady(windows);
+    const count = ws.reduce((s, w) => s + w.e2e.total, 0);
+    const spanS = windows.length === 0 ? 0 : windows.at(-1)!.endS - windows[0]!.startS;
+    const steadyS = ws.reduce((s, w) => s + (w.endS - w.startS), 0);
+    had.push(count);
+    phaseS = Math.max(phaseS, spanS);
+    if (count >= requests) continue;
+    if (count === 0 || steadyS <= 0) return null;
+    neededS = Math.max(neededS, spanS + ((requests - count) * steadyS) / count);
+  }
+  if (neededS === 0) return null;
+  return { requests, had: [Math.min(...had), Math.max(...had)], phaseS, neededS: Math.ceil(neededS / 10) * 10 };
+}
+
+/** Figures with the same need, said once: `ttft p99, e2e p99 need 500 requests in a run's steady windows
+ * (these runs had 96-130): a phase of ≥ 330 s (sweep.phase_duration; this one ran 60 s, warm-up and drain
+ * included)`. */
+export function phaseNeedLines(needs: readonly { label: string; need: PhaseNeed }[]): string[] {
+  const groups = new Map<string, { labels: string[]; need: PhaseNeed }>();
+  for (const { label, need } of needs) {
+    const key = `${need.requests}:${need.had.join('-')}:${need.neededS}:${need.phaseS}`;
+    const group = groups.get(key) ?? { labels: [], need };
+    group.labels.push(label.replace(/ ms$/, ''));
+    groups.set(key, group);
+  }
+  return [...groups.values()].map(({ labels, need }) => {
+    const had = need.had[0] === need.had[1] ? `${need.had[0]}` : `${need.had[0]}-${need.had[1]}`;
+    return `${labels.join(', ')} need${labels.length === 1 ? 's' : ''} ${need.requests} requests in a run's steady windows (these runs had ${had}): a phase of ≥ ${need.neededS} s (sweep.phase_duration; this one ran ${Math.round(need.phaseS)} s, warm-up and drain included)`;
+  });
+}

@@ -4,7 +4,6 @@
 export { loadRun, type RunData, type RunWindow } from './load.js';
 export { compareArms, type Arm, type Comparison } from './compare.js';
 export { DEFAULT_MIN_EFFECT_PCT, DEFAULT_MIN_EFFECT_POINTS } from './across-runs.js';
-export { tQuantile } from './stats.js';
 export { formatComparison, comparisonHtml } from './format.js';
 export { comparisonCharts, type ArmPair } from './charts.js';
 export { workloadHash, identityDifferences } from './identity.js';

@@ -7,6 +7,9 @@ import { eDivisive, type EDivisiveOptions } from './edivisive.js';
 export interface ChangePointOptions extends EDivisiveOptions {
   /** Smallest shift kept, relative to the mean before (0.03 = 3%). @default 0.03 */
   minChange?: number;
+  /** Fewest runs from a change point to the end of the series for it to be kept: a step on the newest nights
+   * is left to the newest-nights test (newest-step.ts), which judges it sooner. @default 2 */
+  minAfter?: number;
 }
 
 export interface ChangePoint {
@@ -39,7 +42,8 @@ function tooSmall(c: ChangePoint, minChange: number): boolean {
 /** Change points of `x` in index order, each significant (p ≤ maxPValue) and at least `minChange` in size. */
 export function changePoints(x: readonly number[], options: ChangePointOptions = {}): ChangePoint[] {
   const minChange = options.minChange ?? 0.03;
-  let splits = eDivisive(x, options);
+  const minAfter = options.minAfter ?? 2;
+  let splits = eDivisive(x, options).filter((s) => x.length - s.index >= minAfter);
   for (;;) {
     const described = describe(x, splits);
     const weak = described.filter((c) => tooSmall(c, minChange));

@@ -14,6 +14,7 @@
 // drift the trend must stay quiet under, not an estimate: valid for any wander up to it, at the cost of power
 // on nights that do not wander (docs/history.md gives both).
 import { Rng } from '../util/index.js';
+import { ar1 } from './ar1.js';
 
 export interface EDivisiveOptions {
   /** Permutations of the significance test (enough that a p-value near 0.01 is told from one near 0.02). @default 999 */
@@ -28,6 +29,9 @@ export interface EDivisiveOptions {
    * nights (a permutation test), ρ > 0 against AR(1) surrogates of that ρ. @default 0 */
   drift?: number;
 }
+
+/** E-divisive's largest p-value of a split kept unless told otherwise (`--max-pvalue`). */
+export const DEFAULT_MAX_PVALUE = 0.01;
 
 /** A split found significant: the series is different from `index` on (0-based), with the test's p-value. */
 export interface Split {
@@ -105,18 +109,6 @@ function spread(x: readonly number[]): number {
 
 const surrogateCache = new Map<string, Float64Array>();
 
-/** A gaussian AR(1) series of `n` values, unit marginal variance, lag-1 correlation `rho`. */
-function ar1(n: number, rho: number, rng: Rng): number[] {
-  const gauss = () => Math.sqrt(-2 * Math.log(1 - rng.next())) * Math.cos(2 * Math.PI * rng.next());
-  const out: number[] = [];
-  let e = gauss();
-  for (let i = 0; i < n; i += 1) {
-    out.push(e);
-    e = rho * e + Math.sqrt(1 - rho * rho) * gauss();
-  }
-  return out;
-}
-
 /** The scaled best-split statistic of `count` AR(1) surrogates of length `n`, sorted; the same for the same
  * arguments (seeded, cached). */
 function surrogateStatistics(n: number, rho: number, minSize: number, count: number, seed: number): Float64Array {
@@ -175,7 +167,7 @@ function candidateIn(x: readonly number[], from: number, to: number, minSize: nu
  */
 export function eDivisive(x: readonly number[], options: EDivisiveOptions = {}): Split[] {
   const permutations = options.permutations ?? 999;
-  const maxPValue = options.maxPValue ?? 0.01;
+  const maxPValue = options.maxPValue ?? DEFAULT_MAX_PVALUE;
   const minSize = options.minSize ?? 2;
   const seed = options.seed ?? 1;
   const drift = options.drift ?? 0;

@@ -2,7 +2,7 @@
 // its values run by run, the level of each stretch between change points, and a dashed line where each
 // change point began; then the runs it covers.
 import { chartGrid, chartScripts, chartStyles, cspMeta, esc, loadChartAssets, type ChartAssets, type ChartSpec } from '../report/index.js';
-import { changeText, driftText, unconfirmedText, verdictLines } from './format.js';
+import { changeText, driftText, suspectedText, verdictLines } from './format.js';
 import type { FigureTrend, Trend } from './trend.js';
 
 const CSS = `body{font:14px/1.45 system-ui,sans-serif;margin:1.5rem;color:#1e293b;max-width:1400px}
@@ -21,10 +21,10 @@ function levels(f: FigureTrend): (number | null)[] {
   return out;
 }
 
-function chartOf(f: FigureTrend, runs: number, nameBy: readonly string[] | null): ChartSpec {
-  const said = [...f.changes.map((c) => changeText(c, nameBy)), ...(f.unconfirmed === null ? [] : [unconfirmedText(f.unconfirmed, nameBy)])];
+function chartOf(f: FigureTrend, runs: number, nameBy: readonly string[] | null, prefix: string): ChartSpec {
+  const said = [...f.changes.map((c) => changeText(c, nameBy)), ...(f.suspected === null ? [] : [suspectedText(f.suspected, nameBy)])];
   return {
-    id: `trend-${f.metric.name}`,
+    id: `trend-${prefix}${f.metric.name}`,
     title: `${f.metric.name} (${f.metric.unit}, ${f.metric.worse === 'up' ? 'lower' : 'higher'} is better)`,
     x_kind: 'round',
     x_label: 'run',
@@ -53,24 +53,33 @@ function runsTable(trend: Trend): string {
   return `<table><tr><th>run</th><th>started</th><th>run id</th><th>labels</th><th>results folder</th></tr>${rows.join('')}</table>`;
 }
 
-/** The page. `assets`: the chart library (default uPlot from node_modules). */
-export function trendHtml(trend: Trend, source: string, assets: ChartAssets = loadChartAssets()): string {
-  const charts = trend.figures.map((f) => chartOf(f, trend.runs.length, trend.nameBy));
+/** One trend's part of the page: its head, verdict, charts and runs. */
+function section(trend: Trend, source: string, prefix: string): { html: string; charts: ChartSpec[] } {
+  const charts = trend.figures.map((f) => chartOf(f, trend.runs.length, trend.nameBy, prefix));
   const verdict = verdictLines(trend)
     .map((l) => `<p class="${trend.regressions.length > 0 ? 'regression' : 'meta'}">${esc(l.trim())}</p>`)
     .join('');
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8">
-${cspMeta()}
-<title>roundload trend: ${esc(source)}</title>
-${chartStyles(assets)}
-<style>${CSS}</style></head><body>
-<h1>roundload trend · phase ${esc(trend.phase)}</h1>
-<p class="meta">${esc(source)} · ${trend.runs.length} runs, oldest first. Change points by E-divisive means (Matteson &amp; James 2014), ${esc(driftText(trend.drift))}; dashed lines mark where each began, the grey line is the level between them. A regression on the newest night alone is shown as not confirmed until the next night.</p>
+  const html = `<h1>roundload trend · ${esc(source)} · phase ${esc(trend.phase)}</h1>
+<p class="meta">${trend.runs.length} runs, oldest first. Change points by E-divisive means (Matteson &amp; James 2014), ${esc(driftText(trend.drift))}, and on the newest ${trend.recentRuns} runs by the newest-nights test (a step judged on its first two nights against the level before, p ≤ ${trend.alertPValue}); dashed lines mark where each began, the grey line is the level between them. A step on the newest night alone is shown as suspected until the next night confirms or drops it.</p>
 ${verdict}
 ${chartGrid(charts)}
 <h2>Runs</h2>
-${runsTable(trend)}
-${chartScripts({ charts }, assets)}
+${runsTable(trend)}`;
+  return { html, charts };
+}
+
+/** The page: one section per trend (a workload each with `--all`). `assets`: the chart library (default
+ * uPlot from node_modules). */
+export function trendHtml(trends: readonly { trend: Trend; source: string }[], assets: ChartAssets = loadChartAssets()): string {
+  const parts = trends.map((t, i) => section(t.trend, t.source, trends.length === 1 ? '' : `w${i}-`));
+  const title = trends.length === 1 ? trends[0]!.source : `${trends.length} workloads`;
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8">
+${cspMeta()}
+<title>roundload trend: ${esc(title)}</title>
+${chartStyles(assets)}
+<style>${CSS}</style></head><body>
+${parts.map((p) => p.html).join('\n')}
+${chartScripts({ charts: parts.flatMap((p) => p.charts) }, assets)}
 </body></html>
 `;
 }

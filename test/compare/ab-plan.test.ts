@@ -54,6 +54,21 @@ test('a wide spread: max_pairs too few, and the max_pairs that would do; figures
   assert.match(planAb(pairs.slice(0, 1), 60, { ...rule, waitFor: [...rule.waitFor] }).text.join('\n'), /no spread yet: a plan needs 2 pairs/);
 });
 
+test('a p99 the pilot runs have too few requests for says how long a phase must be for it: 100 requests a run at 10 a second, 500 needed → 50 s', () => {
+  const pairs = [100, 100.4, 99.7].map((b) => ({ a: summary(100), b: summary(b) }));
+  const plan = planAb(pairs, 60, { ...rule, waitFor: [...rule.waitFor] });
+  assert.deepEqual(
+    plan.phase_needs.map((n) => n.figure),
+    ['c96 ttft p99', 'c96 ttfc p99', 'c96 tpot p99', 'c96 e2e p99'],
+    'the p99s; every p50 (10 requests) is there',
+  );
+  assert.deepEqual(plan.phase_needs[0]!.need, { requests: 500, had: [100, 100], phaseS: 10, neededS: 50 });
+  assert.match(
+    plan.text.join('\n'),
+    /^c96: ttft p99, ttfc p99, tpot p99, e2e p99 need 500 requests in a run's steady windows \(these runs had 100\): a phase of ≥ 50 s \(sweep\.phase_duration; this one ran 10 s, warm-up and drain included\); until then they read insufficient data$/m,
+  );
+});
+
 const WORKLOAD = `workload:
   window_s: 0.5
   duration: 2s

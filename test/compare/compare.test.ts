@@ -105,7 +105,9 @@ test('latencies 20% lower in B are found better, errors only in B are worse in p
   // 16 windows × 19 or 20 completed requests is under 500 a run: no p99, and the note says why.
   assert.equal(row('ttft_p99_ms').verdict, 'insufficient data');
   assert.ok(
-    p.notes.some((n) => /some runs have no value for .*ttft p99/.test(n)),
+    p.notes.some((n) =>
+      /^ttft p99, ttfc p99, tpot p99, e2e p99 need 500 requests in a run's steady windows \(these runs had \d+-\d+\): a phase of ≥ \d+ s \(sweep\.phase_duration; this one ran 16 s/.test(n),
+    ),
     p.notes.join(' | '),
   );
 });

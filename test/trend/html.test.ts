@@ -16,7 +16,7 @@ function points(values: number[]): PhasePoint[] {
 
 test('trend.html carries a chart per figure: values, the level of each stretch, a change-point marker at night 8, and the verdict', () => {
   const values = [6.0, 6.1, 5.9, 6.0, 6.05, 5.95, 6.0, 6.6, 6.65, 6.55, 6.6, 6.62];
-  const html = trendHtml(buildTrend('main', points(values), [metricOf('itl_p50')!]), 'nightly.db', ASSETS);
+  const html = trendHtml([{ trend: buildTrend('main', points(values), [metricOf('itl_p50')!]), source: 'nightly.db' }], ASSETS);
   assert.match(html, /<meta http-equiv="Content-Security-Policy" content="default-src 'none';/);
   assert.ok(html.includes(ASSETS.js), 'the chart library inlined');
   const data = JSON.parse(/<script type="application\/json" id="report-data">(.*?)<\/script>/s.exec(html)![1]!) as {

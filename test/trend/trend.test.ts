@@ -76,8 +76,8 @@ test('a sparkline runs from ▁ (lowest) to █ (highest), a blank for a missing
 
 test('the table names the phase and span, a line per figure with its change points, and the verdict', () => {
   const text = formatTrend(buildTrend('main', points(nights(8)), metrics), 'h.db');
-  assert.match(text, /^roundload trend · h\.db · phase main · 12 runs, 2026-12-01 → 2026-12-12 · quiet on nights drifting up to AR\(1\) ρ 0\.6$/m);
-  assert.match(text, /^itl_p50 ms +6\.0\d +6\.\d\d +[▁▂▃]{7}[▆▇█]{5} +run 8 \(2026-12-08, run08\): \+\d+\.\d% regression, p=0\.0\d\d$/m);
+  assert.match(text, /^roundload trend · h\.db · phase main · 12 runs, 2026-12-01 → 2026-12-12 · quiet on nights drifting up to AR\(1\) ρ 0\.6; newest nights judged at p ≤ 0\.02$/m);
+  assert.match(text, /^itl_p50 ms +6\.0\d +6\.\d\d +[▁▂▃]{7}[▆▇█]{5} +run 8 \(2026-12-08, run08\): \+\d+\.\d% regression, (?:p=0\.0\d\d|p<0\.001)$/m);
   assert.match(text, /^ttft_p99 ms .* —$/m);
   assert.match(text, /^REGRESSION in the newest 5 runs:\n {2}itl_p50: run 8/m);
   assert.ok(changePoints([1, 1, 1]).length === 0);
