@@ -153,9 +153,10 @@ function defineHop(cli: Command): void {
       collect,
       [],
     )
+    .option('--listen-expose', 'allow --listen on a host other than loopback (the hop has no authentication)')
     .option('--cert-dir <dir>', 'write the CA and certificate here (a CA already there is reused); default a temporary folder removed on exit')
     .option('--verbose', 'print every fault as it acts')
-    .action(async (opts: { upstream: string; listen: string; fault: string[]; certDir?: string; verbose?: boolean }) => {
+    .action(async (opts: { upstream: string; listen: string; listenExpose?: boolean; fault: string[]; certDir?: string; verbose?: boolean }) => {
       await (await commands.hop()).hopCommand(opts);
     });
 }

@@ -2,7 +2,7 @@
 // these, so a bad value is reported the same way everywhere: `<flag> must be <what>, got "<text>"` (exit 2).
 // Light on purpose (no schema, no I/O): the commander table and each command import it at start-up.
 import { UsageError } from '../errors.js';
-import { clip, parseDurationMs } from '../util/index.js';
+import { clip, isLoopbackHost, parseDurationMs } from '../util/index.js';
 
 const got = (text: string): string => `got ${clip(JSON.stringify(text))}`;
 
@@ -72,4 +72,14 @@ export function oneOf<const C extends string>(flag: string, text: string, choice
   const found = choices.find((c) => c === text.trim());
   if (found === undefined) throw new UsageError(`${flag} must be ${choices.length === 1 ? `"${choices[0]}"` : `one of ${choices.join(', ')}`}, ${got(text)}`);
   return found;
+}
+
+/**
+ * `--listen` on `host`: loopback, or beyond it only when `expose` (`--listen-expose`) says so, as `--dashboard-expose`
+ * does: what listens there has no authentication. `what` says who would reach what through it.
+ * @throws UsageError for a host beyond loopback without `expose`.
+ */
+export function listenHost(listen: string, host: string, expose: boolean | undefined, what: string): void {
+  if (isLoopbackHost(host) || expose === true) return;
+  throw new UsageError(`--listen ${listen} would listen on ${host}, beyond this machine: ${what}. Pass --listen-expose as well to allow it, or listen on 127.0.0.1`);
 }

@@ -11,6 +11,8 @@ export interface HopCommandOptions {
   upstream: string;
   fault: string[];
   certDir?: string;
+  /** `--listen-expose`: allow `listen` on a host other than loopback. */
+  listenExpose?: boolean;
   /** Print every fault as it acts (stderr). */
   verbose?: boolean;
 }
@@ -30,6 +32,8 @@ export function parseUpstream(value: string): URL {
 
 export async function hopCommand(opts: HopCommandOptions): Promise<void> {
   const { host, port } = parseListen(opts.listen);
+  // The hop has no authentication: whoever reaches it sends requests to the upstream in a client's place.
+  flag.listenHost(opts.listen, host, opts.listenExpose, 'the hop has no authentication, so whoever reaches it sends requests to the upstream');
   const upstream = parseUpstream(opts.upstream);
   const faults = opts.fault.map(parseFaultSpec);
   const log = logLine;

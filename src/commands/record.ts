@@ -3,8 +3,9 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { startRecorder } from '../trace/index.js';
 import { UsageError } from '../errors.js';
+import * as flag from './flags.js';
 import { parseListen, parseUpstream } from './hop.js';
-import { isLoopbackHost, shellCommand, shellQuote } from '../util/index.js';
+import { shellCommand, shellQuote } from '../util/index.js';
 
 export interface RecordCommandOptions {
   upstream: string;
@@ -30,10 +31,7 @@ export async function recordCommand(opts: RecordCommandOptions, stop?: AbortSign
   const upstream = parseUpstream(opts.upstream);
   // As --dashboard-expose: the recorder has no authentication, so anyone who reaches it sends requests to the
   // upstream in the harness's place, and they land in the trace.
-  if (!isLoopbackHost(host) && opts.listenExpose !== true)
-    throw new UsageError(
-      `--listen ${opts.listen} would listen on ${host}, beyond this machine: the recorder has no authentication, so whoever reaches it sends requests to the upstream and into the trace. Pass --listen-expose as well to allow it, or listen on 127.0.0.1`,
-    );
+  flag.listenHost(opts.listen, host, opts.listenExpose, 'the recorder has no authentication, so whoever reaches it sends requests to the upstream and into the trace');
   if (existsSync(opts.out) && statSync(opts.out).size > 0) throw new UsageError(`--out ${opts.out} already holds a trace; record to a new file (a trace is one recording)`);
   if (opts.sessionHeader !== undefined && !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(opts.sessionHeader)) throw new UsageError(`--session-header must be an HTTP header name, got "${opts.sessionHeader}"`);
   let upstreamCa: string | null = null;

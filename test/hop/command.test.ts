@@ -78,3 +78,18 @@ test('`roundload run --via hop` sends every request through the built-in hop', a
   assert.equal(records.length, 4);
   assert.ok(records.every((r) => r.status === 'ok' && r.path === 'hop' && r.connection?.tls !== null));
 });
+
+test('hop --listen on a host beyond loopback is refused (exit 2) unless --listen-expose says so', async () => {
+  const { hopCommand } = await import('../../src/commands/hop.js');
+  const { ServerStartError, UsageError } = await import('../../src/errors.js');
+  for (const listen of ['0.0.0.0:0', '[::]:0', '192.0.2.1:0']) {
+    await assert.rejects(hopCommand({ upstream: 'http://127.0.0.1:1', listen, fault: [] }), (error: unknown) => {
+      assert.ok(error instanceof UsageError, String(error));
+      assert.match(error.message, /beyond this machine.*no authentication.*--listen-expose/);
+      return true;
+    });
+  }
+  // With the flag the address is taken as asked: 192.0.2.1 (TEST-NET) is no address of this machine, so the
+  // listen itself fails — past the check, without opening a port to the network in a test.
+  await assert.rejects(hopCommand({ upstream: 'http://127.0.0.1:1', listen: '192.0.2.1:0', fault: [], listenExpose: true }), ServerStartError);
+});
