@@ -5,7 +5,7 @@
 import type { CanaryComparison, CanaryLegFigures } from '../../types/index.js';
 import type { Context, Window } from './context.js';
 import type { CanaryPoint } from './inputs.js';
-import { creditedBits, fisherGreater, tQuantile, welch, wilson, type Effect } from './stats.js';
+import { creditedBits, creditedSe, fisherGreater, tQuantile, welch, wilson, type Effect } from './stats.js';
 import { dur, median, pValue, s1, tally } from './text.js';
 import { aliveVote, MEDIUM, STRONG, WEAK, vote, type Signal } from './votes.js';
 import { round3 } from '../../util/index.js';
@@ -134,8 +134,7 @@ function slower(a: readonly number[], b: readonly number[], offset: Effect | nul
   const z = (estimate - Math.log(SLOWED_FACTOR)) / se;
   const crit = tQuantile(1 - SIGNIFICANT_P, df);
   const bits = creditedBits(z, crit, STRONG);
-  // The LLR's standard error: z's is 1, and the credit grows as (z − crit) nats per unit of z.
-  return { bits, se: Math.max(0, z - crit) / Math.LN2, factor: Math.exp(estimate) };
+  return { bits, se: creditedSe(z, crit, STRONG), factor: Math.exp(estimate) };
 }
 
 /** `25 ms` as the median of a leg's log latencies. */

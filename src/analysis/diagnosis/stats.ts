@@ -164,3 +164,8 @@ export function creditedBits(z: number, zCrit: number, capBits: number): number 
   if (!(z > zCrit)) return 0;
   return Math.min(capBits, (z - zCrit) ** 2 / 2 / NATS_PER_BIT);
 }
+
+/** The standard error of creditedBits: half its change over z ± 1 (z's own standard error), 0 at the cap. */
+export function creditedSe(z: number, zCrit: number, capBits: number): number {
+  return (creditedBits(z + 1, zCrit, capBits) - creditedBits(z - 1, zCrit, capBits)) / 2;
+}
