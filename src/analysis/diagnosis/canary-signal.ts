@@ -177,11 +177,12 @@ function latencyVotes(w: Window, ctx: Context, usable: readonly CanaryPoint[], s
     });
   }
   if (proxied !== null && proxied.bits > 0) {
+    // The direct leg not slowed against its own past (or with none to compare): the engine itself was quick.
     const clean = direct === null || direct.bits === 0;
     signal.votes.push({
       ...vote(
         proxied.bits,
-        `proxied canaries took ${medianMs(pNow)} over the episode, direct ones ${medianMs(dNow)}${beforeText} (the proxied leg ${proxied.factor.toFixed(1)}× slower than its usual margin; Welch t on log latency, ${proxied.bits.toFixed(1)} ± ${proxied.se.toFixed(1)} bits): the proxy (or its side of the path) slowed small requests${clean ? ' that the engine answered as fast as ever' : ' beyond what the engine did'}`,
+        `proxied canaries took ${medianMs(pNow)} over the episode, direct ones ${medianMs(dNow)}${beforeText} (the proxied leg ${proxied.factor.toFixed(1)}× slower than its usual margin; Welch t on log latency, ${proxied.bits.toFixed(1)} ± ${proxied.se.toFixed(1)} bits): the proxy (or its side of the path) slowed small requests${clean ? ` that the engine answered straight in ${medianMs(dNow)}` : ' beyond what the engine did'}`,
         ['proxy'],
         clean ? ['engine', 'engine_overloaded'] : [],
       ),
