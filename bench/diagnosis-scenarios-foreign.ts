@@ -56,28 +56,28 @@ async function llamaBehind(
 export const FOREIGN_ENGINE: readonly Scenario[] = [
   {
     name: 'llama-frozen-haproxy',
-    family: 'engine-down',
+    family: 'engine down/restart',
     expected: ['engine'],
     fault: 'llama-server SIGSTOPped for 2 s behind HAProxy',
     run: (scope, signal) => llamaBehind(scope, signal, 'haproxy', (engine) => freeze(engine)),
   },
   {
     name: 'llama-frozen-nginx-tls',
-    family: 'engine-down',
+    family: 'engine down/restart',
     expected: ['engine'],
     fault: 'llama-server SIGSTOPped for 2 s behind nginx terminating TLS',
     run: (scope, signal) => llamaBehind(scope, signal, 'nginx-tls', (engine) => freeze(engine)),
   },
   {
     name: 'llama-killed-nginx',
-    family: 'engine-down',
+    family: 'engine down/restart',
     expected: ['engine'],
     fault: 'llama-server SIGKILLed 1 s in, not restarted, behind nginx (which answers 502)',
     run: (scope, signal) => llamaBehind(scope, signal, 'nginx', (engine) => [[1000, () => engine.kill()]]),
   },
   {
     name: 'llama-restarted-haproxy',
-    family: 'engine-down',
+    family: 'engine down/restart',
     expected: ['engine'],
     fault: 'llama-server SIGKILLed 1 s in and started again on its port, behind HAProxy',
     run: async (scope, signal) => {
@@ -92,21 +92,21 @@ export const FOREIGN_ENGINE: readonly Scenario[] = [
   },
   {
     name: 'llama-haproxy-frozen',
-    family: 'proxy-stall',
+    family: 'proxy stall',
     expected: ['proxy'],
     fault: 'HAProxy SIGSTOPped for 2 s in front of a healthy llama-server',
     run: (scope, signal) => llamaBehind(scope, signal, 'haproxy', (_engine, proxy) => freeze(proxy)),
   },
   {
     name: 'llama-nginx-killed',
-    family: 'proxy-stall',
+    family: 'proxy stall',
     expected: ['proxy'],
     fault: 'nginx SIGKILLed 1 s in, llama-server healthy',
     run: (scope, signal) => llamaBehind(scope, signal, 'nginx', (_engine, proxy) => [[1000, () => proxy.kill()]]),
   },
   {
     name: 'llama-nginx-502-upstream-down',
-    family: 'proxy-limits',
+    family: 'proxy timeouts and limits',
     expected: ['proxy'],
     fault: "nginx's upstream points at a closed port (its own 502 at once), llama-server healthy, scraped and canaried",
     run: async (scope, signal) => {
@@ -117,21 +117,21 @@ export const FOREIGN_ENGINE: readonly Scenario[] = [
   },
   {
     name: 'llama-hop-stall-reused',
-    family: 'proxy-stall',
+    family: 'proxy stall',
     expected: ['proxy'],
     fault: "the built-in hop stops answering a connection's 3rd request on, llama-server healthy",
     run: async (scope, signal) => runInProcess(scope, { engine: await llama(scope), via: '{kind: hop, faults: [{kind: stall, after_requests: 2}]}', ...onLlama({}) }, signal),
   },
   {
     name: 'llama-hop-latency',
-    family: 'proxy-latency',
+    family: 'proxy latency',
     expected: ['proxy'],
     fault: 'the built-in hop holds every request 1.3-1.6 s before forwarding it (past the 800 ms headers deadline), llama-server fast',
     run: async (scope, signal) => runInProcess(scope, { engine: await llama(scope), via: '{kind: hop, faults: [{kind: latency, ms: 1300, jitter_ms: 300}]}', ...onLlama({}) }, signal),
   },
   {
     name: 'llama-squid-connect-frozen',
-    family: 'proxy-stall',
+    family: 'proxy stall',
     expected: ['proxy'],
     fault: 'squid, the CONNECT proxy on the path, SIGSTOPped for 2 s; llama-server healthy (target.bypass: the direct leg)',
     run: async (scope, signal) => {
@@ -142,14 +142,14 @@ export const FOREIGN_ENGINE: readonly Scenario[] = [
   },
   {
     name: 'llama-healthy-nginx-tls',
-    family: 'healthy',
+    family: 'healthy-but-odd servers',
     expected: ['none'],
     fault: 'nothing: llama-server behind nginx terminating TLS',
     run: (scope, signal) => llamaBehind(scope, signal, 'nginx-tls', () => []),
   },
   {
     name: 'llama-healthy-squid-connect',
-    family: 'healthy',
+    family: 'healthy-but-odd servers',
     expected: ['none'],
     fault: 'nothing: llama-server through squid as a CONNECT proxy',
     run: async (scope, signal) => {
@@ -164,7 +164,7 @@ export const FOREIGN_ENGINE: readonly Scenario[] = [
 export const PROXY_LIMITS: readonly Scenario[] = [
   {
     name: 'haproxy-maxconn-queue',
-    family: 'proxy-limits',
+    family: 'proxy timeouts and limits',
     expected: ['proxy'],
     fault: "HAProxy lets 2 connections at once reach the engine (server maxconn 2, timeout queue 1s) for 8 agents: the rest wait in HAProxy's queue, then get its 503; the engine idle and fast",
     run: async (scope, signal) => {
@@ -175,7 +175,7 @@ export const PROXY_LIMITS: readonly Scenario[] = [
   },
   {
     name: 'haproxy-timeout-server',
-    family: 'proxy-limits',
+    family: 'proxy timeouts and limits',
     expected: ['proxy'],
     fault: "HAProxy's timeout server 1s in front of a 1.5-2 s prefill: HAProxy answers 504 before the first byte (the watchdog waits longer)",
     run: async (scope, signal) => {
@@ -187,7 +187,7 @@ export const PROXY_LIMITS: readonly Scenario[] = [
   },
   {
     name: 'nginx-limit-conn',
-    family: 'proxy-limits',
+    family: 'proxy timeouts and limits',
     expected: ['proxy'],
     fault: "nginx limit_conn 2 per client address for 6 keep-alive agents: nginx's own 503 to the connections past the limit; the engine healthy",
     run: async (scope, signal) => {
@@ -198,20 +198,52 @@ export const PROXY_LIMITS: readonly Scenario[] = [
   },
   {
     name: 'hop-latency-slow-path',
-    family: 'proxy-latency',
+    family: 'proxy latency',
     expected: ['proxy'],
     fault: 'the built-in hop holds every request 0.9-1.4 s (past the 800 ms headers deadline), the embedded engine fast',
     run: async (scope, signal) => runInProcess(scope, { engine: await single(scope), via: '{kind: hop, faults: [{kind: latency, ms: 900, jitter_ms: 500}]}' }, signal),
   },
   {
     name: 'squid-connect-frozen',
-    family: 'proxy-stall',
+    family: 'proxy stall',
     expected: ['proxy'],
     fault: 'squid as the CONNECT proxy SIGSTOPped for 2 s, the embedded engine healthy (target.bypass: the direct leg)',
     run: async (scope, signal) => {
       const engine = await single(scope);
       const proxy = await startSquid(scope);
       return runInProcess(scope, { engine, via: `{kind: connect, url: "${proxy.url}"}`, set: [`target.bypass=${engine.url}`], acts: freeze(proxy.proc) }, signal);
+    },
+  },
+];
+
+/** An engine whose prefill time grows with the part of the prompt it has not cached: each round's tool result
+ * larger than the last, so later rounds' first tokens come past the deadline while small requests (the
+ * canaries) stay fast. The engine is slow for long prompts, however fast its canaries. */
+function longPrompts(growthTokens: number): readonly string[] {
+  return ['conversation.tool_result_tokens=100', `conversation.tool_result_growth_tokens=${growthTokens}`, 'conversation.max_context_tokens=60000', 'duration=6s'];
+}
+
+export const SIZE_DEPENDENT: readonly Scenario[] = [
+  {
+    name: 'engine-slow-long-prompts-nginx',
+    family: 'size-dependent engine slowness',
+    expected: ['engine', 'engine_overloaded'],
+    fault: "the single engine's prefill 1 s per 1k uncached tokens, each round's tool result 300 tokens longer than the last, behind nginx: from round 4 or so the first token comes past the 1 s deadline; canaries fast",
+    run: async (scope, signal) => {
+      const engine = await single(scope, { prefill_ms_per_1k_tokens: 1000 });
+      const proxy = await nginx(scope, engine.port);
+      return runInProcess(scope, { engine, via: tlsProxy(proxy.url), set: longPrompts(300) }, signal);
+    },
+  },
+  {
+    name: 'engine-slow-long-prompts-pd-haproxy',
+    family: 'size-dependent engine slowness',
+    expected: ['engine', 'engine_overloaded'],
+    fault: "PD, the prefill server 600 ms per 1k uncached tokens, each round's tool result 500 tokens longer, behind HAProxy: later rounds' first tokens past the deadline, canaries fast",
+    run: async (scope, signal) => {
+      const engine = await spawnEngine(scope.context(), { decode_step_ms: 5, output_tokens_min: 12, output_tokens_max: 20, stats_interval_steps: 0, prefill_ms_per_1k_tokens: 600 });
+      const proxy = await haproxy(scope, engine.port);
+      return runInProcess(scope, { engine, via: tlsProxy(proxy.url), set: longPrompts(500) }, signal);
     },
   },
 ];

@@ -7,12 +7,29 @@ import type { DiagnosisVerdict } from '../src/types/index.js';
 import { busyLoop, findExecutable, freePort, release, spawnEngine, starve, startHaproxy, startNginx, type EngineProc } from '../test/helpers/procs.js';
 import { makeNet, Scope, spawnEngineInNs, startConnectProxy, startNginxInNs } from './diagnosis-parts.js';
 import { runAsChild, runInProcess, type Acts, type RunSpec } from './diagnosis-run.js';
-import { FOREIGN_ENGINE, PROXY_LIMITS } from './diagnosis-scenarios-foreign.js';
+import { FOREIGN_ENGINE, PROXY_LIMITS, SIZE_DEPENDENT } from './diagnosis-scenarios-foreign.js';
+
+/** The families of faults the matrix is scored by, one held out at a time (issue 41). */
+export const FAMILIES = [
+  'proxy stall',
+  'proxy latency',
+  'proxy buffering',
+  'proxy timeouts and limits',
+  'PD queue pins',
+  'decode stalls',
+  'size-dependent engine slowness',
+  'engine down/restart',
+  'overload',
+  'client starvation',
+  'network',
+  'healthy-but-odd servers',
+] as const;
+export type Family = (typeof FAMILIES)[number];
 
 export interface Scenario {
   name: string;
-  /** The family of faults it belongs to (scored leave-one-family-out). */
-  family?: string;
+  /** The family of faults it belongs to (leave-one-family-out scores hold each out in turn). */
+  family: Family;
   /** The verdicts a correct diagnosis may give (more than one where the fault is honestly both). */
   expected: readonly DiagnosisVerdict[];
   /** The fault, in a line. */
@@ -57,6 +74,8 @@ async function behindNginx(scope: Scope, signal: AbortSignal, settings: Record<s
 function pdQueue(name: string, queue: string, faults: Record<string, unknown>[], settings: Record<string, unknown> = {}): Scenario[] {
   return (['alone', 'under-load'] as const).map((load) => ({
     name: `pd-${name}-${load}`,
+    // The decode loop stopped holds a request in a PD queue too, but what stopped is the decode.
+    family: faults.some((f) => f['kind'] === 'decode_stall') ? 'decode stalls' : 'PD queue pins',
     expected: ['engine'],
     fault: `one request held in the ${queue} (${faults.map((f) => String(f['kind'])).join(', ')}), ${load === 'alone' ? 'the only agent' : 'while 3 other agents flow'}`,
     run: (scope, signal) => behindNginx(scope, signal, { ...settings, faults }, { set: ['duration=6s', ...(load === 'alone' ? ['agents.count=1'] : [])] }, pd),
@@ -76,6 +95,7 @@ const PD_QUEUES: Scenario[] = [
 const ENGINE_FAULTS: Scenario[] = [
   {
     name: 'engine-frozen-haproxy',
+    family: 'engine down/restart',
     expected: ['engine'],
     fault: 'the engine SIGSTOPped for 2 s behind HAProxy',
     run: async (scope, signal) => {
@@ -86,6 +106,7 @@ const ENGINE_FAULTS: Scenario[] = [
   },
   {
     name: 'engine-frozen-nginx-tls',
+    family: 'engine down/restart',
     expected: ['engine'],
     fault: 'the engine SIGSTOPped for 2 s behind nginx terminating TLS',
     run: async (scope, signal) => {
@@ -96,6 +117,7 @@ const ENGINE_FAULTS: Scenario[] = [
   },
   {
     name: 'engine-killed-nginx',
+    family: 'engine down/restart',
     expected: ['engine'],
     fault: 'the engine SIGKILLed 1 s in, not restarted, behind nginx (which answers 502)',
     run: async (scope, signal) => {
@@ -106,6 +128,7 @@ const ENGINE_FAULTS: Scenario[] = [
   },
   {
     name: 'engine-restarted-haproxy',
+    family: 'engine down/restart',
     expected: ['engine'],
     fault: 'the engine SIGKILLed 1 s in and started again on its port (about 2-4 s later), behind HAProxy',
     run: async (scope, signal) => {
@@ -120,12 +143,14 @@ const ENGINE_FAULTS: Scenario[] = [
   },
   {
     name: 'engine-slow-nginx',
+    family: 'decode stalls',
     expected: ['engine_overloaded', 'engine'],
     fault: 'every decode step 900 ms (past the 800 ms stall deadline), behind nginx: tokens still come',
     run: (scope, signal) => behindNginx(scope, signal, { decode_step_ms: 900, output_tokens_min: 4, output_tokens_max: 6 }),
   },
   {
     name: 'engine-overloaded-haproxy',
+    family: 'overload',
     expected: ['engine_overloaded'],
     fault: '2 running slots and slow prefills (1.8 s per 1k tokens) for 8 agents, behind HAProxy: completions go on, the rest queue',
     run: async (scope, signal) => {
@@ -136,6 +161,7 @@ const ENGINE_FAULTS: Scenario[] = [
   },
   {
     name: 'engine-out-of-kv-pd',
+    family: 'overload',
     // Both: the requests wait for KV, and the embedded engine parsing 800 KB bodies stops answering its /metrics
     // for seconds (a real engine's tokenizer does the same with prompts this size).
     expected: ['engine_overloaded', 'engine'],
@@ -153,6 +179,7 @@ const ENGINE_FAULTS: Scenario[] = [
   },
   {
     name: 'engine-500-nginx',
+    family: 'engine down/restart',
     expected: ['engine'],
     fault: "the engine answers its own 500 (SGLang's error body) to every agent request from round 3, behind nginx; canaries fine",
     run: (scope, signal) => behindNginx(scope, signal, { faults: [{ kind: 'http_error', status: 500, from_round: 3 }] }),
@@ -162,6 +189,7 @@ const ENGINE_FAULTS: Scenario[] = [
 const PROXY_FAULTS: Scenario[] = [
   {
     name: 'haproxy-frozen',
+    family: 'proxy stall',
     expected: ['proxy'],
     fault: 'HAProxy SIGSTOPped for 2 s, the engine healthy',
     run: async (scope, signal) => {
@@ -172,6 +200,7 @@ const PROXY_FAULTS: Scenario[] = [
   },
   {
     name: 'nginx-frozen-tls',
+    family: 'proxy stall',
     expected: ['proxy'],
     fault: 'nginx (TLS) SIGSTOPped for 2 s, the engine healthy',
     run: async (scope, signal) => {
@@ -182,6 +211,7 @@ const PROXY_FAULTS: Scenario[] = [
   },
   {
     name: 'haproxy-killed',
+    family: 'proxy stall',
     expected: ['proxy'],
     fault: 'HAProxy SIGKILLed 1 s in, the engine healthy',
     run: async (scope, signal) => {
@@ -192,6 +222,7 @@ const PROXY_FAULTS: Scenario[] = [
   },
   {
     name: 'nginx-killed',
+    family: 'proxy stall',
     expected: ['proxy'],
     fault: 'nginx SIGKILLed 1 s in, the engine healthy',
     run: async (scope, signal) => {
@@ -202,6 +233,7 @@ const PROXY_FAULTS: Scenario[] = [
   },
   {
     name: 'nginx-502-upstream-down',
+    family: 'proxy timeouts and limits',
     expected: ['proxy'],
     fault: "nginx's upstream points at a closed port: its own 502 at once, the engine healthy, scraped and canaried",
     run: async (scope, signal) => {
@@ -212,6 +244,7 @@ const PROXY_FAULTS: Scenario[] = [
   },
   {
     name: 'nginx-502-no-canaries',
+    family: 'proxy timeouts and limits',
     expected: ['proxy'],
     fault: 'the same 502 from nginx, the engine healthy and scraped, no canaries',
     run: async (scope, signal) => {
@@ -222,6 +255,7 @@ const PROXY_FAULTS: Scenario[] = [
   },
   {
     name: 'nginx-504-read-timeout',
+    family: 'proxy timeouts and limits',
     expected: ['proxy'],
     fault: 'nginx proxy_read_timeout 2s in front of a 3 s prefill: the path cuts every request at 2 s (the watchdog waits longer)',
     run: async (scope, signal) => {
@@ -241,6 +275,7 @@ const PROXY_FAULTS: Scenario[] = [
   },
   {
     name: 'hop-idle-close-under-think',
+    family: 'proxy timeouts and limits',
     expected: ['proxy'],
     fault: 'the hop drops idle connections after 1 s silently (half-open), agents think 1.5 s: every reused socket hangs',
     run: async (scope, signal) => {
@@ -250,6 +285,7 @@ const PROXY_FAULTS: Scenario[] = [
   },
   {
     name: 'nginx-buffering-tls',
+    family: 'proxy buffering',
     expected: ['none'],
     fault: 'nginx terminating TLS with proxy_buffering on: every stream arrives whole, nothing fails (the buffering is its own finding)',
     run: async (scope, signal) => {
@@ -261,6 +297,7 @@ const PROXY_FAULTS: Scenario[] = [
   },
   {
     name: 'hop-buffer-past-deadline',
+    family: 'proxy buffering',
     expected: ['proxy'],
     fault: 'the hop buffers whole answers that take 1.5-2 s to decode: no first token within the 1 s deadline',
     run: async (scope, signal) => {
@@ -270,6 +307,7 @@ const PROXY_FAULTS: Scenario[] = [
   },
   {
     name: 'nginx-413-body-limit',
+    family: 'proxy timeouts and limits',
     expected: ['proxy'],
     fault: "nginx client_max_body_size 16k while the conversation grows past it: nginx's own 413",
     run: async (scope, signal) => {
@@ -280,6 +318,7 @@ const PROXY_FAULTS: Scenario[] = [
   },
   {
     name: 'hop-stall-reused',
+    family: 'proxy stall',
     expected: ['proxy'],
     fault: "the hop stops answering a connection's 3rd request on (the incident's stall), the engine healthy",
     run: async (scope, signal) => {
@@ -289,6 +328,7 @@ const PROXY_FAULTS: Scenario[] = [
   },
   {
     name: 'hop-cut-mid-stream',
+    family: 'proxy stall',
     expected: ['proxy'],
     fault: 'the hop forwards 3 SSE events of every stream then goes silent, the engine healthy',
     run: async (scope, signal) => {
@@ -298,6 +338,7 @@ const PROXY_FAULTS: Scenario[] = [
   },
   {
     name: 'connect-proxy-frozen',
+    family: 'proxy stall',
     expected: ['proxy'],
     fault: 'an HTTP CONNECT proxy SIGSTOPped for 2 s, the engine healthy (target.bypass set: a CONNECT path has no default direct leg)',
     run: async (scope, signal) => {
@@ -334,18 +375,21 @@ async function starvedRun(scope: Scope, signal: AbortSignal): Promise<Summary> {
 const CLIENT_AND_NETWORK: Scenario[] = [
   {
     name: 'client-starved-cpu',
+    family: 'client starvation',
     expected: ['host_starved'],
     fault: 'the run (its own process) pinned to one core at nice 19 beside two busy loops for 3 s, behind HAProxy',
     run: starvedRun,
   },
   {
     name: 'blackhole-proxy-engine',
+    family: 'network',
     expected: ['proxy', 'network'],
     fault: "the link between nginx and the engine (their own network namespaces) down for 2.5 s: nginx's packets dropped; client→engine and client→nginx fine",
     run: (scope, signal) => netRun(scope, signal, 'proxy-engine'),
   },
   {
     name: 'blackhole-client-proxy',
+    family: 'network',
     expected: ['network', 'proxy'],
     fault: "the link between the client and nginx down for 2.5 s: the client's packets to the proxy dropped; client→engine fine",
     run: (scope, signal) => netRun(scope, signal, 'client-proxy'),
@@ -366,12 +410,14 @@ async function netRun(scope: Scope, signal: AbortSignal, path: 'proxy-engine' | 
 const HEALTHY: Scenario[] = [
   {
     name: 'healthy-single-direct',
+    family: 'healthy-but-odd servers',
     expected: ['none'],
     fault: 'nothing: the single engine, straight',
     run: async (scope, signal) => runInProcess(scope, { engine: await single(scope) }, signal),
   },
   {
     name: 'healthy-nginx-tls',
+    family: 'healthy-but-odd servers',
     expected: ['none'],
     fault: 'nothing: the single engine behind nginx terminating TLS, unbuffered',
     run: async (scope, signal) => {
@@ -382,6 +428,7 @@ const HEALTHY: Scenario[] = [
   },
   {
     name: 'healthy-pd-haproxy',
+    family: 'healthy-but-odd servers',
     expected: ['none'],
     fault: 'nothing: the PD deployment behind HAProxy',
     run: async (scope, signal) => {
@@ -392,6 +439,7 @@ const HEALTHY: Scenario[] = [
   },
   {
     name: 'healthy-connect-proxy',
+    family: 'healthy-but-odd servers',
     expected: ['none'],
     fault: 'nothing: the single engine through a CONNECT proxy',
     run: async (scope, signal) => {
@@ -402,4 +450,4 @@ const HEALTHY: Scenario[] = [
   },
 ];
 
-export const SCENARIOS: readonly Scenario[] = [...PD_QUEUES, ...ENGINE_FAULTS, ...PROXY_FAULTS, ...PROXY_LIMITS, ...CLIENT_AND_NETWORK, ...HEALTHY, ...FOREIGN_ENGINE];
+export const SCENARIOS: readonly Scenario[] = [...PD_QUEUES, ...ENGINE_FAULTS, ...PROXY_FAULTS, ...PROXY_LIMITS, ...SIZE_DEPENDENT, ...CLIENT_AND_NETWORK, ...HEALTHY, ...FOREIGN_ENGINE];

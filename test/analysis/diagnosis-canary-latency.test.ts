@@ -72,3 +72,16 @@ test('legs slowed alike by a factor under 2 are not weighed (SLOWED_FACTOR): jit
   assert.doesNotMatch(text(d), /proxied canaries took/);
   assert.notEqual(d.verdict, 'proxy', text(d));
 });
+
+test('MIN_LOG_SD 0.25: three identical canaries a leg, the proxied 3.15× the direct are weighed, 3.0× are not (the spread floor sets the interval)', () => {
+  const bits = (ratio: number): number => {
+    const base = timedLeg('direct', 20, 20)[0]!;
+    const direct = [0, 1, 2].map((i): CanaryPoint => ({ ...base, run_ms: 12_000 + i * 1000, latency_ms: 20 }));
+    const proxied = direct.map((c) => ({ ...c, leg: 'proxied' as const, path: 'proxy' as const, latency_ms: 20 * ratio }));
+    const ctx = new Context({ path: 'proxy', hangs: [], canaries: [...direct, ...proxied], gauges: [] });
+    ctx.troubled = [{ from_ms: 11_500, to_ms: 15_000 }];
+    return canarySignal(ctx.troubled[0]!, ctx).signal.votes.find((v) => /proxied canaries took/.test(v.text))?.weight ?? 0;
+  };
+  assert.ok(bits(3.15) > 0);
+  assert.equal(bits(3.0), 0);
+});

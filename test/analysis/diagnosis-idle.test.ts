@@ -100,3 +100,14 @@ test('IdleTally counts ok requests at least an idle gap long, to within a bucket
   assert.equal(t.okAtLeast(40), 7);
   assert.equal(t.okAtLeast(2000), 0);
 });
+
+test('a server closing after every streamed answer (think time 0: reused connections fail after a few ms idle, none reused succeeds) is told as that, not as an idle timeout shorter than the think time', () => {
+  const d = diagnose({ ...hop(tally(12, 0, 0)), hangs: idleHangs(8, 3) });
+  assert.equal(d.verdict, 'proxy', text(d));
+  const story = d.episodes![0]!.evidence_for.join('\n');
+  assert.match(
+    story,
+    /closed each connection after its answer \(keep-alive off, or a close after every streamed answer\): no reused connection succeeded at any idle gap, the shortest failed one idle only 3 ms — not an idle timeout/,
+  );
+  assert.doesNotMatch(story, /an idle timeout shorter than the agents' think time/);
+});

@@ -539,6 +539,14 @@ test('one request pinned in the inflight queue while work flows around it: engin
   assert.equal(without.held_in, undefined);
 });
 
+test('a floor first seen seconds after the failed request was sent is not told as the moment it went in (a later load step is not its entry)', () => {
+  const later = pinnedUnderLoad();
+  const d = diagnose(oneStuckUnderLoad('direct', [{ ...later, floor: { ...later.floor!, from_ms: 12_300 } }]));
+  assert.equal(d.verdict, 'engine', text(d));
+  assert.match(text(d), /floor stepped from 0 to 1 at 12\.3 s, 7\.5 s after the failed request it matches was sent \(4\.8 s\): it went in at its send/);
+  assert.doesNotMatch(text(d), /at 12\.3 s, when the failed request sent at 4\.8 s went in/);
+});
+
 test("a direct path to loopback is never 'network' or 'proxy'; a direct path elsewhere may be 'network'", () => {
   const atConnect = (loopback: boolean): DiagnosisInput => ({
     path: 'direct',

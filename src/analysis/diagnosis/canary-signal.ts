@@ -5,7 +5,7 @@
 import type { CanaryComparison, CanaryLegFigures } from '../../types/index.js';
 import type { Context, Window } from './context.js';
 import type { CanaryPoint } from './inputs.js';
-import { creditedBits, fisherGreater, tQuantile, welch, wilson, type Effect } from './stats.js';
+import { creditedBits, creditedSe, fisherGreater, tQuantile, welch, wilson, type Effect } from './stats.js';
 import { dur, median, pValue, s1, tally } from './text.js';
 import { aliveVote, MEDIUM, STRONG, WEAK, vote, type Signal } from './votes.js';
 import { round3 } from '../../util/index.js';
@@ -134,8 +134,7 @@ function slower(a: readonly number[], b: readonly number[], offset: Effect | nul
   const z = (estimate - Math.log(SLOWED_FACTOR)) / se;
   const crit = tQuantile(1 - SIGNIFICANT_P, df);
   const bits = creditedBits(z, crit, STRONG);
-  // The LLR's standard error: z's is 1, and the credit grows as (z − crit) nats per unit of z.
-  return { bits, se: Math.max(0, z - crit) / Math.LN2, factor: Math.exp(estimate) };
+  return { bits, se: creditedSe(z, crit, STRONG), factor: Math.exp(estimate) };
 }
 
 /** `25 ms` as the median of a leg's log latencies. */
@@ -178,11 +177,12 @@ function latencyVotes(w: Window, ctx: Context, usable: readonly CanaryPoint[], s
     });
   }
   if (proxied !== null && proxied.bits > 0) {
+    // The direct leg not slowed against its own past (or with none to compare): the engine itself was quick.
     const clean = direct === null || direct.bits === 0;
     signal.votes.push({
       ...vote(
         proxied.bits,
-        `proxied canaries took ${medianMs(pNow)} over the episode, direct ones ${medianMs(dNow)}${beforeText} (the proxied leg ${proxied.factor.toFixed(1)}× slower than its usual margin; Welch t on log latency, ${proxied.bits.toFixed(1)} ± ${proxied.se.toFixed(1)} bits): the proxy (or its side of the path) slowed small requests${clean ? ' that the engine answered as fast as ever' : ' beyond what the engine did'}`,
+        `proxied canaries took ${medianMs(pNow)} over the episode, direct ones ${medianMs(dNow)}${beforeText} (the proxied leg ${proxied.factor.toFixed(1)}× slower than its usual margin; Welch t on log latency, ${proxied.bits.toFixed(1)} ± ${proxied.se.toFixed(1)} bits): the proxy (or its side of the path) slowed small requests${clean ? ` that the engine answered straight in ${medianMs(dNow)}` : ' beyond what the engine did'}`,
         ['proxy'],
         clean ? ['engine', 'engine_overloaded'] : [],
       ),

@@ -302,6 +302,26 @@ function queueName(name: string): string {
 /** Within this of each other, a failed request of the episode and a request the floor step matched are one. */
 const SAME_REQUEST_MS = 100;
 
+/** The failed request's own send that matched the floor's request `r` (its send, else the one its life holds). */
+function sendOf(r: { start_ms: number; end_ms: number }, starts: readonly number[]): number {
+  return starts.find((s) => Math.abs(s - r.start_ms) <= SAME_REQUEST_MS) ?? starts.find((s) => r.start_ms <= s && s <= r.end_ms) ?? r.start_ms;
+}
+
+/** The median gap between `target`'s scrapes (any target's when it has none: the monitor scrapes them all on
+ * one interval): how late after a change a scrape can first see it. */
+function scrapeGapMs(ctx: Context, target: string): number {
+  const gap = (at: readonly number[]): number | null => median(at.slice(1).map((t, i) => t - at[i]!));
+  const own = ctx.scrapes.filter((s) => s.target === target).map((s) => s.run_ms);
+  return gap(own) ?? gap(ctx.targets.length === 0 ? [] : ctx.scrapes.filter((s) => s.target === ctx.targets[0]).map((s) => s.run_ms)) ?? 0;
+}
+
+/** When the step came against when the failed request went in: one moment only when a scrape apart at most. */
+function stepStory(stepMs: number, sendMs: number, gapMs: number): string {
+  if (Math.abs(stepMs - sendMs) <= gapMs + SAME_REQUEST_MS) return `at ${s1(stepMs)}, when the failed request sent at ${s1(sendMs)} went in`;
+  const how = stepMs > sendMs ? 'after' : 'before';
+  return `at ${s1(stepMs)}, ${dur(Math.abs(stepMs - sendMs))} ${how} the failed request it matches was sent (${s1(sendMs)}): it went in at its send, and the step seen then is the floor's first sample, not that moment`;
+}
+
 /**
  * A queue gauge whose floor stepped up by one when a request of this episode was sent and stayed up while
  * other work went through it (`pinned_under_load`): the engine's own word that it holds that request. It
@@ -328,7 +348,7 @@ function heldRequestVotes(ep: Episode, ctx: Context, signal: Signal): void {
     signal.votes.push({
       ...vote(
         DECISIVE,
-        `${g.target}'s ${g.name} floor stepped from ${f.level - 1} to ${f.level} at ${s1(f.from_ms)}, when the failed request sent at ${s1(mine[0]!.start_ms)} went in, ${held}${rotation}: that request is stuck in the ${g.target}'s ${queueName(g.name)}`,
+        `${g.target}'s ${g.name} floor stepped from ${f.level - 1} to ${f.level} ${stepStory(f.from_ms, sendOf(mine[0]!, starts), scrapeGapMs(ctx, g.target))}, ${held}${rotation}: that request is stuck in the ${g.target}'s ${queueName(g.name)}`,
         ['engine'],
         ['proxy', 'network', 'engine_overloaded'],
       ),

@@ -83,10 +83,16 @@ export function idleSignal(ep: Episode, ctx: Context): Signal {
   if (shorter + reuse.fresh === 0) return signal;
   const proxied = ctx.path !== null && ctx.path !== 'direct';
   const who = proxied ? 'the proxy (or a load balancer or NAT before it)' : 'the server (or a middlebox on the way)';
+  // No reused connection succeeded at any gap: nothing shows a timeout; the connection was closed after its
+  // answer, however soon the next request came (keep-alive off, or a close after every streamed answer).
+  const story =
+    shorter > 0
+      ? `${who} dropped connections left idle that long — an idle timeout shorter than the agents' think time`
+      : `${who} closed each connection after its answer (keep-alive off, or a close after every streamed answer): no reused connection succeeded at any idle gap, the shortest failed one idle only ${dur(idles[0]!)} — not an idle timeout`;
   signal.votes.push(
     vote(
       STRONG,
-      `${idles.length} of ${failures} failed requests (${pct(idles.length / failures)}) went out on keep-alive connections reused after ≥ ${dur(gap)} idle, and ${okLong === 0 ? 'none' : `only ${okLong}`} of the requests reused after as long a gap succeeded, while ${[shorter > 0 ? `${shorter} reused after a shorter gap` : '', reuse.fresh > 0 ? `${reuse.fresh} on new connections` : ''].filter((x) => x !== '').join(' and ')} did: ${who} dropped connections left idle that long — an idle timeout shorter than the agents' think time`,
+      `${idles.length} of ${failures} failed requests (${pct(idles.length / failures)}) went out on keep-alive connections reused after ≥ ${dur(gap)} idle, and ${okLong === 0 ? 'none' : `only ${okLong}`} of the requests reused after as long a gap succeeded, while ${[shorter > 0 ? `${shorter} reused after a shorter gap` : '', reuse.fresh > 0 ? `${reuse.fresh} on new connections` : ''].filter((x) => x !== '').join(' and ')} did: ${story}`,
       proxied ? ['proxy'] : ['engine'],
       proxied ? ['engine', 'engine_overloaded'] : ['engine_overloaded'],
     ),

@@ -6,7 +6,7 @@
 import type { Context } from './context.js';
 import type { Episode } from './episodes.js';
 import type { CompletedPoint, RequestFeatures } from './inputs.js';
-import { creditedBits, mannWhitney, normalQuantile, tQuantile } from './stats.js';
+import { creditedBits, creditedSe, mannWhitney, normalQuantile, tQuantile } from './stats.js';
 import { dur, median, pValue } from './text.js';
 import { STRONG, vote, type Signal, type Vote } from './votes.js';
 
@@ -141,7 +141,7 @@ function slowForLong(ep: Episode, ctx: Context, best: Separation, crit: number, 
   return [
     {
       ...vote(bits, `${separation}; ${trend}: the engine was slow for long prompts, however fast its small canaries (${bits.toFixed(1)} bits, the weaker of the two tests)`, ['engine']),
-      se: Math.max(0, Math.min(Math.abs(best.z) - crit, zSlope - tCrit)) / Math.LN2,
+      se: Math.abs(best.z) - crit < zSlope - tCrit ? creditedSe(Math.abs(best.z), crit, STRONG) : creditedSe(zSlope, tCrit, STRONG),
       selective: why,
     },
   ];

@@ -123,38 +123,6 @@ export function mannWhitney(a: readonly number[], b: readonly number[]): { auc: 
   return { auc: u / (n1 * n2), z };
 }
 
-function ranks(xs: readonly number[]): number[] {
-  const order = xs.map((x, i) => [x, i] as const).sort((p, q) => p[0] - q[0]);
-  const out = new Array<number>(xs.length);
-  for (let i = 0; i < order.length;) {
-    let j = i;
-    while (j + 1 < order.length && order[j + 1]![0] === order[i]![0]) j += 1;
-    for (let k = i; k <= j; k += 1) out[order[k]![1]] = (i + j) / 2 + 1;
-    i = j + 1;
-  }
-  return out;
-}
-
-/** Spearman's rank correlation of paired values and its z (Fisher's transform, variance 1.06 / (n − 3)). */
-export function spearman(xs: readonly number[], ys: readonly number[]): { rho: number; z: number } {
-  const n = xs.length;
-  if (n < 4) return { rho: 0, z: 0 };
-  const rx = ranks(xs);
-  const ry = ranks(ys);
-  const mx = (n + 1) / 2;
-  let sxy = 0;
-  let sxx = 0;
-  let syy = 0;
-  for (let i = 0; i < n; i += 1) {
-    sxy += (rx[i]! - mx) * (ry[i]! - mx);
-    sxx += (rx[i]! - mx) ** 2;
-    syy += (ry[i]! - mx) ** 2;
-  }
-  const rho = sxx === 0 || syy === 0 ? 0 : sxy / Math.sqrt(sxx * syy);
-  const clipped = Math.max(-0.9999, Math.min(0.9999, rho));
-  return { rho, z: Math.atanh(clipped) * Math.sqrt((n - 3) / 1.06) };
-}
-
 /**
  * The log-likelihood ratio, in bits, that a measurement credits: the likelihood of the effect at the lower end
  * of its one-sided confidence interval against none, for a normal estimate — ½ (z − z_crit)² nats, 0 when z
@@ -163,4 +131,9 @@ export function spearman(xs: readonly number[], ys: readonly number[]): { rho: n
 export function creditedBits(z: number, zCrit: number, capBits: number): number {
   if (!(z > zCrit)) return 0;
   return Math.min(capBits, (z - zCrit) ** 2 / 2 / NATS_PER_BIT);
+}
+
+/** The standard error of creditedBits: half its change over z ± 1 (z's own standard error), 0 at the cap. */
+export function creditedSe(z: number, zCrit: number, capBits: number): number {
+  return (creditedBits(z + 1, zCrit, capBits) - creditedBits(z - 1, zCrit, capBits)) / 2;
 }

@@ -1,0 +1,43 @@
+// The fault matrix's calibration scores (bench/diagnosis-score.ts): calls binned by confidence, the bins that
+// drift, and the temperature fitted with each family held out.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { drifted, leaveOneFamilyOut, reliability, type ScoredRun } from '../../bench/diagnosis-score.js';
+
+const run = (family: string, right: boolean, confidence: number | null, verdict = 'proxy', scores?: Record<string, number>): ScoredRun => ({
+  family,
+  right,
+  verdict,
+  confidence,
+  ...(scores === undefined ? {} : { scores }),
+});
+
+test('calls are binned by confidence (unknown and none left out); a bin of 5 or more off by over 10 points drifts', () => {
+  const runs = [...Array.from({ length: 10 }, (_, i) => run('a', i < 6, 0.65)), ...Array.from({ length: 5 }, () => run('b', true, 0.95)), run('c', false, 0, 'unknown'), run('c', true, null, 'none')];
+  const bins = reliability(runs);
+  const at = (from: number) => bins.find((b) => b.from === from)!;
+  assert.deepEqual([at(0.6).count, at(0.6).right], [10, 6]);
+  assert.deepEqual([at(0.9).count, at(0.9).right], [5, 5]);
+  assert.equal(at(0).count, 0);
+  // 0.60 hit rate at 0.65: within 10 points; 1.00 at 0.95: within.
+  assert.deepEqual(drifted(bins), []);
+  const worse = reliability([...runs, ...Array.from({ length: 4 }, () => run('a', false, 0.65))]);
+  assert.deepEqual(
+    drifted(worse).map((b) => b.from),
+    [0.6],
+  );
+});
+
+test('leave one family out: each family is scored at the temperature fitted on the others', () => {
+  // Family "calm": right calls at 3 bits over the rest. Family "bold": wrong half the time at 6 bits.
+  const calm = Array.from({ length: 20 }, () => run('calm', true, 0.62, 'proxy', { proxy: 3 }));
+  const bold = Array.from({ length: 10 }, (_, i) => run('bold', i % 2 === 0, 0.95, 'proxy', { proxy: 6 }));
+  const { families } = leaveOneFamilyOut([...calm, ...bold]);
+  const boldScore = families.find((f) => f.family === 'bold')!;
+  const calmScore = families.find((f) => f.family === 'calm')!;
+  // Without "bold", only right calls: the fit sharpens (the largest temperature); "bold" alone softens it.
+  assert.equal(boldScore.heldOutTemperature, 2);
+  assert.ok(calmScore.heldOutTemperature < 1, JSON.stringify(families));
+  // Held out, "calm" is scored at bold's soft temperature: worse than in-sample.
+  assert.ok(calmScore.brierHeldOut! > calmScore.brierInSample! + 0.1, JSON.stringify(calmScore));
+});
