@@ -57,6 +57,7 @@ export const FOREIGN_ENGINE: readonly Scenario[] = [
   {
     name: 'llama-frozen-haproxy',
     family: 'engine down/restart',
+    needs: foreignEngineMissing,
     expected: ['engine'],
     fault: 'llama-server SIGSTOPped for 2 s behind HAProxy',
     run: (scope, signal) => llamaBehind(scope, signal, 'haproxy', (engine) => freeze(engine)),
@@ -64,6 +65,7 @@ export const FOREIGN_ENGINE: readonly Scenario[] = [
   {
     name: 'llama-frozen-nginx-tls',
     family: 'engine down/restart',
+    needs: foreignEngineMissing,
     expected: ['engine'],
     fault: 'llama-server SIGSTOPped for 2 s behind nginx terminating TLS',
     run: (scope, signal) => llamaBehind(scope, signal, 'nginx-tls', (engine) => freeze(engine)),
@@ -71,6 +73,7 @@ export const FOREIGN_ENGINE: readonly Scenario[] = [
   {
     name: 'llama-killed-nginx',
     family: 'engine down/restart',
+    needs: foreignEngineMissing,
     expected: ['engine'],
     fault: 'llama-server SIGKILLed 1 s in, not restarted, behind nginx (which answers 502)',
     run: (scope, signal) => llamaBehind(scope, signal, 'nginx', (engine) => [[1000, () => engine.kill()]]),
@@ -78,6 +81,7 @@ export const FOREIGN_ENGINE: readonly Scenario[] = [
   {
     name: 'llama-restarted-haproxy',
     family: 'engine down/restart',
+    needs: foreignEngineMissing,
     expected: ['engine'],
     fault: 'llama-server SIGKILLed 1 s in and started again on its port, behind HAProxy',
     run: async (scope, signal) => {
@@ -93,6 +97,7 @@ export const FOREIGN_ENGINE: readonly Scenario[] = [
   {
     name: 'llama-haproxy-frozen',
     family: 'proxy stall',
+    needs: foreignEngineMissing,
     expected: ['proxy'],
     fault: 'HAProxy SIGSTOPped for 2 s in front of a healthy llama-server',
     run: (scope, signal) => llamaBehind(scope, signal, 'haproxy', (_engine, proxy) => freeze(proxy)),
@@ -100,6 +105,7 @@ export const FOREIGN_ENGINE: readonly Scenario[] = [
   {
     name: 'llama-nginx-killed',
     family: 'proxy stall',
+    needs: foreignEngineMissing,
     expected: ['proxy'],
     fault: 'nginx SIGKILLed 1 s in, llama-server healthy',
     run: (scope, signal) => llamaBehind(scope, signal, 'nginx', (_engine, proxy) => [[1000, () => proxy.kill()]]),
@@ -107,6 +113,7 @@ export const FOREIGN_ENGINE: readonly Scenario[] = [
   {
     name: 'llama-nginx-502-upstream-down',
     family: 'proxy timeouts and limits',
+    needs: foreignEngineMissing,
     expected: ['proxy'],
     fault: "nginx's upstream points at a closed port (its own 502 at once), llama-server healthy, scraped and canaried",
     run: async (scope, signal) => {
@@ -118,6 +125,7 @@ export const FOREIGN_ENGINE: readonly Scenario[] = [
   {
     name: 'llama-hop-stall-reused',
     family: 'proxy stall',
+    needs: foreignEngineMissing,
     expected: ['proxy'],
     fault: "the built-in hop stops answering a connection's 3rd request on, llama-server healthy",
     run: async (scope, signal) => runInProcess(scope, { engine: await llama(scope), via: '{kind: hop, faults: [{kind: stall, after_requests: 2}]}', ...onLlama({}) }, signal),
@@ -125,6 +133,7 @@ export const FOREIGN_ENGINE: readonly Scenario[] = [
   {
     name: 'llama-hop-latency',
     family: 'proxy latency',
+    needs: foreignEngineMissing,
     expected: ['proxy'],
     fault: 'the built-in hop holds every request 1.3-1.6 s before forwarding it (past the 800 ms headers deadline), llama-server fast',
     run: async (scope, signal) => runInProcess(scope, { engine: await llama(scope), via: '{kind: hop, faults: [{kind: latency, ms: 1300, jitter_ms: 300}]}', ...onLlama({}) }, signal),
@@ -132,6 +141,7 @@ export const FOREIGN_ENGINE: readonly Scenario[] = [
   {
     name: 'llama-squid-connect-frozen',
     family: 'proxy stall',
+    needs: foreignEngineMissing,
     expected: ['proxy'],
     fault: 'squid, the CONNECT proxy on the path, SIGSTOPped for 2 s; llama-server healthy (target.bypass: the direct leg)',
     run: async (scope, signal) => {
@@ -143,6 +153,7 @@ export const FOREIGN_ENGINE: readonly Scenario[] = [
   {
     name: 'llama-healthy-nginx-tls',
     family: 'healthy-but-odd servers',
+    needs: foreignEngineMissing,
     expected: ['none'],
     fault: 'nothing: llama-server behind nginx terminating TLS',
     run: (scope, signal) => llamaBehind(scope, signal, 'nginx-tls', () => []),
@@ -150,6 +161,7 @@ export const FOREIGN_ENGINE: readonly Scenario[] = [
   {
     name: 'llama-healthy-squid-connect',
     family: 'healthy-but-odd servers',
+    needs: foreignEngineMissing,
     expected: ['none'],
     fault: 'nothing: llama-server through squid as a CONNECT proxy',
     run: async (scope, signal) => {
@@ -206,6 +218,7 @@ export const PROXY_LIMITS: readonly Scenario[] = [
   {
     name: 'squid-connect-frozen',
     family: 'proxy stall',
+    needs: () => (findExecutable('squid') === null ? 'squid is not installed (apt-get install squid)' : null),
     expected: ['proxy'],
     fault: 'squid as the CONNECT proxy SIGSTOPped for 2 s, the embedded engine healthy (target.bypass: the direct leg)',
     run: async (scope, signal) => {
@@ -228,7 +241,8 @@ export const SIZE_DEPENDENT: readonly Scenario[] = [
     name: 'engine-slow-long-prompts-nginx',
     family: 'size-dependent engine slowness',
     expected: ['engine', 'engine_overloaded'],
-    fault: "the single engine's prefill 1 s per 1k uncached tokens, each round's tool result 300 tokens longer than the last, behind nginx: from round 4 or so the first token comes past the 1 s deadline; canaries fast",
+    fault:
+      "the single engine's prefill 1 s per 1k uncached tokens, each round's tool result 300 tokens longer than the last, behind nginx: from round 4 or so the first token comes past the 1 s deadline; canaries fast",
     run: async (scope, signal) => {
       const engine = await single(scope, { prefill_ms_per_1k_tokens: 1000 });
       const proxy = await nginx(scope, engine.port);

@@ -30,6 +30,9 @@ export interface Scenario {
   name: string;
   /** The family of faults it belongs to (leave-one-family-out scores hold each out in turn). */
   family: Family;
+  /** Why it cannot run on this machine (a part not installed or not built), or null: a scenario that needs what
+   * is missing is skipped and said, never scored. @default always runs */
+  needs?: () => string | null;
   /** The verdicts a correct diagnosis may give (more than one where the fault is honestly both). */
   expected: readonly DiagnosisVerdict[];
   /** The fault, in a line. */

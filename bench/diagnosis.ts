@@ -4,8 +4,9 @@
 // everything it started stopped when it ends; the verdicts go to bench/diagnosis-matrix.json and the terminal
 // prints the confusion matrix (expected × verdict), top-1 right, confidently wrong and unknown counts, the
 // reliability table and the leave-one-family-out scores (bench/diagnosis-score.ts). `--report FILE` prints
-// them for a results file already written, running nothing. `--check` exits 1 when the goal (top-1 right >= 95%,
-// none confidently wrong, every scenario ran) is not met; a reliability bin off by over 10 points is said, not checked.
+// them for a results file already written, running nothing. A scenario whose parts are missing on this machine
+// (llama-server never built: scripts/build-llama-server.sh; squid) is skipped and said, never scored. `--check`
+// exits 1 when the goal (top-1 right >= 95%, none confidently wrong, every scenario that could run ran) is not met; a reliability bin off by over 10 points is said, not checked.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -192,7 +193,11 @@ export async function diagnosisBench(args: string[]): Promise<number> {
     return 2;
   }
   if (process.getuid?.() !== 0) process.stderr.write('not root: the network-namespace scenarios will fail (ip netns needs root)\n');
-  const chosen = SCENARIOS.filter((s) => only === undefined || s.name.includes(only));
+  const named = SCENARIOS.filter((s) => only === undefined || s.name.includes(only));
+  // A scenario whose parts are missing here (llama-server not built, squid not installed) is skipped and said.
+  const skipped = named.map((s) => ({ s, why: s.needs?.() ?? null })).filter((x): x is { s: Scenario; why: string } => x.why !== null);
+  const chosen = named.filter((s) => !skipped.some((x) => x.s === s));
+  for (const { s, why } of skipped) process.stderr.write(`${s.name}: skipped, ${why}\n`);
   const startedMs = performance.now();
   const results: ScenarioResult[] = [];
   for (const scenario of chosen) {
@@ -213,6 +218,7 @@ export async function diagnosisBench(args: string[]): Promise<number> {
   writeFileSync(out, `${JSON.stringify(file, null, 2)}\n`);
   const met = report(results);
   process.stdout.write(`\n${chosen.length} scenarios × ${runs} in ${file.minutes} min on ${file.commit}; written to ${out}\n`);
+  if (skipped.length > 0) process.stdout.write(`skipped: ${skipped.length} scenario(s) whose parts are missing here, not scored — ${[...new Set(skipped.map((x) => x.why))].join('; ')}\n`);
   if (check) process.stdout.write(`goal (top-1 right >= ${GOAL_RIGHT * 100}%, none confidently wrong, every scenario ran): ${met ? 'met' : 'NOT met'}\n`);
   return check && !met ? 1 : 0;
 }

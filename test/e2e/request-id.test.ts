@@ -67,7 +67,8 @@ test('a hung request is named by one id in requests.jsonl, the hang event, the p
   );
   await writeRepro(out);
   const readme = readFileSync(join(out, 'repro', 'README.txt'), 'utf8');
-  assert.ok(readme.includes(`grep -F '${id}'`), readme);
+  // A request id is plain: shell-quoting leaves it bare.
+  assert.ok(readme.includes(`grep -F ${id} ENGINE_LOG`), readme);
   assert.ok(readFileSync(join(out, 'repro', 'repro.mjs'), 'utf8').includes(id));
 });
 
