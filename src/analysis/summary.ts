@@ -211,6 +211,8 @@ export interface Summary {
     trace_ids?: string[];
   };
   connections: { distinct: number; requests_on_reused: number; max_requests_per_connection: number };
+  /** What the OTLP export of the run's spans did (docs/tracing.md); absent when it was off, and in a rebuilt summary. */
+  tracing?: TracingSummary;
   client: {
     samples: number;
     loop_delay_p99_ms_max: number;
@@ -328,6 +330,23 @@ export const SATURATED_LOOP_DELAY_MS = 50;
 export const SATURATED_UTILIZATION = 0.9;
 /** A client sample whose results writer lag passes this is flagged (the SIGKILL loss bound in docs/results.md). */
 export const WRITER_LAG_FLAG_MS = 250;
+/** summary.json `tracing`: the OTLP span export of the run. */
+export interface TracingSummary {
+  /** The traces URL (credentials redacted) and `http/protobuf` or `http/json`. */
+  endpoint: string;
+  protocol: string;
+  /** roundload's spans made, taken by the receiver, and dropped (the queue full, an export that failed, the
+   * end's bound run out): a dead or slow collector costs spans, counted here, never the run's latency. */
+  spans: number;
+  exported: number;
+  dropped: number;
+  requests: number;
+  failed_requests: number;
+  last_error: string | null;
+  /** The run's own trace id (its run and conversation spans). */
+  run_trace_id?: string;
+}
+
 /** Hung requests whose trace ids summary.json names. */
 const MAX_HANG_TRACES = 20;
 
@@ -345,6 +364,7 @@ export class SummaryBuilder {
   readonly #hangPhase: Partial<Record<HangPhase, number>> = {};
   readonly #hangRound: Record<string, number> = {};
   readonly #hangReuse: Record<string, number> = {};
+  #tracing: TracingSummary | null = null;
   /** The first hung requests' trace ids, in the order they ended. */
   readonly #hangTraces: string[] = [];
   /** Sockets seen: each socket's first request (nth 1) counts it, so no per-socket id is kept in memory. */
@@ -678,6 +698,11 @@ export class SummaryBuilder {
   }
 
   /** The writer's final count of lines not written (after its last drain, which no sample saw). */
+  /** What the span export did, once it finished (before the summary is built). */
+  setTracing(stats: TracingSummary): void {
+    this.#tracing = stats;
+  }
+
   setWriterDropped(lines: number): void {
     this.#writerDropped = Math.max(this.#writerDropped, lines);
   }
@@ -730,6 +755,7 @@ export class SummaryBuilder {
         ...(this.#hangTraces.length === 0 ? {} : { trace_ids: [...this.#hangTraces] }),
       },
       connections: { distinct: this.#connections, requests_on_reused: this.#reusedRequests, max_requests_per_connection: this.#maxNth },
+      ...(this.#tracing === null ? {} : { tracing: { ...this.#tracing } }),
       client: this.#clientSummary(),
       windows,
       window: this.#windows.choice(run.wall_s),

@@ -18,3 +18,4 @@ export { configFileKind } from './file-kind.js';
 export { loadAbFile, parseAbFile, type AbPlan, type AbArm } from './ab-file.js';
 export { arrivalSchema, type ReplaySettings, type ArrivalSettings } from './schema.js';
 export { requestRecordIssue, kindLineIssue, type RecordIssue } from './record-rules.js';
+export { resolveOtlp, type OtlpExport } from './otlp.js';

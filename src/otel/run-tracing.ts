@@ -1,0 +1,50 @@
+// A run's tracing, put together: the export (its resource: service.name and the resource attributes) and the
+// spans made from the run's events. The run subscribes `onEvent` to its bus and calls `finish` once the
+// parts it started have stopped, before summary.json is written (it reports what the export did).
+import { hostname } from 'node:os';
+import type { OtlpExport } from '../config/index.js';
+import type { RunEvent } from '../types/index.js';
+import { SpanExporter, type SpanExportStats } from './exporter.js';
+import { RunSpans } from './run-spans.js';
+
+export interface RunTracingOptions {
+  settings: OtlpExport;
+  workload: string;
+  run: string;
+  model: string;
+  version: string;
+  /** Wall-clock start of the run (Unix ms). */
+  startMs: number;
+  scrub: (text: string) => string;
+  log: (line: string) => void;
+}
+
+export interface RunTracing {
+  /** The run's own trace (its run and conversation spans). */
+  readonly traceId: string;
+  onEvent(e: RunEvent): void;
+  /** Ends the run's span, sends what is queued within the flush bound; never throws. */
+  finish(status: string, reason: string | null): Promise<SpanExportStats>;
+}
+
+export function startRunTracing(o: RunTracingOptions): RunTracing {
+  const exporter = new SpanExporter({
+    settings: o.settings,
+    source: {
+      resource: { 'host.name': hostname(), ...o.settings.resourceAttributes, 'service.name': o.settings.serviceName, 'service.version': o.version },
+      scope: { name: 'roundload', version: o.version },
+    },
+    log: o.log,
+    what: "roundload's spans",
+  });
+  const spans = new RunSpans({ emit: (s) => exporter.add(s), scrub: o.scrub, workload: o.workload, run: o.run, model: o.model, startMs: o.startMs });
+  o.log(`tracing: exporting roundload's spans to ${exporter.stats().endpoint} (${o.settings.protocol}); the run's trace is ${spans.traceId}`);
+  return {
+    traceId: spans.traceId,
+    onEvent: (e) => spans.onEvent(e),
+    async finish(status, reason) {
+      spans.finish(status, reason, Date.now());
+      return exporter.finish();
+    },
+  };
+}
