@@ -12,6 +12,7 @@ import { recordOverheadBench } from './record-overhead.js';
 import { profileBench } from './profile.js';
 import { abSequentialBench } from './ab-sequential.js';
 import { startupBench } from './startup.js';
+import { otelCostBench } from './otel-cost.js';
 import { trendNightlyBench } from './trend-nightly.js';
 import { diagnosisBench } from './diagnosis.js';
 
@@ -45,6 +46,10 @@ const BENCHES: Record<string, { about: string; run: (args: string[]) => Promise<
   profile: {
     about: "CPU profiles of roundload and the bare loop over the client bench's measured span (`profile [agents] [batched|paced]`): busy time per event by where it went",
     run: profileBench,
+  },
+  otel: {
+    about: "what exporting roundload's spans over OTLP costs: 1,000 paced agents (`otel [agents] [--repeat N]`) with the export off and on, alternated; CPU per SSE event, on/off at most 1.05",
+    run: otelCostBench,
   },
   startup: {
     about: 'what a 1-agent, 1-round run against an external engine costs from the built CLI (CPU and wall, median of 7), beside node -e 0 and --version; needs `npm run build` first',

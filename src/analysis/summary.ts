@@ -345,6 +345,8 @@ export interface TracingSummary {
   last_error: string | null;
   /** The run's own trace id (its run and conversation spans). */
   run_trace_id?: string;
+  /** The embedded engine's spans (router, prefill, decode), when it exported them too. */
+  engine?: { spans: number; exported: number; dropped: number };
 }
 
 /** Hung requests whose trace ids summary.json names. */

@@ -8,7 +8,7 @@ export { workloadToYaml } from './to-yaml.js';
 export { workloadSchema } from './schema.js';
 export { engineSchema, type EngineSettings } from './engine-settings.js';
 export type { Workload, ToolSpec } from './schema.js';
-export { thresholdsSchema } from './schema.js';
+export { thresholdsSchema, tracingSchema } from './schema.js';
 export { hopFaultSchema, type HopFault } from './schema.js';
 export { type EngineFault, type EngineFaultKind } from './engine-faults.js';
 export type { HangPolicy } from './schema.js';

@@ -4,3 +4,4 @@
 export { startRunTracing, type RunTracing } from './run-tracing.js';
 export { SpanExporter } from './exporter.js';
 export type { OtelSpan } from './span.js';
+export { EngineSpanExport } from './engine-spans.js';

@@ -4,7 +4,10 @@
 import { hostname } from 'node:os';
 import type { OtlpExport } from '../config/index.js';
 import type { RunEvent } from '../types/index.js';
-import { SpanExporter, type SpanExportStats } from './exporter.js';
+import type { EngineSpan } from '../engine/index.js';
+import type { TracingSummary } from '../analysis/index.js';
+import { EngineSpanExport } from './engine-spans.js';
+import { SpanExporter } from './exporter.js';
 import { RunSpans } from './run-spans.js';
 
 export interface RunTracingOptions {
@@ -23,8 +26,10 @@ export interface RunTracing {
   /** The run's own trace (its run and conversation spans). */
   readonly traceId: string;
   onEvent(e: RunEvent): void;
+  /** The embedded engine's spans, to export under its servers' names. */
+  engineSpans(spans: readonly EngineSpan[]): void;
   /** Ends the run's span, sends what is queued within the flush bound; never throws. */
-  finish(status: string, reason: string | null): Promise<SpanExportStats>;
+  finish(status: string, reason: string | null): Promise<TracingSummary>;
 }
 
 export function startRunTracing(o: RunTracingOptions): RunTracing {
@@ -38,13 +43,19 @@ export function startRunTracing(o: RunTracingOptions): RunTracing {
     what: "roundload's spans",
   });
   const spans = new RunSpans({ emit: (s) => exporter.add(s), scrub: o.scrub, workload: o.workload, run: o.run, model: o.model, startMs: o.startMs });
+  let engine: EngineSpanExport | null = null;
   o.log(`tracing: exporting roundload's spans to ${exporter.stats().endpoint} (${o.settings.protocol}); the run's trace is ${spans.traceId}`);
   return {
     traceId: spans.traceId,
     onEvent: (e) => spans.onEvent(e),
+    engineSpans(list) {
+      engine ??= new EngineSpanExport({ settings: o.settings, version: o.version, log: o.log });
+      engine.add(list);
+    },
     async finish(status, reason) {
       spans.finish(status, reason, Date.now());
-      return exporter.finish();
+      const [own, engineStats] = await Promise.all([exporter.finish(), engine?.finish() ?? Promise.resolve(null)]);
+      return { ...own, run_trace_id: spans.traceId, ...(engineStats === null ? {} : { engine: engineStats }) };
     },
   };
 }

@@ -180,7 +180,7 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
  * only here: a run against a target of yours never loads the embedded engine's ~30 modules. */
 async function startEmbeddedEngine(workload: Workload, setup: RunSetup): Promise<EngineThreadHandle> {
   const { startEngineThread, engineStartLine } = await import('../engine/index.js');
-  const embedded = await startEngineThread({ settings: workload.engine, modelName: workload.target.model, logDir: join(setup.dir, 'engine') });
+  const embedded = await startEngineThread({ settings: workload.engine, modelName: workload.target.model, logDir: join(setup.dir, 'engine'), trace: setup.otlp?.engine === true });
   setup.started.add('the embedded engine', () => embedded.close());
   setup.log(engineStartLine(embedded));
   return embedded;
@@ -462,6 +462,8 @@ class LiveRun {
     });
     this.#tracing = tracing;
     this.#bus.onAny((e) => tracing.onEvent(e));
+    // The embedded engine's spans (started with `trace` when tracing.otlp.engine is on) join the requests' traces.
+    if (otlp.engine) this.#target.engine?.onSpans((spans) => tracing.engineSpans(spans));
   }
 
   async #startServices(): Promise<void> {
@@ -553,7 +555,7 @@ class LiveRun {
     const endedAt = await this.#closeAndDrain();
     // The spans of every request (and the engine's, stopped above) sent within the flush bound; what the export
     // did goes into summary.json.
-    if (this.#tracing !== null) this.#summary.setTracing({ ...(await this.#tracing.finish(this.#status, this.#reason)), run_trace_id: this.#tracing.traceId });
+    if (this.#tracing !== null) this.#summary.setTracing(await this.#tracing.finish(this.#status, this.#reason));
     this.#tryWrite(() => writeHistograms(dir, this.#summary.histograms));
     this.#writeManifest(endedAt);
     const built = this.#buildSummary(endedAt);

@@ -12,6 +12,7 @@ import type { Summary } from '../../src/analysis/index.js';
 import type { RequestRecord } from '../../src/types/index.js';
 import { readJsonl, runCli, tempDir } from '../helpers/tmp.js';
 import { otlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
+import { spawnEngine } from '../helpers/procs.js';
 
 const WORKLOAD = {
   name: 'tracing',
@@ -60,6 +61,21 @@ function checkRun(out: string, spans: ReceivedSpan[]): { records: RequestRecord[
   const run = ours.find((s) => s.name === 'run tracing');
   assert.ok(run !== undefined);
   for (const c of conversations) assert.equal(c.parentSpanId, run.spanId);
+  // The engine's servers join the requests' traces: the router's span a child of the request's, the prefill's and
+  // the decode's children of the router's, each stage a child of its server's span.
+  const ok = records.filter((r) => r.status === 'ok');
+  const joined = ok.filter((r) => {
+    const router = spans.find((s) => s.service === 'engine-router' && s.traceId === r.trace_id && s.parentSpanId === r.span_id);
+    if (router === undefined) return false;
+    const workers = spans.filter((s) => s.traceId === r.trace_id && s.parentSpanId === router.spanId && s.kind === 2).map((s) => s.service);
+    const decode = spans.find((s) => s.service === 'engine-decode' && s.traceId === r.trace_id && s.kind === 2);
+    const stages = spans.filter((s) => s.parentSpanId === decode?.spanId).map((s) => s.name);
+    return workers.includes('engine-prefill') && workers.includes('engine-decode') && stages.join(',') === 'decode transfer queue,decode';
+  });
+  assert.ok(joined.length >= 0.9 * ok.length, `${joined.length} of ${ok.length} ok requests have the engine's spans under theirs`);
+  const prefillStages = spans.filter((s) => s.service === 'engine-prefill' && s.kind === 1).map((s) => s.name);
+  for (const name of ['prefill queue wait', 'prefill forward', 'kv transfer']) assert.ok(prefillStages.includes(name), `prefill stage ${name}: ${[...new Set(prefillStages)].join(', ')}`);
+  assert.ok(summary.tracing?.engine !== undefined && summary.tracing.engine.exported === summary.tracing.engine.spans && summary.tracing.engine.spans > 0, JSON.stringify(summary.tracing));
   assert.deepEqual(summary.hangs.trace_ids, [hung.trace_id]);
   assert.equal(summary.tracing?.exported, summary.tracing?.spans);
   assert.equal(summary.tracing?.dropped, 0);
@@ -94,4 +110,35 @@ test('OTEL_EXPORTER_OTLP_ENDPOINT (http/protobuf, the default) on the built CLI:
   checkRun(out, spans);
   assert.ok(!result.stderr.includes('s3cret'), 'the header value is never printed');
   assert.ok(!readFileSync(join(out, 'summary.json'), 'utf8').includes('s3cret'));
+});
+
+test('roundload engine --enable-trace --otlp-traces-endpoint host:port: a request stuck in the KV transfer is exported at the stop with that stage open, under the caller traceparent', async (t) => {
+  const receiver = await otlpReceiver(t);
+  const engine = await spawnEngine(t, { prefill_ms_per_1k_tokens: 1, faults: [{ kind: 'inflight_pin' }] }, ['--enable-trace', '--otlp-traces-endpoint', receiver.url.replace('http://', '')]);
+  const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+  const controller = new AbortController();
+  const body = JSON.stringify({ model: 'deepseek-v4-flash', stream: true, max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] });
+  const sent = fetch(`${engine.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+    body,
+    signal: controller.signal,
+  })
+    .then((r) => r.text())
+    .catch(() => 'aborted');
+  // The request never completes (its KV transfer is pinned): give up on it, then stop the engine.
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  controller.abort();
+  await sent;
+  await engine.stop();
+  const ours = receiver.spans.filter((s) => s.traceId === traceId);
+  const router = ours.find((s) => s.service === 'engine-router');
+  assert.ok(router !== undefined, JSON.stringify(receiver.spans.map((s) => [s.service, s.name])));
+  assert.equal(router.parentSpanId, '00f067aa0ba902b7');
+  const prefill = ours.find((s) => s.service === 'engine-prefill' && s.kind === 2);
+  assert.equal(prefill?.parentSpanId, router.spanId);
+  assert.equal(prefill?.status.code, 2);
+  assert.match(prefill?.status.message ?? '', /still open when the engine stopped, in kv transfer/);
+  const open = ours.find((s) => s.name === 'kv transfer');
+  assert.equal(open?.attributes['engine.stage.open'], true);
 });
