@@ -27,6 +27,7 @@ export {
   type ClientWindow,
   type FlowTrack,
   type RequestActivity,
+  type EngineTraceEnd,
 } from './diagnosis/index.js';
 export { STARTUP_OPENING } from './opening.js';
 export { type PhaseArrivals } from './arrivals.js';

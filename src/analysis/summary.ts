@@ -19,7 +19,7 @@ import type {
 } from '../types/index.js';
 import { RESULTS_SCHEMA_VERSION } from '../types/index.js';
 import { WindowBuilder, type WindowChoice, type WindowFigures, type WindowSetting } from './windows.js';
-import { DiagnosisCollector } from './diagnosis/index.js';
+import { DiagnosisCollector, withEngineTraceFacts, type EngineTraceEnd, type HungTrace } from './diagnosis/index.js';
 import { OpeningStats, type OpeningFigures } from './opening.js';
 import { ArrivalStats, lagLimitMs, type PhaseArrivals, type RunArrivals } from './arrivals.js';
 import { evaluateThresholds, DEFAULT_THRESHOLDS, type ThresholdLimits } from './thresholds.js';
@@ -367,6 +367,9 @@ export class SummaryBuilder {
   readonly #hangRound: Record<string, number> = {};
   readonly #hangReuse: Record<string, number> = {};
   #tracing: TracingSummary | null = null;
+  /** The hung requests' traces (first MAX_HANG_TRACES), and where the embedded engine's traces of them end. */
+  readonly #hungTraces: HungTrace[] = [];
+  #engineTraceEnds: readonly EngineTraceEnd[] = [];
   /** The first hung requests' trace ids, in the order they ended. */
   readonly #hangTraces: string[] = [];
   /** Sockets seen: each socket's first request (nth 1) counts it, so no per-socket id is kept in memory. */
@@ -647,7 +650,10 @@ export class SummaryBuilder {
     this.#hangRound[String(r.round)] = (this.#hangRound[String(r.round)] ?? 0) + 1;
     const nth = String(r.connection?.nth ?? 0);
     this.#hangReuse[nth] = (this.#hangReuse[nth] ?? 0) + 1;
-    if (r.trace_id !== undefined && this.#hangTraces.length < MAX_HANG_TRACES) this.#hangTraces.push(r.trace_id);
+    if (r.trace_id !== undefined && this.#hangTraces.length < MAX_HANG_TRACES) {
+      this.#hangTraces.push(r.trace_id);
+      this.#hungTraces.push({ trace_id: r.trace_id, request_id: r.request_id ?? null, detected_ms: r.run_ms + r.e2e_ms - (r.hang?.waited_ms ?? 0) });
+    }
   }
 
   /** A warm-up request: out of its phase's figures, in the run's totals and breakdowns (a hang is never hidden). */
@@ -703,6 +709,11 @@ export class SummaryBuilder {
   /** What the span export did, once it finished (before the summary is built). */
   setTracing(stats: TracingSummary): void {
     this.#tracing = stats;
+  }
+
+  /** Where the embedded engine's traces of failed requests end (the diagnosis names the hung ones'). */
+  setEngineTraceEnds(ends: readonly EngineTraceEnd[]): void {
+    this.#engineTraceEnds = ends;
   }
 
   setWriterDropped(lines: number): void {
@@ -768,7 +779,7 @@ export class SummaryBuilder {
       thresholds: { ok: true, results: [] },
       ...(arrivals === null ? {} : { arrivals: arrivals.run }),
     };
-    summary.diagnosis = this.#diagnosis.diagnose(summary.gauges, this.#gauges, this.#client);
+    summary.diagnosis = withEngineTraceFacts(this.#diagnosis.diagnose(summary.gauges, this.#gauges, this.#client), this.#hungTraces, this.#engineTraceEnds);
     // After the diagnosis: the buffered-streams limit reads its figures.
     summary.thresholds = evaluateThresholds(this.#thresholds, {
       requests: tally.requests,

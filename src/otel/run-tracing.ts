@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import type { OtlpExport } from '../config/index.js';
 import type { RunEvent } from '../types/index.js';
 import type { EngineSpan } from '../engine/index.js';
-import type { TracingSummary } from '../analysis/index.js';
+import type { EngineTraceEnd, TracingSummary } from '../analysis/index.js';
 import { EngineSpanExport } from './engine-spans.js';
 import { SpanExporter } from './exporter.js';
 import { RunSpans } from './run-spans.js';
@@ -28,6 +28,8 @@ export interface RunTracing {
   onEvent(e: RunEvent): void;
   /** The embedded engine's spans, to export under its servers' names. */
   engineSpans(spans: readonly EngineSpan[]): void;
+  /** Where the engine's traces of the requests that ended badly end (run ms), for the diagnosis. */
+  engineTraceEnds(): EngineTraceEnd[];
   /** Ends the run's span, sends what is queued within the flush bound; never throws. */
   finish(status: string, reason: string | null): Promise<TracingSummary>;
 }
@@ -52,6 +54,7 @@ export function startRunTracing(o: RunTracingOptions): RunTracing {
       engine ??= new EngineSpanExport({ settings: o.settings, version: o.version, log: o.log });
       engine.add(list);
     },
+    engineTraceEnds: () => engine?.ends(o.startMs) ?? [],
     async finish(status, reason) {
       spans.finish(status, reason, Date.now());
       const [own, engineStats] = await Promise.all([exporter.finish(), engine?.finish() ?? Promise.resolve(null)]);

@@ -555,7 +555,11 @@ class LiveRun {
     const endedAt = await this.#closeAndDrain();
     // The spans of every request (and the engine's, stopped above) sent within the flush bound; what the export
     // did goes into summary.json.
-    if (this.#tracing !== null) this.#summary.setTracing(await this.#tracing.finish(this.#status, this.#reason));
+    if (this.#tracing !== null) {
+      this.#summary.setTracing(await this.#tracing.finish(this.#status, this.#reason));
+      // The engine's own trace of each hung request: where it ends, a fact of the diagnosis.
+      this.#summary.setEngineTraceEnds(this.#tracing.engineTraceEnds());
+    }
     this.#tryWrite(() => writeHistograms(dir, this.#summary.histograms));
     this.#writeManifest(endedAt);
     const built = this.#buildSummary(endedAt);

@@ -77,6 +77,10 @@ function checkRun(out: string, spans: ReceivedSpan[]): { records: RequestRecord[
   for (const name of ['prefill queue wait', 'prefill forward', 'kv transfer']) assert.ok(prefillStages.includes(name), `prefill stage ${name}: ${[...new Set(prefillStages)].join(', ')}`);
   assert.ok(summary.tracing?.engine !== undefined && summary.tracing.engine.exported === summary.tracing.engine.spans && summary.tracing.engine.spans > 0, JSON.stringify(summary.tracing));
   assert.deepEqual(summary.hangs.trace_ids, [hung.trace_id]);
+  // The diagnosis reads the engine's own trace of the hung request: where it ends, beside the gauge evidence.
+  const fact = summary.diagnosis.evidence.find((e) => e.includes(`(trace ${hung.trace_id}): the engine's trace ends`));
+  assert.ok(fact !== undefined, summary.diagnosis.evidence.join('\n'));
+  assert.match(fact, /\(engine-\w+/);
   assert.equal(summary.tracing?.exported, summary.tracing?.spans);
   assert.equal(summary.tracing?.dropped, 0);
   assert.equal(summary.tracing?.run_trace_id, run.traceId);
