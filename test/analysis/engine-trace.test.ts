@@ -16,6 +16,7 @@ const EPISODE = {
   evidence_against: [],
   facts: ['1 request hung'],
   scores: {},
+  canaries: null,
 };
 const DIAGNOSIS: Diagnosis = { verdict: 'engine', confidence: 0.8, evidence: ['1 request hung'], episodes: [EPISODE] };
 
