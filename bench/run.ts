@@ -13,6 +13,7 @@ import { profileBench } from './profile.js';
 import { abSequentialBench } from './ab-sequential.js';
 import { abPlanBench } from './ab-plan.js';
 import { startupBench } from './startup.js';
+import { otelCostBench } from './otel-cost.js';
 import { trendNightlyBench } from './trend-nightly.js';
 import { trendPowerBench } from './trend-power.js';
 import { diagnosisBench } from './diagnosis.js';
@@ -47,6 +48,10 @@ const BENCHES: Record<string, { about: string; run: (args: string[]) => Promise<
   profile: {
     about: "CPU profiles of roundload and the bare loop over the client bench's measured span (`profile [agents] [batched|paced]`): busy time per event by where it went",
     run: profileBench,
+  },
+  otel: {
+    about: "what exporting roundload's spans over OTLP costs: 1,000 paced agents (`otel [agents] [--repeat N]`) with the export off and on, alternated; CPU per SSE event, on/off at most 1.05",
+    run: otelCostBench,
   },
   startup: {
     about: 'what a 1-agent, 1-round run against an external engine costs from the built CLI (CPU and wall, median of 7), beside node -e 0 and --version; needs `npm run build` first',

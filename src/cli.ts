@@ -122,8 +122,25 @@ function defineEngine(cli: Command): void {
     .option('--log-dir <dir>', "folder of the servers' log files (default: a fresh folder under the temp dir, removed on exit)")
     .option('--settings <file>', "YAML file with engine settings (the workload's engine: section)")
     .option('--faults <file>', 'YAML list of engine faults to inject (docs/engine.md, "Faults")')
+    .option('--enable-trace', "record each request's router, prefill and decode spans, parented on its traceparent, and export them over OTLP/HTTP (SGLang's --enable-trace)")
+    .option(
+      '--otlp-traces-endpoint <url>',
+      'with --enable-trace: the OTLP/HTTP traces URL, or host:port for http://host:port/v1/traces (default: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT)',
+    )
     .action(
-      async (opts: { host: string; port: string; topology?: string; prefillPort?: string; decodePort?: string; routerMetricsPort?: string; logDir?: string; settings?: string; faults?: string }) => {
+      async (opts: {
+        host: string;
+        port: string;
+        topology?: string;
+        prefillPort?: string;
+        decodePort?: string;
+        routerMetricsPort?: string;
+        logDir?: string;
+        settings?: string;
+        faults?: string;
+        enableTrace?: boolean;
+        otlpTracesEndpoint?: string;
+      }) => {
         await (
           await commands.engine()
         ).engineCommand({
@@ -136,6 +153,8 @@ function defineEngine(cli: Command): void {
           ...(opts.logDir === undefined ? {} : { logDir: opts.logDir }),
           ...(opts.settings === undefined ? {} : { settingsFile: opts.settings }),
           ...(opts.faults === undefined ? {} : { faultsFile: opts.faults }),
+          ...(opts.enableTrace === true ? { enableTrace: true } : {}),
+          ...(opts.otlpTracesEndpoint === undefined ? {} : { otlpTracesEndpoint: opts.otlpTracesEndpoint }),
         });
       },
     );

@@ -4,12 +4,12 @@ import { sendStream, REQUEST_ID_HEADER, type Lane, type ConnectionTracker, type 
 import { ChatStreamParser, MessageAssembler, parseErrorBody, type AssembledMessage, type StreamEvent } from '../stream/index.js';
 import { RequestWatch, type Clock, type Deadlines, type HangVerdict } from '../watchdog/index.js';
 import type { HangPolicy, ToolSpec } from '../config/index.js';
+import { nextTraceIds, traceparent, TRACEPARENT_HEADER, type TraceIds } from '../util/index.js';
 import type { ErrorInfo, HangInfo, ItlStats, PathKind, RequestRecord, RequestStatus } from '../types/index.js';
 import { answerError, answerWarnings, classifyTransportError, errorInfo, httpStatusClass, throughProxy } from './classify.js';
 import { estimateTokens, estimateTokensOfChars } from './text.js';
 import { RoundLifecycle, type TerminalState } from './round-state.js';
 import { nextPublicRequestId, PUBLIC_REQUEST_ID_HEADER, withBodyId, type RequestIdPlacement } from './request-id.js';
-import { nextTraceIds, traceparent, TRACEPARENT_HEADER, type TraceIds } from './trace-context.js';
 
 export interface RoundTarget {
   lane: Lane;

@@ -1,5 +1,15 @@
 // Pure analysis of a run's records: the summary.
-export { SummaryBuilder, SATURATED_LOOP_DELAY_MS, SATURATED_UTILIZATION, WRITER_LAG_FLAG_MS, isSaturatedSample, type Summary, type PhaseSummary, type RoundSummary } from './summary.js';
+export {
+  SummaryBuilder,
+  SATURATED_LOOP_DELAY_MS,
+  SATURATED_UTILIZATION,
+  WRITER_LAG_FLAG_MS,
+  isSaturatedSample,
+  type Summary,
+  type PhaseSummary,
+  type RoundSummary,
+  type TracingSummary,
+} from './summary.js';
 export { WindowBuilder, autoWindowS, plannedLengthS, windowSettingOf, AUTO_MIN_WINDOWS, type WindowFigures } from './windows.js';
 export { evaluateThresholds, DEFAULT_THRESHOLDS, type ThresholdLimits, type ThresholdInput } from './thresholds.js';
 export {
@@ -17,6 +27,7 @@ export {
   type ClientWindow,
   type FlowTrack,
   type RequestActivity,
+  type EngineTraceEnd,
 } from './diagnosis/index.js';
 export { STARTUP_OPENING } from './opening.js';
 export { type PhaseArrivals } from './arrivals.js';

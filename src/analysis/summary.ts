@@ -19,7 +19,7 @@ import type {
 } from '../types/index.js';
 import { RESULTS_SCHEMA_VERSION } from '../types/index.js';
 import { WindowBuilder, type WindowChoice, type WindowFigures, type WindowSetting } from './windows.js';
-import { DiagnosisCollector } from './diagnosis/index.js';
+import { DiagnosisCollector, withEngineTraceFacts, type EngineTraceEnd, type HungTrace } from './diagnosis/index.js';
 import { OpeningStats, type OpeningFigures } from './opening.js';
 import { ArrivalStats, lagLimitMs, type PhaseArrivals, type RunArrivals } from './arrivals.js';
 import { CapacityCollector, type Capacity } from './capacity.js';
@@ -212,6 +212,8 @@ export interface Summary {
     trace_ids?: string[];
   };
   connections: { distinct: number; requests_on_reused: number; max_requests_per_connection: number };
+  /** What the OTLP export of the run's spans did (docs/tracing.md); absent when it was off, and in a rebuilt summary. */
+  tracing?: TracingSummary;
   client: {
     samples: number;
     loop_delay_p99_ms_max: number;
@@ -333,6 +335,25 @@ export const SATURATED_LOOP_DELAY_MS = 50;
 export const SATURATED_UTILIZATION = 0.9;
 /** A client sample whose results writer lag passes this is flagged (the SIGKILL loss bound in docs/results.md). */
 export const WRITER_LAG_FLAG_MS = 250;
+/** summary.json `tracing`: the OTLP span export of the run. */
+export interface TracingSummary {
+  /** The traces URL (credentials redacted) and `http/protobuf` or `http/json`. */
+  endpoint: string;
+  protocol: string;
+  /** roundload's spans made, taken by the receiver, and dropped (the queue full, an export that failed, the
+   * end's bound run out): a dead or slow collector costs spans, counted here, never the run's latency. */
+  spans: number;
+  exported: number;
+  dropped: number;
+  requests: number;
+  failed_requests: number;
+  last_error: string | null;
+  /** The run's own trace id (its run and conversation spans). */
+  run_trace_id?: string;
+  /** The embedded engine's spans (router, prefill, decode), when it exported them too. */
+  engine?: { spans: number; exported: number; dropped: number };
+}
+
 /** Hung requests whose trace ids summary.json names. */
 const MAX_HANG_TRACES = 20;
 
@@ -350,6 +371,10 @@ export class SummaryBuilder {
   readonly #hangPhase: Partial<Record<HangPhase, number>> = {};
   readonly #hangRound: Record<string, number> = {};
   readonly #hangReuse: Record<string, number> = {};
+  #tracing: TracingSummary | null = null;
+  /** The hung requests' traces (first MAX_HANG_TRACES), and where the embedded engine's traces of them end. */
+  readonly #hungTraces: HungTrace[] = [];
+  #engineTraceEnds: readonly EngineTraceEnd[] = [];
   /** The first hung requests' trace ids, in the order they ended. */
   readonly #hangTraces: string[] = [];
   /** Sockets seen: each socket's first request (nth 1) counts it, so no per-socket id is kept in memory. */
@@ -633,7 +658,10 @@ export class SummaryBuilder {
     this.#hangRound[String(r.round)] = (this.#hangRound[String(r.round)] ?? 0) + 1;
     const nth = String(r.connection?.nth ?? 0);
     this.#hangReuse[nth] = (this.#hangReuse[nth] ?? 0) + 1;
-    if (r.trace_id !== undefined && this.#hangTraces.length < MAX_HANG_TRACES) this.#hangTraces.push(r.trace_id);
+    if (r.trace_id !== undefined && this.#hangTraces.length < MAX_HANG_TRACES) {
+      this.#hangTraces.push(r.trace_id);
+      this.#hungTraces.push({ trace_id: r.trace_id, request_id: r.request_id ?? null, detected_ms: r.run_ms + r.e2e_ms - (r.hang?.waited_ms ?? 0) });
+    }
   }
 
   /** A warm-up request: out of its phase's figures, in the run's totals and breakdowns (a hang is never hidden). */
@@ -687,6 +715,16 @@ export class SummaryBuilder {
   }
 
   /** The writer's final count of lines not written (after its last drain, which no sample saw). */
+  /** What the span export did, once it finished (before the summary is built). */
+  setTracing(stats: TracingSummary): void {
+    this.#tracing = stats;
+  }
+
+  /** Where the embedded engine's traces of failed requests end (the diagnosis names the hung ones'). */
+  setEngineTraceEnds(ends: readonly EngineTraceEnd[]): void {
+    this.#engineTraceEnds = ends;
+  }
+
   setWriterDropped(lines: number): void {
     this.#writerDropped = Math.max(this.#writerDropped, lines);
   }
@@ -740,6 +778,7 @@ export class SummaryBuilder {
         ...(this.#hangTraces.length === 0 ? {} : { trace_ids: [...this.#hangTraces] }),
       },
       connections: { distinct: this.#connections, requests_on_reused: this.#reusedRequests, max_requests_per_connection: this.#maxNth },
+      ...(this.#tracing === null ? {} : { tracing: { ...this.#tracing } }),
       client: this.#clientSummary(),
       windows,
       window: this.#windows.choice(run.wall_s),
@@ -758,7 +797,7 @@ export class SummaryBuilder {
       wallMs: run.wall_s * 1000,
     });
     if (capacity !== null) summary.capacity = capacity;
-    summary.diagnosis = this.#diagnosis.diagnose(summary.gauges, this.#gauges, this.#client);
+    summary.diagnosis = withEngineTraceFacts(this.#diagnosis.diagnose(summary.gauges, this.#gauges, this.#client), this.#hungTraces, this.#engineTraceEnds);
     // After the diagnosis: the buffered-streams limit reads its figures.
     summary.thresholds = evaluateThresholds(this.#thresholds, {
       requests: tally.requests,

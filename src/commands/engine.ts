@@ -7,8 +7,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { engineSchema, loadEngineFaults, loadEngineSettings, type EngineSettings } from '../config/index.js';
-import { runSpeedText, startEngine, type EngineHandle } from '../engine/index.js';
+import { engineSchema, loadEngineFaults, loadEngineSettings, resolveOtlp, tracingSchema, type EngineSettings, type OtlpExport } from '../config/index.js';
+import { runSpeedText, startEngine, type EngineHandle, type EngineTraces } from '../engine/index.js';
+import { redactUrlCredentials } from '../util/index.js';
+import { VERSION } from '../version.js';
 import { parse as parseYaml } from 'yaml';
 import { ServerStartError, UsageError } from '../errors.js';
 import * as flag from './flags.js';
@@ -30,6 +32,28 @@ export interface EngineCommandOptions {
   settingsFile?: string;
   /** YAML list of engine faults (or a mapping with `faults:`, or a workload file): added after the settings' own. */
   faultsFile?: string;
+  /** `--enable-trace`: every request's router, prefill and decode spans, exported over OTLP/HTTP. */
+  enableTrace?: boolean;
+  /** `--otlp-traces-endpoint`: where (a URL, or host:port); else the OTEL_EXPORTER_OTLP_* variables. */
+  otlpTracesEndpoint?: string;
+}
+
+/** `--otlp-traces-endpoint` as SGLang takes it (`host:port`) or a URL, as the traces URL. */
+function tracesEndpoint(value: string): string {
+  const text = value.trim();
+  return /^[^/:\s]+:\d+$/.test(text) ? `http://${text}/v1/traces` : flag.httpUrl('--otlp-traces-endpoint', text).href;
+}
+
+/** The export of the engine's spans, or null without --enable-trace. @throws UsageError for an endpoint nowhere. */
+function engineExport(opts: EngineCommandOptions): OtlpExport | null {
+  if (opts.enableTrace !== true) {
+    if (opts.otlpTracesEndpoint !== undefined) throw new UsageError('--otlp-traces-endpoint needs --enable-trace (as SGLang: tracing is off without it)');
+    return null;
+  }
+  const endpoint = opts.otlpTracesEndpoint === undefined ? null : tracesEndpoint(opts.otlpTracesEndpoint);
+  const settings = resolveOtlp(tracingSchema.parse({ otlp: { traces_endpoint: endpoint } }), process.env);
+  if (settings === null) throw new UsageError('--enable-trace needs --otlp-traces-endpoint URL (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT)');
+  return settings;
 }
 
 /** The environment variable whose `key=value` pairs override engine settings last, as a server restarted with
@@ -90,6 +114,7 @@ function serverOfPort(opts: Pick<EngineCommandOptions, 'port' | 'prefillPort' | 
 export async function engineCommand(opts: EngineCommandOptions): Promise<void> {
   const entryPort = opts.port;
   const settings = await resolveEngineSettings(opts, process.env[ENGINE_SET_VARIABLE]);
+  const otlp = engineExport(opts);
   const modelName = 'deepseek-v4-flash';
   const ports = {
     port: entryPort,
@@ -101,7 +126,7 @@ export async function engineCommand(opts: EngineCommandOptions): Promise<void> {
   const logDir = resolve(opts.logDir ?? mkdtempSync(join(tmpdir(), 'roundload-engine-')));
   let engine: EngineHandle;
   try {
-    engine = await startEngine({ settings, host: opts.host, ...ports, modelName, logDir });
+    engine = await startEngine({ settings, host: opts.host, ...ports, modelName, logDir, trace: otlp !== null });
   } catch (error) {
     if (ownLogDir) rmSync(logDir, { recursive: true, force: true });
     // listen() failures (port taken, no such address) carry an OS code; anything else is a bug, shown as is.
@@ -121,6 +146,7 @@ export async function engineCommand(opts: EngineCommandOptions): Promise<void> {
     process.stderr.write(`faults: ${settings.faults.map((f) => f.kind).join(', ')}\n`);
   }
   process.stderr.write(`${describeServers(engine).join('\n')}\n`);
+  const tracing = otlp === null || engine.traces === null ? null : await exportEngineSpans(otlp, engine.traces);
   await new Promise<void>((done) => {
     const stop = (signal: NodeJS.Signals): void => {
       process.off('SIGINT', stop);
@@ -132,6 +158,25 @@ export async function engineCommand(opts: EngineCommandOptions): Promise<void> {
     process.on('SIGTERM', stop);
   });
   await engine.close();
+  // The requests still in a stage are exported as they stand, cut at the stop (bounded by the flush timeout).
+  await tracing?.finish();
   // A folder we made is ours to remove (pass --log-dir to keep the logs).
   if (ownLogDir) rmSync(logDir, { recursive: true, force: true });
+}
+
+/** The engine's spans taken every quarter second and exported; `finish` adds the open ones and flushes. */
+async function exportEngineSpans(settings: OtlpExport, traces: EngineTraces): Promise<{ finish(): Promise<void> }> {
+  const { EngineSpanExport } = await import('../otel/index.js');
+  const log = (line: string): void => void process.stderr.write(`${line}\n`);
+  const exporter = new EngineSpanExport({ settings, version: VERSION, log });
+  log(`tracing: the servers' request spans go to ${redactUrlCredentials(settings.url)} (${settings.protocol})`);
+  const timer = setInterval(() => exporter.add(traces.take()), 250);
+  timer.unref();
+  return {
+    async finish() {
+      clearInterval(timer);
+      exporter.add(traces.close());
+      await exporter.finish();
+    },
+  };
 }

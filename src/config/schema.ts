@@ -496,7 +496,7 @@ export const otlpSchema = z.strictObject({
    * receiver, each server its own `service.name`. @default true */
   engine: z.boolean().default(true),
   /** Spans waiting to be sent at most; past it new spans are dropped and counted (summary.json
-   * `tracing.dropped_spans`): a dead collector costs spans, never the run's memory or latency. @default 8192 */
+   * `tracing.dropped`): a dead collector costs spans, never the run's memory or latency. @default 8192 */
   max_queue_spans: positiveInt().max(1_000_000).default(8192),
   /** Spans in one export request at most. @default 512 */
   max_batch_spans: positiveInt().max(10_000).default(512),

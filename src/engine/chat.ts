@@ -10,6 +10,7 @@ import { checkContext, type ChatRequest } from './protocol.js';
 import type { ServerState } from './state.js';
 import { errorBody, usage, type Envelope } from './wire.js';
 import type { KvRoom } from './kv.js';
+import type { RequestTrace } from './tracing.js';
 
 /** What every server works out from a request before scheduling it. */
 export interface PreparedChat {
@@ -35,6 +36,9 @@ export function prepareChat(state: ServerState, request: ChatRequest, requestId:
 }
 
 type Outcome = 'completed' | 'aborted' | 'failed';
+
+/** The stage a cancelled request was in, for its trace: the client (or the router) went away. */
+const CANCELLED = 'cancelled: the client went away';
 
 /** Counts a request in and, once, out. */
 class Accounting {
@@ -96,8 +100,9 @@ function outputFor(res: ChatResponse, request: ChatRequest, prepared: PreparedCh
 }
 
 /** The unified server: prefill, the simulated transfer, decode, one scheduler job per choice. */
-export function handleUnifiedChat(state: ServerState, request: ChatRequest, prepared: PreparedChat, res: ChatResponse, arrivedAtMs: number): void {
+export function handleUnifiedChat(state: ServerState, request: ChatRequest, prepared: PreparedChat, res: ChatResponse, arrivedAtMs: number, trace: RequestTrace | null = null): void {
   const scheduler = state.unified!;
+  trace?.stage('queue wait');
   const { chain, promptTokens, plans } = prepared;
   const acct = new Accounting(state, promptTokens, arrivedAtMs);
   const output = outputFor(res, request, prepared, arrivedAtMs);
@@ -118,7 +123,10 @@ export function handleUnifiedChat(state: ServerState, request: ChatRequest, prep
         }
         return promptTokens - cached;
       },
-      onPrefilled: () => state.cache.insert(chain),
+      onPrefilled: () => {
+        state.cache.insert(chain);
+        if (choice === 0) trace?.stage('decode');
+      },
       onToken: (index) => {
         if (output.gone) return cancelAll();
         const delta = plan.deltas[index];
@@ -131,6 +139,7 @@ export function handleUnifiedChat(state: ServerState, request: ChatRequest, prep
         if (choice === 0) state.cache.insert(extendChain(chain, toChatMessage(plan.message)));
         if (remaining > 0) return;
         acct.end('completed');
+        trace?.end();
         output.complete(
           usage(promptTokens, acct.completionTokens, acct.reasoningTokens, acct.cachedTokens, state.settings.enable_cache_report),
           plans.map((p) => ({ message: p.message, finishReason: p.finishReason })),
@@ -141,6 +150,7 @@ export function handleUnifiedChat(state: ServerState, request: ChatRequest, prep
   function cancelAll(): void {
     for (const t of tickets) t.cancel();
     acct.end('aborted');
+    trace?.end(CANCELLED);
   }
   // A client that goes away mid-stream (or while queued) leaves the batch at once.
   res.on('close', () => {
@@ -152,8 +162,18 @@ export function handleUnifiedChat(state: ServerState, request: ChatRequest, prep
  * The PD prefill server: bootstrap, prefill, KV transfer. Its response (one finish chunk, or an error) only tells
  * the router the prefill side is done; the client's answer comes from decode.
  */
-export function handlePrefillChat(state: ServerState, request: ChatRequest, prepared: PreparedChat, room: KvRoom, fault: PdFault | null, res: ChatResponse, arrivedAtMs: number): void {
+export function handlePrefillChat(
+  state: ServerState,
+  request: ChatRequest,
+  prepared: PreparedChat,
+  room: KvRoom,
+  fault: PdFault | null,
+  res: ChatResponse,
+  arrivedAtMs: number,
+  trace: RequestTrace | null = null,
+): void {
   const scheduler = state.prefill!;
+  trace?.stage('prefill queue wait');
   const kv = state.kv!;
   const { chain, promptTokens } = prepared;
   if (fault === 'kv_wedge') scheduler.wedge();
@@ -171,6 +191,7 @@ export function handlePrefillChat(state: ServerState, request: ChatRequest, prep
     room,
     pinned: fault === 'inflight_pin',
     admit: () => {
+      trace?.stage('prefill forward');
       const cached = Math.min(state.cache.lookup(chain), promptTokens);
       acct.cachedTokens = cached;
       room.cachedTokens = cached;
@@ -179,8 +200,12 @@ export function handlePrefillChat(state: ServerState, request: ChatRequest, prep
       return promptTokens - cached;
     },
     // The prefill caches the prompt only: the answer is generated on decode and never reaches this cache.
-    onPrefilled: () => state.cache.insert(chain),
+    onPrefilled: () => {
+      state.cache.insert(chain);
+      trace?.stage('kv transfer');
+    },
     onTransferred: () => {
+      trace?.end();
       // SGLang's prefill computes the first output token too, and reports it once the KV is sent.
       acct.token(0, false);
       acct.end('completed');
@@ -189,6 +214,7 @@ export function handlePrefillChat(state: ServerState, request: ChatRequest, prep
       output.complete(usage(promptTokens, 1, 0, acct.cachedTokens, state.settings.enable_cache_report), [{ message: { content: '', reasoning: null, toolCalls: [] }, finishReason: 'length' }]);
     },
     onFailed: (message) => {
+      trace?.end(message);
       acct.end('failed');
       leave();
       output.fail(errorBody(message, 'InternalServerError', 500), 500);
@@ -197,17 +223,30 @@ export function handlePrefillChat(state: ServerState, request: ChatRequest, prep
   res.on('close', () => {
     if (acct.ended) return;
     // A stuck transfer keeps its room and its place in the inflight queue after the client has gone: the request
-    // is not over for the server until its transfer fails.
+    // is not over for the server until its transfer fails. Its trace stays open in its stage too (cut and
+    // exported as such when the engine stops).
     if (ticket.stuck()) return;
     ticket.cancel();
     acct.end('aborted');
+    trace?.end(CANCELLED);
     leave();
   });
 }
 
 /** The PD decode server: preallocate, wait for the KV, decode every choice, stream the answer. */
-export function handleDecodeChat(state: ServerState, request: ChatRequest, prepared: PreparedChat, room: KvRoom, fault: PdFault | null, res: ChatResponse, arrivedAtMs: number): void {
+export function handleDecodeChat(
+  state: ServerState,
+  request: ChatRequest,
+  prepared: PreparedChat,
+  room: KvRoom,
+  fault: PdFault | null,
+  res: ChatResponse,
+  arrivedAtMs: number,
+  trace: RequestTrace | null = null,
+): void {
   const scheduler = state.decode!;
+  // SGLang's decode side: preallocation and the wait for the KV from prefill, then the decode batch.
+  trace?.stage('decode transfer queue');
   const kv = state.kv!;
   const { promptTokens, plans } = prepared;
   if (typeof fault === 'object' && fault !== null) scheduler.stall(fault.durationS === null ? null : fault.durationS * 1000);
@@ -227,6 +266,7 @@ export function handleDecodeChat(state: ServerState, request: ChatRequest, prepa
     stallBootstrap: fault === 'bootstrap_stall',
     outputTokens: plans.map((p) => p.deltas.length),
     onTransferred: () => {
+      trace?.stage('decode');
       acct.cachedTokens = room.cachedTokens;
       leave();
     },
@@ -234,6 +274,7 @@ export function handleDecodeChat(state: ServerState, request: ChatRequest, prepa
       if (output.gone) {
         ticket.cancel();
         acct.end('aborted');
+        trace?.end(CANCELLED);
         return;
       }
       const plan = plans[choice]!;
@@ -247,12 +288,14 @@ export function handleDecodeChat(state: ServerState, request: ChatRequest, prepa
     },
     onFinish: () => {
       acct.end('completed');
+      trace?.end();
       output.complete(
         usage(promptTokens, acct.completionTokens, acct.reasoningTokens, acct.cachedTokens, state.settings.enable_cache_report),
         plans.map((p) => ({ message: p.message, finishReason: p.finishReason })),
       );
     },
     onFailed: (message) => {
+      trace?.end(message);
       acct.end('failed');
       leave();
       output.fail(errorBody(message, 'InternalServerError', 500), 500);
@@ -262,6 +305,7 @@ export function handleDecodeChat(state: ServerState, request: ChatRequest, prepa
     if (acct.ended) return;
     ticket.cancel();
     acct.end('aborted');
+    trace?.end(CANCELLED);
     leave();
   });
 }

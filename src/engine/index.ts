@@ -12,12 +12,14 @@ import { RouterMetrics } from './router-metrics.js';
 import { drawRunSpeed, runSpeedText, type RunSpeed } from './run-speed.js';
 import { ServerState, type ServerRole, type ServerStats } from './state.js';
 import { createWorkerServer, type WorkerServer } from './worker.js';
+import { EngineTraces } from './tracing.js';
 import type { EngineOptions, EngineServerInfo, EngineServerName, EngineTopology } from './options.js';
 
 export type { ServerStats } from './state.js';
 export { runSpeedText, type RunSpeed } from './run-speed.js';
 
 export type { EngineOptions, EngineServerInfo, EngineServerName, EngineTopology } from './options.js';
+export type { EngineSpan, EngineTraces } from './tracing.js';
 
 /** Counters and current state of the deployment, as the client sees it (in PD: the decode server's requests, the
  * prefill server's queues), with every server's own figures. */
@@ -64,6 +66,9 @@ export interface EngineHandle {
   stats(): EngineStats;
   /** The last lines of a server's log (kept in memory whether or not a file is written). */
   logLines(name: EngineServerName): readonly string[];
+  /** Its request traces when started with `trace: true` (take the finished spans; `close()` hands the open ones
+   * over, cut at the stop, once the servers closed); null otherwise. */
+  readonly traces: EngineTraces | null;
 }
 
 /** Bound on close(): sockets are destroyed at once, this only covers a server that never reports closed. */
@@ -111,6 +116,7 @@ export async function startEngine(opts: EngineOptions): Promise<EngineHandle> {
   const logs = new Map<EngineServerName, ServerLog>();
   const states: ServerState[] = [];
   const stoppers: (() => void)[] = [];
+  const traces = opts.trace === true ? new EngineTraces() : null;
   let router: RouterServer | null = null;
   let closing: Promise<void> | null = null;
   const close = (): Promise<void> =>
@@ -135,6 +141,7 @@ export async function startEngine(opts: EngineOptions): Promise<EngineHandle> {
     const log = logFor(name);
     logs.set(name, log);
     const state = new ServerState(role, settings, modelName, log, kv, runSpeed.factor);
+    state.traces = traces;
     states.push(state);
     const worker: WorkerServer = createWorkerServer(state, entryFaults);
     stoppers.push(() => worker.close());
@@ -157,7 +164,7 @@ export async function startEngine(opts: EngineOptions): Promise<EngineHandle> {
     logs.set('router', routerLog);
     const routerMetrics = new RouterMetrics();
     const prefillPort = Number(new URL(prefill.url).port);
-    router = createRouterServer({ settings, log: routerLog, metrics: routerMetrics, faults, prefillUrl: prefill.url, decodeUrl: decode.url, bootstrapHost: host, bootstrapPort: prefillPort });
+    router = createRouterServer({ settings, log: routerLog, metrics: routerMetrics, faults, prefillUrl: prefill.url, decodeUrl: decode.url, bootstrapHost: host, bootstrapPort: prefillPort, traces });
     servers.push(router.server);
     const metricsServer = createRouterMetricsServer(routerMetrics);
     servers.push(metricsServer);
@@ -194,6 +201,7 @@ export async function startEngine(opts: EngineOptions): Promise<EngineHandle> {
       close,
       stats,
       logLines: (name) => logs.get(name)?.recent() ?? [],
+      traces,
     };
   }
 }

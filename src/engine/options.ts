@@ -22,6 +22,9 @@ export interface EngineOptions {
   /** Folder of the servers' log files (`router.log`, `prefill.log`, `decode.log`, or `engine.log`); null keeps
    * them in memory only. @default null */
   logDir?: string | null;
+  /** Record each request's trace on every server, as SGLang's `--enable-trace` (router, prefill and decode
+   * spans, parented on the incoming `traceparent`); the handle's `traces` gives them out. @default false */
+  trace?: boolean;
 }
 
 /** One server of the deployment. */

@@ -11,6 +11,7 @@ import { TokenBucketLimiter, type Admission } from './limiter.js';
 import type { ServerLog } from './logs.js';
 import { HealthChecker, type WorkerHealth } from './router-health.js';
 import type { RouterMetrics } from './router-metrics.js';
+import type { EngineTraces } from './tracing.js';
 import { applyKeepAlive, FAULT_HEADER, readBody } from './worker.js';
 import { isObject } from '../util/index.js';
 
@@ -32,6 +33,8 @@ export interface RouterOptions {
   /** Where the decode side bootstraps with the prefill (`bootstrap_host`, `bootstrap_port`). */
   readonly bootstrapHost: string;
   readonly bootstrapPort: number;
+  /** The deployment's request traces (`--enable-trace`); null or absent: off. */
+  readonly traces?: EngineTraces | null;
 }
 
 export interface RouterServer {
@@ -189,6 +192,10 @@ class PdRouter implements RouterServer {
 
   async #chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const startedMs = performance.now();
+    // Its trace on the router, parented on the client's traceparent; the workers' spans are its children.
+    const trace = this.#opts.traces?.start('router', req.headers.traceparent, { 'http.route': CHAT_ROUTE }) ?? null;
+    trace?.stage('router queue wait');
+    res.once('close', () => trace?.end(res.writableFinished && res.statusCode < 400 ? null : res.writableFinished ? `HTTP ${res.statusCode}` : 'the connection closed before the answer ended'));
     this.#metrics.inc('sgl_router_requests_total', { route: CHAT_ROUTE });
     res.once('close', () => this.#metrics.observe('sgl_router_request_duration_seconds', { route: CHAT_ROUTE }, (performance.now() - startedMs) / 1000));
     const admission = await this.#limiter.acquire();
@@ -226,7 +233,8 @@ class PdRouter implements RouterServer {
       return;
     }
     this.#log.router('INFO', TARGET, `PD routing decision route=${CHAT_ROUTE} prefill_url=${prefill.url} decode_url=${decode.url}`);
-    await this.#dispatch(req, res, out, raw, decision.pd, prefill, decode, startedMs);
+    trace?.stage('dispatch');
+    await this.#dispatch(req, res, out, raw, decision.pd, prefill, decode, startedMs, trace?.traceparent ?? null);
   }
 
   #refuse(res: ServerResponse, admission: Admission): void {
@@ -249,12 +257,23 @@ class PdRouter implements RouterServer {
   }
 
   /** Sends the request to both workers, waits for both to answer (or fail), then relays the decode server's answer. */
-  async #dispatch(req: IncomingMessage, res: ServerResponse, out: ChatResponse, raw: string, pd: unknown, prefill: WorkerHealth, decode: WorkerHealth, startedMs: number): Promise<void> {
+  async #dispatch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    out: ChatResponse,
+    raw: string,
+    pd: unknown,
+    prefill: WorkerHealth,
+    decode: WorkerHealth,
+    startedMs: number,
+    traceparent: string | null,
+  ): Promise<void> {
     // A body that is not a JSON object goes to the decode server alone, whose 400 the client then sees.
     const injected = withBootstrap(raw, `"bootstrap_host":${JSON.stringify(this.#opts.bootstrapHost)},"bootstrap_port":${this.#opts.bootstrapPort},"bootstrap_room":${randomInt(MAX_ROOM)}`);
     const body = injected ?? raw;
     const headers = forwardHeaders(req.headers, body);
     if (pd !== null) headers[FAULT_HEADER] = JSON.stringify(pd);
+    if (traceparent !== null) headers.traceparent = traceparent;
     const toDecode = send(this.#agent, decode.url, CHAT_ROUTE, 'POST', headers, body);
     const toPrefill = injected === null ? null : send(this.#agent, prefill.url, CHAT_ROUTE, 'POST', headers, body);
     const running = [decode.url, ...(toPrefill === null ? [] : [prefill.url])];

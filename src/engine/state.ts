@@ -8,6 +8,7 @@ import { DecodeScheduler } from './decode-scheduler.js';
 import { PublishedGauges, type GaugeValues } from './gauges.js';
 import { KV_CAPACITY_TOKENS, type KvFabric } from './kv.js';
 import type { ServerLog } from './logs.js';
+import type { EngineTraces } from './tracing.js';
 import { Histogram, type Labels, type MetricFamily } from './metrics.js';
 import { PrefillScheduler } from './prefill-scheduler.js';
 import { PrefixCache } from './prefix-cache.js';
@@ -98,6 +99,8 @@ export class ServerState {
   admittedCachedTokens = 0;
   /** performance.now() of the last output the scheduler produced (a token, a finished prefill): `/health` watches it. */
   lastOutputMs = -Infinity;
+  /** The deployment's request traces (`--enable-trace`); null when tracing is off. */
+  traces: EngineTraces | null = null;
   #lastPrefillLogMs = performance.now();
 
   constructor(

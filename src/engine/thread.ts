@@ -6,6 +6,7 @@
 import { Worker } from 'node:worker_threads';
 import type { EngineOptions, EngineServerInfo, EngineTopology } from './options.js';
 import type { RunSpeed } from './run-speed.js';
+import type { EngineSpan } from './tracing.js';
 
 /** What a run needs of a deployment started on its own thread. */
 export interface EngineThreadHandle {
@@ -16,14 +17,21 @@ export interface EngineThreadHandle {
   /** This start's speed factor (`engine.run_spread_pct`): drawn on the thread at each start, not once per thread. */
   readonly runSpeed: RunSpeed;
   readonly monitorTargets: readonly { readonly name: string; readonly url: string }[];
-  /** Closes every server; resolves within about 3 s whatever the thread does. */
+  /** Closes every server; resolves within about 3 s whatever the thread does. With `trace`, the spans of the
+   * requests still open are handed to `onSpans` before it resolves. */
   close(): Promise<void>;
+  /** With `trace`: where the thread's spans go, a batch every quarter second and the rest at close. */
+  onSpans(listener: (spans: EngineSpan[]) => void): void;
 }
 
-export type EngineThreadInfo = Omit<EngineThreadHandle, 'close'>;
+export type EngineThreadInfo = Omit<EngineThreadHandle, 'close' | 'onSpans'>;
 
 export type ToEngineThread = { readonly type: 'start'; readonly options: EngineOptions } | { readonly type: 'close' };
-export type FromEngineThread = { readonly type: 'ready'; readonly info: EngineThreadInfo } | { readonly type: 'error'; readonly message: string } | { readonly type: 'closed' };
+export type FromEngineThread =
+  | { readonly type: 'ready'; readonly info: EngineThreadInfo }
+  | { readonly type: 'error'; readonly message: string }
+  | { readonly type: 'spans'; readonly spans: EngineSpan[] }
+  | { readonly type: 'closed' };
 
 /** A thread that does not answer its close this long is terminated (and not reused). */
 const CLOSE_BOUND_MS = 3_000;
@@ -90,14 +98,23 @@ export function startEngineThread(opts: EngineOptions): Promise<EngineThreadHand
       // A thread that dies later is noticed by the run: its requests fail.
       const ignore = (): void => {};
       worker.on('error', ignore);
+      let spanListener: ((spans: EngineSpan[]) => void) | null = null;
+      const onSpans = (reply: FromEngineThread): void => {
+        if (reply.type === 'spans') spanListener?.(reply.spans);
+      };
+      worker.on('message', onSpans);
       let closing: Promise<void> | null = null;
       resolve({
         ...m.info,
+        onSpans: (listener) => {
+          spanListener = listener;
+        },
         close: () =>
           (closing ??= new Promise<void>((done) => {
             const finish = (clean: boolean): void => {
               clearTimeout(bound);
               worker.off('message', onClosed);
+              worker.off('message', onSpans);
               worker.off('exit', onGone);
               worker.off('error', ignore);
               if (clean) {

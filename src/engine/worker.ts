@@ -112,17 +112,27 @@ async function chatCompletions(state: ServerState, faults: FaultInjector | null,
     sendError(state, res, 400, err.message, err.type);
     return;
   }
+  // Its trace on this server (SGLang's --enable-trace), parented on the traceparent it came with.
+  const trace =
+    state.traces?.start(
+      state.role === 'unified' ? 'engine' : state.role,
+      req.headers.traceparent,
+      { 'sglang.rid': requestId, 'gen_ai.usage.input_tokens': prepared.promptTokens },
+      performance.timeOrigin + arrivedAtMs,
+    ) ?? null;
   if (state.role === 'unified') {
     // A fault may answer the request itself (an HTTP error), never answer it (a hang), or stand in front of it.
     const decision = faults === null ? { out: res, pd: null } : faults.respond(req, res, request, requestId);
-    if (decision.out !== null) handleUnifiedChat(state, request, prepared, decision.out, arrivedAtMs);
+    if (decision.out !== null) handleUnifiedChat(state, request, prepared, decision.out, arrivedAtMs, trace);
+    // An injected fault answered it (an error) or holds it (a hang): the trace says so and ends.
+    else trace?.end('taken by an injected fault (engine.faults)');
     return;
   }
   const bootstrap = request.bootstrap!;
   const room = state.kv!.join(bootstrap.room);
   const fault = parseFault(req.headers[FAULT_HEADER]);
-  if (state.role === 'prefill') handlePrefillChat(state, request, prepared, room, fault, res, arrivedAtMs);
-  else handleDecodeChat(state, request, prepared, room, fault, res, arrivedAtMs);
+  if (state.role === 'prefill') handlePrefillChat(state, request, prepared, room, fault, res, arrivedAtMs, trace);
+  else handleDecodeChat(state, request, prepared, room, fault, res, arrivedAtMs, trace);
 }
 
 function route(state: ServerState, faults: FaultInjector | null, held: Set<NodeJS.Timeout>, req: IncomingMessage, res: ServerResponse): void {

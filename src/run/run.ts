@@ -6,7 +6,7 @@ import { basename, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setMaxListeners } from 'node:events';
 import type { Workload } from '../config/index.js';
-import { redactWorkload, workloadSecrets } from '../config/index.js';
+import { redactWorkload, resolveOtlp, workloadSecrets, type OtlpExport } from '../config/index.js';
 import type { EngineThreadHandle } from '../engine/index.js';
 import { ConnectionTracker, type Transport } from '../transport/index.js';
 import { SummaryBuilder, plannedLengthS, ReplayComparison, type Summary } from '../analysis/index.js';
@@ -15,6 +15,7 @@ import { LatestGauges } from '../monitor/index.js';
 import { createRunFolder, writeHistograms, writeManifest, writeSummary, type RunManifestFile } from '../results/index.js';
 import { writeReports } from '../report/index.js';
 import type { MetricsExport } from '../export/index.js';
+import type { RunTracing } from '../otel/index.js';
 import { RESULTS_SCHEMA_VERSION, type ClientSampleEvent, type HangEvent, type PathKind, type RunEvent } from '../types/index.js';
 import { ResultsError, ServerStartError } from '../errors.js';
 import { VERSION } from '../version.js';
@@ -112,8 +113,12 @@ class Started {
 
 export async function executeRun(options: RunOptions): Promise<RunResult> {
   const { workload } = options;
-  // The API key and URL credentials never reach a file or the log: every line is scrubbed on its way out.
-  const scrubber = new SecretScrubber(workloadSecrets(workload));
+  // Where the run's spans go (tracing.otlp, else OTEL_EXPORTER_OTLP_*): a variable it cannot honour is a usage
+  // error before anything starts.
+  const otlp = resolveOtlp(workload.tracing, process.env);
+  // The API key, the export's headers and URL credentials never reach a file or the log: every line is
+  // scrubbed on its way out.
+  const scrubber = new SecretScrubber([...workloadSecrets(workload), ...Object.values(otlp?.headers ?? {})]);
   const log = (line: string): void => options.log?.(scrubber.text(line));
   const headers = requestHeaders(workload.target);
   // A bad trace is a usage error: found before anything starts.
@@ -126,7 +131,7 @@ export async function executeRun(options: RunOptions): Promise<RunResult> {
   const started = new Started(log);
   const closedLast = new Started(log);
   try {
-    return await runStarted(options, { log, scrubber, headers, dir, startedAt, runStartMs, started, closedLast, replay });
+    return await runStarted(options, { log, scrubber, headers, dir, startedAt, runStartMs, started, closedLast, replay, otlp });
   } finally {
     // A setup step that threw leaves nothing listening: the engine, the hop, the services, the sockets, and
     // the metrics endpoint (which a finished run closes itself, after its summary).
@@ -146,6 +151,8 @@ interface RunSetup {
   /** What outlives the services until the summary is built (the metrics export): closed after `started`. */
   closedLast: Started;
   replay: ReplayPlan | null;
+  /** The OTLP export of the run's spans, or null when off. */
+  otlp: OtlpExport | null;
 }
 
 /** Where the requests go: the embedded engine (when the workload names no target), the URL, and the route. */
@@ -175,7 +182,7 @@ async function runStarted(options: RunOptions, setup: RunSetup): Promise<RunResu
  * only here: a run against a target of yours never loads the embedded engine's ~30 modules. */
 async function startEmbeddedEngine(workload: Workload, setup: RunSetup): Promise<EngineThreadHandle> {
   const { startEngineThread, engineStartLine } = await import('../engine/index.js');
-  const embedded = await startEngineThread({ settings: workload.engine, modelName: workload.target.model, logDir: join(setup.dir, 'engine') });
+  const embedded = await startEngineThread({ settings: workload.engine, modelName: workload.target.model, logDir: join(setup.dir, 'engine'), trace: setup.otlp?.engine === true });
   setup.started.add('the embedded engine', () => embedded.close());
   setup.log(engineStartLine(embedded));
   return embedded;
@@ -260,6 +267,8 @@ class LiveRun {
   #failure: Error | null = null;
   /** roundload's own metrics (scraped, pushed): up before the agents start, given the verdicts at the end. */
   #metricsExport: MetricsExport | null = null;
+  /** roundload's spans, exported over OTLP (null: off): up before the agents start, flushed before the summary. */
+  #tracing: RunTracing | null = null;
 
   constructor(options: RunOptions, setup: RunSetup, parts: { target: RunTarget; bus: RunBus; manifest: RunManifest }) {
     this.#options = options;
@@ -369,6 +378,7 @@ class LiveRun {
       await writerUp;
       this.#announceStart();
       await this.#startMetricsExport();
+      await this.#startTracing();
       await this.#startServices();
       await this.#runAgents(transport);
     } catch (error) {
@@ -435,6 +445,27 @@ class LiveRun {
     this.#metricsExport = exported;
     this.#setup.closedLast.add('the metrics endpoint', () => exported.close());
     this.#bus.onAny((e) => exported.onEvent(e));
+  }
+
+  /** Asked for by an OTLP endpoint (workload or environment); only then is the export's code loaded. */
+  async #startTracing(): Promise<void> {
+    const { otlp, scrubber, log, startedAt, dir } = this.#setup;
+    if (otlp === null) return;
+    const { startRunTracing } = await import('../otel/index.js');
+    const tracing = startRunTracing({
+      settings: otlp,
+      workload: this.#workload.name,
+      run: basename(dir),
+      model: this.#workload.target.model,
+      version: VERSION,
+      startMs: startedAt.getTime(),
+      scrub: (text) => scrubber.text(text),
+      log,
+    });
+    this.#tracing = tracing;
+    this.#bus.onAny((e) => tracing.onEvent(e));
+    // The embedded engine's spans (started with `trace` when tracing.otlp.engine is on) join the requests' traces.
+    if (otlp.engine) this.#target.engine?.onSpans((spans) => tracing.engineSpans(spans));
   }
 
   async #startServices(): Promise<void> {
@@ -524,6 +555,13 @@ class LiveRun {
   async finish(): Promise<RunResult> {
     const { dir } = this.#setup;
     const endedAt = await this.#closeAndDrain();
+    // The spans of every request (and the engine's, stopped above) sent within the flush bound; what the export
+    // did goes into summary.json.
+    if (this.#tracing !== null) {
+      this.#summary.setTracing(await this.#tracing.finish(this.#status, this.#reason));
+      // The engine's own trace of each hung request: where it ends, a fact of the diagnosis.
+      this.#summary.setEngineTraceEnds(this.#tracing.engineTraceEnds());
+    }
     this.#tryWrite(() => writeHistograms(dir, this.#summary.histograms));
     this.#writeManifest(endedAt);
     const built = this.#buildSummary(endedAt);

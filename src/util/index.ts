@@ -10,3 +10,5 @@ export { fsReason, osCode } from './fs-reason.js';
 export { hostHeaderName, isLoopbackHost, isLoopbackUrl } from './loopback.js';
 export { parseDurationMs } from './duration.js';
 export { traceLink } from './trace-url.js';
+export { ProtoWriter, VARINT, FIXED64, BYTES } from './protobuf-writer.js';
+export { nextTraceIds, traceparent, parseTraceparent, TRACEPARENT_HEADER, type TraceIds } from './trace-context.js';

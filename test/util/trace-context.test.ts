@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sendRound } from '../../src/agent/index.js';
-import { nextTraceIds, traceparent } from '../../src/agent/trace-context.js';
+import { nextTraceIds, traceparent } from '../../src/util/index.js';
 import { fakeChat, okAnswer, type FakeRequest } from '../helpers/fake-chat.js';
 import { roundTarget } from '../helpers/round.js';
 

@@ -43,3 +43,14 @@ export function nextTraceIds(): TraceIds {
 export function traceparent(ids: TraceIds): string {
   return `00-${ids.traceId}-${ids.spanId}-01`;
 }
+
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/;
+
+/** A `traceparent` header's trace id and parent span id (version 00, lower-case hex, ids not all zeros);
+ * null for anything else, which a server then ignores (a fresh trace of its own). */
+export function parseTraceparent(value: unknown): TraceIds | null {
+  if (typeof value !== 'string') return null;
+  const m = TRACEPARENT.exec(value.trim());
+  if (m === null || m[1] === ZERO_TRACE || m[2] === ZERO_SPAN) return null;
+  return { traceId: m[1]!, spanId: m[2]! };
+}
