@@ -102,7 +102,7 @@ function outputFor(res: ChatResponse, request: ChatRequest, prepared: PreparedCh
 /** The unified server: prefill, the simulated transfer, decode, one scheduler job per choice. */
 export function handleUnifiedChat(state: ServerState, request: ChatRequest, prepared: PreparedChat, res: ChatResponse, arrivedAtMs: number, trace: RequestTrace | null = null): void {
   const scheduler = state.unified!;
-  trace?.stage('queue wait');
+  trace?.stage('prefill_waiting');
   const { chain, promptTokens, plans } = prepared;
   const acct = new Accounting(state, promptTokens, arrivedAtMs);
   const output = outputFor(res, request, prepared, arrivedAtMs);
@@ -125,7 +125,7 @@ export function handleUnifiedChat(state: ServerState, request: ChatRequest, prep
       },
       onPrefilled: () => {
         state.cache.insert(chain);
-        if (choice === 0) trace?.stage('decode');
+        if (choice === 0) trace?.stage('decode_forward');
       },
       onToken: (index) => {
         if (output.gone) return cancelAll();
@@ -173,7 +173,7 @@ export function handlePrefillChat(
   trace: RequestTrace | null = null,
 ): void {
   const scheduler = state.prefill!;
-  trace?.stage('prefill queue wait');
+  trace?.stage('prefill_bootstrap');
   const kv = state.kv!;
   const { chain, promptTokens } = prepared;
   if (fault === 'kv_wedge') scheduler.wedge();
@@ -191,7 +191,7 @@ export function handlePrefillChat(
     room,
     pinned: fault === 'inflight_pin',
     admit: () => {
-      trace?.stage('prefill forward');
+      trace?.stage('prefill_forward');
       const cached = Math.min(state.cache.lookup(chain), promptTokens);
       acct.cachedTokens = cached;
       room.cachedTokens = cached;
@@ -202,7 +202,7 @@ export function handlePrefillChat(
     // The prefill caches the prompt only: the answer is generated on decode and never reaches this cache.
     onPrefilled: () => {
       state.cache.insert(chain);
-      trace?.stage('kv transfer');
+      trace?.stage('prefill_transfer_kv_cache');
     },
     onTransferred: () => {
       trace?.end();
@@ -246,7 +246,7 @@ export function handleDecodeChat(
 ): void {
   const scheduler = state.decode!;
   // SGLang's decode side: preallocation and the wait for the KV from prefill, then the decode batch.
-  trace?.stage('decode transfer queue');
+  trace?.stage('decode_waiting');
   const kv = state.kv!;
   const { promptTokens, plans } = prepared;
   if (typeof fault === 'object' && fault !== null) scheduler.stall(fault.durationS === null ? null : fault.durationS * 1000);
@@ -266,7 +266,7 @@ export function handleDecodeChat(
     stallBootstrap: fault === 'bootstrap_stall',
     outputTokens: plans.map((p) => p.deltas.length),
     onTransferred: () => {
-      trace?.stage('decode');
+      trace?.stage('decode_forward');
       acct.cachedTokens = room.cachedTokens;
       leave();
     },

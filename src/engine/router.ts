@@ -194,7 +194,7 @@ class PdRouter implements RouterServer {
     const startedMs = performance.now();
     // Its trace on the router, parented on the client's traceparent; the workers' spans are its children.
     const trace = this.#opts.traces?.start('router', req.headers.traceparent, { 'http.route': CHAT_ROUTE }) ?? null;
-    trace?.stage('router queue wait');
+    trace?.stage('router_wait');
     res.once('close', () => trace?.end(res.writableFinished && res.statusCode < 400 ? null : res.writableFinished ? `HTTP ${res.statusCode}` : 'the connection closed before the answer ended'));
     this.#metrics.inc('sgl_router_requests_total', { route: CHAT_ROUTE });
     res.once('close', () => this.#metrics.observe('sgl_router_request_duration_seconds', { route: CHAT_ROUTE }, (performance.now() - startedMs) / 1000));
@@ -233,7 +233,7 @@ class PdRouter implements RouterServer {
       return;
     }
     this.#log.router('INFO', TARGET, `PD routing decision route=${CHAT_ROUTE} prefill_url=${prefill.url} decode_url=${decode.url}`);
-    trace?.stage('dispatch');
+    trace?.stage('router_dispatch');
     await this.#dispatch(req, res, out, raw, decision.pd, prefill, decode, startedMs, trace?.traceparent ?? null);
   }
 

@@ -1,12 +1,13 @@
 // The embedded deployment's request traces, as SGLang exports them with `--enable-trace`: each server (router,
 // prefill, decode; `engine` for one unified server) records a span per request, parented on the incoming W3C
-// `traceparent`, with a child span per stage the request went through (queue wait, prefill forward, KV
-// transfer, decode). The router passes its own span on to the workers. A request stuck in a stage keeps that
+// `traceparent`, with a child span per stage the request went through, named as SGLang names them (types/engine-stages.ts:
+// prefill_waiting, prefill_forward, prefill_transfer_kv_cache, decode_waiting, decode_forward…). The router passes its own span on to the workers. A request stuck in a stage keeps that
 // stage open: `close()` hands over what is known, the open stages cut at the stop and marked so, and the hung
 // request's trace shows where it stopped. Spans are plain data here; exporting them is the caller's
 // (commands/engine.ts, the run) — the engine imports nothing of OpenTelemetry.
 import { performance } from 'node:perf_hooks';
 import { nextTraceIds, parseTraceparent, traceparent } from '../util/index.js';
+import type { EngineStage } from '../types/index.js';
 import type { EngineServerName } from './options.js';
 
 /** One span of a server, in Unix ms; `endMs` null while it is open. */
@@ -106,7 +107,7 @@ export class RequestTrace {
   }
 
   /** The request moved into stage `name` (the previous one ends now). */
-  stage(name: string, atMs = nowMs()): void {
+  stage(name: EngineStage, atMs = nowMs()): void {
     if (this.#ended) return;
     this.#endStage(atMs, null);
     this.#stages.push({ ...this.#root, spanId: nextTraceIds().spanId, parentSpanId: this.#root.spanId, name, stage: true, startMs: atMs, endMs: null, attributes: {}, error: null });

@@ -31,15 +31,15 @@ test("a hung request's engine trace ending in a stage is a fact of its episode a
       {
         trace_id: 'a'.repeat(32),
         server: 'engine-decode',
-        stage: 'decode transfer queue',
+        stage: 'decode_waiting',
         stage_from_ms: 2_100,
         at_ms: 12_345,
         open: true,
-        error: 'still open when the engine stopped, in decode transfer queue',
+        error: 'still open when the engine stopped, in decode_waiting',
       },
     ],
   );
-  const fact = `the hung request "rl-x-a0-c1-r3-7" (trace ${'a'.repeat(32)}): the engine's trace ends in the decode transfer queue (engine-decode), in it from 2.1 s until the engine stopped at 12.3 s`;
+  const fact = `the hung request "rl-x-a0-c1-r3-7" (trace ${'a'.repeat(32)}): the engine's trace ends in decode_waiting (the decode server's prealloc and transfer queues: waiting for its KV) (engine-decode), in it from 2.1 s until the engine stopped at 12.3 s`;
   assert.deepEqual(d.episodes?.[0]?.facts, ['1 request hung', fact]);
   assert.deepEqual(d.evidence, ['1 request hung', fact]);
   assert.equal(d.verdict, 'engine', 'a fact: no verdict moves');
@@ -50,9 +50,12 @@ test('a stage that ended (the client went away) says when and why', () => {
   const d = withEngineTraceFacts(
     DIAGNOSIS,
     [{ trace_id: 'a'.repeat(32), request_id: null, detected_ms: 11_000 }],
-    [{ trace_id: 'a'.repeat(32), server: 'engine-decode', stage: 'decode', stage_from_ms: 9_000, at_ms: 11_050, open: false, error: 'cancelled: the client went away' }],
+    [{ trace_id: 'a'.repeat(32), server: 'engine-decode', stage: 'decode_forward', stage_from_ms: 9_000, at_ms: 11_050, open: false, error: 'cancelled: the client went away' }],
   );
-  assert.equal(d.evidence.at(-1), `the hung request (trace ${'a'.repeat(32)}): the engine's trace ends in the decode at 11.1 s (engine-decode, in it since 9.0 s: cancelled: the client went away)`);
+  assert.equal(
+    d.evidence.at(-1),
+    `the hung request (trace ${'a'.repeat(32)}): the engine's trace ends in decode_forward (decoding: the answer streaming) at 11.1 s (engine-decode, in it since 9.0 s: cancelled: the client went away)`,
+  );
 });
 
 test('without an engine trace of the hung request the diagnosis is unchanged', () => {

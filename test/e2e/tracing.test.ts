@@ -70,11 +70,11 @@ function checkRun(out: string, spans: ReceivedSpan[]): { records: RequestRecord[
     const workers = spans.filter((s) => s.traceId === r.trace_id && s.parentSpanId === router.spanId && s.kind === 2).map((s) => s.service);
     const decode = spans.find((s) => s.service === 'engine-decode' && s.traceId === r.trace_id && s.kind === 2);
     const stages = spans.filter((s) => s.parentSpanId === decode?.spanId).map((s) => s.name);
-    return workers.includes('engine-prefill') && workers.includes('engine-decode') && stages.join(',') === 'decode transfer queue,decode';
+    return workers.includes('engine-prefill') && workers.includes('engine-decode') && stages.join(',') === 'decode_waiting,decode_forward';
   });
   assert.ok(joined.length >= 0.9 * ok.length, `${joined.length} of ${ok.length} ok requests have the engine's spans under theirs`);
   const prefillStages = spans.filter((s) => s.service === 'engine-prefill' && s.kind === 1).map((s) => s.name);
-  for (const name of ['prefill queue wait', 'prefill forward', 'kv transfer']) assert.ok(prefillStages.includes(name), `prefill stage ${name}: ${[...new Set(prefillStages)].join(', ')}`);
+  for (const name of ['prefill_bootstrap', 'prefill_forward', 'prefill_transfer_kv_cache']) assert.ok(prefillStages.includes(name), `prefill stage ${name}: ${[...new Set(prefillStages)].join(', ')}`);
   assert.ok(summary.tracing?.engine !== undefined && summary.tracing.engine.exported === summary.tracing.engine.spans && summary.tracing.engine.spans > 0, JSON.stringify(summary.tracing));
   assert.deepEqual(summary.hangs.trace_ids, [hung.trace_id]);
   // The diagnosis reads the engine's own trace of the hung request: where it ends, beside the gauge evidence.
@@ -142,7 +142,7 @@ test('roundload engine --enable-trace --otlp-traces-endpoint host:port: a reques
   const prefill = ours.find((s) => s.service === 'engine-prefill' && s.kind === 2);
   assert.equal(prefill?.parentSpanId, router.spanId);
   assert.equal(prefill?.status.code, 2);
-  assert.match(prefill?.status.message ?? '', /still open when the engine stopped, in kv transfer/);
-  const open = ours.find((s) => s.name === 'kv transfer');
+  assert.match(prefill?.status.message ?? '', /still open when the engine stopped, in prefill_transfer_kv_cache/);
+  const open = ours.find((s) => s.name === 'prefill_transfer_kv_cache');
   assert.equal(open?.attributes['engine.stage.open'], true);
 });

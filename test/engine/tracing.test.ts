@@ -10,8 +10,8 @@ const PARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 test("a finished request: the server's span under the caller's, each stage under it, in order, none ERROR", () => {
   const traces = new EngineTraces();
   const t = traces.start('decode', PARENT, { 'sglang.rid': 'rl-x' }, 1000);
-  t.stage('decode transfer queue', 1000);
-  t.stage('decode', 1200);
+  t.stage('decode_waiting', 1000);
+  t.stage('decode_forward', 1200);
   t.end(null, 1500);
   const [root, queue, decode, ...rest] = traces.take();
   assert.deepEqual(rest, []);
@@ -20,8 +20,8 @@ test("a finished request: the server's span under the caller's, each stage under
   assert.equal(root.parentSpanId, '00f067aa0ba902b7');
   assert.equal(root.name, 'decode request');
   assert.deepEqual([root.startMs, root.endMs, root.error], [1000, 1500, null]);
-  assert.deepEqual([queue.name, queue.parentSpanId, queue.startMs, queue.endMs], ['decode transfer queue', root.spanId, 1000, 1200]);
-  assert.deepEqual([decode.name, decode.startMs, decode.endMs], ['decode', 1200, 1500]);
+  assert.deepEqual([queue.name, queue.parentSpanId, queue.startMs, queue.endMs], ['decode_waiting', root.spanId, 1000, 1200]);
+  assert.deepEqual([decode.name, decode.startMs, decode.endMs], ['decode_forward', 1200, 1500]);
   assert.equal(t.traceparent, `00-${root.traceId}-${root.spanId}-01`);
   assert.deepEqual(traces.take(), [], 'taken once');
 });
@@ -29,17 +29,17 @@ test("a finished request: the server's span under the caller's, each stage under
 test('a request stuck in a stage stays open until the engine stops, then comes out ERROR with that stage open', () => {
   const traces = new EngineTraces();
   const stuck = traces.start('prefill', PARENT, {});
-  stuck.stage('prefill queue wait');
-  stuck.stage('kv transfer');
+  stuck.stage('prefill_bootstrap');
+  stuck.stage('prefill_transfer_kv_cache');
   assert.deepEqual(traces.take(), [], 'nothing finished yet');
   const spans = traces.close();
   const root = spans.find((s) => !s.stage)!;
-  const transfer = spans.find((s) => s.name === 'kv transfer')!;
-  assert.equal(root.error, 'still open when the engine stopped, in kv transfer');
+  const transfer = spans.find((s) => s.name === 'prefill_transfer_kv_cache')!;
+  assert.equal(root.error, 'still open when the engine stopped, in prefill_transfer_kv_cache');
   assert.equal(root.attributes['engine.request.open'], true);
   assert.equal(transfer.attributes['engine.stage.open'], true);
   assert.equal(transfer.error, root.error);
-  assert.equal(spans.find((s) => s.name === 'prefill queue wait')?.error, null, 'the stage it left ended well');
+  assert.equal(spans.find((s) => s.name === 'prefill_bootstrap')?.error, null, 'the stage it left ended well');
 });
 
 test('a traceparent that is not W3C version 00 (or all zeros) starts a trace of its own', () => {

@@ -1,14 +1,15 @@
 // A fact from the embedded engine's own trace of a hung request (its spans are in-process): where that trace
-// ends — "the hung request's trace ends in the decode transfer queue at 12.3 s" — put beside the gauge evidence
+// ends — "the hung request's trace ends in decode_waiting (the decode server's prealloc and transfer queues)
+// at 12.3 s" — put beside the gauge evidence
 // of the episode the hang belongs to, and in the evidence. A fact, weighed for no verdict.
-import type { Diagnosis } from '../../types/index.js';
+import { engineStageMeaning, type Diagnosis } from '../../types/index.js';
 
 /** Where the engine's trace of one request ends: its last stage on the last server it reached. */
 export interface EngineTraceEnd {
   trace_id: string;
   /** `engine-decode`, `engine-prefill`, `engine-router`, `engine`. */
   server: string;
-  /** The stage it was in (`decode transfer queue`), or null when it had none. */
+  /** The stage it was in (`decode_waiting`, types/engine-stages.ts), or null when it had none. */
   stage: string | null;
   /** Run ms where the stage began, and where the trace ends (the stage's end, or the engine's stop). */
   stage_from_ms: number | null;
@@ -49,12 +50,14 @@ export function withEngineTraceFacts(diagnosis: Diagnosis, hung: readonly HungTr
   return { ...diagnosis, evidence: [...diagnosis.evidence, ...added], episodes };
 }
 
-/** `the hung request "rl-…" (trace 4bf9…): the engine's trace ends in the decode transfer queue (engine-decode),
- * in it from 2.1 s until the engine stopped at 12.3 s`, or, for a stage that ended, `… ends in the decode at
- * 12.3 s (engine-decode, in it since 2.1 s: cancelled: the client went away)`. */
+/** `the hung request "rl-…" (trace 4bf9…): the engine's trace ends in decode_waiting (the decode server's prealloc
+ * and transfer queues …) (engine-decode), in it from 2.1 s until the engine stopped at 12.3 s`, or, for a stage
+ * that ended, `… ends in decode_forward (decoding …) at 12.3 s (engine-decode, in it since 2.1 s: cancelled: the
+ * client went away)`. */
 export function engineTraceFact(h: HungTrace, end: EngineTraceEnd): string {
   const who = `the hung request${h.request_id === null ? '' : ` ${JSON.stringify(h.request_id)}`} (trace ${h.trace_id})`;
-  const where = end.stage === null ? `on ${end.server}` : `in the ${end.stage}`;
+  const meaning = end.stage === null ? null : engineStageMeaning(end.stage);
+  const where = end.stage === null ? `on ${end.server}` : `in ${end.stage}${meaning === null ? '' : ` (${meaning})`}`;
   if (end.open) {
     const from = end.stage_from_ms === null ? '' : ` from ${seconds(end.stage_from_ms)}`;
     return `${who}: the engine's trace ends ${where} (${end.server}), in it${from} until the engine stopped at ${seconds(end.at_ms)}`;
