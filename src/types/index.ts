@@ -83,4 +83,4 @@ export {
   type ComputedTrendFigureName,
 } from './figures.js';
 export { CAPACITY_REASONS, type CapacityReasonKind } from './capacity.js';
-export { ENGINE_STAGES, engineStageMeaning, type EngineStage } from './engine-stages.js';
+export { engineStageMeaning, type EngineStage } from './engine-stages.js';
