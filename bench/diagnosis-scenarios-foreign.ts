@@ -242,11 +242,11 @@ export const SIZE_DEPENDENT: readonly Scenario[] = [
     family: 'size-dependent engine slowness',
     expected: ['engine', 'engine_overloaded'],
     fault:
-      "the single engine's prefill 1 s per 1k uncached tokens, each round's tool result 300 tokens longer than the last, behind nginx: from round 4 or so the first token comes past the 1 s deadline; canaries fast",
+      "2 agents, the single engine's prefill 500 ms per 1k uncached tokens, each round's tool result 600 tokens longer than the last, behind nginx: from round 4 or so the first token comes past the 1 s deadline; canaries fast",
     run: async (scope, signal) => {
-      const engine = await single(scope, { prefill_ms_per_1k_tokens: 1000 });
+      const engine = await single(scope, { prefill_ms_per_1k_tokens: 500 });
       const proxy = await nginx(scope, engine.port);
-      return runInProcess(scope, { engine, via: tlsProxy(proxy.url), set: longPrompts(300) }, signal);
+      return runInProcess(scope, { engine, via: tlsProxy(proxy.url), set: [...longPrompts(600), 'agents.count=2'] }, signal);
     },
   },
   {
