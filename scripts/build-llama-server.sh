@@ -11,6 +11,8 @@
 #
 # Needs cmake, make and g++ (Debian: cmake build-essential); no network.
 set -euo pipefail
+# The whole script is read before it runs (one block): editing it during a 20-minute build cannot change it.
+{
 root="$(cd "$(dirname "$0")/.." && pwd)"
 pkg="$root/node_modules/.cache/roundload-llama/node_modules/node-llama-cpp/llama"
 [ -d "$pkg" ] || pkg="$root/node_modules/node-llama-cpp/llama"
@@ -38,3 +40,5 @@ found="$(find "$work/build" -type f -name llama-server -perm -u+x | head -1)"
 cp "$found" "$cache/llama-server.tmp"
 mv "$cache/llama-server.tmp" "$bin"
 echo "$bin"
+exit 0
+}
