@@ -85,8 +85,9 @@ test('an engine down for a moment (refused twice) while work still flowed most o
   const d = diagnose(input);
   assert.equal(d.verdict, 'engine', text(d));
   assert.match(d.episodes![0]!.evidence_for.join('\n'), /was refused 2 times in the episode .*nothing listened at its address for part of the episode/);
-  // Timeouts instead of refusals (a stall, not a restart) make no such vote.
-  const stalled = diagnose({ ...input, scrapes: scrapes('engine', RUN_MS, 200, down) });
+  // Timeouts instead of refusals (a stall, not a restart: scrapes and direct canaries alike wait) make no such vote.
+  const waited = [...canaries('direct', RUN_MS, 250, (ms) => (inside(ms, down) ? 'hang' : 'ok')), ...canaries('proxied', RUN_MS, 250, (ms) => (inside(ms, down) ? 'hang' : 'ok'))];
+  const stalled = diagnose({ ...input, canaries: waited, scrapes: scrapes('engine', RUN_MS, 200, down) });
   assert.doesNotMatch(stalled.evidence.join('\n'), /nothing listened at its address for part/);
 });
 
@@ -104,4 +105,25 @@ test("the proxy's resets while the engine was seen going down (its /metrics refu
   assert.equal(d.verdict, 'engine', text(d));
   assert.match(d.episodes![0]!.evidence_for.join('\n'), /4 connections were reset by the proxy while the engine was seen failing \(engine's \/metrics was refused 2 times/);
   assert.doesNotMatch(text(d), /reset by the proxy \(the side roundload talks to\)/);
+});
+
+test("a restart so quick that one scrape and one direct canary met it (each refused once) is engine: refusals at the engine's addresses count together, whichever probe met them", () => {
+  // What a quiet machine made of the engine killed and started again behind HAProxy: the engine back within
+  // 0.2 s, its /metrics refused once, one direct canary refused, work flowing on both sides of the gap.
+  const down = [{ from: CUT_AT, to: CUT_AT + 200 }];
+  const refusedScrapes = scrapes('engine', RUN_MS, 200, down).map((s) => (s.ok ? s : { ...s, duration_ms: 1, error: 'ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:30000' }));
+  const input: DiagnosisInput = {
+    ...run(cuts(20), []),
+    errors: [],
+    hangs: Array.from({ length: 4 }, (_, i) => hang(CUT_AT + i * 20, CUT_AT + 900 + i * 20)),
+    canaries: [...canaries('direct', RUN_MS, 250, (ms) => (inside(ms, down) ? 'refused' : 'ok')), ...canaries('proxied', RUN_MS, 250, (ms) => (inside(ms, down) ? 'hang' : 'ok'))],
+    scrapes: refusedScrapes,
+  };
+  assert.equal(refusedScrapes.filter((s) => !s.ok).length, 1, 'one scrape met the gap');
+  const d = diagnose(input);
+  assert.equal(d.verdict, 'engine', text(d));
+  assert.match(d.episodes![0]!.evidence_for.join('\n'), /the engine's addresses refused 2 connections in the episode \(engine's \/metrics once each, 1 direct canary\)/);
+  // The scrape alone (the canary answered) is one refusal: no such vote.
+  const scrapeOnly = diagnose({ ...input, canaries: [...canaries('direct', RUN_MS, 250, () => 'ok'), ...canaries('proxied', RUN_MS, 250, (ms) => (inside(ms, down) ? 'hang' : 'ok'))] });
+  assert.doesNotMatch(scrapeOnly.evidence.join('\n'), /the engine's addresses refused/);
 });

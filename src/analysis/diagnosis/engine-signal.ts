@@ -58,6 +58,9 @@ function scrapeVotes(w: Window, ctx: Context, signal: Signal): void {
   const gone: string[] = [];
   const slow: string[] = [];
   const up: string[] = [];
+  // Targets refused once in the episode at an address that answers outside it: alone too little to call, but
+  // the same evidence as a direct canary refused at the engine's address (see refusedTogether).
+  const refusedOnce: string[] = [];
   for (const target of ctx.targets) {
     // A scrape made while the client's own loop was late measures the client.
     const slots = scrapeSlots(ctx, target, w).filter((s) => !ctx.clientLate(s.point.run_ms, s.point.run_ms + s.point.duration_ms));
@@ -92,6 +95,7 @@ function scrapeVotes(w: Window, ctx: Context, signal: Signal): void {
       gone.push(`${target}'s /metrics was refused ${refused} times in the episode (${failed.length} of ${slots.length} scrapes failed, ${s1(downMs)} of ${s1(spanMs)})${before}`);
       continue;
     }
+    if (refused === 1 && outsideOk.length >= 2) refusedOnce.push(target);
     if (failed.length > 0) {
       signal.facts.push(`${target}'s /metrics did not answer for ${s1(downMs)} of the ${s1(spanMs)} episode (${failed.length} of ${slots.length} scrapes failed)`);
       continue;
@@ -104,6 +108,7 @@ function scrapeVotes(w: Window, ctx: Context, signal: Signal): void {
       up.push(`${target} answered all ${slots.length} scrapes of /metrics over the episode (p50 ${dur(p50)}${base === null ? '' : `, ${dur(base)} outside it`})`);
     }
   }
+  if (gone.length === 0 && down.length === 0) gone.push(...refusedTogether(w, ctx, refusedOnce));
   if (down.length > 0) signal.votes.push(vote(STRONG, down.join('; '), ['engine'], ['proxy', 'engine_overloaded']));
   if (gone.length > 0)
     signal.votes.push(
@@ -117,6 +122,23 @@ function scrapeVotes(w: Window, ctx: Context, signal: Signal): void {
   if (slow.length > 0) signal.votes.push(vote(WEAK, `${slow.join('; ')}: busy, yet answering`, ['engine_overloaded', 'engine']));
   if (up.length > 0)
     signal.votes.push(aliveVote(vote(WEAK, `${up.join('; ')}: ${up.length === 1 ? 'its HTTP server was' : 'their HTTP servers were'} up`, ['proxy', 'network'], ['engine'], ['proxy', 'network'])));
+}
+
+/**
+ * Refusals at the engine's addresses counted together, whichever probe met them: a scrape of a target refused
+ * once (`refusedOnce`) and the direct canaries (straight to the engine) refused in the episode. Twice or more,
+ * at addresses that answer outside the trouble, is what two refused scrapes of one target are: nothing listened
+ * there for a while — a restart quick enough that each probe met the gap once (a quiet machine starts an
+ * engine again in well under a second).
+ */
+function refusedTogether(w: Window, ctx: Context, refusedOnce: readonly string[]): string[] {
+  const direct = ctx.canaries.filter((c) => c.leg === 'direct');
+  const inside = ctx.canariesIn(w).filter((c) => c.leg === 'direct' && c.error_class === 'connection_refused').length;
+  const answeredOutside = direct.filter((c) => c.status === 'ok' && (c.run_ms + Math.max(0, c.latency_ms) < w.from_ms || c.run_ms > w.to_ms)).length;
+  const canaries = answeredOutside >= 2 ? inside : 0;
+  if (refusedOnce.length + canaries < 2) return [];
+  const parts = [...(refusedOnce.length > 0 ? [`${refusedOnce.join(', ')}'s /metrics once each`] : []), ...(canaries > 0 ? [`${canaries} direct canar${canaries === 1 ? 'y' : 'ies'}`] : [])];
+  return [`the engine's addresses refused ${refusedOnce.length + canaries} connections in the episode (${parts.join(', ')}) and answered outside it`];
 }
 
 /** Share of the episode's time with work flowing (by slices: a counter moved, a request completed or
