@@ -45,12 +45,9 @@ export async function hopCommand(opts: HopCommandOptions): Promise<void> {
     ...(opts.certDir === undefined ? {} : { certDir: opts.certDir }),
     ...(opts.verbose === true ? { onFault: (f) => log(`fault ${f.fault}: connection ${f.connection}${f.request > 0 ? ` request ${f.request}` : ''}: ${f.detail}`) } : {}),
   });
-  log(`roundload hop listening on ${hop.url} → ${hop.upstream}`);
-  log(`CA certificate (trust it: target.tls.ca, curl --cacert): ${hop.caFile}`);
-  log(`faults: ${faults.length === 0 ? 'none' : faults.map(formatFault).join('  ')}`);
-  // The CA path on stdout too, alone on its line, for scripts: CA=$(roundload hop … | head -1).
-  process.stdout.write(`${hop.caFile}\n`);
-  await new Promise<void>((resolve) => {
+  // The signals are ours before anything says the hop is there: a script that stops it the moment it reads
+  // the address must not kill it mid-start.
+  const stopped = new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
@@ -60,6 +57,12 @@ export async function hopCommand(opts: HopCommandOptions): Promise<void> {
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
+  log(`roundload hop listening on ${hop.url} → ${hop.upstream}`);
+  log(`CA certificate (trust it: target.tls.ca, curl --cacert): ${hop.caFile}`);
+  log(`faults: ${faults.length === 0 ? 'none' : faults.map(formatFault).join('  ')}`);
+  // The CA path on stdout too, alone on its line, for scripts: CA=$(roundload hop … | head -1).
+  process.stdout.write(`${hop.caFile}\n`);
+  await stopped;
   const s = hop.stats();
   log(
     `served ${s.requests} requests on ${s.connections} connections; faults acted: ${

@@ -64,14 +64,9 @@ export async function recordCommand(opts: RecordCommandOptions, stop?: AbortSign
         }
       : {}),
   });
-  log(`roundload record listening on ${recorder.url} → ${upstream.href}`);
-  log(
-    `point the harness at ${recorder.url} (its base URL, e.g. ${recorder.url}/v1); recording to ${opts.out}${opts.content === true ? ' WITH message contents (--content)' : ' (shapes only, no message text)'}`,
-  );
-  if (recorder.caFile !== null) log(`CA certificate (the harness must trust it, e.g. NODE_EXTRA_CA_CERTS, SSL_CERT_FILE, curl --cacert): ${recorder.caFile}`);
-  // The URL on stdout, alone on its line, for scripts: URL=$(roundload record … | head -1).
-  process.stdout.write(`${recorder.url}\n`);
-  await new Promise<void>((resolve) => {
+  // The signals are ours before anything says the recorder is there: a harness that stops it the moment it
+  // reads the URL must not kill it mid-start.
+  const stopped = new Promise<void>((resolve) => {
     const done = (): void => {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
@@ -87,6 +82,14 @@ export async function recordCommand(opts: RecordCommandOptions, stop?: AbortSign
     if (stop?.aborted === true) done();
     else stop?.addEventListener('abort', done, { once: true });
   });
+  log(`roundload record listening on ${recorder.url} → ${upstream.href}`);
+  log(
+    `point the harness at ${recorder.url} (its base URL, e.g. ${recorder.url}/v1); recording to ${opts.out}${opts.content === true ? ' WITH message contents (--content)' : ' (shapes only, no message text)'}`,
+  );
+  if (recorder.caFile !== null) log(`CA certificate (the harness must trust it, e.g. NODE_EXTRA_CA_CERTS, SSL_CERT_FILE, curl --cacert): ${recorder.caFile}`);
+  // The URL on stdout, alone on its line, for scripts: URL=$(roundload record … | head -1).
+  process.stdout.write(`${recorder.url}\n`);
+  await stopped;
   await recorder.close();
   const t = recorder.tally();
   const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
