@@ -46,9 +46,25 @@ export function reliability(runs: readonly ScoredRun[]): Bin[] {
   });
 }
 
-/** Bins with at least `minCount` calls whose hit rate is more than `points` from their mean confidence. */
+/** The 95% Wilson score interval of a hit rate of `right` in `count`. */
+export function wilson(right: number, count: number): { low: number; high: number } {
+  const z = 1.96;
+  const p = right / count;
+  const denominator = 1 + (z * z) / count;
+  const centre = (p + (z * z) / (2 * count)) / denominator;
+  const half = (z * Math.sqrt((p * (1 - p)) / count + (z * z) / (4 * count * count))) / denominator;
+  return { low: Math.max(0, centre - half), high: Math.min(1, centre + half) };
+}
+
+/** Bins with at least `minCount` calls whose mean confidence lies more than `points` outside their hit rate's
+ * 95% interval: a handful of calls cannot pin a hit rate to ten points, so a bin drifts only when its calls
+ * say so (16 right of 16 is a hit rate of 0.81 or more; 0.62 is off by 19 points). */
 export function drifted(bins: readonly Bin[], points = 0.1, minCount = 5): Bin[] {
-  return bins.filter((b) => b.count >= minCount && Math.abs(b.right / b.count - b.meanConfidence) > points);
+  return bins.filter((b) => {
+    if (b.count < minCount) return false;
+    const { low, high } = wilson(b.right, b.count);
+    return b.meanConfidence < low - points || b.meanConfidence > high + points;
+  });
 }
 
 /** The confidence of the call at temperature `t`: the softmax of its scores × t (the called verdict's share). */
@@ -121,13 +137,18 @@ export function leaveOneFamilyOut(runs: readonly ScoredRun[]): { temperature: nu
 
 const f2 = (v: number | null): string => (v === null ? '-' : v.toFixed(3));
 
+function hitRate(b: Bin): string {
+  const { low, high } = wilson(b.right, b.count);
+  return `${(b.right / b.count).toFixed(2)} (${low.toFixed(2)}-${high.toFixed(2)})`;
+}
+
 /** Prints both tables; returns the bins that drifted more than 10 points. */
 export function printCalibration(runs: readonly ScoredRun[]): Bin[] {
   const bins = reliability(runs);
   printTable(
     'reliability (calls by confidence: how often right)',
-    ['confidence', 'calls', 'right', 'hit rate', 'mean confidence'],
-    bins.map((b) => [`${b.from.toFixed(1)}-${b.to.toFixed(1)}`, b.count, b.right, b.count === 0 ? '-' : (b.right / b.count).toFixed(2), b.count === 0 ? '-' : b.meanConfidence.toFixed(2)]),
+    ['confidence', 'calls', 'right', 'hit rate (95% interval)', 'mean confidence'],
+    bins.map((b) => [`${b.from.toFixed(1)}-${b.to.toFixed(1)}`, b.count, b.right, b.count === 0 ? '-' : hitRate(b), b.count === 0 ? '-' : b.meanConfidence.toFixed(2)]),
   );
   const lofo = leaveOneFamilyOut(runs);
   printTable(

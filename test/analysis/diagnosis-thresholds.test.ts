@@ -292,6 +292,18 @@ test('scoring: the confidence is the softmax of the summed bits over the verdict
   // Two strong signs: 64 / 69.
   assert.equal(score([v(3, ['engine']), v(3, ['engine'])], CANDIDATES).confidence, 0.93);
 });
+test('scoring: a verdict with no sign of its own keeps at most its prior — the bits that clear the engine rank it, never raise its share', () => {
+  // proxy 3 of its own + 2 by elimination, network 2 by elimination alone (capped at 0), engine −2:
+  // 32 / (32 + 1 + 0.25 + 3) = 0.88 (uncapped, network's 4 would make it 0.82).
+  const alive = vote(2, 'the engine was alive', ['proxy', 'network'], ['engine'], ['proxy', 'network']);
+  const scored = score([v(3, ['proxy']), alive], CANDIDATES);
+  assert.deepEqual(scored, { verdict: 'proxy', confidence: 0.88, scores: { proxy: 5, network: 0, engine: -2 } });
+  // A sign of its own lifts the cap: network's connect failures make its bits count.
+  const atConnect = score([v(3, ['proxy']), alive, v(1, ['network'])], CANDIDATES);
+  assert.equal(atConnect.scores.network, 3);
+  // Below 0 the score is its own: a verdict spoken against keeps what was said against it.
+  assert.equal(score([v(3, ['proxy']), v(2, [], ['network'])], CANDIDATES).scores.network, -2);
+});
 
 test('scoring: a verdict needs a score of 2 (MIN_SCORE): 3 for and 1 against names it, 3 for and 2 against does not', () => {
   assert.equal(score([v(3, ['engine']), v(1, [], ['engine'])], CANDIDATES).verdict, 'engine');

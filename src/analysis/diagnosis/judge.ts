@@ -75,10 +75,17 @@ export function score(votes: readonly Vote[], allowed: readonly Candidate[]): Sc
     for (const c of v.for) forW.set(c, (forW.get(c) ?? 0) + v.weight);
     for (const c of v.against) againstW.set(c, (againstW.get(c) ?? 0) + v.weight);
   }
-  const scores: Partial<Record<Candidate, number>> = {};
-  for (const c of allowed) if (forW.has(c) || againstW.has(c)) scores[c] = round2((forW.get(c) ?? 0) - (againstW.get(c) ?? 0));
   // A verdict stands only on a vote that speaks for it in its own right, not merely against the others.
   const own = (c: Candidate): boolean => votes.some((v) => v.for.includes(c) && !v.byElimination.includes(c));
+  // Without a sign of its own a verdict keeps at most its prior (0 bits): what clears the engine ("it was
+  // alive") ranks the verdicts that would explain the failures, but a fault that shows no sign of its own where
+  // it would (a network fault, no connection failing) is no likelier for it.
+  const scores: Partial<Record<Candidate, number>> = {};
+  for (const c of allowed) {
+    if (!forW.has(c) && !againstW.has(c)) continue;
+    const bits = round2((forW.get(c) ?? 0) - (againstW.get(c) ?? 0));
+    scores[c] = own(c) ? bits : Math.min(0, bits);
+  }
   const ranked = allowed.filter((c) => forW.has(c) && own(c)).sort((a, b) => (scores[b] ?? 0) - (scores[a] ?? 0));
   const best = ranked[0];
   if (best === undefined) return { verdict: 'unknown', confidence: 0, scores };
