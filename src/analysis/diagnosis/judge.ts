@@ -16,6 +16,7 @@ import { failureSignal } from './failure-signal.js';
 import { idleSignal } from './idle-signal.js';
 import { findPathTimeout, pathTimeoutSignal, type FoundTimeout } from './path-timeout.js';
 import { requestSignal } from './request-signal.js';
+import { settleUnknown } from './settle.js';
 import { plural, s1 } from './text.js';
 import { CANDIDATES, MEDIUM, STRONG, weighAlive, weighCut, type Candidate, type Vote } from './votes.js';
 
@@ -131,6 +132,9 @@ function judge(ep: Episode, ctx: Context, runCut: FoundTimeout | null): Diagnosi
     evidenceFor.push(`what the agents saw was the path's timeout firing at ${cut.timeout.seconds.toFixed(1)} s on an engine that did not answer: the cut is the symptom, the engine the fault`);
   }
   const requests = episodeSize(ep);
+  const facts = [...episodeFacts(ep), ...contributing, ...signals.flatMap((s) => s.facts)];
+  // Unknown: why, and the one measurement that would settle it, right after what happened.
+  if (scored.verdict === 'unknown') facts.splice(1, 0, settleUnknown(scored.scores, comparison, ctx, w.to_ms - w.from_ms));
   return {
     kind: ep.kind,
     start_ms: Math.round(ep.from_ms),
@@ -140,7 +144,7 @@ function judge(ep: Episode, ctx: Context, runCut: FoundTimeout | null): Diagnosi
     confidence: scored.confidence,
     evidence_for: evidenceFor,
     evidence_against: evidenceAgainst,
-    facts: [...episodeFacts(ep), ...contributing, ...signals.flatMap((s) => s.facts)],
+    facts,
     scores: scored.scores,
     canaries: comparison,
     ...heldIn(scored.verdict, votes),
@@ -209,7 +213,8 @@ export function diagnose(input: DiagnosisInput): Diagnosis {
   // The main episode's story: the longest one with the run's verdict.
   const main = [...episodes].filter((e) => e.verdict === call.verdict || call.verdict === 'unknown').sort((a, b) => b.end_ms - b.start_ms - (a.end_ms - a.start_ms))[0];
   if (main !== undefined) {
-    evidence.push(...main.facts.slice(0, 1), ...main.evidence_for, ...main.evidence_against.map((x) => `against: ${x}`), ...main.facts.slice(1));
+    const lead = main.verdict === 'unknown' ? 2 : 1;
+    evidence.push(...main.facts.slice(0, lead), ...main.evidence_for, ...main.evidence_against.map((x) => `against: ${x}`), ...main.facts.slice(lead));
   }
   const held = [...new Set(episodes.filter((e) => e.verdict === call.verdict).flatMap((e) => e.held_in ?? []))];
   const pathTimeout = runCut?.timeout ?? largestCut(episodes);
