@@ -158,20 +158,33 @@ export function handleUnifiedChat(state: ServerState, request: ChatRequest, prep
   });
 }
 
+/** One chat request on a PD server (prefill or decode), as the worker hands it over. */
+export interface PdChat {
+  state: ServerState;
+  request: ChatRequest;
+  prepared: PreparedChat;
+  room: KvRoom;
+  fault: PdFault | null;
+  res: ChatResponse;
+  arrivedAtMs: number;
+  trace: RequestTrace | null;
+}
+
+/** Gives the request's KV room back, once whatever ends it first. */
+function leaveOnce(kv: NonNullable<ServerState['kv']>, room: KvRoom): () => void {
+  let left = false;
+  return () => {
+    if (left) return;
+    left = true;
+    kv.leave(room);
+  };
+}
+
 /**
  * The PD prefill server: bootstrap, prefill, KV transfer. Its response (one finish chunk, or an error) only tells
  * the router the prefill side is done; the client's answer comes from decode.
  */
-export function handlePrefillChat(
-  state: ServerState,
-  request: ChatRequest,
-  prepared: PreparedChat,
-  room: KvRoom,
-  fault: PdFault | null,
-  res: ChatResponse,
-  arrivedAtMs: number,
-  trace: RequestTrace | null = null,
-): void {
+export function handlePrefillChat({ state, request, prepared, room, fault, res, arrivedAtMs, trace }: PdChat): void {
   const scheduler = state.prefill!;
   trace?.stage('prefill_bootstrap');
   const kv = state.kv!;
@@ -179,12 +192,7 @@ export function handlePrefillChat(
   if (fault === 'kv_wedge') scheduler.wedge();
   const acct = new Accounting(state, promptTokens, arrivedAtMs);
   const output = outputFor(res, request, prepared, arrivedAtMs);
-  let left = false;
-  const leave = (): void => {
-    if (left) return;
-    left = true;
-    kv.leave(room);
-  };
+  const leave = leaveOnce(kv, room);
   const ticket = scheduler.submit({
     rid: prepared.env.id,
     promptTokens,
@@ -234,16 +242,7 @@ export function handlePrefillChat(
 }
 
 /** The PD decode server: preallocate, wait for the KV, decode every choice, stream the answer. */
-export function handleDecodeChat(
-  state: ServerState,
-  request: ChatRequest,
-  prepared: PreparedChat,
-  room: KvRoom,
-  fault: PdFault | null,
-  res: ChatResponse,
-  arrivedAtMs: number,
-  trace: RequestTrace | null = null,
-): void {
+export function handleDecodeChat({ state, request, prepared, room, fault, res, arrivedAtMs, trace }: PdChat): void {
   const scheduler = state.decode!;
   // SGLang's decode side: preallocation and the wait for the KV from prefill, then the decode batch.
   trace?.stage('decode_waiting');
@@ -252,12 +251,7 @@ export function handleDecodeChat(
   if (typeof fault === 'object' && fault !== null) scheduler.stall(fault.durationS === null ? null : fault.durationS * 1000);
   const acct = new Accounting(state, promptTokens, arrivedAtMs);
   const output = outputFor(res, request, prepared, arrivedAtMs);
-  let left = false;
-  const leave = (): void => {
-    if (left) return;
-    left = true;
-    kv.leave(room);
-  };
+  const leave = leaveOnce(kv, room);
   let remaining = plans.length;
   const ticket = scheduler.submit({
     rid: prepared.env.id,

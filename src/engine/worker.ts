@@ -131,8 +131,9 @@ async function chatCompletions(state: ServerState, faults: FaultInjector | null,
   const bootstrap = request.bootstrap!;
   const room = state.kv!.join(bootstrap.room);
   const fault = parseFault(req.headers[FAULT_HEADER]);
-  if (state.role === 'prefill') handlePrefillChat(state, request, prepared, room, fault, res, arrivedAtMs, trace);
-  else handleDecodeChat(state, request, prepared, room, fault, res, arrivedAtMs, trace);
+  const call = { state, request, prepared, room, fault, res, arrivedAtMs, trace };
+  if (state.role === 'prefill') handlePrefillChat(call);
+  else handleDecodeChat(call);
 }
 
 function route(state: ServerState, faults: FaultInjector | null, held: Set<NodeJS.Timeout>, req: IncomingMessage, res: ServerResponse): void {
