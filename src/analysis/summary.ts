@@ -212,7 +212,8 @@ export interface Summary {
     trace_ids?: string[];
   };
   connections: { distinct: number; requests_on_reused: number; max_requests_per_connection: number };
-  /** What the OTLP export of the run's spans did (docs/tracing.md); absent when it was off, and in a rebuilt summary. */
+  /** What the OTLP export of the run's spans did (docs/tracing.md); absent when it was off. A rebuilt summary
+   * keeps the previous summary.json's (the export is not in the folder). */
   tracing?: TracingSummary;
   client: {
     samples: number;
@@ -352,7 +353,13 @@ export interface TracingSummary {
   run_trace_id?: string;
   /** The embedded engine's spans (router, prefill, decode), when it exported them too. */
   engine?: { spans: number; exported: number; dropped: number };
+  /** Where the embedded engine's traces of the hung requests end (at most 200), so a summary rebuilt from the
+   * folder (`roundload report`) names them as the run did. Absent without one. */
+  engine_trace_ends?: EngineTraceEnd[];
 }
+
+/** Engine trace ends of hung requests kept in summary.json. */
+const MAX_ENGINE_TRACE_ENDS = 200;
 
 /** Hung requests whose trace ids summary.json names. */
 const MAX_HANG_TRACES = 20;
@@ -725,6 +732,14 @@ export class SummaryBuilder {
     this.#engineTraceEnds = ends;
   }
 
+  /** The export's figures, with the engine's trace ends of the hung requests (what a rebuild needs again). */
+  #tracingWithEnds(tracing: TracingSummary): TracingSummary {
+    const hung = new Set(this.#hungTraces.map((h) => h.trace_id));
+    const ends = this.#engineTraceEnds.filter((e) => hung.has(e.trace_id)).slice(0, MAX_ENGINE_TRACE_ENDS);
+    const { engine_trace_ends: _previous, ...rest } = tracing;
+    return ends.length === 0 ? { ...rest } : { ...rest, engine_trace_ends: ends.map((e) => ({ ...e })) };
+  }
+
   setWriterDropped(lines: number): void {
     this.#writerDropped = Math.max(this.#writerDropped, lines);
   }
@@ -778,7 +793,7 @@ export class SummaryBuilder {
         ...(this.#hangTraces.length === 0 ? {} : { trace_ids: [...this.#hangTraces] }),
       },
       connections: { distinct: this.#connections, requests_on_reused: this.#reusedRequests, max_requests_per_connection: this.#maxNth },
-      ...(this.#tracing === null ? {} : { tracing: { ...this.#tracing } }),
+      ...(this.#tracing === null ? {} : { tracing: this.#tracingWithEnds(this.#tracing) }),
       client: this.#clientSummary(),
       windows,
       window: this.#windows.choice(run.wall_s),

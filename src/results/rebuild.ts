@@ -68,6 +68,13 @@ function replayComparisonOf(manifest: RunManifest, notes: string[]): ReplayCompa
   }
 }
 
+/** The span export and the engine's traces are not in the folder: the previous summary's, when there is one. */
+function keepTracing(builder: SummaryBuilder, previous: Summary | null): void {
+  if (previous?.tracing === undefined) return;
+  builder.setTracing(previous.tracing);
+  builder.setEngineTraceEnds(previous.tracing.engine_trace_ends ?? []);
+}
+
 /** Who else reads a rebuild's pass over events.jsonl and gauges.jsonl (the report: each file read once). */
 export interface RebuildReaders {
   event?: (line: { kind: string } & Record<string, unknown>) => void;
@@ -158,6 +165,7 @@ export async function rebuildSummary(dir: string, also: RebuildReaders = {}): Pr
     endedAt = new Date(lastWallMs).toISOString();
     notes.push('end time estimated from the last record written');
   }
+  keepTracing(builder, previous);
   const startMs = manifest.started_at === null ? NaN : Date.parse(manifest.started_at);
   const endMs = endedAt === null ? NaN : Date.parse(endedAt);
   const summary = builder.build({

@@ -8,6 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseWorkload } from '../../src/config/index.js';
 import { executeRun } from '../../src/run/index.js';
+import { rebuildSummary } from '../../src/results/index.js';
 import type { Summary } from '../../src/analysis/index.js';
 import type { RequestRecord } from '../../src/types/index.js';
 import { readJsonl, runCli, tempDir } from '../helpers/tmp.js';
@@ -95,7 +96,17 @@ test('tracing.otlp (http/json): every request has its span, the hung one ERROR, 
   const workload = { ...WORKLOAD, tracing: { ...WORKLOAD.tracing, otlp: { ...WORKLOAD.tracing.otlp, traces_endpoint: `${receiver.url}/v1/traces`, protocol: 'http/json' } } };
   await executeRun({ workload: parseWorkload(JSON.stringify(workload), 'tracing.yaml'), out, preflight: false });
   assert.ok(receiver.requests.every((r) => r.contentType === 'application/json'));
-  checkRun(out, receiver.spans);
+  const { hung } = checkRun(out, receiver.spans);
+  // Rebuilt from the folder (`roundload report`), the summary still names where the engine's trace ends.
+  const { summary } = await rebuildSummary(out);
+  assert.deepEqual(
+    summary.tracing?.engine_trace_ends?.map((e) => e.trace_id),
+    [hung.trace_id],
+  );
+  assert.ok(
+    summary.diagnosis.evidence.some((e) => e.includes(`(trace ${hung.trace_id}): the engine's trace ends`)),
+    summary.diagnosis.evidence.join('\n'),
+  );
 });
 
 test('OTEL_EXPORTER_OTLP_ENDPOINT (http/protobuf, the default) on the built CLI: the same, with OTEL_SERVICE_NAME and the headers', async (t) => {
