@@ -73,7 +73,7 @@ const BENCHES: Record<string, { about: string; run: (args: string[]) => Promise<
   },
   'trend-power': {
     about:
-      "trend's power and false alarms on simulated nightly histories (10% worse at 3% noise, independent and AR(1) ρ 0.6 nights, A/A, 5% at 2%): issue 43's targets, about 2 minutes (`trend-power [--histories N]`, default 2,000 a cell)",
+      "trend's power and false alarms on simulated nightly histories (10% worse at 3% noise, independent and AR(1) ρ 0.6 nights, A/A, 5% at 2%): issue 43's targets, the target cells again through the CLI on a CSV, and the first target's Neyman–Pearson ceiling; under a minute (`trend-power [--histories N]`, default 2,000 a cell)",
     run: (args) => Promise.resolve(trendPowerBench(args)),
   },
   diagnosis: {

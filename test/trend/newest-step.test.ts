@@ -53,6 +53,35 @@ test('a clean 10% step is confirmed on its two nights; a spike on the newest nig
   assert.equal(newestStep(LEVEL.slice(0, 3), [112, 112], OPTIONS), null, 'three nights are too few to judge from');
 });
 
+test('a step is every night of it off the level: of two nights, the weaker must be past the midpoint between the level and their mean — a spike on either night is not confirmed by the other night sitting on the level', () => {
+  // LEVEL's mean is 100.17; each pair's mean is 108.7 or 107.95, its midpoint with the level about 104.4 or 104.1.
+  assert.equal(newestStep(LEVEL, [100.9, 115], OPTIONS), null, 'a spike on the newest night');
+  assert.equal(newestStep(LEVEL, [115, 100.9], OPTIONS), null, 'a spike the night before, the newest back on the level');
+  assert.equal(newestStep(LEVEL, [112.2, 103.2], OPTIONS), null, '+3% under a third of +12%: short of the midpoint');
+  assert.equal(newestStep(LEVEL, [103.2, 112.2], OPTIONS), null, 'the same the other way round');
+  for (const pair of [
+    [112.2, 105.2],
+    [105.2, 112.2],
+  ])
+    assert.ok((newestStep(LEVEL, pair, OPTIONS)?.pValue ?? 1) <= 0.001, `+5% and +12% (${pair.join(', ')}): both past the midpoint, confirmed`);
+});
+
+test('one wild night (15% at 2% noise) on the newest night is suspected in nearly every one of 1,000 histories and confirmed with the ordinary night before it in at most 2% (without the midpoint rule, 60-67%), at ρ 0 and 0.6', (t: TestContext) => {
+  for (const rho of [0, 0.6]) {
+    const rng = new Rng(7);
+    let confirmed = 0;
+    let suspected = 0;
+    for (let k = 0; k < 1000; k += 1) {
+      const x = nights(rng, 12, rho, 0.02, 0.15, 11);
+      if (newestStep(x.slice(0, 10), x.slice(10), OPTIONS) !== null) confirmed += 1;
+      if (newestStep(x.slice(0, 11), x.slice(11), OPTIONS) !== null) suspected += 1;
+    }
+    t.diagnostic(`ρ ${rho}: the spike suspected alone ${suspected / 10}%, confirmed with the night before ${confirmed / 10}%`);
+    assert.ok(suspected >= 990, `ρ ${rho}: suspected ${suspected}`);
+    assert.ok(confirmed <= 20, `ρ ${rho}: confirmed ${confirmed}`);
+  }
+});
+
 /** Share of `count` 12-night histories (`step` from night 11) where trend alerts with a regression beginning at night 11. */
 function alerted(count: number, seed: number, rho: number, step: number): number {
   const rng = new Rng(seed);
