@@ -70,3 +70,37 @@ test("a TTFT that climbs gently with size (a healthy prefill) does not reach the
     /completed requests' TTFT climbs with it .*which predicts 1\d\d ms at the failed requests' median 53000 against their 1\.5 s deadline: the engine's own trend does not explain the failures/,
   );
 });
+
+test('a few scattered completions (a cold first round, queue waits) whose trend falls short of the deadline within its interval: too few to tell, not the path', () => {
+  // Measured on real parts (test/e2e/diagnosis-classes.test.ts): the engine 800 ms per 1k uncached tokens, rounds
+  // 1-4 completed, round 5 (14.7 KB) hung; the first round's TTFT high from its uncached system prompt.
+  const seen: [number, number][] = [
+    [2168, 517],
+    [2172, 473],
+    [2930, 99],
+    [3646, 274],
+    [6913, 678],
+    [5651, 889],
+    [10238, 615],
+    [8892, 886],
+  ];
+  const few = seen.map(([bytes, ttft], i): CompletedPoint => ({
+    run_ms: 200 + i * 400,
+    features: { request_bytes: bytes, prompt_tokens: Math.round(bytes / 4), round: 1 + (i >> 1), nth: 1 + (i >> 1) },
+    ttft_ms: ttft,
+  }));
+  const d = diagnose(
+    input({
+      completed: few,
+      hangs: hangs(
+        () => 14_747,
+        (k) => 5 + (k % 3),
+      ).slice(0, 5),
+    }),
+  );
+  assert.match(
+    text(d),
+    /the request body size \(bytes\) separates the 5 failed requests from 8 completed ones.*\(± \d+ ms at that size\): too few completed requests, or too scattered, to tell whether the engine's trend reaches the deadline there/,
+  );
+  assert.doesNotMatch(text(d), /fits better/);
+});
