@@ -104,3 +104,25 @@ test('a few scattered completions (a cold first round, queue waits) whose trend 
   );
   assert.doesNotMatch(text(d), /fits better/);
 });
+
+test('the round separating a little better than the size (they rise together in a growing conversation): the size is still tested against the TTFT trend', () => {
+  // One hung request (9 KB) smaller than the largest completed one: the round separates all, the size all but one pair.
+  const sizes = [2168, 2172, 2930, 3646, 6913, 5651, 10_238, 8892];
+  const done = sizes.map((bytes, i): CompletedPoint => ({
+    run_ms: 200 + i * 400,
+    features: { request_bytes: bytes, prompt_tokens: Math.round(bytes / 4), round: 1 + (i >> 1), nth: 1 },
+    ttft_ms: 0.13 * bytes - 150 + (i % 2) * 10,
+  }));
+  const failedBytes = [14_747, 13_357, 14_747, 13_357, 9000];
+  const failed = hangs(
+    (k) => failedBytes[k] ?? 14_747,
+    () => 1,
+  )
+    .slice(0, 5)
+    .map((h, k) => ({ ...h, features: { ...h.features, round: 5 + (k >> 1) } }));
+  const d = diagnose(input({ completed: done, hangs: failed }));
+  assert.match(
+    text(d),
+    /the request body size \(bytes\) separates the 5 failed requests from 8 completed ones.*\(the round of the conversation separates them too, z = \d\.\d: it grows with the size\).*the engine was slow for long prompts/,
+  );
+});

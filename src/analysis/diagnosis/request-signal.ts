@@ -90,16 +90,20 @@ export function requestSignal(ep: Episode, ctx: Context): Signal {
     if (failed.length === 0 || completed.length === 0) return [];
     return [{ feature, failed, completed, ...mannWhitney(failed, completed) }];
   });
-  const best = tested.filter((s) => Math.abs(s.z) > crit).sort((a, b) => Math.abs(b.z) - Math.abs(a.z))[0];
+  const separating = tested.filter((s) => Math.abs(s.z) > crit).sort((a, b) => Math.abs(b.z) - Math.abs(a.z));
+  const best = separating[0];
   if (best === undefined) return signal;
-  const separation = separationText(best);
-  if (!best.feature.size || best.auc < 0.5) {
+  // In a growing conversation the round and the size rise together, and which separates a little better is
+  // chance: a size that separates too (the failed the larger) is the one tested against the engine's TTFT trend.
+  const larger = separating.find((s) => s.feature.size && s.auc > 0.5);
+  if (larger === undefined) {
     signal.facts.push(
-      `${separation}: the failures depend on the request; ${best.feature.size ? 'the small ones failing' : 'what that points to is not weighed here'} (a connection's use: its age and reuse on the path)`,
+      `${separationText(best)}: the failures depend on the request; ${best.feature.size ? 'the small ones failing' : 'what that points to is not weighed here'} (a connection's use: its age and reuse on the path)`,
     );
     return signal;
   }
-  signal.votes.push(...slowForLong(ep, ctx, best, crit, separation, signal));
+  const also = larger === best ? '' : ` (the ${best.feature.name} separates them too, z = ${best.z.toFixed(1)}: it grows with the size)`;
+  signal.votes.push(...slowForLong(ep, ctx, larger, crit, `${separationText(larger)}${also}`, signal));
   return signal;
 }
 
