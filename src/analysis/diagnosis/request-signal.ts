@@ -141,7 +141,7 @@ function slowForLong(ep: Episode, ctx: Context, best: Separation, crit: number, 
     const margin = tCrit * fit.seAt;
     signal.facts.push(
       fit.at + margin < deadline
-        ? `${separation}; ${trend}: the engine's own trend does not explain the failures — the path failing large requests (a body or buffer limit) fits better; ${settle}`
+        ? `${separation}; ${trend}: the engine's own trend does not explain the failures — the path failing large requests (a body or buffer limit) fits better, or a fault that began once the conversations had grown (their later requests are the larger); ${settle}`
         : `${separation}; ${trend} (± ${dur(margin)} at that size): too few completed requests, or too scattered, to tell whether the engine's trend reaches the deadline there; ${settle}`,
     );
     return [];
