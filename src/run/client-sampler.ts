@@ -7,6 +7,10 @@ import type { ClientSampleEvent } from '../types/index.js';
 import type { WriterSample } from '../results/index.js';
 
 const RESOLUTION_MS = 10;
+/** The sampler's own delay probe: a timer this often, its lateness kept as the window's delay too. Node's
+ * histogram loses a stall that begins right after a reset (its first tick after a reset only notes the time),
+ * so a client stall starting at a window's edge — in the timers phase that ran the sample — read 0 ms. */
+const PROBE_MS = 50;
 
 /** Nanoseconds this thread has waited in the run queue (runnable, no CPU given), from Linux's schedstat of the
  * calling thread; null where there is none (another OS, a kernel without schedstats). One small read a second. */
@@ -23,6 +27,10 @@ export function runQueueWaitNs(): number | null {
 export class ClientSampler {
   readonly #histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
   #timer: NodeJS.Timeout | null = null;
+  #probe: NodeJS.Timeout | null = null;
+  #probeAt = performance.now();
+  /** The probe's largest lateness since the last sample, ms. */
+  #probeLateMs = 0;
   #lastElu: EventLoopUtilization = performance.eventLoopUtilization();
   #lastAt = performance.now();
   #lastCpu: NodeJS.CpuUsage = process.cpuUsage();
@@ -42,6 +50,13 @@ export class ClientSampler {
     this.#lastCpu = process.cpuUsage();
     this.#lastWaitNs = runQueueWaitNs();
     this.#histogram.enable();
+    this.#probeAt = performance.now();
+    this.#probe = setInterval(() => {
+      const now = performance.now();
+      this.#probeLateMs = Math.max(this.#probeLateMs, now - this.#probeAt - PROBE_MS);
+      this.#probeAt = now;
+    }, PROBE_MS);
+    this.#probe.unref();
     this.#timer = setInterval(() => {
       const sample = this.sample(runStartMs, inFlight());
       emit(streamed === undefined ? sample : { ...sample, streamed_tokens: streamed() });
@@ -68,7 +83,7 @@ export class ClientSampler {
       run_ms: Math.round(now - runStartMs),
       window_ms: Math.round(now - this.#lastAt),
       loop_delay_p99_ms: h.count === 0 ? 0 : ms(h.percentile(99)),
-      loop_delay_max_ms: h.count === 0 ? 0 : ms(h.max),
+      loop_delay_max_ms: Math.max(h.count === 0 ? 0 : ms(h.max), Math.round(Math.max(0, this.#probeLateMs) * 1000) / 1000),
       loop_utilization: Math.round(elu.utilization * 1000) / 1000,
       in_flight: inFlight,
       rss_bytes: process.memoryUsage.rss(),
@@ -77,13 +92,16 @@ export class ClientSampler {
       ...this.#writer?.(),
     };
     h.reset();
+    this.#probeLateMs = 0;
     this.#lastAt = now;
     return sample;
   }
 
   stop(): void {
     if (this.#timer !== null) clearInterval(this.#timer);
+    if (this.#probe !== null) clearInterval(this.#probe);
     this.#timer = null;
+    this.#probe = null;
     this.#histogram.disable();
   }
 }

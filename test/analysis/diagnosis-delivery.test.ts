@@ -119,6 +119,25 @@ test('one late client second beside the episode discounts the undelivered answer
   assert.match([...e.evidence_for, ...e.evidence_against].join('\n'), /answers were made and never delivered .*explains 1 of 8 hangs/);
 });
 
+test("a proxied canary that hung while the client's own loop was blocked measures the client: the charge stands on the others (real parts: a 1.2 s busy-wait hung the one canary then out)", () => {
+  // The client late in the window 4-5 s; the proxied canary sent at 4 s hung through it.
+  const late = client(RUN_MS, [{ from: 4000, to: 5000 }]);
+  const proxied = canaries('proxied', RUN_MS, 500, (ms) => (ms === 4000 ? 'hang' : 'ok'));
+  const i: DiagnosisInput = { ...input(), client: late, canaries: [...canaries('direct', RUN_MS, 500, () => 'ok'), ...proxied] };
+  assert.equal(votesOf(i), 1);
+  // On time, the same hung canary is a failure on the path, and the charge waits for the comparison.
+  assert.equal(votesOf({ ...i, client: client(RUN_MS) }), 0);
+});
+
+test('answers held on the path: the canaries passing (its premise) no longer count against the proxy, counted once', () => {
+  const e = diagnose(input()).episodes?.[0];
+  assert.ok(e !== undefined);
+  // Still against the engine (small requests passed it), no longer against the proxy.
+  assert.match(e.evidence_against.join('\n'), /both legs answered every canary .*\(which does not clear the proxy: it held only the agents' answers\)/);
+  // The undelivered answers' 3 bits and the answered scrapes' 1, the canaries passing taking nothing from them (2 before).
+  assert.equal(e.scores.proxy, 4, JSON.stringify(e.scores));
+});
+
 test('a client late through every hang explains them all: nothing is left to weigh for the path', () => {
   assert.equal(withLate([1000, 2000, 3000, 4000, 5000, 6000, 7000]), null);
 });

@@ -44,7 +44,10 @@ test('every hung request larger than every completed one, whose TTFT climbs with
 test('the same separation with the TTFT flat is no engine call: the path failing large requests fits better, and the feature is named', () => {
   const d = diagnose(input({ completed: completed((bytes) => 60 + (bytes % 7)) }));
   assert.notEqual(d.verdict, 'engine', text(d));
-  assert.match(text(d), /the request body size \(bytes\) separates the 16 failed requests .*does not climb significantly .*the path failing large requests \(a body or buffer limit\) fits better/);
+  assert.match(
+    text(d),
+    /the request body size \(bytes\) separates the 16 failed requests .*does not climb significantly .*the path failing large requests \(a body or buffer limit\) fits better, or a fault that began once the conversations had grown/,
+  );
 });
 
 test('failures separated by their place on the connection, not their size, are named and not weighed for the engine', () => {
@@ -68,5 +71,61 @@ test("a TTFT that climbs gently with size (a healthy prefill) does not reach the
   assert.match(
     text(d),
     /completed requests' TTFT climbs with it .*which predicts 1\d\d ms at the failed requests' median 53000 against their 1\.5 s deadline: the engine's own trend does not explain the failures/,
+  );
+});
+
+test('a few scattered completions (a cold first round, queue waits) whose trend falls short of the deadline within its interval: too few to tell, not the path', () => {
+  // Measured on real parts (test/e2e/diagnosis-classes.test.ts): the engine 800 ms per 1k uncached tokens, rounds
+  // 1-4 completed, round 5 (14.7 KB) hung; the first round's TTFT high from its uncached system prompt.
+  const seen: [number, number][] = [
+    [2168, 517],
+    [2172, 473],
+    [2930, 99],
+    [3646, 274],
+    [6913, 678],
+    [5651, 889],
+    [10238, 615],
+    [8892, 886],
+  ];
+  const few = seen.map(([bytes, ttft], i): CompletedPoint => ({
+    run_ms: 200 + i * 400,
+    features: { request_bytes: bytes, prompt_tokens: Math.round(bytes / 4), round: 1 + (i >> 1), nth: 1 + (i >> 1) },
+    ttft_ms: ttft,
+  }));
+  const d = diagnose(
+    input({
+      completed: few,
+      hangs: hangs(
+        () => 14_747,
+        (k) => 5 + (k % 3),
+      ).slice(0, 5),
+    }),
+  );
+  assert.match(
+    text(d),
+    /the request body size \(bytes\) separates the 5 failed requests from 8 completed ones.*\(± \d+ ms at that size\): too few completed requests, or too scattered, to tell whether the engine's trend reaches the deadline there/,
+  );
+  assert.doesNotMatch(text(d), /fits better/);
+});
+
+test('the round separating a little better than the size (they rise together in a growing conversation): the size is still tested against the TTFT trend', () => {
+  // One hung request (9 KB) smaller than the largest completed one: the round separates all, the size all but one pair.
+  const sizes = [2168, 2172, 2930, 3646, 6913, 5651, 10_238, 8892];
+  const done = sizes.map((bytes, i): CompletedPoint => ({
+    run_ms: 200 + i * 400,
+    features: { request_bytes: bytes, prompt_tokens: Math.round(bytes / 4), round: 1 + (i >> 1), nth: 1 },
+    ttft_ms: 0.13 * bytes - 150 + (i % 2) * 10,
+  }));
+  const failedBytes = [14_747, 13_357, 14_747, 13_357, 9000];
+  const failed = hangs(
+    (k) => failedBytes[k] ?? 14_747,
+    () => 1,
+  )
+    .slice(0, 5)
+    .map((h, k) => ({ ...h, features: { ...h.features, round: 5 + (k >> 1) } }));
+  const d = diagnose(input({ completed: done, hangs: failed }));
+  assert.match(
+    text(d),
+    /the request body size \(bytes\) separates the 5 failed requests from 8 completed ones.*\(the round of the conversation separates them too, z = \d\.\d: it grows with the size\).*the engine was slow for long prompts/,
   );
 });

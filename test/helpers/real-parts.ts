@@ -9,7 +9,7 @@ import { executeRun } from '../../src/run/index.js';
 import { readSummary } from '../../src/results/index.js';
 import { formatSummary } from '../../src/report/index.js';
 import type { Summary } from '../../src/analysis/index.js';
-import type { RunEvent } from '../../src/types/index.js';
+import type { ClientSampleEvent, RunEvent } from '../../src/types/index.js';
 import type { MonitorTarget } from './procs.js';
 import { quietClient } from './quiet-client.js';
 
@@ -57,9 +57,17 @@ thresholds: {hangs: null}
   );
 }
 
+export interface RunOptions {
+  acts?: Acts;
+  signal?: AbortSignal;
+  preflight?: boolean;
+  /** What the client's sampler reports. @default quietClient: its health pinned quiet */
+  clientSample?: (measured: ClientSampleEvent) => ClientSampleEvent;
+}
+
 /** Runs `workload` into `out`, acting `acts` after its first completed request; resolves with its summary
  * once every act has settled. No preflight unless asked: a path broken from the start is the scenario. */
-export async function runWithActs(workload: Workload, out: string, options: { acts?: Acts; signal?: AbortSignal; preflight?: boolean } = {}): Promise<Summary> {
+export async function runWithActs(workload: Workload, out: string, options: RunOptions = {}): Promise<Summary> {
   const timers: NodeJS.Timeout[] = [];
   const pending: Promise<unknown>[] = [];
   let started = false;
@@ -68,7 +76,7 @@ export async function runWithActs(workload: Workload, out: string, options: { ac
       workload,
       out,
       preflight: options.preflight ?? false,
-      clientSample: quietClient,
+      clientSample: options.clientSample ?? quietClient,
       ...(options.signal === undefined ? {} : { signal: options.signal }),
       onEvent: (e: RunEvent) => {
         if (started || e.kind !== 'request') return;
@@ -81,6 +89,37 @@ export async function runWithActs(workload: Workload, out: string, options: { ac
     await Promise.allSettled(pending);
   }
   return readSummary(out);
+}
+
+/**
+ * A client that stalls on cue: `stall(ms)` busy-waits in this process (the run's own event loop blocked, as a
+ * client's long synchronous work blocks it), and `sample` reports the two sampler windows after each stall as
+ * measured, every other window quiet (quietClient): the run's lateness is the stall's, not a loaded test
+ * machine's. The first window reported after a stall holds it (nothing runs during a busy wait, so the window
+ * before it was reported before it began); the one after it too, where a timer that fired late after the stall
+ * may have recorded it.
+ */
+export function stalledClient(): { stall: (ms: number) => void; sample: (measured: ClientSampleEvent) => ClientSampleEvent; readonly stalls: number } {
+  let pending = 0;
+  let stalls = 0;
+  return {
+    stall: (ms) => {
+      const end = performance.now() + ms;
+      while (performance.now() < end) {
+        // busy: the client's loop is held, its timers and sockets wait
+      }
+      pending = 2;
+      stalls += 1;
+    },
+    sample: (measured) => {
+      if (pending === 0) return quietClient(measured);
+      pending -= 1;
+      return measured;
+    },
+    get stalls() {
+      return stalls;
+    },
+  };
 }
 
 /** ROUNDLOAD_SHOW_DIAGNOSIS=1: the terminal's diagnosis lines of a run, as a person would read them. */

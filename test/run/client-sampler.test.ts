@@ -1,5 +1,6 @@
 // The client's own health samples: the kernel's run-queue wait is read each window (Linux), so a process the
-// host starved of CPU is told from one that was busy by a direct measure, not only by late timers.
+// host starved of CPU is told from one that was busy by a direct measure, not only by late timers; and a stall
+// that begins right after a window's sample is still seen.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -29,4 +30,32 @@ test("on Linux a sample carries the window's run-queue wait, and it grows while 
     busy.kill('SIGKILL');
     await new Promise((r) => spawn('taskset', ['-cp', `0-${cpus().length - 1}`, String(process.pid)], { stdio: 'ignore' }).once('exit', r));
   }
+});
+
+test("a stall that begins right after a sample (Node's delay histogram, just reset, does not record it) is the next window's delay", async () => {
+  const sampler = new ClientSampler();
+  const samples: number[] = [];
+  let stalled = false;
+  sampler.start(
+    200,
+    0,
+    () => 0,
+    (s) => {
+      samples.push(s.loop_delay_max_ms);
+      if (stalled) return;
+      stalled = true;
+      // In the very callback that took the sample: the histogram was reset a moment ago.
+      const end = performance.now() + 600;
+      while (performance.now() < end) {
+        // busy: the client's loop held
+      }
+    },
+  );
+  try {
+    for (let i = 0; i < 100 && samples.length < 3; i += 1) await new Promise((r) => setTimeout(r, 50));
+  } finally {
+    sampler.stop();
+  }
+  assert.ok(samples.length >= 3, `samples: ${samples.join(', ')}`);
+  assert.ok(samples[1]! >= 500, `the window after the stall reads ${samples[1]} ms late (samples: ${samples.join(', ')})`);
 });

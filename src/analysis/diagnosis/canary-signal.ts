@@ -182,7 +182,7 @@ function latencyVotes(w: Window, ctx: Context, usable: readonly CanaryPoint[], s
     signal.votes.push({
       ...vote(
         proxied.bits,
-        `proxied canaries took ${medianMs(pNow)} over the episode, direct ones ${medianMs(dNow)}${beforeText} (the proxied leg ${proxied.factor.toFixed(1)}× slower than its usual margin; Welch t on log latency, ${proxied.bits.toFixed(1)} ± ${proxied.se.toFixed(1)} bits): the proxy (or its side of the path) slowed small requests${clean ? ` that the engine answered straight in ${medianMs(dNow)}` : ' beyond what the engine did'}`,
+        `proxied canaries took ${medianMs(pNow)} over the episode, direct ones ${medianMs(dNow)}${beforeText} (the proxied leg ${proxied.factor.toFixed(1)}× slower than ${offset === null ? 'the direct one, with no canaries before the episode to give its usual margin' : 'its usual margin'}; Welch t on log latency, ${proxied.bits.toFixed(1)} ± ${proxied.se.toFixed(1)} bits): the proxy (or its side of the path) slowed small requests${clean ? ` that the engine answered straight in ${medianMs(dNow)}` : ' beyond what the engine did'}`,
         ['proxy'],
         clean ? ['engine', 'engine_overloaded'] : [],
       ),

@@ -32,7 +32,10 @@ export function deliverySignal(ep: Episode, w: Window, ctx: Context): Signal {
   if (hangs.length < UNDELIVERED_MIN_HANGS || early < UNDELIVERED_EARLY_SHARE * hangs.length) return signal;
   if (ctx.activity.completionsIn(w.from_ms, w.to_ms) > 0 || ctx.activity.streamingShare(w.from_ms, w.to_ms) >= NOTHING_STREAMED_SHARE) return signal;
   const canaries = ctx.canariesIn(w);
-  const legs = (['direct', 'proxied'] as const).map((leg) => canaries.filter((c) => c.leg === leg));
+  // A canary whose life met the client's own lateness measures the client (as the canary comparison reads it):
+  // the legs are judged on the others, and every canary counts in what the engine was asked for.
+  const onTime = canaries.filter((c) => !ctx.clientLate(c.run_ms, c.run_ms + Math.max(c.latency_ms, 1)));
+  const legs = (['direct', 'proxied'] as const).map((leg) => onTime.filter((c) => c.leg === leg));
   if (legs.some((l) => l.length < UNDELIVERED_MIN_CANARIES || l.some((c) => c.status !== 'ok'))) return signal;
   const counted = ctx
     .answering(ctx.targets, (t) => t)
@@ -47,13 +50,14 @@ export function deliverySignal(ep: Episode, w: Window, ctx: Context): Signal {
   if (beyond < UNDELIVERED_MIN_TOKENS || beyond < UNDELIVERED_SHARE * made) return signal;
   const share = 1 - late.size / ep.hangs.length;
   const discount = late.size === 0 ? '' : ` (the client's own delay explains ${late.size} of ${ep.hangs.length} hangs: weighed ${share.toFixed(2)} of ${STRONG} bits)`;
-  signal.votes.push(
-    vote(
+  signal.votes.push({
+    ...vote(
       STRONG * share,
       `the engine made ${made} answer tokens over the episode (${counted.map((c) => `${c.target} ${c.made}`).join(', ')}), ${beyond} beyond the at most ${asked} its ${canaries.length} canaries asked for, while the ${hangs.length} hung agent requests received nothing (${early} before a first token) and canaries got through on both legs: answers were made and never delivered — held on the path (a proxy buffering whole answers past the first-token deadline) or lost there${discount}`,
       ['proxy'],
       ['engine', 'engine_overloaded'],
     ),
-  );
+    heldOnPath: true,
+  });
   return signal;
 }

@@ -43,8 +43,8 @@ function values(items: readonly (RequestFeatures | undefined)[], read: Feature['
   });
 }
 
-/** Ordinary least squares of y on x: slope, its standard error, and the prediction at x0. */
-function regression(xs: readonly number[], ys: readonly number[], x0: number): { slope: number; seSlope: number; at: number; df: number } | null {
+/** Ordinary least squares of y on x: slope, its standard error, and the prediction at x0 with its standard error. */
+function regression(xs: readonly number[], ys: readonly number[], x0: number): { slope: number; seSlope: number; at: number; seAt: number; df: number } | null {
   const n = xs.length;
   if (n < 4) return null;
   const mx = xs.reduce((a, b) => a + b, 0) / n;
@@ -60,7 +60,7 @@ function regression(xs: readonly number[], ys: readonly number[], x0: number): {
   let rss = 0;
   for (let i = 0; i < n; i += 1) rss += (ys[i]! - my - slope * (xs[i]! - mx)) ** 2;
   const s = Math.sqrt(rss / (n - 2));
-  return { slope, seSlope: s / Math.sqrt(sxx), at: my + slope * (x0 - mx), df: n - 2 };
+  return { slope, seSlope: s / Math.sqrt(sxx), at: my + slope * (x0 - mx), seAt: s * Math.sqrt(1 / n + (x0 - mx) ** 2 / sxx), df: n - 2 };
 }
 
 function separationText(s: Separation): string {
@@ -90,16 +90,20 @@ export function requestSignal(ep: Episode, ctx: Context): Signal {
     if (failed.length === 0 || completed.length === 0) return [];
     return [{ feature, failed, completed, ...mannWhitney(failed, completed) }];
   });
-  const best = tested.filter((s) => Math.abs(s.z) > crit).sort((a, b) => Math.abs(b.z) - Math.abs(a.z))[0];
+  const separating = tested.filter((s) => Math.abs(s.z) > crit).sort((a, b) => Math.abs(b.z) - Math.abs(a.z));
+  const best = separating[0];
   if (best === undefined) return signal;
-  const separation = separationText(best);
-  if (!best.feature.size || best.auc < 0.5) {
+  // In a growing conversation the round and the size rise together, and which separates a little better is
+  // chance: a size that separates too (the failed the larger) is the one tested against the engine's TTFT trend.
+  const larger = separating.find((s) => s.feature.size && s.auc > 0.5);
+  if (larger === undefined) {
     signal.facts.push(
-      `${separation}: the failures depend on the request; ${best.feature.size ? 'the small ones failing' : 'what that points to is not weighed here'} (a connection's use: its age and reuse on the path)`,
+      `${separationText(best)}: the failures depend on the request; ${best.feature.size ? 'the small ones failing' : 'what that points to is not weighed here'} (a connection's use: its age and reuse on the path)`,
     );
     return signal;
   }
-  signal.votes.push(...slowForLong(ep, ctx, best, crit, separation, signal));
+  const also = larger === best ? '' : ` (the ${best.feature.name} separates them too, z = ${best.z.toFixed(1)}: it grows with the size)`;
+  signal.votes.push(...slowForLong(ep, ctx, larger, crit, `${separationText(larger)}${also}`, signal));
   return signal;
 }
 
@@ -132,7 +136,14 @@ function slowForLong(ep: Episode, ctx: Context, best: Separation, crit: number, 
   const reaches = fit.at >= deadline;
   const trend = `completed requests' TTFT ${zSlope > tCrit ? 'climbs' : 'does not climb significantly'} with it (${(fit.slope * 1000).toFixed(2)} ms per 1,000, t = ${zSlope.toFixed(1)}), which predicts ${dur(Math.max(0, fit.at))} at the failed requests' median ${Math.round(size)} against their ${dur(deadline)} deadline`;
   if (zSlope <= tCrit || !reaches) {
-    signal.facts.push(`${separation}; ${trend}: the engine's own trend does not explain the failures — the path failing large requests (a body or buffer limit) fits better; ${settle}`);
+    // The path fits better only when the trend is measured below the deadline there (its one-sided interval);
+    // a few scattered completions (a cold first round, queue waits) leave it open, and that is what is said.
+    const margin = tCrit * fit.seAt;
+    signal.facts.push(
+      fit.at + margin < deadline
+        ? `${separation}; ${trend}: the engine's own trend does not explain the failures — the path failing large requests (a body or buffer limit) fits better, or a fault that began once the conversations had grown (their later requests are the larger); ${settle}`
+        : `${separation}; ${trend} (± ${dur(margin)} at that size): too few completed requests, or too scattered, to tell whether the engine's trend reaches the deadline there; ${settle}`,
+    );
     return [];
   }
   const bits = Math.min(creditedBits(Math.abs(best.z), crit, STRONG), creditedBits(zSlope, tCrit, STRONG));

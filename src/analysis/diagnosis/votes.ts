@@ -43,6 +43,9 @@ export interface Vote {
   /** The engine was measured slow on exactly the kind of request that failed (their size): alive, and yet the
    * culprit, as with `holds`; says which measurement. */
   selective?: string;
+  /** The path is seen holding the agents' answers (made by the engine, never delivered): small answers, such as
+   * canaries', pass it, so their passing no longer clears it (see weighAlive). */
+  heldOnPath?: true;
   /** The path ended the failed requests itself, at its own timeout (see weighCut). */
   cuts?: true;
   /** It speaks only of a slow engine, which the path's timeout turned into failures: stated, not weighed. */
@@ -63,8 +66,19 @@ export function aliveVote(v: Vote): Vote {
 }
 
 /** Once some vote shows the engine holding the failed request, answering it with its own error, or slow on
- * exactly the failed requests' kind, being alive no longer clears it — nor, then, points anywhere else. */
+ * exactly the failed requests' kind, being alive no longer clears it — nor, then, points anywhere else. Once
+ * some vote shows the path holding the agents' answers, small requests passing no longer clear the path: that
+ * vote already weighed them (its premise), and they are not counted twice. */
 export function weighAlive(votes: readonly Vote[]): Vote[] {
+  return clearEngine(votes.some((v) => v.heldOnPath === true) ? votes.map(notClearingPath) : votes);
+}
+
+function notClearingPath(v: Vote): Vote {
+  if (v.alive !== true || !v.against.includes('proxy')) return v;
+  return { ...v, against: v.against.filter((c) => c !== 'proxy'), text: `${v.text} (which does not clear the proxy: it held only the agents' answers)` };
+}
+
+function clearEngine(votes: readonly Vote[]): Vote[] {
   const why = votes.some((v) => v.holds !== undefined)
     ? 'it holds the failed request'
     : votes.some((v) => v.answered === true)
