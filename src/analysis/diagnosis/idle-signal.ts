@@ -100,6 +100,12 @@ function gapMoments(dead: readonly DeadReuse[]): number[] {
   return moments;
 }
 
+/** The moment every dead reuse's idle gap holds, as the span they all share; null when they need more than one. */
+function sharedSpan(dead: readonly DeadReuse[]): Window | null {
+  const moments = gapMoments(dead);
+  return moments.length === 1 ? { from_ms: Math.max(...dead.map((d) => d.sentMs - d.idleMs)), to_ms: moments[0]! } : null;
+}
+
 /**
  * What the probes that never cross the proxy saw of the engine failing over `w`: direct canaries that failed,
  * scrapes it did not answer, and the failed requests it answered with its own error. Empty when it was seen
@@ -153,11 +159,18 @@ export function idleSignal(ep: Episode, ctx: Context): Signal {
     shorter > 0 && survived !== null
       ? `${who} dropped connections left idle that long — an idle timeout between ${dur(survived)} (the longest idle a reused connection survived) and ${dur(gap)}, shorter than the gaps the agents left between their requests`
       : `${who} closed each connection after its answer (keep-alive off, or a close after every streamed answer): no reused connection succeeded at any idle gap, so the next request on a reused connection failed whatever the gap, the shortest failed one idle only ${dur(idles[0]!)} — not an idle timeout`;
-  const moments = gapMoments(dead).length;
+  const moments = gapMoments(dead);
+  // One wave: an event at that moment (the proxy restarted or reloaded, dropping the connections it held)
+  // fits as well as a timeout, which would fail connections again across the run.
+  const shared = sharedSpan(dead);
+  const once =
+    shared === null
+      ? ''
+      : `; every one of those gaps spans one moment (${s1(shared.from_ms)}–${s1(shared.to_ms)}), so ${who} dropping every connection it held then (a restart or reload) fits as well: an idle timeout would fail connections again, at their own times`;
   signal.votes.push(
     vote(
       STRONG,
-      `${idles.length} of ${failures} failed requests (${pct(idles.length / failures)}) went out on keep-alive connections reused after ≥ ${dur(gap)} idle${moments > 1 ? ` (their gaps at ${moments} different moments)` : ''}, and ${okLong === 0 ? 'none' : `only ${okLong}`} of the requests reused after as long a gap succeeded, while ${[shorter > 0 ? `${shorter} reused after a shorter gap` : '', reuse.fresh > 0 ? `${reuse.fresh} on new connections` : ''].filter((x) => x !== '').join(' and ')} did: ${story}`,
+      `${idles.length} of ${failures} failed requests (${pct(idles.length / failures)}) went out on keep-alive connections reused after ≥ ${dur(gap)} idle${moments.length > 1 ? ` (their gaps at ${moments.length} different moments)` : ''}, and ${okLong === 0 ? 'none' : `only ${okLong}`} of the requests reused after as long a gap succeeded, while ${[shorter > 0 ? `${shorter} reused after a shorter gap` : '', reuse.fresh > 0 ? `${reuse.fresh} on new connections` : ''].filter((x) => x !== '').join(' and ')} did: ${story}${once}`,
       blamed.for,
       blamed.against,
     ),
@@ -170,12 +183,11 @@ export function idleSignal(ep: Episode, ctx: Context): Signal {
  * engine was seen failing from then to the episode's end. Null when not.
  */
 function onePause(ep: Episode, ctx: Context, dead: readonly DeadReuse[]): string | null {
-  const moments = gapMoments(dead);
-  if (moments.length !== 1) return null;
-  const from = Math.max(...dead.map((d) => d.sentMs - d.idleMs));
-  const seen = engineSeenFailing(ep, ctx, { from_ms: from, to_ms: Math.max(moments[0]!, ep.to_ms) });
+  const shared = sharedSpan(dead);
+  if (shared === null) return null;
+  const seen = engineSeenFailing(ep, ctx, { from_ms: shared.from_ms, to_ms: Math.max(shared.to_ms, ep.to_ms) });
   if (seen.length === 0) return null;
-  return `every one of those gaps spans one moment (${s1(from)}–${s1(moments[0]!)}) and the engine was seen failing from then to the episode's end (${seen.join(', ')}): one pause of the whole deployment left every connection idle that long at once — an idle timeout would fail connections at their own times, across the run — so the gaps say nothing of the path`;
+  return `every one of those gaps spans one moment (${s1(shared.from_ms)}–${s1(shared.to_ms)}) and the engine was seen failing from then to the episode's end (${seen.join(', ')}): one pause of the whole deployment left every connection idle that long at once — an idle timeout would fail connections at their own times, across the run — so the gaps say nothing of the path`;
 }
 
 /**
