@@ -73,7 +73,11 @@ test(`one request pinned in the inflight queue behind nginx while the others rot
     // KV transfers of 40 ms so the scrapes see the others above the pinned one.
     const engine = await spawnEngine(t, { ...ENGINE, kv_transfer_ms: 40, faults: [{ kind: 'inflight_pin', from_round: 4, times: 1 }] });
     const proxy = await startNginx(t, nginx, engine.port, { buffering: false });
-    const { summary, records, scrapes } = await run(t, engine, { url: proxy.url, ca: null }, ['duration=8s']);
+    // A first-token deadline of 3 s, not the real-parts 1 s: the fault picks its request as it arrives, and a
+    // client that gives up while that request still waits for its prefill takes it out of the waiting queue
+    // before it ever reaches the inflight queue (the pin spent, no floor; a loaded machine's prefill can take
+    // a second).
+    const { summary, records, scrapes } = await run(t, engine, { url: proxy.url, ca: null }, ['duration=8s', 'watchdog.first_token_ms=3000']);
     const hung = records.filter((r) => r.status === 'hang');
     assert.equal(hung.length, 1, `repeat ${i}: the pinned request hung: ${why(summary)}`);
     const sentMs = hung[0]!.run_ms;
