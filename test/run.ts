@@ -30,6 +30,7 @@ const TIMES_FILE = join(ROOT, 'node_modules', '.cache', 'roundload-test-times.js
 const SERIAL = new Set([
   'test/e2e/diagnosis-real.test.ts',
   'test/e2e/diagnosis-classes.test.ts',
+  'test/e2e/diagnosis-stories.test.ts',
   'test/e2e/nginx.test.ts',
   'test/e2e/path-timeout.test.ts',
   'test/e2e/probe-path.test.ts',

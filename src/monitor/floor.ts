@@ -33,6 +33,18 @@ export function heldFloor(s: GaugeSeries, client: ClientActivity, pinMs: number,
     const outlived = handoff && r.returns >= 1 ? candidates.filter((h) => h.endMs <= (r.toMs ?? s.lastMs) + toleranceMs) : [];
     return { r, long, requests: long ? candidates : outlived };
   });
+  // A request is the step it caused, not every step within reach of its send: the load stepping the floor
+  // higher later on (a level above it held a while) is not when it went in.
+  const caused = new Map(
+    client.held.map((h) => [
+      h,
+      causedStep(
+        h,
+        judged.filter((j) => j.requests.includes(h)).map((j) => j.r),
+      ),
+    ]),
+  );
+  for (const j of judged) j.requests = j.requests.filter((h) => caused.get(h) === j.r);
   // More failures matching one step than the step's height is load, not one stuck request.
   const matched = judged.filter((j) => j.requests.length > 0 && j.requests.length <= j.r.level);
   const pool = matched.length > 0 ? matched : judged.filter((j) => j.long).map((j) => ({ ...j, requests: [] as HeldRequest[] }));
@@ -47,6 +59,16 @@ export function heldFloor(s: GaugeSeries, client: ClientActivity, pinMs: number,
     above_samples: best.r.above,
     requests: best.requests.map((h) => ({ start_ms: Math.round(h.startMs), end_ms: Math.round(h.endMs), status: h.status, phase: h.phase })),
   };
+}
+
+/**
+ * The step a request caused, among the floor runs it matches: the first one seen from its send on (a step seen
+ * before it was sent is not its doing), else the last one before it (the floor it joined while load held the
+ * gauge there).
+ */
+function causedStep(h: HeldRequest, runs: readonly FloorRun[]): FloorRun | undefined {
+  const after = runs.filter((r) => r.fromMs >= h.startMs).sort((a, b) => a.fromMs - b.fromMs || a.level - b.level)[0];
+  return after ?? [...runs].sort((a, b) => b.fromMs - a.fromMs || b.level - a.level)[0];
 }
 
 /** How long a floor run held: to its last sample at or above the level (to the series' last sample while open). */

@@ -7,11 +7,10 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { parseWorkload } from '../../src/config/index.js';
 import { executeRun } from '../../src/run/index.js';
 import type { RequestRecord } from '../../src/types/index.js';
-import { findExecutable, spawnCli, spawnEngine, type Proc } from '../helpers/procs.js';
+import { findExecutable, spawnEngine, spawnHop } from '../helpers/procs.js';
 import { readJsonl, runCli, tempDir } from '../helpers/tmp.js';
 
 const ENGINE = { decode_step_ms: 4, output_tokens_min: 8, output_tokens_max: 16 };
@@ -31,18 +30,6 @@ engine: ${JSON.stringify(ENGINE)}
   );
   await executeRun({ workload, out, preflight: false });
   return out;
-}
-
-/** `roundload hop` as its own process in front of `upstream`; its URL and CA once it listens. */
-async function spawnHop(t: import('node:test').TestContext, upstream: string, faults: string[]): Promise<{ url: string; ca: string; proc: Proc }> {
-  const proc = spawnCli(t, ['hop', '--listen', '127.0.0.1:0', '--upstream', upstream, ...faults.flatMap((f) => ['--fault', f])]);
-  for (let i = 0; i < 600 && !proc.exited; i += 1) {
-    const url = /listening on (https:\/\/\S+)/.exec(proc.stderr)?.[1];
-    const ca = /curl --cacert\): (\S+)/.exec(proc.stderr)?.[1];
-    if (url !== undefined && ca !== undefined) return { url, ca, proc };
-    await sleep(50);
-  }
-  throw new Error(`the hop did not start: ${proc.stderr}`);
 }
 
 /** A plain child process (no tsx), bounded. */

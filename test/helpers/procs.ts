@@ -303,6 +303,19 @@ export async function startNginx(
   return Object.assign(proc, { url: `${certs === null ? 'http' : 'https'}://127.0.0.1:${port}`, port, caFile: certs?.caFile ?? null });
 }
 
+/** `roundload hop` as its own process in front of `upstream` with `faults` (`--fault` values); its URL and CA
+ * once it listens. */
+export async function spawnHop(t: TestContext, upstream: string, faults: readonly string[]): Promise<{ url: string; ca: string; proc: Proc }> {
+  const proc = spawnCli(t, ['hop', '--listen', '127.0.0.1:0', '--upstream', upstream, ...faults.flatMap((f) => ['--fault', f])]);
+  for (let i = 0; i < 600 && !proc.exited; i += 1) {
+    const url = /listening on (https:\/\/\S+)/.exec(proc.stderr)?.[1];
+    const ca = /curl --cacert\): (\S+)/.exec(proc.stderr)?.[1];
+    if (url !== undefined && ca !== undefined) return { url, ca, proc };
+    await sleep(50);
+  }
+  throw new Error(`the hop did not start: ${proc.stderr}`);
+}
+
 /** A busy loop pinned to `cpu` with `taskset`, taking that core from anything pinned beside it. */
 export function busyLoop(t: TestContext, taskset: string, cpu: number): Proc {
   return spawnProc(t, taskset, ['-c', String(cpu), '/bin/sh', '-c', 'while :; do :; done']);

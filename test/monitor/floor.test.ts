@@ -110,4 +110,17 @@ describe('queue floors', () => {
     );
     assert.notEqual(v.verdict, 'pinned_under_load');
   });
+  it('the step named is the one the hung request made at its send, not a later step of the load above it (issue 41, class 5)', () => {
+    // Pinned at 5.0 s (sent at 4.8 s); from 9.0 s on the load holds the gauge at 2 or more (3 every other
+    // second): a floor at 2 that stepped up later and held 51 s, within pin_after_s of the send.
+    const gauge = (ms: number) => (ms < 5000 ? (ms % 1000 < 200 ? 1 : 0) : ms < 9000 ? (ms % 2000 < 400 ? 2 : 1) : ms % 2000 < 400 ? 3 : 2);
+    const v = verdictOf(gaugeVerdicts(scrapes(60, gauge), [...flowing(0, 60_000), firstTokenHang(4800, 30_000)], { pinAfterS: 30 }));
+    assert.equal(v.verdict, 'pinned_under_load');
+    assert.deepEqual([v.floor?.level, v.floor?.from_ms], [1, 5000], JSON.stringify(v.floor));
+    assert.deepEqual(
+      v.floor?.requests.map((r) => r.start_ms),
+      [4800],
+    );
+    assert.match(v.evidence[0]!, /floor stepped up from 0 to 1: never below 1 since 5\.0 s/);
+  });
 });

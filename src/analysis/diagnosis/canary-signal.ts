@@ -15,7 +15,7 @@ export const MIN_SLOTS = 3;
 /** The legs differ when the one-sided Fisher exact test says so at this p-value (either way)… */
 export const SIGNIFICANT_P = 0.05;
 /** …and settle the question at this one; between the two, a clear sign rather than a settling one. */
-const SETTLING_P = 0.01;
+export const SETTLING_P = 0.01;
 /** Only the proxied leg failed, not significantly: a hint for the proxy up to this p-value (few canaries). */
 const HINT_P = 0.3;
 /** Direct failure rate up to which the direct leg counts as clean: a proxy fault then clears the engine too. */

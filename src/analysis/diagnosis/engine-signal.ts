@@ -337,11 +337,13 @@ function scrapeGapMs(ctx: Context, target: string): number {
   return gap(own) ?? gap(ctx.targets.length === 0 ? [] : ctx.scrapes.filter((s) => s.target === ctx.targets[0]).map((s) => s.run_ms)) ?? 0;
 }
 
-/** When the step came against when the failed request went in: one moment only when a scrape apart at most. */
-function stepStory(stepMs: number, sendMs: number, gapMs: number): string {
-  if (Math.abs(stepMs - sendMs) <= gapMs + SAME_REQUEST_MS) return `at ${s1(stepMs)}, when the failed request sent at ${s1(sendMs)} went in`;
-  const how = stepMs > sendMs ? 'after' : 'before';
-  return `at ${s1(stepMs)}, ${dur(Math.abs(stepMs - sendMs))} ${how} the failed request it matches was sent (${s1(sendMs)}): it went in at its send, and the step seen then is the floor's first sample, not that moment`;
+/** When the step came against when the failed request went in: one moment only when seen at most a scrape after
+ * the send. A step seen before the send is the load's: the request joined a floor the load already held. */
+function stepStory(stepMs: number, sendMs: number, gapMs: number, level: number): string {
+  if (stepMs >= sendMs - SAME_REQUEST_MS && stepMs - sendMs <= gapMs + SAME_REQUEST_MS) return `at ${s1(stepMs)}, when the failed request sent at ${s1(sendMs)} went in`;
+  if (stepMs < sendMs)
+    return `at ${s1(stepMs)}, ${dur(sendMs - stepMs)} before the failed request it matches was sent (${s1(sendMs)}): the load held the queue at ${level} already, and that request kept it there from its send on`;
+  return `at ${s1(stepMs)}, ${dur(stepMs - sendMs)} after the failed request it matches was sent (${s1(sendMs)}): it went in at its send, and the step seen then is the floor's first sample, not that moment`;
 }
 
 /**
@@ -370,7 +372,7 @@ function heldRequestVotes(ep: Episode, ctx: Context, signal: Signal): void {
     signal.votes.push({
       ...vote(
         DECISIVE,
-        `${g.target}'s ${g.name} floor stepped from ${f.level - 1} to ${f.level} ${stepStory(f.from_ms, sendOf(mine[0]!, starts), scrapeGapMs(ctx, g.target))}, ${held}${rotation}: that request is stuck in the ${g.target}'s ${queueName(g.name)}`,
+        `${g.target}'s ${g.name} floor stepped from ${f.level - 1} to ${f.level} ${stepStory(f.from_ms, sendOf(mine[0]!, starts), scrapeGapMs(ctx, g.target), f.level)}, ${held}${rotation}: that request is stuck in the ${g.target}'s ${queueName(g.name)}`,
         ['engine'],
         ['proxy', 'network', 'engine_overloaded'],
       ),

@@ -258,6 +258,9 @@ export function withSamplerLateness(windows: readonly ClientWindow[]): ClientWin
 export interface IdleReuse {
   /** Successful requests sent on a reused connection after at least `ms` of idle (to within 10%). */
   okAtLeast(ms: number): number;
+  /** The longest idle gap a successful request's reused connection sat, among those shorter than `ms` (to
+   * within 10%); null when none. */
+  longestBelow(ms: number): number | null;
   /** Successful requests sent on a reused connection, any idle. */
   readonly ok: number;
   /** Successful requests that opened their connection. */
