@@ -95,8 +95,11 @@ test(`one request pinned in the inflight queue of an engine running as its own p
     // 6 s, not 4: the pinned transfer outlives its client, so the floor holds from round 4 to the run's end, and
     // on a loaded machine round 4 came late (rounds of ~330 ms beside a stress run; in one CI run so late that
     // the floor was one sample: `rotating`, 11 dips, no floor). 8 s since the full suite met it late again twice
-    // (`rotating`, 21-23 dips, the last sample 1: the pin had just begun).
-    const { summary } = await run(t, engine, proxy.url, [], ['duration=8s']);
+    // (`rotating`, 21-23 dips, the last sample 1: the pin had just begun). The likely cause of those: the fault
+    // picks its request on arrival (and spends `times: 1` then); a client giving up at the tight 1 s first-token
+    // deadline while that request still waited for its bootstrap or prefill cancelled it before the inflight
+    // queue — one hang, no pin. A first-token deadline of 3 s lets it reach the queue on a loaded machine.
+    const { summary } = await run(t, engine, proxy.url, [], ['duration=8s', 'watchdog.first_token_ms=3000']);
     assert.equal(summary.totals.hangs, 1, `repeat ${i}: the pinned request hung: ${why(summary)}`);
     const inflight = summary.gauges.find((g) => g.target === 'prefill' && g.name === 'sglang:num_prefill_inflight_queue_reqs');
     assert.equal(inflight?.verdict, 'pinned_under_load', `repeat ${i}: ${JSON.stringify(inflight)}`);
