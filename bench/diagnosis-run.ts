@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readSummary } from '../src/results/index.js';
 import type { Summary } from '../src/analysis/index.js';
-import { realPartsWorkload, runWithActs, type Acts, type RealPartsSpec } from '../test/helpers/real-parts.js';
+import { realPartsWorkload, runWithActs, type Acts, type RealPartsSpec, type RunOptions } from '../test/helpers/real-parts.js';
 import { spawnCli, type Proc } from '../test/helpers/procs.js';
 import type { Scope } from './diagnosis-parts.js';
 
@@ -15,6 +15,8 @@ export type { Acts } from '../test/helpers/real-parts.js';
 
 export interface RunSpec extends Omit<RealPartsSpec, 'duration' | 'watchdog' | 'canary' | 'scraped'> {
   acts?: Acts;
+  /** What the client's sampler reports. @default its health pinned quiet */
+  clientSample?: RunOptions['clientSample'];
 }
 
 /** The run in this process (the e2e tests' real-parts workload, test/helpers/real-parts.ts); resolves with its
@@ -22,7 +24,11 @@ export interface RunSpec extends Omit<RealPartsSpec, 'duration' | 'watchdog' | '
  * agents go. */
 export async function runInProcess(scope: Scope, spec: RunSpec, signal: AbortSignal): Promise<Summary> {
   const dir = join(scope.tempDir(), 'run');
-  return runWithActs(realPartsWorkload('matrix', spec), dir, { signal, ...(spec.acts === undefined ? {} : { acts: spec.acts }) });
+  return runWithActs(realPartsWorkload('matrix', spec), dir, {
+    signal,
+    ...(spec.acts === undefined ? {} : { acts: spec.acts }),
+    ...(spec.clientSample === undefined ? {} : { clientSample: spec.clientSample }),
+  });
 }
 
 /** `roundload run` as its own process (so it alone can be starved, its own client sampler measuring it);

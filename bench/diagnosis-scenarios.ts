@@ -8,6 +8,7 @@ import { busyLoop, findExecutable, freePort, release, spawnEngine, starve, start
 import { makeNet, Scope, spawnEngineInNs, startConnectProxy, startNginxInNs } from './diagnosis-parts.js';
 import { runAsChild, runInProcess, type Acts, type RunSpec } from './diagnosis-run.js';
 import { FOREIGN_ENGINE, PROXY_LIMITS, SIZE_DEPENDENT } from './diagnosis-scenarios-foreign.js';
+import { CLASSES } from './diagnosis-scenarios-classes.js';
 
 /** The families of faults the matrix is scored by, one held out at a time (issue 41). */
 export const FAMILIES = [
@@ -453,4 +454,4 @@ const HEALTHY: Scenario[] = [
   },
 ];
 
-export const SCENARIOS: readonly Scenario[] = [...PD_QUEUES, ...ENGINE_FAULTS, ...PROXY_FAULTS, ...PROXY_LIMITS, ...SIZE_DEPENDENT, ...CLIENT_AND_NETWORK, ...HEALTHY, ...FOREIGN_ENGINE];
+export const SCENARIOS: readonly Scenario[] = [...PD_QUEUES, ...ENGINE_FAULTS, ...PROXY_FAULTS, ...PROXY_LIMITS, ...SIZE_DEPENDENT, ...CLIENT_AND_NETWORK, ...CLASSES, ...HEALTHY, ...FOREIGN_ENGINE];

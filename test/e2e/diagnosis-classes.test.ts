@@ -8,11 +8,10 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Summary } from '../../src/analysis/index.js';
 import { tempDir } from '../helpers/tmp.js';
-import { realPartsWorkload, runWithActs, showDiagnosis, stalledClient, why, type Acts, type RealPartsSpec, type RunOptions } from '../helpers/real-parts.js';
-import { requireTool, spawnEngine, startHaproxy, startNginx, type EngineProc } from '../helpers/procs.js';
+import { realPartsWorkload, runWithActs, showDiagnosis, stalledClient, throttle, why, type RealPartsSpec, type RunOptions } from '../helpers/real-parts.js';
+import { requireTool, spawnEngine, startHaproxy, startNginx } from '../helpers/procs.js';
 import { REPEATS, TIMES } from '../helpers/repeats.js';
 
 /** A fast single server: short answers, quick steps. */
@@ -54,30 +53,6 @@ test(`canary latency: the built-in hop holding every request 0.9-1.4 s (past the
     );
   }
 });
-
-/** The engine given a tenth of the time (SIGSTOP 1 s, SIGCONT 100 ms), from `fromMs` for `forMs`: an engine
- * whose process keeps pausing (a host swapping, a CPU quota far below its need) — slow for every request,
- * the proxy's or not. */
-function throttle(engine: EngineProc, fromMs: number, forMs: number): Acts {
-  return [
-    [
-      fromMs,
-      async () => {
-        const end = performance.now() + forMs;
-        try {
-          while (performance.now() < end) {
-            engine.freeze();
-            await sleep(1000);
-            engine.thaw();
-            await sleep(100);
-          }
-        } finally {
-          engine.thaw();
-        }
-      },
-    ],
-  ];
-}
 
 test(`canary latency, the mirror: the engine throttled behind HAProxy (slow for everyone, the direct leg many times slower than before): engine or engine_overloaded, never proxy, naming the direct leg's latency, ${TIMES}`, async (t) => {
   const haproxy = requireTool(t, 'haproxy', 'apt-get install haproxy');

@@ -362,3 +362,41 @@ export function schedstat(pid: number, tid = pid): { cpuMs: number; waitMs: numb
     return null;
   }
 }
+
+/**
+ * A reverse proxy to `upstream` that, the moment an answer on a connection has gone out, never answers on that
+ * connection again, keeping it open and still advertising keep-alive: a server that closes after every
+ * streamed answer, as a client reusing the connection at once meets it (its next request waits for headers).
+ * The closing is not on a timer, so no reuse however quick gets through (the hop's `idle_close` fires 1 ms
+ * after an answer at the soonest, and sub-millisecond reuses won that race in most runs).
+ */
+const CLOSER = String.raw`
+const http = require('node:http');
+const [port, upstream] = process.argv.slice(1);
+const agent = new http.Agent({ keepAlive: true });
+const closed = new WeakSet();
+const server = http.createServer((req, res) => {
+  if (closed.has(req.socket)) return;
+  res.on('finish', () => closed.add(req.socket));
+  const headers = { ...req.headers, host: new URL(upstream).host };
+  const up = http.request(upstream + req.url, { method: req.method, headers, agent }, (answer) => {
+    res.writeHead(answer.statusCode, answer.headers);
+    answer.pipe(res);
+  });
+  up.on('error', () => res.destroy());
+  req.pipe(up);
+});
+server.keepAliveTimeout = 0;
+server.listen(Number(port), '127.0.0.1');
+`;
+
+export async function startCloser(t: TestContext, upstream: string): Promise<{ url: string; ca: null }> {
+  const port = await freePort();
+  const proc = new Proc(spawn(process.execPath, ['-e', CLOSER, String(port), upstream], { detached: true, stdio: ['ignore', 'ignore', 'pipe'] }));
+  t.after(() => proc.stop());
+  for (let i = 0; i < 200 && !proc.exited; i += 1) {
+    if (await canConnect(port)) return { url: `http://127.0.0.1:${port}`, ca: null };
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`the closer did not start: ${proc.stderr}`);
+}

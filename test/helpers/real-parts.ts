@@ -4,6 +4,7 @@
 // verdicts are about the engine and the path, not a loaded test machine); faults acted at set times after the
 // run's first completed request.
 import type { TestContext } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseWorkload, type Workload } from '../../src/config/index.js';
 import { executeRun } from '../../src/run/index.js';
 import { readSummary } from '../../src/results/index.js';
@@ -154,4 +155,28 @@ export function why(s: Summary): string {
     null,
     1,
   );
+}
+
+/** The engine given a tenth of the time (SIGSTOP 1 s, SIGCONT 100 ms), from `fromMs` for `forMs`: an engine
+ * whose process keeps pausing (a host swapping, a CPU quota far below its need) — slow for every request,
+ * the proxy's or not. */
+export function throttle(engine: { freeze(): void; thaw(): void }, fromMs: number, forMs: number): Acts {
+  return [
+    [
+      fromMs,
+      async () => {
+        const end = performance.now() + forMs;
+        try {
+          while (performance.now() < end) {
+            engine.freeze();
+            await sleep(1000);
+            engine.thaw();
+            await sleep(100);
+          }
+        } finally {
+          engine.thaw();
+        }
+      },
+    ],
+  ];
 }
