@@ -44,6 +44,9 @@ interface World {
   late?: Span[];
   /** The in-flight counts left out (files written before them). */
   noInFlight?: boolean;
+  /** Share of the other requests' time in flight spent on the way (outside the gauges); with it, agents
+   * thinking (none, two, one in turn), so the requests in flight vary apart from the hung ones. */
+  transit?: number;
   /** Rounds at which the engine holds more than it ever does otherwise (the client's extra requests in it): its
    * ceiling, where more may wait in front of its gauges. */
   ceilingAt?: (i: number) => boolean;
@@ -64,8 +67,10 @@ function world(w: World): { points: InFlightPoint[]; scrapes: ScrapePoint[] } {
     // The engine holds the agents that are not hung, and the hung ones it holds; at its ceiling, one more of the
     // client's requests and all its agents that are not hung (the hung ones still missing).
     const top = w.ceilingAt?.(i) === true;
-    points.push({ run_ms: ms, all: top ? AGENTS + 1 + hung : AGENTS, hung });
-    const held = top ? AGENTS + 1 : AGENTS - slope * hung + noise(i);
+    const thinking = w.transit === undefined ? 0 : [0, 2, 1][i % 3]!;
+    const others = AGENTS - hung - thinking;
+    points.push({ run_ms: ms, all: top ? AGENTS + 1 + hung : others + hung, hung });
+    const held = top ? AGENTS + 1 : others * (1 - (w.transit ?? 0)) + (1 - slope) * hung + noise(i);
     const base = { run_ms: ms, duration_ms: 3, ok: true, error: null, queue: 0, running: 1 };
     const value = (x: number): number | null => (w.unreported === true ? null : x);
     if (w.pd === true) {
@@ -125,6 +130,14 @@ test('a hop stalling a share of the requests while work flows, no canaries: prox
   assert.match(text(d), /the engine does not hold the hung requests: .*each hung request in flight added 1\.0\d ± 0\.0\d to the client's requests beyond what the gauges held .*on the path/);
   const off = diagnose(input({ noInFlight: true }));
   assert.equal(off.verdict, 'unknown', text(off));
+});
+
+test("the other requests' time on the way (outside the gauges) is measured apart: it does not pass for hung requests held", () => {
+  // A fifth of each other request's time on the way: fitted on the hung count alone, the slope would read about 0.8.
+  const s = signal({ transit: 0.2 });
+  assert.match(s.votes[0]!.text, /added (0\.9[5-9]|1\.0\d) ± 0\.\d\d .*; its other requests in flight 0\.(19|20|21) each, their time on the way\)/);
+  assert.equal(missing({ transit: 0.2 }), 3);
+  assert.equal(missing({ transit: 0.2, slope: 0 }), 0);
 });
 
 test('the engine holding the hung requests (an overloaded engine queueing them, a request pinned in a queue): no word for the proxy, a weak one for the engine', () => {

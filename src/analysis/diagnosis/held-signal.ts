@@ -37,6 +37,8 @@ interface Round {
   run_ms: number;
   excess: number;
   hung: number;
+  /** The client's other requests in flight (not hung): part of each one's life passes outside the gauges too. */
+  others: number;
   held: number;
   inEpisode: boolean;
 }
@@ -108,35 +110,66 @@ function roundsOf(ep: Episode, w: Window, ctx: Context, reporting: readonly stri
     const mine = late.filter((h) => h.from_ms < t && t < h.to_ms).length;
     const all = p.all + flying.length - mine;
     const hung = inEpisode ? p.hung + flying.filter((c) => c.status === 'hang').length - mine : 0;
-    rounds.push({ run_ms: t, excess: all - held, hung: Math.max(0, hung), held, inEpisode });
+    rounds.push({ run_ms: t, excess: all - held, hung: Math.max(0, hung), others: all - Math.max(0, hung), held, inEpisode });
   }
   return rounds;
 }
 
-/** The slope of the excess on the hung count (least squares), its standard error widened for the rounds'
- * correlation (lag-1, as an AR(1) series: one request held over several rounds is one observation), and the
- * independent rounds that leaves. Null when the hung count did not vary. */
-function slopeOf(rounds: readonly Round[]): { slope: number; se: number; rounds: number } | null {
+/** The fit of the excess on the hung count: its slope, its standard error widened for the rounds' correlation
+ * (lag-1, as an AR(1) series: one request held over several rounds is one observation), the independent rounds
+ * that leaves, and the share of the other requests' time in flight outside the gauges (null: not separable). */
+interface Fit {
+  slope: number;
+  se: number;
+  rounds: number;
+  transit: number | null;
+}
+
+/**
+ * Least squares of the excess on the hung count and, when it varies apart from them, the client's other requests
+ * in flight: a request's way to the engine and its answer's way back pass outside the gauges (the path's latency,
+ * a router, the stream back), so the excess also grows with the requests in flight — in a closed loop, fewer as
+ * more hang, which a fit on the hung count alone would read as hung requests held (on a loaded host, a fifth of
+ * a short request's life was transit, and the slope read 0.73 instead of 1). Null when the hung count did not vary.
+ */
+function fitOf(rounds: readonly Round[]): Fit | null {
   const n = rounds.length;
   if (n < MIN_ROUNDS) return null;
-  const mx = rounds.reduce((a, r) => a + r.hung, 0) / n;
-  const my = rounds.reduce((a, r) => a + r.excess, 0) / n;
-  let sxx = 0;
-  let sxy = 0;
+  const mean = (read: (r: Round) => number): number => rounds.reduce((a, r) => a + read(r), 0) / n;
+  const mh = mean((r) => r.hung);
+  const mo = mean((r) => r.others);
+  const my = mean((r) => r.excess);
+  let shh = 0;
+  let soo = 0;
+  let sho = 0;
+  let shy = 0;
+  let soy = 0;
   for (const r of rounds) {
-    sxx += (r.hung - mx) ** 2;
-    sxy += (r.hung - mx) * (r.excess - my);
+    const h = r.hung - mh;
+    const o = r.others - mo;
+    const y = r.excess - my;
+    shh += h * h;
+    soo += o * o;
+    sho += h * o;
+    shy += h * y;
+    soy += o * y;
   }
-  if (sxx === 0) return null;
-  const slope = sxy / sxx;
-  const res = rounds.map((r) => r.excess - my - slope * (r.hung - mx));
+  if (shh === 0) return null;
+  // The other requests as a second regressor only when they vary apart from the hung ones (not collinear).
+  const det = shh * soo - sho * sho;
+  const two = soo > 0 && det > 1e-9 * shh * soo && n > MIN_ROUNDS;
+  const slope = two ? (soo * shy - sho * soy) / det : shy / shh;
+  const transit = two ? (shh * soy - sho * shy) / det : null;
+  const res = rounds.map((r) => r.excess - my - slope * (r.hung - mh) - (transit ?? 0) * (r.others - mo));
   const rss = res.reduce((a, e) => a + e * e, 0);
   const lag = res.slice(1).reduce((a, e, i) => a + e * res[i]!, 0);
   const rho = rss === 0 ? 0 : Math.max(0, lag / rss);
   const effective = rho >= 1 ? 0 : (n * (1 - rho)) / (1 + rho);
   if (effective < MIN_ROUNDS) return null;
-  const sd = Math.max(MIN_RESIDUAL_SD, Math.sqrt(rss / (n - 2)));
-  return { slope, se: (sd / Math.sqrt(sxx)) * Math.sqrt(n / effective), rounds: effective };
+  const sd = Math.max(MIN_RESIDUAL_SD, Math.sqrt(rss / (n - (two ? 3 : 2))));
+  // The slope's variance: s² times the hung count's diagonal term of (X'X)⁻¹.
+  const variance = (sd * sd * (two ? soo / det : 1 / shh) * n) / effective;
+  return { slope, se: Math.sqrt(variance), rounds: effective, transit };
 }
 
 const NAMES = [...HELD_GAUGES].slice(0, 4).join(', ');
@@ -157,7 +190,7 @@ export function heldSignal(ep: Episode, w: Window, ctx: Context): Signal {
   const episode = rounds.filter((r) => r.inEpisode);
   const withHung = episode.filter((r) => r.hung >= 1);
   if (withHung.length < 2) return signal;
-  const fit = slopeOf(rounds);
+  const fit = fitOf(rounds);
   const meanHung = withHung.reduce((a, r) => a + r.hung, 0) / withHung.length;
   const meanHeld = withHung.reduce((a, r) => a + r.held, 0) / withHung.length;
   const counted = `over ${episode.length} scrape rounds of the episode (and ${rounds.length - episode.length} outside the trouble), the client had hung requests in flight at ${withHung.length} (${meanHung.toFixed(1)} on average) while the deployment's gauges held ${meanHeld.toFixed(1)} requests`;
@@ -167,7 +200,8 @@ export function heldSignal(ep: Episode, w: Window, ctx: Context): Signal {
   }
   const tCrit = tQuantile(1 - HELD_ALPHA, fit.rounds - 2);
   const share = 1 - explainedByLateness(ep, ctx).length / ep.hangs.length;
-  const measured = `each hung request in flight added ${fit.slope.toFixed(2)} ± ${fit.se.toFixed(2)} to the client's requests beyond what the gauges held (1: none of them in the engine, 0: all of them; ${fit.rounds.toFixed(0)} independent rounds)`;
+  const transit = fit.transit === null ? '' : `; its other requests in flight ${fit.transit.toFixed(2)} each, their time on the way`;
+  const measured = `each hung request in flight added ${fit.slope.toFixed(2)} ± ${fit.se.toFixed(2)} to the client's requests beyond what the gauges held (1: none of them in the engine, 0: all of them; ${fit.rounds.toFixed(0)} independent rounds${transit})`;
   const discount = share < 1 ? `, weighed ${share.toFixed(2)} of it: the client's own delay explains the rest of the hangs` : '';
   const missing = creditedBits((fit.slope - HALF) / fit.se, tCrit, STRONG);
   const flowing = flowingShare(w, ctx);
