@@ -191,9 +191,12 @@ export const KEY_GAUGES: readonly (readonly [string, string])[] = FAMILIES.flatM
 const PD_SIDES: ReadonlyMap<string, PdSide> = new Map(FAMILIES.flatMap((f) => f.handoff.map(([name, , side]) => [name, side] as const)));
 
 /** The PD server a series says it comes from: its `engine_type` label (SGLang's), else a hand-off queue only
- * that server has; null when it says neither (a single server, a router, another family). */
+ * that server has; null when it says neither, or another engine_type (a single server, a router, another family). */
 export function pdSideOf(name: string, labels: Readonly<Record<string, string>>): PdSide | null {
   const type = labels['engine_type'];
   if (type === 'prefill' || type === 'decode') return type;
+  // Another engine_type (SGLang's `unified`: one server doing both) says it is no PD server, whatever queue
+  // names it exposes (the embedded unified server shows a prefill's inflight queue).
+  if (type !== undefined) return null;
   return PD_SIDES.get(baseName(name)) ?? null;
 }

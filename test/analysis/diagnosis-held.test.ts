@@ -10,6 +10,7 @@ import { diagnose, type DiagnosisInput, type ScrapePoint } from '../../src/analy
 import { Context, type Window } from '../../src/analysis/diagnosis/context.js';
 import { heldSignal } from '../../src/analysis/diagnosis/held-signal.js';
 import { InFlightCounter, type InFlightPoint } from '../../src/analysis/diagnosis/in-flight.js';
+import { scrapePoint } from '../../src/analysis/diagnosis/inputs.js';
 import type { Episode } from '../../src/analysis/diagnosis/episodes.js';
 import type { Diagnosis, PathKind } from '../../src/types/index.js';
 import { activity, client, flow, hang, steadyRequests, type Span } from './diagnosis-fixtures.js';
@@ -262,4 +263,27 @@ test('the in-flight counter: a request counts at the scrapes its life spans, a h
     { run_ms: 750, all: 2, hung: 1 },
     { run_ms: 1000, all: 1, hung: 1 },
   ]);
+});
+
+test("a scrape's held count: its HELD_GAUGES summed over series (running, waiting, hand-off), null when it exposes none; a unified server is no PD prefill", () => {
+  const at = (samples: { name: string; labels: Record<string, string>; value: number }[]): ScrapePoint =>
+    scrapePoint({ kind: 'scrape', t: '', run_ms: 0, target: 'engine', url: '', duration_ms: 3, ok: true, error: null, burst: false, samples });
+  const unified = { engine_type: 'unified' };
+  const p = at([
+    { name: 'sglang:num_running_reqs', labels: unified, value: 2 },
+    { name: 'sglang:num_queue_reqs', labels: unified, value: 1 },
+    { name: 'sglang:num_prefill_inflight_queue_reqs', labels: unified, value: 1 },
+    { name: 'sglang:token_usage', labels: unified, value: 0.5 },
+  ]);
+  assert.equal(p.held, 4);
+  assert.equal(p.side, null, 'engine_type="unified" says it is no PD server, whatever queues it shows');
+  assert.equal(at([{ name: 'sglang:num_prefill_inflight_queue_reqs', labels: { engine_type: 'prefill' }, value: 0 }]).side, 'prefill');
+  assert.equal(at([{ name: 'sglang:num_prefill_inflight_queue_reqs', labels: {}, value: 0 }]).side, 'prefill', 'no label: the queue only a prefill has');
+  const llama = at([
+    { name: 'llamacpp:requests_processing', labels: {}, value: 1 },
+    { name: 'llamacpp:requests_deferred', labels: {}, value: 3 },
+  ]);
+  assert.equal(llama.held, 4);
+  assert.equal(at([{ name: 'llamacpp:kv_cache_usage_ratio', labels: {}, value: 0.2 }]).held, null, 'not reported, never 0');
+  assert.equal(at([{ name: 'sglang:num_running_reqs', labels: {}, value: 0 }]).held, 0, 'reported 0 is 0');
 });
