@@ -212,11 +212,11 @@ export function heldSignal(ep: Episode, w: Window, ctx: Context): Signal {
   const full = withHung.filter((r) => r.held >= ceiling).length;
   if (missing > 0 && flowing < FLOWING_SHARE) {
     signal.facts.push(
-      `${counted}; ${measured}: not weighed, as work flowed in only ${pct(flowing)} of the episode (an engine stuck before its gauges count a request — a wedged tokenizer — holds requests they do not show)`,
+      `whether the engine holds the hung requests: ${counted}; ${measured}: not weighed, as work flowed in only ${pct(flowing)} of the episode (an engine stuck before its gauges count a request — a wedged tokenizer — holds requests they do not show)`,
     );
   } else if (missing > 0 && full * 2 >= withHung.length) {
     signal.facts.push(
-      `${counted}; ${measured}: not weighed, as the deployment held as many as it ever did (${ceiling}) in ${full} of the ${withHung.length} rounds with hung requests in flight: a full engine may keep more waiting in front of its gauges`,
+      `whether the engine holds the hung requests: ${counted}; ${measured}: not weighed, as the deployment held as many as it ever did (${Number(ceiling.toFixed(1))}) in ${full} of the ${withHung.length} rounds with hung requests in flight: a full engine may keep more waiting in front of its gauges`,
     );
   } else if (missing > 0) {
     const bits = missing * share;
