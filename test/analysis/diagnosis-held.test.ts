@@ -43,6 +43,8 @@ interface World {
   unreported?: boolean;
   /** Client windows late (900 ms) over these spans. */
   late?: Span[];
+  /** Scrapes at these times got no answer (the engine down: killed, restarting). */
+  downAt?: number[];
   /** The in-flight counts left out (files written before them). */
   noInFlight?: boolean;
   /** Share of the other requests' time in flight spent on the way (outside the gauges); with it, agents
@@ -72,8 +74,9 @@ function world(w: World): { points: InFlightPoint[]; scrapes: ScrapePoint[] } {
     const others = AGENTS - hung - thinking;
     points.push({ run_ms: ms, all: top ? AGENTS + 1 + hung : others + hung, hung });
     const held = top ? AGENTS + 1 : others * (1 - (w.transit ?? 0)) + (1 - slope) * hung + noise(i);
-    const base = { run_ms: ms, duration_ms: 3, ok: true, error: null, queue: 0, running: 1 };
-    const value = (x: number): number | null => (w.unreported === true ? null : x);
+    const down = w.downAt?.includes(ms) === true;
+    const base = { run_ms: ms, duration_ms: 3, ok: !down, error: down ? 'connect ECONNREFUSED 127.0.0.1:30000' : null, queue: 0, running: 1 };
+    const value = (x: number): number | null => (w.unreported === true || down ? null : x);
     if (w.pd === true) {
       // The decode holds every request from its prealloc on; the prefill some of them (counted twice then);
       // the router once per worker it sent each to.
@@ -246,6 +249,17 @@ test("the client's own delay: the rounds it was late are left out, and the vote 
   const v = s.votes[0]!;
   assert.ok(Math.abs(v.weight - 3 * (6 / 9)) < 1e-9, `${v.weight}`);
   assert.match(v.text, /weighed 0\.67 of it: the client's own delay explains the rest of the hangs/);
+});
+
+test('an engine that did not answer (killed and started again) forgets what it held: the rounds within a hung request’s life of that moment are left out', () => {
+  // Refused at 3 s: the rounds from 3 s to 4.5 s (the hangs live 1.5 s) are left out, the others weighed.
+  const once = signal({ downAt: [3000] });
+  assert.equal(once.votes[0]?.weight, 3);
+  assert.match(once.votes[0]!.text, /; 6 rounds left out, within a hung request's life of a moment the engine did not answer \(a restarted engine forgets what it held\)/);
+  // Refused every second of the episode: no round left to judge, and nothing for the path.
+  const restarts = signal({ downAt: Array.from({ length: 10 }, (_, k) => 1000 + k * 1000) });
+  assert.equal(restarts.votes.length, 0);
+  assert.match(restarts.facts.join('\n'), /whether the engine holds the hung requests: not judged; \d+ rounds left out/);
 });
 
 test('the in-flight counter: a request counts at the scrapes its life spans, a hung one from when it got stuck; a scrape reported late is placed in order', () => {

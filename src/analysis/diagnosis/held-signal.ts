@@ -11,7 +11,7 @@ import { explainedByLateness } from './client-signal.js';
 import type { Episode } from './episodes.js';
 import type { ScrapePoint } from './inputs.js';
 import { creditedBits, creditedSe, tQuantile } from './stats.js';
-import { median, pct } from './text.js';
+import { median, pct, plural } from './text.js';
 import { STRONG, vote, WEAK, type Signal } from './votes.js';
 
 /** Significance of the one-sided test on the slope, each way. */
@@ -82,8 +82,17 @@ function flowingShare(w: Window, ctx: Context): number {
   return slices === 0 ? 0 : flowing / slices;
 }
 
-/** The rounds of the episode and of the run outside every trouble (the excess's baseline), the client on time. */
-function roundsOf(ep: Episode, w: Window, ctx: Context, reporting: readonly string[]): Round[] {
+/** The moments the engine did not answer: its scrapes failed, or a direct canary found nothing listening or was
+ * reset. A request it held before such a moment may be gone after it (a restarted engine forgets what it held). */
+function unanswered(ctx: Context, reporting: readonly string[]): number[] {
+  const scrapes = ctx.scrapes.filter((s) => !s.ok && reporting.includes(s.target)).map((s) => s.run_ms);
+  const canaries = ctx.canaries.filter((c) => c.leg === 'direct' && (c.error_class === 'connection_refused' || c.error_class === 'connection_reset')).map((c) => c.run_ms);
+  return [...scrapes, ...canaries];
+}
+
+/** The rounds of the episode and of the run outside every trouble (the excess's baseline), the client on time;
+ * and how many of the episode's were left out for following a moment the engine did not answer. */
+function roundsOf(ep: Episode, w: Window, ctx: Context, reporting: readonly string[]): { rounds: Round[]; afterDown: number } {
   const byRole = [...roles(ctx, reporting).values()];
   const scrapes = new Map(reporting.map((t) => [t, ctx.scrapes.filter((s) => s.target === t && s.ok && s.held !== undefined && s.held !== null)]));
   const reference = reporting[0]!;
@@ -93,12 +102,20 @@ function roundsOf(ep: Episode, w: Window, ctx: Context, reporting: readonly stri
   const canaries = ctx.canaries.filter((c) => !c.not_sent);
   // Hangs the client's own delay explains: in no one's hands but its own (an answer unread in its socket).
   const late = explainedByLateness(ep, ctx);
+  // A hung request in flight at a round was sent at most the longest hang's life before it.
+  const life = Math.max(0, ...ep.hangs.map((h) => h.to_ms - h.from_ms));
+  const down = unanswered(ctx, reporting);
   const rounds: Round[] = [];
+  let afterDown = 0;
   for (const s of own) {
     const t = s.run_ms;
     const inEpisode = t >= w.from_ms && t <= w.to_ms;
     if (!inEpisode && ctx.troubled.some((x) => t >= x.from_ms && t <= x.to_ms)) continue;
     if (ctx.clientLate(t, t + s.duration_ms)) continue;
+    if (inEpisode && down.some((d) => d <= t && d >= t - life)) {
+      afterDown += 1;
+      continue;
+    }
     const p = inFlight.get(t);
     if (p === undefined) continue;
     // The deployment's count: each role's servers summed, the largest role (a PD request is in the decode from
@@ -112,7 +129,7 @@ function roundsOf(ep: Episode, w: Window, ctx: Context, reporting: readonly stri
     const hung = inEpisode ? p.hung + flying.filter((c) => c.status === 'hang').length - mine : 0;
     rounds.push({ run_ms: t, excess: all - held, hung: Math.max(0, hung), others: all - Math.max(0, hung), held, inEpisode });
   }
-  return rounds;
+  return { rounds, afterDown };
 }
 
 /** The fit of the excess on the hung count: its slope, its standard error widened for the rounds' correlation
@@ -186,14 +203,18 @@ export function heldSignal(ep: Episode, w: Window, ctx: Context): Signal {
     signal.facts.push(`whether the engine holds the hung requests: not judged (a prefill's gauges are read without its decode's, which holds every request from its prealloc on)`);
     return signal;
   }
-  const rounds = roundsOf(ep, w, ctx, reporting);
+  const { rounds, afterDown } = roundsOf(ep, w, ctx, reporting);
   const episode = rounds.filter((r) => r.inEpisode);
   const withHung = episode.filter((r) => r.hung >= 1);
-  if (withHung.length < 2) return signal;
+  const leftOut = afterDown === 0 ? '' : `; ${plural(afterDown, 'round')} left out, within a hung request's life of a moment the engine did not answer (a restarted engine forgets what it held)`;
+  if (withHung.length < 2) {
+    if (afterDown > 0) signal.facts.push(`whether the engine holds the hung requests: not judged${leftOut}`);
+    return signal;
+  }
   const fit = fitOf(rounds);
   const meanHung = withHung.reduce((a, r) => a + r.hung, 0) / withHung.length;
   const meanHeld = withHung.reduce((a, r) => a + r.held, 0) / withHung.length;
-  const counted = `over ${episode.length} scrape rounds of the episode (and ${rounds.length - episode.length} outside the trouble), the client had hung requests in flight at ${withHung.length} (${meanHung.toFixed(1)} on average) while the deployment's gauges held ${meanHeld.toFixed(1)} requests`;
+  const counted = `over ${episode.length} scrape rounds of the episode (and ${rounds.length - episode.length} outside the trouble), the client had hung requests in flight at ${withHung.length} (${meanHung.toFixed(1)} on average) while the deployment's gauges held ${meanHeld.toFixed(1)} requests${leftOut}`;
   if (fit === null) {
     signal.facts.push(`whether the engine holds the hung requests: ${counted}; too few independent rounds to measure it`);
     return signal;
