@@ -10,6 +10,7 @@ import type { Context, Window } from './context.js';
 import { explainedByLateness } from './client-signal.js';
 import type { Episode } from './episodes.js';
 import type { ScrapePoint } from './inputs.js';
+import { firstAtOrAfter } from './in-flight.js';
 import { creditedBits, creditedSe, tQuantile } from './stats.js';
 import { median, pct, plural } from './text.js';
 import { STRONG, vote, WEAK, type Signal } from './votes.js';
@@ -43,10 +44,12 @@ interface Round {
   inEpisode: boolean;
 }
 
-/** The held count of `target` nearest `ms` (within half a scrape gap), null when none was read then. */
+/** The held count of a server nearest `ms` (within half a scrape gap) among its scrapes (in time order), null
+ * when none was read then. */
 function heldNear(scrapes: readonly ScrapePoint[], ms: number, halfGapMs: number): number | null {
-  let best: ScrapePoint | null = null;
-  for (const s of scrapes) if (Math.abs(s.run_ms - ms) <= halfGapMs && (best === null || Math.abs(s.run_ms - ms) < Math.abs(best.run_ms - ms))) best = s;
+  const i = firstAtOrAfter(scrapes, ms, (s) => s.run_ms);
+  const near = [scrapes[i - 1], scrapes[i]].filter((s): s is ScrapePoint => s !== undefined && Math.abs(s.run_ms - ms) <= halfGapMs);
+  const best = near.sort((a, b) => Math.abs(a.run_ms - ms) - Math.abs(b.run_ms - ms))[0];
   return best?.held ?? null;
 }
 
@@ -87,7 +90,7 @@ function flowingShare(w: Window, ctx: Context): number {
 function unanswered(ctx: Context, reporting: readonly string[]): number[] {
   const scrapes = ctx.scrapes.filter((s) => !s.ok && reporting.includes(s.target)).map((s) => s.run_ms);
   const canaries = ctx.canaries.filter((c) => c.leg === 'direct' && (c.error_class === 'connection_refused' || c.error_class === 'connection_reset')).map((c) => c.run_ms);
-  return [...scrapes, ...canaries];
+  return [...scrapes, ...canaries].sort((a, b) => a - b);
 }
 
 /** The rounds of the episode and of the run outside every trouble (the excess's baseline), the client on time;
@@ -99,11 +102,14 @@ function roundsOf(ep: Episode, w: Window, ctx: Context, reporting: readonly stri
   const own = scrapes.get(reference)!;
   const halfGap = (median(own.slice(1).map((s, i) => s.run_ms - own[i]!.run_ms)) ?? 0) / 2;
   const inFlight = new Map((ctx.inFlight ?? []).map((p) => [p.run_ms, p]));
+  // Canaries in time order (the context sorts them), and the longest one's life: those in flight at a round
+  // started within it before.
   const canaries = ctx.canaries.filter((c) => !c.not_sent);
+  const longest = canaries.reduce((m, c) => Math.max(m, c.latency_ms), 0);
   // Hangs the client's own delay explains: in no one's hands but its own (an answer unread in its socket).
   const late = explainedByLateness(ep, ctx);
   // A hung request in flight at a round was sent at most the longest hang's life before it.
-  const life = Math.max(0, ...ep.hangs.map((h) => h.to_ms - h.from_ms));
+  const life = ep.hangs.reduce((m, h) => Math.max(m, h.to_ms - h.from_ms), 0);
   const down = unanswered(ctx, reporting);
   const rounds: Round[] = [];
   let afterDown = 0;
@@ -112,7 +118,9 @@ function roundsOf(ep: Episode, w: Window, ctx: Context, reporting: readonly stri
     const inEpisode = t >= w.from_ms && t <= w.to_ms;
     if (!inEpisode && ctx.troubled.some((x) => t >= x.from_ms && t <= x.to_ms)) continue;
     if (ctx.clientLate(t, t + s.duration_ms)) continue;
-    if (inEpisode && down.some((d) => d <= t && d >= t - life)) {
+    const next = firstAtOrAfter(down, t, (d) => d);
+    const lastDown = down[next] === t ? t : down[next - 1];
+    if (inEpisode && lastDown !== undefined && lastDown >= t - life) {
       afterDown += 1;
       continue;
     }
@@ -123,8 +131,13 @@ function roundsOf(ep: Episode, w: Window, ctx: Context, reporting: readonly stri
     const perRole = byRole.map((targets) => targets.map((x) => heldNear(scrapes.get(x)!, t, halfGap)));
     if (perRole.some((vals) => vals.some((v) => v === null))) continue;
     const held = Math.max(...perRole.map((vals) => vals.reduce((sum: number, v) => sum + v!, 0)));
-    const flying = canaries.filter((c) => c.run_ms < t && t < c.run_ms + c.latency_ms);
-    const mine = late.filter((h) => h.from_ms < t && t < h.to_ms).length;
+    const flying = canaries
+      .slice(
+        firstAtOrAfter(canaries, t - longest, (c) => c.run_ms),
+        firstAtOrAfter(canaries, t, (c) => c.run_ms),
+      )
+      .filter((c) => t < c.run_ms + c.latency_ms);
+    const mine = inEpisode ? late.filter((h) => h.from_ms < t && t < h.to_ms).length : 0;
     const all = p.all + flying.length - mine;
     const hung = inEpisode ? p.hung + flying.filter((c) => c.status === 'hang').length - mine : 0;
     rounds.push({ run_ms: t, excess: all - held, hung: Math.max(0, hung), others: all - Math.max(0, hung), held, inEpisode });
@@ -229,7 +242,7 @@ export function heldSignal(ep: Episode, w: Window, ctx: Context): Signal {
   // The most the deployment ever held: at it, more may wait in front of its gauges (an accept backlog, a server
   // short of HTTP threads) — a full engine, not a path that kept the requests from it. Judged over the rounds
   // with hung requests in flight: a path holding them keeps the engine below its most then.
-  const ceiling = Math.max(...rounds.map((r) => r.held));
+  const ceiling = rounds.reduce((m, r) => Math.max(m, r.held), -Infinity);
   const full = withHung.filter((r) => r.held >= ceiling).length;
   if (missing > 0 && flowing < FLOWING_SHARE) {
     signal.facts.push(

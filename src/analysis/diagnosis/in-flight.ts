@@ -14,17 +14,19 @@ export interface InFlightPoint {
 /** Scrape times kept (one per scrape, deduplicated): as many as the diagnosis keeps scrapes. */
 const MAX_TIMES = 200_000;
 
-/** The index of the first time in `times` (sorted) at or after `ms`. */
-function firstAtOrAfter(times: readonly number[], ms: number): number {
+/** The index of the first item of `items` (sorted by `at`) at or after `ms`. */
+export function firstAtOrAfter<T>(items: readonly T[], ms: number, at: (x: T) => number): number {
   let lo = 0;
-  let hi = times.length;
+  let hi = items.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (times[mid]! < ms) lo = mid + 1;
+    if (at(items[mid]!) < ms) lo = mid + 1;
     else hi = mid;
   }
   return lo;
 }
+
+const itself = (x: number): number => x;
 
 export class InFlightCounter {
   readonly #times: number[] = [];
@@ -35,7 +37,7 @@ export class InFlightCounter {
    * little late), so the insertion is near the end. */
   addScrape(runMs: number): void {
     if (this.#times.length >= MAX_TIMES) return;
-    const i = firstAtOrAfter(this.#times, runMs);
+    const i = firstAtOrAfter(this.#times, runMs, itself);
     if (this.#times[i] === runMs) return;
     this.#times.splice(i, 0, runMs);
     this.#all.splice(i, 0, 0);
@@ -44,7 +46,7 @@ export class InFlightCounter {
 
   /** A request in flight over (fromMs, toMs), hung from `hungFromMs` on (null: it did not hang). */
   addRequest(fromMs: number, toMs: number, hungFromMs: number | null): void {
-    for (let i = firstAtOrAfter(this.#times, fromMs); i < this.#times.length && this.#times[i]! < toMs; i += 1) {
+    for (let i = firstAtOrAfter(this.#times, fromMs, itself); i < this.#times.length && this.#times[i]! < toMs; i += 1) {
       if (this.#times[i] === fromMs) continue;
       this.#all[i] = this.#all[i]! + 1;
       if (hungFromMs !== null && this.#times[i]! > hungFromMs) this.#hung[i] = this.#hung[i]! + 1;
