@@ -255,7 +255,7 @@ test('an engine that did not answer (killed and started again) forgets what it h
   // Refused at 3 s: the rounds from 3 s to 4.5 s (the hangs live 1.5 s) are left out, the others weighed.
   const once = signal({ downAt: [3000] });
   assert.equal(once.votes[0]?.weight, 3);
-  assert.match(once.votes[0]!.text, /; 6 rounds left out, within a hung request's life of a moment the engine did not answer \(a restarted engine forgets what it held\)/);
+  assert.match(once.votes[0].text, /; 6 rounds left out, within a hung request's life of a moment the engine did not answer \(a restarted engine forgets what it held\)/);
   // Refused every second of the episode: no round left to judge, and nothing for the path.
   const restarts = signal({ downAt: Array.from({ length: 10 }, (_, k) => 1000 + k * 1000) });
   assert.equal(restarts.votes.length, 0);
