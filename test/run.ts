@@ -31,6 +31,7 @@ const SERIAL = new Set([
   'test/e2e/diagnosis-real.test.ts',
   'test/e2e/diagnosis-classes.test.ts',
   'test/e2e/diagnosis-stories.test.ts',
+  'test/e2e/diagnosis-class4.test.ts',
   'test/e2e/nginx.test.ts',
   'test/e2e/path-timeout.test.ts',
   'test/e2e/probe-path.test.ts',

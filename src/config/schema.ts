@@ -23,10 +23,16 @@ const httpUrl = () => z.url({ protocol: /^https?$/, error: 'must be an http:// o
 export const hopFaultSchema = z.discriminatedUnion('kind', [
   z.strictObject({
     /** Stall a reused client connection: after it has carried `after_requests` requests, the next ones on it
-     * are read but never forwarded nor answered (the response never starts). */
+     * (a seeded `ratio` of them) are read but never forwarded nor answered (the response never starts). */
     kind: z.literal('stall'),
     /** Requests a client connection is served normally before it stalls. @default 1 */
     after_requests: positiveInt().default(1),
+    /** Share of the requests past `after_requests` that stall, 0 to 1, chosen seeded per request (the others
+     * go through): a hop stalling some of the requests while the rest flow. Absent: every one, as before the
+     * share existed (a workload's parsed faults and the hop's `faults:` line unchanged). @default 1 */
+    ratio: z.number().min(0).max(1).optional(),
+    /** Seed of the choice, so the same requests stall run after run. @default 1 */
+    seed: int().min(0).optional(),
   }),
   z.strictObject({
     /** Stop forwarding a streamed response after `after_chunks` SSE events, keeping the socket open. */

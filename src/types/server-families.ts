@@ -134,6 +134,15 @@ export function baseName(name: string): string {
 export const RUNNING_GAUGES: ReadonlySet<string> = new Set(names((f) => f.running));
 export const QUEUE_GAUGES: ReadonlySet<string> = new Set(names((f) => f.queue));
 export const HANDOFF_GAUGES: ReadonlySet<string> = new Set(names((f) => f.handoff));
+/**
+ * Gauges that count the requests a server holds — running, waiting, or in a PD hand-off queue (names without
+ * prefix): their sum over one server's series is how many requests it has (SGLang `num_running_reqs` +
+ * `num_queue_reqs` + `num_grammar_queue_reqs` + its hand-off queues; llama-server `requests_processing` +
+ * `requests_deferred`; the PD router's `sgl_router_running_requests`). Summed within a server, never across
+ * the servers of a deployment: a PD request is held by the decode from its prealloc on and by the prefill until
+ * its KV is sent (counted twice in between), and a router counts what its workers hold.
+ */
+export const HELD_GAUGES: ReadonlySet<string> = new Set([...RUNNING_GAUGES, ...QUEUE_GAUGES, ...HANDOFF_GAUGES]);
 /** Gauges of the share of the KV cache in use, 0–1 (names without prefix). */
 export const KV_USAGE_GAUGES: ReadonlySet<string> = new Set(names((f) => f.kv));
 
@@ -182,9 +191,12 @@ export const KEY_GAUGES: readonly (readonly [string, string])[] = FAMILIES.flatM
 const PD_SIDES: ReadonlyMap<string, PdSide> = new Map(FAMILIES.flatMap((f) => f.handoff.map(([name, , side]) => [name, side] as const)));
 
 /** The PD server a series says it comes from: its `engine_type` label (SGLang's), else a hand-off queue only
- * that server has; null when it says neither (a single server, a router, another family). */
+ * that server has; null when it says neither, or another engine_type (a single server, a router, another family). */
 export function pdSideOf(name: string, labels: Readonly<Record<string, string>>): PdSide | null {
   const type = labels['engine_type'];
   if (type === 'prefill' || type === 'decode') return type;
+  // Another engine_type (SGLang's `unified`: one server doing both) says it is no PD server, whatever queue
+  // names it exposes (the embedded unified server shows a prefill's inflight queue).
+  if (type !== undefined) return null;
   return PD_SIDES.get(baseName(name)) ?? null;
 }

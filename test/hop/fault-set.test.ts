@@ -129,3 +129,18 @@ test('a body is filtered by the first fault that filters it: a held (buffer) bod
     ['buffer'],
   );
 });
+
+test('a stall with a ratio stalls a seeded share of the requests past after_requests, the same ones for the same seed; without one, every one', () => {
+  const taken = (faults: HopFaults, seqs: readonly number[]): number[] => seqs.filter((seq) => faults.verdict({ ...arrival(liveConn(null, {} as Socket), 2), seq }).action === 'taken');
+  const seqs = Array.from({ length: 400 }, (_, i) => i + 1);
+  const every = new HopFaults([{ kind: 'stall', after_requests: 1 }], { isClosed: () => false });
+  assert.equal(taken(every, seqs).length, 400, 'no ratio: every request past after_requests stalls, as before');
+  const share = (seed: number): number[] => taken(new HopFaults([{ kind: 'stall', after_requests: 1, ratio: 0.25, seed }], { isClosed: () => false }), seqs);
+  const a = share(3);
+  assert.ok(a.length > 70 && a.length < 130, `about a quarter stall: ${a.length} of 400`);
+  assert.deepEqual(share(3), a, 'the same seed, the same requests');
+  assert.notDeepEqual(share(4), a, 'another seed, other requests');
+  const first = new HopFaults([{ kind: 'stall', after_requests: 1, ratio: 1, seed: 3 }], { isClosed: () => false });
+  assert.equal(first.verdict(arrival(liveConn(null, {} as Socket), 1)).action, 'forward', 'the first request on a connection is served whatever the ratio');
+  assert.equal(taken(new HopFaults([{ kind: 'stall', after_requests: 1, ratio: 0, seed: 3 }], { isClosed: () => false }), seqs).length, 0, 'ratio 0: none');
+});

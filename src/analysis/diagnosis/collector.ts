@@ -25,6 +25,7 @@ import {
 import { tallyError, tallyHang } from './episodes.js';
 import { FailureKeeper, Reservoir, type KeepLimits } from './failure-keeper.js';
 import { IdleTally } from './idle-signal.js';
+import { InFlightCounter } from './in-flight.js';
 import { diagnose, MERGE_GAP_MS } from './judge.js';
 
 /**
@@ -129,6 +130,7 @@ export class DiagnosisCollector {
   readonly #probes: ProbeRead[] = [];
   readonly #idle = new IdleTally();
   readonly #completed: Reservoir<CompletedPoint>;
+  readonly #inFlight = new InFlightCounter();
 
   /**
    * @param loopback the agents' target is on this machine (null: unknown).
@@ -146,8 +148,13 @@ export class DiagnosisCollector {
   add(r: RequestRecord): void {
     this.#path ??= r.path;
     if (r.status === 'hang') {
-      this.#hangs.add(hangSpan(r));
-    } else if (r.status === 'error') {
+      const span = hangSpan(r);
+      this.#inFlight.addRequest(r.run_ms, r.run_ms + r.e2e_ms, span.from_ms);
+      this.#hangs.add(span);
+      return;
+    }
+    this.#inFlight.addRequest(r.run_ms, r.run_ms + r.e2e_ms, null);
+    if (r.status === 'error') {
       // The run's own stop is not a failure of anything it measures.
       if (r.error?.class === 'aborted') return;
       // An answer that arrived whole but was wrong in shape (cut by max_tokens inside a tool call, bad tool
@@ -171,7 +178,9 @@ export class DiagnosisCollector {
   }
 
   addScrape(e: ScrapeEvent): void {
-    if (this.#scrapes.length < MAX_SCRAPES) this.#scrapes.push(scrapePoint(e));
+    if (this.#scrapes.length >= MAX_SCRAPES) return;
+    this.#scrapes.push(scrapePoint(e));
+    this.#inFlight.addScrape(e.run_ms);
   }
 
   /** A probe's output: the engine's known log lines in it. */
@@ -241,6 +250,7 @@ export class DiagnosisCollector {
       probes: this.#probes,
       idleReuse: this.#idle,
       completed: this.#completed.items,
+      inFlight: this.#inFlight.points(),
     });
   }
 }

@@ -15,6 +15,7 @@ import {
   type ScrapePoint,
 } from './inputs.js';
 import type { KeptFailures } from './episodes.js';
+import type { InFlightPoint } from './in-flight.js';
 import { median } from './text.js';
 
 /** Share of an episode's scrapes with a request in a PD hand-off queue from which it was held there throughout
@@ -51,6 +52,8 @@ export interface DiagnosisInput {
   idleReuse?: IdleReuse | null;
   /** Completed requests, what they were and their TTFT: all of them, or a uniform sample of a long run. @default [] */
   completed?: readonly CompletedPoint[];
+  /** The client's requests in flight at each scrape time, and the hung ones among them. @default null (not known) */
+  inFlight?: readonly InFlightPoint[] | null;
 }
 
 /** A client sample window whose loop delay reached this is late: what the client measured then measures itself. */
@@ -85,6 +88,7 @@ export class Context {
   readonly activity: RequestActivity | null;
   readonly idleReuse: IdleReuse | null;
   readonly completed: readonly CompletedPoint[];
+  readonly inFlight: readonly InFlightPoint[] | null;
   /** Median gap between canaries of one leg (null: fewer than two). */
   readonly canaryIntervalMs: number | null;
   readonly targets: readonly string[];
@@ -113,6 +117,7 @@ export class Context {
     this.activity = input.activity ?? null;
     this.idleReuse = input.idleReuse ?? null;
     this.completed = input.completed ?? [];
+    this.inFlight = input.inFlight ?? null;
     this.path = input.path ?? input.hangs[0]?.path ?? input.errors?.[0]?.path ?? null;
     this.loopback = input.loopback ?? null;
     this.probes = [...(input.probes ?? [])].sort((a, b) => a.run_ms - b.run_ms);

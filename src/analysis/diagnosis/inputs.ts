@@ -1,6 +1,6 @@
 // What the diagnosis reads, as compact points: hung and failed requests, canaries, scrapes, the client's own
 // samples, and when work flowed. Pure shapes plus a few readers of records and events into them.
-import { ANSWER_TOKEN_COUNTERS, pdSideOf, QUEUE_GAUGES, RUNNING_GAUGES, type PdSide } from '../../types/index.js';
+import { ANSWER_TOKEN_COUNTERS, HELD_GAUGES, pdSideOf, QUEUE_GAUGES, RUNNING_GAUGES, type PdSide } from '../../types/index.js';
 import type { CanaryEvent, CanaryLeg, ClientSampleEvent, HangPhase, PathKind, RequestRecord, RequestStatus, ScrapeEvent } from '../../types/index.js';
 import { baseName, isHandoffQueue } from '../../monitor/index.js';
 
@@ -107,6 +107,9 @@ export interface ScrapePoint {
   /** Its answer-token counters, summed (ANSWER_TOKEN_COUNTERS): what it made, as answers finished. Absent or
    * null when it exposes none. */
   answered?: number | null;
+  /** The requests it holds: its HELD_GAUGES summed (running, waiting, hand-off). Absent or null when it exposes
+   * none of them: not reported, never 0. */
+  held?: number | null;
 }
 
 /** One client sample window. */
@@ -217,16 +220,18 @@ export function scrapePoint(e: ScrapeEvent): ScrapePoint {
   let handoff: number | null = null;
   let side: PdSide | null = null;
   let answered: number | null = null;
+  let held: number | null = null;
   for (const s of e.samples) {
     side ??= pdSideOf(s.name, s.labels);
     if (Number.isNaN(s.value)) continue;
     const base = baseName(s.name);
     if (ANSWER_TOKEN_COUNTERS.has(base)) answered = (answered ?? 0) + s.value;
+    if (HELD_GAUGES.has(base)) held = (held ?? 0) + s.value;
     if (QUEUE_GAUGES.has(base)) queue = (queue ?? 0) + s.value;
     else if (RUNNING_GAUGES.has(base)) running = (running ?? 0) + s.value;
     else if (isHandoffQueue(base)) handoff = (handoff ?? 0) + s.value;
   }
-  return { target: e.target, run_ms: e.run_ms, duration_ms: e.duration_ms, ok: e.ok, error: e.ok ? null : e.error, queue, running, handoff, side, answered };
+  return { target: e.target, run_ms: e.run_ms, duration_ms: e.duration_ms, ok: e.ok, error: e.ok ? null : e.error, queue, running, handoff, side, answered, held };
 }
 
 export function clientWindow(s: ClientSampleEvent): ClientWindow {

@@ -13,6 +13,7 @@ import { engineLogSignal } from './engine-log.js';
 import { engineSignal } from './engine-signal.js';
 import { episodeFacts, episodeSize, episodesOf, keptText, type Episode } from './episodes.js';
 import { failureSignal } from './failure-signal.js';
+import { heldSignal } from './held-signal.js';
 import { idleSignal } from './idle-signal.js';
 import { findPathTimeout, pathTimeoutSignal, type FoundTimeout } from './path-timeout.js';
 import { requestSignal } from './request-signal.js';
@@ -114,6 +115,8 @@ function judge(ep: Episode, ctx: Context, runCut: FoundTimeout | null): Diagnosi
   // A proxy's own error page is read against what the canaries, scrapes and log saw of the engine.
   const health = engineHealth([canaries, engine, log].flatMap((s) => s.votes));
   const signals = [failureSignal(ep, ctx.path, health), idleSignal(ep, ctx), deliverySignal(ep, w, ctx), requestSignal(ep, ctx), cut.signal, clientSignal(ep, ctx), canaries, engine, log];
+  // Whether the engine holds the hung requests at all: the client's own requests in flight against its gauges.
+  signals.push(heldSignal(ep, w, ctx));
   const weighed = weighCut(weighAlive(signals.flatMap((s) => s.votes)));
   // The engine's slowness behind a path that cut the requests: stated with the facts, not weighed.
   const contributing = weighed.filter((v) => v.contributing === true).map((v) => `contributing, not weighed (the path's timeout made the failures): ${v.text}`);
