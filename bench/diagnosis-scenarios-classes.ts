@@ -1,6 +1,7 @@
 // Fault-matrix scenarios of issue 41's classes of evidence that the other lists lacked: an engine slow for
 // everyone (the direct canaries slowed against their own past), a proxy's fault while the client's own loop
-// stalls for a second (its lateness a discount, not a veto), and a proxy that stops answering a connection once
+// stalls for a second (its lateness a discount, not a veto), a hop stalling a share of the requests with
+// canaries too sparse to compare (the engine does not hold the hung requests), and a proxy that stops answering a connection once
 // an answer on it went out, agents not thinking (a keep-alive closer: the story is the close, not an idle
 // timeout). The expected verdict is what the fault is, whatever the diagnosis says.
 import { findExecutable, spawnEngine, startCloser, startHaproxy, type EngineProc } from '../test/helpers/procs.js';
@@ -37,6 +38,18 @@ export const CLASSES: readonly Scenario[] = [
       const engine = await single(scope, { decode_step_ms: 100 });
       const client = stalledClient();
       return runInProcess(scope, { engine, via: '{kind: hop, faults: [{kind: buffer}]}', set: ['duration=6s'], acts: [[1500, () => client.stall(1200)]], clientSample: client.sample }, signal);
+    },
+  },
+  {
+    name: 'hop-stall-share-sparse-canaries',
+    family: 'proxy stall',
+    expected: ['proxy'],
+    fault:
+      "the built-in hop stalls a seeded quarter of the requests past each connection's first while the PD engine's queues rotate and work flows; one canary a leg in the run (nothing to compare the legs on)",
+    run: async (scope, signal) => {
+      const engine = await spawnEngine(scope.context(), { decode_step_ms: 5, output_tokens_min: 12, output_tokens_max: 20, stats_interval_steps: 0 });
+      const set = ['duration=8s', 'agents.count=6', 'monitor.canary_interval_s=30'];
+      return runInProcess(scope, { engine, via: '{kind: hop, faults: [{kind: stall, after_requests: 1, ratio: 0.25, seed: 3}]}', set }, signal);
     },
   },
   {

@@ -131,6 +131,23 @@ export const FOREIGN_ENGINE: readonly Scenario[] = [
     run: async (scope, signal) => runInProcess(scope, { engine: await llama(scope), via: '{kind: hop, faults: [{kind: stall, after_requests: 2}]}', ...onLlama({}) }, signal),
   },
   {
+    name: 'llama-hop-stall-share',
+    family: 'proxy stall',
+    needs: foreignEngineMissing,
+    expected: ['proxy'],
+    fault: "the built-in hop stalls a seeded quarter of the requests past each connection's first, llama-server healthy, one canary a leg in the run (nothing to compare the legs on)",
+    run: async (scope, signal) =>
+      runInProcess(
+        scope,
+        {
+          engine: await llama(scope),
+          via: '{kind: hop, faults: [{kind: stall, after_requests: 1, ratio: 0.25, seed: 3}]}',
+          ...onLlama({ set: ['duration=8s', 'agents.count=6', 'monitor.canary_interval_s=30'] }),
+        },
+        signal,
+      ),
+  },
+  {
     name: 'llama-hop-latency',
     family: 'proxy latency',
     needs: foreignEngineMissing,
