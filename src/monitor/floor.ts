@@ -31,7 +31,11 @@ export function heldFloor(s: GaugeSeries, client: ClientActivity, pinMs: number,
     const candidates = matching(r, client.held, pinMs, toleranceMs);
     const long = heldMs(r, s) >= pinMs;
     const outlived = handoff && r.returns >= 1 ? candidates.filter((h) => h.endMs <= (r.toMs ?? s.lastMs) + toleranceMs) : [];
-    return { r, long, requests: long ? candidates : outlived };
+    const requests = long ? candidates : outlived;
+    // More failures within reach of one step than the step's height is load, not one stuck request: judged on
+    // every failure in reach, before each is tied to the one step it caused (a backlog's many hung requests,
+    // spread over its steps, would otherwise each look like a step's own).
+    return { r, long, requests, load: requests.length > r.level };
   });
   // A request is the step it caused, not every step within reach of its send: the load stepping the floor
   // higher later on (a level above it held a while) is not when it went in.
@@ -45,8 +49,7 @@ export function heldFloor(s: GaugeSeries, client: ClientActivity, pinMs: number,
     ]),
   );
   for (const j of judged) j.requests = j.requests.filter((h) => caused.get(h) === j.r);
-  // More failures matching one step than the step's height is load, not one stuck request.
-  const matched = judged.filter((j) => j.requests.length > 0 && j.requests.length <= j.r.level);
+  const matched = judged.filter((j) => !j.load && j.requests.length > 0 && j.requests.length <= j.r.level);
   const pool = matched.length > 0 ? matched : judged.filter((j) => j.long).map((j) => ({ ...j, requests: [] as HeldRequest[] }));
   const best = pool.sort((a, b) => b.r.level - a.r.level || heldMs(b.r, s) - heldMs(a.r, s))[0];
   if (best === undefined) return null;

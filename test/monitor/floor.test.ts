@@ -123,4 +123,13 @@ describe('queue floors', () => {
     );
     assert.match(v.evidence[0]!, /floor stepped up from 0 to 1: never below 1 since 5\.0 s/);
   });
+  it('a backlog: a dozen hung requests spread over the floor steps of a queue the load fills is load, never one pinned request, whichever step each first met', () => {
+    // The floor rises 0 → 3 at 2 s and 3 → 4 at 4 s, held to the end, rotating one above it; twelve requests
+    // sent from 1.8 s to 6.2 s hang there. Tied each to the first step seen from its send on, no step holds more
+    // than its height of them — but within reach of each step are more failures than its height: a backlog.
+    const backlog = (ms: number): number => (ms < 2000 ? 0 : (ms < 4000 ? 3 : 4) + (ms % 1000 < 200 ? 1 : 0));
+    const hung = Array.from({ length: 12 }, (_, k) => firstTokenHang(1800 + 400 * k, 30_000));
+    const v = verdictOf(gaugeVerdicts(scrapes(60, backlog), [...flowing(0, 60_000), ...hung], { pinAfterS: 30 }));
+    assert.notEqual(v.verdict, 'pinned_under_load', JSON.stringify(v.floor));
+  });
 });
