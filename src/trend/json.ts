@@ -68,36 +68,26 @@ export interface TrendJson {
 const pct = (change: number | null): number | null => (change === null ? null : Math.round(change * 1e4) / 100);
 const p = (v: number): number => Math.round(v * 1e5) / 1e5;
 
-function changeOf(trend: Trend, figure: string, c: FigureChange): TrendJsonChange {
+/** What a change point and a suspected step both say (TrendJsonStep) from either. */
+function stepOf(trend: Trend, figure: string, x: FigureChange | Suspected): TrendJsonStep {
   return {
     figure,
-    run: runName({ ...c.run, dir: null }, trend.nameBy),
-    run_id: c.run.runId,
-    run_number: c.index + 1,
-    started_at: c.run.startedAt,
-    change_pct: pct(c.change),
-    before: c.before,
-    after: c.after,
-    p_value: p(c.pValue),
-    worse: c.kind === 'regression',
-    recent: c.index >= trend.runs.length - trend.recentRuns,
-    test: c.test,
+    run: runName({ ...x.run, dir: null }, trend.nameBy),
+    run_id: x.run.runId,
+    run_number: x.index + 1,
+    started_at: x.run.startedAt,
+    change_pct: pct(x.change),
+    p_value: p(x.pValue),
+    worse: x.kind === 'regression',
   };
 }
 
+function changeOf(trend: Trend, figure: string, c: FigureChange): TrendJsonChange {
+  return { ...stepOf(trend, figure, c), before: c.before, after: c.after, recent: c.index >= trend.runs.length - trend.recentRuns, test: c.test };
+}
+
 function suspectedOf(trend: Trend, figure: string, s: Suspected): TrendJsonSuspected {
-  return {
-    figure,
-    run: runName({ ...s.run, dir: null }, trend.nameBy),
-    run_id: s.run.runId,
-    run_number: s.index + 1,
-    started_at: s.run.startedAt,
-    change_pct: pct(s.change),
-    level: s.level,
-    value: s.value,
-    p_value: p(s.pValue),
-    worse: s.kind === 'regression',
-  };
+  return { ...stepOf(trend, figure, s), level: s.level, value: s.value };
 }
 
 /** The JSON of the trends of one file's workloads. */
