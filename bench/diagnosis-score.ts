@@ -1,6 +1,7 @@
 // The fault matrix's scores beyond top-1: the reliability table (calls binned by confidence: how often each
 // bin was right) and the leave-one-family-out score of the one thing fitted to the matrix, the confidence's
 // temperature — each family's calls scored with the temperature fitted on the other families' runs.
+import { wilson } from '../src/analysis/index.js';
 import { printTable } from './lib.js';
 
 /** One run of a scenario, as the score needs it. */
@@ -44,16 +45,6 @@ export function reliability(runs: readonly ScoredRun[]): Bin[] {
       meanConfidence: inBin.length === 0 ? 0 : inBin.reduce((s, r) => s + r.confidence, 0) / inBin.length,
     };
   });
-}
-
-/** The 95% Wilson score interval of a hit rate of `right` in `count`. */
-export function wilson(right: number, count: number): { low: number; high: number } {
-  const z = 1.96;
-  const p = right / count;
-  const denominator = 1 + (z * z) / count;
-  const centre = (p + (z * z) / (2 * count)) / denominator;
-  const half = (z * Math.sqrt((p * (1 - p)) / count + (z * z) / (4 * count * count))) / denominator;
-  return { low: Math.max(0, centre - half), high: Math.min(1, centre + half) };
 }
 
 /** Bins with at least `minCount` calls whose mean confidence lies more than `points` outside their hit rate's

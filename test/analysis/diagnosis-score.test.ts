@@ -2,7 +2,8 @@
 // drift, and the temperature fitted with each family held out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { drifted, leaveOneFamilyOut, reliability, wilson, type ScoredRun } from '../../bench/diagnosis-score.js';
+import { wilson } from '../../src/analysis/index.js';
+import { drifted, leaveOneFamilyOut, reliability, type ScoredRun } from '../../bench/diagnosis-score.js';
 
 const run = (family: string, right: boolean, confidence: number | null, verdict = 'proxy', scores?: Record<string, number>): ScoredRun => ({
   family,
