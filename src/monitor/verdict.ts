@@ -7,7 +7,7 @@ import { baseName, type GaugeFloor, type GaugeFlow, type GaugeVerdict, type Gaug
 import { ClientActivity, flowCounter, GaugeStore, labelKey, type CounterTrack, type GaugeSeries, type Stretch, type TargetTrack } from './series.js';
 import { heldFloor, isQueueGauge } from './floor.js';
 import { isRatioGauge } from './select.js';
-import { round3 } from '../util/index.js';
+import { partitionPoint, round3 } from '../util/index.js';
 
 export interface VerdictOptions {
   /** Non-zero and unchanged this long with no flow is a pin; a shorter steady stretch tells nothing. */
@@ -324,14 +324,7 @@ function downSentences(s: GaugeSeries, down: readonly TargetDown[]): string[] {
 }
 
 function firstAbove(sorted: readonly number[], x: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (sorted[mid]! <= x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+  return partitionPoint(sorted, (v) => v <= x);
 }
 
 function seconds(ms: number): number {

@@ -13,7 +13,7 @@
 // own ρ from a step (the estimate from so few is biased low by the wander it should measure), so ρ is the most
 // drift the trend must stay quiet under, not an estimate: valid for any wander up to it, at the cost of power
 // on nights that do not wander (docs/history.md gives both).
-import { Rng } from '../util/index.js';
+import { partitionPoint, Rng } from '../util/index.js';
 import { ar1 } from './ar1.js';
 
 export interface EDivisiveOptions {
@@ -135,13 +135,7 @@ function surrogatePValue(segment: readonly number[], q: number, minSize: number,
   const observed = q / scale;
   const null_ = surrogateStatistics(segment.length, rho, minSize, count, seed);
   // Sorted: the first index at or above `observed`, by bisection.
-  let lo = 0;
-  let hi = null_.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (null_[mid]! < observed) lo = mid + 1;
-    else hi = mid;
-  }
+  const lo = partitionPoint(null_, (v) => v < observed);
   return (null_.length - lo + 1) / (count + 1);
 }
 

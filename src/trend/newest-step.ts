@@ -16,7 +16,7 @@
 // worst-drift E-divisive found 11-32%; A/A alerts on the newest nights 0.9-1.2%. Issue 43's 90% for
 // independent nights is not reached: a test that stays quiet on nights drifting at ρ 0.6 pays for it on
 // nights that do not (docs/history.md measures how much).
-import { Rng } from '../util/index.js';
+import { partitionPoint, Rng } from '../util/index.js';
 import { ar1 } from './ar1.js';
 
 const mean = (xs: readonly number[]): number => xs.reduce((s, v) => s + v, 0) / xs.length;
@@ -140,13 +140,7 @@ function nullOf(baseline: number, newest: number, drift: number): Float64Array[]
 function pValueOf(s: number, baseline: number, newest: number, drift: number): number {
   let p = 0;
   for (const sorted of nullOf(baseline, newest, drift)) {
-    let lo = 0;
-    let hi = sorted.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (sorted[mid]! < Math.abs(s)) lo = mid + 1;
-      else hi = mid;
-    }
+    const lo = partitionPoint(sorted, (v) => v < Math.abs(s));
     // The null is symmetric: each surrogate S stands for S and −S, 2N draws of which those at least as far out
     // as |s| on s's side are the surrogates with |S| ≥ |s|.
     p = Math.max(p, (sorted.length - lo + 1) / (2 * sorted.length + 1));

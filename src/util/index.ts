@@ -12,3 +12,4 @@ export { parseDurationMs } from './duration.js';
 export { traceLink } from './trace-url.js';
 export { ProtoWriter, VARINT, FIXED64, BYTES } from './protobuf-writer.js';
 export { nextTraceIds, traceparent, parseTraceparent, TRACEPARENT_HEADER, type TraceIds } from './trace-context.js';
+export { partitionPoint } from './search.js';

@@ -17,6 +17,7 @@ import {
 import type { KeptFailures } from './episodes.js';
 import type { InFlightPoint } from './in-flight.js';
 import { median } from './text.js';
+import { partitionPoint } from '../../util/index.js';
 
 /** Share of an episode's scrapes with a request in a PD hand-off queue from which it was held there throughout
  * (the first scrapes of an episode may still show the load that went before it). */
@@ -168,13 +169,7 @@ export class Context {
   /** Whether the client's event loop was late (≥ CLIENT_LATE_MS) at some point of [from, to]. */
   clientLate(fromMs: number, toMs: number): boolean {
     // The last late window starting by `toMs`; any of it or those before overlaps when one ends at `fromMs` or later.
-    let lo = 0;
-    let hi = this.#late.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.#late[mid]!.from_ms <= toMs) lo = mid + 1;
-      else hi = mid;
-    }
+    const lo = partitionPoint(this.#late, (c) => c.from_ms <= toMs);
     return lo > 0 && this.#lateMaxTo[lo - 1]! >= fromMs;
   }
 

@@ -4,6 +4,8 @@
 // the scrapes its life spans when its record arrives (at its end, so every scrape that started before it is
 // known, but for one still under way then: a request ending while a scrape reads is the scrape's to miss).
 
+import { partitionPoint } from '../../util/index.js';
+
 /** The client's requests in flight at one scrape time: all of them, and the hung ones (from when they got stuck). */
 export interface InFlightPoint {
   run_ms: number;
@@ -16,14 +18,7 @@ const MAX_TIMES = 200_000;
 
 /** The index of the first item of `items` (sorted by `at`) at or after `ms`. */
 export function firstAtOrAfter<T>(items: readonly T[], ms: number, at: (x: T) => number): number {
-  let lo = 0;
-  let hi = items.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (at(items[mid]!) < ms) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+  return partitionPoint(items, (x) => at(x) < ms);
 }
 
 const itself = (x: number): number => x;

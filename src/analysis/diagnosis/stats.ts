@@ -1,5 +1,6 @@
 // The small statistics the diagnosis needs to compare two canary legs: Fisher's exact test on a 2×2 table
 // and the Wilson score interval of a proportion. Pure and exact (log-factorials summed, no approximation).
+import { partitionPoint } from '../../util/index.js';
 
 const logFactorials: number[] = [0];
 
@@ -103,21 +104,9 @@ export function mannWhitney(a: readonly number[], b: readonly number[]): { auc: 
   let u = 0;
   for (const x of a) {
     // Values of b below x, and equal to it: two binary searches.
-    let lo = 0;
-    let hi = sorted.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (sorted[mid]! < x) lo = mid + 1;
-      else hi = mid;
-    }
-    const below = lo;
-    hi = sorted.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (sorted[mid]! <= x) lo = mid + 1;
-      else hi = mid;
-    }
-    u += below + (lo - below) / 2;
+    const below = partitionPoint(sorted, (v) => v < x);
+    const upTo = partitionPoint(sorted, (v) => v <= x);
+    u += below + (upTo - below) / 2;
   }
   const z = (u - (n1 * n2) / 2) / Math.sqrt((n1 * n2 * (n1 + n2 + 1)) / 12);
   return { auc: u / (n1 * n2), z };
