@@ -15,6 +15,7 @@ export { evaluateThresholds, DEFAULT_THRESHOLDS, type ThresholdLimits, type Thre
 export {
   diagnose,
   answererOf,
+  bitsText,
   fisherGreater,
   wilson,
   describePathTimeout,

@@ -3,7 +3,7 @@
 // a starved host called `client`, a slow engine called `unknown`. Plus the statistics it rests on.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { answererOf, diagnose, fisherGreater, wilson, type DiagnosisInput } from '../../src/analysis/index.js';
+import { answererOf, bitsText, diagnose, fisherGreater, wilson, type DiagnosisInput } from '../../src/analysis/index.js';
 import type { Diagnosis } from '../../src/types/index.js';
 import { probeRead } from '../../src/analysis/diagnosis/engine-log.js';
 import { activity, canaries, client, error, flow, hang, inside, pinnedGauge, scrapes, steadyRequests, type Span } from './diagnosis-fixtures.js';
@@ -292,6 +292,14 @@ test("errors and hangs make separate episodes, each judged, and the run's call i
     ],
   );
   assert.match(d.evidence[0]!, /^2 episodes: hangs 10\.0–16\.0 s: engine \(confidence 0\.\d+\), \d+ requests; errors 12\.0–15\.9 s: engine/);
+});
+
+test('bits are written with one decimal, and a vote under 0.05 bits with its one significant digit, never as 0.0', () => {
+  assert.equal(bitsText(1.26, 0.31), '1.3 ± 0.3 bits');
+  assert.equal(bitsText(0.003), '0.003 bits');
+  assert.equal(bitsText(0.003, 0.0004), '0.003 ± 0.0004 bits');
+  assert.equal(bitsText(0.05), '0.1 bits');
+  assert.equal(bitsText(0), '0.0 bits');
 });
 
 test("Fisher's exact test and the Wilson interval give the textbook figures", () => {

@@ -92,14 +92,14 @@ test(`one request pinned in the inflight queue of an engine running as its own p
     // pinned under load (1 run in 3 said insufficient).
     const engine = await spawnEngine(t, { ...ENGINE, kv_transfer_ms: 40, faults: [{ kind: 'inflight_pin', from_round: 4, times: 1 }] });
     const proxy = await startNginx(t, nginx, engine.port, { buffering: false });
-    // 6 s, not 4: the pinned transfer outlives its client, so the floor holds from round 4 to the run's end, and
-    // on a loaded machine round 4 came late (rounds of ~330 ms beside a stress run; in one CI run so late that
-    // the floor was one sample: `rotating`, 11 dips, no floor). 8 s since the full suite met it late again twice
-    // (`rotating`, 21-23 dips, the last sample 1: the pin had just begun). The likely cause of those: the fault
-    // picks its request on arrival (and spends `times: 1` then); a client giving up at the tight 1 s first-token
-    // deadline while that request still waited for its bootstrap or prefill cancelled it before the inflight
-    // queue — one hang, no pin. A first-token deadline of 3 s lets it reach the queue on a loaded machine.
-    const { summary } = await run(t, engine, proxy.url, [], ['duration=8s', 'watchdog.first_token_ms=3000']);
+    // 8 s, not 4: the pinned transfer outlives its client, so the floor holds from round 4 to the run's end, and
+    // on a loaded machine round 4 came late. A first-token deadline of 3 s, so a loaded machine's slow prefill
+    // never takes the pinned request out before it reaches the inflight queue. Agents thinking 300 ms, not 50:
+    // a step is a step only from a level seen below it, and a request sent more than a second after the
+    // floor's step is not the step's. With four agents in step at 50 ms, a loaded machine's queue held ≥ 1 from
+    // the run's start or from over a second before the send — `rotating`, 20-25 dips, the last sample 1, in
+    // several full suites (diagnosis-stories.test.ts caught it with the samples: 6, 4, 2, 1, then the pin).
+    const { summary } = await run(t, engine, proxy.url, [], ['duration=8s', 'watchdog.first_token_ms=3000', 'agents.think_time_ms=300']);
     assert.equal(summary.totals.hangs, 1, `repeat ${i}: the pinned request hung: ${why(summary)}`);
     const inflight = summary.gauges.find((g) => g.target === 'prefill' && g.name === 'sglang:num_prefill_inflight_queue_reqs');
     assert.equal(inflight?.verdict, 'pinned_under_load', `repeat ${i}: ${JSON.stringify(inflight)}`);
@@ -164,13 +164,17 @@ test(`an engine killed (SIGKILL) and started again on its port behind HAProxy is
 test(`an engine saturated by slow prefills (completions go on, queue up, TTFT past the deadline for some) is engine_overloaded, ${TIMES}`, async (t) => {
   const haproxy = requireTool(t, 'haproxy', 'apt-get install haproxy');
   if (haproxy === null) return;
-  // Two requests at a time, slow prefills: eight agents and the canaries queue behind them.
-  const engine = await spawnEngine(t, { ...ENGINE, max_running_requests: 2, prefill_ms_per_1k_tokens: 1800 });
-  const proxy = await startHaproxy(t, haproxy, engine.port);
   for (let i = 0; i < REPEATS; i += 1) {
+    // Two requests at a time, slow prefills: eight agents and the canaries queue behind them. A fresh engine
+    // each time: one kept over the repeats met the same seeded prompts again, in its prefix cache, and its sixth
+    // run (beside 4 busy loops) had nothing hang (0 hangs in 69 requests); fresh ones, 6 of 6.
+    const engine = await spawnEngine(t, { ...ENGINE, max_running_requests: 2, prefill_ms_per_1k_tokens: 1800 });
+    const proxy = await startHaproxy(t, haproxy, engine.port);
     const { summary } = await run(t, engine, proxy.url, [], ['agents.count=8', 'agents.think_time_ms=20']);
     assert.ok(summary.totals.ok > 0 && summary.totals.hangs > 0, `repeat ${i}: some complete, some hang: ${JSON.stringify(summary.totals)}`);
     assert.equal(summary.diagnosis.verdict, 'engine_overloaded', `repeat ${i}: ${why(summary)}`);
+    await proxy.stop();
+    await engine.stop();
   }
 });
 

@@ -78,16 +78,24 @@ test(`one request pinned in the inflight queue behind nginx while the others rot
     // KV transfers of 40 ms so the scrapes see the others above the pinned one.
     const engine = await spawnEngine(t, { ...ENGINE, kv_transfer_ms: 40, faults: [{ kind: 'inflight_pin', from_round: 4, times: 1 }] });
     const proxy = await startNginx(t, nginx, engine.port, { buffering: false });
-    // A first-token deadline of 3 s, not the real-parts 1 s: the fault picks its request as it arrives, and a
-    // client that gives up while that request still waits for its prefill takes it out of the waiting queue
-    // before it ever reaches the inflight queue (the pin spent, no floor; a loaded machine's prefill can take
-    // a second).
-    const { summary, records, scrapes } = await run(t, engine, { url: proxy.url, ca: null }, ['duration=8s', 'watchdog.first_token_ms=3000']);
+    // A first-token deadline of 3 s, not the real-parts 1 s, so a loaded machine's slow prefill never takes the
+    // pinned request out before it reaches the inflight queue. Agents thinking 300 ms, not 50: a step is a step
+    // only from a level seen below it, and a request sent more than a second after the floor's step is not the
+    // step's (load holding the queue for seconds is the incident's steady 1, not a pin). With four agents in step
+    // at 50 ms, a loaded machine's queue held ≥ 1 from the start (6, 4, 2, 1, then the pin) or from 1.2 s
+    // before the send: no step to name, `rotating`, in 1 run in 6 beside 5 busy loops and once in CI. At 300 ms
+    // the queue is seen empty in most scrapes before the pin (4-6 of 7), and 10 of 10 beside 5 busy loops.
+    const { summary, records, scrapes } = await run(t, engine, { url: proxy.url, ca: null }, ['duration=8s', 'watchdog.first_token_ms=3000', 'agents.think_time_ms=300']);
     const hung = records.filter((r) => r.status === 'hang');
     assert.equal(hung.length, 1, `repeat ${i}: the pinned request hung: ${why(summary)}`);
     const sentMs = hung[0]!.run_ms;
     const inflight = summary.gauges.find((g) => g.target === 'prefill' && g.name === INFLIGHT);
-    assert.equal(inflight?.verdict, 'pinned_under_load', `repeat ${i}: ${JSON.stringify(inflight)}`);
+    const before = inflightSamples(scrapes).filter((x) => x.ms < sentMs + 1000);
+    assert.equal(
+      inflight?.verdict,
+      'pinned_under_load',
+      `repeat ${i}: sent at ${sentMs} ms, the queue until a second after: ${before.map((x) => `${x.ms}:${x.value}`).join(' ')}; ${JSON.stringify(inflight)}`,
+    );
     const floor = inflight.floor!;
     // The step the hung request made: the first scrape after its send from which the queue never went below
     // the floor's level again (the run's end, or the floor's own end). When the load already held the queue

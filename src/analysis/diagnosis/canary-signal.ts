@@ -5,7 +5,7 @@
 import type { CanaryComparison, CanaryLegFigures } from '../../types/index.js';
 import type { Context, Window } from './context.js';
 import type { CanaryPoint } from './inputs.js';
-import { creditedBits, creditedSe, fisherGreater, tQuantile, welch, wilson, type Effect } from './stats.js';
+import { bitsText, creditedBits, creditedSe, fisherGreater, tQuantile, welch, wilson, type Effect } from './stats.js';
 import { dur, median, pValue, s1, tally } from './text.js';
 import { aliveVote, MEDIUM, STRONG, WEAK, vote, type Signal } from './votes.js';
 import { round3 } from '../../util/index.js';
@@ -169,7 +169,7 @@ function latencyVotes(w: Window, ctx: Context, usable: readonly CanaryPoint[], s
     signal.votes.push({
       ...vote(
         direct.bits,
-        `direct canaries (skipping the proxy) took ${medianMs(dNow)} over the episode against ${medianMs(dBase)} before it (${direct.factor.toFixed(1)}× on the log-latency mean; Welch t, ${direct.bits.toFixed(1)} ± ${direct.se.toFixed(1)} bits): the engine was slow for every request, through the proxy or not`,
+        `direct canaries (skipping the proxy) took ${medianMs(dNow)} over the episode against ${medianMs(dBase)} before it (${direct.factor.toFixed(1)}× on the log-latency mean; Welch t, ${bitsText(direct.bits, direct.se)}): the engine was slow for every request, through the proxy or not`,
         ['engine', 'engine_overloaded'],
         ['proxy'],
       ),
@@ -182,7 +182,7 @@ function latencyVotes(w: Window, ctx: Context, usable: readonly CanaryPoint[], s
     signal.votes.push({
       ...vote(
         proxied.bits,
-        `proxied canaries took ${medianMs(pNow)} over the episode, direct ones ${medianMs(dNow)}${beforeText} (the proxied leg ${proxied.factor.toFixed(1)}× slower than ${offset === null ? 'the direct one, with no canaries before the episode to give its usual margin' : 'its usual margin'}; Welch t on log latency, ${proxied.bits.toFixed(1)} ± ${proxied.se.toFixed(1)} bits): the proxy (or its side of the path) slowed small requests${clean ? ` that the engine answered straight in ${medianMs(dNow)}` : ' beyond what the engine did'}`,
+        `proxied canaries took ${medianMs(pNow)} over the episode, direct ones ${medianMs(dNow)}${beforeText} (the proxied leg ${proxied.factor.toFixed(1)}× slower than ${offset === null ? 'the direct one, with no canaries before the episode to give its usual margin' : 'its usual margin'}; Welch t on log latency, ${bitsText(proxied.bits, proxied.se)}): the proxy (or its side of the path) slowed small requests${clean ? ` that the engine answered straight in ${medianMs(dNow)}` : ' beyond what the engine did'}`,
         ['proxy'],
         clean ? ['engine', 'engine_overloaded'] : [],
       ),

@@ -11,7 +11,7 @@ import { explainedByLateness } from './client-signal.js';
 import type { Episode } from './episodes.js';
 import type { ScrapePoint } from './inputs.js';
 import { firstAtOrAfter } from './in-flight.js';
-import { creditedBits, creditedSe, tQuantile } from './stats.js';
+import { bitsText, creditedBits, creditedSe, tQuantile } from './stats.js';
 import { median, pct, plural } from './text.js';
 import { STRONG, vote, WEAK, type Signal } from './votes.js';
 
@@ -255,7 +255,7 @@ export function heldSignal(ep: Episode, w: Window, ctx: Context): Signal {
   } else if (missing > 0) {
     const bits = missing * share;
     const se = creditedSe((fit.slope - HALF) / fit.se, tCrit, STRONG) * share;
-    const text = `the engine does not hold the hung requests: ${counted}; ${measured}, while work flowed (${pct(flowing)} of the episode): they were stuck in front of it, or their answers after it (${bits.toFixed(1)} ± ${se.toFixed(1)} bits${discount})`;
+    const text = `the engine does not hold the hung requests: ${counted}; ${measured}, while work flowed (${pct(flowing)} of the episode): they were stuck in front of it, or their answers after it (${bitsText(bits, se)}${discount})`;
     if (ctx.path !== 'direct') signal.votes.push({ ...vote(bits, `${text} — on the path`, ['proxy'], ['engine', 'engine_overloaded']), se });
     else if (ctx.loopback === true)
       signal.facts.push(`${text} — straight to this machine, nothing lies between: the engine's own front (its HTTP server, its tokenizer) before its gauges, or the client`);
@@ -265,7 +265,7 @@ export function heldSignal(ep: Episode, w: Window, ctx: Context): Signal {
   const held = creditedBits((HALF - fit.slope) / fit.se, tCrit, WEAK) * share;
   if (held > 0) {
     const se = creditedSe((HALF - fit.slope) / fit.se, tCrit, WEAK) * share;
-    signal.votes.push({ ...vote(held, `the engine holds the hung requests: ${counted}; ${measured} (${held.toFixed(1)} ± ${se.toFixed(1)} bits${discount})`, ['engine', 'engine_overloaded']), se });
+    signal.votes.push({ ...vote(held, `the engine holds the hung requests: ${counted}; ${measured} (${bitsText(held, se)}${discount})`, ['engine', 'engine_overloaded']), se });
   } else if (missing === 0) {
     signal.facts.push(`whether the engine holds the hung requests: ${counted}; ${measured}: too uncertain to say`);
   }

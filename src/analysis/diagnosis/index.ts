@@ -4,6 +4,6 @@ export { diagnose } from './judge.js';
 export { DiagnosisCollector } from './collector.js';
 export { type DiagnosisInput } from './context.js';
 export { answererOf, type HangSpan, type ErrorSpan, type CanaryPoint, type ScrapePoint, type ClientWindow, type FlowTrack, type RequestActivity } from './inputs.js';
-export { fisherGreater, wilson } from './stats.js';
+export { bitsText, fisherGreater, wilson } from './stats.js';
 export { describePathTimeout, findPathTimeout } from './path-timeout.js';
 export { withEngineTraceFacts, type EngineTraceEnd, type HungTrace } from './engine-trace.js';

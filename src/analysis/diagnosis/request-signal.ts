@@ -6,7 +6,7 @@
 import type { Context } from './context.js';
 import type { Episode } from './episodes.js';
 import type { CompletedPoint, RequestFeatures } from './inputs.js';
-import { creditedBits, creditedSe, mannWhitney, normalQuantile, tQuantile } from './stats.js';
+import { bitsText, creditedBits, creditedSe, mannWhitney, normalQuantile, tQuantile } from './stats.js';
 import { dur, median, pValue } from './text.js';
 import { STRONG, vote, type Signal, type Vote } from './votes.js';
 
@@ -151,7 +151,7 @@ function slowForLong(ep: Episode, ctx: Context, best: Separation, crit: number, 
   const why = `it is slow on the failed requests' kind: ${best.feature.name} ${Math.round(size)}, where its TTFT trend reaches the deadline`;
   return [
     {
-      ...vote(bits, `${separation}; ${trend}: the engine was slow for long prompts, however fast its small canaries (${bits.toFixed(1)} bits, the weaker of the two tests)`, ['engine']),
+      ...vote(bits, `${separation}; ${trend}: the engine was slow for long prompts, however fast its small canaries (${bitsText(bits)}, the weaker of the two tests)`, ['engine']),
       se: Math.abs(best.z) - crit < zSlope - tCrit ? creditedSe(Math.abs(best.z), crit, STRONG) : creditedSe(zSlope, tCrit, STRONG),
       selective: why,
     },

@@ -126,3 +126,10 @@ export function creditedBits(z: number, zCrit: number, capBits: number): number 
 export function creditedSe(z: number, zCrit: number, capBits: number): number {
   return (creditedBits(z + 1, zCrit, capBits) - creditedBits(z - 1, zCrit, capBits)) / 2;
 }
+
+/** Bits as a sentence writes them: one decimal, or one significant digit below 0.05 (a vote of 0.003 bits is
+ * not "0.0 bits"); with its standard error when given. */
+export function bitsText(bits: number, se?: number): string {
+  const one = (x: number): string => (x === 0 || Math.abs(x) >= 0.05 ? x.toFixed(1) : x.toPrecision(1));
+  return se === undefined ? `${one(bits)} bits` : `${one(bits)} ± ${one(se)} bits`;
+}
