@@ -1,4 +1,4 @@
-// `npm run bench -- diagnosis [--quick] [--runs N] [--only SUBSTRING] [--out FILE] [--check] [--report FILE]`:
+// `npm run bench -- diagnosis [--quick] [--probe] [--runs N] [--only SUBSTRING] [--out FILE] [--check] [--report FILE]`:
 // the diagnosis scored on real parts.
 // Every scenario of bench/diagnosis-scenarios.ts runs N times (3; `--quick`: 1), each bounded by a time limit,
 // everything it started stopped when it ends; the verdicts go to bench/diagnosis-matrix.json and the terminal
@@ -18,6 +18,7 @@ import { ROOT } from '../test/helpers/root.js';
 import { Scope } from './diagnosis-parts.js';
 import { printCalibration, type ScoredRun } from './diagnosis-score.js';
 import { SCENARIOS, type Scenario } from './diagnosis-scenarios.js';
+import { PROBES } from './diagnosis-probe.js';
 import { printTable } from './lib.js';
 
 /** A run past this is aborted (the run stops and writes its summary); 20 s later it is given up on. */
@@ -190,13 +191,15 @@ export async function diagnosisBench(args: string[]): Promise<number> {
     const met = report(file.scenarios);
     return check && !met ? 1 : 0;
   }
-  const out = at('--out') ?? join(ROOT, 'bench/diagnosis-matrix.json');
+  const out = at('--out') ?? join(ROOT, args.includes('--probe') ? 'results/diagnosis-probes.json' : 'bench/diagnosis-matrix.json');
   if (!Number.isInteger(runs) || runs < 1 || (args.includes('--only') && only === undefined)) {
-    process.stderr.write('usage: npm run bench -- diagnosis [--quick] [--runs N] [--only SUBSTRING] [--out FILE] [--check] [--report FILE]\n');
+    process.stderr.write('usage: npm run bench -- diagnosis [--quick] [--probe] [--runs N] [--only SUBSTRING] [--out FILE] [--check] [--report FILE]\n');
     return 2;
   }
   if (process.getuid?.() !== 0) process.stderr.write('not root: the network-namespace scenarios will fail (ip netns needs root)\n');
-  const named = SCENARIOS.filter((s) => only === undefined || s.name.includes(only));
+  // `--probe`: the probes of bench/diagnosis-probe.ts instead of the matrix (written to --out, never the matrix file).
+  const pool = args.includes('--probe') ? PROBES : SCENARIOS;
+  const named = pool.filter((s) => only === undefined || s.name.includes(only));
   // A scenario whose parts are missing here (llama-server not built, squid not installed) is skipped and said.
   const skipped = named.map((s) => ({ s, why: s.needs?.() ?? null })).filter((x): x is { s: Scenario; why: string } => x.why !== null);
   const chosen = named.filter((s) => !skipped.some((x) => x.s === s));

@@ -4,6 +4,7 @@
 import { baseName } from '../../monitor/index.js';
 import type { Context, HeldGauge, Window } from './context.js';
 import type { Episode } from './episodes.js';
+import { decodeStop, stopText, type DecodeStop } from './decode-stop.js';
 import type { ScrapePoint } from './inputs.js';
 import { dur, median, pct, s1 } from './text.js';
 import { aliveVote, DECISIVE, MEDIUM, STRONG, vote, WEAK, type Signal } from './votes.js';
@@ -162,7 +163,7 @@ export type Flow = 'flowing' | 'still' | 'partly' | 'unjudged';
  * decode's counters say whether answers flow; the prefill's move with prompts and first tokens alone, so a
  * prefill still taking requests while the decode stopped is named, not counted as flow.
  */
-function flowVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): Flow {
+function flowVotes(ep: Episode, w: Window, ctx: Context, signal: Signal, stop: DecodeStop | null): Flow {
   const observed = ctx.flows.filter((f) => ctx.scrapesIn(f.target, w).filter((s) => s.ok).length >= 2);
   const observedFlows = ctx.answering(observed, (f) => f.target);
   const prefills = observed.filter((f) => !observedFlows.includes(f));
@@ -213,6 +214,11 @@ function flowVotes(ep: Episode, w: Window, ctx: Context, signal: Signal): Flow {
   const over = `${flowing} of ${slices} slices of ${dur(sliceMs)}${late > 0 ? `, ${late} more left out as the client was late` : ''}`;
   const prefillText =
     prefillMoving === 0 ? '' : `; ${prefills.map((f) => `${f.target} ${f.counter}`).join(', ')} moved in ${prefillMoving} of them: the prefill kept taking requests the decode did not answer`;
+  if (share >= FLOWING_SHARE && stop !== null) {
+    // Work around a decode's stop (before it, after it, the prefill taking requests) does not clear it.
+    signal.facts.push(`work flowed in ${over}${what.length === 0 ? '' : ` (${what.join(', ')})`}, around ${stop.target}'s stop: not weighed as progress${prefillText}`);
+    return 'partly';
+  }
   if (share >= FLOWING_SHARE) {
     // Progress clears a stuck engine; it is what an overloaded engine does, and fits a proxy or network
     // fault as well. The counters are the engine's own word; the client's completions alone may have gone
@@ -381,7 +387,7 @@ function heldRequestVotes(ep: Episode, ctx: Context, signal: Signal): void {
   }
 }
 
-function gaugeVotes(w: Window, ctx: Context, flow: Flow, signal: Signal): void {
+function gaugeVotes(w: Window, ctx: Context, flow: Flow, signal: Signal, stop: DecodeStop | null): void {
   for (const g of ctx.gauges) {
     if (g.verdict !== 'pinned') continue;
     const from = g.stuck?.from_ms ?? -Infinity;
@@ -416,34 +422,32 @@ function gaugeVotes(w: Window, ctx: Context, flow: Flow, signal: Signal): void {
       busy: true,
     });
   } else {
-    signal.votes.push({
-      ...vote(MEDIUM, `requests waited in the engine's queue: its queue gauge was ≥ 1 in ${q.queued} of ${q.observed} scrapes over the episode (up to ${q.max})`, ['engine_overloaded']),
-      busy: true,
-    });
+    const text = `requests waited in the engine's queue: its queue gauge was ≥ 1 in ${q.queued} of ${q.observed} scrapes over the episode (up to ${q.max})`;
+    // A queue in front of a decode that stopped: the stop made it, whatever the load.
+    if (stop === null) signal.votes.push({ ...vote(MEDIUM, text, ['engine_overloaded']), busy: true });
+    else signal.facts.push(`${text}: not weighed as overload, ${stop.target} having stopped`);
   }
 }
 
-function ttftVotes(ep: Episode, w: Window, ctx: Context, flow: Flow, signal: Signal): void {
+function ttftVotes(ep: Episode, w: Window, ctx: Context, flow: Flow, signal: Signal, stop: DecodeStop | null): void {
   const a = ctx.activity;
   if (a === null) return;
   const now = a.ttft(w.from_ms, w.to_ms);
   const before = a.ttft(0, Math.max(0, ep.from_ms - 1));
+  // A decode that stopped explains both: they say nothing of overload then.
+  const notWeighed = stop === null ? '' : `not weighed as overload, ${stop.target} having stopped`;
   if (now.count >= 2 && before.count >= 3 && now.meanMs >= before.meanMs * TTFT_RISE_FACTOR && now.meanMs - before.meanMs >= TTFT_RISE_MS) {
+    const text = `TTFT rising: a mean of ${dur(now.meanMs)} for the ${now.count} requests sent over the episode that completed, against ${dur(before.meanMs)} before it`;
     // Measured through the whole path: a proxy holding requests raises it too, so only a hint.
-    signal.votes.push(
-      vote(WEAK, `TTFT rising: a mean of ${dur(now.meanMs)} for the ${now.count} requests sent over the episode that completed, against ${dur(before.meanMs)} before it`, ['engine_overloaded']),
-    );
+    if (stop === null) signal.votes.push(vote(WEAK, text, ['engine_overloaded']));
+    else signal.facts.push(`${text}: ${notWeighed}`);
   }
   const firstToken = ep.hangs.filter((h) => h.phase === 'first_token').length;
   // With nothing flowing, a completion or two meanwhile does not make the engine slow rather than stopped.
   if (flow !== 'still' && ep.hangs.length >= 2 && firstToken * 2 > ep.hangs.length && now.count >= 1) {
-    signal.votes.push(
-      vote(
-        WEAK,
-        `${firstToken} of ${ep.hangs.length} hung requests had their response headers and waited for a first token while ${now.count} others sent meanwhile completed: a slow engine, not a dead one`,
-        ['engine_overloaded'],
-      ),
-    );
+    const text = `${firstToken} of ${ep.hangs.length} hung requests had their response headers and waited for a first token while ${now.count} others sent meanwhile completed`;
+    if (stop === null) signal.votes.push(vote(WEAK, `${text}: a slow engine, not a dead one`, ['engine_overloaded']));
+    else signal.facts.push(`${text}: ${notWeighed}`);
   }
 }
 
@@ -451,10 +455,24 @@ export function engineSignal(ep: Episode, w: Window, ctx: Context): Signal {
   const signal: Signal = { votes: [], facts: [] };
   if (ctx.targets.length === 0) signal.facts.push('no /metrics was scraped: name the engine (or prefill and decode) in monitor.targets to see whether it answered and whether work flowed');
   scrapeVotes(w, ctx, signal);
-  const flow = flowVotes(ep, w, ctx, signal);
-  gaugeVotes(w, ctx, flow, signal);
+  // A decode that stopped for a stretch of the episode, work flowing around it or not.
+  const stopped = decodeStop(w, ctx);
+  const flow = flowVotes(ep, w, ctx, signal, stopped);
+  // With nothing flowing, flowVotes said the engine stopped already.
+  const stop = flow === 'still' ? null : stopped;
+  if (stop !== null) {
+    signal.votes.push(
+      vote(
+        STRONG,
+        `the decode stopped: ${stopText(stop)}: a decode at its capacity keeps making tokens, so the queue and the slow first tokens came from a stop, not from overload`,
+        ['engine'],
+        ['engine_overloaded'],
+      ),
+    );
+  }
+  gaugeVotes(w, ctx, flow, signal, stop);
   handoffVotes(w, ctx, flow, signal);
   heldRequestVotes(ep, ctx, signal);
-  ttftVotes(ep, w, ctx, flow, signal);
+  ttftVotes(ep, w, ctx, flow, signal, stop);
   return signal;
 }
