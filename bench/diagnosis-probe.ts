@@ -10,8 +10,12 @@ import type { Scope } from './diagnosis-parts.js';
 import { runInProcess } from './diagnosis-run.js';
 import type { Scenario } from './diagnosis-scenarios.js';
 
-const single = (scope: Scope, settings: Record<string, unknown> = {}): Promise<EngineProc> =>
-  spawnEngine(scope.context(), { topology: 'single', decode_step_ms: 5, output_tokens_min: 12, output_tokens_max: 20, stats_interval_steps: 0, ...settings });
+/** The embedded engine, fast: short answers, quick steps. */
+const FAST = { decode_step_ms: 5, output_tokens_min: 12, output_tokens_max: 20, stats_interval_steps: 0 };
+const single = (scope: Scope, settings: Record<string, unknown> = {}): Promise<EngineProc> => spawnEngine(scope.context(), { topology: 'single', ...FAST, ...settings });
+/** The PD engine with its decode loop stopped `seconds` once, at `round`. */
+const decodeStalled = (scope: Scope, round: number, seconds: number): Promise<EngineProc> =>
+  spawnEngine(scope.context(), { ...FAST, faults: [{ kind: 'decode_stall', from_round: round, times: 1, duration_s: seconds }] });
 const tlsProxy = (url: string): string => `{kind: tls-proxy, url: "${url}"}`;
 
 /** A TCP relay (its own process) delaying every chunk by `delayMs` each way. */
@@ -53,7 +57,7 @@ export const PROBES: readonly Scenario[] = [
     expected: ['proxy'],
     fault: 'hop stalls 10% of requests, 8 agents, canaries every 3 s, PD engine',
     run: async (scope, signal) => {
-      const engine = await spawnEngine(scope.context(), { decode_step_ms: 5, output_tokens_min: 12, output_tokens_max: 20, stats_interval_steps: 0 });
+      const engine = await spawnEngine(scope.context(), FAST);
       return runInProcess(
         scope,
         { engine, via: '{kind: hop, faults: [{kind: stall, after_requests: 1, ratio: 0.1, seed: 11}]}', set: ['duration=8s', 'agents.count=8', 'monitor.canary_interval_s=3'] },
@@ -141,13 +145,7 @@ export const PROBES: readonly Scenario[] = [
     expected: ['engine'],
     fault: 'PD engine decode loop stopped 3 s at round 3 behind a healthy built-in hop',
     run: async (scope, signal) => {
-      const engine = await spawnEngine(scope.context(), {
-        decode_step_ms: 5,
-        output_tokens_min: 12,
-        output_tokens_max: 20,
-        stats_interval_steps: 0,
-        faults: [{ kind: 'decode_stall', from_round: 3, times: 1, duration_s: 3 }],
-      });
+      const engine = await decodeStalled(scope, 3, 3);
       return runInProcess(scope, { engine, via: '{kind: hop}', set: ['duration=6s'] }, signal);
     },
   },
@@ -157,13 +155,7 @@ export const PROBES: readonly Scenario[] = [
     expected: ['engine'],
     fault: 'PD engine decode loop stopped 2 s at round 5, 8 agents, straight to the router',
     run: async (scope, signal) => {
-      const engine = await spawnEngine(scope.context(), {
-        decode_step_ms: 5,
-        output_tokens_min: 12,
-        output_tokens_max: 20,
-        stats_interval_steps: 0,
-        faults: [{ kind: 'decode_stall', from_round: 5, times: 1, duration_s: 2 }],
-      });
+      const engine = await decodeStalled(scope, 5, 2);
       return runInProcess(scope, { engine, set: ['duration=6s', 'agents.count=8'] }, signal);
     },
   },

@@ -94,6 +94,13 @@ const PD_QUEUES: Scenario[] = [
   ...pdQueue('decode-prealloc', "decode's prealloc queue (the decode loop stopped, 2 slots)", [{ kind: 'decode_stall', ...pinned }], { max_running_requests: 2 }),
   ...pdQueue('decode-transfer', "decode's transfer queue (every KV transfer wedged)", [{ kind: 'kv_wedge', ...pinned }]),
   ...pdQueue('waiting', "decode's waiting queue (the decode loop stopped)", [{ kind: 'decode_stall', ...pinned }]),
+  {
+    name: 'pd-decode-paused-nginx',
+    family: 'decode stalls',
+    expected: ['engine'],
+    fault: 'the decode loop stopped 2.5 s at round 5 and then going on, while 6 agents flow, behind nginx: a queue and late first tokens as under overload, work before and after',
+    run: (scope, signal) => behindNginx(scope, signal, { faults: [{ kind: 'decode_stall', from_round: 5, times: 1, duration_s: 2.5 }] }, { set: ['duration=6s', 'agents.count=6'] }, pd),
+  },
 ];
 
 const ENGINE_FAULTS: Scenario[] = [
