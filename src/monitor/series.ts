@@ -94,6 +94,11 @@ export interface CounterTrack {
   increase: number;
   /** [start, end] pairs, flattened: the counter changed between consecutive scrapes over each. */
   readonly moved: number[];
+  /** [last sample before, first after] pairs, flattened: a series of it went back (the process restarted and
+   * counted from 0 again), failed scrapes between them or not. */
+  readonly resets: number[];
+  /** When it was last read (kept across failed scrapes, unlike `lastMs`). */
+  seenMs: number | null;
   lastMs: number | null;
   readonly last: Map<string, number>;
 }
@@ -329,20 +334,24 @@ function breakSeries(s: GaugeSeries): void {
 function observeCounter(target: TargetTrack, base: string, samples: readonly GaugeSample[], t: number): void {
   let c = target.counters.get(base);
   if (c === undefined) {
-    c = { name: samples[0]?.name ?? base, intervals: 0, movedIntervals: 0, increase: 0, moved: [], lastMs: null, last: new Map() };
+    c = { name: samples[0]?.name ?? base, intervals: 0, movedIntervals: 0, increase: 0, moved: [], resets: [], seenMs: null, lastMs: null, last: new Map() };
     target.counters.set(base, c);
   }
   let changed = false;
+  let wentBack = false;
   for (const s of samples) {
     if (Number.isNaN(s.value)) continue;
     const key = labelKey(s.labels);
     const before = c.last.get(key);
     if (before !== undefined && s.value !== before) {
       changed = true;
+      wentBack ||= s.value < before;
       c.increase += s.value > before ? s.value - before : s.value;
     }
     c.last.set(key, s.value);
   }
+  if (wentBack && c.seenMs !== null) c.resets.push(c.seenMs, t);
+  c.seenMs = t;
   if (c.lastMs !== null) {
     c.intervals += 1;
     if (changed) {

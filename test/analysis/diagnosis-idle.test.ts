@@ -194,3 +194,14 @@ test('SETTLING_P and SIGNIFICANT_P of reuse failing: p < 0.01 weighs 3 bits, p <
   assert.equal(weightOf(18), 2);
   assert.equal(weightOf(17), undefined);
 });
+
+test("hangs on idle reuses that the client's own lateness explains are not read as an idle timeout: its late loop left the connections idle, and their answers may have waited unread", () => {
+  // The client's loop 1.3 s late over every hang's life (a starved client; the matrix's client-starved-cpu
+  // read proxy 0.82 once from the long gaps its own stall left).
+  const late = client(RUN_MS, [{ from: 4000, to: 14_000 }], 1300);
+  const d = diagnose({ ...hop(tally(5, 3, 0)), client: late });
+  assert.doesNotMatch(text(d), /dropped connections left idle that long/);
+  assert.match(d.episodes![0]!.facts.join('\n'), /idle connections not judged: the client's own delay explains 8 of the 8 hangs, which leaves 0 failed reuses to read a timeout from/);
+  // Switched off: the same hangs with the client on time are the idle timeout.
+  assert.match(text(diagnose(hop(tally(5, 3, 0)))), /dropped connections left idle that long/);
+});

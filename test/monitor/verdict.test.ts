@@ -241,6 +241,19 @@ function scrape(target: string, ms: number, samples: GaugeSample[], down = false
 const g = (name: string, value: number): GaugeSample => ({ name, labels: { model_name: 'm' }, value, type: 'gauge' });
 const c = (name: string, value: number): GaugeSample => ({ name, labels: { model_name: 'm' }, value, type: 'counter' });
 
+describe('counter resets', () => {
+  it('a counter that goes back is kept as a reset between the last read before and the first after, failed scrapes between them or not', () => {
+    const store = new GaugeStore(30_000);
+    const values = [10, 20, 30, 5, 15];
+    values.forEach((v, i) => store.add(scrape('engine', i * 200, [c('sglang:generation_tokens_total', v)])));
+    store.add(scrape('engine', 1000, [], true));
+    store.add(scrape('engine', 1200, [c('sglang:generation_tokens_total', 2)]));
+    const counter = store.targets.get('engine')!.counters.get('generation_tokens_total')!;
+    assert.deepEqual(counter.resets, [400, 600, 800, 1200]);
+    assert.equal(counter.increase, 10 + 10 + 5 + 10 + 2, 'a reset counts its new value');
+  });
+});
+
 describe('gauge verdicts respect flow per target', () => {
   it('four healthy 40 s streams are never pinned: tokens streaming to the client are flow, though SGLang counts them only at the end', () => {
     const events: ScrapeEvent[] = [];

@@ -218,7 +218,7 @@ export class DiagnosisCollector {
     const flows: FlowTrack[] = [];
     for (const t of store?.targets.values() ?? []) {
       const c = flowCounter(t);
-      if (c !== null) flows.push({ target: t.name, counter: c.name, moved: c.moved });
+      if (c !== null) flows.push({ target: t.name, counter: c.name, moved: c.moved, resets: c.resets });
     }
     const ttft = this.#ttft;
     const activity: RequestActivity | null =

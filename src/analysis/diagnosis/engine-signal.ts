@@ -120,9 +120,28 @@ function scrapeVotes(w: Window, ctx: Context, signal: Signal): void {
         ['engine_overloaded'],
       ),
     );
+  // A restart no probe met down (it came back between two scrapes) still shows in its counters.
+  const restarts = restartsIn(w, ctx);
+  if (restarts.length > 0 && down.length + gone.length > 0) signal.facts.push(restarts.join('; '));
+  else if (restarts.length > 0)
+    signal.votes.push(vote(STRONG, `${restarts.join('; ')}: the engine process restarted in the episode (an overloaded engine keeps its counts)`, ['engine'], ['engine_overloaded']));
   if (slow.length > 0) signal.votes.push(vote(WEAK, `${slow.join('; ')}: busy, yet answering`, ['engine_overloaded', 'engine']));
   if (up.length > 0)
     signal.votes.push(aliveVote(vote(WEAK, `${up.join('; ')}: ${up.length === 1 ? 'its HTTP server was' : 'their HTTP servers were'} up`, ['proxy', 'network'], ['engine'], ['proxy', 'network'])));
+}
+
+/**
+ * A counter that went back in the episode: the process behind it restarted and counted from 0 again (a
+ * Prometheus counter never decreases while its process lives), whether or not a scrape met it down.
+ */
+function restartsIn(w: Window, ctx: Context): string[] {
+  return ctx.flows.flatMap((f) => {
+    const r = f.resets ?? [];
+    for (let i = 0; i < r.length; i += 2) {
+      if (r[i]! <= w.to_ms && r[i + 1]! >= w.from_ms) return [`${f.target}'s ${f.counter} went back between the scrapes at ${s1(r[i]!)} and ${s1(r[i + 1]!)}: its process restarted, counting from 0`];
+    }
+    return [];
+  });
 }
 
 /**

@@ -6,7 +6,8 @@
 // engine was seen failing are that moment's (a restart's pause), not a timeout.
 import type { Context, Window } from './context.js';
 import type { Episode } from './episodes.js';
-import { RESET_CLASSES, type IdleReuse } from './inputs.js';
+import { explainedByLateness } from './client-signal.js';
+import { RESET_CLASSES, type HangSpan, type IdleReuse } from './inputs.js';
 import { SETTLING_P, SIGNIFICANT_P } from './canary-signal.js';
 import { fisherGreater } from './stats.js';
 import { dur, pct, pValue, s1 } from './text.js';
@@ -70,11 +71,18 @@ interface DeadReuse {
   idleMs: number;
 }
 
-/** The episode's failures, and those that died on a reused connection as a dead socket does, by idle gap. */
-function deadReuses(ep: Episode): { failures: number; dead: DeadReuse[] } {
+/** The episode's failures, and those that died on a reused connection as a dead socket does, by idle gap; the
+ * hangs the client's own lateness explains are neither (an answer may have waited unread in its socket, and the
+ * late loop itself left the connection idle that long), only counted in `excused`. */
+function deadReuses(ep: Episode, late: ReadonlySet<HangSpan>): { failures: number; dead: DeadReuse[]; excused: number } {
   const dead: DeadReuse[] = [];
   let failures = 0;
+  let excused = 0;
   for (const h of ep.hangs) {
+    if (late.has(h)) {
+      excused += 1;
+      continue;
+    }
     failures += 1;
     if (h.phase === 'headers' && (h.nth ?? 0) >= 2 && h.idle_ms !== undefined && h.idle_ms !== null) dead.push({ sentMs: h.from_ms, idleMs: h.idle_ms });
   }
@@ -82,7 +90,7 @@ function deadReuses(ep: Episode): { failures: number; dead: DeadReuse[] } {
     failures += 1;
     if (RESET_CLASSES.has(e.class) && (e.nth ?? 0) >= 2 && e.idle_ms !== undefined && e.idle_ms !== null) dead.push({ sentMs: e.from_ms, idleMs: e.idle_ms });
   }
-  return { failures, dead: dead.sort((a, b) => a.idleMs - b.idleMs) };
+  return { failures, dead: dead.sort((a, b) => a.idleMs - b.idleMs), excused };
 }
 
 /**
@@ -125,8 +133,15 @@ function engineSeenFailing(ep: Episode, ctx: Context, w: Window): string[] {
 export function idleSignal(ep: Episode, ctx: Context): Signal {
   const signal: Signal = { votes: [], facts: [] };
   const reuse = ctx.idleReuse;
-  const { failures, dead } = deadReuses(ep);
-  if (reuse === null || dead.length < IDLE_MIN_FAILURES || dead.length < IDLE_REUSED_SHARE * failures) return signal;
+  const { failures, dead, excused } = deadReuses(ep, new Set(explainedByLateness(ep, ctx)));
+  if (reuse === null || dead.length < IDLE_MIN_FAILURES || dead.length < IDLE_REUSED_SHARE * failures) {
+    if (reuse !== null && excused > 0 && dead.length + excused >= IDLE_MIN_FAILURES) {
+      signal.facts.push(
+        `idle connections not judged: the client's own delay explains ${excused} of the ${ep.hangs.length} hangs, which leaves ${dead.length} failed reuse${dead.length === 1 ? '' : 's'} to read a timeout from`,
+      );
+    }
+    return signal;
+  }
   const idles = dead.map((d) => d.idleMs);
   // Nearly every failed reuse sat idle at least this long (the lowest tenth left out: a stray short one).
   const gap = idles[Math.floor(idles.length / 10)]!;

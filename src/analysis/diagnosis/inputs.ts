@@ -130,6 +130,9 @@ export interface FlowTrack {
   target: string;
   counter: string;
   moved: readonly number[];
+  /** [last read before, first read after] pairs, flattened: the counter went back (its process restarted).
+   * Absent: not known. */
+  resets?: readonly number[];
 }
 
 /** The client's requests over time (completions, tokens streaming, requests in flight, TTFT), by window. */
