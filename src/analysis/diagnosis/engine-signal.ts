@@ -53,7 +53,7 @@ function scrapeSlots(ctx: Context, target: string, w: Window): { point: ScrapePo
 
 /** The deployment's targets (router, prefill, decode) are one deployment: what several of them say alike is
  * one piece of evidence, not one per target, so each kind of answer is a single vote naming every target. */
-function scrapeVotes(w: Window, ctx: Context, signal: Signal): void {
+function scrapeVotes(w: Window, ctx: Context, signal: Signal, restarts: readonly string[]): void {
   const spanMs = Math.max(1, w.to_ms - w.from_ms);
   const down: string[] = [];
   const gone: string[] = [];
@@ -121,7 +121,6 @@ function scrapeVotes(w: Window, ctx: Context, signal: Signal): void {
       ),
     );
   // A restart no probe met down (it came back between two scrapes) still shows in its counters.
-  const restarts = restartsIn(w, ctx);
   if (restarts.length > 0 && down.length + gone.length > 0) signal.facts.push(restarts.join('; '));
   else if (restarts.length > 0)
     signal.votes.push(vote(STRONG, `${restarts.join('; ')}: the engine process restarted in the episode (an overloaded engine keeps its counts)`, ['engine'], ['engine_overloaded']));
@@ -163,10 +162,10 @@ function refusedTogether(w: Window, ctx: Context, refusedOnce: readonly string[]
 
 /** Share of the episode's time with work flowing (by slices: a counter moved, a request completed or
  * tokens streamed) from which the engine counts as making progress, and up to which as making none. */
-const FLOWING_SHARE = 0.5;
+export const FLOWING_SHARE = 0.5;
 const STILL_SHARE = 0.2;
 /** A slice with tokens arriving this share of it flows. */
-const STREAMING_SLICE_SHARE = 0.3;
+export const STREAMING_SLICE_SHARE = 0.3;
 
 function heldText(held: readonly HeldGauge[]): string {
   return held.map((h) => `${h.target} (≥ 1 in ${h.held} of ${h.scrapes} scrapes, up to ${h.max})`).join(', ');
@@ -182,7 +181,9 @@ export type Flow = 'flowing' | 'still' | 'partly' | 'unjudged';
  * decode's counters say whether answers flow; the prefill's move with prompts and first tokens alone, so a
  * prefill still taking requests while the decode stopped is named, not counted as flow.
  */
-function flowVotes(ep: Episode, w: Window, ctx: Context, signal: Signal, stop: DecodeStop | null): Flow {
+/** `interruption`: what stopped the engine for a stretch of the episode (a decode's stop, a restart), or null:
+ * work around it then does not clear the engine. */
+function flowVotes(ep: Episode, w: Window, ctx: Context, signal: Signal, interruption: string | null): Flow {
   const observed = ctx.flows.filter((f) => ctx.scrapesIn(f.target, w).filter((s) => s.ok).length >= 2);
   const observedFlows = ctx.answering(observed, (f) => f.target);
   const prefills = observed.filter((f) => !observedFlows.includes(f));
@@ -233,9 +234,9 @@ function flowVotes(ep: Episode, w: Window, ctx: Context, signal: Signal, stop: D
   const over = `${flowing} of ${slices} slices of ${dur(sliceMs)}${late > 0 ? `, ${late} more left out as the client was late` : ''}`;
   const prefillText =
     prefillMoving === 0 ? '' : `; ${prefills.map((f) => `${f.target} ${f.counter}`).join(', ')} moved in ${prefillMoving} of them: the prefill kept taking requests the decode did not answer`;
-  if (share >= FLOWING_SHARE && stop !== null) {
-    // Work around a decode's stop (before it, after it, the prefill taking requests) does not clear it.
-    signal.facts.push(`work flowed in ${over}${what.length === 0 ? '' : ` (${what.join(', ')})`}, around ${stop.target}'s stop: not weighed as progress${prefillText}`);
+  if (share >= FLOWING_SHARE && interruption !== null) {
+    // Work around a stop or a restart (before it, after it, the prefill taking requests) does not clear it.
+    signal.facts.push(`work flowed in ${over}${what.length === 0 ? '' : ` (${what.join(', ')})`}, around ${interruption}: not weighed as progress${prefillText}`);
     return 'partly';
   }
   if (share >= FLOWING_SHARE) {
@@ -473,10 +474,12 @@ function ttftVotes(ep: Episode, w: Window, ctx: Context, flow: Flow, signal: Sig
 export function engineSignal(ep: Episode, w: Window, ctx: Context): Signal {
   const signal: Signal = { votes: [], facts: [] };
   if (ctx.targets.length === 0) signal.facts.push('no /metrics was scraped: name the engine (or prefill and decode) in monitor.targets to see whether it answered and whether work flowed');
-  scrapeVotes(w, ctx, signal);
-  // A decode that stopped for a stretch of the episode, work flowing around it or not.
+  // A process that restarted, a decode that stopped for a stretch of the episode: work flowing around either.
+  const restarts = restartsIn(w, ctx);
+  scrapeVotes(w, ctx, signal, restarts);
   const stopped = decodeStop(w, ctx);
-  const flow = flowVotes(ep, w, ctx, signal, stopped);
+  const interruption = stopped !== null ? `${stopped.target}'s stop` : restarts.length > 0 ? "the engine's restart" : null;
+  const flow = flowVotes(ep, w, ctx, signal, interruption);
   // With nothing flowing, flowVotes said the engine stopped already.
   const stop = flow === 'still' ? null : stopped;
   if (stop !== null) {
