@@ -8,7 +8,7 @@
 // nothing of overload.
 import type { Context, Window } from './context.js';
 import type { ScrapePoint } from './inputs.js';
-import { s1 } from './text.js';
+import { median, s1 } from './text.js';
 
 /** Intervals of a decode with work, outside the trouble, that must have been read to know how long
  * its counters stand still between moves when it works (they may move only as answers finish). */
@@ -79,8 +79,7 @@ export function decodeStop(w: Window, ctx: Context): DecodeStop | null {
   for (const target of decodes) {
     const points = ctx.scrapes.filter((s) => s.target === target && s.ok && (s.running !== null || s.queue !== null)).sort((a, b) => a.run_ms - b.run_ms);
     if (points.length < 3) continue;
-    const gaps = points.slice(1).map((p, i) => p.run_ms - points[i]!.run_ms);
-    const gap = gaps.sort((a, b) => a - b)[Math.floor(gaps.length / 2)]!;
+    const gap = median(points.slice(1).map((p, i) => p.run_ms - points[i]!.run_ms))!;
     const outside = new Set(ctx.scrapesOutside(target));
     const base = stillStretches(
       ctx,

@@ -12,6 +12,7 @@ import type { Episode } from './episodes.js';
 import type { ScrapePoint } from './inputs.js';
 import { firstAtOrAfter } from './in-flight.js';
 import { bitsText, creditedBits, creditedSe, tQuantile } from './stats.js';
+import { FLOWING_SHARE, STREAMING_SLICE_SHARE } from './engine-signal.js';
 import { median, pct, plural } from './text.js';
 import { STRONG, vote, WEAK, type Signal } from './votes.js';
 
@@ -25,12 +26,6 @@ const HALF = 0.5;
 const MIN_RESIDUAL_SD = 0.5;
 /** Fewer independent rounds than this (after the rounds' correlation) are no measurement. */
 const MIN_ROUNDS = 4;
-/** Work flowing in at least this share of the episode's slices: the engine takes and answers requests, so one
- * that holds fewer than the client sent was not given them (an engine stuck before its gauges — a tokenizer
- * wedged — holds requests it does not count, and nothing flows). */
-const FLOWING_SHARE = 0.5;
-/** A slice with tokens arriving this share of it flows (as the engine signal reads flow). */
-const STREAMING_SLICE_SHARE = 0.3;
 
 /** One scrape round of the deployment: the client's requests in flight beyond what its gauges held, and its
  * hung requests in flight then. */
