@@ -74,12 +74,37 @@ const longest = (xs: readonly Stretch[]): Stretch | null => xs.reduce<Stretch | 
  * counter, when outside the trouble it was not read working long enough to know its pace, or when it did not stop.
  */
 export function decodeStop(w: Window, ctx: Context): DecodeStop | null {
-  const decodes = ctx.targets.filter((t) => ctx.sideOf(t) === 'decode' && ctx.flows.some((f) => f.target === t));
   let best: DecodeStop | null = null;
-  for (const target of decodes) {
+  for (const d of decodesOf(ctx)) {
+    const inEpisode = d.points.filter((p) => p.run_ms >= w.from_ms && p.run_ms <= w.to_ms);
+    const stop = longest(stillStretches(ctx, d.target, inEpisode).stretches);
+    if (stop === null) continue;
+    const ms = stop.to_ms - stop.from_ms;
+    if (ms < 2 * d.gapMs || ms <= d.baselineMs + 2 * d.gapMs) continue;
+    if (best === null || ms > best.to_ms - best.from_ms) best = { target: d.target, ...stop, baseline_ms: d.baselineMs, gap_ms: d.gapMs };
+  }
+  return best;
+}
+
+/** A decode's readings and its pace outside the trouble: the same for every episode of a diagnosis. */
+interface DecodePace {
+  target: string;
+  points: ScrapePoint[];
+  gapMs: number;
+  baselineMs: number;
+}
+
+const paces = new WeakMap<Context, DecodePace[]>();
+
+/** The decodes judged (scraped with a running or waiting gauge and an answer counter, read working outside the
+ * trouble long enough to know their pace), computed once per diagnosis (set `troubled` first). */
+function decodesOf(ctx: Context): DecodePace[] {
+  const known = paces.get(ctx);
+  if (known !== undefined) return known;
+  const out: DecodePace[] = [];
+  for (const target of ctx.targets.filter((t) => ctx.sideOf(t) === 'decode' && ctx.flows.some((f) => f.target === t))) {
     const points = ctx.scrapes.filter((s) => s.target === target && s.ok && (s.running !== null || s.queue !== null)).sort((a, b) => a.run_ms - b.run_ms);
     if (points.length < 3) continue;
-    const gap = median(points.slice(1).map((p, i) => p.run_ms - points[i]!.run_ms))!;
     const outside = new Set(ctx.scrapesOutside(target));
     const base = stillStretches(
       ctx,
@@ -88,15 +113,10 @@ export function decodeStop(w: Window, ctx: Context): DecodeStop | null {
     );
     if (base.busy < BASELINE_INTERVALS) continue;
     const baseline = longest(base.stretches);
-    const baselineMs = baseline === null ? 0 : baseline.to_ms - baseline.from_ms;
-    const inEpisode = points.filter((p) => p.run_ms >= w.from_ms && p.run_ms <= w.to_ms);
-    const stop = longest(stillStretches(ctx, target, inEpisode).stretches);
-    if (stop === null) continue;
-    const ms = stop.to_ms - stop.from_ms;
-    if (ms < 2 * gap || ms <= baselineMs + 2 * gap) continue;
-    if (best === null || ms > best.to_ms - best.from_ms) best = { target, ...stop, baseline_ms: baselineMs, gap_ms: gap };
+    out.push({ target, points, gapMs: median(points.slice(1).map((p, i) => p.run_ms - points[i]!.run_ms))!, baselineMs: baseline === null ? 0 : baseline.to_ms - baseline.from_ms });
   }
-  return best;
+  paces.set(ctx, out);
+  return out;
 }
 
 /** The stop told: where, how long, against what it did outside the trouble. */
